@@ -1,0 +1,18 @@
+# The CPU backend: always built. OpenBLAS provides sgemm when found.
+file(GLOB EMBER_CPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
+target_sources(ember_objects PRIVATE ${EMBER_CPU_SOURCES})
+
+if(EMBER_OPENBLAS)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(OPENBLAS IMPORTED_TARGET openblas)
+  endif()
+endif()
+if(OPENBLAS_FOUND)
+  message(STATUS "cpu backend: sgemm from OpenBLAS ${OPENBLAS_VERSION}")
+  target_compile_definitions(ember_objects PRIVATE EMBER_HAVE_OPENBLAS)
+  target_link_libraries(ember_objects PRIVATE PkgConfig::OPENBLAS)
+  list(APPEND EMBER_LINK_LIBS PkgConfig::OPENBLAS)
+else()
+  message(STATUS "cpu backend: built-in sgemm (OpenBLAS not used; install libopenblas-dev)")
+endif()

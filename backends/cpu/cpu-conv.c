@@ -1,0 +1,153 @@
+/*
+ * backends/cpu/cpu-conv.c — im2col, col2im and max-pooling, one task per
+ * (image, channel) plane so that no two tasks write the same memory.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+struct conv_job {
+    const struct ember_conv_geom *g;
+    const float *src;
+    float *dst;
+};
+
+/* col[b, (ci, ki, kj), oy * ow + ox] = x[b, ci, oy * s - p + ki, ox * s - p + kj] */
+static void im2col_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct conv_job *j = p;
+    const struct ember_conv_geom *g = j->g;
+    int64_t hw = g->oh * g->ow;
+    for (int64_t plane = begin; plane < end; plane++) { /* plane = b * c + ci */
+        const float *x = j->src + plane * g->h * g->w;
+        float *col = j->dst + plane * g->kh * g->kw * hw; /* rows (ci, .., ..) of image b */
+        for (int64_t ki = 0; ki < g->kh; ki++)
+            for (int64_t kj = 0; kj < g->kw; kj++, col += hw)
+                for (int64_t oy = 0; oy < g->oh; oy++) {
+                    int64_t iy = oy * g->stride - g->pad + ki;
+                    float *row = col + oy * g->ow;
+                    if (iy < 0 || iy >= g->h) {
+                        memset(row, 0, (size_t)g->ow * sizeof *row);
+                        continue;
+                    }
+                    const float *xrow = x + iy * g->w;
+                    for (int64_t ox = 0; ox < g->ow; ox++) {
+                        int64_t ix = ox * g->stride - g->pad + kj;
+                        row[ox] = ix >= 0 && ix < g->w ? xrow[ix] : 0.0f;
+                    }
+                }
+    }
+}
+
+/* dx[b, ci] = the sum of col entries im2col read from each position */
+static void col2im_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct conv_job *j = p;
+    const struct ember_conv_geom *g = j->g;
+    int64_t hw = g->oh * g->ow;
+    for (int64_t plane = begin; plane < end; plane++) {
+        float *dx = j->dst + plane * g->h * g->w;
+        const float *col = j->src + plane * g->kh * g->kw * hw;
+        memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
+        for (int64_t ki = 0; ki < g->kh; ki++)
+            for (int64_t kj = 0; kj < g->kw; kj++, col += hw)
+                for (int64_t oy = 0; oy < g->oh; oy++) {
+                    int64_t iy = oy * g->stride - g->pad + ki;
+                    if (iy < 0 || iy >= g->h)
+                        continue;
+                    const float *row = col + oy * g->ow;
+                    float *dxrow = dx + iy * g->w;
+                    for (int64_t ox = 0; ox < g->ow; ox++) {
+                        int64_t ix = ox * g->stride - g->pad + kj;
+                        if (ix >= 0 && ix < g->w)
+                            dxrow[ix] += row[ox];
+                    }
+                }
+    }
+}
+
+static int64_t plane_grain(int64_t work_per_plane)
+{
+    return 16384 / (work_per_plane + 1) + 1;
+}
+
+ember_status cpu_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col)
+{
+    struct cpu_device *d = dev;
+    struct conv_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(col)};
+    cpu_parallel_for(d->pool, g->n * g->c, plane_grain(g->kh * g->kw * g->oh * g->ow), im2col_planes, &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx)
+{
+    struct cpu_device *d = dev;
+    struct conv_job j = {.g = g, .src = cpu_f32(col), .dst = cpu_f32(dx)};
+    cpu_parallel_for(d->pool, g->n * g->c, plane_grain(g->kh * g->kw * g->oh * g->ow), col2im_planes, &j);
+    return EMBER_OK;
+}
+
+struct pool_job {
+    const struct ember_pool_geom *g;
+    const float *src;
+    float *dst;
+    int32_t *argmax;
+};
+
+static void maxpool_forward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *x = j->src + plane * g->h * g->w;
+        float *y = j->dst + plane * g->oh * g->ow;
+        int32_t *arg = j->argmax + plane * g->oh * g->ow;
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            for (int64_t ox = 0; ox < g->ow; ox++) {
+                int64_t y0 = oy * g->stride, x0 = ox * g->stride, best = y0 * g->w + x0;
+                for (int64_t ky = 0; ky < g->k; ky++)
+                    for (int64_t kx = 0; kx < g->k; kx++) {
+                        int64_t at = (y0 + ky) * g->w + x0 + kx;
+                        /* strictly greater keeps the first maximum; NaN wins and stays */
+                        if (!isnan(x[best]) && (x[at] > x[best] || isnan(x[at])))
+                            best = at;
+                    }
+                y[oy * g->ow + ox] = x[best];
+                arg[oy * g->ow + ox] = (int32_t)best;
+            }
+    }
+}
+
+static void maxpool_backward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    int64_t outs = g->oh * g->ow;
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *dy = j->src + plane * outs;
+        const int32_t *arg = j->argmax + plane * outs;
+        float *dx = j->dst + plane * g->h * g->w;
+        memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
+        for (int64_t o = 0; o < outs; o++)
+            dx[arg[o]] += dy[o];
+    }
+}
+
+ember_status cpu_maxpool_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
+                                 ember_ptr argmax)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(y), .argmax = cpu_i32(argmax)};
+    cpu_parallel_for(d->pool, g->n * g->c, plane_grain(g->oh * g->ow * g->k * g->k), maxpool_forward_planes, &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_maxpool_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,
+                                  ember_ptr dx)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx), .argmax = cpu_i32(argmax)};
+    cpu_parallel_for(d->pool, g->n * g->c, plane_grain(g->h * g->w), maxpool_backward_planes, &j);
+    return EMBER_OK;
+}

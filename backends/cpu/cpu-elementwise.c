@@ -1,0 +1,208 @@
+/*
+ * backends/cpu/cpu-elementwise.c — fill, unary, binary and reductions.
+ *
+ * Dense launches run one flat loop per op, which the compiler vectorises;
+ * strided ones walk rows of the innermost axis, each row's start found from
+ * the outer axes' strides.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+/* elements per task below which threading costs more than it gains */
+#define EWISE_GRAIN 16384
+
+static float unary_value(enum ember_unary_op op, float x, float alpha)
+{
+    switch (op) {
+    case EMBER_COPY: return x;
+    case EMBER_NEG: return -x;
+    case EMBER_RELU: return x < 0.0f ? 0.0f : x; /* NaN passes, as in PyTorch */
+    case EMBER_EXP: return expf(x);
+    case EMBER_LOG: return logf(x);
+    case EMBER_SCALE: return alpha * x;
+    case EMBER_ADD_SCALAR: return x + alpha;
+    case EMBER_UNARY_COUNT: break;
+    }
+    return NAN;
+}
+
+static float binary_value(enum ember_binary_op op, float a, float b)
+{
+    switch (op) {
+    case EMBER_ADD: return a + b;
+    case EMBER_SUB: return a - b;
+    case EMBER_MUL: return a * b;
+    case EMBER_DIV: return a / b;
+    case EMBER_RELU_BACKWARD: return b > 0.0f ? a : 0.0f;
+    case EMBER_BINARY_COUNT: break;
+    }
+    return NAN;
+}
+
+struct ewise_job {
+    const struct ember_ewise *e;
+    bool binary;
+    int op;
+    float alpha;
+    float *out;
+    const float *a, *b;
+};
+
+/* Dense: the switch sits outside the loops so each loop is a plain,
+ * vectorisable one. COPY moves bits (it also copies I32 tensors). */
+static void ewise_dense(void *p, int64_t begin, int64_t end)
+{
+    const struct ewise_job *j = p;
+    float *out = j->out;
+    const float *a = j->a, *b = j->b;
+    if (!j->binary) {
+        switch ((enum ember_unary_op)j->op) {
+        case EMBER_COPY: memmove(out + begin, a + begin, (size_t)(end - begin) * sizeof *out); return;
+        case EMBER_RELU: for (int64_t i = begin; i < end; i++) out[i] = a[i] < 0.0f ? 0.0f : a[i]; return;
+        case EMBER_SCALE: for (int64_t i = begin; i < end; i++) out[i] = j->alpha * a[i]; return;
+        default: for (int64_t i = begin; i < end; i++) out[i] = unary_value(j->op, a[i], j->alpha); return;
+        }
+    }
+    switch ((enum ember_binary_op)j->op) {
+    case EMBER_ADD: for (int64_t i = begin; i < end; i++) out[i] = a[i] + b[i]; return;
+    case EMBER_SUB: for (int64_t i = begin; i < end; i++) out[i] = a[i] - b[i]; return;
+    case EMBER_MUL: for (int64_t i = begin; i < end; i++) out[i] = a[i] * b[i]; return;
+    default: for (int64_t i = begin; i < end; i++) out[i] = binary_value(j->op, a[i], b[i]); return;
+    }
+}
+
+/* Strided: [begin, end) are rows of the innermost axis. */
+static void ewise_strided(void *p, int64_t begin, int64_t end)
+{
+    const struct ewise_job *j = p;
+    const struct ember_ewise *e = j->e;
+    int last = e->ndim - 1;
+    int64_t len = e->shape[last];
+    int64_t so = e->stride_out[last], sa = e->stride_a[last], sb = e->stride_b[last];
+    for (int64_t row = begin; row < end; row++) {
+        int64_t oo = 0, oa = 0, ob = 0, rest = row;
+        for (int d = last - 1; d >= 0; d--) {
+            int64_t idx = rest % e->shape[d];
+            rest /= e->shape[d];
+            oo += idx * e->stride_out[d];
+            oa += idx * e->stride_a[d];
+            ob += idx * e->stride_b[d];
+        }
+        float *out = j->out + oo;
+        const float *a = j->a + oa, *b = j->b ? j->b + ob : NULL;
+        if (j->binary)
+            for (int64_t i = 0; i < len; i++)
+                out[i * so] = binary_value(j->op, a[i * sa], b[i * sb]);
+        else if (j->op == EMBER_COPY)
+            for (int64_t i = 0; i < len; i++)
+                memcpy(&out[i * so], &a[i * sa], sizeof *out);
+        else
+            for (int64_t i = 0; i < len; i++)
+                out[i * so] = unary_value(j->op, a[i * sa], j->alpha);
+    }
+}
+
+static ember_status ewise_run(struct cpu_device *d, struct ewise_job *j)
+{
+    const struct ember_ewise *e = j->e;
+    if (e->numel == 0)
+        return EMBER_OK;
+    if (e->dense) {
+        cpu_parallel_for(d->pool, e->numel, EWISE_GRAIN, ewise_dense, j);
+    } else {
+        int64_t len = e->shape[e->ndim - 1], rows = e->numel / len;
+        cpu_parallel_for(d->pool, rows, EWISE_GRAIN / len + 1, ewise_strided, j);
+    }
+    return EMBER_OK;
+}
+
+ember_status cpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
+                       ember_ptr a, float alpha)
+{
+    struct ewise_job j = {.e = e, .op = op, .alpha = alpha, .out = cpu_f32(out), .a = cpu_f32(a)};
+    return ewise_run(dev, &j);
+}
+
+ember_status cpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
+                        ember_ptr a, ember_ptr b)
+{
+    struct ewise_job j = {
+        .e = e, .binary = true, .op = op, .out = cpu_f32(out), .a = cpu_f32(a), .b = cpu_f32(b)};
+    return ewise_run(dev, &j);
+}
+
+struct fill_job {
+    float *out;
+    float value;
+};
+
+static void fill_range(void *p, int64_t begin, int64_t end)
+{
+    const struct fill_job *j = p;
+    for (int64_t i = begin; i < end; i++)
+        j->out[i] = j->value;
+}
+
+ember_status cpu_fill(void *dev, ember_ptr out, size_t n, float value)
+{
+    struct cpu_device *d = dev;
+    struct fill_job j = {.out = cpu_f32(out), .value = value};
+    cpu_parallel_for(d->pool, (int64_t)n, EWISE_GRAIN * 4, fill_range, &j);
+    return EMBER_OK;
+}
+
+/* ------------------------------------------------------------ reductions */
+
+/* Inner positions handled together by one task, each with its own
+ * accumulator, so that the reads of in stay sequential. */
+#define REDUCE_TILE 256
+
+struct reduce_job {
+    const struct ember_reduce *r;
+    bool max;
+    float *out;
+    const float *in;
+    int64_t tiles; /* per outer index */
+};
+
+/* Sums accumulate in double: one pass, and no error growing with r. */
+static void reduce_range(void *p, int64_t begin, int64_t end)
+{
+    const struct reduce_job *j = p;
+    const struct ember_reduce *r = j->r;
+    double acc[REDUCE_TILE];
+    for (int64_t unit = begin; unit < end; unit++) {
+        int64_t o = unit / j->tiles, i0 = unit % j->tiles * REDUCE_TILE;
+        int64_t n = r->inner - i0 < REDUCE_TILE ? r->inner - i0 : REDUCE_TILE;
+        const float *in = j->in + o * r->r * r->inner + i0;
+        for (int64_t i = 0; i < n; i++)
+            acc[i] = j->max ? -INFINITY : 0.0;
+        for (int64_t k = 0; k < r->r; k++, in += r->inner) {
+            if (j->max) {
+                for (int64_t i = 0; i < n; i++)
+                    if (in[i] > acc[i] || isnan(in[i]))
+                        acc[i] = in[i];
+            } else {
+                for (int64_t i = 0; i < n; i++)
+                    acc[i] += in[i];
+            }
+        }
+        float *out = j->out + o * r->inner + i0;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = (float)(r->alpha * acc[i]) + (r->beta != 0.0f ? r->beta * out[i] : 0.0f);
+    }
+}
+
+ember_status cpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
+                        ember_ptr in)
+{
+    struct cpu_device *d = dev;
+    struct reduce_job j = {.r = r, .max = op == EMBER_MAX, .out = cpu_f32(out), .in = cpu_f32(in),
+                           .tiles = (r->inner + REDUCE_TILE - 1) / REDUCE_TILE};
+    int64_t units = r->outer * j.tiles;
+    int64_t work_per_unit = r->r * (r->inner < REDUCE_TILE ? r->inner : REDUCE_TILE);
+    cpu_parallel_for(d->pool, units, EWISE_GRAIN / (work_per_unit + 1) + 1, reduce_range, &j);
+    return EMBER_OK;
+}

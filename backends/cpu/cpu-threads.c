@@ -1,0 +1,143 @@
+/*
+ * backends/cpu/cpu-threads.c — a tiny fork-join pool.
+ *
+ * A training step launches a few dozen primitives of a few microseconds to
+ * a few milliseconds each, so the hand-off must be cheap: workers spin for
+ * a short while on the job counter before they sleep on a condition
+ * variable, and the caller runs the first chunk itself.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu-impl.h"
+
+/* how long an idle worker keeps spinning before it sleeps */
+#define SPIN_ROUNDS 20000
+
+struct cpu_pool {
+    int threads; /* workers + the caller */
+    pthread_t *workers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    atomic_uint generation; /* bumped for every job */
+    atomic_int pending;     /* workers still busy with the current job */
+    atomic_bool quit;
+
+    /* the current job */
+    cpu_task_fn fn;
+    void *arg;
+    int64_t n, chunk;
+};
+
+struct worker_arg {
+    struct cpu_pool *pool;
+    int index; /* 1 .. threads - 1; the caller is 0 */
+};
+
+static void run_chunk(struct cpu_pool *pool, int index)
+{
+    int64_t begin = (int64_t)index * pool->chunk;
+    int64_t end = begin + pool->chunk < pool->n ? begin + pool->chunk : pool->n;
+    if (begin < end)
+        pool->fn(pool->arg, begin, end);
+}
+
+static void *worker_main(void *p)
+{
+    struct worker_arg *wa = p;
+    struct cpu_pool *pool = wa->pool;
+    int index = wa->index;
+    free(wa);
+    unsigned seen = 0;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
+        for (int spin = 0; gen == seen && spin < SPIN_ROUNDS && !atomic_load(&pool->quit); spin++) {
+            sched_yield();
+            gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
+        }
+        if (gen == seen) {
+            pthread_mutex_lock(&pool->lock);
+            while ((gen = atomic_load(&pool->generation)) == seen && !atomic_load(&pool->quit))
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (atomic_load(&pool->quit))
+            return NULL;
+        seen = gen;
+        run_chunk(pool, index);
+        atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_release);
+    }
+}
+
+struct cpu_pool *cpu_pool_new(int threads)
+{
+    struct cpu_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->threads = threads < 1 ? 1 : threads;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    if (pool->threads > 1) {
+        pool->workers = calloc((size_t)pool->threads - 1, sizeof *pool->workers);
+        if (!pool->workers) {
+            cpu_pool_free(pool);
+            return NULL;
+        }
+    }
+    for (int i = 1; i < pool->threads; i++) {
+        struct worker_arg *wa = malloc(sizeof *wa);
+        if (wa)
+            *wa = (struct worker_arg){.pool = pool, .index = i};
+        if (!wa || pthread_create(&pool->workers[i - 1], NULL, worker_main, wa) != 0) {
+            free(wa);
+            pool->threads = i; /* run with the workers that did start */
+            break;
+        }
+    }
+    return pool;
+}
+
+void cpu_pool_free(struct cpu_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    atomic_store(&pool->quit, true);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 1; i < pool->threads; i++)
+        pthread_join(pool->workers[i - 1], NULL);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->wake);
+    free(pool->workers);
+    free(pool);
+}
+
+void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)
+{
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    int64_t chunks = (n + grain - 1) / grain;
+    if (!pool || pool->threads == 1 || chunks == 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    if (chunks > pool->threads)
+        chunks = pool->threads;
+    pool->fn = fn;
+    pool->arg = arg;
+    pool->n = n;
+    pool->chunk = (n + chunks - 1) / chunks;
+    atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
+    pthread_mutex_lock(&pool->lock);
+    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    run_chunk(pool, 0);
+    while (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0)
+        sched_yield();
+}

@@ -1,0 +1,114 @@
+/*
+ * backends/cpu/cpu.c — the CPU backend's table: one device, host memory,
+ * primitives from the files beside this one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu-impl.h"
+
+/* buffers are aligned for the widest vector loads (AVX-512) */
+#define CPU_ALIGN 64
+
+static int cpu_device_count(char *why, size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    return 1;
+}
+
+static int online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static ember_status cpu_device_open(const struct ember_host *host, int index, void **dev)
+{
+    if (index != 0)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is one cpu device, cpu:0");
+    struct cpu_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return host->fail(host->ctx, EMBER_ERR_NOMEM, "out of host memory opening the cpu device");
+    d->host = *host;
+    d->threads = host->threads > 0 ? host->threads : online_cores();
+    d->pool = cpu_pool_new(d->threads);
+    if (!d->pool) {
+        free(d);
+        return host->fail(host->ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads", host->threads);
+    }
+    cpu_blas_init();
+    *dev = d;
+    return EMBER_OK;
+}
+
+static void cpu_device_close(void *dev)
+{
+    struct cpu_device *d = dev;
+    if (!d)
+        return;
+    cpu_pool_free(d->pool);
+    free(d);
+}
+
+static void cpu_device_describe(void *dev, char *out, size_t len)
+{
+    struct cpu_device *d = dev;
+    snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name());
+}
+
+static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)
+{
+    (void)dev;
+    size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+    *buf = aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
+    return *buf ? EMBER_OK : EMBER_ERR_NOMEM;
+}
+
+static void cpu_release(void *dev, void *buf)
+{
+    (void)dev;
+    free(buf);
+}
+
+static ember_status cpu_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
+{
+    (void)dev;
+    memcpy(cpu_f32(dst), src, bytes);
+    return EMBER_OK;
+}
+
+static ember_status cpu_read(void *dev, void *dst, ember_ptr src, size_t bytes)
+{
+    (void)dev;
+    memcpy(dst, cpu_f32(src), bytes);
+    return EMBER_OK;
+}
+
+const struct ember_backend_ops ember_cpu_backend = {
+    .name = "cpu",
+    .device_count = cpu_device_count,
+    .device_open = cpu_device_open,
+    .device_close = cpu_device_close,
+    .device_describe = cpu_device_describe,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .write = cpu_write,
+    .read = cpu_read,
+    .sync = NULL, /* everything runs to completion before it returns */
+    .fill = cpu_fill,
+    .unary = cpu_unary,
+    .binary = cpu_binary,
+    .reduce = cpu_reduce,
+    .sgemm = cpu_sgemm,
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .maxpool_forward = cpu_maxpool_forward,
+    .maxpool_backward = cpu_maxpool_backward,
+    .softmax_xent_forward = cpu_softmax_xent_forward,
+    .softmax_xent_backward = cpu_softmax_xent_backward,
+    .adam_step = cpu_adam_step,
+    .sgd_step = cpu_sgd_step,
+};

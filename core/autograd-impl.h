@@ -1,0 +1,76 @@
+/*
+ * core/autograd-impl.h — the define-by-run tape.
+ *
+ * Each op, when grad is on and an input requires grad, appends a node:
+ * which op, its output, its inputs and whatever it saved for the backward
+ * pass. The tape is in execution order, which is a topological order, so
+ * ember_backward walks it once from the end and calls each node's backward
+ * function, which turns out->grad into gradients for the inputs.
+ *
+ * Every op is one entry of EMBER_OPS below; its forward lives in the op's
+ * file under core/ and its backward beside it, named ember_backward_<name>.
+ */
+#ifndef EMBER_AUTOGRAD_IMPL_H
+#define EMBER_AUTOGRAD_IMPL_H
+
+#include "tensor-impl.h"
+
+#define EMBER_OPS(X)              \
+    X(ADD, add)                   \
+    X(SUB, sub)                   \
+    X(MUL, mul)                   \
+    X(SCALE, scale)               \
+    X(RELU, relu)                 \
+    X(SUM, sum)                   \
+    X(SOFTMAX, softmax)           \
+    X(LOG_SOFTMAX, log_softmax)   \
+    X(CROSS_ENTROPY, cross_entropy) \
+    X(MATMUL, matmul)             \
+    X(LINEAR, linear)             \
+    X(CONV2D, conv2d)             \
+    X(MAX_POOL2D, max_pool2d)     \
+    X(RESHAPE, reshape)           \
+    X(TRANSPOSE, transpose)       \
+    X(CONTIGUOUS, contiguous)
+
+#define EMBER_OP_ENUM(NAME, name) EMBER_OP_##NAME,
+enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };
+#undef EMBER_OP_ENUM
+
+struct ember_node {
+    enum ember_op op;
+    struct ember_tensor *out;
+    struct ember_tensor *in[3];    /* the op's inputs, in its argument order */
+    struct ember_tensor *saved[2]; /* tape tensors kept for backward (im2col, argmax, prob) */
+    int64_t arg[4];                /* integer arguments (stride, padding, axis) */
+    float farg;                    /* a float argument (scale) */
+};
+
+#define EMBER_OP_BACKWARD_DECL(NAME, name) ember_status ember_backward_##name(struct ember_node *n);
+EMBER_OPS(EMBER_OP_BACKWARD_DECL)
+#undef EMBER_OP_BACKWARD_DECL
+
+const char *ember_op_name(enum ember_op op);
+
+/* True when an op on these inputs (any may be NULL) must be recorded. */
+bool ember_grad_needed(ember_ctx *ctx, const struct ember_tensor *a, const struct ember_tensor *b,
+                       const struct ember_tensor *c);
+/* Appends a node for `out`, marks out as requiring grad and returns the
+ * node for the op to fill saved[] and arg[]; NULL when out of memory. */
+struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
+                                struct ember_tensor *b, struct ember_tensor *c);
+
+/* Backward helpers. ember_grad_target says where a backward function
+ * should write t's gradient: into a leaf's own gradient with *beta = 1 (add
+ * to it), or into a fresh tape tensor with *beta = 0, which is then handed
+ * to ember_grad_commit. Primitives that cannot accumulate (beta) write into
+ * a fresh tensor of their own and commit it: commit adds it to a leaf's
+ * gradient, or becomes or replaces an interior tensor's. */
+struct ember_tensor *ember_grad_target(struct ember_tensor *t, float *beta);
+ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g);
+
+/* Sums g (contiguous, broadcast shape) down to t's shape, as the gradient
+ * of a broadcast must be, and commits it to t. */
+ember_status ember_grad_commit_reduced(struct ember_tensor *t, struct ember_tensor *g);
+
+#endif /* EMBER_AUTOGRAD_IMPL_H */

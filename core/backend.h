@@ -1,0 +1,221 @@
+/*
+ * core/backend.h — the one contract every backend fills.
+ *
+ * A backend gives primitives; the core writes every op, forward and
+ * backward, once, in terms of them (DESIGN.md, decision 1). So a backend
+ * that fills this table trains every model, and no two backends can drift.
+ *
+ * A backend is one `const struct ember_backend_ops`, made with designated
+ * initializers in backends/<name>/<name>.c and listed in core/device.c:
+ *
+ *     const struct ember_backend_ops ember_cpu_backend = {
+ *         .name = "cpu",
+ *         .device_count = cpu_device_count,
+ *         .alloc = cpu_buffer_alloc,
+ *         .sgemm = cpu_sgemm,
+ *         ...
+ *     };
+ *
+ * Conventions:
+ *   - `dev` is the backend's own device state, made by device_open.
+ *   - Memory is addressed as an ember_ptr: a buffer from alloc and an offset
+ *     in 4-byte elements (F32 and I32 are both 4 bytes). Offsets, not raw
+ *     pointers, because OpenCL's cl_mem cannot be offset by arithmetic.
+ *   - Everything is row-major. Inputs of sgemm, im2col, pooling and the
+ *     fused kernels are contiguous; elementwise ops take explicit strides.
+ *   - Primitives may run asynchronously; `read` waits for them.
+ *   - Every function returns EMBER_OK or reports through host->fail, which
+ *     records the message on the context and returns the status.
+ *   - Entries marked (optional) may be NULL; the core then does without.
+ */
+#ifndef EMBER_BACKEND_H
+#define EMBER_BACKEND_H
+
+#include "ember.h"
+
+/* A place in device memory. */
+typedef struct ember_ptr {
+    void *buf;  /* from alloc */
+    size_t off; /* in elements */
+} ember_ptr;
+
+/* What the core hands a backend when it opens a device: where to report. */
+struct ember_host {
+    void *ctx;
+    ember_status (*fail)(void *ctx, ember_status status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    void (*log)(void *ctx, ember_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    int threads; /* CPU threads to use; 0: every core */
+};
+
+/* ------------------------------------------------------------ elementwise */
+
+/* Unary ops: out = f(a), alpha where the op says. */
+#define EMBER_UNARY_OPS(X)                       \
+    X(COPY, copy, "y = x")                       \
+    X(NEG, neg, "y = -x")                        \
+    X(RELU, relu, "y = max(x, 0)")               \
+    X(EXP, exp, "y = e^x")                       \
+    X(LOG, log, "y = ln x")                      \
+    X(SCALE, scale, "y = alpha * x")             \
+    X(ADD_SCALAR, add_scalar, "y = x + alpha")
+
+/* Binary ops: out = f(a, b). */
+#define EMBER_BINARY_OPS(X)                                         \
+    X(ADD, add, "y = a + b")                                        \
+    X(SUB, sub, "y = a - b")                                        \
+    X(MUL, mul, "y = a * b")                                        \
+    X(DIV, div, "y = a / b")                                        \
+    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (a: dy, b: y)")
+
+#define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
+enum ember_unary_op { EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_COUNT };
+enum ember_binary_op { EMBER_BINARY_OPS(EMBER_ENUM_ENTRY) EMBER_BINARY_COUNT };
+
+/* The geometry of an elementwise launch: out, a and b are walked over the
+ * same shape, each with its own strides in elements. A stride of 0 repeats
+ * an operand along that axis: that is how broadcasting works. When `dense`
+ * is set every operand is contiguous over `numel` elements and a backend may
+ * run one flat loop. Unused operands (b of a unary op) have zero strides. */
+struct ember_ewise {
+    int ndim;
+    bool dense;
+    int64_t numel;
+    int64_t shape[EMBER_MAX_DIMS];
+    int64_t stride_out[EMBER_MAX_DIMS];
+    int64_t stride_a[EMBER_MAX_DIMS];
+    int64_t stride_b[EMBER_MAX_DIMS];
+};
+
+/* ------------------------------------------------------------- reductions */
+
+#define EMBER_REDUCE_OPS(X)            \
+    X(SUM, sum, "y = sum of x")        \
+    X(MAX, max, "y = max of x")
+
+enum ember_reduce_op { EMBER_REDUCE_OPS(EMBER_ENUM_ENTRY) EMBER_REDUCE_COUNT };
+
+/* A contiguous input viewed as (outer, r, inner), reduced over r:
+ *   out[o, i] = alpha * R_r(in[o, r, i]) + beta * out[o, i]
+ * out is (outer, inner); beta is 0 or 1 (1 accumulates, for gradients). */
+struct ember_reduce {
+    int64_t outer, r, inner;
+    float alpha, beta;
+};
+
+/* ------------------------------------------------------------------ sgemm */
+
+/* C[i] = alpha * op(A[i]) @ op(B[i]) + beta * C[i] for i < batch, row-major:
+ * op(A) is (m, k), op(B) is (k, n), C is (m, n); op transposes when asked.
+ * lda, ldb, ldc are row strides of A, B and C as stored; stride_a, stride_b,
+ * stride_c step between the matrices of a batch (0 reuses one matrix). */
+struct ember_gemm {
+    bool trans_a, trans_b;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;
+    int64_t batch, stride_a, stride_b, stride_c;
+    float alpha, beta;
+};
+
+/* ------------------------------------------------ convolution and pooling */
+
+/* x is (n, c, h, w); a kh x kw window slides by `stride` over x padded with
+ * `pad` zeros on every side, giving oh x ow positions. im2col writes
+ * col (n, c * kh * kw, oh * ow): row (ci, ki, kj) of image b holds
+ * x[b, ci, oy * stride - pad + ki, ox * stride - pad + kj] (0 outside x).
+ * col2im is its adjoint: dx[b, ci, y, x] = the sum of every col entry that
+ * im2col read from there (it overwrites dx). */
+struct ember_conv_geom {
+    int64_t n, c, h, w;
+    int64_t kh, kw, stride, pad;
+    int64_t oh, ow;
+};
+
+/* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
+ * into y (n, c, oh, ow). argmax (I32, like y) holds, for each output, the
+ * index y * w + x inside its (h, w) plane of the maximum (the first one on
+ * ties; NaN wins, as in PyTorch). Backward: dx[p] = sum of dy[o] over the
+ * outputs o whose argmax is p (it overwrites dx). */
+struct ember_pool_geom {
+    int64_t n, c, h, w;
+    int64_t k, stride;
+    int64_t oh, ow;
+};
+
+/* ------------------------------------------------------ fused optimizers */
+
+/* Adam as PyTorch computes it, over n elements:
+ *   g = grad + weight_decay * param
+ *   m = beta1 * m + (1 - beta1) * g
+ *   v = beta2 * v + (1 - beta2) * g * g
+ *   param -= lr / bias_correction1 * m / (sqrt(v) / sqrt(bias_correction2) + eps)
+ * with bias_correction = 1 - beta^step, computed by the core. */
+struct ember_adam_step {
+    float lr, beta1, beta2, eps, weight_decay;
+    float bias_correction1, bias_correction2;
+};
+
+/* SGD with momentum as PyTorch computes it:
+ *   g = grad + weight_decay * param
+ *   velocity = first ? g : momentum * velocity + (1 - dampening) * g
+ *   g = nesterov ? g + momentum * velocity : velocity     (when momentum != 0)
+ *   param -= lr * g */
+struct ember_sgd_step {
+    float lr, momentum, dampening, weight_decay;
+    bool nesterov, first;
+};
+
+/* ------------------------------------------------------------ the table */
+
+struct ember_backend_ops {
+    const char *name; /* "cpu", "opencl", "cuda": the --device spelling */
+
+    /* Devices. device_count says how many devices this backend sees and,
+     * when none, writes why into `why` (e.g. "libOpenCL.so.1 not found"). */
+    int (*device_count)(char *why, size_t why_len);
+    ember_status (*device_open)(const struct ember_host *host, int index, void **dev);
+    void (*device_close)(void *dev);
+    /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */
+    void (*device_describe)(void *dev, char *out, size_t len);
+
+    /* Memory. alloc reports EMBER_ERR_NOMEM without logging it: the core may
+     * free its cache and try again. */
+    ember_status (*alloc)(void *dev, size_t bytes, void **buf);
+    void (*release)(void *dev, void *buf);
+    ember_status (*write)(void *dev, ember_ptr dst, const void *src, size_t bytes);
+    ember_status (*read)(void *dev, void *dst, ember_ptr src, size_t bytes);
+    /* waits for everything launched so far (optional) */
+    ember_status (*sync)(void *dev);
+
+    /* out[i] = value, for i < n */
+    ember_status (*fill)(void *dev, ember_ptr out, size_t n, float value);
+    ember_status (*unary)(void *dev, enum ember_unary_op op, const struct ember_ewise *e,
+                          ember_ptr out, ember_ptr a, float alpha);
+    ember_status (*binary)(void *dev, enum ember_binary_op op, const struct ember_ewise *e,
+                           ember_ptr out, ember_ptr a, ember_ptr b);
+    ember_status (*reduce)(void *dev, enum ember_reduce_op op, const struct ember_reduce *r,
+                           ember_ptr out, ember_ptr in);
+    ember_status (*sgemm)(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c);
+    ember_status (*im2col)(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col);
+    ember_status (*col2im)(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx);
+    ember_status (*maxpool_forward)(void *dev, const struct ember_pool_geom *g, ember_ptr x,
+                                    ember_ptr y, ember_ptr argmax);
+    ember_status (*maxpool_backward)(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
+                                     ember_ptr argmax, ember_ptr dx);
+    /* logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
+     * and loss (n) = -log prob[target] (NaN for a target outside [0, classes)) */
+    ember_status (*softmax_xent_forward)(void *dev, int64_t n, int64_t classes, ember_ptr logits,
+                                         ember_ptr target, ember_ptr prob, ember_ptr loss);
+    /* dlogits = (prob - onehot(target)) * scale * dloss[0]; dloss is one
+     * element in device memory, so no host round trip is needed */
+    ember_status (*softmax_xent_backward)(void *dev, int64_t n, int64_t classes, ember_ptr prob,
+                                          ember_ptr target, ember_ptr dloss, float scale,
+                                          ember_ptr dlogits);
+    ember_status (*adam_step)(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
+                              ember_ptr grad, ember_ptr m, ember_ptr v);
+    ember_status (*sgd_step)(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
+                             ember_ptr grad, ember_ptr velocity);
+};
+
+#endif /* EMBER_BACKEND_H */

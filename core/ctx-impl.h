@@ -1,0 +1,89 @@
+/*
+ * core/ctx-impl.h — the context: its device, its pools, its last error.
+ *
+ * Errors travel in three tiers (STYLE.md): assert for programmer bugs,
+ * ember_status from every public function that can fail, and the message
+ * recorded here by ember_fail, which carries the driver's or parser's own
+ * words. Logging goes through the context's callback.
+ */
+#ifndef EMBER_CTX_IMPL_H
+#define EMBER_CTX_IMPL_H
+
+#include <stdarg.h>
+
+#include "backend.h"
+#include "ember.h"
+
+struct ember_tensor;
+struct ember_storage;
+struct ember_node;
+
+/* A cached device buffer, free for reuse by a request of the same size. */
+struct ember_cached_buffer {
+    void *buf;
+    size_t bytes;
+};
+
+struct ember_ctx {
+    /* the last failure (ember_last_status, ember_last_error) */
+    ember_status status;
+    char error[4096];
+
+    ember_log_fn log_fn;
+    void *log_user;
+    ember_log_level log_level;
+
+    /* the device: its backend's table and the backend's own state */
+    const struct ember_backend_ops *ops;
+    void *dev;
+    struct ember_host host;
+    int threads;
+    char device_name[256];
+
+    /* Pools, so that a steady-state step allocates nothing: tensor and
+     * storage records are recycled through free lists, device buffers
+     * through a cache of exact sizes (a training step asks for the same
+     * sizes every time). */
+    struct ember_tensor *free_tensors;
+    struct ember_storage *free_storages;
+    struct ember_cached_buffer *cache;
+    int cache_len, cache_cap;
+
+    /* the autograd tape: every tensor the ops made, and the recorded nodes */
+    struct ember_tensor **tape_tensors;
+    int64_t tape_len, tape_cap;
+    struct ember_node *nodes;
+    int64_t node_len, node_cap;
+    bool grad_enabled;
+
+    ember_memory_stats stats;
+};
+
+/* Records status and message on the context and returns the status, so
+ * that `return ember_fail(ctx, EMBER_ERR_ARG, "...")` reads as one step.
+ * The message is also logged at debug level (the caller decides whether
+ * the failure is worth printing). */
+ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap);
+void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Host allocations the context counts (memory stats). They report out of
+ * memory on the context and return NULL. */
+void *ember_host_alloc(ember_ctx *ctx, size_t bytes);
+void *ember_host_calloc(ember_ctx *ctx, size_t count, size_t size);
+/* grows *array (of `elem` bytes each) to hold at least `need` elements */
+ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t need, size_t elem);
+
+/* Device buffers through the cache. ember_buffer_get rounds `bytes` up,
+ * reuses a cached buffer of that size or allocates one; on out of memory it
+ * empties the cache and tries once more before failing with the sizes. */
+ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded);
+void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes);
+void ember_buffer_cache_release(ember_ctx *ctx);
+
+/* true when a device is open; otherwise records why not */
+bool ember_ctx_ready(ember_ctx *ctx);
+
+#endif /* EMBER_CTX_IMPL_H */

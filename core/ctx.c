@@ -1,0 +1,253 @@
+/* core/ctx.c — contexts: errors, logging, counted host memory, the buffer cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd-impl.h"
+#include "tensor-impl.h"
+
+const char *ember_version(void)
+{
+    return "0.1.0";
+}
+
+const char *ember_status_str(ember_status status)
+{
+    switch (status) {
+    case EMBER_OK: return "ok";
+    case EMBER_ERR_ARG: return "invalid argument";
+    case EMBER_ERR_NOMEM: return "out of memory";
+    case EMBER_ERR_IO: return "input/output error";
+    case EMBER_ERR_FORMAT: return "malformed file";
+    case EMBER_ERR_DEVICE: return "device error";
+    case EMBER_ERR_UNSUPPORTED: return "unsupported";
+    }
+    return "unknown status";
+}
+
+static void log_to_stderr(void *user, ember_log_level level, const char *message)
+{
+    static const char *const prefix[] = {"error", "warning", "info", "debug"};
+    (void)user;
+    fprintf(stderr, "ember: %s: %s\n", prefix[level], message);
+}
+
+ember_ctx *ember_ctx_new(void)
+{
+    ember_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return NULL;
+    ctx->log_fn = log_to_stderr;
+    ctx->log_level = EMBER_LOG_WARN;
+    ctx->grad_enabled = true;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "none");
+    return ctx;
+}
+
+void ember_ctx_free(ember_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    ember_tape_clear(ctx);
+    while (ctx->free_tensors) {
+        struct ember_tensor *t = ctx->free_tensors;
+        ctx->free_tensors = t->next_free;
+        free(t);
+    }
+    while (ctx->free_storages) {
+        struct ember_storage *s = ctx->free_storages;
+        ctx->free_storages = s->next_free;
+        free(s);
+    }
+    ember_buffer_cache_release(ctx);
+    if (ctx->ops)
+        ctx->ops->device_close(ctx->dev);
+    free(ctx->cache);
+    free(ctx->tape_tensors);
+    free(ctx->nodes);
+    free(ctx);
+}
+
+void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level)
+{
+    if (!ctx)
+        return;
+    ctx->log_fn = fn;
+    ctx->log_user = user;
+    ctx->log_level = max_level;
+}
+
+void ember_ctx_set_threads(ember_ctx *ctx, int threads)
+{
+    if (ctx)
+        ctx->threads = threads < 0 ? 0 : threads;
+}
+
+const char *ember_ctx_device_name(const ember_ctx *ctx)
+{
+    return ctx ? ctx->device_name : "none";
+}
+
+ember_status ember_last_status(const ember_ctx *ctx)
+{
+    return ctx ? ctx->status : EMBER_ERR_ARG;
+}
+
+const char *ember_last_error(const ember_ctx *ctx)
+{
+    return ctx ? ctx->error : "no context";
+}
+
+void ember_clear_error(ember_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    ctx->status = EMBER_OK;
+    ctx->error[0] = '\0';
+}
+
+void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats)
+{
+    if (ctx && stats)
+        *stats = ctx->stats;
+}
+
+ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap)
+{
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    ctx->status = status;
+    if (ctx->log_fn && ctx->log_level >= EMBER_LOG_DEBUG)
+        ctx->log_fn(ctx->log_user, EMBER_LOG_DEBUG, ctx->error);
+    return status;
+}
+
+ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ember_vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    if (!ctx || !ctx->log_fn || level > ctx->log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    ctx->log_fn(ctx->log_user, level, message);
+}
+
+void *ember_host_alloc(ember_ctx *ctx, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory (asked for %zu bytes)", bytes);
+        return NULL;
+    }
+    ctx->stats.host_allocs++;
+    return p;
+}
+
+void *ember_host_calloc(ember_ctx *ctx, size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) {
+        ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory (asked for %zu x %zu bytes)", count, size);
+        return NULL;
+    }
+    ctx->stats.host_allocs++;
+    return p;
+}
+
+ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t need, size_t elem)
+{
+    if (need <= *cap)
+        return EMBER_OK;
+    int64_t grown = *cap ? *cap * 2 : 64;
+    while (grown < need)
+        grown *= 2;
+    void *p = realloc(*array, (size_t)grown * elem);
+    if (!p)
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory (growing to %lld entries)",
+                          (long long)grown);
+    ctx->stats.host_allocs++;
+    *array = p;
+    *cap = grown;
+    return EMBER_OK;
+}
+
+/* Requests are rounded up so that nearby sizes share cache entries and every
+ * buffer is aligned for vector loads. */
+static size_t round_request(size_t bytes)
+{
+    const size_t quantum = 256;
+    return (bytes + quantum - 1) / quantum * quantum;
+}
+
+ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded)
+{
+    size_t want = round_request(bytes ? bytes : 1);
+    /* newest first: a buffer just released is likely still in cache */
+    for (int i = ctx->cache_len - 1; i >= 0; i--) {
+        if (ctx->cache[i].bytes == want) {
+            *buf = ctx->cache[i].buf;
+            ctx->cache[i] = ctx->cache[--ctx->cache_len];
+            *rounded = want;
+            return EMBER_OK;
+        }
+    }
+    ember_status st = ctx->ops->alloc(ctx->dev, want, buf);
+    if (st == EMBER_ERR_NOMEM && ctx->cache_len > 0) {
+        ember_buffer_cache_release(ctx);
+        st = ctx->ops->alloc(ctx->dev, want, buf);
+    }
+    if (st == EMBER_ERR_NOMEM)
+        return ember_fail(ctx, EMBER_ERR_NOMEM,
+                          "out of memory on %s: asked for %zu bytes with %llu bytes already in use",
+                          ctx->device_name, want, (unsigned long long)ctx->stats.device_bytes);
+    if (st != EMBER_OK)
+        return st;
+    ctx->stats.device_allocs++;
+    ctx->stats.device_bytes += want;
+    *rounded = want;
+    return EMBER_OK;
+}
+
+void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes)
+{
+    if (ctx->cache_len == ctx->cache_cap) {
+        int cap = ctx->cache_cap ? ctx->cache_cap * 2 : 64;
+        void *p = realloc(ctx->cache, (size_t)cap * sizeof *ctx->cache);
+        if (!p) { /* cannot cache it: give it back instead */
+            ctx->ops->release(ctx->dev, buf);
+            ctx->stats.device_bytes -= bytes;
+            return;
+        }
+        ctx->stats.host_allocs++;
+        ctx->cache = p;
+        ctx->cache_cap = cap;
+    }
+    ctx->cache[ctx->cache_len++] = (struct ember_cached_buffer){.buf = buf, .bytes = bytes};
+}
+
+void ember_buffer_cache_release(ember_ctx *ctx)
+{
+    for (int i = 0; i < ctx->cache_len; i++) {
+        ctx->ops->release(ctx->dev, ctx->cache[i].buf);
+        ctx->stats.device_bytes -= ctx->cache[i].bytes;
+    }
+    ctx->cache_len = 0;
+}
+
+bool ember_ctx_ready(ember_ctx *ctx)
+{
+    if (ctx->ops)
+        return true;
+    ember_fail(ctx, EMBER_ERR_ARG, "no device is open: call ember_ctx_use_device first");
+    return false;
+}

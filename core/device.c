@@ -1,0 +1,128 @@
+/*
+ * core/device.c — the compiled-in backends and choosing one.
+ *
+ * The list below is the only place that knows which backends exist, in the
+ * order `auto` prefers them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx-impl.h"
+
+extern const struct ember_backend_ops ember_cpu_backend;
+
+static const struct ember_backend_ops *const backends[] = {
+    &ember_cpu_backend,
+};
+enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
+
+static ember_status host_fail(void *ctx, ember_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ember_vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    ember_log(ctx, level, "%s", message);
+}
+
+static const struct ember_backend_ops *find_backend(const char *name, size_t len)
+{
+    for (int i = 0; i < BACKEND_COUNT; i++)
+        if (strlen(backends[i]->name) == len && strncmp(backends[i]->name, name, len) == 0)
+            return backends[i];
+    return NULL;
+}
+
+static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
+{
+    ctx->host = (struct ember_host){
+        .ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads};
+    ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
+    if (st != EMBER_OK)
+        return st;
+    ctx->ops = ops;
+    ops->device_describe(ctx->dev, ctx->device_name, sizeof ctx->device_name);
+    ember_log(ctx, EMBER_LOG_INFO, "using %s", ctx->device_name);
+    return EMBER_OK;
+}
+
+/* "auto": the first backend, in the list's order, with a device that opens. */
+static ember_status open_auto(ember_ctx *ctx)
+{
+    char why[512];
+    for (int i = 0; i < BACKEND_COUNT; i++) {
+        why[0] = '\0';
+        if (backends[i]->device_count(why, sizeof why) <= 0) {
+            ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s: %s", backends[i]->name,
+                      why[0] ? why : "no devices");
+            continue;
+        }
+        if (open_device(ctx, backends[i], 0) == EMBER_OK)
+            return EMBER_OK;
+        ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s: %s", backends[i]->name, ctx->error);
+        ember_clear_error(ctx);
+    }
+    return ember_fail(ctx, EMBER_ERR_DEVICE, "no usable device found");
+}
+
+ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!device || !*device)
+        device = "auto";
+    if (ctx->ops)
+        return ember_fail(ctx, EMBER_ERR_ARG, "this context already uses %s; make a new context "
+                                              "for another device",
+                          ctx->device_name);
+    if (strcmp(device, "auto") == 0)
+        return open_auto(ctx);
+
+    /* "name" or "name:index" */
+    const char *colon = strchr(device, ':');
+    size_t name_len = colon ? (size_t)(colon - device) : strlen(device);
+    int index = 0;
+    if (colon) {
+        char *end;
+        errno = 0;
+        long v = strtol(colon + 1, &end, 10);
+        if (errno || end == colon + 1 || *end || v < 0 || v > 1000)
+            return ember_fail(ctx, EMBER_ERR_ARG,
+                              "bad device \"%s\": the index after ':' must be a small number, "
+                              "as in opencl:0",
+                              device);
+        index = (int)v;
+    }
+    const struct ember_backend_ops *ops = find_backend(device, name_len);
+    if (!ops) {
+        char known[256] = "auto";
+        for (int i = 0; i < BACKEND_COUNT; i++) {
+            strncat(known, ", ", sizeof known - strlen(known) - 1);
+            strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
+        }
+        return ember_fail(ctx, EMBER_ERR_ARG, "unknown device \"%s\": this build knows %s", device,
+                          known);
+    }
+    char why[512] = "";
+    int count = ops->device_count(why, sizeof why);
+    if (index >= count) {
+        if (count <= 0)
+            return ember_fail(ctx, EMBER_ERR_DEVICE, "device %s cannot be used: %s", device,
+                              why[0] ? why : "the backend found no devices");
+        return ember_fail(ctx, EMBER_ERR_DEVICE, "device %s does not exist: %s has %d device%s (0 to %d)",
+                          device, ops->name, count, count == 1 ? "" : "s", count - 1);
+    }
+    return open_device(ctx, ops, index);
+}

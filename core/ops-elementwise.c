@@ -1,0 +1,116 @@
+/* core/ops-elementwise.c — add, sub, mul, scale, relu: forward and backward. */
+#include "ops-impl.h"
+
+static ember_tensor *binary_op(const char *name, enum ember_binary_op prim, enum ember_op op,
+                               ember_tensor *a, ember_tensor *b)
+{
+    ember_ctx *ctx = ember_op_begin(name, a, b, NULL);
+    if (!ctx || !b)
+        return NULL;
+    struct ember_tensor *y = ember_binary_new(prim, a, b);
+    if (y && ember_grad_needed(ctx, a, b, NULL) && !ember_record(op, y, a, b, NULL))
+        return NULL;
+    return y;
+}
+
+/* y = a + b */
+ember_tensor *ember_add(ember_tensor *a, ember_tensor *b)
+{
+    return binary_op("ember_add", EMBER_ADD, EMBER_OP_ADD, a, b);
+}
+
+/* y = a - b */
+ember_tensor *ember_sub(ember_tensor *a, ember_tensor *b)
+{
+    return binary_op("ember_sub", EMBER_SUB, EMBER_OP_SUB, a, b);
+}
+
+/* y = a * b */
+ember_tensor *ember_mul(ember_tensor *a, ember_tensor *b)
+{
+    return binary_op("ember_mul", EMBER_MUL, EMBER_OP_MUL, a, b);
+}
+
+/* da = dy, db = dy (each summed over the axes it was broadcast along) */
+ember_status ember_backward_add(struct ember_node *n)
+{
+    struct ember_tensor *dy = n->out->grad, *a = n->in[0], *b = n->in[1];
+    ember_status st = EMBER_OK;
+    if (a->requires_grad)
+        st = ember_grad_commit_reduced(a, dy);
+    if (st == EMBER_OK && b->requires_grad)
+        st = ember_grad_commit_reduced(b, dy);
+    return st;
+}
+
+/* da = dy, db = -dy */
+ember_status ember_backward_sub(struct ember_node *n)
+{
+    struct ember_tensor *dy = n->out->grad, *a = n->in[0], *b = n->in[1];
+    ember_status st = EMBER_OK;
+    if (a->requires_grad)
+        st = ember_grad_commit_reduced(a, dy);
+    if (st == EMBER_OK && b->requires_grad) {
+        struct ember_tensor *neg = ember_unary_new(EMBER_NEG, dy, 0.0f);
+        st = neg ? ember_grad_commit_reduced(b, neg) : dy->ctx->status;
+    }
+    return st;
+}
+
+/* da = dy * b, db = dy * a */
+ember_status ember_backward_mul(struct ember_node *n)
+{
+    struct ember_tensor *dy = n->out->grad, *a = n->in[0], *b = n->in[1];
+    ember_status st = EMBER_OK;
+    if (a->requires_grad) {
+        struct ember_tensor *da = ember_binary_new(EMBER_MUL, dy, b);
+        st = da ? ember_grad_commit_reduced(a, da) : dy->ctx->status;
+    }
+    if (st == EMBER_OK && b->requires_grad) {
+        struct ember_tensor *db = ember_binary_new(EMBER_MUL, dy, a);
+        st = db ? ember_grad_commit_reduced(b, db) : dy->ctx->status;
+    }
+    return st;
+}
+
+/* y = alpha * x */
+ember_tensor *ember_scale(ember_tensor *x, float alpha)
+{
+    ember_ctx *ctx = ember_op_begin("ember_scale", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    struct ember_tensor *y = ember_unary_new(EMBER_SCALE, x, alpha);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_SCALE, y, x, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->farg = alpha;
+    }
+    return y;
+}
+
+/* dx = alpha * dy */
+ember_status ember_backward_scale(struct ember_node *n)
+{
+    struct ember_tensor *dx = ember_unary_new(EMBER_SCALE, n->out->grad, n->farg);
+    return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
+}
+
+/* y = max(x, 0) */
+ember_tensor *ember_relu(ember_tensor *x)
+{
+    ember_ctx *ctx = ember_op_begin("ember_relu", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    struct ember_tensor *y = ember_unary_new(EMBER_RELU, x, 0.0f);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_RELU, y, x, NULL, NULL))
+        return NULL;
+    return y;
+}
+
+/* dx = dy where y > 0, else 0 (y > 0 exactly where x > 0) */
+ember_status ember_backward_relu(struct ember_node *n)
+{
+    struct ember_tensor *dx = ember_binary_new(EMBER_RELU_BACKWARD, n->out->grad, n->out);
+    return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
+}

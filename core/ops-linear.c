@@ -1,0 +1,118 @@
+/* core/ops-linear.c — matmul and linear: forward and backward through sgemm. */
+#include "ops-impl.h"
+
+/* One (m, k) @ (k, n) product of contiguous row-major matrices, with the
+ * leading dimensions that follow from the stored shapes. */
+static struct ember_gemm gemm2d(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float beta)
+{
+    return (struct ember_gemm){
+        .trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
+        .lda = trans_a ? m : k, .ldb = trans_b ? k : n, .ldc = n,
+        .batch = 1, .alpha = 1.0f, .beta = beta};
+}
+
+/* y = a @ b: a is (M, K), b is (K, N) */
+ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b)
+{
+    ember_ctx *ctx = ember_op_begin("ember_matmul", a, b, NULL);
+    if (!ctx || !b)
+        return NULL;
+    if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) {
+        char sa[96], sb[96];
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_matmul takes (M, K) and (K, N); got %s and %s",
+                   ember_shape_str(a, sa, sizeof sa), ember_shape_str(b, sb, sizeof sb));
+        return NULL;
+    }
+    struct ember_tensor *ca = ember_contiguous(a), *cb = ca ? ember_contiguous(b) : NULL;
+    if (!cb)
+        return NULL;
+    int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1], shape[2] = {m, n};
+    struct ember_tensor *y = ember_op_out(ctx, 2, shape);
+    struct ember_gemm g = gemm2d(false, false, m, n, k, 0.0f);
+    if (!y || ember_gemm_into(&g, ca, cb, y) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, ca, cb, NULL) && !ember_record(EMBER_OP_MATMUL, y, ca, cb, NULL))
+        return NULL;
+    return y;
+}
+
+/* da += dy @ b^T, db += a^T @ dy */
+ember_status ember_backward_matmul(struct ember_node *n)
+{
+    struct ember_tensor *a = n->in[0], *b = n->in[1], *dy = n->out->grad;
+    int64_t m = a->shape[0], k = a->shape[1], cols = b->shape[1];
+    float beta;
+    if (a->requires_grad) {
+        struct ember_tensor *da = ember_grad_target(a, &beta);
+        struct ember_gemm g = gemm2d(false, true, m, k, cols, beta);
+        if (!da || ember_gemm_into(&g, dy, b, da) != EMBER_OK || ember_grad_commit(a, da) != EMBER_OK)
+            return a->ctx->status;
+    }
+    if (b->requires_grad) {
+        struct ember_tensor *db = ember_grad_target(b, &beta);
+        struct ember_gemm g = gemm2d(true, false, k, cols, m, beta);
+        if (!db || ember_gemm_into(&g, a, dy, db) != EMBER_OK || ember_grad_commit(b, db) != EMBER_OK)
+            return b->ctx->status;
+    }
+    return EMBER_OK;
+}
+
+/* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL */
+ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b)
+{
+    ember_ctx *ctx = ember_op_begin("ember_linear", x, w, b);
+    if (!ctx || !w)
+        return NULL;
+    if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[1] ||
+        (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))) {
+        char sx[96], sw[96], sb[96] = "none";
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_linear takes x (N, in), w (out, in), b (out); got %s, %s, %s",
+                   ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw),
+                   b ? ember_shape_str(b, sb, sizeof sb) : sb);
+        return NULL;
+    }
+    struct ember_tensor *cx = ember_contiguous(x), *cw = cx ? ember_contiguous(w) : NULL;
+    if (!cw)
+        return NULL;
+    int64_t rows = x->shape[0], in = x->shape[1], out = w->shape[0], shape[2] = {rows, out};
+    struct ember_tensor *y = ember_op_out(ctx, 2, shape);
+    if (!y)
+        return NULL;
+    /* y starts as b repeated on every row, and the product adds to it */
+    if (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK)
+        return NULL;
+    struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
+    if (ember_gemm_into(&g, cx, cw, y) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, cx, cw, b) && !ember_record(EMBER_OP_LINEAR, y, cx, cw, b))
+        return NULL;
+    return y;
+}
+
+/* dx = dy @ w, dw += dy^T @ x, db += sum over rows of dy */
+ember_status ember_backward_linear(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *dy = n->out->grad;
+    int64_t rows = x->shape[0], in = x->shape[1], out = w->shape[0];
+    float beta;
+    if (x->requires_grad) {
+        struct ember_tensor *dx = ember_grad_target(x, &beta);
+        struct ember_gemm g = gemm2d(false, false, rows, in, out, beta);
+        if (!dx || ember_gemm_into(&g, dy, w, dx) != EMBER_OK || ember_grad_commit(x, dx) != EMBER_OK)
+            return x->ctx->status;
+    }
+    if (w->requires_grad) {
+        struct ember_tensor *dw = ember_grad_target(w, &beta);
+        struct ember_gemm g = gemm2d(true, false, out, in, rows, beta);
+        if (!dw || ember_gemm_into(&g, dy, x, dw) != EMBER_OK || ember_grad_commit(w, dw) != EMBER_OK)
+            return w->ctx->status;
+    }
+    if (b && b->requires_grad) {
+        struct ember_tensor *db = ember_grad_target(b, &beta);
+        if (!db || ember_reduce_into(EMBER_SUM, db, dy, 1, rows, out, 1.0f, beta) != EMBER_OK ||
+            ember_grad_commit(b, db) != EMBER_OK)
+            return b->ctx->status;
+    }
+    return EMBER_OK;
+}

@@ -1,0 +1,63 @@
+/* core/ops-loss.c — cross-entropy through the fused softmax primitive. */
+#include "ops-impl.h"
+
+/* loss = mean over n of -log softmax(logits_n)[target_n] */
+ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
+{
+    ember_ctx *ctx = ember_op_begin("ember_cross_entropy", logits, NULL, NULL);
+    if (!ctx || !target)
+        return NULL;
+    char s1[96], s2[96];
+    if (logits->ndim != 2 || target->ndim != 1 || target->shape[0] != logits->shape[0] ||
+        target->dtype != EMBER_I32 || target->ctx != ctx) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_cross_entropy takes logits (N, classes) F32 and targets (N) I32 from one "
+                   "context; got %s and %s%s",
+                   ember_shape_str(logits, s1, sizeof s1), ember_shape_str(target, s2, sizeof s2),
+                   target->dtype != EMBER_I32 ? " F32" : "");
+        return NULL;
+    }
+    int64_t n = logits->shape[0], classes = logits->shape[1];
+    if (!ember_tensor_is_contiguous(target)) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_cross_entropy: the targets must be contiguous");
+        return NULL;
+    }
+    if (n == 0 || classes == 0) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_cross_entropy: empty batch %s",
+                   ember_shape_str(logits, s1, sizeof s1));
+        return NULL;
+    }
+    struct ember_tensor *x = ember_contiguous(logits), *t = target;
+    struct ember_tensor *prob = x ? ember_op_out_like(x) : NULL;
+    struct ember_tensor *losses = prob ? ember_op_out(ctx, 1, &n) : NULL;
+    struct ember_tensor *loss = losses ? ember_op_out(ctx, 0, NULL) : NULL;
+    if (!loss)
+        return NULL;
+    ember_status st = ctx->ops->softmax_xent_forward(ctx->dev, n, classes, ember_tensor_ptr(x),
+                                                     ember_tensor_ptr(t), ember_tensor_ptr(prob),
+                                                     ember_tensor_ptr(losses));
+    if (st != EMBER_OK || ember_reduce_into(EMBER_SUM, loss, losses, 1, n, 1, 1.0f / (float)n, 0.0f) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *node = ember_record(EMBER_OP_CROSS_ENTROPY, loss, x, t, NULL);
+        if (!node)
+            return NULL;
+        node->saved[0] = prob;
+    }
+    return loss;
+}
+
+/* dlogits = (softmax(logits) - onehot(target)) * dloss / N */
+ember_status ember_backward_cross_entropy(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *target = n->in[1], *prob = n->saved[0];
+    ember_ctx *ctx = x->ctx;
+    int64_t rows = x->shape[0], classes = x->shape[1];
+    struct ember_tensor *dx = ember_op_out_like(x);
+    if (!dx)
+        return ctx->status;
+    ember_status st = ctx->ops->softmax_xent_backward(
+        ctx->dev, rows, classes, ember_tensor_ptr(prob), ember_tensor_ptr(target),
+        ember_tensor_ptr(n->out->grad), 1.0f / (float)rows, ember_tensor_ptr(dx));
+    return st == EMBER_OK ? ember_grad_commit(x, dx) : st;
+}

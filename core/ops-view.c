@@ -1,0 +1,131 @@
+/* core/ops-view.c — reshape, flatten, transpose, contiguous: views and copies. */
+#include "ops-impl.h"
+
+/* a contiguous copy of x, or x itself */
+ember_tensor *ember_contiguous(ember_tensor *x)
+{
+    ember_ctx *ctx = ember_op_begin("ember_contiguous", x, NULL, NULL);
+    if (!ctx || ember_tensor_is_contiguous(x))
+        return ctx ? x : NULL;
+    struct ember_tensor *y = ember_unary_new(EMBER_COPY, x, 0.0f);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
+        return NULL;
+    return y;
+}
+
+/* dx = dy */
+ember_status ember_backward_contiguous(struct ember_node *n)
+{
+    return ember_grad_commit(n->in[0], n->out->grad);
+}
+
+ember_tensor *ember_reshape(ember_tensor *x, int ndim, const int64_t *shape)
+{
+    ember_ctx *ctx = ember_op_begin("ember_reshape", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    if (ndim < 0 || ndim > EMBER_MAX_DIMS || (ndim > 0 && !shape)) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_reshape: bad shape (%d dimensions)", ndim);
+        return NULL;
+    }
+    int64_t dims[EMBER_MAX_DIMS], known = 1;
+    int infer = -1;
+    for (int i = 0; i < ndim; i++) {
+        dims[i] = shape[i];
+        if (shape[i] == -1 && infer < 0) {
+            infer = i;
+        } else if (shape[i] < 0) {
+            ember_fail(ctx, EMBER_ERR_ARG, "ember_reshape: dimension %d is %lld; only one -1 is allowed",
+                       i, (long long)shape[i]);
+            return NULL;
+        } else {
+            known *= shape[i];
+        }
+    }
+    int64_t numel = ember_shape_numel(x->ndim, x->shape);
+    if (infer >= 0)
+        dims[infer] = known ? numel / known : 0;
+    if (ember_shape_numel(ndim, dims) != numel) {
+        char s[96];
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_reshape: cannot view %s (%lld elements) as %lld elements",
+                   ember_shape_str(x, s, sizeof s), (long long)numel,
+                   (long long)ember_shape_numel(ndim, dims));
+        return NULL;
+    }
+    struct ember_tensor *src = ember_contiguous(x);
+    if (!src)
+        return NULL;
+    int64_t stride[EMBER_MAX_DIMS];
+    ember_contiguous_strides(ndim, dims, stride);
+    struct ember_tensor *y = ember_tensor_view(src, ndim, dims, stride, src->offset, EMBER_OWNER_TAPE);
+    if (y && ember_grad_needed(ctx, src, NULL, NULL) && !ember_record(EMBER_OP_RESHAPE, y, src, NULL, NULL))
+        return NULL;
+    return y;
+}
+
+/* dx = dy viewed in x's shape */
+ember_status ember_backward_reshape(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *dy = n->out->grad;
+    int64_t stride[EMBER_MAX_DIMS];
+    ember_contiguous_strides(x->ndim, x->shape, stride);
+    struct ember_tensor *dx = ember_tensor_view(dy, x->ndim, x->shape, stride, dy->offset, EMBER_OWNER_TAPE);
+    return dx ? ember_grad_commit(x, dx) : x->ctx->status;
+}
+
+/* (N, d1, d2, ...) -> (N, d1 * d2 * ...) */
+ember_tensor *ember_flatten(ember_tensor *x)
+{
+    if (!ember_op_begin("ember_flatten", x, NULL, NULL))
+        return NULL;
+    if (x->ndim < 1) {
+        ember_fail(x->ctx, EMBER_ERR_ARG, "ember_flatten needs a batch axis; the tensor is a scalar");
+        return NULL;
+    }
+    int64_t shape[2] = {x->shape[0], -1};
+    if (x->shape[0] == 0)
+        shape[1] = ember_shape_numel(x->ndim - 1, x->shape + 1);
+    return ember_reshape(x, 2, shape);
+}
+
+/* y = x with axes axis0 and axis1 swapped: same storage, swapped strides */
+ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1)
+{
+    ember_ctx *ctx = ember_op_begin("ember_transpose", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    int a0 = ember_op_axis(ctx, "ember_transpose", axis0, x->ndim);
+    int a1 = a0 < 0 ? -1 : ember_op_axis(ctx, "ember_transpose", axis1, x->ndim);
+    if (a1 < 0)
+        return NULL;
+    int64_t shape[EMBER_MAX_DIMS], stride[EMBER_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) {
+        int from = i == a0 ? a1 : i == a1 ? a0 : i;
+        shape[i] = x->shape[from];
+        stride[i] = x->stride[from];
+    }
+    struct ember_tensor *y = ember_tensor_view(x, x->ndim, shape, stride, x->offset, EMBER_OWNER_TAPE);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_TRANSPOSE, y, x, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->arg[0] = a0;
+        n->arg[1] = a1;
+    }
+    return y;
+}
+
+/* dx = dy with the two axes swapped back, made contiguous */
+ember_status ember_backward_transpose(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *dy = n->out->grad;
+    int a0 = (int)n->arg[0], a1 = (int)n->arg[1];
+    int64_t stride[EMBER_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        stride[i] = dy->stride[i == a0 ? a1 : i == a1 ? a0 : i];
+    struct ember_tensor *back = ember_tensor_view(dy, x->ndim, x->shape, stride, dy->offset, EMBER_OWNER_TAPE);
+    if (!back)
+        return x->ctx->status;
+    struct ember_tensor *dx = ember_unary_new(EMBER_COPY, back, 0.0f);
+    return dx ? ember_grad_commit(x, dx) : x->ctx->status;
+}

@@ -1,0 +1,382 @@
+/*
+ * ember.h — the public C API of ember, a minimal deep-learning runtime.
+ *
+ * ember trains small networks (convolution, ReLU, max-pool, linear layers,
+ * cross-entropy, Adam) on the CPU, on OpenCL devices and on NVIDIA GPUs from
+ * Kepler up. This header is the whole interface; everything behind it is
+ * private. The loop reads as it does in PyTorch:
+ *
+ *     ember_ctx *ctx = ember_ctx_new();
+ *     if (!ctx || ember_ctx_use_device(ctx, "auto") != EMBER_OK) return 1;
+ *     ember_data_options data = {.kind = "fashion-mnist"};
+ *     ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
+ *     ember_model *net = ember_model_new(ctx, "simplecnn", train, 0);
+ *     ember_optim *opt = ember_adam_new(ember_model_params(net), ember_adam_defaults(0.001f));
+ *     ember_batcher *batches = ember_batcher_new(train, 64, true, 0);
+ *     ember_tensor *x, *y;                       // x is (64, 1, 28, 28), y is (64)
+ *     while (ember_batcher_next(batches, &x, &y)) {
+ *         ember_optim_zero_grad(opt);
+ *         ember_tensor *logits = ember_model_forward(net, x);     // (64, 10)
+ *         ember_tensor *loss = ember_cross_entropy(logits, y);    // scalar
+ *         ember_backward(loss);
+ *         ember_optim_step(opt);
+ *         ember_tape_clear(ctx);                 // release this step's tensors
+ *     }
+ *     if (ember_last_status(ctx) != EMBER_OK) fprintf(stderr, "%s\n", ember_last_error(ctx));
+ *
+ * Conventions, which hold for every function below:
+ *
+ *   - Functions that make something return it, or NULL on failure; functions
+ *     that do something return an ember_status. On failure the context keeps
+ *     the status and a message (ember_last_status, ember_last_error) until
+ *     ember_clear_error. The library never exits and never aborts.
+ *   - Ops (ember_relu, ember_conv2d, ...) given a NULL input return NULL and
+ *     leave the recorded error alone, so a whole forward pass can be written
+ *     straight through and checked once at the end.
+ *   - Ownership: tensors from ember_tensor_new and ember_tensor_copy belong
+ *     to the caller (ember_tensor_free). Tensors an op returns belong to the
+ *     context's tape and live until ember_tape_clear. Parameters belong to
+ *     their ember_params, batches to their ember_batcher. Every _free accepts
+ *     NULL.
+ *   - Shapes are int64_t, row-major (NCHW for images); a shape comment such
+ *     as (N, C, H, W) names the dimensions of a tensor argument.
+ */
+#ifndef EMBER_H
+#define EMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+
+/* "0.1.0" */
+const char *ember_version(void);
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum ember_status {
+    EMBER_OK = 0,
+    EMBER_ERR_ARG,         /* a bad argument: NULL, a wrong shape, out of range */
+    EMBER_ERR_NOMEM,       /* out of host or device memory */
+    EMBER_ERR_IO,          /* a file could not be opened, read or written */
+    EMBER_ERR_FORMAT,      /* a file is malformed or is not what it claims */
+    EMBER_ERR_DEVICE,      /* a device or its driver is missing or failed */
+    EMBER_ERR_UNSUPPORTED, /* a valid request this build or device cannot do */
+} ember_status;
+
+/* A short English name for a status: "out of memory". Never NULL. */
+const char *ember_status_str(ember_status status);
+
+/* ----------------------------------------------------------------- context */
+
+/* A context holds one device, its memory pools, the autograd tape and the
+ * last error. Contexts are independent; use one per thread. */
+typedef struct ember_ctx ember_ctx;
+
+typedef enum ember_log_level {
+    EMBER_LOG_ERROR,
+    EMBER_LOG_WARN,
+    EMBER_LOG_INFO,
+    EMBER_LOG_DEBUG,
+} ember_log_level;
+
+typedef void (*ember_log_fn)(void *user, ember_log_level level, const char *message);
+
+/* A new context with no device yet. NULL only when out of memory. */
+ember_ctx *ember_ctx_new(void);
+void ember_ctx_free(ember_ctx *ctx);
+
+/* Messages at `max_level` or more severe go to `fn` (NULL: silence). The
+ * default prints warnings and errors to stderr. */
+void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level);
+
+/* Threads the CPU backend uses; 0 (the default) means every core. Takes
+ * effect at the next ember_ctx_use_device. */
+void ember_ctx_set_threads(ember_ctx *ctx, int threads);
+
+/* Opens a device: "cpu", "auto" (the best available), or a backend name with
+ * an optional index such as "opencl:1". A device that cannot be used is an
+ * error with the reason; there is no silent fallback. A context uses one
+ * device for its whole life: call this once. */
+ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device);
+
+/* "cpu (2 threads, OpenBLAS 0.3.21)", or "none" before a device is open. */
+const char *ember_ctx_device_name(const ember_ctx *ctx);
+
+/* The status and message of the most recent failure since ember_clear_error
+ * (EMBER_OK and "" when there was none). */
+ember_status ember_last_status(const ember_ctx *ctx);
+const char *ember_last_error(const ember_ctx *ctx);
+void ember_clear_error(ember_ctx *ctx);
+
+/* Memory counters, for tests and benchmarks: a steady-state training step
+ * leaves every counter unchanged. */
+typedef struct ember_memory_stats {
+    uint64_t device_allocs;   /* buffers ever requested from the backend */
+    uint64_t device_bytes;    /* bytes held from the backend now (in use or cached) */
+    uint64_t host_allocs;     /* host allocations for tensors, tape and pools */
+} ember_memory_stats;
+void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
+
+/* ----------------------------------------------------------------- tensors */
+
+#define EMBER_MAX_DIMS 6
+
+typedef enum ember_dtype {
+    EMBER_F32, /* float, for data, parameters and gradients */
+    EMBER_I32, /* int32_t, for class-index targets */
+} ember_dtype;
+
+typedef struct ember_tensor ember_tensor;
+
+/* A zero-filled tensor on the context's device, owned by the caller. */
+ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape);
+/* A caller-owned copy, contiguous, detached from the tape. */
+ember_tensor *ember_tensor_copy(const ember_tensor *t);
+/* Frees a caller-owned tensor; tensors owned by the tape, a parameter set or
+ * a batcher are left to their owner. */
+void ember_tensor_free(ember_tensor *t);
+
+ember_ctx *ember_tensor_ctx(const ember_tensor *t);
+ember_dtype ember_tensor_dtype(const ember_tensor *t);
+int ember_tensor_ndim(const ember_tensor *t);
+int64_t ember_tensor_dim(const ember_tensor *t, int axis);  /* axis < 0 counts from the end */
+int64_t ember_tensor_numel(const ember_tensor *t);
+
+/* Copy between host memory and the tensor, in row-major order whatever the
+ * tensor's strides; `bytes` must equal numel * 4. */
+ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);
+ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes);
+/* The value of a one-element F32 tensor. */
+ember_status ember_tensor_item(const ember_tensor *t, float *value);
+
+/* Gradients: a tensor that requires grad gets .grad filled by ember_backward. */
+ember_status ember_tensor_set_requires_grad(ember_tensor *t, bool requires_grad);
+bool ember_tensor_requires_grad(const ember_tensor *t);
+/* The accumulated gradient, same shape as t, or NULL if none was computed. */
+ember_tensor *ember_tensor_grad(const ember_tensor *t);
+
+/* --------------------------------------------------------------------- ops
+ *
+ * Each op returns a new tensor owned by the tape. When grad is enabled and
+ * an input requires grad, the op is recorded so that ember_backward can
+ * differentiate it. Elementwise binary ops broadcast as NumPy does. */
+
+/* y = a + b */
+ember_tensor *ember_add(ember_tensor *a, ember_tensor *b);
+/* y = a - b */
+ember_tensor *ember_sub(ember_tensor *a, ember_tensor *b);
+/* y = a * b */
+ember_tensor *ember_mul(ember_tensor *a, ember_tensor *b);
+/* y = alpha * x */
+ember_tensor *ember_scale(ember_tensor *x, float alpha);
+/* y = max(x, 0) */
+ember_tensor *ember_relu(ember_tensor *x);
+
+/* y = sum of x over `axis` (EMBER_ALL_AXES: over everything, giving a
+ * scalar); keepdim keeps the summed axis with size 1. */
+#define EMBER_ALL_AXES 127
+ember_tensor *ember_sum(ember_tensor *x, int axis, bool keepdim);
+/* y = sum(x) / count, over the same axes as ember_sum */
+ember_tensor *ember_mean(ember_tensor *x, int axis, bool keepdim);
+
+/* y_i = e^(x_i - max x) / sum_j e^(x_j - max x), along `axis` */
+ember_tensor *ember_softmax(ember_tensor *x, int axis);
+/* y_i = x_i - max x - ln sum_j e^(x_j - max x), along `axis` */
+ember_tensor *ember_log_softmax(ember_tensor *x, int axis);
+
+/* loss = mean over n of -log softmax(logits_n)[target_n], as PyTorch's
+ * CrossEntropyLoss and Keras's sparse categorical cross-entropy.
+ * logits is (N, classes) F32, target is (N) I32 with values in [0, classes);
+ * an index outside that range gives a NaN loss. */
+ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target);
+
+/* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is (N, out) */
+ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b);
+/* y = a @ b: a is (M, K), b is (K, N); y is (M, N) */
+ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
+
+/* 2-d cross-correlation, as PyTorch's Conv2d: x is (N, C, H, W), w is
+ * (OC, C, KH, KW), b is (OC) or NULL; y is (N, OC, OH, OW) with
+ * OH = (H + 2 * padding - KH) / stride + 1, likewise OW. */
+ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding);
+/* y = max over each kernel x kernel window: x is (N, C, H, W), y is
+ * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
+ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);
+
+/* Views share storage with x. reshape takes one -1 to infer a dimension and
+ * copies first when x's strides do not allow a view. */
+ember_tensor *ember_reshape(ember_tensor *x, int ndim, const int64_t *shape);
+/* (N, d1, d2, ...) -> (N, d1 * d2 * ...) */
+ember_tensor *ember_flatten(ember_tensor *x);
+/* swaps two axes: a strided view, no copy */
+ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
+/* a contiguous copy of x, or x itself when it already is contiguous */
+ember_tensor *ember_contiguous(ember_tensor *x);
+
+/* ---------------------------------------------------------------- autograd */
+
+/* Fills .grad of every tensor that requires grad and that `loss` (a
+ * one-element tensor) depends on, adding to what is there. */
+ember_status ember_backward(ember_tensor *loss);
+/* Releases every tensor the ops made since the last clear; their memory goes
+ * back to the context's pools for the next step. */
+void ember_tape_clear(ember_ctx *ctx);
+/* Turns recording off (for evaluation) or on; returns the previous setting. */
+bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled);
+
+/* -------------------------------------------------------------- parameters */
+
+/* A named set of parameters held in one allocation, with their gradients in
+ * a second. Names follow PyTorch's state_dict ("conv1.weight"). */
+typedef struct ember_params ember_params;
+
+ember_params *ember_params_new(ember_ctx *ctx);
+void ember_params_free(ember_params *params);
+
+/* Adds a zero-filled parameter that requires grad and returns it (owned by
+ * the set). Adding moves the set's storage, so add every parameter before
+ * training starts. */
+ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim, const int64_t *shape);
+int ember_params_count(const ember_params *params);
+ember_tensor *ember_params_at(const ember_params *params, int index);
+const char *ember_params_name(const ember_params *params, int index);
+ember_tensor *ember_params_find(const ember_params *params, const char *name);
+int64_t ember_params_numel(const ember_params *params);
+/* Sets every gradient to zero (one fill over the gradient allocation). */
+void ember_params_zero_grad(ember_params *params);
+
+/* Checkpoints as safetensors: little-endian F32 under the parameters' names,
+ * readable by Python's safetensors and PyTorch's load_state_dict. Saving
+ * writes a temporary file, fsyncs it and renames it into place; loading
+ * checks every offset and shape before it reads, and changes nothing unless
+ * the whole file matches the set. `metadata` (may be NULL) is stored under
+ * "__metadata__" as {"key": "value", ...} pairs, NULL-terminated. */
+ember_status ember_params_save(const ember_params *params, const char *path, const char *const *metadata);
+ember_status ember_params_load(ember_params *params, const char *path);
+
+/* A seeded random generator, so that runs are reproducible. */
+typedef struct ember_rng {
+    uint64_t state;
+} ember_rng;
+ember_rng ember_rng_seed(uint64_t seed);
+uint32_t ember_rng_u32(ember_rng *rng);
+float ember_rng_uniform(ember_rng *rng, float low, float high);
+
+/* PyTorch's default initialisation for Linear and Conv2d: the weight is
+ * kaiming-uniform with a = sqrt(5), that is U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+ * and the bias is uniform with the same bound. fan_in = numel(w) / shape[0]. */
+ember_status ember_init_uniform(ember_tensor *t, float low, float high, ember_rng *rng);
+ember_status ember_init_default(ember_tensor *weight, ember_tensor *bias, ember_rng *rng);
+
+/* --------------------------------------------------------------- optimizers */
+
+typedef struct ember_optim ember_optim;
+
+typedef struct ember_adam_options {
+    float lr, beta1, beta2, eps, weight_decay;
+} ember_adam_options;
+/* lr, betas 0.9 and 0.999, eps 1e-8, no weight decay: PyTorch's defaults */
+ember_adam_options ember_adam_defaults(float lr);
+
+typedef struct ember_sgd_options {
+    float lr, momentum, dampening, weight_decay;
+    bool nesterov;
+} ember_sgd_options;
+/* lr, no momentum, no dampening, no weight decay */
+ember_sgd_options ember_sgd_defaults(float lr);
+
+/* The optimizer updates every parameter of the set; its state (Adam's two
+ * moments, SGD's velocity) is one allocation each. */
+ember_optim *ember_adam_new(ember_params *params, ember_adam_options options);
+ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options options);
+void ember_optim_free(ember_optim *opt);
+void ember_optim_zero_grad(ember_optim *opt);
+ember_status ember_optim_step(ember_optim *opt);
+/* Learning rate, for schedules. */
+void ember_optim_set_lr(ember_optim *opt, float lr);
+
+/* -------------------------------------------------------------------- data */
+
+typedef struct ember_dataset ember_dataset;
+
+typedef enum ember_split { EMBER_TRAIN, EMBER_TEST } ember_split;
+
+typedef struct ember_data_options {
+    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random" */
+    const char *kind;
+    /* where the files are; NULL: the kind's default (fashion-mnist:
+     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist) */
+    const char *dir;
+    /* random: the shape of one sample, such as {1, 28, 28} or {100};
+     * folder: {channels, height, width} to load at, zeros for the first image's */
+    int sample_ndim;
+    int64_t sample_shape[3];
+    /* random: samples in the split (0: 4096 train, 1024 test) and classes (0: 10) */
+    int64_t count;
+    int classes;
+    /* folder: resize images of another size (bilinear) instead of rejecting them */
+    bool resize;
+    /* random data, and the folder's held-out test split */
+    uint64_t seed;
+} ember_data_options;
+
+/* Loads a split into host memory as bytes; every file is checked before
+ * anything is allocated for it. */
+ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split);
+void ember_dataset_free(ember_dataset *ds);
+int64_t ember_dataset_count(const ember_dataset *ds);
+int ember_dataset_classes(const ember_dataset *ds);
+/* The shape of one sample, without the batch axis: (C, H, W) or (features). */
+int ember_dataset_sample_ndim(const ember_dataset *ds);
+const int64_t *ember_dataset_sample_shape(const ember_dataset *ds);
+/* "fashion-mnist train (60000 x 1x28x28, 10 classes)" */
+const char *ember_dataset_describe(const ember_dataset *ds);
+
+/* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
+ * With shuffle, each epoch visits the samples in a fresh order drawn from the
+ * seed. The last batch of an epoch may be smaller. */
+typedef struct ember_batcher ember_batcher;
+ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed);
+void ember_batcher_free(ember_batcher *b);
+int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
+/* Fills *x and *y with the next batch and returns true; at the end of the
+ * epoch returns false and starts the next one. Returns false on a device
+ * error too; ember_last_status tells which. */
+bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
+
+/* ------------------------------------------------------------------ models */
+
+/* The networks of models/: "simplecnn", "kerascnn", "linear", "mlp". Each
+ * takes its input shape and class count from the data set. */
+typedef struct ember_model ember_model;
+
+ember_model *ember_model_new(ember_ctx *ctx, const char *name, const ember_dataset *data, uint64_t seed);
+void ember_model_free(ember_model *model);
+/* x is (N, sample shape...); returns logits (N, classes) */
+ember_tensor *ember_model_forward(ember_model *model, ember_tensor *x);
+ember_params *ember_model_params(ember_model *model);
+const char *ember_model_name(const ember_model *model);
+/* "simplecnn: Conv2d(1,16,3,p1) ReLU MaxPool2d(2) Flatten Linear(3136,10); 31530 parameters" */
+const char *ember_model_describe(const ember_model *model);
+/* The model names, NULL-terminated, and a one-line summary of each. */
+const char *const *ember_model_names(void);
+const char *ember_model_summary(const char *name);
+
+/* Test accuracy (fraction correct) and mean cross-entropy over a data set,
+ * with grad off; either output may be NULL. */
+ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
+                                  double *accuracy, double *loss);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_H */

@@ -1,0 +1,77 @@
+/* tests/test-util.c — see test-util.h. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test-util.h"
+
+int test_failures;
+
+int test_finish(const char *name)
+{
+    if (test_failures) {
+        fprintf(stderr, "%s: %d check%s failed\n", name, test_failures, test_failures == 1 ? "" : "s");
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+ember_ctx *test_ctx(const char *device)
+{
+    if (!device)
+        device = getenv("EMBER_TEST_DEVICE") ? getenv("EMBER_TEST_DEVICE") : "cpu";
+    ember_ctx *ctx = ember_ctx_new();
+    if (!ctx)
+        return NULL;
+    ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+    if (ember_ctx_use_device(ctx, device) != EMBER_OK) {
+        fprintf(stderr, "cannot open %s: %s\n", device, ember_last_error(ctx));
+        ember_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+const char *test_tmpdir(void)
+{
+    static char path[4096];
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, sizeof path, "%s/ember-test-XXXXXX", base);
+    if (!mkdtemp(path)) {
+        perror("mkdtemp");
+        return NULL;
+    }
+    return path;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void test_cleanup_dir(const char *dir)
+{
+    if (dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *test_write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+    static char paths[4][4096];
+    static int next;
+    char *path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || (len && fwrite(data, 1, len, f) != len)) {
+        perror(path);
+        if (f)
+            fclose(f);
+        return path;
+    }
+    fclose(f);
+    return path;
+}

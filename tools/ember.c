@@ -1,0 +1,3 @@
+#include <stdio.h>
+#include "ember.h"
+int main(void) { printf("ember %s\n", ember_version()); return 0; }
