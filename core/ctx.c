@@ -130,6 +130,17 @@ ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ..
     return status;
 }
 
+ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
+{
+    va_list ap;
+    if (!ctx)
+        return status;
+    va_start(ap, fmt);
+    ember_vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
 void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
 {
     char message[1024];

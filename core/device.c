@@ -126,3 +126,43 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
     }
     return open_device(ctx, ops, index);
 }
+
+int ember_devices(ember_device_info *out, int max, int threads)
+{
+    int n = 0;
+    for (int i = 0; i < BACKEND_COUNT; i++) {
+        char why[512] = "";
+        int count = backends[i]->device_count(why, sizeof why);
+        for (int d = 0; d < (count > 0 ? count : 1); d++, n++) {
+            if (n >= max || !out)
+                continue;
+            ember_device_info *info = &out[n];
+            memset(info, 0, sizeof *info);
+            /* "cpu" alone; a GPU backend's devices by index, "opencl:0" */
+            bool indexed = count > 0 && strcmp(backends[i]->name, "cpu") != 0;
+            snprintf(info->name, sizeof info->name, indexed ? "%s:%d" : "%s", backends[i]->name, d);
+            if (count <= 0) {
+                snprintf(info->description, sizeof info->description, "%s: no devices", backends[i]->name);
+                snprintf(info->reason, sizeof info->reason, "%s", why[0] ? why : "the backend found no devices");
+                continue;
+            }
+            /* open it in a context of its own: that is the real test of usable */
+            ember_ctx *probe = ember_ctx_new();
+            if (!probe) {
+                snprintf(info->reason, sizeof info->reason, "out of host memory");
+                continue;
+            }
+            ember_ctx_set_log(probe, NULL, NULL, EMBER_LOG_ERROR);
+            ember_ctx_set_threads(probe, threads);
+            char spec[64];
+            snprintf(spec, sizeof spec, "%s:%d", backends[i]->name, d);
+            info->usable = ember_ctx_use_device(probe, spec) == EMBER_OK;
+            snprintf(info->description, sizeof info->description, "%s",
+                     info->usable ? probe->device_name : info->name);
+            if (!info->usable)
+                snprintf(info->reason, sizeof info->reason, "%.*s", (int)sizeof info->reason - 1, probe->error);
+            ember_ctx_free(probe);
+        }
+    }
+    return n;
+}

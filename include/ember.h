@@ -110,11 +110,29 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device);
 /* "cpu (2 threads, OpenBLAS 0.3.21)", or "none" before a device is open. */
 const char *ember_ctx_device_name(const ember_ctx *ctx);
 
+/* A device this build can see, or a backend that has none and why. */
+typedef struct ember_device_info {
+    char name[32];         /* what ember_ctx_use_device takes: "cpu", "opencl:0" */
+    char description[256]; /* "cpu (2 threads, OpenBLAS 0.3.21)" */
+    bool usable;
+    char reason[512];      /* when not usable: why, in plain words, and the fix */
+} ember_device_info;
+
+/* Fills up to `max` entries in the order "auto" prefers them, one per
+ * device, or one per backend that has none (usable false, with the reason);
+ * returns how many entries there are, which may exceed max. `threads` is
+ * what the cpu entry will use (0: every core). */
+int ember_devices(ember_device_info *out, int max, int threads);
+
 /* The status and message of the most recent failure since ember_clear_error
  * (EMBER_OK and "" when there was none). */
 ember_status ember_last_status(const ember_ctx *ctx);
 const char *ember_last_error(const ember_ctx *ctx);
 void ember_clear_error(ember_ctx *ctx);
+/* Records a failure as the library does, for code built on ember (a model
+ * or layer of your own) to report the same way; returns `status`. */
+ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
  * leaves every counter unchanged. */
@@ -275,6 +293,16 @@ float ember_rng_uniform(ember_rng *rng, float low, float high);
  * and the bias is uniform with the same bound. fan_in = numel(w) / shape[0]. */
 ember_status ember_init_uniform(ember_tensor *t, float low, float high, ember_rng *rng);
 ember_status ember_init_default(ember_tensor *weight, ember_tensor *bias, ember_rng *rng);
+
+/* Layers: a layer's parameters added to a set under PyTorch's names
+ * (name.weight, name.bias) and initialised as PyTorch does. The forward pass
+ * is then the op: ember_conv2d(x, w, b, ...), ember_linear(x, w, b). */
+ember_status ember_layer_conv2d(ember_params *params, const char *name, int64_t in_channels,
+                                int64_t out_channels, int64_t kernel, ember_rng *rng,
+                                ember_tensor **weight, ember_tensor **bias);
+ember_status ember_layer_linear(ember_params *params, const char *name, int64_t in_features,
+                                int64_t out_features, ember_rng *rng, ember_tensor **weight,
+                                ember_tensor **bias);
 
 /* --------------------------------------------------------------- optimizers */
 

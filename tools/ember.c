@@ -1,3 +1,54 @@
+/*
+ * tools/ember.c — the `ember` program: subcommands over the library.
+ *
+ *   ember train --model simplecnn --data fashion-mnist --epochs 1
+ *   ember eval --load model.safetensors
+ *   ember devices
+ */
 #include <stdio.h>
-#include "ember.h"
-int main(void) { printf("ember %s\n", ember_version()); return 0; }
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: ember <command> [options]\n"
+    "\n"
+    "ember trains small neural networks on the CPU, OpenCL devices and NVIDIA GPUs.\n"
+    "\n"
+    "commands:\n"
+    "  train      train a model and report its test accuracy\n"
+    "  eval       evaluate a saved model\n"
+    "  devices    list the devices ember can use, and why others cannot be used\n"
+    "\n"
+    "  ember <command> --help   describes a command's options\n"
+    "  ember --version          prints the version\n"
+    "\n"
+    "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
+    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
+
+int main(int argc, char **argv)
+{
+    cli_start_time = cli_now();
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
+        fputs(usage, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+        printf("ember %s\n", ember_version());
+        return EXIT_OK;
+    }
+    /* each subcommand parses its own options, argv[0] being its name */
+    if (strcmp(command, "train") == 0)
+        return cmd_train(argc - 1, argv + 1);
+    if (strcmp(command, "eval") == 0)
+        return cmd_eval(argc - 1, argv + 1);
+    if (strcmp(command, "devices") == 0)
+        return cmd_devices(argc - 1, argv + 1);
+    fprintf(stderr, "ember: error: unknown command \"%s\"\n\n%s", command, usage);
+    return EXIT_USAGE;
+}

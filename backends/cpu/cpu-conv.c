@@ -95,26 +95,50 @@ struct pool_job {
     int32_t *argmax;
 };
 
+/* The exact rule for one window: the first maximum wins ties, and the first
+ * NaN wins over everything, as in PyTorch. */
+static int64_t window_argmax(const float *x, int64_t w, int64_t first, int64_t k)
+{
+    int64_t arg = first;
+    for (int64_t ky = 0; ky < k; ky++)
+        for (int64_t kx = 0; kx < k; kx++) {
+            int64_t at = first + ky * w + kx;
+            if (x[arg] == x[arg] && (x[at] > x[arg] || x[at] != x[at]))
+                arg = at;
+        }
+    return arg;
+}
+
+/* The common 2x2 window, branch-free: select the larger with conditional
+ * moves, and only go the exact way when the window holds a NaN. */
+static int64_t window2_argmax(const float *x, int64_t w, int64_t first)
+{
+    float a = x[first], b = x[first + 1], c = x[first + w], d = x[first + w + 1];
+    if (a != a || b != b || c != c || d != d)
+        return window_argmax(x, w, first, 2);
+    int64_t arg = first;
+    float best = a;
+    arg = b > best ? first + 1 : arg, best = b > best ? b : best;
+    arg = c > best ? first + w : arg, best = c > best ? c : best;
+    arg = d > best ? first + w + 1 : arg;
+    return arg;
+}
+
 static void maxpool_forward_planes(void *p, int64_t begin, int64_t end)
 {
     const struct pool_job *j = p;
     const struct ember_pool_geom *g = j->g;
+    int64_t w = g->w;
     for (int64_t plane = begin; plane < end; plane++) {
-        const float *x = j->src + plane * g->h * g->w;
+        const float *x = j->src + plane * g->h * w;
         float *y = j->dst + plane * g->oh * g->ow;
-        int32_t *arg = j->argmax + plane * g->oh * g->ow;
+        int32_t *argmax = j->argmax + plane * g->oh * g->ow;
         for (int64_t oy = 0; oy < g->oh; oy++)
             for (int64_t ox = 0; ox < g->ow; ox++) {
-                int64_t y0 = oy * g->stride, x0 = ox * g->stride, best = y0 * g->w + x0;
-                for (int64_t ky = 0; ky < g->k; ky++)
-                    for (int64_t kx = 0; kx < g->k; kx++) {
-                        int64_t at = (y0 + ky) * g->w + x0 + kx;
-                        /* strictly greater keeps the first maximum; NaN wins and stays */
-                        if (!isnan(x[best]) && (x[at] > x[best] || isnan(x[at])))
-                            best = at;
-                    }
-                y[oy * g->ow + ox] = x[best];
-                arg[oy * g->ow + ox] = (int32_t)best;
+                int64_t first = oy * g->stride * w + ox * g->stride;
+                int64_t arg = g->k == 2 ? window2_argmax(x, w, first) : window_argmax(x, w, first, g->k);
+                y[oy * g->ow + ox] = x[arg];
+                argmax[oy * g->ow + ox] = (int32_t)arg;
             }
     }
 }

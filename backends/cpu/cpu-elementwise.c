@@ -73,6 +73,36 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
     }
 }
 
+/* One row of a strided launch: the switch sits outside the loop. */
+#define ROW_LOOP(expr)                                                                                        \
+    for (int64_t i = 0; i < len; i++)                                                                         \
+        out[i * so] = (expr);
+
+static void unary_row(int op, float alpha, float *out, const float *a, int64_t len, int64_t so, int64_t sa)
+{
+    switch ((enum ember_unary_op)op) {
+    case EMBER_COPY: /* bits, not values: it copies I32 tensors too */
+        for (int64_t i = 0; i < len; i++)
+            memcpy(&out[i * so], &a[i * sa], sizeof *out);
+        return;
+    case EMBER_SCALE: ROW_LOOP(alpha * a[i * sa]); return;
+    case EMBER_RELU: ROW_LOOP(a[i * sa] < 0.0f ? 0.0f : a[i * sa]); return;
+    default: ROW_LOOP(unary_value(op, a[i * sa], alpha)); return;
+    }
+}
+
+static void binary_row(int op, float *out, const float *a, const float *b, int64_t len, int64_t so, int64_t sa,
+                       int64_t sb)
+{
+    switch ((enum ember_binary_op)op) {
+    case EMBER_ADD: ROW_LOOP(a[i * sa] + b[i * sb]); return;
+    case EMBER_SUB: ROW_LOOP(a[i * sa] - b[i * sb]); return;
+    case EMBER_MUL: ROW_LOOP(a[i * sa] * b[i * sb]); return;
+    default: ROW_LOOP(binary_value(op, a[i * sa], b[i * sb])); return;
+    }
+}
+#undef ROW_LOOP
+
 /* Strided: [begin, end) are rows of the innermost axis. */
 static void ewise_strided(void *p, int64_t begin, int64_t end)
 {
@@ -90,17 +120,10 @@ static void ewise_strided(void *p, int64_t begin, int64_t end)
             oa += idx * e->stride_a[d];
             ob += idx * e->stride_b[d];
         }
-        float *out = j->out + oo;
-        const float *a = j->a + oa, *b = j->b ? j->b + ob : NULL;
         if (j->binary)
-            for (int64_t i = 0; i < len; i++)
-                out[i * so] = binary_value(j->op, a[i * sa], b[i * sb]);
-        else if (j->op == EMBER_COPY)
-            for (int64_t i = 0; i < len; i++)
-                memcpy(&out[i * so], &a[i * sa], sizeof *out);
+            binary_row(j->op, j->out + oo, j->a + oa, j->b + ob, len, so, sa, sb);
         else
-            for (int64_t i = 0; i < len; i++)
-                out[i * so] = unary_value(j->op, a[i * sa], j->alpha);
+            unary_row(j->op, j->alpha, j->out + oo, j->a + oa, len, so, sa);
     }
 }
 
@@ -158,6 +181,11 @@ ember_status cpu_fill(void *dev, ember_ptr out, size_t n, float value)
 /* Inner positions handled together by one task, each with its own
  * accumulator, so that the reads of in stay sequential. */
 #define REDUCE_TILE 256
+/* A contiguous run is summed in 8 float lanes over blocks of this many
+ * elements, each block's total then added in double: the lanes keep the
+ * loop vectorised and free of a serial dependency, the short blocks keep
+ * float rounding from growing with the length. */
+#define SUM_BLOCK 256
 
 struct reduce_job {
     const struct ember_reduce *r;
@@ -167,23 +195,72 @@ struct reduce_job {
     int64_t tiles; /* per outer index */
 };
 
-/* Sums accumulate in double: one pass, and no error growing with r. */
-static void reduce_range(void *p, int64_t begin, int64_t end)
+static double sum_run(const float *x, int64_t n)
+{
+    double total = 0.0;
+    for (int64_t start = 0; start < n; start += SUM_BLOCK) {
+        int64_t len = n - start < SUM_BLOCK ? n - start : SUM_BLOCK, i = 0;
+        float lane[8] = {0};
+        for (; i + 8 <= len; i += 8)
+            for (int k = 0; k < 8; k++)
+                lane[k] += x[start + i + k];
+        for (; i < len; i++)
+            lane[0] += x[start + i];
+        total += ((double)lane[0] + lane[1]) + ((double)lane[2] + lane[3]) + ((double)lane[4] + lane[5]) +
+                 ((double)lane[6] + lane[7]);
+    }
+    return total;
+}
+
+/* the maximum of a run; NaN wins, as in PyTorch */
+static float max_run(const float *x, int64_t n)
+{
+    float m = -INFINITY;
+    bool nan = false;
+    for (int64_t i = 0; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+        nan |= x[i] != x[i];
+    }
+    return nan ? NAN : m;
+}
+
+static void store(float *out, double value, const struct ember_reduce *r)
+{
+    *out = (float)(r->alpha * value) + (r->beta != 0.0f ? r->beta * *out : 0.0f);
+}
+
+/* inner == 1: each output reduces one contiguous row */
+static void reduce_rows(void *p, int64_t begin, int64_t end)
+{
+    const struct reduce_job *j = p;
+    const struct ember_reduce *r = j->r;
+    for (int64_t o = begin; o < end; o++) {
+        const float *row = j->in + o * r->r;
+        store(&j->out[o], j->max ? max_run(row, r->r) : sum_run(row, r->r), r);
+    }
+}
+
+/* inner > 1: a tile of neighbouring outputs walks down r together */
+static void reduce_tiles(void *p, int64_t begin, int64_t end)
 {
     const struct reduce_job *j = p;
     const struct ember_reduce *r = j->r;
     double acc[REDUCE_TILE];
+    bool nan[REDUCE_TILE];
     for (int64_t unit = begin; unit < end; unit++) {
         int64_t o = unit / j->tiles, i0 = unit % j->tiles * REDUCE_TILE;
         int64_t n = r->inner - i0 < REDUCE_TILE ? r->inner - i0 : REDUCE_TILE;
         const float *in = j->in + o * r->r * r->inner + i0;
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; i < n; i++) {
             acc[i] = j->max ? -INFINITY : 0.0;
+            nan[i] = false;
+        }
         for (int64_t k = 0; k < r->r; k++, in += r->inner) {
             if (j->max) {
-                for (int64_t i = 0; i < n; i++)
-                    if (in[i] > acc[i] || isnan(in[i]))
-                        acc[i] = in[i];
+                for (int64_t i = 0; i < n; i++) {
+                    acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+                    nan[i] |= in[i] != in[i];
+                }
             } else {
                 for (int64_t i = 0; i < n; i++)
                     acc[i] += in[i];
@@ -191,7 +268,7 @@ static void reduce_range(void *p, int64_t begin, int64_t end)
         }
         float *out = j->out + o * r->inner + i0;
         for (int64_t i = 0; i < n; i++)
-            out[i] = (float)(r->alpha * acc[i]) + (r->beta != 0.0f ? r->beta * out[i] : 0.0f);
+            store(&out[i], nan[i] ? NAN : acc[i], r);
     }
 }
 
@@ -201,8 +278,12 @@ ember_status cpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_r
     struct cpu_device *d = dev;
     struct reduce_job j = {.r = r, .max = op == EMBER_MAX, .out = cpu_f32(out), .in = cpu_f32(in),
                            .tiles = (r->inner + REDUCE_TILE - 1) / REDUCE_TILE};
+    if (r->inner == 1) {
+        cpu_parallel_for(d->pool, r->outer, EWISE_GRAIN / (r->r + 1) + 1, reduce_rows, &j);
+        return EMBER_OK;
+    }
     int64_t units = r->outer * j.tiles;
     int64_t work_per_unit = r->r * (r->inner < REDUCE_TILE ? r->inner : REDUCE_TILE);
-    cpu_parallel_for(d->pool, units, EWISE_GRAIN / (work_per_unit + 1) + 1, reduce_range, &j);
+    cpu_parallel_for(d->pool, units, EWISE_GRAIN / (work_per_unit + 1) + 1, reduce_tiles, &j);
     return EMBER_OK;
 }

@@ -13,8 +13,20 @@
 
 #include "cpu-impl.h"
 
-/* how long an idle worker keeps spinning before it sleeps */
-#define SPIN_ROUNDS 20000
+/* An idle worker first spins on the job counter with the CPU's pause hint
+ * (a hand-off within microseconds), then yields its core for a while, then
+ * sleeps on the condition variable. */
+#define SPIN_ROUNDS 4000
+#define YIELD_ROUNDS 2000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 struct cpu_pool {
     int threads; /* workers + the caller */
@@ -53,8 +65,11 @@ static void *worker_main(void *p)
     unsigned seen = 0;
     for (;;) {
         unsigned gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
-        for (int spin = 0; gen == seen && spin < SPIN_ROUNDS && !atomic_load(&pool->quit); spin++) {
-            sched_yield();
+        for (int spin = 0; gen == seen && spin < SPIN_ROUNDS + YIELD_ROUNDS && !atomic_load(&pool->quit); spin++) {
+            if (spin < SPIN_ROUNDS)
+                cpu_relax();
+            else
+                sched_yield();
             gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
         }
         if (gen == seen) {
@@ -139,5 +154,5 @@ void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_
     pthread_mutex_unlock(&pool->lock);
     run_chunk(pool, 0);
     while (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0)
-        sched_yield();
+        cpu_relax();
 }

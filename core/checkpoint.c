@@ -1,0 +1,189 @@
+/*
+ * core/checkpoint.c — parameter sets as safetensors files.
+ *
+ * A checkpoint holds each parameter under its name ("conv1.weight") as an
+ * F32 tensor of its shape, which is what PyTorch's state_dict holds, so
+ * load_state_dict(strict=True) takes the file as it is. Either way all the
+ * values cross between host and device once: save reads the flat tensor and
+ * points each entry into that copy; load checks the whole file against the
+ * set first, then fills a host copy of the flat tensor (padding zero) and
+ * writes it back in one go, so a file that does not fit changes nothing.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "params-impl.h"
+#include "safetensors-impl.h"
+
+/* where a parameter's values start in the flat tensor, in elements */
+static size_t flat_index(const struct ember_params *p, int i)
+{
+    return p->items[i].value->offset - p->flat->offset;
+}
+
+/* The caller's metadata with {"format": "pt"} in front, unless the caller
+ * sets "format" itself: transformers and other PyTorch tooling look for it.
+ * A list of odd length stays odd, for the writer to refuse. */
+static const char **metadata_with_format(ember_ctx *ctx, const char *const *metadata)
+{
+    size_t n = 0, k = 0;
+    bool has_format = false;
+    for (; metadata && metadata[n]; n++)
+        has_format |= n % 2 == 0 && strcmp(metadata[n], "format") == 0;
+    const char **all = ember_host_alloc(ctx, (n + 3) * sizeof *all);
+    if (!all)
+        return NULL;
+    if (!has_format)
+        all[k++] = "format", all[k++] = "pt";
+    for (size_t i = 0; i < n; i++)
+        all[k++] = metadata[i];
+    all[k] = NULL;
+    return all;
+}
+
+ember_status ember_params_save(const ember_params *p, const char *path, const char *const *metadata)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    ember_ctx *ctx = p->ctx;
+    if (!path)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_save: NULL path");
+    size_t used = p->flat ? (size_t)p->used : 0;
+    struct ember_safetensors_tensor *tensors = NULL;
+    const char **meta = NULL;
+    ember_status status = EMBER_ERR_NOMEM;
+    float *host = ember_host_alloc(ctx, used * sizeof *host);
+    if (!host)
+        return status;
+    if (!(tensors = ember_host_alloc(ctx, (size_t)p->count * sizeof *tensors)) ||
+        !(meta = metadata_with_format(ctx, metadata)))
+        goto done;
+    if (used && (status = ember_tensor_read(p->flat, host, used * sizeof *host)) != EMBER_OK)
+        goto done;
+    for (int i = 0; i < p->count; i++) {
+        const struct ember_tensor *value = p->items[i].value;
+        tensors[i] = (struct ember_safetensors_tensor){
+            .name = p->items[i].name, .ndim = value->ndim, .shape = value->shape, .values = host + flat_index(p, i)};
+    }
+    status = ember_safetensors_save(ctx, path, tensors, p->count, meta);
+done:
+    free(meta);
+    free(tensors);
+    free(host);
+    return status;
+}
+
+/* Problems found while matching a file to the set, gathered into one
+ * message as PyTorch's strict load_state_dict does. */
+struct mismatch {
+    char text[2048];
+    size_t len;
+    int count;
+};
+
+static void mismatch_note(struct mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mismatch_note(struct mismatch *m, const char *fmt, ...)
+{
+    va_list ap;
+    if (m->count++ && m->len < sizeof m->text)
+        m->len += (size_t)snprintf(m->text + m->len, sizeof m->text - m->len, "; ");
+    if (m->len < sizeof m->text) {
+        va_start(ap, fmt);
+        m->len += (size_t)vsnprintf(m->text + m->len, sizeof m->text - m->len, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static bool same_shape(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
+{
+    if (t->ndim != e->ndim)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if ((uint64_t)t->shape[d] != e->shape[d])
+            return false;
+    return true;
+}
+
+/* Every tensor of the file is F32: anything else is a file ember does not
+ * write, so a format error rather than a mismatch. */
+static ember_status check_dtypes(ember_ctx *ctx, const char *path, const struct ember_safetensors *st)
+{
+    for (int i = 0; i < st->count; i++)
+        if (strcmp(st->entries[i].dtype, "F32") != 0)
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s: tensor \"%.200s\" is %s; ember checkpoints hold F32 only "
+                              "(convert it to float32 before saving)",
+                              path, st->entries[i].name, st->entries[i].dtype);
+    return EMBER_OK;
+}
+
+/* The file holds exactly the set's names, each with the parameter's shape. */
+static ember_status check_match(ember_ctx *ctx, const char *path, const struct ember_params *p,
+                                const struct ember_safetensors *st)
+{
+    enum { NAMED_UNEXPECTED = 8 };
+    struct mismatch m = {.len = 0};
+    char want[160], have[160];
+    int found = 0;
+    for (int i = 0; i < p->count; i++) {
+        const struct ember_tensor *value = p->items[i].value;
+        const struct ember_safetensors_entry *e = ember_safetensors_find(st, p->items[i].name);
+        ember_shape_str(value, want, sizeof want);
+        if (!e) {
+            mismatch_note(&m, "missing %s %s", p->items[i].name, want);
+            continue;
+        }
+        found++;
+        if (!same_shape(value, e))
+            mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
+                          ember_safetensors_shape_str(e, have, sizeof have), want);
+    }
+    /* Every name of the set that the file has is found; the rest of the
+     * file is unexpected. Name a few: a hostile file may hold millions. */
+    int unexpected = st->count - found, named = 0;
+    for (int i = 0; i < st->count && named < unexpected && named < NAMED_UNEXPECTED; i++) {
+        const struct ember_safetensors_entry *e = &st->entries[i];
+        if (!ember_params_find(p, e->name)) {
+            mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            named++;
+        }
+    }
+    if (unexpected > named)
+        mismatch_note(&m, "and %d more unexpected", unexpected - named);
+    if (!m.count)
+        return EMBER_OK;
+    return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path, m.count,
+                      m.count == 1 ? "" : "s", m.text);
+}
+
+ember_status ember_params_load(ember_params *p, const char *path)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    ember_ctx *ctx = p->ctx;
+    if (!path)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_load: NULL path");
+    struct ember_safetensors st;
+    float *host = NULL;
+    ember_status status = ember_safetensors_open(ctx, path, &st);
+    if (status != EMBER_OK)
+        return status;
+    if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK || (status = check_match(ctx, path, p, &st)) != EMBER_OK ||
+        !p->flat)
+        goto close;
+    /* everything checked: only now is anything read, and the set written */
+    if (!(host = ember_host_calloc(ctx, (size_t)p->used, sizeof *host))) {
+        status = EMBER_ERR_NOMEM;
+        goto close;
+    }
+    for (int i = 0; i < p->count && status == EMBER_OK; i++)
+        status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
+                                            host + flat_index(p, i));
+    if (status == EMBER_OK)
+        status = ember_tensor_write(p->flat, host, (size_t)p->used * sizeof *host);
+close:
+    free(host);
+    ember_safetensors_close(&st);
+    return status;
+}

@@ -1,0 +1,83 @@
+/*
+ * core/data-impl.h — data sets in host memory, and the loaders that fill them.
+ *
+ * A data set is one split (train or test) held as bytes: pixels are uint8,
+ * (count, C, H, W) in a single array, exactly as the files store them (IDX
+ * and CIFAR-10 already are channel-major), and labels are int32. Bytes keep
+ * Fashion-MNIST's training set at 47 MB instead of 188 MB of floats; the
+ * batcher scales each batch to [0, 1] floats on its way to the device.
+ *
+ * ember_dataset_open (data.c) picks a loader by kind, resolves the folder
+ * and checks it exists; the loader reads its files and fills the data set
+ * through ember_dataset_reserve. Files are untrusted (DESIGN.md decision 7):
+ * a loader checks every header field and the file's size before it asks
+ * for memory, and every failure names the file.
+ *
+ *     data.c          open, accessors, describe, the batcher
+ *     data-idx.c      fashion-mnist, mnist: IDX files, gzipped or not
+ *     data-cifar.c    cifar10: the binary batches
+ *     data-folder.c   folder: dir/<class>/<image>, decoded by image.c
+ *     data-random.c   random: seeded bytes, for benchmarks
+ *     image.c         stb_image, compiled here and nowhere else
+ */
+#ifndef EMBER_DATA_IMPL_H
+#define EMBER_DATA_IMPL_H
+
+#include "ctx-impl.h"
+
+/* The most bytes of pixels one split may hold (16 GiB): far beyond the
+ * data sets ember trains on, small enough that no size computation on a
+ * checked header can overflow. */
+#define EMBER_DATA_MAX_BYTES ((int64_t)1 << 34)
+/* The largest any one dimension in a file may be. */
+#define EMBER_DATA_MAX_DIM ((int64_t)1 << 20)
+
+struct ember_dataset {
+    ember_ctx *ctx;
+    const char *kind; /* a static name: "fashion-mnist" */
+    ember_split split;
+
+    int64_t count;
+    int classes;
+    int sample_ndim;
+    int64_t sample_shape[3];
+    int64_t sample_bytes; /* product of sample_shape */
+
+    uint8_t *pixels; /* (count, sample_shape...) */
+    int32_t *labels; /* (count), each in [0, classes) */
+
+    char describe[256];
+};
+
+/* Sets the split's geometry and allocates its pixels and labels. Called once
+ * by a loader, after the files are checked; count may be 0. */
+ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
+                                   const int64_t *sample_shape, int classes);
+
+/* "train" or "test" */
+const char *ember_split_name(ember_split split);
+
+/* The loaders. `dir` is the folder, already known to exist (NULL for
+ * random). Each fills ds through ember_dataset_reserve, or records a failure
+ * on ds->ctx and returns it; the caller frees ds either way. */
+ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
+
+/* Images (image.c), from bytes already in memory; `name` (the file's path)
+ * is for messages. A malformed image is EMBER_ERR_FORMAT with stb_image's
+ * reason. */
+
+/* The size and channel count the file declares, without decoding it. */
+ember_status ember_image_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
+                              int *height, int *channels);
+/* Decodes to 8-bit pixels interleaved as (H, W, channels), converting to
+ * `channels` (1 or 3): RGB to gray by stb_image's luma (77 R + 150 G +
+ * 29 B) / 256, gray to RGB by copying, alpha dropped. Free *pixels with
+ * ember_image_free. */
+ember_status ember_image_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len,
+                                int channels, int *width, int *height, uint8_t **pixels);
+void ember_image_free(uint8_t *pixels);
+
+#endif /* EMBER_DATA_IMPL_H */

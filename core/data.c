@@ -1,0 +1,327 @@
+/*
+ * core/data.c — opening a data set by kind, its accessors, and the batcher
+ * that turns its bytes into (B, C, H, W) float batches on the device.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "data-impl.h"
+#include "tensor-impl.h"
+
+typedef ember_status (*data_loader)(ember_dataset *ds, const char *dir, const ember_data_options *options);
+
+/* The kinds, the first being the default. A kind with no default folder and
+ * needs_dir set must be given one. */
+static const struct data_kind {
+    const char *name;
+    data_loader load;
+    bool needs_dir;
+    const char *default_dir;
+    const char *hint; /* added to a missing-file error */
+} kinds[] = {
+    {"fashion-mnist", ember_data_load_idx, true, "/usr/share/datasets/fashion-mnist",
+     "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or pass its folder as "
+     "--data-dir"},
+    {"mnist", ember_data_load_idx, true, NULL, NULL},
+    {"cifar10", ember_data_load_cifar, true, NULL,
+     "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
+    {"folder", ember_data_load_folder, true, NULL, NULL},
+    {"random", ember_data_load_random, false, NULL, NULL},
+};
+#define KIND_COUNT (int)(sizeof kinds / sizeof kinds[0])
+
+const char *ember_split_name(ember_split split) { return split == EMBER_TRAIN ? "train" : "test"; }
+
+static const struct data_kind *kind_find(ember_ctx *ctx, const char *name)
+{
+    if (!name)
+        return &kinds[0];
+    for (int i = 0; i < KIND_COUNT; i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    char known[256] = "";
+    for (int i = 0; i < KIND_COUNT; i++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
+    }
+    ember_fail(ctx, EMBER_ERR_ARG, "unknown data set kind \"%s\"; the kinds are %s", name, known);
+    return NULL;
+}
+
+/* Appends "; hint" to the context's message. */
+static void add_hint(ember_ctx *ctx, const char *hint)
+{
+    size_t used = strlen(ctx->error);
+    if (hint && used < sizeof ctx->error)
+        snprintf(ctx->error + used, sizeof ctx->error - used, "; %s", hint);
+}
+
+/* The folder to read: the caller's, or the kind's default; it must exist.
+ * NULL for a kind that reads no files. */
+static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, const char *given,
+                                const char **dir)
+{
+    *dir = NULL;
+    if (!kind->needs_dir)
+        return EMBER_OK;
+    *dir = given ? given : kind->default_dir;
+    if (!*dir)
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "%s has no default folder: pass the folder that holds its files as "
+                          "options->dir (--data-dir DIR on the command line)",
+                          kind->name);
+    struct stat info;
+    if (stat(*dir, &info) != 0) {
+        ember_fail(ctx, EMBER_ERR_IO, "cannot open the data folder %s (%s): %s", *dir, kind->name,
+                   strerror(errno));
+        add_hint(ctx, kind->hint ? kind->hint : "pass the right folder with --data-dir");
+        return EMBER_ERR_IO;
+    }
+    if (!S_ISDIR(info.st_mode))
+        return ember_fail(ctx, EMBER_ERR_IO, "the data folder %s (%s) is not a folder", *dir, kind->name);
+    return EMBER_OK;
+}
+
+static void describe(ember_dataset *ds)
+{
+    char shape[96] = "";
+    for (int i = 0; i < ds->sample_ndim; i++) {
+        size_t used = strlen(shape);
+        snprintf(shape + used, sizeof shape - used, i ? "x%lld" : "%lld", (long long)ds->sample_shape[i]);
+    }
+    snprintf(ds->describe, sizeof ds->describe, "%s %s (%lld x %s, %d classes)", ds->kind,
+             ember_split_name(ds->split), (long long)ds->count, shape, ds->classes);
+}
+
+ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
+                                   const int64_t *sample_shape, int classes)
+{
+    ember_ctx *ctx = ds->ctx;
+    int64_t bytes = count < 0 ? EMBER_DATA_MAX_BYTES + 1 : count;
+    for (int i = 0; i < sample_ndim && bytes <= EMBER_DATA_MAX_BYTES; i++) {
+        if (sample_shape[i] < 1 || sample_shape[i] > EMBER_DATA_MAX_DIM)
+            return ember_fail(ctx, EMBER_ERR_ARG, "%s: dimension %d of a sample is %lld, not 1 to %lld",
+                              ds->kind, i, (long long)sample_shape[i], (long long)EMBER_DATA_MAX_DIM);
+        bytes *= sample_shape[i]; /* at most 2^34 * 2^20: no overflow */
+    }
+    if (bytes > EMBER_DATA_MAX_BYTES)
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "%s %s: %lld samples of that shape exceed ember's %lld-byte limit", ds->kind,
+                          ember_split_name(ds->split), (long long)count, (long long)EMBER_DATA_MAX_BYTES);
+    ds->count = count;
+    ds->classes = classes;
+    ds->sample_ndim = sample_ndim;
+    for (int i = 0; i < sample_ndim; i++)
+        ds->sample_shape[i] = sample_shape[i];
+    ds->sample_bytes = count ? bytes / count : ember_shape_numel(sample_ndim, sample_shape);
+    ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
+    ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels);
+    return ds->pixels && ds->labels ? EMBER_OK : EMBER_ERR_NOMEM;
+}
+
+ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split)
+{
+    static const ember_data_options defaults = {0};
+    if (!ctx)
+        return NULL;
+    if (!options)
+        options = &defaults;
+    if (split != EMBER_TRAIN && split != EMBER_TEST) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_dataset_open: split %d is neither EMBER_TRAIN nor EMBER_TEST",
+                   (int)split);
+        return NULL;
+    }
+    const struct data_kind *kind = kind_find(ctx, options->kind);
+    const char *dir;
+    if (!kind || dir_resolve(ctx, kind, options->dir, &dir) != EMBER_OK)
+        return NULL;
+
+    ember_dataset *ds = ember_host_calloc(ctx, 1, sizeof *ds);
+    if (!ds)
+        return NULL;
+    ds->ctx = ctx;
+    ds->kind = kind->name;
+    ds->split = split;
+    ember_status st = kind->load(ds, dir, options);
+    if (st != EMBER_OK) {
+        if (st == EMBER_ERR_IO)
+            add_hint(ctx, kind->hint);
+        ember_dataset_free(ds);
+        return NULL;
+    }
+    describe(ds);
+    ember_log(ctx, EMBER_LOG_INFO, "loaded %s from %s", ds->describe, dir ? dir : "the seed");
+    return ds;
+}
+
+void ember_dataset_free(ember_dataset *ds)
+{
+    if (!ds)
+        return;
+    free(ds->pixels);
+    free(ds->labels);
+    free(ds);
+}
+
+int64_t ember_dataset_count(const ember_dataset *ds) { return ds ? ds->count : 0; }
+int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0; }
+int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
+const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }
+const char *ember_dataset_describe(const ember_dataset *ds) { return ds ? ds->describe : ""; }
+
+/* ----------------------------------------------------------------- batcher */
+
+/* Two device tensors made once, x (B, sample shape...) and y (B), refilled
+ * by every step through host staging buffers of the same size. When the
+ * batch does not divide the data set, views of their first `tail` rows
+ * serve the epoch's last batch. A step therefore allocates nothing. */
+struct ember_batcher {
+    ember_ctx *ctx;
+    const ember_dataset *ds; /* not owned: must outlive the batcher */
+    int64_t batch, steps;
+    int64_t next; /* position in `order` of the next batch's first sample */
+    bool shuffle;
+    ember_rng rng;
+
+    int64_t *order;   /* (count): the epoch's order of samples */
+    float *x_host;    /* (batch, sample_bytes) */
+    int32_t *y_host;  /* (batch) */
+    float scale[256]; /* byte -> byte / 255.0f */
+
+    struct ember_tensor *x, *y;           /* (batch, ...) and (batch) */
+    struct ember_tensor *x_tail, *y_tail; /* (count % batch, ...) views, or NULL */
+};
+
+/* Identity order, then Fisher-Yates: every permutation equally likely, and
+ * the same one for the same generator state. */
+static void order_new_epoch(ember_batcher *b)
+{
+    int64_t count = b->ds->count;
+    for (int64_t i = 0; i < count; i++)
+        b->order[i] = i;
+    if (!b->shuffle)
+        return;
+    for (int64_t i = count - 1; i > 0; i--) {
+        uint64_t r = (uint64_t)ember_rng_u32(&b->rng) << 32 | ember_rng_u32(&b->rng);
+        int64_t j = (int64_t)(r % (uint64_t)(i + 1));
+        int64_t swap = b->order[i];
+        b->order[i] = b->order[j];
+        b->order[j] = swap;
+    }
+}
+
+/* The first `rows` rows of t, as a view owned by the batcher. */
+static struct ember_tensor *rows_view(struct ember_tensor *t, int64_t rows)
+{
+    int64_t shape[EMBER_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    shape[0] = rows;
+    return ember_tensor_view(t, t->ndim, shape, t->stride, t->offset, EMBER_OWNER_BATCHER);
+}
+
+ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed)
+{
+    if (!ds)
+        return NULL;
+    ember_ctx *ctx = ds->ctx;
+    if (batch < 1) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_batcher_new: the batch size is %lld, it must be at least 1",
+                   (long long)batch);
+        return NULL;
+    }
+    if (ds->count == 0) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_batcher_new: the data set %s has no samples", ds->describe);
+        return NULL;
+    }
+    if (!ember_ctx_ready(ctx))
+        return NULL;
+    if (batch > ds->count) /* one batch holds everything: no larger tensors than that */
+        batch = ds->count;
+
+    ember_batcher *b = ember_host_calloc(ctx, 1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->ctx = ctx;
+    b->ds = ds;
+    b->batch = batch;
+    b->steps = (ds->count + batch - 1) / batch;
+    b->shuffle = shuffle;
+    b->rng = ember_rng_seed(seed);
+    for (int i = 0; i < 256; i++)
+        b->scale[i] = (float)i / 255.0f;
+
+    int64_t shape[EMBER_MAX_DIMS] = {batch};
+    for (int i = 0; i < ds->sample_ndim; i++)
+        shape[1 + i] = ds->sample_shape[i];
+    int64_t tail = ds->count % batch;
+    if (!(b->order = ember_host_alloc(ctx, (size_t)ds->count * sizeof *b->order)) ||
+        !(b->x_host = ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host)) ||
+        !(b->y_host = ember_host_alloc(ctx, (size_t)batch * sizeof *b->y_host)) ||
+        !(b->x = ember_tensor_alloc(ctx, EMBER_F32, 1 + ds->sample_ndim, shape, EMBER_OWNER_BATCHER)) ||
+        !(b->y = ember_tensor_alloc(ctx, EMBER_I32, 1, shape, EMBER_OWNER_BATCHER)) ||
+        (tail && !(b->x_tail = rows_view(b->x, tail))) || (tail && !(b->y_tail = rows_view(b->y, tail)))) {
+        ember_batcher_free(b);
+        return NULL;
+    }
+    order_new_epoch(b);
+    return b;
+}
+
+void ember_batcher_free(ember_batcher *b)
+{
+    if (!b)
+        return;
+    ember_tensor_release(b->x_tail);
+    ember_tensor_release(b->y_tail);
+    ember_tensor_release(b->x);
+    ember_tensor_release(b->y);
+    free(b->order);
+    free(b->x_host);
+    free(b->y_host);
+    free(b);
+}
+
+int64_t ember_batcher_steps(const ember_batcher *b) { return b ? b->steps : 0; }
+
+bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
+{
+    if (x)
+        *x = NULL;
+    if (y)
+        *y = NULL;
+    if (!b)
+        return false;
+    if (!x || !y) {
+        ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_next: x and y must not be NULL");
+        return false;
+    }
+    const ember_dataset *ds = b->ds;
+    if (b->next >= ds->count) { /* the epoch is over; the next call starts another */
+        b->next = 0;
+        order_new_epoch(b);
+        return false;
+    }
+
+    int64_t rows = ds->count - b->next < b->batch ? ds->count - b->next : b->batch;
+    int64_t sample = ds->sample_bytes;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t index = b->order[b->next + r];
+        const uint8_t *src = ds->pixels + index * sample;
+        float *dst = b->x_host + r * sample;
+        for (int64_t k = 0; k < sample; k++)
+            dst[k] = b->scale[src[k]];
+        b->y_host[r] = ds->labels[index];
+    }
+    struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
+    struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
+    if (ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host) != EMBER_OK ||
+        ember_tensor_write(by, b->y_host, (size_t)rows * sizeof *b->y_host) != EMBER_OK)
+        return false;
+    b->next += rows;
+    *x = bx;
+    *y = by;
+    return true;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# scripts/setup.sh — installs what ember needs on Debian (bookworm) and builds it.
+#
+#   scripts/setup.sh            packages to build and train, then the build in build/
+#   scripts/setup.sh --tests    also what the test suite needs (PoCL for OpenCL,
+#                               Python's safetensors for the checkpoint interop test)
+#
+# Safe to run again: it installs only what is missing and rebuilds what changed.
+set -eu
+cd "$(dirname "$0")/.."
+
+want_tests=no
+[ "${1:-}" = "--tests" ] && want_tests=yes
+
+# Debian packages: the build, the CPU backend's BLAS, images, the default data set
+packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libstb-dev dataset-fashion-mnist"
+# tests: PoCL gives an OpenCL device on the CPU; a Python to check checkpoints with
+[ $want_tests = yes ] && packages="$packages ocl-icd-libopencl1 pocl-opencl-icd python3 python3-venv"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing Debian packages:$missing"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+fi
+
+# a Python environment in the build tree for the checkpoint interop test:
+# safetensors and numpy from PyPI, torch when it is already on the machine
+if [ $want_tests = yes ] && [ ! -x build/pyenv/bin/python ]; then
+    mkdir -p build
+    if /usr/bin/python3 -m venv --system-site-packages build/pyenv &&
+        build/pyenv/bin/python -m pip install -q safetensors numpy; then
+        echo "setup: build/pyenv has safetensors"
+    else
+        echo "setup: could not install Python's safetensors (no PyPI?); the interop test will say skipped"
+        rm -rf build/pyenv
+    fi
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON -DEMBER_PYTHON="$(pwd)/build/pyenv/bin/python" >/dev/null
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,67 @@
+#!/bin/sh
+# tests/test_cli.sh — the `ember` program's contract: help, exit statuses,
+# diagnostics, metrics. Usage: test_cli.sh path/to/ember
+set -u
+EMBER=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
+
+# expect STATUS PATTERN-IN-OUTPUT -- command...
+expect() {
+    want=$1 pattern=$2
+    shift 3
+    "$@" >"$TMP/out" 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 600 "$TMP/out")"
+    grep -q -- "$pattern" "$TMP/out" || fail "$*: output lacks \"$pattern\": $(head -c 600 "$TMP/out")"
+}
+
+expect 0 "usage: ember" -- "$EMBER" --help
+expect 0 "^ember [0-9]" -- "$EMBER" --version
+expect 2 "usage: ember" -- "$EMBER"
+expect 2 "unknown command" -- "$EMBER" fly
+expect 0 "usage: ember train" -- "$EMBER" train --help
+expect 0 "usage: ember eval" -- "$EMBER" eval --help
+expect 2 "unrecognized option" -- "$EMBER" train --frobnicate
+expect 2 "--batch wants a whole number" -- "$EMBER" train --batch 0
+expect 2 "--lr wants a number" -- "$EMBER" train --lr fast
+expect 2 "--optim is adam or sgd" -- "$EMBER" train --optim lbfgs
+expect 2 "--shape wants" -- "$EMBER" train --data random --shape 1x0x28
+expect 2 "unknown model" -- "$EMBER" train --model resnet --data random --quiet
+expect 2 "unknown device" -- "$EMBER" train --device quantum --data random
+expect 4 "cpu:3" -- "$EMBER" train --device cpu:3 --data random
+expect 3 "/nonexistent" -- "$EMBER" train --data mnist --data-dir /nonexistent --quiet
+expect 2 "data-dir" -- "$EMBER" train --data cifar10 --quiet
+expect 2 "needs --load" -- "$EMBER" eval
+expect 3 "missing.safetensors" -- "$EMBER" eval --data random --load "$TMP/missing.safetensors"
+printf 'not a checkpoint at all' >"$TMP/bad.safetensors"
+expect 3 "bad.safetensors" -- "$EMBER" eval --data random --load "$TMP/bad.safetensors"
+expect 0 "^cpu" -- "$EMBER" devices
+
+# a short run on random data: progress lines (stderr is not a terminal),
+# one metrics object per epoch with the documented fields, a checkpoint
+expect 0 "epoch 2/2" -- "$EMBER" train --data random --epochs 2 --batch 32 --seed 3 --device cpu \
+    --metrics "$TMP/run.jsonl" --save "$TMP/run.safetensors"
+grep -q "epoch 1/2 step" "$TMP/out" || fail "no plain progress line: $(head -c 600 "$TMP/out")"
+[ "$(wc -l <"$TMP/run.jsonl")" -eq 2 ] || fail "run.jsonl should have 2 lines: $(cat "$TMP/run.jsonl")"
+for field in epoch train_loss test_acc images_per_s seconds device first_step_s peak_rss_mib; do
+    grep -q "\"$field\": " "$TMP/run.jsonl" || fail "run.jsonl lacks $field: $(cat "$TMP/run.jsonl")"
+done
+grep -q '"device": "cpu' "$TMP/run.jsonl" || fail "run.jsonl device is not cpu"
+[ -s "$TMP/run.safetensors" ] || fail "no checkpoint written"
+ls "$TMP" | grep -q tmp && fail "a temporary checkpoint file was left behind"
+# the checkpoint reloads and evaluates on the same data
+expect 0 "test accuracy" -- "$EMBER" eval --data random --seed 3 --load "$TMP/run.safetensors"
+# a checkpoint of one model does not load into another
+expect 2 "conv1" -- "$EMBER" eval --data random --model kerascnn --load "$TMP/run.safetensors"
+# diverging training stops with a clear message and status 1
+expect 1 "diverged: the loss is NaN" -- "$EMBER" train --data random --model mlp --optim sgd --momentum 0.99 --lr 1000000 --quiet --steps 50
+
+if [ "$failures" -ne 0 ]; then
+    echo "test_cli: $failures failures" >&2
+    exit 1
+fi
+echo "test_cli: ok"

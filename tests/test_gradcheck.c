@@ -1,0 +1,291 @@
+/*
+ * tests/test_gradcheck.c — every differentiable op's backward against
+ * central finite differences.
+ *
+ * For each case, inputs x_k are random leaves, the op gives y, and the
+ * objective is L = sum(W * y) with fixed random weights W. ember_backward
+ * gives dL/dx_k; the check compares it with (L(x + h e_i) - L(x - h e_i)) / 2h
+ * for every element i, L being summed on the host in double.
+ *
+ * Why float32 suffices (there is no float64 path): with h = 1e-2 and inputs
+ * of order 1, the truncation error of the central difference is O(h^2) ~ 1e-4
+ * for these smooth ops, and float32 rounding of y adds about
+ * 6e-8 * sum|W y| / 2h ~ 1e-5 per output, so an honest gradient lands well
+ * within 1e-3 of the numeric one, relative to the gradient's size (the
+ * worst case here measures 3e-5; GRADCHECK_VERBOSE=1 prints them all). A
+ * real backward bug (a wrong index, a missing term, a wrong factor) is off
+ * by O(1). The test requires the relative L2 error of each input's gradient
+ * to be under 1e-3 and each element within 1e-3 of the largest gradient
+ * magnitude.
+ * Kinks are kept away from: relu inputs have |x| >= 0.1 > h, and max-pool
+ * inputs are distinct values at least 0.05 apart.
+ *
+ *   test_gradcheck [-o CASE]     runs every case, or those whose name contains CASE
+ * The device is cpu, or $EMBER_TEST_DEVICE.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-util.h"
+
+#define MAX_INPUTS 3
+#define H 1e-2
+
+enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS };
+
+struct input_spec {
+    int ndim;
+    int64_t shape[4];
+    enum fill fill;
+    bool no_grad; /* an input that is not differentiated (targets) */
+};
+
+struct gcase {
+    const char *name;
+    int ninputs;
+    struct input_spec in[MAX_INPUTS];
+    ember_tensor *(*forward)(ember_tensor **x);
+};
+
+/* ------------------------------------------------------------------ cases */
+
+static ember_tensor *f_add(ember_tensor **x) { return ember_add(x[0], x[1]); }
+static ember_tensor *f_sub(ember_tensor **x) { return ember_sub(x[0], x[1]); }
+static ember_tensor *f_mul(ember_tensor **x) { return ember_mul(x[0], x[1]); }
+static ember_tensor *f_scale(ember_tensor **x) { return ember_scale(x[0], -2.5f); }
+static ember_tensor *f_relu(ember_tensor **x) { return ember_relu(x[0]); }
+/* strided: a transposed view as an input of elementwise ops */
+static ember_tensor *f_add_transposed(ember_tensor **x) { return ember_add(ember_transpose(x[0], 0, 1), x[1]); }
+static ember_tensor *f_mul_transposed(ember_tensor **x) { return ember_mul(x[0], ember_transpose(x[1], 1, 2)); }
+static ember_tensor *f_relu_transposed(ember_tensor **x) { return ember_relu(ember_transpose(x[0], 0, 2)); }
+/* one tensor used twice: y = x * x + x, gradients must accumulate */
+static ember_tensor *f_reuse(ember_tensor **x) { return ember_add(ember_mul(x[0], x[0]), x[0]); }
+static ember_tensor *f_sum_all(ember_tensor **x) { return ember_sum(x[0], EMBER_ALL_AXES, false); }
+static ember_tensor *f_sum_axis0(ember_tensor **x) { return ember_sum(x[0], 0, false); }
+static ember_tensor *f_sum_axis1_keep(ember_tensor **x) { return ember_sum(x[0], 1, true); }
+static ember_tensor *f_mean_last(ember_tensor **x) { return ember_mean(x[0], -1, false); }
+static ember_tensor *f_sum_transposed(ember_tensor **x) { return ember_sum(ember_transpose(x[0], 0, 1), 1, false); }
+static ember_tensor *f_softmax_last(ember_tensor **x) { return ember_softmax(x[0], -1); }
+static ember_tensor *f_softmax_axis0(ember_tensor **x) { return ember_softmax(x[0], 0); }
+static ember_tensor *f_log_softmax_last(ember_tensor **x) { return ember_log_softmax(x[0], -1); }
+static ember_tensor *f_log_softmax_mid(ember_tensor **x) { return ember_log_softmax(x[0], 1); }
+static ember_tensor *f_cross_entropy(ember_tensor **x) { return ember_cross_entropy(x[0], x[1]); }
+static ember_tensor *f_matmul(ember_tensor **x) { return ember_matmul(x[0], x[1]); }
+static ember_tensor *f_matmul_transposed(ember_tensor **x) { return ember_matmul(ember_transpose(x[0], 0, 1), x[1]); }
+static ember_tensor *f_linear(ember_tensor **x) { return ember_linear(x[0], x[1], x[2]); }
+static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0], x[1], NULL); }
+static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
+static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
+static ember_tensor *f_conv_nobias(ember_tensor **x) { return ember_conv2d(x[0], x[1], NULL, 1, 2); }
+static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
+static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
+static ember_tensor *f_reshape(ember_tensor **x)
+{
+    int64_t shape[3] = {3, -1, 2};
+    return ember_mul(ember_reshape(x[0], 3, shape), x[1]);
+}
+static ember_tensor *f_flatten_transposed(ember_tensor **x) { return ember_flatten(ember_transpose(x[0], 1, 2)); }
+static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
+#define T(...) {__VA_ARGS__}
+static const struct gcase cases[] = {
+    {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
+    {"add_broadcast_row", 2, {{2, T(3, 4)}, {1, T(4)}}, f_add},
+    {"add_broadcast_both", 2, {{3, T(2, 1, 4)}, {2, T(3, 1)}}, f_add},
+    {"add_transposed", 2, {{2, T(4, 3)}, {2, T(3, 4)}}, f_add_transposed},
+    {"sub_broadcast", 2, {{2, T(3, 4)}, {2, T(3, 1)}}, f_sub},
+    {"mul", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_mul},
+    {"mul_broadcast", 2, {{3, T(2, 3, 4)}, {1, T(4)}}, f_mul},
+    {"mul_transposed", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 3)}}, f_mul_transposed},
+    {"scale", 1, {{2, T(3, 5)}}, f_scale},
+    {"relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_relu},
+    {"relu_transposed", 1, {{3, T(2, 3, 4), FILL_AWAY_FROM_ZERO}}, f_relu_transposed},
+    {"reuse", 1, {{2, T(3, 4)}}, f_reuse},
+    {"sum_all", 1, {{3, T(2, 3, 4)}}, f_sum_all},
+    {"sum_axis0", 1, {{2, T(3, 4)}}, f_sum_axis0},
+    {"sum_axis1_keepdim", 1, {{3, T(2, 3, 4)}}, f_sum_axis1_keep},
+    {"mean_last", 1, {{3, T(2, 3, 4)}}, f_mean_last},
+    {"sum_transposed", 1, {{2, T(3, 4)}}, f_sum_transposed},
+    {"softmax_last", 1, {{2, T(3, 5)}}, f_softmax_last},
+    {"softmax_axis0", 1, {{2, T(4, 3)}}, f_softmax_axis0},
+    {"log_softmax_last", 1, {{2, T(3, 5)}}, f_log_softmax_last},
+    {"log_softmax_mid", 1, {{3, T(2, 4, 3)}}, f_log_softmax_mid},
+    {"cross_entropy", 2, {{2, T(5, 4)}, {1, T(5), FILL_TARGETS, true}}, f_cross_entropy},
+    {"matmul", 2, {{2, T(3, 4)}, {2, T(4, 5)}}, f_matmul},
+    {"matmul_transposed", 2, {{2, T(4, 3)}, {2, T(4, 5)}}, f_matmul_transposed},
+    {"linear", 3, {{2, T(3, 4)}, {2, T(5, 4)}, {1, T(5)}}, f_linear},
+    {"linear_nobias", 2, {{2, T(3, 4)}, {2, T(5, 4)}}, f_linear_nobias},
+    {"conv2d_pad1", 3, {{4, T(2, 2, 5, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
+    {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
+    {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
+    {"max_pool2d", 1, {{4, T(2, 2, 4, 6), FILL_DISTINCT}}, f_pool2},
+    {"max_pool2d_overlap", 1, {{4, T(1, 2, 7, 7), FILL_DISTINCT}}, f_pool3s2},
+    {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
+    {"flatten_transposed", 1, {{3, T(2, 3, 4)}}, f_flatten_transposed},
+    {"contiguous", 1, {{2, T(3, 4)}}, f_contiguous},
+};
+#undef T
+
+/* --------------------------------------------------------------- machinery */
+
+static double uniform(ember_rng *rng, double lo, double hi) { return ember_rng_uniform(rng, (float)lo, (float)hi); }
+
+static void fill_values(const struct input_spec *s, float *v, int64_t n, int64_t classes, ember_rng *rng)
+{
+    switch (s->fill) {
+    case FILL_UNIFORM:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)uniform(rng, -1, 1);
+        break;
+    case FILL_AWAY_FROM_ZERO:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)((ember_rng_u32(rng) & 1 ? 1 : -1) * uniform(rng, 0.1, 1));
+        break;
+    case FILL_DISTINCT: /* a shuffled ladder: distinct values 0.05 apart */
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(-1.0 + 0.05 * (double)i);
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = ember_rng_u32(rng) % (uint32_t)(i + 1);
+            float t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+        break;
+    case FILL_TARGETS:
+        for (int64_t i = 0; i < n; i++) {
+            int32_t t = (int32_t)(ember_rng_u32(rng) % (uint32_t)classes);
+            memcpy(&v[i], &t, sizeof t);
+        }
+        break;
+    }
+}
+
+/* L = sum(W * y), on the host in double */
+static bool objective(ember_ctx *ctx, ember_tensor *y, const float *w, float *scratch, double *value)
+{
+    int64_t n = ember_tensor_numel(y);
+    if (ember_tensor_read(y, scratch, (size_t)n * sizeof *scratch) != EMBER_OK)
+        return false;
+    double l = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        l += (double)w[i] * scratch[i];
+    *value = l;
+    (void)ctx;
+    return true;
+}
+
+static void run_case(ember_ctx *ctx, const struct gcase *c)
+{
+    ember_tensor *(*forward)(ember_tensor **) = c->forward;
+    ember_rng rng = ember_rng_seed(42);
+    ember_tensor *x[MAX_INPUTS] = {0};
+    float *values[MAX_INPUTS] = {0};
+    int64_t classes = c->in[0].ndim == 2 ? c->in[0].shape[1] : 2;
+    for (int k = 0; k < c->ninputs; k++) {
+        const struct input_spec *s = &c->in[k];
+        x[k] = ember_tensor_new(ctx, s->fill == FILL_TARGETS ? EMBER_I32 : EMBER_F32, s->ndim, s->shape);
+        int64_t n = ember_tensor_numel(x[k]);
+        values[k] = malloc((size_t)n * sizeof(float));
+        fill_values(s, values[k], n, classes, &rng);
+        CHECK_OK(ctx, ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float)));
+        if (!s->no_grad)
+            CHECK_OK(ctx, ember_tensor_set_requires_grad(x[k], true));
+    }
+
+    /* analytic: L = sum(W * y) through ember, then backward */
+    ember_tensor *y = forward(x);
+    CHECK(y != NULL, "%s: forward failed: %s", c->name, ember_last_error(ctx));
+    if (!y)
+        goto done;
+    int64_t ny = ember_tensor_numel(y);
+    float *w = malloc((size_t)ny * sizeof *w), *scratch = malloc((size_t)ny * sizeof *scratch);
+    for (int64_t i = 0; i < ny; i++)
+        w[i] = (float)uniform(&rng, -1, 1);
+    int64_t yshape[EMBER_MAX_DIMS];
+    for (int i = 0; i < ember_tensor_ndim(y); i++)
+        yshape[i] = ember_tensor_dim(y, i);
+    ember_tensor *wt = ember_tensor_new(ctx, EMBER_F32, ember_tensor_ndim(y), yshape);
+    CHECK_OK(ctx, ember_tensor_write(wt, w, (size_t)ny * sizeof *w));
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, wt), EMBER_ALL_AXES, false)));
+    ember_tape_clear(ctx);
+
+    for (int k = 0; k < c->ninputs; k++) {
+        if (c->in[k].no_grad)
+            continue;
+        int64_t n = ember_tensor_numel(x[k]);
+        float *analytic = malloc((size_t)n * sizeof *analytic);
+        ember_tensor *g = ember_tensor_grad(x[k]);
+        CHECK(g != NULL, "%s: input %d got no gradient", c->name, k);
+        if (!g || ember_tensor_read(g, analytic, (size_t)n * sizeof *analytic) != EMBER_OK) {
+            free(analytic);
+            continue;
+        }
+        double diff2 = 0, num2 = 0, ana2 = 0, max_abs = 0, worst = 0;
+        int64_t worst_i = 0;
+        double *numeric = malloc((size_t)n * sizeof *numeric);
+        for (int64_t i = 0; i < n; i++) {
+            float saved = values[k][i];
+            double lp = 0, lm = 0;
+            values[k][i] = (float)(saved + H);
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            bool ok = objective(ctx, forward(x), w, scratch, &lp);
+            values[k][i] = (float)(saved - H);
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            ok = ok && objective(ctx, forward(x), w, scratch, &lm);
+            values[k][i] = saved;
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            ember_tape_clear(ctx);
+            CHECK(ok, "%s: forward failed during differencing: %s", c->name, ember_last_error(ctx));
+            /* the perturbation actually applied, in float */
+            double step = (double)(float)(saved + H) - (double)(float)(saved - H);
+            numeric[i] = (lp - lm) / step;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double d = numeric[i] - analytic[i];
+            diff2 += d * d;
+            num2 += numeric[i] * numeric[i];
+            ana2 += (double)analytic[i] * analytic[i];
+            max_abs = fmax(max_abs, fabs(analytic[i]));
+            if (fabs(d) > worst) {
+                worst = fabs(d);
+                worst_i = i;
+            }
+        }
+        double rel = sqrt(diff2) / fmax(fmax(sqrt(num2), sqrt(ana2)), 1e-6);
+        if (getenv("GRADCHECK_VERBOSE"))
+            printf("  %s input %d: rel %.2e worst %.2e of %.2e\n", c->name, k, rel, worst, max_abs);
+        CHECK(rel < 1e-3 && worst <= 1e-3 * fmax(max_abs, 1e-3),
+              "%s: input %d: relative L2 error %.2e, worst element %lld: numeric %.6f analytic %.6f", c->name, k,
+              rel, (long long)worst_i, numeric[worst_i], analytic[worst_i]);
+        free(numeric);
+        free(analytic);
+    }
+    ember_tensor_free(wt);
+    free(w);
+    free(scratch);
+done:
+    for (int k = 0; k < c->ninputs; k++) {
+        ember_tensor_free(x[k]);
+        free(values[k]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc == 3 && strcmp(argv[1], "-o") == 0 ? argv[2] : NULL;
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return TEST_SKIP;
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (filter && !strstr(cases[i].name, filter))
+            continue;
+        int before = test_failures;
+        run_case(ctx, &cases[i]);
+        printf("%-28s %s\n", cases[i].name, test_failures == before ? "ok" : "FAILED");
+        ran++;
+    }
+    CHECK(ran > 0, "no case matches \"%s\"", filter ? filter : "");
+    ember_ctx_free(ctx);
+    return test_finish("test_gradcheck");
+}

@@ -1,0 +1,649 @@
+/*
+ * tests/test_parity.c — every primitive on every backend against the
+ * reference (tests/reference.c), one table row per case.
+ *
+ *   test_parity [-o PRIMITIVE] [-b BACKEND] [--perf]
+ *
+ * Each row runs one primitive on random inputs (odd sizes that no tile
+ * divides, NaN and Inf sprinkled in where the op defines them) and compares
+ * the output with the reference:
+ *   - normalised mean squared error, sum (got - want)^2 / sum want^2, at
+ *     most 1e-7 for elementwise ops, reductions, pooling and the fused ops,
+ *     and 5e-4 for sgemm and the convolution helpers;
+ *   - NaN and Inf in exactly the same places; integer outputs exact;
+ *   - guard bytes: every output buffer has 64 elements of a sentinel on
+ *     each side, which must come back untouched.
+ * A backend without a device here is skipped; -b naming one is a skip
+ * (exit 77); any failure exits 1. --perf adds a timing table of the main
+ * primitives at training sizes (GFLOP/s or GB/s).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctx-impl.h"
+#include "reference.h"
+#include "test-util.h"
+
+#define GUARD 64
+#define SENTINEL 0x7FA5A5A5u /* a NaN no primitive produces */
+#define TOL_EXACTISH 1e-7
+#define TOL_GEMM 5e-4
+
+struct harness {
+    ember_ctx *ctx;
+    const struct ember_backend_ops *ops;
+    void *dev;
+    ember_rng rng;
+};
+
+/* ------------------------------------------------------- device buffers */
+
+struct dbuf {
+    void *buf;
+    size_t n; /* usable elements, between the guards */
+};
+
+static ember_ptr at(struct dbuf b)
+{
+    return (ember_ptr){.buf = b.buf, .off = GUARD};
+}
+
+/* n elements (from `init`, or the sentinel) between two guard bands */
+static bool dbuf_new(struct harness *h, size_t n, const void *init, struct dbuf *out)
+{
+    size_t total = n + 2 * GUARD;
+    uint32_t *host = malloc(total * 4);
+    out->n = n;
+    out->buf = NULL;
+    if (!host || h->ops->alloc(h->dev, total * 4, &out->buf) != EMBER_OK) {
+        free(host);
+        return false;
+    }
+    for (size_t i = 0; i < total; i++)
+        host[i] = SENTINEL;
+    if (init)
+        memcpy(host + GUARD, init, n * 4);
+    bool ok = h->ops->write(h->dev, (ember_ptr){.buf = out->buf}, host, total * 4) == EMBER_OK;
+    free(host);
+    return ok;
+}
+
+static void dbuf_free(struct harness *h, struct dbuf *b)
+{
+    if (b->buf)
+        h->ops->release(h->dev, b->buf);
+    b->buf = NULL;
+}
+
+/* reads the n elements back; false (and a failed check) if a guard changed */
+static bool dbuf_fetch(struct harness *h, struct dbuf b, void *host, const char *what)
+{
+    size_t total = b.n + 2 * GUARD;
+    uint32_t *all = malloc(total * 4);
+    bool ok = all && h->ops->read(h->dev, all, (ember_ptr){.buf = b.buf}, total * 4) == EMBER_OK;
+    CHECK(ok, "%s: reading the output back failed: %s", what, ember_last_error(h->ctx));
+    for (size_t i = 0; ok && i < GUARD; i++) {
+        bool before = all[i] == SENTINEL, after = all[GUARD + b.n + i] == SENTINEL;
+        CHECK(before && after, "%s: guard bytes overwritten %s the output (element %zu of the guard)", what,
+              before ? "after" : "before", i);
+        ok = before && after;
+    }
+    if (ok)
+        memcpy(host, all + GUARD, b.n * 4);
+    free(all);
+    return ok;
+}
+
+/* ---------------------------------------------------------- comparison */
+
+static bool compare_f32(const char *what, const float *got, const float *want, size_t n, double tol)
+{
+    double err = 0.0, norm = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        bool gn = isnan(got[i]), wn = isnan(want[i]), gi = isinf(got[i]), wi = isinf(want[i]);
+        if (gn != wn || gi != wi || (gi && got[i] != want[i])) {
+            CHECK(false, "%s: element %zu is %g, the reference %g (NaN and Inf must match)", what, i, got[i],
+                  want[i]);
+            return false;
+        }
+        if (gn || gi)
+            continue;
+        double d = (double)got[i] - want[i];
+        err += d * d;
+        norm += (double)want[i] * want[i];
+    }
+    double nmse = norm > 0 ? err / norm : err;
+    CHECK(nmse <= tol, "%s: normalised mean squared error %.3e above %.0e", what, nmse, tol);
+    return nmse <= tol;
+}
+
+static bool compare_i32(const char *what, const int32_t *got, const int32_t *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            CHECK(false, "%s: element %zu is %d, the reference %d", what, i, got[i], want[i]);
+            return false;
+        }
+    return true;
+}
+
+/* ------------------------------------------------------------- inputs */
+
+static float *random_floats(struct harness *h, size_t n, float lo, float hi, bool specials)
+{
+    float *v = malloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = ember_rng_uniform(&h->rng, lo, hi);
+    if (specials && n > 16) { /* a few values every op must treat the same way */
+        v[3] = NAN;
+        v[7] = INFINITY;
+        v[11] = -INFINITY;
+        v[13] = 0.0f;
+        v[15] = -0.0f;
+    }
+    return v;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+/* A row's numbers, meaning per runner (see each run_*). */
+typedef int64_t dims[10];
+
+struct row {
+    const char *prim;  /* the backend entry it tests: -o filters on this */
+    const char *label; /* what is special about the case */
+    bool (*run)(struct harness *h, const struct row *r, const char *what);
+    dims d;
+};
+
+static bool run_fill(struct harness *h, const struct row *r, const char *what)
+{
+    size_t n = (size_t)r->d[0];
+    struct dbuf out;
+    float *got = malloc(n * 4), *want = malloc(n * 4);
+    bool ok = dbuf_new(h, n, NULL, &out) && h->ops->fill(h->dev, at(out), n, -1.25f) == EMBER_OK &&
+              dbuf_fetch(h, out, got, what);
+    ref_fill(want, n, -1.25f);
+    ok = ok && compare_f32(what, got, want, n, 0.0);
+    dbuf_free(h, &out);
+    free(got);
+    free(want);
+    return ok;
+}
+
+/* Layouts of an elementwise launch: d[1] picks one, d[2], d[3], d[4] size it. */
+enum layout { DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED };
+
+static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *e, size_t *na, size_t *nb,
+                        size_t *nout)
+{
+    int64_t r = d[2], c = d[3], s = d[4];
+    memset(e, 0, sizeof *e);
+    switch (kind) {
+    case DENSE:
+        *e = (struct ember_ewise){.ndim = 1, .dense = true, .numel = r, .shape = {r},
+                                  .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
+        *na = *nb = *nout = (size_t)r;
+        return;
+    case A_TRANSPOSED: /* a is stored (c, r) and read as (r, c) */
+        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
+                                  .stride_out = {c, 1}, .stride_a = {1, r}, .stride_b = {c, 1}};
+        *na = *nb = *nout = (size_t)(r * c);
+        return;
+    case B_ROW_BROADCAST: /* b is one row of c, repeated */
+        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
+                                  .stride_out = {c, 1}, .stride_a = {c, 1}, .stride_b = {0, 1}};
+        *na = *nout = (size_t)(r * c);
+        *nb = (size_t)c;
+        return;
+    case B_COL_BROADCAST: /* b is one column of r, repeated */
+        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
+                                  .stride_out = {c, 1}, .stride_a = {c, 1}, .stride_b = {1, 0}};
+        *na = *nout = (size_t)(r * c);
+        *nb = (size_t)r;
+        return;
+    case PERMUTED_3D: /* a stored (s, c, r) read as (r, c, s); b (c) broadcast along r and s */
+        *e = (struct ember_ewise){.ndim = 3, .numel = r * c * s, .shape = {r, c, s},
+                                  .stride_out = {c * s, s, 1}, .stride_a = {1, r, r * c}, .stride_b = {0, 1, 0}};
+        *na = *nout = (size_t)(r * c * s);
+        *nb = (size_t)c;
+        return;
+    case OUT_STRIDED: /* the output is every other element of a buffer twice as long */
+        *e = (struct ember_ewise){.ndim = 1, .numel = r, .shape = {r},
+                                  .stride_out = {2}, .stride_a = {1}, .stride_b = {1}};
+        *na = *nb = (size_t)r;
+        *nout = (size_t)(2 * r);
+        return;
+    }
+}
+
+/* d: {op, layout, sizes...}; unary when r->prim is "unary" */
+static bool run_ewise(struct harness *h, const struct row *r, const char *what)
+{
+    bool unary = strcmp(r->prim, "unary") == 0;
+    struct ember_ewise e;
+    size_t na, nb, nout;
+    make_layout((enum layout)r->d[1], r->d, &e, &na, &nb, &nout);
+    bool positive = unary && r->d[0] == EMBER_LOG;
+    float *a = random_floats(h, na, positive ? -0.2f : -3.0f, 3.0f, true);
+    float *b = random_floats(h, nb, -3.0f, 3.0f, true);
+    float *want = malloc(nout * 4), *got = malloc(nout * 4);
+    for (size_t i = 0; i < nout; i++) /* positions the launch skips keep their value */
+        want[i] = got[i] = 0.5f;
+    struct dbuf da = {0}, db = {0}, dout = {0};
+    bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nout, want, &dout);
+    if (unary) {
+        ok = ok && h->ops->unary(h->dev, (enum ember_unary_op)r->d[0], &e, at(dout), at(da), 0.75f) == EMBER_OK;
+        ref_unary((enum ember_unary_op)r->d[0], &e, want, a, 0.75f);
+    } else {
+        ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db)) == EMBER_OK;
+        ref_binary((enum ember_binary_op)r->d[0], &e, want, a, b);
+    }
+    ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
+    dbuf_free(h, &da);
+    dbuf_free(h, &db);
+    dbuf_free(h, &dout);
+    free(a), free(b), free(want), free(got);
+    return ok;
+}
+
+/* d: {op, outer, r, inner, beta, specials} */
+static bool run_reduce(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_reduce red = {.outer = r->d[1], .r = r->d[2], .inner = r->d[3], .alpha = 0.5f,
+                               .beta = (float)r->d[4]};
+    size_t nin = (size_t)(red.outer * red.r * red.inner), nout = (size_t)(red.outer * red.inner);
+    float *in = random_floats(h, nin, -2.0f, 2.0f, r->d[5] != 0);
+    float *want = random_floats(h, nout, -1.0f, 1.0f, false), *got = malloc(nout * 4);
+    struct dbuf din = {0}, dout = {0};
+    bool ok = dbuf_new(h, nin, in, &din) && dbuf_new(h, nout, want, &dout) &&
+              h->ops->reduce(h->dev, (enum ember_reduce_op)r->d[0], &red, at(dout), at(din)) == EMBER_OK;
+    ref_reduce((enum ember_reduce_op)r->d[0], &red, want, in);
+    ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
+    dbuf_free(h, &din);
+    dbuf_free(h, &dout);
+    free(in), free(want), free(got);
+    return ok;
+}
+
+/* d: {m, n, k, trans_a, trans_b, batch, share_a, beta} */
+static bool run_sgemm(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_gemm g = {.m = r->d[0], .n = r->d[1], .k = r->d[2], .trans_a = r->d[3], .trans_b = r->d[4],
+                           .batch = r->d[5], .alpha = 1.5f, .beta = (float)r->d[7]};
+    /* leading dimensions a little wider than the matrices, to catch ld mix-ups */
+    g.lda = (g.trans_a ? g.m : g.k) + 3;
+    g.ldb = (g.trans_b ? g.k : g.n) + 1;
+    g.ldc = g.n + 2;
+    int64_t size_a = (g.trans_a ? g.k : g.m) * g.lda, size_b = (g.trans_b ? g.n : g.k) * g.ldb, size_c = g.m * g.ldc;
+    g.stride_a = r->d[6] ? 0 : size_a;
+    g.stride_b = size_b;
+    g.stride_c = size_c;
+    size_t na = (size_t)(r->d[6] ? size_a : size_a * g.batch), nb = (size_t)(size_b * g.batch),
+           nc = (size_t)(size_c * g.batch);
+    float *a = random_floats(h, na, -1, 1, false), *b = random_floats(h, nb, -1, 1, false);
+    float *want = random_floats(h, nc, -1, 1, false), *got = malloc(nc * 4);
+    struct dbuf da = {0}, db = {0}, dc = {0};
+    bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nc, want, &dc) &&
+              h->ops->sgemm(h->dev, &g, at(da), at(db), at(dc)) == EMBER_OK;
+    ref_sgemm(&g, a, b, want);
+    ok = ok && dbuf_fetch(h, dc, got, what) && compare_f32(what, got, want, nc, TOL_GEMM);
+    dbuf_free(h, &da), dbuf_free(h, &db), dbuf_free(h, &dc);
+    free(a), free(b), free(want), free(got);
+    return ok;
+}
+
+static struct ember_conv_geom conv_geom(const int64_t *d)
+{
+    struct ember_conv_geom g = {.n = d[0], .c = d[1], .h = d[2], .w = d[3], .kh = d[4], .kw = d[5],
+                                .stride = d[6], .pad = d[7]};
+    g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
+    g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
+    return g;
+}
+
+/* d: {n, c, h, w, kh, kw, stride, pad}; prim "im2col" or "col2im" */
+static bool run_conv(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_conv_geom g = conv_geom(r->d);
+    bool forward = strcmp(r->prim, "im2col") == 0;
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), ncol = (size_t)(g.n * g.c * g.kh * g.kw * g.oh * g.ow);
+    size_t nin = forward ? nx : ncol, nout = forward ? ncol : nx;
+    float *in = random_floats(h, nin, -1, 1, false), *want = malloc(nout * 4), *got = malloc(nout * 4);
+    struct dbuf din = {0}, dout = {0};
+    bool ok = dbuf_new(h, nin, in, &din) && dbuf_new(h, nout, NULL, &dout);
+    if (forward) {
+        ok = ok && h->ops->im2col(h->dev, &g, at(din), at(dout)) == EMBER_OK;
+        ref_im2col(&g, in, want);
+    } else {
+        ok = ok && h->ops->col2im(h->dev, &g, at(din), at(dout)) == EMBER_OK;
+        ref_col2im(&g, in, want);
+    }
+    ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_GEMM);
+    dbuf_free(h, &din), dbuf_free(h, &dout);
+    free(in), free(want), free(got);
+    return ok;
+}
+
+/* d: {n, c, h, w, k, stride, specials}; prim "maxpool_forward" or "maxpool_backward" */
+static bool run_maxpool(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_pool_geom g = {.n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4],
+                                .stride = r->d[5]};
+    g.oh = (g.h - g.k) / g.stride + 1;
+    g.ow = (g.w - g.k) / g.stride + 1;
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), ny = (size_t)(g.n * g.c * g.oh * g.ow);
+    float *x = random_floats(h, nx, -1, 1, r->d[6] != 0);
+    if (!r->d[6]) /* repeated values exercise the first-maximum rule */
+        for (size_t i = 0; i < nx; i += 5)
+            x[i] = 0.5f;
+    float *y = malloc(ny * 4), *dy = random_floats(h, ny, -1, 1, false);
+    int32_t *arg = malloc(ny * 4), *got_arg = malloc(ny * 4);
+    ref_maxpool_forward(&g, x, y, arg);
+    struct dbuf dx = {0}, dyb = {0}, darg = {0};
+    bool ok;
+    if (strcmp(r->prim, "maxpool_forward") == 0) {
+        float *got = malloc(ny * 4);
+        ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, ny, NULL, &dyb) && dbuf_new(h, ny, NULL, &darg) &&
+             h->ops->maxpool_forward(h->dev, &g, at(dx), at(dyb), at(darg)) == EMBER_OK &&
+             dbuf_fetch(h, dyb, got, what) && dbuf_fetch(h, darg, got_arg, what) &&
+             compare_f32(what, got, y, ny, TOL_EXACTISH) && compare_i32(what, got_arg, arg, ny);
+        free(got);
+    } else {
+        float *want = malloc(nx * 4), *got = malloc(nx * 4);
+        ref_maxpool_backward(&g, dy, arg, want);
+        ok = dbuf_new(h, ny, dy, &dyb) && dbuf_new(h, ny, arg, &darg) && dbuf_new(h, nx, NULL, &dx) &&
+             h->ops->maxpool_backward(h->dev, &g, at(dyb), at(darg), at(dx)) == EMBER_OK &&
+             dbuf_fetch(h, dx, got, what) && compare_f32(what, got, want, nx, TOL_EXACTISH);
+        free(want), free(got);
+    }
+    dbuf_free(h, &dx), dbuf_free(h, &dyb), dbuf_free(h, &darg);
+    free(x), free(y), free(dy), free(arg), free(got_arg);
+    return ok;
+}
+
+/* d: {n, classes, logit scale, a bad target}; prim "softmax_xent_forward" or "..._backward" */
+static bool run_xent(struct harness *h, const struct row *r, const char *what)
+{
+    int64_t n = r->d[0], c = r->d[1];
+    float scale = (float)r->d[2];
+    float *logits = random_floats(h, (size_t)(n * c), -scale, scale, false);
+    int32_t *target = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+        target[i] = (int32_t)(ember_rng_u32(&h->rng) % (uint32_t)c);
+    if (r->d[3])
+        target[n / 2] = (int32_t)c; /* out of range: that row's loss is NaN */
+    float *prob = malloc((size_t)(n * c) * 4), *loss = malloc((size_t)n * 4);
+    ref_softmax_xent_forward(n, c, logits, target, prob, loss);
+    struct dbuf dl = {0}, dt = {0}, dp = {0}, dloss = {0}, dd = {0};
+    bool ok;
+    if (strcmp(r->prim, "softmax_xent_forward") == 0) {
+        float *got_p = malloc((size_t)(n * c) * 4), *got_l = malloc((size_t)n * 4);
+        ok = dbuf_new(h, (size_t)(n * c), logits, &dl) && dbuf_new(h, (size_t)n, target, &dt) &&
+             dbuf_new(h, (size_t)(n * c), NULL, &dp) && dbuf_new(h, (size_t)n, NULL, &dloss) &&
+             h->ops->softmax_xent_forward(h->dev, n, c, at(dl), at(dt), at(dp), at(dloss)) == EMBER_OK &&
+             dbuf_fetch(h, dp, got_p, what) && dbuf_fetch(h, dloss, got_l, what) &&
+             compare_f32(what, got_p, prob, (size_t)(n * c), TOL_EXACTISH) &&
+             compare_f32(what, got_l, loss, (size_t)n, TOL_EXACTISH);
+        free(got_p), free(got_l);
+    } else {
+        float dl1 = 0.75f, *want = malloc((size_t)(n * c) * 4), *got = malloc((size_t)(n * c) * 4);
+        ref_softmax_xent_backward(n, c, prob, target, &dl1, 1.0f / (float)n, want);
+        ok = dbuf_new(h, (size_t)(n * c), prob, &dp) && dbuf_new(h, (size_t)n, target, &dt) &&
+             dbuf_new(h, 1, &dl1, &dloss) && dbuf_new(h, (size_t)(n * c), NULL, &dd) &&
+             h->ops->softmax_xent_backward(h->dev, n, c, at(dp), at(dt), at(dloss), 1.0f / (float)n, at(dd)) ==
+                 EMBER_OK &&
+             dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, (size_t)(n * c), TOL_EXACTISH);
+        free(want), free(got);
+    }
+    dbuf_free(h, &dl), dbuf_free(h, &dt), dbuf_free(h, &dp), dbuf_free(h, &dloss), dbuf_free(h, &dd);
+    free(logits), free(target), free(prob), free(loss);
+    return ok;
+}
+
+/* d: {n, weight decay x1000, step or first, momentum x100, nesterov}; prim "adam_step" or "sgd_step" */
+static bool run_optim(struct harness *h, const struct row *r, const char *what)
+{
+    size_t n = (size_t)r->d[0];
+    bool adam = strcmp(r->prim, "adam_step") == 0;
+    float *param = random_floats(h, n, -1, 1, false), *grad = random_floats(h, n, -1, 1, false);
+    float *m = random_floats(h, n, -0.1f, 0.1f, false), *v = random_floats(h, n, 0, 0.01f, false);
+    float *got = malloc(n * 4), *got_m = malloc(n * 4), *got_v = malloc(n * 4);
+    struct dbuf dp = {0}, dg = {0}, dm = {0}, dv = {0};
+    bool ok = dbuf_new(h, n, param, &dp) && dbuf_new(h, n, grad, &dg) && dbuf_new(h, n, m, &dm) &&
+              dbuf_new(h, n, v, &dv);
+    if (adam) {
+        double step = (double)r->d[2];
+        struct ember_adam_step s = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+                                    .weight_decay = (float)r->d[1] / 1000.0f,
+                                    .bias_correction1 = (float)(1 - pow(0.9, step)),
+                                    .bias_correction2 = (float)(1 - pow(0.999, step))};
+        ok = ok && h->ops->adam_step(h->dev, n, &s, at(dp), at(dg), at(dm), at(dv)) == EMBER_OK;
+        ref_adam_step(n, &s, param, grad, m, v);
+        ok = ok && dbuf_fetch(h, dv, got_v, what) && compare_f32(what, got_v, v, n, TOL_EXACTISH);
+    } else {
+        struct ember_sgd_step s = {.lr = 0.05f, .momentum = (float)r->d[3] / 100.0f, .dampening = 0.0f,
+                                   .weight_decay = (float)r->d[1] / 1000.0f, .nesterov = r->d[4],
+                                   .first = r->d[2] == 1};
+        ok = ok && h->ops->sgd_step(h->dev, n, &s, at(dp), at(dg), at(dm)) == EMBER_OK;
+        ref_sgd_step(n, &s, param, grad, m);
+    }
+    ok = ok && dbuf_fetch(h, dp, got, what) && compare_f32(what, got, param, n, TOL_EXACTISH) &&
+         dbuf_fetch(h, dm, got_m, what) && compare_f32(what, got_m, m, n, TOL_EXACTISH);
+    dbuf_free(h, &dp), dbuf_free(h, &dg), dbuf_free(h, &dm), dbuf_free(h, &dv);
+    free(param), free(grad), free(m), free(v), free(got), free(got_m), free(got_v);
+    return ok;
+}
+
+#define U(op) EMBER_##op
+static const struct row rows[] = {
+    {"fill", "1 element", run_fill, {1}},
+    {"fill", "1000003 elements", run_fill, {1000003}},
+    /* unary: {op, layout, r, c, s} */
+    {"unary", "copy dense 1", run_ewise, {U(COPY), DENSE, 1}},
+    {"unary", "copy dense 100003", run_ewise, {U(COPY), DENSE, 100003}},
+    {"unary", "neg dense", run_ewise, {U(NEG), DENSE, 1031}},
+    {"unary", "relu dense", run_ewise, {U(RELU), DENSE, 70001}},
+    {"unary", "exp dense", run_ewise, {U(EXP), DENSE, 1031}},
+    {"unary", "log dense", run_ewise, {U(LOG), DENSE, 1031}},
+    {"unary", "scale dense", run_ewise, {U(SCALE), DENSE, 1031}},
+    {"unary", "add_scalar dense", run_ewise, {U(ADD_SCALAR), DENSE, 1031}},
+    {"unary", "copy transposed", run_ewise, {U(COPY), A_TRANSPOSED, 37, 53}},
+    {"unary", "relu transposed", run_ewise, {U(RELU), A_TRANSPOSED, 129, 7}},
+    {"unary", "copy broadcast row", run_ewise, {U(COPY), B_ROW_BROADCAST, 17, 33}},
+    {"unary", "exp permuted 3d", run_ewise, {U(EXP), PERMUTED_3D, 5, 7, 9}},
+    {"unary", "scale strided out", run_ewise, {U(SCALE), OUT_STRIDED, 999}},
+    /* binary: {op, layout, r, c, s} */
+    {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
+    {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
+    {"binary", "mul dense", run_ewise, {U(MUL), DENSE, 1031}},
+    {"binary", "div dense", run_ewise, {U(DIV), DENSE, 1031}},
+    {"binary", "relu_backward dense", run_ewise, {U(RELU_BACKWARD), DENSE, 70001}},
+    {"binary", "add row broadcast", run_ewise, {U(ADD), B_ROW_BROADCAST, 65, 10}},
+    {"binary", "sub column broadcast", run_ewise, {U(SUB), B_COL_BROADCAST, 33, 129}},
+    {"binary", "div column broadcast", run_ewise, {U(DIV), B_COL_BROADCAST, 7, 1000}},
+    {"binary", "mul transposed", run_ewise, {U(MUL), A_TRANSPOSED, 31, 67}},
+    {"binary", "mul permuted 3d", run_ewise, {U(MUL), PERMUTED_3D, 6, 5, 13}},
+    {"binary", "add strided out", run_ewise, {U(ADD), OUT_STRIDED, 777}},
+    /* reduce: {op, outer, r, inner, beta, specials} */
+    {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
+    {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
+    {"reduce", "sum columns, accumulate", run_reduce, {U(SUM), 1, 64, 3136, 1, 0}},
+    {"reduce", "sum middle axis", run_reduce, {U(SUM), 7, 13, 300, 0, 0}},
+    {"reduce", "sum of one", run_reduce, {U(SUM), 17, 1, 5, 1, 0}},
+    {"reduce", "sum with NaN and Inf", run_reduce, {U(SUM), 3, 50, 2, 0, 1}},
+    {"reduce", "max rows", run_reduce, {U(MAX), 65, 10, 1, 0, 0}},
+    {"reduce", "max middle axis", run_reduce, {U(MAX), 3, 33, 17, 0, 0}},
+    {"reduce", "max with NaN and Inf", run_reduce, {U(MAX), 4, 40, 3, 0, 1}},
+    /* sgemm: {m, n, k, trans_a, trans_b, batch, share_a, beta} */
+    {"sgemm", "1x1x1", run_sgemm, {1, 1, 1, 0, 0, 1, 0, 0}},
+    {"sgemm", "odd sizes", run_sgemm, {17, 33, 9, 0, 0, 1, 0, 0}},
+    {"sgemm", "A transposed, accumulate", run_sgemm, {31, 20, 45, 1, 0, 1, 0, 1}},
+    {"sgemm", "B transposed", run_sgemm, {64, 10, 300, 0, 1, 1, 0, 0}},
+    {"sgemm", "both transposed", run_sgemm, {13, 29, 71, 1, 1, 1, 0, 1}},
+    {"sgemm", "large k", run_sgemm, {10, 16, 3136, 0, 0, 1, 0, 0}},
+    {"sgemm", "batched, shared A (conv forward)", run_sgemm, {16, 196, 9, 0, 0, 5, 1, 1}},
+    {"sgemm", "batched, B transposed (conv weight grad)", run_sgemm, {16, 9, 196, 0, 1, 3, 0, 0}},
+    {"sgemm", "batched, shared A transposed (conv input grad)", run_sgemm, {9, 100, 16, 1, 0, 4, 1, 0}},
+    {"sgemm", "129 x 65 x 33", run_sgemm, {129, 65, 33, 0, 0, 1, 0, 0}},
+    /* im2col / col2im: {n, c, h, w, kh, kw, stride, pad} */
+    {"im2col", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
+    {"im2col", "3x3 valid", run_conv, {3, 1, 28, 28, 3, 3, 1, 0}},
+    {"im2col", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
+    {"im2col", "1x1", run_conv, {2, 4, 5, 5, 1, 1, 1, 0}},
+    {"col2im", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
+    {"col2im", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
+    {"col2im", "5x5 stride 3", run_conv, {1, 2, 17, 13, 5, 5, 3, 1}},
+    /* max-pool: {n, c, h, w, k, stride, specials} */
+    {"maxpool_forward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
+    {"maxpool_forward", "odd size", run_maxpool, {1, 2, 7, 9, 2, 2, 0}},
+    {"maxpool_forward", "3x3 stride 2, overlapping", run_maxpool, {2, 2, 11, 11, 3, 2, 0}},
+    {"maxpool_forward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
+    {"maxpool_backward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
+    {"maxpool_backward", "3x3 stride 1, overlapping", run_maxpool, {2, 2, 9, 10, 3, 1, 0}},
+    /* softmax-cross-entropy: {n, classes, logit scale, bad target} */
+    {"softmax_xent_forward", "64 x 10", run_xent, {64, 10, 3, 0}},
+    {"softmax_xent_forward", "one class", run_xent, {5, 1, 3, 0}},
+    {"softmax_xent_forward", "1000 classes, large logits", run_xent, {7, 1000, 80, 0}},
+    {"softmax_xent_forward", "target out of range", run_xent, {9, 10, 3, 1}},
+    {"softmax_xent_backward", "64 x 10", run_xent, {64, 10, 3, 0}},
+    {"softmax_xent_backward", "33 x 1000", run_xent, {33, 1000, 5, 0}},
+    /* optimizers: {n, weight decay x1000, step, momentum x100, nesterov} */
+    {"adam_step", "step 1", run_optim, {1031, 0, 1, 0, 0}},
+    {"adam_step", "step 100, weight decay", run_optim, {100003, 10, 100, 0, 0}},
+    {"sgd_step", "plain", run_optim, {1031, 0, 1, 0, 0}},
+    {"sgd_step", "momentum, first step", run_optim, {1031, 0, 1, 90, 0}},
+    {"sgd_step", "momentum, later step, weight decay", run_optim, {70001, 5, 2, 90, 0}},
+    {"sgd_step", "nesterov", run_optim, {1031, 0, 3, 90, 1}},
+};
+#undef U
+
+/* --------------------------------------------------------------- perf */
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sync_device(struct harness *h)
+{
+    if (h->ops->sync)
+        h->ops->sync(h->dev);
+}
+
+/* Times the primitives a simplecnn step at batch 64 spends its time in. */
+static void perf(struct harness *h, const char *backend)
+{
+    enum { REPS = 20 };
+    struct dbuf a = {0}, b = {0}, c = {0};
+    size_t big = 64 * 16 * 28 * 28 * 9; /* the largest buffer below: im2col of the batch */
+    if (!dbuf_new(h, big, NULL, &a) || !dbuf_new(h, big, NULL, &b) || !dbuf_new(h, big, NULL, &c)) {
+        printf("%-8s perf: could not allocate buffers\n", backend);
+        return;
+    }
+    h->ops->fill(h->dev, at(a), big, 0.5f);
+    h->ops->fill(h->dev, at(b), big, 0.25f);
+    h->ops->fill(h->dev, at(c), big, 0.0f);
+    struct ember_gemm conv = {.m = 16, .n = 784, .k = 9, .lda = 9, .ldb = 784, .ldc = 784, .batch = 64,
+                              .stride_b = 9 * 784, .stride_c = 16 * 784, .alpha = 1, .beta = 1};
+    struct ember_gemm fc = {.m = 64, .n = 10, .k = 3136, .trans_b = true, .lda = 3136, .ldb = 3136, .ldc = 10,
+                            .batch = 1, .alpha = 1};
+    struct ember_gemm square = {.m = 512, .n = 512, .k = 512, .lda = 512, .ldb = 512, .ldc = 512, .batch = 1,
+                                .alpha = 1};
+    struct ember_conv_geom g = {.n = 64, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
+                                .oh = 28, .ow = 28};
+    struct ember_ewise add = {.ndim = 1, .dense = true, .numel = 64 * 16 * 784, .shape = {64 * 16 * 784},
+                              .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
+    struct ember_adam_step adam = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+                                   .bias_correction1 = 0.1f, .bias_correction2 = 0.001f};
+    for (int which = 0; which < 6; which++) {
+        const char *name = NULL, *unit = "GFLOP/s";
+        double work = 0; /* flops, or bytes moved */
+        double t0 = 0;
+        for (int rep = -1; rep < REPS; rep++) { /* rep -1 warms up */
+            if (rep == 0) {
+                sync_device(h);
+                t0 = seconds();
+            }
+            switch (which) {
+            case 0: name = "sgemm conv 64x(16x9 @ 9x784)"; work = 2.0 * 64 * 16 * 784 * 9;
+                h->ops->sgemm(h->dev, &conv, at(a), at(b), at(c)); break;
+            case 1: name = "sgemm fc 64x3136 @ 3136x10"; work = 2.0 * 64 * 3136 * 10;
+                h->ops->sgemm(h->dev, &fc, at(a), at(b), at(c)); break;
+            case 2: name = "sgemm 512x512x512"; work = 2.0 * 512 * 512 * 512;
+                h->ops->sgemm(h->dev, &square, at(a), at(b), at(c)); break;
+            case 3: name = "im2col 64x1x28x28 3x3"; unit = "GB/s"; work = 4.0 * (64 * 784 + 64 * 9 * 784);
+                h->ops->im2col(h->dev, &g, at(a), at(c)); break;
+            case 4: name = "add 802816 elements"; unit = "GB/s"; work = 12.0 * 802816;
+                h->ops->binary(h->dev, EMBER_ADD, &add, at(c), at(a), at(b)); break;
+            case 5: name = "adam 1M parameters"; unit = "GB/s"; work = 28.0 * 1000000;
+                h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), at(c)); break;
+            }
+        }
+        sync_device(h);
+        double dt = (seconds() - t0) / REPS;
+        printf("%-8s %-34s %9.1f us  %8.2f %s\n", backend, name, dt * 1e6, work / dt / 1e9, unit);
+    }
+    dbuf_free(h, &a), dbuf_free(h, &b), dbuf_free(h, &c);
+}
+
+/* --------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    const char *only_prim = NULL, *only_backend = NULL;
+    bool do_perf = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            only_prim = argv[++i];
+        else if (strcmp(argv[i], "-b") == 0 && i + 1 < argc)
+            only_backend = argv[++i];
+        else if (strcmp(argv[i], "--perf") == 0)
+            do_perf = true;
+        else {
+            fprintf(stderr, "usage: test_parity [-o PRIMITIVE] [-b BACKEND] [--perf]\n");
+            return 2;
+        }
+    }
+    static const char *const backends[] = {"cpu", "opencl", "cuda"};
+    int tested = 0;
+    for (size_t bi = 0; bi < sizeof backends / sizeof backends[0]; bi++) {
+        const char *backend = backends[bi];
+        if (only_backend && strcmp(only_backend, backend) != 0)
+            continue;
+        ember_ctx *ctx = ember_ctx_new();
+        ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+        if (ember_ctx_use_device(ctx, backend) != EMBER_OK) {
+            printf("%-8s skipped: %s\n", backend, ember_last_error(ctx));
+            ember_ctx_free(ctx);
+            continue;
+        }
+        struct harness h = {.ctx = ctx, .ops = ctx->ops, .dev = ctx->dev, .rng = ember_rng_seed(7)};
+        printf("%-8s %s\n", backend, ember_ctx_device_name(ctx));
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            const struct row *r = &rows[i];
+            if (only_prim && strcmp(only_prim, r->prim) != 0)
+                continue;
+            char what[160];
+            snprintf(what, sizeof what, "%s %s: %s", backend, r->prim, r->label);
+            bool ok = r->run(&h, r, what);
+            printf("%-8s %-22s %-46s %s\n", backend, r->prim, r->label, ok ? "ok" : "FAILED");
+            if (!ok && test_failures == 0)
+                CHECK(false, "%s failed: %s", what, ember_last_error(ctx));
+        }
+        if (do_perf)
+            perf(&h, backend);
+        tested++;
+        ember_ctx_free(ctx);
+    }
+    if (!tested) {
+        printf("test_parity: no backend to test%s%s\n", only_backend ? " named " : "",
+               only_backend ? only_backend : "");
+        return TEST_SKIP;
+    }
+    return test_finish("test_parity");
+}

@@ -1,0 +1,143 @@
+/* tools/cli.c — helpers for the subcommands (see cli.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli.h"
+
+double cli_start_time;
+
+int cli_exit_status(ember_status status)
+{
+    switch (status) {
+    case EMBER_OK: return EXIT_OK;
+    case EMBER_ERR_ARG: return EXIT_USAGE;
+    case EMBER_ERR_IO:
+    case EMBER_ERR_FORMAT: return EXIT_DATA;
+    case EMBER_ERR_DEVICE:
+    case EMBER_ERR_NOMEM:
+    case EMBER_ERR_UNSUPPORTED: return EXIT_DEVICE;
+    }
+    return EXIT_FAILURE_OTHER;
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ember: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_fail(ember_ctx *ctx, const char *doing)
+{
+    ember_status st = ember_last_status(ctx);
+    if (st == EMBER_OK)
+        st = EMBER_ERR_DEVICE; /* a failure with no recorded reason: treat it as the device's */
+    cli_error("%s: %s", doing, ember_last_error(ctx)[0] ? ember_last_error(ctx) : ember_status_str(st));
+    return cli_exit_status(st);
+}
+
+static void log_stderr(void *user, ember_log_level level, const char *message)
+{
+    static const char *const prefix[] = {"error: ", "warning: ", "", "debug: "};
+    (void)user;
+    fprintf(stderr, "ember: %s%s\n", prefix[level], message);
+}
+
+ember_ctx *cli_ctx_new(bool verbose, int threads)
+{
+    ember_ctx *ctx = ember_ctx_new();
+    if (!ctx) {
+        cli_error("out of memory");
+        return NULL;
+    }
+    ember_ctx_set_log(ctx, log_stderr, NULL, verbose ? EMBER_LOG_INFO : EMBER_LOG_WARN);
+    ember_ctx_set_threads(ctx, threads);
+    return ctx;
+}
+
+bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < low || v > high) {
+        cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low,
+                  (long long)high, text);
+        return false;
+    }
+    *value = v;
+    return true;
+}
+
+bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-') {
+        cli_error("--%s wants a non-negative whole number, not \"%s\"", name, text);
+        return false;
+    }
+    *value = v;
+    return true;
+}
+
+bool cli_parse_float(const char *name, const char *text, double low, double high, double *value)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v) || v < low || v > high) {
+        cli_error("--%s wants a number from %g to %g, not \"%s\"", name, low, high, text);
+        return false;
+    }
+    *value = v;
+    return true;
+}
+
+bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
+{
+    const char *p = text;
+    int n = 0;
+    while (*p && n < 3) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 1 || v > 65536)
+            break;
+        shape[n++] = v;
+        if (*end == '\0') {
+            *ndim = n;
+            return true;
+        }
+        if (*end != 'x')
+            break;
+        p = end + 1;
+    }
+    cli_error("--%s wants 1 to 3 positive sizes joined by 'x', such as 1x28x28 or 100, not \"%s\"", name, text);
+    return false;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double cli_peak_rss_mib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+}

@@ -1,0 +1,57 @@
+/*
+ * tools/cli.h — what the `ember` subcommands share: exit statuses, messages,
+ * option values.
+ *
+ * Only this program decides exit statuses; the library returns statuses
+ * and messages and never exits.
+ */
+#ifndef EMBER_CLI_H
+#define EMBER_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ember.h"
+
+/* Exit statuses, documented in `ember --help` and the README. */
+enum {
+    EXIT_OK = 0,
+    EXIT_FAILURE_OTHER = 1, /* training diverged, or anything not below */
+    EXIT_USAGE = 2,         /* bad command line, or a model that does not fit the data */
+    EXIT_DATA = 3,          /* a data set or checkpoint is missing, unreadable or malformed */
+    EXIT_DEVICE = 4,        /* the device is missing, failed, or ran out of memory */
+};
+
+/* The exit status for a library failure. */
+int cli_exit_status(ember_status status);
+
+/* "ember: error: ..." on stderr */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* prints the context's last error and returns its exit status */
+int cli_fail(ember_ctx *ctx, const char *doing);
+
+/* A context logging to stderr: warnings, or info too when verbose. */
+ember_ctx *cli_ctx_new(bool verbose, int threads);
+
+/* Option values; each prints the problem and returns false when `text` is
+ * not a valid value for option `name`. */
+bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value);
+bool cli_parse_float(const char *name, const char *text, double low, double high, double *value);
+bool cli_parse_u64(const char *name, const char *text, uint64_t *value);
+/* "1x28x28" or "100": 1 to 3 positive dimensions */
+bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape);
+
+/* seconds since an arbitrary fixed point (CLOCK_MONOTONIC) */
+double cli_now(void);
+/* peak resident memory of this process, in MiB */
+double cli_peak_rss_mib(void);
+
+/* subcommands */
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+
+/* the time main() started, for "time to first step" */
+extern double cli_start_time;
+
+#endif /* EMBER_CLI_H */

@@ -1,0 +1,105 @@
+/* tools/cmd-eval.c — `ember eval`: the test accuracy of a saved model. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: ember eval --load FILE [options]\n"
+    "\n"
+    "Loads a checkpoint written by `ember train --save` and prints its test accuracy.\n"
+    "\n"
+    "  --load FILE         the safetensors checkpoint (required)\n"
+    "  --model NAME        the model it was trained as (default simplecnn)\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
+    "  --data-dir DIR      where the data set's files are\n"
+    "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
+    "  --resize            folder: resize images of another size\n"
+    "  --seed N            random data and the folder's held-out split, as in training (default 0)\n"
+    "  --batch N           images per forward pass (default 256)\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu\n"
+    "  --threads N         cpu threads (default: every core)\n"
+    "  --json              print {\"test_acc\": ..., \"test_loss\": ..., ...} instead of text\n"
+    "  -h, --help          this text\n";
+
+int cmd_eval(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"load", required_argument, NULL, 'L'},  {"model", required_argument, NULL, 'm'},
+        {"data", required_argument, NULL, 'd'},  {"data-dir", required_argument, NULL, 'r'},
+        {"shape", required_argument, NULL, 'S'}, {"resize", no_argument, NULL, 'R'},
+        {"seed", required_argument, NULL, 's'},  {"batch", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'D'}, {"threads", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'J'},        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    const char *load = NULL, *model_name = "simplecnn";
+    const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
+    ember_data_options data = {.kind = "fashion-mnist"};
+    int64_t batch = 256, threads = 0;
+    bool json = false, verbose = false, ok = true;
+    int c;
+    optind = 1;
+    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'L': load = optarg; break;
+        case 'm': model_name = optarg; break;
+        case 'd': data.kind = optarg; break;
+        case 'r': data.dir = optarg; break;
+        case 'S': ok = cli_parse_shape("shape", optarg, &data.sample_ndim, data.sample_shape); break;
+        case 'R': data.resize = true; break;
+        case 's': ok = cli_parse_u64("seed", optarg, &data.seed); break;
+        case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &batch); break;
+        case 'D': device = optarg; break;
+        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &threads); break;
+        case 'J': json = true; break;
+        case 'v': verbose = true; break;
+        case 'h': fputs(usage, stdout); return EXIT_OK;
+        default: ok = false; break;
+        }
+    }
+    if (ok && optind < argc) {
+        cli_error("unexpected argument \"%s\"", argv[optind]);
+        ok = false;
+    }
+    if (ok && !load) {
+        cli_error("ember eval needs --load FILE");
+        ok = false;
+    }
+    if (!ok) {
+        fputs("try: ember eval --help\n", stderr);
+        return EXIT_USAGE;
+    }
+
+    int rc = EXIT_OK;
+    ember_dataset *test = NULL;
+    ember_model *model = NULL;
+    double acc = 0.0, loss = 0.0;
+    ember_ctx *ctx = cli_ctx_new(verbose, (int)threads);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    if (ember_ctx_use_device(ctx, device) != EMBER_OK)
+        rc = cli_fail(ctx, "cannot use the device");
+    else if (!(test = ember_dataset_open(ctx, &data, EMBER_TEST)))
+        rc = cli_fail(ctx, "cannot load the data");
+    else if (!(model = ember_model_new(ctx, model_name, test, 0)))
+        rc = cli_fail(ctx, "cannot build the model");
+    else if (ember_params_load(ember_model_params(model), load) != EMBER_OK)
+        rc = cli_fail(ctx, "cannot load the checkpoint");
+    else if (ember_model_evaluate(model, test, batch, &acc, &loss) != EMBER_OK)
+        rc = cli_fail(ctx, "evaluation failed");
+    if (rc == EXIT_OK) {
+        if (json)
+            printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": \"%s\"}\n", acc, loss,
+                   (long long)ember_dataset_count(test), ember_model_name(model));
+        else
+            printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),
+                   ember_ctx_device_name(ctx));
+    }
+    ember_model_free(model);
+    ember_dataset_free(test);
+    ember_ctx_free(ctx);
+    return rc;
+}

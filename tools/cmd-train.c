@@ -1,0 +1,308 @@
+/*
+ * tools/cmd-train.c — `ember train`: the documents' training loop.
+ *
+ * The loop below is the one every framework's tutorial shows:
+ * zero_grad, forward, loss, backward, step.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "progress.h"
+
+struct train_options {
+    const char *model, *device, *save, *metrics, *optim;
+    ember_data_options data;
+    int64_t epochs, steps, batch, threads;
+    double lr, momentum, weight_decay;
+    uint64_t seed;
+    bool eval, quiet, verbose;
+};
+
+static const char usage[] =
+    "usage: ember train [options]\n"
+    "\n"
+    "Trains a model and reports test accuracy after every epoch.\n"
+    "\n"
+    "  --model NAME        simplecnn (default), kerascnn, linear, mlp\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
+    "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
+    "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist)\n"
+    "  --shape CxHxW       random: one sample's shape (default 1x28x28; 100 for linear);\n"
+    "                      folder: the size to load images at (default: the first image's)\n"
+    "  --resize            folder: resize images of another size instead of rejecting them\n"
+    "  --epochs N          passes over the training set (default 1)\n"
+    "  --steps N           stop after N steps in all, for benchmarks (default: whole epochs)\n"
+    "  --batch N           images per step (default 64)\n"
+    "  --optim NAME        adam (default) or sgd\n"
+    "  --lr X              learning rate (default 0.001)\n"
+    "  --momentum X        sgd momentum (default 0)\n"
+    "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
+    "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu\n"
+    "  --threads N         cpu threads (default: every core)\n"
+    "  --save FILE         write the trained parameters as safetensors\n"
+    "  --metrics FILE      append one JSON object per epoch\n"
+    "  --no-eval           skip the test-set evaluation\n"
+    "  --quiet             no progress line\n"
+    "  --verbose           say more (the device chosen and why)\n"
+    "  -h, --help          this text\n";
+
+enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY };
+
+static int parse_options(int argc, char **argv, struct train_options *o)
+{
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
+        {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+        {"shape", required_argument, NULL, 'S'},    {"resize", no_argument, NULL, 'R'},
+        {"epochs", required_argument, NULL, 'e'},   {"steps", required_argument, NULL, 'n'},
+        {"batch", required_argument, NULL, 'b'},    {"optim", required_argument, NULL, 'O'},
+        {"lr", required_argument, NULL, 'l'},       {"momentum", required_argument, NULL, 'M'},
+        {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
+        {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
+        {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
+        {"metrics", required_argument, NULL, 'j'},  {"no-eval", no_argument, NULL, OPT_NO_EVAL},
+        {"quiet", no_argument, NULL, 'q'},          {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    *o = (struct train_options){
+        .model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001, .eval = true,
+        .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto", .data = {.kind = "fashion-mnist"}};
+    int c;
+    bool ok = true;
+    optind = 1;
+    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'd': o->data.kind = optarg; break;
+        case OPT_DATA_DIR: o->data.dir = optarg; break;
+        case 'S': ok = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
+        case 'R': o->data.resize = true; break;
+        case 'e': ok = cli_parse_int("epochs", optarg, 1, 1000000, &o->epochs); break;
+        case 'n': ok = cli_parse_int("steps", optarg, 1, INT64_MAX / 2, &o->steps); break;
+        case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &o->batch); break;
+        case 'O': o->optim = optarg; break;
+        case 'l': ok = cli_parse_float("lr", optarg, 0.0, 1e6, &o->lr); break;
+        case 'M': ok = cli_parse_float("momentum", optarg, 0.0, 1e6, &o->momentum); break;
+        case OPT_WEIGHT_DECAY: ok = cli_parse_float("weight-decay", optarg, 0.0, 1e6, &o->weight_decay); break;
+        case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
+        case 'D': o->device = optarg; break;
+        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
+        case 'o': o->save = optarg; break;
+        case 'j': o->metrics = optarg; break;
+        case OPT_NO_EVAL: o->eval = false; break;
+        case 'q': o->quiet = true; break;
+        case 'v': o->verbose = true; break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: ok = false; break;
+        }
+    }
+    if (ok && optind < argc) {
+        cli_error("unexpected argument \"%s\"", argv[optind]);
+        ok = false;
+    }
+    if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "sgd") != 0) {
+        cli_error("--optim is adam or sgd, not \"%s\"", o->optim);
+        ok = false;
+    }
+    if (ok && o->momentum != 0.0 && strcmp(o->optim, "sgd") != 0) {
+        cli_error("--momentum applies to --optim sgd");
+        ok = false;
+    }
+    if (!ok) {
+        fputs("try: ember train --help\n", stderr);
+        return EXIT_USAGE;
+    }
+    o->data.seed = o->seed;
+    return EXIT_OK;
+}
+
+/* writes s as a JSON string (quotes and escapes included) */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+struct epoch_result {
+    int epoch;
+    int64_t steps, images;
+    double train_loss, test_loss, test_acc, seconds, eval_seconds, first_step_s;
+};
+
+static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const struct epoch_result *r)
+{
+    FILE *f = fopen(o->metrics, "a");
+    if (!f) {
+        cli_error("cannot open --metrics file %s: %s", o->metrics, strerror(errno));
+        return false;
+    }
+    fprintf(f, "{\"epoch\": %d, \"train_loss\": %.6f, ", r->epoch, r->train_loss);
+    if (o->eval)
+        fprintf(f, "\"test_loss\": %.6f, \"test_acc\": %.6f, ", r->test_loss, r->test_acc);
+    else
+        fprintf(f, "\"test_loss\": null, \"test_acc\": null, ");
+    fprintf(f, "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, ",
+            r->seconds > 0 ? (double)r->images / r->seconds : 0.0, r->seconds, r->eval_seconds,
+            (long long)r->steps);
+    fprintf(f, "\"device\": ");
+    json_string(f, ember_ctx_device_name(ctx));
+    fprintf(f, ", \"model\": ");
+    json_string(f, o->model);
+    fprintf(f, ", \"data\": ");
+    json_string(f, o->data.kind);
+    fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"optim\": ", (long long)o->batch, o->lr);
+    json_string(f, o->optim);
+    fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n", (unsigned long long)o->seed,
+            r->first_step_s, cli_peak_rss_mib());
+    bool ok = fclose(f) == 0;
+    if (!ok)
+        cli_error("writing --metrics file %s failed", o->metrics);
+    return ok;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    struct train_options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != EXIT_OK)
+        return rc < 0 ? EXIT_OK : rc;
+
+    ember_dataset *train = NULL, *test = NULL;
+    ember_model *model = NULL;
+    ember_optim *opt = NULL;
+    ember_batcher *batches = NULL;
+    ember_ctx *ctx = cli_ctx_new(o.verbose, (int)o.threads);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    if (ember_ctx_use_device(ctx, o.device) != EMBER_OK) {
+        rc = cli_fail(ctx, "cannot use the device");
+        goto done;
+    }
+    if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
+        (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
+        rc = cli_fail(ctx, "cannot load the data");
+        goto done;
+    }
+    if (!(model = ember_model_new(ctx, o.model, train, o.seed))) {
+        rc = cli_fail(ctx, "cannot build the model");
+        goto done;
+    }
+    if (strcmp(o.optim, "adam") == 0) {
+        ember_adam_options a = ember_adam_defaults((float)o.lr);
+        a.weight_decay = (float)o.weight_decay;
+        opt = ember_adam_new(ember_model_params(model), a);
+    } else {
+        ember_sgd_options s = ember_sgd_defaults((float)o.lr);
+        s.momentum = (float)o.momentum;
+        s.weight_decay = (float)o.weight_decay;
+        opt = ember_sgd_new(ember_model_params(model), s);
+    }
+    /* the shuffle's stream differs from the initialisation's */
+    if (!opt || !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
+        rc = cli_fail(ctx, "cannot set up training");
+        goto done;
+    }
+    fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g, batch %lld\n", ember_model_describe(model),
+            ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr, (long long)o.batch);
+
+    int64_t total_steps = 0;
+    double first_step_s = 0.0;
+    for (int epoch = 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
+        int64_t per_epoch = ember_batcher_steps(batches);
+        if (o.steps && o.steps - total_steps < per_epoch)
+            per_epoch = o.steps - total_steps;
+        struct epoch_result r = {.epoch = epoch};
+        struct progress bar;
+        progress_begin(&bar, epoch, (int)o.epochs, per_epoch, o.quiet);
+        double start = cli_now(), loss_sum = 0.0;
+        ember_tensor *x, *y;
+        while (ember_batcher_next(batches, &x, &y)) {
+            ember_optim_zero_grad(opt);
+            ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
+            ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
+            float value = NAN;
+            if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
+                ember_tensor_item(loss, &value) != EMBER_OK) {
+                rc = cli_fail(ctx, "training failed");
+                break;
+            }
+            ember_tape_clear(ctx);
+            if (!isfinite(value)) {
+                cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
+                          isnan(value) ? "NaN" : "infinite", (long long)(total_steps + r.steps + 1));
+                rc = EXIT_FAILURE_OTHER;
+                break;
+            }
+            if (total_steps + r.steps == 0)
+                first_step_s = cli_now() - cli_start_time;
+            r.steps++;
+            r.images += ember_tensor_dim(x, 0);
+            loss_sum += value;
+            progress_update(&bar, r.steps, value);
+            if (r.steps == per_epoch && per_epoch < ember_batcher_steps(batches))
+                break; /* --steps ran out mid-epoch: training ends here */
+        }
+        progress_end(&bar);
+        if (rc != EXIT_OK)
+            break;
+        if (r.steps < per_epoch) { /* the batcher stopped early: a device error */
+            rc = cli_fail(ctx, "training failed");
+            break;
+        }
+        r.seconds = cli_now() - start;
+        r.train_loss = per_epoch ? loss_sum / (double)per_epoch : 0.0;
+        r.first_step_s = first_step_s;
+        total_steps += per_epoch;
+
+        if (o.eval) {
+            double t0 = cli_now();
+            if (ember_model_evaluate(model, test, o.batch, &r.test_acc, &r.test_loss) != EMBER_OK) {
+                rc = cli_fail(ctx, "evaluation failed");
+                break;
+            }
+            r.eval_seconds = cli_now() - t0;
+            fprintf(stderr, "epoch %d/%lld: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f images/s, %.1f s\n",
+                    epoch, (long long)o.epochs, r.train_loss, r.test_loss, r.test_acc,
+                    (double)r.images / r.seconds, r.seconds);
+        } else {
+            fprintf(stderr, "epoch %d/%lld: train loss %.4f, %.0f images/s, %.1f s\n", epoch, (long long)o.epochs,
+                    r.train_loss, (double)r.images / r.seconds, r.seconds);
+        }
+        if (o.metrics && !write_metrics(&o, ctx, &r)) {
+            rc = EXIT_DATA;
+            break;
+        }
+        if (o.steps && total_steps >= o.steps)
+            break;
+    }
+    if (rc == EXIT_OK && o.save) {
+        const char *meta[] = {"ember.model", o.model, "ember.data", o.data.kind, NULL};
+        if (ember_params_save(ember_model_params(model), o.save, meta) != EMBER_OK)
+            rc = cli_fail(ctx, "cannot save the checkpoint");
+        else
+            fprintf(stderr, "ember: saved %s\n", o.save);
+    }
+done:
+    ember_batcher_free(batches);
+    ember_optim_free(opt);
+    ember_model_free(model);
+    ember_dataset_free(train);
+    ember_dataset_free(test);
+    ember_ctx_free(ctx);
+    return rc;
+}
