@@ -68,7 +68,9 @@ static ember_status idx_open(ember_ctx *ctx, const char *dir, const char *name, 
         return ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", f->path);
     }
     f->file_bytes = (int64_t)info.st_size;
-    if (!(f->gz = gzdopen(fd, "rb"))) {
+    if ((f->gz = gzdopen(fd, "rb")))
+        gzbuffer(f->gz, 1 << 18); /* fewer, larger reads: inflate runs faster */
+    if (!f->gz) {
         close(fd);
         return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not open it (out of memory)", f->path);
     }
