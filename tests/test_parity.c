@@ -560,7 +560,9 @@ static void perf(struct harness *h, const char *backend)
                               .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
     struct ember_adam_step adam = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
                                    .bias_correction1 = 0.1f, .bias_correction2 = 0.001f};
-    for (int which = 0; which < 6; which++) {
+    struct ember_pool_geom pool = {.n = 64, .c = 16, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
+    struct ember_ewise relu = add;
+    for (int which = 0; which < 9; which++) {
         const char *name = NULL, *unit = "GFLOP/s";
         double work = 0; /* flops, or bytes moved */
         double t0 = 0;
@@ -582,6 +584,12 @@ static void perf(struct harness *h, const char *backend)
                 h->ops->binary(h->dev, EMBER_ADD, &add, at(c), at(a), at(b)); break;
             case 5: name = "adam 1M parameters"; unit = "GB/s"; work = 28.0 * 1000000;
                 h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), at(c)); break;
+            case 6: name = "relu 802816 elements"; unit = "GB/s"; work = 8.0 * 802816;
+                h->ops->unary(h->dev, EMBER_RELU, &relu, at(c), at(a), 0.0f); break;
+            case 7: name = "maxpool 64x16x28x28 2x2"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
+                h->ops->maxpool_forward(h->dev, &pool, at(a), at(c), at(b)); break;
+            case 8: name = "maxpool backward 64x16x28x28"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
+                h->ops->maxpool_backward(h->dev, &pool, at(a), at(b), at(c)); break;
             }
         }
         sync_device(h);

@@ -1,6 +1,8 @@
 # The CPU backend: always built. OpenBLAS provides sgemm when found.
 file(GLOB EMBER_CPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 target_sources(ember_objects PRIVATE ${EMBER_CPU_SOURCES})
+# the loops never read errno, and without it sqrtf, expf and logf vectorise
+set_source_files_properties(${EMBER_CPU_SOURCES} PROPERTIES COMPILE_OPTIONS -fno-math-errno)
 
 if(EMBER_OPENBLAS)
   find_package(PkgConfig QUIET)

@@ -32,6 +32,15 @@ static void im2col_planes(void *p, int64_t begin, int64_t end)
                         continue;
                     }
                     const float *xrow = x + iy * g->w;
+                    if (g->stride == 1) { /* zeros, a run of the input row, zeros */
+                        int64_t lo = g->pad - kj, hi = g->w + g->pad - kj;
+                        lo = lo < 0 ? 0 : lo > g->ow ? g->ow : lo;
+                        hi = hi < lo ? lo : hi > g->ow ? g->ow : hi;
+                        memset(row, 0, (size_t)lo * sizeof *row);
+                        memcpy(row + lo, xrow + lo - g->pad + kj, (size_t)(hi - lo) * sizeof *row);
+                        memset(row + hi, 0, (size_t)(g->ow - hi) * sizeof *row);
+                        continue;
+                    }
                     for (int64_t ox = 0; ox < g->ow; ox++) {
                         int64_t ix = ox * g->stride - g->pad + kj;
                         row[ox] = ix >= 0 && ix < g->w ? xrow[ix] : 0.0f;
@@ -109,19 +118,34 @@ static int64_t window_argmax(const float *x, int64_t w, int64_t first, int64_t k
     return arg;
 }
 
-/* The common 2x2 window, branch-free: select the larger with conditional
- * moves, and only go the exact way when the window holds a NaN. */
-static int64_t window2_argmax(const float *x, int64_t w, int64_t first)
+/* One output row of the common 2x2, stride-2 window. Random data would make
+ * every comparison a coin toss for the branch predictor, so nothing here
+ * branches: maxima by maxss-style selects, the index by arithmetic on the
+ * 0/1 results of the comparisons. A later element wins only when strictly
+ * larger, so the first maximum wins ties. The caller takes the exact way
+ * for rows that hold a NaN. */
+static void pool2_row(const float *restrict top, const float *restrict bottom, int32_t w, int32_t base,
+                      int32_t ow, float *restrict y, int32_t *restrict argmax)
 {
-    float a = x[first], b = x[first + 1], c = x[first + w], d = x[first + w + 1];
-    if (a != a || b != b || c != c || d != d)
-        return window_argmax(x, w, first, 2);
-    int64_t arg = first;
-    float best = a;
-    arg = b > best ? first + 1 : arg, best = b > best ? b : best;
-    arg = c > best ? first + w : arg, best = c > best ? c : best;
-    arg = d > best ? first + w + 1 : arg;
-    return arg;
+    for (int32_t ox = 0; ox < ow; ox++) {
+        float a = top[2 * ox], b = top[2 * ox + 1], c = bottom[2 * ox], d = bottom[2 * ox + 1];
+        float best_top = b > a ? b : a, best_bottom = d > c ? d : c;
+        int32_t right_top = b > a, right_bottom = d > c, lower = best_bottom > best_top;
+        y[ox] = lower ? best_bottom : best_top;
+        argmax[ox] = base + 2 * ox + lower * (w + right_bottom) + (1 - lower) * right_top;
+    }
+}
+
+/* whether a run holds a NaN: on the bits, so that the loop vectorises */
+static bool has_nan(const float *x, int64_t n)
+{
+    uint32_t nan = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        nan |= (bits & 0x7fffffffu) > 0x7f800000u;
+    }
+    return nan != 0;
 }
 
 static void maxpool_forward_planes(void *p, int64_t begin, int64_t end)
@@ -133,13 +157,19 @@ static void maxpool_forward_planes(void *p, int64_t begin, int64_t end)
         const float *x = j->src + plane * g->h * w;
         float *y = j->dst + plane * g->oh * g->ow;
         int32_t *argmax = j->argmax + plane * g->oh * g->ow;
-        for (int64_t oy = 0; oy < g->oh; oy++)
+        for (int64_t oy = 0; oy < g->oh; oy++) {
+            int64_t row = oy * g->stride * w;
+            if (g->k == 2 && g->stride == 2 && !has_nan(x + row, 2 * w)) {
+                pool2_row(x + row, x + row + w, (int32_t)w, (int32_t)row, (int32_t)g->ow, y + oy * g->ow,
+                          argmax + oy * g->ow);
+                continue;
+            }
             for (int64_t ox = 0; ox < g->ow; ox++) {
-                int64_t first = oy * g->stride * w + ox * g->stride;
-                int64_t arg = g->k == 2 ? window2_argmax(x, w, first) : window_argmax(x, w, first, g->k);
+                int64_t arg = window_argmax(x, w, row + ox * g->stride, g->k);
                 y[oy * g->ow + ox] = x[arg];
                 argmax[oy * g->ow + ox] = (int32_t)arg;
             }
+        }
     }
 }
 

@@ -57,20 +57,42 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
     const struct ewise_job *j = p;
     float *out = j->out;
     const float *a = j->a, *b = j->b;
+#define DENSE_LOOP(expr)                                                                                      \
+    for (int64_t i = begin; i < end; i++)                                                                     \
+        out[i] = (expr);                                                                                      \
+    return
+
     if (!j->binary) {
+        float alpha = j->alpha;
         switch ((enum ember_unary_op)j->op) {
         case EMBER_COPY: memmove(out + begin, a + begin, (size_t)(end - begin) * sizeof *out); return;
-        case EMBER_RELU: for (int64_t i = begin; i < end; i++) out[i] = a[i] < 0.0f ? 0.0f : a[i]; return;
-        case EMBER_SCALE: for (int64_t i = begin; i < end; i++) out[i] = j->alpha * a[i]; return;
-        default: for (int64_t i = begin; i < end; i++) out[i] = unary_value(j->op, a[i], j->alpha); return;
+        case EMBER_NEG: DENSE_LOOP(-a[i]);
+        case EMBER_RELU: DENSE_LOOP(a[i] < 0.0f ? 0.0f : a[i]);
+        case EMBER_EXP: DENSE_LOOP(expf(a[i]));
+        case EMBER_LOG: DENSE_LOOP(logf(a[i]));
+        case EMBER_SCALE: DENSE_LOOP(alpha * a[i]);
+        case EMBER_ADD_SCALAR: DENSE_LOOP(a[i] + alpha);
+        case EMBER_UNARY_COUNT: return;
         }
     }
     switch ((enum ember_binary_op)j->op) {
-    case EMBER_ADD: for (int64_t i = begin; i < end; i++) out[i] = a[i] + b[i]; return;
-    case EMBER_SUB: for (int64_t i = begin; i < end; i++) out[i] = a[i] - b[i]; return;
-    case EMBER_MUL: for (int64_t i = begin; i < end; i++) out[i] = a[i] * b[i]; return;
-    default: for (int64_t i = begin; i < end; i++) out[i] = binary_value(j->op, a[i], b[i]); return;
+    case EMBER_ADD: DENSE_LOOP(a[i] + b[i]);
+    case EMBER_SUB: DENSE_LOOP(a[i] - b[i]);
+    case EMBER_MUL: DENSE_LOOP(a[i] * b[i]);
+    case EMBER_DIV: DENSE_LOOP(a[i] / b[i]);
+    case EMBER_RELU_BACKWARD:
+        /* a mask on the bits, not a select: the signs of b are a coin toss to
+         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t bits;
+            memcpy(&bits, &a[i], sizeof bits);
+            bits &= -(uint32_t)(b[i] > 0.0f);
+            memcpy(&out[i], &bits, sizeof bits);
+        }
+        return;
+    case EMBER_BINARY_COUNT: return;
     }
+#undef DENSE_LOOP
 }
 
 /* One row of a strided launch: the switch sits outside the loop. */
@@ -80,6 +102,14 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
 
 static void unary_row(int op, float alpha, float *out, const float *a, int64_t len, int64_t so, int64_t sa)
 {
+    if (op == EMBER_COPY && so == 1 && sa <= 1) { /* a contiguous run, or one value repeated */
+        if (sa == 1)
+            memcpy(out, a, (size_t)len * sizeof *out);
+        else
+            for (int64_t i = 0; i < len; i++)
+                memcpy(&out[i], a, sizeof *out);
+        return;
+    }
     switch ((enum ember_unary_op)op) {
     case EMBER_COPY: /* bits, not values: it copies I32 tensors too */
         for (int64_t i = 0; i < len; i++)
@@ -94,6 +124,17 @@ static void unary_row(int op, float alpha, float *out, const float *a, int64_t l
 static void binary_row(int op, float *out, const float *a, const float *b, int64_t len, int64_t so, int64_t sa,
                        int64_t sb)
 {
+    if (so == 1 && sa == 1 && sb <= 1) { /* contiguous, b contiguous or one value: loops that vectorise */
+        if (sb == 1) {
+            for (int64_t i = 0; i < len; i++)
+                out[i] = binary_value(op, a[i], b[i]);
+        } else {
+            float b0 = b[0];
+            for (int64_t i = 0; i < len; i++)
+                out[i] = binary_value(op, a[i], b0);
+        }
+        return;
+    }
     switch ((enum ember_binary_op)op) {
     case EMBER_ADD: ROW_LOOP(a[i * sa] + b[i * sb]); return;
     case EMBER_SUB: ROW_LOOP(a[i * sa] - b[i * sb]); return;
