@@ -224,7 +224,7 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
 {
     bool unary = strcmp(r->prim, "unary") == 0;
     struct ember_ewise e;
-    size_t na, nb, nout;
+    size_t na = 0, nb = 0, nout = 0;
     make_layout((enum layout)r->d[1], r->d, &e, &na, &nb, &nout);
     bool positive = unary && r->d[0] == EMBER_LOG;
     float *a = random_floats(h, na, positive ? -0.2f : -3.0f, 3.0f, true);
