@@ -566,7 +566,7 @@ static void perf(struct harness *h, const char *backend)
         const char *name = NULL, *unit = "GFLOP/s";
         double work = 0; /* flops, or bytes moved */
         double t0 = 0;
-        for (int rep = -1; rep < REPS; rep++) { /* rep -1 warms up */
+        for (int rep = -3; rep < REPS; rep++) { /* three reps to warm up */
             if (rep == 0) {
                 sync_device(h);
                 t0 = seconds();
