@@ -8,8 +8,9 @@ scripts/setup.sh --tests
 ctest --test-dir build --output-on-failure
 
 echo "test: sanitizer build (ASan + UBSan) in build-asan/"
+python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
-    -DEMBER_PYTHON="$(pwd)/build/pyenv/bin/python" >/dev/null
+    -DEMBER_PYTHON="$python" >/dev/null
 cmake --build build-asan -j "$(nproc)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -L "unit|ops|cli"
