@@ -174,6 +174,10 @@ struct ember_backend_ops {
     /* Devices. device_count says how many devices this backend sees and,
      * when none, writes why into `why` (e.g. "libOpenCL.so.1 not found"). */
     int (*device_count)(char *why, size_t why_len);
+    /* (optional) false for a device that `auto` should pass over because
+     * it is a CPU, where ember's cpu backend is faster; such a device is
+     * still listed and opens when named. NULL: every device is preferred. */
+    bool (*device_preferred)(int index);
     ember_status (*device_open)(const struct ember_host *host, int index, void **dev);
     void (*device_close)(void *dev);
     /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */

@@ -12,8 +12,14 @@
 #include "ctx-impl.h"
 
 extern const struct ember_backend_ops ember_cpu_backend;
+#ifdef EMBER_WITH_OPENCL
+extern const struct ember_backend_ops ember_opencl_backend;
+#endif
 
 static const struct ember_backend_ops *const backends[] = {
+#ifdef EMBER_WITH_OPENCL
+    &ember_opencl_backend,
+#endif
     &ember_cpu_backend,
 };
 enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
@@ -58,21 +64,31 @@ static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *
     return EMBER_OK;
 }
 
-/* "auto": the first backend, in the list's order, with a device that opens. */
+/* "auto": the first device, in the list's order, that the backend prefers
+ * and that opens. */
 static ember_status open_auto(ember_ctx *ctx)
 {
     char why[512];
     for (int i = 0; i < BACKEND_COUNT; i++) {
         why[0] = '\0';
-        if (backends[i]->device_count(why, sizeof why) <= 0) {
+        int count = backends[i]->device_count(why, sizeof why);
+        if (count <= 0) {
             ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s: %s", backends[i]->name,
                       why[0] ? why : "no devices");
             continue;
         }
-        if (open_device(ctx, backends[i], 0) == EMBER_OK)
-            return EMBER_OK;
-        ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s: %s", backends[i]->name, ctx->error);
-        ember_clear_error(ctx);
+        for (int d = 0; d < count; d++) {
+            if (backends[i]->device_preferred && !backends[i]->device_preferred(d)) {
+                ember_log(ctx, EMBER_LOG_INFO,
+                          "auto: skipping %s:%d (a CPU device; ember's cpu backend is faster there)",
+                          backends[i]->name, d);
+                continue;
+            }
+            if (open_device(ctx, backends[i], d) == EMBER_OK)
+                return EMBER_OK;
+            ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s:%d: %s", backends[i]->name, d, ctx->error);
+            ember_clear_error(ctx);
+        }
     }
     return ember_fail(ctx, EMBER_ERR_DEVICE, "no usable device found");
 }

@@ -174,7 +174,7 @@ static bool run_fill(struct harness *h, const struct row *r, const char *what)
 }
 
 /* Layouts of an elementwise launch: d[1] picks one, d[2], d[3], d[4] size it. */
-enum layout { DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED };
+enum layout { DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED, REVERSED_6D };
 
 static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *e, size_t *na, size_t *nb,
                         size_t *nout)
@@ -215,6 +215,15 @@ static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *
                                   .stride_out = {2}, .stride_a = {1}, .stride_b = {1}};
         *na = *nb = (size_t)r;
         *nout = (size_t)(2 * r);
+        return;
+    case REVERSED_6D: /* (r, c, s, 2, 3, 2): a stored with its axes reversed, b (c, 3, 2) broadcast along
+                       * the others; no two axes merge, so a backend must handle all six */
+        *e = (struct ember_ewise){.ndim = 6, .numel = r * c * s * 12, .shape = {r, c, s, 2, 3, 2},
+                                  .stride_out = {c * s * 12, s * 12, 12, 6, 2, 1},
+                                  .stride_a = {1, r, r * c, r * c * s, r * c * s * 2, r * c * s * 6},
+                                  .stride_b = {0, 6, 0, 2, 0, 1}};
+        *na = *nout = (size_t)(r * c * s * 12);
+        *nb = (size_t)(c * 6);
         return;
     }
 }
@@ -455,6 +464,8 @@ static const struct row rows[] = {
     {"unary", "copy broadcast row", run_ewise, {U(COPY), B_ROW_BROADCAST, 17, 33}},
     {"unary", "exp permuted 3d", run_ewise, {U(EXP), PERMUTED_3D, 5, 7, 9}},
     {"unary", "scale strided out", run_ewise, {U(SCALE), OUT_STRIDED, 999}},
+    {"unary", "copy reversed 6d", run_ewise, {U(COPY), REVERSED_6D, 3, 4, 5}},
+    {"unary", "exp reversed 6d", run_ewise, {U(EXP), REVERSED_6D, 2, 3, 7}},
     /* binary: {op, layout, r, c, s} */
     {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
     {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
@@ -467,6 +478,7 @@ static const struct row rows[] = {
     {"binary", "mul transposed", run_ewise, {U(MUL), A_TRANSPOSED, 31, 67}},
     {"binary", "mul permuted 3d", run_ewise, {U(MUL), PERMUTED_3D, 6, 5, 13}},
     {"binary", "add strided out", run_ewise, {U(ADD), OUT_STRIDED, 777}},
+    {"binary", "mul reversed 6d", run_ewise, {U(MUL), REVERSED_6D, 3, 5, 2}},
     /* reduce: {op, outer, r, inner, beta, specials} */
     {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
     {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
@@ -477,6 +489,12 @@ static const struct row rows[] = {
     {"reduce", "max rows", run_reduce, {U(MAX), 65, 10, 1, 0, 0}},
     {"reduce", "max middle axis", run_reduce, {U(MAX), 3, 33, 17, 0, 0}},
     {"reduce", "max with NaN and Inf", run_reduce, {U(MAX), 4, 40, 3, 0, 1}},
+    /* sizes no work-group divides: rows longer than a group, inner wider than one */
+    {"reduce", "sum rows of 1000", run_reduce, {U(SUM), 3, 1000, 1, 0, 0}},
+    {"reduce", "max rows of 257, NaN and Inf", run_reduce, {U(MAX), 5, 257, 1, 0, 1}},
+    {"reduce", "sum long r, inner 3, accumulate", run_reduce, {U(SUM), 2, 5000, 3, 1, 0}},
+    {"reduce", "sum inner 1000", run_reduce, {U(SUM), 2, 7, 1000, 0, 0}},
+    {"reduce", "sum over nothing (r = 0)", run_reduce, {U(SUM), 3, 0, 4, 1, 0}},
     /* sgemm: {m, n, k, trans_a, trans_b, batch, share_a, beta} */
     {"sgemm", "1x1x1", run_sgemm, {1, 1, 1, 0, 0, 1, 0, 0}},
     {"sgemm", "odd sizes", run_sgemm, {17, 33, 9, 0, 0, 1, 0, 0}},
@@ -488,6 +506,12 @@ static const struct row rows[] = {
     {"sgemm", "batched, B transposed (conv weight grad)", run_sgemm, {16, 9, 196, 0, 1, 3, 0, 0}},
     {"sgemm", "batched, shared A transposed (conv input grad)", run_sgemm, {9, 100, 16, 1, 0, 4, 1, 0}},
     {"sgemm", "129 x 65 x 33", run_sgemm, {129, 65, 33, 0, 0, 1, 0, 0}},
+    /* past whole tiles each way (GPU backends' tiled path), with ragged edges */
+    {"sgemm", "batched, big k, accumulate", run_sgemm, {70, 66, 1000, 0, 0, 3, 0, 1}},
+    {"sgemm", "batched, both transposed", run_sgemm, {130, 67, 40, 1, 1, 2, 0, 1}},
+    {"sgemm", "A transposed, shared", run_sgemm, {65, 129, 17, 1, 0, 2, 1, 0}},
+    {"sgemm", "conv weight grad at training size", run_sgemm, {16, 9, 784, 0, 1, 8, 0, 0}},
+    {"sgemm", "fc forward at training size", run_sgemm, {64, 10, 3136, 0, 1, 1, 0, 0}},
     /* im2col / col2im: {n, c, h, w, kh, kw, stride, pad} */
     {"im2col", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
     {"im2col", "3x3 valid", run_conv, {3, 1, 28, 28, 3, 3, 1, 0}},
@@ -503,6 +527,8 @@ static const struct row rows[] = {
     {"maxpool_forward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
     {"maxpool_backward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
     {"maxpool_backward", "3x3 stride 1, overlapping", run_maxpool, {2, 2, 9, 10, 3, 1, 0}},
+    {"maxpool_backward", "2x2 stride 3, gaps", run_maxpool, {1, 2, 11, 9, 2, 3, 0}},
+    {"maxpool_backward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
     /* softmax-cross-entropy: {n, classes, logit scale, bad target} */
     {"softmax_xent_forward", "64 x 10", run_xent, {64, 10, 3, 0}},
     {"softmax_xent_forward", "one class", run_xent, {5, 1, 3, 0}},

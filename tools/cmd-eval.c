@@ -19,7 +19,7 @@ static const char usage[] =
     "  --resize            folder: resize images of another size\n"
     "  --seed N            random data and the folder's held-out split, as in training (default 0)\n"
     "  --batch N           images per forward pass (default 256)\n"
-    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, opencl, opencl:N\n"
     "  --threads N         cpu threads (default: every core)\n"
     "  --json              print {\"test_acc\": ..., \"test_loss\": ..., ...} instead of text\n"
     "  -h, --help          this text\n";

@@ -43,7 +43,7 @@ static const char usage[] =
     "  --momentum X        sgd momentum (default 0)\n"
     "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
     "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
-    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, opencl, opencl:N\n"
     "  --threads N         cpu threads (default: every core)\n"
     "  --save FILE         write the trained parameters as safetensors\n"
     "  --metrics FILE      append one JSON object per epoch\n"

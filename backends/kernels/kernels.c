@@ -1,0 +1,315 @@
+/*
+ * backends/kernels/kernels.c — programs assembled from the kernel sources
+ * (see kernels.h): the embedded copies kernels.cmake generates, or the
+ * files under $EMBER_KERNEL_DIR.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/backend.h"
+#include "kernels.h"
+
+/* from kernels-embedded.c, generated at build time */
+struct ember_kernel_embedded {
+    const char *name;
+    const char *text;
+};
+extern const struct ember_kernel_embedded ember_kernel_embedded_files[];
+extern const int ember_kernel_embedded_count;
+
+#define NAME_ENTRY(NAME, name, what) #name,
+static const char *const dialect_names[] = {EMBER_KERNEL_DIALECTS(NAME_ENTRY)};
+static const char *const family_names[] = {EMBER_KERNEL_FAMILIES(NAME_ENTRY)};
+#undef NAME_ENTRY
+#define WHAT_ENTRY(NAME, name, what) what,
+static const char *const dialect_what[] = {EMBER_KERNEL_DIALECTS(WHAT_ENTRY)};
+#undef WHAT_ENTRY
+
+/* what comes before the shared helpers in each dialect */
+static const char *const dialect_files[EMBER_DIALECT_COUNT][2] = {
+    [EMBER_DIALECT_OPENCL] = {"prelude-opencl.kh", NULL},
+    [EMBER_DIALECT_CUDA] = {"prelude-cuda.kh", NULL},
+    [EMBER_DIALECT_NVPTX] = {"prelude-nvptx.kh", "softmath.kh"},
+};
+
+static const struct {
+    const char *name;
+    enum ember_kernel_family family;
+    const char *summary;
+} kernels[] = {
+#define KERNEL_ENTRY(FAMILY, name, what) {#name, EMBER_FAMILY_##FAMILY, what},
+    EMBER_KERNEL_LIST(KERNEL_ENTRY)
+#undef KERNEL_ENTRY
+};
+
+const char *ember_kernel_dialect_name(enum ember_kernel_dialect dialect)
+{
+    return dialect < EMBER_DIALECT_COUNT ? dialect_names[dialect] : "unknown";
+}
+
+const char *ember_kernel_family_name(enum ember_kernel_family family)
+{
+    return family < EMBER_FAMILY_COUNT ? family_names[family] : "unknown";
+}
+
+const char *ember_kernel_name(enum ember_kernel kernel)
+{
+    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].name : "unknown";
+}
+
+enum ember_kernel_family ember_kernel_family(enum ember_kernel kernel)
+{
+    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].family : EMBER_FAMILY_COUNT;
+}
+
+const char *ember_kernel_summary(enum ember_kernel kernel)
+{
+    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].summary : "";
+}
+
+const char *ember_kernel_embedded_file(const char *name)
+{
+    for (int i = 0; i < ember_kernel_embedded_count; i++)
+        if (strcmp(ember_kernel_embedded_files[i].name, name) == 0)
+            return ember_kernel_embedded_files[i].text;
+    return NULL;
+}
+
+/* ------------------------------------------------------------- assembly */
+
+/* A growing string; `failed` sticks once an allocation fails. */
+struct text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 16384;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(t->s, cap);
+        if (!grown) {
+            t->failed = true;
+            return;
+        }
+        t->s = grown;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, n);
+    t->len += n;
+    t->s[t->len] = '\0';
+}
+
+static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(struct text *t, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    text_add(t, line, n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* Reads dir/name whole; NULL with the reason in why. */
+static char *read_file(const char *dir, const char *name, char *why, size_t why_len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    struct text t = {0};
+    if (!f) {
+        snprintf(why, why_len, "EMBER_KERNEL_DIR=%s: cannot open %s: %s", dir, name, strerror(errno));
+        return NULL;
+    }
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        text_add(&t, chunk, n);
+    bool read_error = ferror(f);
+    fclose(f);
+    if (read_error || t.failed || !t.s) {
+        snprintf(why, why_len, "EMBER_KERNEL_DIR=%s: cannot read %s%s", dir, name,
+                 t.failed     ? ": out of memory"
+                 : read_error ? ""
+                              : ": the file is empty");
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+/* Appends one source file after a #line naming it; false with why. */
+static bool add_file(struct text *t, const char *name, char *why, size_t why_len)
+{
+    const char *dir = getenv("EMBER_KERNEL_DIR");
+    char *from_disk = NULL;
+    const char *body;
+    if (dir && *dir) {
+        if (!(body = from_disk = read_file(dir, name, why, why_len)))
+            return false;
+    } else if (!(body = ember_kernel_embedded_file(name))) {
+        snprintf(why, why_len, "kernel source %s is not embedded in this build", name);
+        return false;
+    }
+    text_printf(t, "#line 1 \"%s\"\n", name);
+    size_t len = strlen(body);
+    text_add(t, body, len);
+    if (len == 0 || body[len - 1] != '\n')
+        text_add(t, "\n", 1);
+    free(from_disk);
+    return true;
+}
+
+/* The op codes of core/backend.h, so that kernels switch on the same
+ * names (EMBER_RELU, EMBER_MAX) with the same values as the host. */
+static void add_op_codes(struct text *t)
+{
+    text_printf(t, "#line 1 \"op codes from core/backend.h\"\n");
+#define OP_DEFINE(NAME, name, math) text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
+    EMBER_UNARY_OPS(OP_DEFINE)
+    EMBER_BINARY_OPS(OP_DEFINE)
+    EMBER_REDUCE_OPS(OP_DEFINE)
+#undef OP_DEFINE
+}
+
+char *ember_kernel_program(enum ember_kernel_dialect dialect, unsigned families, char *why, size_t why_len)
+{
+    if (dialect >= EMBER_DIALECT_COUNT) {
+        snprintf(why, why_len, "no kernel dialect %d", (int)dialect);
+        return NULL;
+    }
+    struct text t = {0};
+    text_printf(&t, "/* ember's kernels as %s */\n", dialect_what[dialect]);
+    bool ok = true;
+    for (int i = 0; ok && i < 2; i++)
+        if (dialect_files[dialect][i])
+            ok = add_file(&t, dialect_files[dialect][i], why, why_len);
+    if (ok)
+        add_op_codes(&t);
+    ok = ok && add_file(&t, "common.kh", why, why_len);
+    for (int f = 0; ok && f < EMBER_FAMILY_COUNT; f++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.kc", family_names[f]);
+        if (families & (1u << f))
+            ok = add_file(&t, name, why, why_len);
+    }
+    if (ok && t.failed) {
+        snprintf(why, why_len, "out of memory assembling the %s kernels", dialect_names[dialect]);
+        ok = false;
+    }
+    if (!ok) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+/* --------------------------------------------------------------- tuning */
+
+struct ember_kernel_tuning ember_kernel_tuning_default(void)
+{
+    return (struct ember_kernel_tuning){
+#define DEFAULT_ENTRY(NAME, name, value, what) .name = value,
+        EMBER_KERNEL_TUNING(DEFAULT_ENTRY)
+#undef DEFAULT_ENTRY
+    };
+}
+
+int ember_kernel_gemm_threads(const struct ember_kernel_tuning *t)
+{
+    return (t->tile_m / t->reg_m) * (t->tile_n / t->reg_n);
+}
+
+size_t ember_kernel_gemm_local_bytes(const struct ember_kernel_tuning *t)
+{
+    return (size_t)t->tile_k * (size_t)(t->tile_m + t->tile_n) * sizeof(float);
+}
+
+static bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+bool ember_kernel_tuning_check(const struct ember_kernel_tuning *t, char *why, size_t why_len)
+{
+#define POSITIVE(NAME, name, value, what)                                                                    \
+    if (t->name < 1 || t->name > 4096) {                                                                     \
+        snprintf(why, why_len, "%s = %d is out of range (1 to 4096)", #NAME, t->name);                       \
+        return false;                                                                                        \
+    }
+    EMBER_KERNEL_TUNING(POSITIVE)
+#undef POSITIVE
+    if (!power_of_two(t->wg_size)) {
+        snprintf(why, why_len, "EMBER_WG_SIZE = %d is not a power of two", t->wg_size);
+        return false;
+    }
+    if (t->tile_m % t->reg_m || t->tile_n % t->reg_n) {
+        snprintf(why, why_len, "the sgemm tile %dx%d is not a multiple of the block %dx%d", t->tile_m,
+                 t->tile_n, t->reg_m, t->reg_n);
+        return false;
+    }
+    return true;
+}
+
+bool ember_kernel_tuning_parse(const char *text, struct ember_kernel_tuning *t, char *why, size_t why_len)
+{
+    const char *p = text;
+    for (;;) {
+        p += strspn(p, ", ");
+        if (!*p)
+            return true;
+        size_t name_len = strcspn(p, "=, ");
+        if (p[name_len] != '=') {
+            snprintf(why, why_len, "\"%.*s\" is not name=value", (int)strcspn(p, ", "), p);
+            return false;
+        }
+        char *end;
+        errno = 0;
+        long value = strtol(p + name_len + 1, &end, 10);
+        if (errno || end == p + name_len + 1 || (*end && *end != ',' && *end != ' ') || value < 1 ||
+            value > 4096) {
+            snprintf(why, why_len, "%.*s needs a number from 1 to 4096", (int)name_len, p);
+            return false;
+        }
+        int *field = NULL;
+#define FIELD_MATCH(NAME, name, def, what)                                                                   \
+    if (name_len == strlen(#name) && strncmp(p, #name, name_len) == 0)                                       \
+        field = &t->name;
+        EMBER_KERNEL_TUNING(FIELD_MATCH)
+#undef FIELD_MATCH
+        if (!field) {
+            snprintf(why, why_len,
+                     "unknown tuning value \"%.*s\" (known: wg_size, tile_m, tile_n, tile_k, reg_m, "
+                     "reg_n)",
+                     (int)name_len, p);
+            return false;
+        }
+        *field = (int)value;
+        p = end;
+    }
+}
+
+bool ember_kernel_defines(const struct ember_kernel_tuning *t, char *out, size_t len)
+{
+    size_t used = 0;
+    if (len)
+        out[0] = '\0';
+#define DEFINE_ENTRY(NAME, name, value, what)                                                                \
+    {                                                                                                        \
+        int n = snprintf(out + used, len - used, "%s-D%s=%d", used ? " " : "", #NAME, t->name);              \
+        if (n < 0 || (size_t)n >= len - used)                                                                \
+            return false;                                                                                    \
+        used += (size_t)n;                                                                                   \
+    }
+    if (!len)
+        return false;
+    EMBER_KERNEL_TUNING(DEFINE_ENTRY)
+#undef DEFINE_ENTRY
+    return true;
+}

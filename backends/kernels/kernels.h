@@ -1,0 +1,143 @@
+/*
+ * backends/kernels/kernels.h — the device kernels' sources, one text for
+ * every GPU backend (DESIGN.md, decision 3).
+ *
+ * Each primitive of core/backend.h is written once, in the C subset that
+ * README.md beside this file describes, in one file per op family
+ * (elementwise.kc, gemm.kc, ...). A short prelude per dialect maps the
+ * subset's few macros (KERNEL, GLOBAL, LOCAL, BARRIER, the thread and group
+ * ids, the math functions) onto OpenCL C 1.2, CUDA C for NVRTC, or clang's
+ * CUDA dialect for NVPTX without CUDA headers. A backend asks for a whole
+ * program and compiles it with its own compiler:
+ *
+ *     char why[256], defines[256];
+ *     char *src = ember_kernel_program(EMBER_DIALECT_OPENCL, EMBER_KERNEL_ALL_FAMILIES,
+ *                                      why, sizeof why);
+ *     if (!src) return fail("%s", why);
+ *     struct ember_kernel_tuning t = ember_kernel_tuning_default();
+ *     ember_kernel_defines(&t, defines, sizeof defines);  // "-DEMBER_WG_SIZE=64 ..."
+ *     build(src, defines);                                  // clBuildProgram, nvrtcCompileProgram
+ *     for (int k = 0; k < EMBER_KERNEL_COUNT; k++)
+ *         lookup(ember_kernel_name(k));                     // clCreateKernel, cuModuleGetFunction
+ *     free(src);
+ *
+ * The sources are embedded in the library at build time (kernels.cmake);
+ * with EMBER_KERNEL_DIR set, they are read from that folder instead, so a
+ * kernel can be edited and rerun without rebuilding ember.
+ */
+#ifndef EMBER_KERNELS_H
+#define EMBER_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The dialects a program can be rendered in. */
+#define EMBER_KERNEL_DIALECTS(X)                                                                             \
+    X(OPENCL, opencl, "OpenCL C 1.2")                                                                        \
+    X(CUDA, cuda, "CUDA C for NVRTC")                                                                        \
+    X(NVPTX, nvptx, "clang's CUDA dialect without CUDA headers, for the baseline PTX")
+
+/* The op families, one source file each (<name>.kc). */
+#define EMBER_KERNEL_FAMILIES(X)                                                                             \
+    X(ELEMENTWISE, elementwise, "fill, copy, unary and binary ops, dense and strided")                       \
+    X(REDUCE, reduce, "sum and max over the middle axis of (outer, r, inner)")                               \
+    X(GEMM, gemm, "tiled, batched sgemm with transposes")                                                    \
+    X(CONV, conv, "im2col and col2im")                                                                       \
+    X(POOL, pool, "max-pool forward and backward")                                                           \
+    X(LOSS, loss, "fused softmax-cross-entropy forward and backward")                                        \
+    X(OPTIM, optim, "fused Adam and SGD steps")
+
+/* Every kernel: its family, its entry-point name (the same in every
+ * dialect) and what it computes. The order is the enum's. */
+#define EMBER_KERNEL_LIST(X)                                                                                 \
+    X(ELEMENTWISE, fill, "out[i] = value")                                                                   \
+    X(ELEMENTWISE, copy_dense, "out[i] = a[i], bits (F32 or I32)")                                           \
+    X(ELEMENTWISE, copy_strided, "out[at(i)] = a[at(i)], bits, up to 4 axes")                                \
+    X(ELEMENTWISE, unary_dense, "out[i] = f(a[i])")                                                          \
+    X(ELEMENTWISE, unary_strided, "out[at(i)] = f(a[at(i)]), up to 4 axes")                                  \
+    X(ELEMENTWISE, binary_dense, "out[i] = f(a[i], b[i])")                                                   \
+    X(ELEMENTWISE, binary_strided, "out[at(i)] = f(a[at(i)], b[at(i)]), up to 4 axes")                       \
+    X(REDUCE, reduce, "out[o, i] = alpha * R_k in[o, k, i] + beta * out[o, i]")                              \
+    X(GEMM, sgemm, "C = alpha * op(A) @ op(B) + beta * C, batched")                                          \
+    X(GEMM, sgemm_direct, "the same, one work-item per element of C, for small products")                    \
+    X(CONV, im2col, "col[b, (c, ki, kj), (oy, ox)] = x[b, c, oy*s - p + ki, ox*s - p + kj]")                 \
+    X(CONV, col2im, "dx = the adjoint of im2col, gathered")                                                  \
+    X(POOL, maxpool_forward, "y, argmax = max over each window")                                             \
+    X(POOL, maxpool_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                            \
+    X(LOSS, softmax_xent_forward, "prob = softmax(logits), loss = -log prob[target]")                        \
+    X(LOSS, softmax_xent_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                      \
+    X(OPTIM, adam_step, "param -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)")                               \
+    X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")
+
+/* The values a program is compiled with, as -D<NAME>=<value>: each kernel
+ * reads them as constants (local array sizes, tile shapes). Defaults suit
+ * small old GPUs: 64 work-items and 4 KiB of local memory per group. */
+#define EMBER_KERNEL_TUNING(X)                                                                               \
+    X(EMBER_WG_SIZE, wg_size, 64, "work-items per group of the 1-d kernels; a power of two")                 \
+    X(EMBER_TILE_M, tile_m, 32, "sgemm: rows of C per work-group")                                           \
+    X(EMBER_TILE_N, tile_n, 32, "sgemm: columns of C per work-group")                                        \
+    X(EMBER_TILE_K, tile_k, 16, "sgemm: depth of the A and B tiles held in local memory")                    \
+    X(EMBER_REG_M, reg_m, 4, "sgemm: rows of C per work-item")                                               \
+    X(EMBER_REG_N, reg_n, 4, "sgemm: columns of C per work-item")
+
+#define EMBER_KERNEL_ENUM2(NAME, name, what) EMBER_DIALECT_##NAME,
+enum ember_kernel_dialect { EMBER_KERNEL_DIALECTS(EMBER_KERNEL_ENUM2) EMBER_DIALECT_COUNT };
+#undef EMBER_KERNEL_ENUM2
+#define EMBER_KERNEL_ENUM2(NAME, name, what) EMBER_FAMILY_##NAME,
+enum ember_kernel_family { EMBER_KERNEL_FAMILIES(EMBER_KERNEL_ENUM2) EMBER_FAMILY_COUNT };
+#undef EMBER_KERNEL_ENUM2
+#define EMBER_KERNEL_ENUM3(FAMILY, name, what) EMBER_KERNEL_##name,
+enum ember_kernel { EMBER_KERNEL_LIST(EMBER_KERNEL_ENUM3) EMBER_KERNEL_COUNT };
+#undef EMBER_KERNEL_ENUM3
+
+/* a mask of families: 1u << EMBER_FAMILY_GEMM, or all of them */
+#define EMBER_KERNEL_ALL_FAMILIES ((1u << EMBER_FAMILY_COUNT) - 1u)
+
+#define EMBER_KERNEL_FIELD(NAME, name, value, what) int name;
+struct ember_kernel_tuning {
+    EMBER_KERNEL_TUNING(EMBER_KERNEL_FIELD)
+};
+#undef EMBER_KERNEL_FIELD
+
+/* "opencl", "cuda", "nvptx" */
+const char *ember_kernel_dialect_name(enum ember_kernel_dialect dialect);
+/* "elementwise", ... */
+const char *ember_kernel_family_name(enum ember_kernel_family family);
+/* the entry point, "sgemm"; its family; one line on what it computes */
+const char *ember_kernel_name(enum ember_kernel kernel);
+enum ember_kernel_family ember_kernel_family(enum ember_kernel kernel);
+const char *ember_kernel_summary(enum ember_kernel kernel);
+
+/* The source of a whole program in `dialect`: the dialect's prelude, the op
+ * codes of core/backend.h as #defines, the shared helpers (common.kh), then
+ * each family in the mask, every file after a #line naming it so that
+ * compiler messages point at the right file and line. The caller frees it.
+ * NULL on failure, with the reason in `why` (an unreadable file under
+ * EMBER_KERNEL_DIR, or out of memory). */
+char *ember_kernel_program(enum ember_kernel_dialect dialect, unsigned families, char *why, size_t why_len);
+
+/* The embedded text of one source file ("gemm.kc", "prelude-cuda.kh"), or
+ * NULL for a name that is not one; ignores EMBER_KERNEL_DIR. For tests. */
+const char *ember_kernel_embedded_file(const char *name);
+
+/* The defaults of EMBER_KERNEL_TUNING. */
+struct ember_kernel_tuning ember_kernel_tuning_default(void);
+/* Work-items per sgemm work-group: (tile_m / reg_m) * (tile_n / reg_n). */
+int ember_kernel_gemm_threads(const struct ember_kernel_tuning *t);
+/* Bytes of local memory the sgemm kernel holds: its A and B tiles. */
+size_t ember_kernel_gemm_local_bytes(const struct ember_kernel_tuning *t);
+/* false, with the reason, for values the kernels cannot take (a work-group
+ * size that is not a power of two, a tile that its block does not divide) */
+bool ember_kernel_tuning_check(const struct ember_kernel_tuning *t, char *why, size_t why_len);
+/* Overrides fields of *t from text such as "wg_size=64,tile_m=32" (the
+ * field names of EMBER_KERNEL_TUNING; commas or spaces between): how a
+ * backend's tuning variable (EMBER_OPENCL_TUNING) is read. False, with the
+ * reason, for an unknown name or a value that is not a number; *t may then
+ * be partly changed. */
+bool ember_kernel_tuning_parse(const char *text, struct ember_kernel_tuning *t, char *why, size_t why_len);
+/* "-DEMBER_WG_SIZE=64 -DEMBER_TILE_M=32 ...", space-separated, for
+ * clBuildProgram; NVRTC and clang take the same words one per option.
+ * Returns false when `len` is too short. */
+bool ember_kernel_defines(const struct ember_kernel_tuning *t, char *out, size_t len);
+
+#endif /* EMBER_KERNELS_H */

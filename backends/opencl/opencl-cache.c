@@ -1,0 +1,235 @@
+/*
+ * backends/opencl/opencl-cache.c — compiled programs kept on disk, so that a
+ * device compiles ember's kernels once rather than at every start.
+ *
+ * The folder: $EMBER_CACHE_DIR/opencl, else $XDG_CACHE_HOME/ember/opencl,
+ * else ~/.cache/ember/opencl. One file per key, <32 hex digits>.bin: a
+ * header (magic, format, key, payload size, payload checksum) and then the
+ * driver's binary. The key hashes everything the binary depends on: the
+ * device's name and vendor, the driver and platform versions, the whole
+ * source and the build options.
+ *
+ * An entry is never trusted: the file must be exactly as long as its
+ * header says, carry this key, and match its checksum before the driver
+ * sees it, and a binary the driver then rejects is rebuilt too. Entries
+ * are written to a temporary file and renamed into place, so a reader
+ * never sees half of one. The hashes are FNV-1a: quick, not cryptographic;
+ * they tell entries apart and catch damage, they are no defence against
+ * someone who can write to the folder.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opencl-impl.h"
+
+#define CACHE_MAGIC     "EMBERCL\n"
+#define CACHE_FORMAT    1
+#define CACHE_MAX_BYTES ((uint64_t)1 << 30) /* no program binary comes near */
+
+struct cache_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t header_bytes;
+    uint64_t key[2];
+    uint64_t payload_bytes;
+    uint64_t payload_hash;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* spreads the bits of an FNV state (splitmix64's finaliser) */
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+void opencl_cache_key_make(const struct opencl_device_info *info, const char *source, const char *options,
+                           struct opencl_cache_key *key)
+{
+    const char *parts[] = {CACHE_MAGIC,   info->name,          info->vendor,           info->driver_version,
+                           info->version, info->platform_name, info->platform_version, options,
+                           source};
+    uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull; /* two FNV streams, two bases */
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        a = fnv1a(a, parts[i], strlen(parts[i]) + 1); /* the NUL keeps "ab","c" apart from "a","bc" */
+        b = fnv1a(b, parts[i], strlen(parts[i]) + 1);
+    }
+    key->hash[0] = mix(a);
+    key->hash[1] = mix(b ^ 0x9e3779b97f4a7c15ull);
+}
+
+/* The folder, created if need be; false (with the reason in why) when
+ * there is none to be had. */
+static bool opencl_cache_folder(char *out, size_t len, char *why, size_t why_len)
+{
+    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (ember && *ember)
+        n = snprintf(out, len, "%s/opencl", ember);
+    else if (xdg && *xdg)
+        n = snprintf(out, len, "%s/ember/opencl", xdg);
+    else if (home && *home)
+        n = snprintf(out, len, "%s/.cache/ember/opencl", home);
+    else {
+        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
+        return false;
+    }
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(why, why_len, "the cache folder's path is too long");
+        return false;
+    }
+    /* mkdir -p: each parent, then the folder itself */
+    for (char *p = out + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char keep = *p;
+        *p = '\0';
+        int rc = mkdir(out, 0755);
+        int saved = errno;
+        *p = keep;
+        if (rc != 0 && saved != EEXIST && keep == '\0') {
+            snprintf(why, why_len, "cannot create the cache folder %s: %s", out, strerror(saved));
+            return false;
+        }
+        if (keep == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, why_len, "the cache folder %s is not a folder", out);
+        return false;
+    }
+    return true;
+}
+
+static bool opencl_cache_path(const struct opencl_cache_key *key, char *out, size_t len, char *why,
+                              size_t why_len)
+{
+    char folder[4000];
+    if (!opencl_cache_folder(folder, sizeof folder, why, why_len))
+        return false;
+    snprintf(out, len, "%s/%016llx%016llx.bin", folder, (unsigned long long)key->hash[0],
+             (unsigned long long)key->hash[1]);
+    return true;
+}
+
+/* Reads and checks an entry: NULL with the reason, or the payload. */
+static unsigned char *opencl_cache_read(FILE *f, const struct opencl_cache_key *key, size_t *size, char *why,
+                                        size_t why_len)
+{
+    struct cache_header h;
+    struct stat st;
+    if (fread(&h, sizeof h, 1, f) != 1) {
+        snprintf(why, why_len, "shorter than its header");
+        return NULL;
+    }
+    if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 || h.format != CACHE_FORMAT ||
+        h.header_bytes != sizeof h) {
+        snprintf(why, why_len, "not an ember cache entry of format %d", CACHE_FORMAT);
+        return NULL;
+    }
+    if (h.key[0] != key->hash[0] || h.key[1] != key->hash[1]) {
+        snprintf(why, why_len, "made for another device, driver or source");
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0 || h.payload_bytes > CACHE_MAX_BYTES ||
+        (uint64_t)st.st_size != sizeof h + h.payload_bytes) {
+        snprintf(why, why_len, "%lld bytes long, but its header says %llu", (long long)st.st_size,
+                 (unsigned long long)(sizeof h + h.payload_bytes));
+        return NULL;
+    }
+    unsigned char *payload = malloc(h.payload_bytes ? h.payload_bytes : 1);
+    if (!payload) {
+        snprintf(why, why_len, "no memory to read it");
+        return NULL;
+    }
+    if (fread(payload, 1, h.payload_bytes, f) != h.payload_bytes ||
+        fnv1a(0xcbf29ce484222325ull, payload, h.payload_bytes) != h.payload_hash) {
+        snprintf(why, why_len, "damaged: its checksum does not match");
+        free(payload);
+        return NULL;
+    }
+    *size = (size_t)h.payload_bytes;
+    return payload;
+}
+
+unsigned char *opencl_cache_load(struct opencl_device *d, const struct opencl_cache_key *key, size_t *size)
+{
+    char path[4096], why[512];
+    if (!opencl_cache_path(key, path, sizeof path, why, sizeof why)) {
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        d->host.log(d->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO,
+                    "opencl:%d: no cached kernels at %s: %s", d->index, path, strerror(errno));
+        return NULL;
+    }
+    unsigned char *binary = opencl_cache_read(f, key, size, why, sizeof why);
+    fclose(f);
+    if (!binary)
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: ignoring the cache entry %s: %s", d->index, path,
+                    why);
+    else
+        d->host.log(d->host.ctx, EMBER_LOG_DEBUG, "opencl:%d: read %zu bytes of cached kernels from %s",
+                    d->index, *size, path);
+    return binary;
+}
+
+void opencl_cache_store(struct opencl_device *d, const struct opencl_cache_key *key,
+                        const unsigned char *binary, size_t size)
+{
+    char path[4096], tmp[4200], why[512] = "";
+    if (!opencl_cache_path(key, path, sizeof path, why, sizeof why)) {
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+        return;
+    }
+    struct cache_header h = {.format = CACHE_FORMAT,
+                             .header_bytes = sizeof h,
+                             .key = {key->hash[0], key->hash[1]},
+                             .payload_bytes = size,
+                             .payload_hash = fnv1a(0xcbf29ce484222325ull, binary, size)};
+    memcpy(h.magic, CACHE_MAGIC, sizeof h.magic);
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        snprintf(why, sizeof why, "cannot create %.400s: %s", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    } else {
+        bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(binary, 1, size, f) == size && fflush(f) == 0 &&
+                  fsync(fileno(f)) == 0;
+        int saved = errno;
+        if (fclose(f) != 0 && ok) {
+            ok = false;
+            saved = errno;
+        }
+        if (!ok)
+            snprintf(why, sizeof why, "writing %.400s failed: %s", tmp, strerror(saved));
+        else if (rename(tmp, path) != 0)
+            snprintf(why, sizeof why, "renaming to %.400s failed: %s", path, strerror(errno));
+    }
+    if (why[0]) {
+        if (fd >= 0)
+            unlink(tmp);
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+        return;
+    }
+    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels cached in %s", d->index, path);
+}

@@ -1,0 +1,199 @@
+/*
+ * backends/opencl/opencl-elementwise.c — fill, unary, binary and reduce:
+ * choosing the kernel of backends/kernels/elementwise.kc or reduce.kc and
+ * its launch.
+ *
+ * A strided launch is first simplified: axes of size 1 go, and neighbours
+ * that every operand walks as one contiguous run merge, so a transposed or
+ * broadcast tensor of up to 6 axes mostly ends up with 2 or 3. The kernels
+ * take 4; any axes beyond those are looped over here, one launch each.
+ */
+#include <string.h>
+
+#include "opencl-impl.h"
+
+#define KERNEL_AXES 4
+
+/* shape, and strides of out, a and b, over up to EMBER_MAX_DIMS axes */
+struct ewise_geometry {
+    int ndim;
+    int64_t shape[EMBER_MAX_DIMS];
+    int64_t stride[3][EMBER_MAX_DIMS];
+};
+
+static void opencl_ewise_simplify(const struct ember_ewise *e, struct ewise_geometry *g)
+{
+    const int64_t *strides[3] = {e->stride_out, e->stride_a, e->stride_b};
+    g->ndim = 0;
+    for (int d = 0; d < e->ndim; d++) {
+        if (e->shape[d] == 1)
+            continue;
+        int last = g->ndim - 1;
+        bool merge = last >= 0;
+        for (int op = 0; op < 3 && merge; op++)
+            merge = g->stride[op][last] == strides[op][d] * e->shape[d];
+        if (merge) {
+            g->shape[last] *= e->shape[d];
+            for (int op = 0; op < 3; op++)
+                g->stride[op][last] = strides[op][d];
+            continue;
+        }
+        g->shape[g->ndim] = e->shape[d];
+        for (int op = 0; op < 3; op++)
+            g->stride[op][g->ndim] = strides[op][d];
+        g->ndim++;
+    }
+    if (g->ndim == 0) { /* a single element */
+        g->ndim = 1;
+        g->shape[0] = 1;
+        g->stride[0][0] = g->stride[1][0] = g->stride[2][0] = 0;
+    }
+}
+
+/* elements from an operand's offset to the last one it touches, plus one */
+static int64_t opencl_ewise_extent(const struct ewise_geometry *g, int op)
+{
+    int64_t extent = 1;
+    for (int d = 0; d < g->ndim; d++)
+        extent += (g->shape[d] - 1) * g->stride[op][d];
+    return extent;
+}
+
+struct ewise_job {
+    bool binary;
+    int op;
+    float alpha;
+    ember_ptr at[3]; /* out, a, b */
+};
+
+/* One strided launch over 4 axes: shape, and the strides s[operand][axis]. */
+static ember_status opencl_ewise_launch4(struct opencl_device *d, const struct ewise_job *j,
+                                         const int64_t *shape, int64_t (*s)[KERNEL_AXES], ember_ptr out,
+                                         ember_ptr a, ember_ptr b)
+{
+    int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
+#define AXES(op) OPENCL_INT(s[op][0]), OPENCL_INT(s[op][1]), OPENCL_INT(s[op][2]), OPENCL_INT(s[op][3])
+    if (j->binary)
+        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_binary_strided, n, OPENCL_INT(j->op), OPENCL_PTR(out),
+                                OPENCL_PTR(a), OPENCL_PTR(b), OPENCL_INT(n), OPENCL_INT(shape[1]),
+                                OPENCL_INT(shape[2]), OPENCL_INT(shape[3]), AXES(0), AXES(1), AXES(2));
+    if (j->op == EMBER_COPY)
+        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_copy_strided, n, OPENCL_PTR(out), OPENCL_PTR(a),
+                                OPENCL_INT(n), OPENCL_INT(shape[1]), OPENCL_INT(shape[2]),
+                                OPENCL_INT(shape[3]), AXES(0), AXES(1));
+    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_unary_strided, n, OPENCL_INT(j->op), OPENCL_PTR(out),
+                            OPENCL_PTR(a), OPENCL_INT(n), OPENCL_FLOAT(j->alpha), OPENCL_INT(shape[1]),
+                            OPENCL_INT(shape[2]), OPENCL_INT(shape[3]), AXES(0), AXES(1));
+#undef AXES
+}
+
+static ember_status opencl_ewise_dense(struct opencl_device *d, const struct ewise_job *j, int64_t n)
+{
+    if (j->binary)
+        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_binary_dense, n, OPENCL_INT(j->op), OPENCL_PTR(j->at[0]),
+                                OPENCL_PTR(j->at[1]), OPENCL_PTR(j->at[2]), OPENCL_INT(n));
+    if (j->op == EMBER_COPY)
+        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_copy_dense, n, OPENCL_PTR(j->at[0]), OPENCL_PTR(j->at[1]),
+                                OPENCL_INT(n));
+    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_unary_dense, n, OPENCL_INT(j->op), OPENCL_PTR(j->at[0]),
+                            OPENCL_PTR(j->at[1]), OPENCL_INT(n), OPENCL_FLOAT(j->alpha));
+}
+
+static ember_status opencl_ewise_run(struct opencl_device *d, const struct ewise_job *j,
+                                     const struct ember_ewise *e)
+{
+    static const char *const names[3] = {"output", "first input", "second input"};
+    if (e->numel == 0)
+        return EMBER_OK;
+    struct ewise_geometry g;
+    opencl_ewise_simplify(e, &g);
+    int operands = j->binary ? 3 : 2;
+    for (int op = 0; op < operands; op++) {
+        ember_status st =
+            opencl_check_extent(d, names[op], j->at[op], e->dense ? e->numel : opencl_ewise_extent(&g, op));
+        if (st != EMBER_OK)
+            return st;
+    }
+    bool dense = e->dense || (g.ndim == 1 && g.stride[0][0] == 1 && g.stride[1][0] == 1 &&
+                              (!j->binary || g.stride[2][0] == 1));
+    if (dense)
+        return opencl_ewise_dense(d, j, e->numel);
+
+    /* front-pad to 4 axes; the axes before the last 4 are looped here */
+    int nd = g.ndim < KERNEL_AXES ? KERNEL_AXES : g.ndim, pad = nd - g.ndim, outer_axes = nd - KERNEL_AXES;
+    int64_t shape[EMBER_MAX_DIMS], s[3][EMBER_MAX_DIMS];
+    for (int axis = 0; axis < nd; axis++) {
+        shape[axis] = axis < pad ? 1 : g.shape[axis - pad];
+        for (int op = 0; op < 3; op++)
+            s[op][axis] = axis < pad ? 0 : g.stride[op][axis - pad];
+    }
+    int64_t outer = 1, inner_s[3][KERNEL_AXES];
+    for (int axis = 0; axis < outer_axes; axis++)
+        outer *= shape[axis];
+    for (int op = 0; op < 3; op++)
+        memcpy(inner_s[op], &s[op][outer_axes], sizeof inner_s[op]);
+    for (int64_t o = 0; o < outer; o++) {
+        ember_ptr at[3] = {j->at[0], j->at[1], j->at[2]};
+        for (int64_t axis = outer_axes - 1, rest = o; axis >= 0; axis--) {
+            int64_t i = rest % shape[axis];
+            rest /= shape[axis];
+            for (int op = 0; op < 3; op++)
+                at[op].off += (size_t)(i * s[op][axis]);
+        }
+        ember_status st = opencl_ewise_launch4(d, j, &shape[outer_axes], inner_s, at[0], at[1], at[2]);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
+ember_status opencl_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
+                          ember_ptr a, float alpha)
+{
+    struct ewise_job j = {.op = op, .alpha = alpha, .at = {out, a, a}};
+    return opencl_ewise_run(dev, &j, e);
+}
+
+ember_status opencl_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
+                           ember_ptr a, ember_ptr b)
+{
+    struct ewise_job j = {.binary = true, .op = op, .at = {out, a, b}};
+    return opencl_ewise_run(dev, &j, e);
+}
+
+ember_status opencl_fill(void *dev, ember_ptr out, size_t n, float value)
+{
+    struct opencl_device *d = dev;
+    if (n == 0)
+        return EMBER_OK;
+    ember_status st = opencl_check_extent(d, "fill", out, (int64_t)n);
+    if (st != EMBER_OK)
+        return st;
+    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_fill, (int64_t)n, OPENCL_PTR(out), OPENCL_INT(n),
+                            OPENCL_FLOAT(value));
+}
+
+/* ------------------------------------------------------------ reductions */
+
+ember_status opencl_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
+                           ember_ptr in)
+{
+    struct opencl_device *d = dev;
+    if (r->outer == 0 || r->inner == 0)
+        return EMBER_OK;
+    ember_status st = opencl_check_extent(d, "reduce", in, r->outer * r->r * r->inner);
+    if (st == EMBER_OK)
+        st = opencl_check_extent(d, "reduce", out, r->outer * r->inner);
+    if (st != EMBER_OK)
+        return st;
+    /* lanes: the inner positions one group covers, a power of two */
+    int lanes = 1;
+    while (lanes < r->inner && lanes < d->tuning.wg_size)
+        lanes *= 2;
+    int64_t units = r->outer * ((r->inner + lanes - 1) / lanes);
+    size_t groups = units < (int64_t)d->max_groups ? (size_t)units : d->max_groups;
+    return OPENCL_LAUNCH(d, EMBER_KERNEL_reduce, ((const size_t[3]){groups, 1, 1}), (size_t)d->tuning.wg_size,
+                         OPENCL_INT(op), OPENCL_PTR(out), OPENCL_PTR(in), OPENCL_INT(r->outer),
+                         OPENCL_INT(r->r), OPENCL_INT(r->inner), OPENCL_INT(lanes), OPENCL_FLOAT(r->alpha),
+                         OPENCL_FLOAT(r->beta));
+}

@@ -1,0 +1,217 @@
+/*
+ * backends/opencl/opencl-program.c — the kernels' program for one device:
+ * loaded from the on-disk cache when a sound entry is there, built from
+ * the shared sources (backends/kernels) otherwise, then one cl_kernel per
+ * entry of EMBER_KERNEL_LIST.
+ *
+ * Build options: -cl-std=CL1.2, the tuning values as -D (opencl.c picks
+ * them from the device's limits), and nothing that relaxes float math, so
+ * results stay within the parity tolerances of the CPU's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opencl-impl.h"
+
+static double opencl_clock_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void opencl_program_release(struct opencl_device *d)
+{
+    for (int k = 0; k < EMBER_KERNEL_COUNT; k++) {
+        if (d->kernels[k])
+            d->cl->clReleaseKernel(d->kernels[k]);
+        d->kernels[k] = NULL;
+    }
+    if (d->program)
+        d->cl->clReleaseProgram(d->program);
+    d->program = NULL;
+}
+
+void opencl_program_close(struct opencl_device *d) { opencl_program_release(d); }
+
+/* The build log, as much of it as fits. */
+static void opencl_program_log(struct opencl_device *d, cl_program program, char *out, size_t len)
+{
+    size_t size = 0;
+    out[0] = '\0';
+    if (d->cl->clGetProgramBuildInfo(program, d->info->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
+        CL_SUCCESS)
+        return;
+    char *log = malloc(size + 1);
+    if (log && d->cl->clGetProgramBuildInfo(program, d->info->id, CL_PROGRAM_BUILD_LOG, size, log, NULL) ==
+                   CL_SUCCESS) {
+        log[size] = '\0';
+        snprintf(out, len, "%s", log);
+        if (strlen(log) >= len && len > 40)
+            snprintf(out + len - 40, 40, "\n... (the log goes on)");
+    }
+    free(log);
+}
+
+/* Makes every kernel and checks each can run work-groups of the size it
+ * is launched with; false with the reason in `why`, and *too_big set when
+ * that size is the reason. */
+static bool opencl_program_kernels(struct opencl_device *d, char *why, size_t why_len, bool *too_big)
+{
+    for (int k = 0; k < EMBER_KERNEL_COUNT; k++) {
+        cl_int err;
+        d->kernels[k] = d->cl->clCreateKernel(d->program, ember_kernel_name(k), &err);
+        if (!d->kernels[k]) {
+            snprintf(why, why_len, "clCreateKernel(%s) failed: %s", ember_kernel_name(k),
+                     opencl_error_name(err));
+            return false;
+        }
+        size_t most = 0;
+        size_t need = k == EMBER_KERNEL_sgemm ? d->gemm_threads : (size_t)d->tuning.wg_size;
+        err = d->cl->clGetKernelWorkGroupInfo(d->kernels[k], d->info->id, CL_KERNEL_WORK_GROUP_SIZE,
+                                              sizeof most, &most, NULL);
+        if (err == CL_SUCCESS && most < need) {
+            *too_big = true;
+            snprintf(why, why_len, "kernel %s runs at most %zu work-items per group here, not %zu",
+                     ember_kernel_name(k), most, need);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The first device binary of the program, malloc'd. */
+static unsigned char *opencl_program_binary(struct opencl_device *d, size_t *size)
+{
+    size_t sizes[1] = {0};
+    if (d->cl->clGetProgramInfo(d->program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, NULL) !=
+            CL_SUCCESS ||
+        sizes[0] == 0)
+        return NULL;
+    unsigned char *binary = malloc(sizes[0]);
+    unsigned char *binaries[1] = {binary};
+    if (!binary || d->cl->clGetProgramInfo(d->program, CL_PROGRAM_BINARIES, sizeof binaries, binaries,
+                                           NULL) != CL_SUCCESS) {
+        free(binary);
+        return NULL;
+    }
+    *size = sizes[0];
+    return binary;
+}
+
+/* Tries the cache entry; true when it gave a working program. */
+static bool opencl_program_from_cache(struct opencl_device *d, const struct opencl_cache_key *key)
+{
+    size_t size = 0;
+    unsigned char *binary = opencl_cache_load(d, key, &size);
+    if (!binary)
+        return false;
+    cl_int err, status = CL_SUCCESS;
+    const unsigned char *binaries[1] = {binary};
+    char why[256] = "";
+    d->program =
+        d->cl->clCreateProgramWithBinary(d->context, 1, &d->info->id, &size, binaries, &status, &err);
+    if (!d->program)
+        snprintf(why, sizeof why, "clCreateProgramWithBinary: %s",
+                 opencl_error_name(err != CL_SUCCESS ? err : status));
+    else if ((err = d->cl->clBuildProgram(d->program, 1, &d->info->id, NULL, NULL, NULL)) != CL_SUCCESS)
+        snprintf(why, sizeof why, "clBuildProgram: %s", opencl_error_name(err));
+    else
+        opencl_program_kernels(d, why, sizeof why, &(bool){false});
+    free(binary);
+    if (why[0]) {
+        d->host.log(d->host.ctx, EMBER_LOG_INFO,
+                    "opencl:%d: ignoring the cached kernels (%s); rebuilding them", d->index, why);
+        opencl_program_release(d);
+        return false;
+    }
+    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels loaded from the cache", d->index);
+    return true;
+}
+
+static ember_status opencl_program_from_source(struct opencl_device *d, const char *source,
+                                               const char *options, const struct opencl_cache_key *key,
+                                               bool *too_big)
+{
+    double start = opencl_clock_seconds();
+    cl_int err;
+    size_t length = strlen(source);
+    d->program = d->cl->clCreateProgramWithSource(d->context, 1, &source, &length, &err);
+    if (!d->program)
+        return opencl_fail(d, err, "clCreateProgramWithSource");
+    err = d->cl->clBuildProgram(d->program, 1, &d->info->id, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char *log = malloc(3500);
+        if (log)
+            opencl_program_log(d, d->program, log, 3500);
+        ember_status st = d->host.fail(d->host.ctx, EMBER_ERR_DEVICE,
+                                       "opencl:%d: building the kernels for %s failed (%s, options %s):\n%s",
+                                       d->index, d->info->name, opencl_error_name(err), options,
+                                       log ? log : "(no memory for the build log)");
+        free(log);
+        return st;
+    }
+    char why[256];
+    if (!opencl_program_kernels(d, why, sizeof why, too_big))
+        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: %s", d->index, why);
+    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels built from source in %.2f s", d->index,
+                opencl_clock_seconds() - start);
+    size_t size = 0;
+    unsigned char *binary = opencl_program_binary(d, &size);
+    if (binary)
+        opencl_cache_store(d, key, binary, size);
+    else
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: the driver gives no program binary to cache",
+                    d->index);
+    free(binary);
+    return EMBER_OK;
+}
+
+/* One attempt with the current tuning. */
+static ember_status opencl_program_try(struct opencl_device *d, const char *source, bool *too_big)
+{
+    char defines[256], options[320], why[128];
+    if (!ember_kernel_tuning_check(&d->tuning, why, sizeof why))
+        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: bad tuning: %s", d->index, why);
+    ember_kernel_defines(&d->tuning, defines, sizeof defines);
+    snprintf(options, sizeof options, "-cl-std=CL1.2 %s", defines);
+    d->gemm_threads = (size_t)ember_kernel_gemm_threads(&d->tuning);
+    d->host.log(
+        d->host.ctx, EMBER_LOG_INFO,
+        "opencl:%d: work-groups of %d, sgemm tiles %dx%dx%d with %dx%d per work-item (the device allows "
+        "%zu work-items and %llu KiB of local memory per group)",
+        d->index, d->tuning.wg_size, d->tuning.tile_m, d->tuning.tile_n, d->tuning.tile_k, d->tuning.reg_m,
+        d->tuning.reg_n, d->info->max_work_group, (unsigned long long)(d->info->local_mem / 1024));
+    struct opencl_cache_key key;
+    opencl_cache_key_make(d->info, source, options, &key);
+    if (opencl_program_from_cache(d, &key))
+        return EMBER_OK;
+    return opencl_program_from_source(d, source, options, &key, too_big);
+}
+
+ember_status opencl_program_open(struct opencl_device *d)
+{
+    char why[512];
+    char *source = ember_kernel_program(EMBER_DIALECT_OPENCL, EMBER_KERNEL_ALL_FAMILIES, why, sizeof why);
+    if (!source)
+        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: %s", d->index, why);
+    bool too_big = false;
+    ember_status st = opencl_program_try(d, source, &too_big);
+    /* A kernel that cannot run groups as large as the device promised
+     * (registers run out first on some GPUs): once more, with the small
+     * defaults that suit any OpenCL device. */
+    struct ember_kernel_tuning small = ember_kernel_tuning_default();
+    if (st != EMBER_OK && too_big && memcmp(&d->tuning, &small, sizeof small) != 0) {
+        d->host.log(
+            d->host.ctx, EMBER_LOG_INFO,
+            "opencl:%d: the kernels cannot run work-groups that large here; trying the smallest tuning",
+            d->index);
+        opencl_program_release(d);
+        d->tuning = small;
+        st = opencl_program_try(d, source, &too_big);
+    }
+    free(source);
+    return st;
+}

@@ -1,0 +1,298 @@
+/*
+ * backends/opencl/opencl.c — the OpenCL backend's table: devices, memory,
+ * launches. The primitives are in the files beside this one, the kernels
+ * in backends/kernels. README.md here tells the whole story.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl-impl.h"
+
+ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(message, sizeof message, what, ap);
+    va_end(ap);
+    ember_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
+                              ? EMBER_ERR_NOMEM
+                              : EMBER_ERR_DEVICE;
+    return d->host.fail(d->host.ctx, status, "opencl:%d: %s failed: %s", d->index, message,
+                        opencl_error_name(err));
+}
+
+/* ---------------------------------------------------------------- devices */
+
+static int opencl_device_count(char *why, size_t why_len)
+{
+    const struct opencl_runtime *rt = opencl_runtime_get();
+    if (!rt)
+        snprintf(why, why_len, "%s", opencl_runtime_why());
+    return rt ? rt->count : 0;
+}
+
+/* `auto` passes over CPU devices (PoCL, Intel's CPU runtime): ember's own
+ * cpu backend, with OpenBLAS, is faster on the same cores. */
+static bool opencl_device_preferred(int index)
+{
+    const struct opencl_runtime *rt = opencl_runtime_get();
+    return rt && index >= 0 && index < rt->count && !(rt->devices[index].type & CL_DEVICE_TYPE_CPU);
+}
+
+static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Tuning from what the device reports: the largest work-group (up to 256,
+ * a power of two) its limits allow, and the sgemm tile that fits in it and
+ * in its local memory. Unknown limits (0) count as the smallest. */
+static ember_status opencl_tuning_pick(struct opencl_device *d)
+{
+    const struct opencl_device_info *info = d->info;
+    size_t limit = smaller(info->max_work_group, info->max_item_size[0]);
+    struct ember_kernel_tuning t = ember_kernel_tuning_default(); /* 64 work-items, 32x32 tiles */
+    while (t.wg_size * 2 <= 256 && (size_t)t.wg_size * 2 <= limit)
+        t.wg_size *= 2;
+    while (t.wg_size > 1 && (size_t)t.wg_size > limit)
+        t.wg_size /= 2;
+    /* 64x64 tiles, 4x4 per work-item: 256 work-items and 8 KiB of local memory */
+    struct ember_kernel_tuning big = t;
+    big.tile_m = big.tile_n = 64;
+    if ((size_t)ember_kernel_gemm_threads(&big) <= limit &&
+        ember_kernel_gemm_local_bytes(&big) * 2 <= info->local_mem)
+        t = (struct ember_kernel_tuning){
+            .wg_size = t.wg_size, .tile_m = 64, .tile_n = 64, .tile_k = 16, .reg_m = 4, .reg_n = 4};
+    /* a device below 64 work-items per group: 16x16 tiles, 16 work-items */
+    if ((size_t)ember_kernel_gemm_threads(&t) > limit)
+        t.tile_m = t.tile_n = 16;
+    /* for experiments, and for testing on one device the tuning of another */
+    const char *override = getenv("EMBER_OPENCL_TUNING");
+    char why[256];
+    if (override && *override && !ember_kernel_tuning_parse(override, &t, why, sizeof why))
+        return d->host.fail(d->host.ctx, EMBER_ERR_ARG, "EMBER_OPENCL_TUNING=%s: %s", override, why);
+    d->tuning = t;
+    return EMBER_OK;
+}
+
+static void opencl_device_close(void *dev)
+{
+    struct opencl_device *d = dev;
+    if (!d)
+        return;
+    if (d->queue)
+        d->cl->clFinish(d->queue);
+    opencl_program_close(d);
+    if (d->queue)
+        d->cl->clReleaseCommandQueue(d->queue);
+    if (d->context)
+        d->cl->clReleaseContext(d->context);
+    free(d);
+}
+
+static ember_status opencl_device_open(const struct ember_host *host, int index, void **dev)
+{
+    const struct opencl_runtime *rt = opencl_runtime_get();
+    if (!rt || index < 0 || index >= rt->count)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no opencl:%d: %s", index,
+                          rt ? "see `ember devices`" : opencl_runtime_why());
+    const struct opencl_device_info *info = &rt->devices[index];
+    if (!info->available || !info->compiler_available)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "opencl:%d (%s) %s", index, info->name,
+                          !info->available
+                              ? "is not available (the driver reports it busy or offline)"
+                              : "has no OpenCL C compiler, which ember needs to build its kernels");
+    struct opencl_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return host->fail(host->ctx, EMBER_ERR_NOMEM, "out of host memory opening opencl:%d", index);
+    *d = (struct opencl_device){.host = *host, .index = index, .info = info, .cl = &rt->cl};
+    if (rt->notes[0])
+        host->log(host->ctx, EMBER_LOG_INFO, "opencl: %s", rt->notes);
+
+    cl_int err;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)info->platform, 0};
+    d->context = d->cl->clCreateContext(props, 1, &info->id, NULL, NULL, &err);
+    ember_status st = EMBER_OK;
+    if (!d->context) {
+        st = opencl_fail(d, err, "creating a context on %s", info->name);
+        goto fail;
+    }
+    /* in order, no profiling: every launch runs after the one before */
+    d->queue = d->cl->clCreateCommandQueue(d->context, info->id, 0, &err);
+    if (!d->queue) {
+        st = opencl_fail(d, err, "creating a command queue on %s", info->name);
+        goto fail;
+    }
+    if ((st = opencl_tuning_pick(d)) != EMBER_OK || (st = opencl_program_open(d)) != EMBER_OK)
+        goto fail;
+    /* Grid-stride launches give each work-item a single element wherever
+     * 65535 groups allow: a CPU device (PoCL) runs a group's work-items one
+     * after another, and a work-item striding over many elements would then
+     * touch a new cache line at each one (14 times slower here). */
+    d->max_groups = 65535;
+    *dev = d;
+    return EMBER_OK;
+fail:
+    opencl_device_close(d);
+    return st;
+}
+
+static void opencl_device_describe(void *dev, char *out, size_t len)
+{
+    struct opencl_device *d = dev;
+    const struct opencl_device_info *info = d->info;
+    /* the platform's version up to its fourth word: "OpenCL 3.0 PoCL 3.1" */
+    char version[64] = "";
+    const char *p = info->platform_version;
+    for (int words = 0; *p && words < 4; words++) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " +,");
+        if (n == 0)
+            break;
+        size_t used = strlen(version);
+        snprintf(version + used, sizeof version - used, "%s%.*s", used ? " " : "", (int)n, p);
+        p += strcspn(p, " ");
+    }
+    const char *kind = info->type & CL_DEVICE_TYPE_GPU   ? ""
+                       : info->type & CL_DEVICE_TYPE_CPU ? "CPU, "
+                                                         : "accelerator, ";
+    snprintf(out, len, "opencl:%d %s (%s, %s, %s%u compute unit%s, %.1f GiB)", d->index, info->name,
+             info->platform_name, version, kind, info->compute_units, info->compute_units == 1 ? "" : "s",
+             (double)info->global_mem / (1024.0 * 1024.0 * 1024.0));
+}
+
+/* ----------------------------------------------------------------- memory */
+
+static ember_status opencl_alloc(void *dev, size_t bytes, void **buf)
+{
+    struct opencl_device *d = dev;
+    if (bytes > d->info->max_alloc && d->info->max_alloc)
+        return EMBER_ERR_NOMEM;
+    cl_int err;
+    cl_mem mem = d->cl->clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
+    if (mem) {
+        *buf = mem;
+        return EMBER_OK;
+    }
+    /* out of memory is not reported here: the core frees its cache and retries */
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+        err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
+        return EMBER_ERR_NOMEM;
+    return opencl_fail(d, err, "clCreateBuffer of %zu bytes", bytes);
+}
+
+static void opencl_release(void *dev, void *buf)
+{
+    struct opencl_device *d = dev;
+    if (buf)
+        d->cl->clReleaseMemObject(buf);
+}
+
+/* Writes block: the caller may reuse `src` as soon as this returns. */
+static ember_status opencl_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
+{
+    struct opencl_device *d = dev;
+    if (bytes == 0) /* OpenCL calls a copy of nothing invalid */
+        return EMBER_OK;
+    cl_int err =
+        d->cl->clEnqueueWriteBuffer(d->queue, dst.buf, CL_TRUE, dst.off * 4, bytes, src, 0, NULL, NULL);
+    return err == CL_SUCCESS
+               ? EMBER_OK
+               : opencl_fail(d, err, "writing %zu bytes to the device (clEnqueueWriteBuffer)", bytes);
+}
+
+static ember_status opencl_read(void *dev, void *dst, ember_ptr src, size_t bytes)
+{
+    struct opencl_device *d = dev;
+    if (bytes == 0)
+        return EMBER_OK;
+    cl_int err =
+        d->cl->clEnqueueReadBuffer(d->queue, src.buf, CL_TRUE, src.off * 4, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS
+               ? EMBER_OK
+               : opencl_fail(d, err, "reading %zu bytes from the device (clEnqueueReadBuffer)", bytes);
+}
+
+static ember_status opencl_sync(void *dev)
+{
+    struct opencl_device *d = dev;
+    cl_int err = d->cl->clFinish(d->queue);
+    return err == CL_SUCCESS ? EMBER_OK : opencl_fail(d, err, "waiting for the device (clFinish)");
+}
+
+/* --------------------------------------------------------------- launches */
+
+size_t opencl_groups_for(const struct opencl_device *d, int64_t work)
+{
+    int64_t wg = d->tuning.wg_size, groups = (work + wg - 1) / wg;
+    if (groups < 1)
+        groups = 1;
+    return groups < (int64_t)d->max_groups ? (size_t)groups : d->max_groups;
+}
+
+ember_status opencl_check_extent(struct opencl_device *d, const char *primitive, ember_ptr p, int64_t extent)
+{
+    if (extent < 0 || (int64_t)p.off + extent > OPENCL_INDEX_LIMIT)
+        return d->host.fail(d->host.ctx, EMBER_ERR_UNSUPPORTED,
+                            "opencl:%d: %s over %lld elements at offset %zu: the kernels index with 32-bit "
+                            "integers, up to %lld elements per buffer",
+                            d->index, primitive, (long long)extent, p.off, (long long)OPENCL_INDEX_LIMIT);
+    return EMBER_OK;
+}
+
+ember_status opencl_check_extents(struct opencl_device *d, const char *primitive, int64_t extent, int count,
+                                  const ember_ptr *p)
+{
+    for (int i = 0; i < count; i++) {
+        ember_status st = opencl_check_extent(d, primitive, p[i], extent);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
+ember_status opencl_launch(struct opencl_device *d, enum ember_kernel kernel, const size_t groups[3],
+                           size_t local, const struct opencl_arg *args, int nargs)
+{
+    const struct opencl_api *cl = d->cl;
+    cl_kernel k = d->kernels[kernel];
+    for (int i = 0; i < nargs; i++) {
+        cl_int err = cl->clSetKernelArg(k, (cl_uint)i, args[i].size, &args[i].value);
+        if (err != CL_SUCCESS)
+            return opencl_fail(d, err, "setting argument %d of kernel %s", i, ember_kernel_name(kernel));
+    }
+    size_t global[3] = {groups[0] * local, groups[1], groups[2]}, local3[3] = {local, 1, 1};
+    cl_int err = cl->clEnqueueNDRangeKernel(d->queue, k, 3, NULL, global, local3, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return opencl_fail(d, err, "launching kernel %s on %zux%zux%zu work-groups of %zu",
+                           ember_kernel_name(kernel), groups[0], groups[1], groups[2], local);
+    return EMBER_OK;
+}
+
+const struct ember_backend_ops ember_opencl_backend = {
+    .name = "opencl",
+    .device_count = opencl_device_count,
+    .device_preferred = opencl_device_preferred,
+    .device_open = opencl_device_open,
+    .device_close = opencl_device_close,
+    .device_describe = opencl_device_describe,
+    .alloc = opencl_alloc,
+    .release = opencl_release,
+    .write = opencl_write,
+    .read = opencl_read,
+    .sync = opencl_sync,
+    .fill = opencl_fill,
+    .unary = opencl_unary,
+    .binary = opencl_binary,
+    .reduce = opencl_reduce,
+    .sgemm = opencl_sgemm,
+    .im2col = opencl_im2col,
+    .col2im = opencl_col2im,
+    .maxpool_forward = opencl_maxpool_forward,
+    .maxpool_backward = opencl_maxpool_backward,
+    .softmax_xent_forward = opencl_softmax_xent_forward,
+    .softmax_xent_backward = opencl_softmax_xent_backward,
+    .adam_step = opencl_adam_step,
+    .sgd_step = opencl_sgd_step,
+};
