@@ -69,7 +69,7 @@ static bool opencl_program_kernels(struct opencl_device *d, char *why, size_t wh
             return false;
         }
         size_t most = 0;
-        size_t need = k == EMBER_KERNEL_sgemm ? d->gemm_threads : (size_t)d->tuning.wg_size;
+        size_t need = k == EMBER_KERNEL_sgemm ? d->gpu.gemm_threads : (size_t)d->gpu.tuning.wg_size;
         err = d->cl->clGetKernelWorkGroupInfo(d->kernels[k], d->info->id, CL_KERNEL_WORK_GROUP_SIZE,
                                               sizeof most, &most, NULL);
         if (err == CL_SUCCESS && most < need) {
@@ -102,10 +102,10 @@ static unsigned char *opencl_program_binary(struct opencl_device *d, size_t *siz
 }
 
 /* Tries the cache entry; true when it gave a working program. */
-static bool opencl_program_from_cache(struct opencl_device *d, const struct opencl_cache_key *key)
+static bool opencl_program_from_cache(struct opencl_device *d, const struct ember_gpu_cache_key *key)
 {
     size_t size = 0;
-    unsigned char *binary = opencl_cache_load(d, key, &size);
+    unsigned char *binary = ember_gpu_cache_load(&d->gpu, "opencl", key, &size);
     if (!binary)
         return false;
     cl_int err, status = CL_SUCCESS;
@@ -122,17 +122,17 @@ static bool opencl_program_from_cache(struct opencl_device *d, const struct open
         opencl_program_kernels(d, why, sizeof why, &(bool){false});
     free(binary);
     if (why[0]) {
-        d->host.log(d->host.ctx, EMBER_LOG_INFO,
-                    "opencl:%d: ignoring the cached kernels (%s); rebuilding them", d->index, why);
+        d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO,
+                        "%s: ignoring the cached kernels (%s); rebuilding them", d->gpu.name, why);
         opencl_program_release(d);
         return false;
     }
-    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels loaded from the cache", d->index);
+    d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: kernels loaded from the cache", d->gpu.name);
     return true;
 }
 
 static ember_status opencl_program_from_source(struct opencl_device *d, const char *source,
-                                               const char *options, const struct opencl_cache_key *key,
+                                               const char *options, const struct ember_gpu_cache_key *key,
                                                bool *too_big)
 {
     double start = opencl_clock_seconds();
@@ -146,25 +146,25 @@ static ember_status opencl_program_from_source(struct opencl_device *d, const ch
         char *log = malloc(3500);
         if (log)
             opencl_program_log(d, d->program, log, 3500);
-        ember_status st = d->host.fail(d->host.ctx, EMBER_ERR_DEVICE,
-                                       "opencl:%d: building the kernels for %s failed (%s, options %s):\n%s",
-                                       d->index, d->info->name, opencl_error_name(err), options,
-                                       log ? log : "(no memory for the build log)");
+        ember_status st = d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE,
+                                           "%s: building the kernels for %s failed (%s, options %s):\n%s",
+                                           d->gpu.name, d->info->name, opencl_error_name(err), options,
+                                           log ? log : "(no memory for the build log)");
         free(log);
         return st;
     }
     char why[256];
     if (!opencl_program_kernels(d, why, sizeof why, too_big))
-        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: %s", d->index, why);
-    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels built from source in %.2f s", d->index,
-                opencl_clock_seconds() - start);
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE, "%s: %s", d->gpu.name, why);
+    d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: kernels built from source in %.2f s", d->gpu.name,
+                    opencl_clock_seconds() - start);
     size_t size = 0;
     unsigned char *binary = opencl_program_binary(d, &size);
     if (binary)
-        opencl_cache_store(d, key, binary, size);
+        ember_gpu_cache_store(&d->gpu, "opencl", key, binary, size);
     else
-        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: the driver gives no program binary to cache",
-                    d->index);
+        d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: the driver gives no program binary to cache",
+                        d->gpu.name);
     free(binary);
     return EMBER_OK;
 }
@@ -173,19 +173,23 @@ static ember_status opencl_program_from_source(struct opencl_device *d, const ch
 static ember_status opencl_program_try(struct opencl_device *d, const char *source, bool *too_big)
 {
     char defines[256], options[320], why[128];
-    if (!ember_kernel_tuning_check(&d->tuning, why, sizeof why))
-        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: bad tuning: %s", d->index, why);
-    ember_kernel_defines(&d->tuning, defines, sizeof defines);
+    if (!ember_kernel_tuning_check(&d->gpu.tuning, why, sizeof why))
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE, "%s: bad tuning: %s", d->gpu.name, why);
+    ember_kernel_defines(&d->gpu.tuning, defines, sizeof defines);
     snprintf(options, sizeof options, "-cl-std=CL1.2 %s", defines);
-    d->gemm_threads = (size_t)ember_kernel_gemm_threads(&d->tuning);
-    d->host.log(
-        d->host.ctx, EMBER_LOG_INFO,
-        "opencl:%d: work-groups of %d, sgemm tiles %dx%dx%d with %dx%d per work-item (the device allows "
-        "%zu work-items and %llu KiB of local memory per group)",
-        d->index, d->tuning.wg_size, d->tuning.tile_m, d->tuning.tile_n, d->tuning.tile_k, d->tuning.reg_m,
-        d->tuning.reg_n, d->info->max_work_group, (unsigned long long)(d->info->local_mem / 1024));
-    struct opencl_cache_key key;
-    opencl_cache_key_make(d->info, source, options, &key);
+    d->gpu.gemm_threads = (size_t)ember_kernel_gemm_threads(&d->gpu.tuning);
+    d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO,
+                    "%s: work-groups of %d, sgemm tiles %dx%dx%d with %dx%d per work-item (the device allows "
+                    "%zu work-items and %llu KiB of local memory per group)",
+                    d->gpu.name, d->gpu.tuning.wg_size, d->gpu.tuning.tile_m, d->gpu.tuning.tile_n,
+                    d->gpu.tuning.tile_k, d->gpu.tuning.reg_m, d->gpu.tuning.reg_n, d->info->max_work_group,
+                    (unsigned long long)(d->info->local_mem / 1024));
+    /* everything the binary depends on: the device, its driver, the source, the options */
+    const struct opencl_device_info *i = d->info;
+    const char *parts[] = {i->name,          i->vendor,           i->driver_version, i->version,
+                           i->platform_name, i->platform_version, options,           source};
+    struct ember_gpu_cache_key key;
+    ember_gpu_cache_key_make(parts, (int)(sizeof parts / sizeof parts[0]), &key);
     if (opencl_program_from_cache(d, &key))
         return EMBER_OK;
     return opencl_program_from_source(d, source, options, &key, too_big);
@@ -196,20 +200,19 @@ ember_status opencl_program_open(struct opencl_device *d)
     char why[512];
     char *source = ember_kernel_program(EMBER_DIALECT_OPENCL, EMBER_KERNEL_ALL_FAMILIES, why, sizeof why);
     if (!source)
-        return d->host.fail(d->host.ctx, EMBER_ERR_DEVICE, "opencl:%d: %s", d->index, why);
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE, "%s: %s", d->gpu.name, why);
     bool too_big = false;
     ember_status st = opencl_program_try(d, source, &too_big);
     /* A kernel that cannot run groups as large as the device promised
      * (registers run out first on some GPUs): once more, with the small
      * defaults that suit any OpenCL device. */
     struct ember_kernel_tuning small = ember_kernel_tuning_default();
-    if (st != EMBER_OK && too_big && memcmp(&d->tuning, &small, sizeof small) != 0) {
-        d->host.log(
-            d->host.ctx, EMBER_LOG_INFO,
-            "opencl:%d: the kernels cannot run work-groups that large here; trying the smallest tuning",
-            d->index);
+    if (st != EMBER_OK && too_big && memcmp(&d->gpu.tuning, &small, sizeof small) != 0) {
+        d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO,
+                        "%s: the kernels cannot run work-groups that large here; trying the smallest tuning",
+                        d->gpu.name);
         opencl_program_release(d);
-        d->tuning = small;
+        d->gpu.tuning = small;
         st = opencl_program_try(d, source, &too_big);
     }
     free(source);

@@ -20,9 +20,12 @@ ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, 
     ember_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
                               ? EMBER_ERR_NOMEM
                               : EMBER_ERR_DEVICE;
-    return d->host.fail(d->host.ctx, status, "opencl:%d: %s failed: %s", d->index, message,
-                        opencl_error_name(err));
+    return d->gpu.host.fail(d->gpu.host.ctx, status, "%s: %s failed: %s", d->gpu.name, message,
+                            opencl_error_name(err));
 }
+
+static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                                  size_t local, const struct ember_gpu_arg *args, int nargs);
 
 /* ---------------------------------------------------------------- devices */
 
@@ -70,8 +73,8 @@ static ember_status opencl_tuning_pick(struct opencl_device *d)
     const char *override = getenv("EMBER_OPENCL_TUNING");
     char why[256];
     if (override && *override && !ember_kernel_tuning_parse(override, &t, why, sizeof why))
-        return d->host.fail(d->host.ctx, EMBER_ERR_ARG, "EMBER_OPENCL_TUNING=%s: %s", override, why);
-    d->tuning = t;
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_ARG, "EMBER_OPENCL_TUNING=%s: %s", override, why);
+    d->gpu.tuning = t;
     return EMBER_OK;
 }
 
@@ -105,7 +108,9 @@ static ember_status opencl_device_open(const struct ember_host *host, int index,
     struct opencl_device *d = calloc(1, sizeof *d);
     if (!d)
         return host->fail(host->ctx, EMBER_ERR_NOMEM, "out of host memory opening opencl:%d", index);
-    *d = (struct opencl_device){.host = *host, .index = index, .info = info, .cl = &rt->cl};
+    *d = (struct opencl_device){
+        .gpu = {.host = *host, .launch = opencl_launch}, .index = index, .info = info, .cl = &rt->cl};
+    snprintf(d->gpu.name, sizeof d->gpu.name, "opencl:%d", index);
     if (rt->notes[0])
         host->log(host->ctx, EMBER_LOG_INFO, "opencl: %s", rt->notes);
 
@@ -129,7 +134,7 @@ static ember_status opencl_device_open(const struct ember_host *host, int index,
      * 65535 groups allow: a CPU device (PoCL) runs a group's work-items one
      * after another, and a work-item striding over many elements would then
      * touch a new cache line at each one (14 times slower here). */
-    d->max_groups = 65535;
+    d->gpu.max_groups = 65535;
     *dev = d;
     return EMBER_OK;
 fail:
@@ -223,42 +228,25 @@ static ember_status opencl_sync(void *dev)
 
 /* --------------------------------------------------------------- launches */
 
-size_t opencl_groups_for(const struct opencl_device *d, int64_t work)
+/* The argument's size and address, as clSetKernelArg takes them. */
+static size_t opencl_arg_bytes(const struct ember_gpu_arg *arg)
 {
-    int64_t wg = d->tuning.wg_size, groups = (work + wg - 1) / wg;
-    if (groups < 1)
-        groups = 1;
-    return groups < (int64_t)d->max_groups ? (size_t)groups : d->max_groups;
-}
-
-ember_status opencl_check_extent(struct opencl_device *d, const char *primitive, ember_ptr p, int64_t extent)
-{
-    if (extent < 0 || (int64_t)p.off + extent > OPENCL_INDEX_LIMIT)
-        return d->host.fail(d->host.ctx, EMBER_ERR_UNSUPPORTED,
-                            "opencl:%d: %s over %lld elements at offset %zu: the kernels index with 32-bit "
-                            "integers, up to %lld elements per buffer",
-                            d->index, primitive, (long long)extent, p.off, (long long)OPENCL_INDEX_LIMIT);
-    return EMBER_OK;
-}
-
-ember_status opencl_check_extents(struct opencl_device *d, const char *primitive, int64_t extent, int count,
-                                  const ember_ptr *p)
-{
-    for (int i = 0; i < count; i++) {
-        ember_status st = opencl_check_extent(d, primitive, p[i], extent);
-        if (st != EMBER_OK)
-            return st;
+    switch (arg->kind) {
+    case EMBER_GPU_ARG_INT: return sizeof(cl_int);
+    case EMBER_GPU_ARG_FLOAT: return sizeof(cl_float);
+    case EMBER_GPU_ARG_BUFFER: return sizeof(cl_mem);
     }
-    return EMBER_OK;
+    return 0;
 }
 
-ember_status opencl_launch(struct opencl_device *d, enum ember_kernel kernel, const size_t groups[3],
-                           size_t local, const struct opencl_arg *args, int nargs)
+static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                                  size_t local, const struct ember_gpu_arg *args, int nargs)
 {
+    struct opencl_device *d = (struct opencl_device *)gpu;
     const struct opencl_api *cl = d->cl;
     cl_kernel k = d->kernels[kernel];
     for (int i = 0; i < nargs; i++) {
-        cl_int err = cl->clSetKernelArg(k, (cl_uint)i, args[i].size, &args[i].value);
+        cl_int err = cl->clSetKernelArg(k, (cl_uint)i, opencl_arg_bytes(&args[i]), &args[i].value);
         if (err != CL_SUCCESS)
             return opencl_fail(d, err, "setting argument %d of kernel %s", i, ember_kernel_name(kernel));
     }
@@ -282,17 +270,17 @@ const struct ember_backend_ops ember_opencl_backend = {
     .write = opencl_write,
     .read = opencl_read,
     .sync = opencl_sync,
-    .fill = opencl_fill,
-    .unary = opencl_unary,
-    .binary = opencl_binary,
-    .reduce = opencl_reduce,
-    .sgemm = opencl_sgemm,
-    .im2col = opencl_im2col,
-    .col2im = opencl_col2im,
-    .maxpool_forward = opencl_maxpool_forward,
-    .maxpool_backward = opencl_maxpool_backward,
-    .softmax_xent_forward = opencl_softmax_xent_forward,
-    .softmax_xent_backward = opencl_softmax_xent_backward,
-    .adam_step = opencl_adam_step,
-    .sgd_step = opencl_sgd_step,
+    .fill = ember_gpu_fill,
+    .unary = ember_gpu_unary,
+    .binary = ember_gpu_binary,
+    .reduce = ember_gpu_reduce,
+    .sgemm = ember_gpu_sgemm,
+    .im2col = ember_gpu_im2col,
+    .col2im = ember_gpu_col2im,
+    .maxpool_forward = ember_gpu_maxpool_forward,
+    .maxpool_backward = ember_gpu_maxpool_backward,
+    .softmax_xent_forward = ember_gpu_softmax_xent_forward,
+    .softmax_xent_backward = ember_gpu_softmax_xent_backward,
+    .adam_step = ember_gpu_adam_step,
+    .sgd_step = ember_gpu_sgd_step,
 };

@@ -1,7 +1,7 @@
 /*
- * backends/opencl/opencl-elementwise.c — fill, unary, binary and reduce:
- * choosing the kernel of backends/kernels/elementwise.kc or reduce.kc and
- * its launch.
+ * backends/kernels/gpu-elementwise.c — fill, unary, binary and reduce:
+ * choosing the kernel of elementwise.kc or reduce.kc and its launch, for
+ * every GPU backend.
  *
  * A strided launch is first simplified: axes of size 1 go, and neighbours
  * that every operand walks as one contiguous run merge, so a transposed or
@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "opencl-impl.h"
+#include "gpu.h"
 
 #define KERNEL_AXES 4
 
@@ -21,7 +21,7 @@ struct ewise_geometry {
     int64_t stride[3][EMBER_MAX_DIMS];
 };
 
-static void opencl_ewise_simplify(const struct ember_ewise *e, struct ewise_geometry *g)
+static void gpu_ewise_simplify(const struct ember_ewise *e, struct ewise_geometry *g)
 {
     const int64_t *strides[3] = {e->stride_out, e->stride_a, e->stride_b};
     g->ndim = 0;
@@ -51,7 +51,7 @@ static void opencl_ewise_simplify(const struct ember_ewise *e, struct ewise_geom
 }
 
 /* elements from an operand's offset to the last one it touches, plus one */
-static int64_t opencl_ewise_extent(const struct ewise_geometry *g, int op)
+static int64_t gpu_ewise_extent(const struct ewise_geometry *g, int op)
 {
     int64_t extent = 1;
     for (int d = 0; d < g->ndim; d++)
@@ -67,57 +67,55 @@ struct ewise_job {
 };
 
 /* One strided launch over 4 axes: shape, and the strides s[operand][axis]. */
-static ember_status opencl_ewise_launch4(struct opencl_device *d, const struct ewise_job *j,
-                                         const int64_t *shape, int64_t (*s)[KERNEL_AXES], ember_ptr out,
-                                         ember_ptr a, ember_ptr b)
+static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_job *j, const int64_t *shape,
+                                      int64_t (*s)[KERNEL_AXES], ember_ptr out, ember_ptr a, ember_ptr b)
 {
     int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
-#define AXES(op) OPENCL_INT(s[op][0]), OPENCL_INT(s[op][1]), OPENCL_INT(s[op][2]), OPENCL_INT(s[op][3])
+#define AXES(op) GPU_INT(s[op][0]), GPU_INT(s[op][1]), GPU_INT(s[op][2]), GPU_INT(s[op][3])
     if (j->binary)
-        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_binary_strided, n, OPENCL_INT(j->op), OPENCL_PTR(out),
-                                OPENCL_PTR(a), OPENCL_PTR(b), OPENCL_INT(n), OPENCL_INT(shape[1]),
-                                OPENCL_INT(shape[2]), OPENCL_INT(shape[3]), AXES(0), AXES(1), AXES(2));
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_strided, n, GPU_INT(j->op), GPU_PTR(out), GPU_PTR(a),
+                             GPU_PTR(b), GPU_INT(n), GPU_INT(shape[1]), GPU_INT(shape[2]), GPU_INT(shape[3]),
+                             AXES(0), AXES(1), AXES(2));
     if (j->op == EMBER_COPY)
-        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_copy_strided, n, OPENCL_PTR(out), OPENCL_PTR(a),
-                                OPENCL_INT(n), OPENCL_INT(shape[1]), OPENCL_INT(shape[2]),
-                                OPENCL_INT(shape[3]), AXES(0), AXES(1));
-    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_unary_strided, n, OPENCL_INT(j->op), OPENCL_PTR(out),
-                            OPENCL_PTR(a), OPENCL_INT(n), OPENCL_FLOAT(j->alpha), OPENCL_INT(shape[1]),
-                            OPENCL_INT(shape[2]), OPENCL_INT(shape[3]), AXES(0), AXES(1));
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_copy_strided, n, GPU_PTR(out), GPU_PTR(a), GPU_INT(n),
+                             GPU_INT(shape[1]), GPU_INT(shape[2]), GPU_INT(shape[3]), AXES(0), AXES(1));
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_unary_strided, n, GPU_INT(j->op), GPU_PTR(out), GPU_PTR(a),
+                         GPU_INT(n), GPU_FLOAT(j->alpha), GPU_INT(shape[1]), GPU_INT(shape[2]),
+                         GPU_INT(shape[3]), AXES(0), AXES(1));
 #undef AXES
 }
 
-static ember_status opencl_ewise_dense(struct opencl_device *d, const struct ewise_job *j, int64_t n)
+static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
 {
     if (j->binary)
-        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_binary_dense, n, OPENCL_INT(j->op), OPENCL_PTR(j->at[0]),
-                                OPENCL_PTR(j->at[1]), OPENCL_PTR(j->at[2]), OPENCL_INT(n));
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                             GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
     if (j->op == EMBER_COPY)
-        return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_copy_dense, n, OPENCL_PTR(j->at[0]), OPENCL_PTR(j->at[1]),
-                                OPENCL_INT(n));
-    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_unary_dense, n, OPENCL_INT(j->op), OPENCL_PTR(j->at[0]),
-                            OPENCL_PTR(j->at[1]), OPENCL_INT(n), OPENCL_FLOAT(j->alpha));
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
+                             GPU_INT(n));
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_unary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                         GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
 }
 
-static ember_status opencl_ewise_run(struct opencl_device *d, const struct ewise_job *j,
-                                     const struct ember_ewise *e)
+static ember_status gpu_ewise_run(struct ember_gpu *gpu, const struct ewise_job *j,
+                                  const struct ember_ewise *e)
 {
     static const char *const names[3] = {"output", "first input", "second input"};
     if (e->numel == 0)
         return EMBER_OK;
     struct ewise_geometry g;
-    opencl_ewise_simplify(e, &g);
+    gpu_ewise_simplify(e, &g);
     int operands = j->binary ? 3 : 2;
     for (int op = 0; op < operands; op++) {
         ember_status st =
-            opencl_check_extent(d, names[op], j->at[op], e->dense ? e->numel : opencl_ewise_extent(&g, op));
+            ember_gpu_check_extent(gpu, names[op], j->at[op], e->dense ? e->numel : gpu_ewise_extent(&g, op));
         if (st != EMBER_OK)
             return st;
     }
     bool dense = e->dense || (g.ndim == 1 && g.stride[0][0] == 1 && g.stride[1][0] == 1 &&
                               (!j->binary || g.stride[2][0] == 1));
     if (dense)
-        return opencl_ewise_dense(d, j, e->numel);
+        return gpu_ewise_dense(gpu, j, e->numel);
 
     /* front-pad to 4 axes; the axes before the last 4 are looped here */
     int nd = g.ndim < KERNEL_AXES ? KERNEL_AXES : g.ndim, pad = nd - g.ndim, outer_axes = nd - KERNEL_AXES;
@@ -140,60 +138,59 @@ static ember_status opencl_ewise_run(struct opencl_device *d, const struct ewise
             for (int op = 0; op < 3; op++)
                 at[op].off += (size_t)(i * s[op][axis]);
         }
-        ember_status st = opencl_ewise_launch4(d, j, &shape[outer_axes], inner_s, at[0], at[1], at[2]);
+        ember_status st = gpu_ewise_launch4(gpu, j, &shape[outer_axes], inner_s, at[0], at[1], at[2]);
         if (st != EMBER_OK)
             return st;
     }
     return EMBER_OK;
 }
 
-ember_status opencl_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
-                          ember_ptr a, float alpha)
+ember_status ember_gpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
+                             ember_ptr a, float alpha)
 {
     struct ewise_job j = {.op = op, .alpha = alpha, .at = {out, a, a}};
-    return opencl_ewise_run(dev, &j, e);
+    return gpu_ewise_run(dev, &j, e);
 }
 
-ember_status opencl_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
-                           ember_ptr a, ember_ptr b)
+ember_status ember_gpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
+                              ember_ptr a, ember_ptr b)
 {
     struct ewise_job j = {.binary = true, .op = op, .at = {out, a, b}};
-    return opencl_ewise_run(dev, &j, e);
+    return gpu_ewise_run(dev, &j, e);
 }
 
-ember_status opencl_fill(void *dev, ember_ptr out, size_t n, float value)
+ember_status ember_gpu_fill(void *dev, ember_ptr out, size_t n, float value)
 {
-    struct opencl_device *d = dev;
+    struct ember_gpu *gpu = dev;
     if (n == 0)
         return EMBER_OK;
-    ember_status st = opencl_check_extent(d, "fill", out, (int64_t)n);
+    ember_status st = ember_gpu_check_extent(gpu, "fill", out, (int64_t)n);
     if (st != EMBER_OK)
         return st;
-    return OPENCL_LAUNCH_1D(d, EMBER_KERNEL_fill, (int64_t)n, OPENCL_PTR(out), OPENCL_INT(n),
-                            OPENCL_FLOAT(value));
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_fill, (int64_t)n, GPU_PTR(out), GPU_INT(n), GPU_FLOAT(value));
 }
 
 /* ------------------------------------------------------------ reductions */
 
-ember_status opencl_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
-                           ember_ptr in)
+ember_status ember_gpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
+                              ember_ptr in)
 {
-    struct opencl_device *d = dev;
+    struct ember_gpu *gpu = dev;
     if (r->outer == 0 || r->inner == 0)
         return EMBER_OK;
-    ember_status st = opencl_check_extent(d, "reduce", in, r->outer * r->r * r->inner);
+    ember_status st = ember_gpu_check_extent(gpu, "reduce", in, r->outer * r->r * r->inner);
     if (st == EMBER_OK)
-        st = opencl_check_extent(d, "reduce", out, r->outer * r->inner);
+        st = ember_gpu_check_extent(gpu, "reduce", out, r->outer * r->inner);
     if (st != EMBER_OK)
         return st;
     /* lanes: the inner positions one group covers, a power of two */
     int lanes = 1;
-    while (lanes < r->inner && lanes < d->tuning.wg_size)
+    while (lanes < r->inner && lanes < gpu->tuning.wg_size)
         lanes *= 2;
     int64_t units = r->outer * ((r->inner + lanes - 1) / lanes);
-    size_t groups = units < (int64_t)d->max_groups ? (size_t)units : d->max_groups;
-    return OPENCL_LAUNCH(d, EMBER_KERNEL_reduce, ((const size_t[3]){groups, 1, 1}), (size_t)d->tuning.wg_size,
-                         OPENCL_INT(op), OPENCL_PTR(out), OPENCL_PTR(in), OPENCL_INT(r->outer),
-                         OPENCL_INT(r->r), OPENCL_INT(r->inner), OPENCL_INT(lanes), OPENCL_FLOAT(r->alpha),
-                         OPENCL_FLOAT(r->beta));
+    size_t groups = units < (int64_t)gpu->max_groups ? (size_t)units : gpu->max_groups;
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_reduce, ((const size_t[3]){groups, 1, 1}),
+                      (size_t)gpu->tuning.wg_size, GPU_INT(op), GPU_PTR(out), GPU_PTR(in), GPU_INT(r->outer),
+                      GPU_INT(r->r), GPU_INT(r->inner), GPU_INT(lanes), GPU_FLOAT(r->alpha),
+                      GPU_FLOAT(r->beta));
 }

@@ -1,13 +1,14 @@
 /*
- * backends/opencl/opencl-cache.c — compiled programs kept on disk, so that a
- * device compiles ember's kernels once rather than at every start.
+ * backends/kernels/gpu-cache.c — compiled programs kept on disk, so that a
+ * device compiles ember's kernels once rather than at every start; for
+ * every GPU backend, each in a folder of its own (`kind`).
  *
- * The folder: $EMBER_CACHE_DIR/opencl, else $XDG_CACHE_HOME/ember/opencl,
- * else ~/.cache/ember/opencl. One file per key, <32 hex digits>.bin: a
+ * The folder: $EMBER_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/ember/<kind>,
+ * else ~/.cache/ember/<kind>. One file per key, <32 hex digits>.bin: a
  * header (magic, format, key, payload size, payload checksum) and then the
- * driver's binary. The key hashes everything the binary depends on: the
- * device's name and vendor, the driver and platform versions, the whole
- * source and the build options.
+ * compiled program. The key hashes everything the program depends on,
+ * as the backend lists it: the device, the driver and compiler versions,
+ * the whole source and the build options.
  *
  * An entry is never trusted: the file must be exactly as long as its
  * header says, carry this key, and match its checksum before the driver
@@ -24,7 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "opencl-impl.h"
+#include <stdbool.h>
+
+#include "gpu.h"
 
 #define CACHE_MAGIC     "EMBERCL\n"
 #define CACHE_FORMAT    1
@@ -57,14 +60,12 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-void opencl_cache_key_make(const struct opencl_device_info *info, const char *source, const char *options,
-                           struct opencl_cache_key *key)
+void ember_gpu_cache_key_make(const char *const *parts, int count, struct ember_gpu_cache_key *key)
 {
-    const char *parts[] = {CACHE_MAGIC,   info->name,          info->vendor,           info->driver_version,
-                           info->version, info->platform_name, info->platform_version, options,
-                           source};
     uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull; /* two FNV streams, two bases */
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    a = fnv1a(a, CACHE_MAGIC, sizeof CACHE_MAGIC);
+    b = fnv1a(b, CACHE_MAGIC, sizeof CACHE_MAGIC);
+    for (int i = 0; i < count; i++) {
         a = fnv1a(a, parts[i], strlen(parts[i]) + 1); /* the NUL keeps "ab","c" apart from "a","bc" */
         b = fnv1a(b, parts[i], strlen(parts[i]) + 1);
     }
@@ -74,16 +75,16 @@ void opencl_cache_key_make(const struct opencl_device_info *info, const char *so
 
 /* The folder, created if need be; false (with the reason in why) when
  * there is none to be had. */
-static bool opencl_cache_folder(char *out, size_t len, char *why, size_t why_len)
+static bool gpu_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
 {
     const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (ember && *ember)
-        n = snprintf(out, len, "%s/opencl", ember);
+        n = snprintf(out, len, "%s/%s", ember, kind);
     else if (xdg && *xdg)
-        n = snprintf(out, len, "%s/ember/opencl", xdg);
+        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
     else if (home && *home)
-        n = snprintf(out, len, "%s/.cache/ember/opencl", home);
+        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
     else {
         snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
         return false;
@@ -116,11 +117,11 @@ static bool opencl_cache_folder(char *out, size_t len, char *why, size_t why_len
     return true;
 }
 
-static bool opencl_cache_path(const struct opencl_cache_key *key, char *out, size_t len, char *why,
-                              size_t why_len)
+static bool gpu_cache_path(const char *kind, const struct ember_gpu_cache_key *key, char *out, size_t len,
+                           char *why, size_t why_len)
 {
     char folder[4000];
-    if (!opencl_cache_folder(folder, sizeof folder, why, why_len))
+    if (!gpu_cache_folder(kind, folder, sizeof folder, why, why_len))
         return false;
     snprintf(out, len, "%s/%016llx%016llx.bin", folder, (unsigned long long)key->hash[0],
              (unsigned long long)key->hash[1]);
@@ -128,8 +129,8 @@ static bool opencl_cache_path(const struct opencl_cache_key *key, char *out, siz
 }
 
 /* Reads and checks an entry: NULL with the reason, or the payload. */
-static unsigned char *opencl_cache_read(FILE *f, const struct opencl_cache_key *key, size_t *size, char *why,
-                                        size_t why_len)
+static unsigned char *gpu_cache_read(FILE *f, const struct ember_gpu_cache_key *key, size_t *size, char *why,
+                                     size_t why_len)
 {
     struct cache_header h;
     struct stat st;
@@ -167,36 +168,37 @@ static unsigned char *opencl_cache_read(FILE *f, const struct opencl_cache_key *
     return payload;
 }
 
-unsigned char *opencl_cache_load(struct opencl_device *d, const struct opencl_cache_key *key, size_t *size)
+unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
+                                    const struct ember_gpu_cache_key *key, size_t *size)
 {
     char path[4096], why[512];
-    if (!opencl_cache_path(key, path, sizeof path, why, sizeof why)) {
-        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+    if (!gpu_cache_path(kind, key, path, sizeof path, why, sizeof why)) {
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
         return NULL;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        d->host.log(d->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO,
-                    "opencl:%d: no cached kernels at %s: %s", d->index, path, strerror(errno));
+        gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO,
+                      "%s: no cached kernels at %s: %s", gpu->name, path, strerror(errno));
         return NULL;
     }
-    unsigned char *binary = opencl_cache_read(f, key, size, why, sizeof why);
+    unsigned char *binary = gpu_cache_read(f, key, size, why, sizeof why);
     fclose(f);
     if (!binary)
-        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: ignoring the cache entry %s: %s", d->index, path,
-                    why);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: ignoring the cache entry %s: %s", gpu->name, path,
+                      why);
     else
-        d->host.log(d->host.ctx, EMBER_LOG_DEBUG, "opencl:%d: read %zu bytes of cached kernels from %s",
-                    d->index, *size, path);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels from %s",
+                      gpu->name, *size, path);
     return binary;
 }
 
-void opencl_cache_store(struct opencl_device *d, const struct opencl_cache_key *key,
-                        const unsigned char *binary, size_t size)
+void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct ember_gpu_cache_key *key,
+                           const unsigned char *binary, size_t size)
 {
     char path[4096], tmp[4200], why[512] = "";
-    if (!opencl_cache_path(key, path, sizeof path, why, sizeof why)) {
-        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+    if (!gpu_cache_path(kind, key, path, sizeof path, why, sizeof why)) {
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
         return;
     }
     struct cache_header h = {.format = CACHE_FORMAT,
@@ -228,8 +230,8 @@ void opencl_cache_store(struct opencl_device *d, const struct opencl_cache_key *
     if (why[0]) {
         if (fd >= 0)
             unlink(tmp);
-        d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: not caching kernels: %s", d->index, why);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
         return;
     }
-    d->host.log(d->host.ctx, EMBER_LOG_INFO, "opencl:%d: kernels cached in %s", d->index, path);
+    gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels cached in %s", gpu->name, path);
 }

@@ -1,0 +1,32 @@
+/* backends/kernels/gpu-launch.c — what every launch plan needs (see gpu.h). */
+#include "gpu.h"
+
+size_t ember_gpu_groups_for(const struct ember_gpu *gpu, int64_t work)
+{
+    int64_t wg = gpu->tuning.wg_size, groups = (work + wg - 1) / wg;
+    if (groups < 1)
+        groups = 1;
+    return groups < (int64_t)gpu->max_groups ? (size_t)groups : gpu->max_groups;
+}
+
+ember_status ember_gpu_check_extent(struct ember_gpu *gpu, const char *primitive, ember_ptr p, int64_t extent)
+{
+    if (extent < 0 || (int64_t)p.off + extent > EMBER_GPU_INDEX_LIMIT)
+        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED,
+                              "%s: %s over %lld elements at offset %zu: the kernels index with 32-bit "
+                              "integers, up to %lld elements per buffer",
+                              gpu->name, primitive, (long long)extent, p.off,
+                              (long long)EMBER_GPU_INDEX_LIMIT);
+    return EMBER_OK;
+}
+
+ember_status ember_gpu_check_extents(struct ember_gpu *gpu, const char *primitive, int64_t extent, int count,
+                                     const ember_ptr *p)
+{
+    for (int i = 0; i < count; i++) {
+        ember_status st = ember_gpu_check_extent(gpu, primitive, p[i], extent);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
