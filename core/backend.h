@@ -174,10 +174,12 @@ struct ember_backend_ops {
     /* Devices. device_count says how many devices this backend sees and,
      * when none, writes why into `why` (e.g. "libOpenCL.so.1 not found"). */
     int (*device_count)(char *why, size_t why_len);
-    /* (optional) false for a device that `auto` should pass over because
-     * it is a CPU, where ember's cpu backend is faster; such a device is
-     * still listed and opens when named. NULL: every device is preferred. */
-    bool (*device_preferred)(int index);
+    /* (optional) false, with the reason in `why`, for a device that `auto`
+     * should pass over: an OpenCL device that is a CPU (ember's cpu backend
+     * is faster there), a GPU no kernel path reaches. Such a device is
+     * still listed and, when named, opens or fails with its reason. NULL:
+     * every device is preferred. */
+    bool (*device_preferred)(int index, char *why, size_t why_len);
     ember_status (*device_open)(const struct ember_host *host, int index, void **dev);
     void (*device_close)(void *dev);
     /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */
@@ -187,6 +189,8 @@ struct ember_backend_ops {
      * free its cache and try again. */
     ember_status (*alloc)(void *dev, size_t bytes, void **buf);
     void (*release)(void *dev, void *buf);
+    /* (optional) the device's free and total memory, for out-of-memory messages */
+    ember_status (*memory_info)(void *dev, size_t *free_bytes, size_t *total_bytes);
     ember_status (*write)(void *dev, ember_ptr dst, const void *src, size_t bytes);
     ember_status (*read)(void *dev, void *dst, ember_ptr src, size_t bytes);
     /* waits for everything launched so far (optional) */

@@ -192,6 +192,11 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
     return EMBER_OK;
 }
 
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
 /* Requests are rounded up so that nearby sizes share cache entries and every
  * buffer is aligned for vector loads. */
 static size_t round_request(size_t bytes)
@@ -217,10 +222,15 @@ ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *
         ember_buffer_cache_release(ctx);
         st = ctx->ops->alloc(ctx->dev, want, buf);
     }
-    if (st == EMBER_ERR_NOMEM)
-        return ember_fail(ctx, EMBER_ERR_NOMEM,
-                          "out of memory on %s: asked for %zu bytes with %llu bytes already in use",
-                          ctx->device_name, want, (unsigned long long)ctx->stats.device_bytes);
+    if (st == EMBER_ERR_NOMEM) {
+        size_t free_bytes = 0, total = 0;
+        char device[160] = "";
+        if (ctx->ops->memory_info && ctx->ops->memory_info(ctx->dev, &free_bytes, &total) == EMBER_OK)
+            snprintf(device, sizeof device, "; the device has %.1f MiB free of %.1f MiB", mib(free_bytes),
+                     mib(total));
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "out of memory on %s: asked for %.1f MiB, holding %.1f MiB%s",
+                          ctx->device_name, mib(want), mib(ctx->stats.device_bytes), device);
+    }
     if (st != EMBER_OK)
         return st;
     ctx->stats.device_allocs++;

@@ -12,11 +12,17 @@
 #include "ctx-impl.h"
 
 extern const struct ember_backend_ops ember_cpu_backend;
+#ifdef EMBER_WITH_CUDA
+extern const struct ember_backend_ops ember_cuda_backend;
+#endif
 #ifdef EMBER_WITH_OPENCL
 extern const struct ember_backend_ops ember_opencl_backend;
 #endif
 
 static const struct ember_backend_ops *const backends[] = {
+#ifdef EMBER_WITH_CUDA
+    &ember_cuda_backend,
+#endif
 #ifdef EMBER_WITH_OPENCL
     &ember_opencl_backend,
 #endif
@@ -78,10 +84,8 @@ static ember_status open_auto(ember_ctx *ctx)
             continue;
         }
         for (int d = 0; d < count; d++) {
-            if (backends[i]->device_preferred && !backends[i]->device_preferred(d)) {
-                ember_log(ctx, EMBER_LOG_INFO,
-                          "auto: skipping %s:%d (a CPU device; ember's cpu backend is faster there)",
-                          backends[i]->name, d);
+            if (backends[i]->device_preferred && !backends[i]->device_preferred(d, why, sizeof why)) {
+                ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s:%d: %s", backends[i]->name, d, why);
                 continue;
             }
             if (open_device(ctx, backends[i], d) == EMBER_OK)

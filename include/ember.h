@@ -380,6 +380,24 @@ int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
  * error too; ember_last_status tells which. */
 bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
 
+/* ----------------------------------------------------------------- kernels
+ *
+ * The GPU kernels every GPU backend runs, written once (backends/kernels),
+ * for teaching and for checking what a device gets. */
+
+/* How many kernels there are; the name and a one-line summary of each. */
+int ember_kernel_count(void);
+const char *ember_kernel_name_at(int index, const char **summary);
+
+/* The PTX ember loads for `kernel` (NULL: every kernel), as the CUDA
+ * backend would compile it for `arch` ("sm_86"; NULL: the first GPU
+ * present): through the newest NVRTC that targets that arch or one below
+ * it, or, with `baseline` set or no such NVRTC, the built-in sm_30 PTX.
+ * `how` (may be NULL) receives which it was. Works without a GPU given an
+ * arch. Returns a string to free(), or NULL with the reason in `why`. */
+char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
+                size_t why_len);
+
 /* ------------------------------------------------------------------ models */
 
 /* The networks of models/: "simplecnn", "kerascnn", "linear", "mlp". Each

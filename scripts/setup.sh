@@ -46,6 +46,19 @@ if [ $want_tests = yes ] && [ ! -x build/pyenv/bin/python ]; then
     fi
 fi
 
+# CUDA 11.8's NVRTC and ptxas, the last to target Kepler servers (sm_35/37),
+# from NVIDIA's PyPI wheels, into the build tree (never the system): the CUDA
+# tests compile ember's kernels with them. No GPU or driver is involved.
+if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ -x build/pyenv/bin/python ]; then
+    if build/pyenv/bin/python -m pip install -q --target build/cu11 \
+        nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89; then
+        echo "setup: CUDA 11.8 NVRTC and ptxas in build/cu11"
+    else
+        echo "setup: could not install the CUDA 11.8 wheels (no PyPI?); their tests will say skipped"
+        rm -rf build/cu11
+    fi
+fi
+
 # the interop test's Python: the environment above, else whatever python3 there is (it then says skipped)
 python="$(pwd)/build/pyenv/bin/python"
 [ -x "$python" ] || python=$(command -v python3 || echo python3)

@@ -50,6 +50,7 @@ double cli_peak_rss_mib(void);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_ptx(int argc, char **argv);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;

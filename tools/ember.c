@@ -4,6 +4,7 @@
  *   ember train --model simplecnn --data fashion-mnist --epochs 1
  *   ember eval --load model.safetensors
  *   ember devices
+ *   ember ptx sgemm --arch sm_35
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@ static const char usage[] =
     "  train      train a model and report its test accuracy\n"
     "  eval       evaluate a saved model\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
+    "  ptx        print the PTX an NVIDIA GPU gets for one of ember's kernels\n"
     "\n"
     "  ember <command> --help   describes a command's options\n"
     "  ember --version          prints the version\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 1, argv + 1);
     if (strcmp(command, "devices") == 0)
         return cmd_devices(argc - 1, argv + 1);
+    if (strcmp(command, "ptx") == 0)
+        return cmd_ptx(argc - 1, argv + 1);
     fprintf(stderr, "ember: error: unknown command \"%s\"\n\n%s", command, usage);
     return EXIT_USAGE;
 }

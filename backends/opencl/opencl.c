@@ -39,10 +39,13 @@ static int opencl_device_count(char *why, size_t why_len)
 
 /* `auto` passes over CPU devices (PoCL, Intel's CPU runtime): ember's own
  * cpu backend, with OpenBLAS, is faster on the same cores. */
-static bool opencl_device_preferred(int index)
+static bool opencl_device_preferred(int index, char *why, size_t why_len)
 {
     const struct opencl_runtime *rt = opencl_runtime_get();
-    return rt && index >= 0 && index < rt->count && !(rt->devices[index].type & CL_DEVICE_TYPE_CPU);
+    bool cpu = rt && index >= 0 && index < rt->count && (rt->devices[index].type & CL_DEVICE_TYPE_CPU);
+    if (cpu)
+        snprintf(why, why_len, "a CPU device; ember's cpu backend is faster there");
+    return !cpu;
 }
 
 static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }

@@ -1,0 +1,164 @@
+/*
+ * backends/cuda/cuda-impl.h — the CUDA backend's insides.
+ *
+ * The backend finds its way onto whatever NVIDIA GPU is present, at run
+ * time, with nothing from CUDA needed to build (DESIGN.md decisions 4, 5):
+ *
+ *   cuda-probe.c    opens libcuda.so.1 and every libnvrtc it can find, reads
+ *                   the driver's version and each GPU's compute capability
+ *   cuda-path.c     picks the kernel path for each GPU (NVRTC cubin, NVRTC
+ *                   PTX, or the built-in sm_30 PTX) and says why
+ *   cuda-module.c   compiles the kernels on that path (or takes them from
+ *                   the disk cache) and loads them; falls back to the
+ *                   built-in PTX when the driver refuses NVRTC's output
+ *   cuda-baseline.c the built-in PTX, generated from backends/kernels by
+ *                   scripts/baseline-ptx.sh and embedded at build time
+ *   cuda.c          the backend table: devices, memory, launches; the
+ *                   primitives themselves are the shared ones of
+ *                   backends/kernels/gpu.h
+ *
+ * The probe runs once per process and is kept: what it found does not
+ * change while ember runs, and `ember devices` prints it whole.
+ */
+#ifndef EMBER_CUDA_IMPL_H
+#define EMBER_CUDA_IMPL_H
+
+#include <stdbool.h>
+
+#include "../kernels/gpu.h"
+#include "cuda-api.h"
+
+#define CUDA_MAX_GPUS 16
+#define CUDA_MAX_NVRTCS 8
+#define CUDA_MAX_ARCHS 64
+
+/* The oldest GPU ember supports: Kepler, sm_30. */
+#define CUDA_OLDEST_ARCH 30
+
+/* One NVRTC library found on the machine. */
+struct cuda_nvrtc {
+    char path[512];
+    void *lib;
+    struct nvrtc_api api;
+    int major, minor;
+    int ptx_isa;                 /* the PTX ISA it emits, times ten: 78 is PTX 7.8 */
+    int archs[CUDA_MAX_ARCHS];   /* compute capabilities it targets, times ten, ascending */
+    int arch_count;
+    bool cubin;                  /* it can emit a cubin (nvrtcGetCUBIN, NVRTC 11.1 and later) */
+};
+
+enum cuda_kernel_path {
+    CUDA_PATH_NONE,          /* the GPU cannot be used */
+    CUDA_PATH_NVRTC_CUBIN,   /* NVRTC compiles to machine code for the exact sm */
+    CUDA_PATH_NVRTC_PTX,     /* NVRTC compiles to PTX, the driver JITs it */
+    CUDA_PATH_BASELINE_PTX,  /* the built-in sm_30 PTX, JITted by the driver */
+};
+
+/* The kernel path for one GPU and the reasons behind it. */
+struct cuda_choice {
+    enum cuda_kernel_path path;
+    int nvrtc; /* index into the probe's NVRTCs, for the NVRTC paths */
+    int arch;  /* the arch compiled for, times ten (35: sm_35 or compute_35) */
+    char reason[512];    /* why this path, or why none works */
+    char rejected[1024]; /* each better path passed over and why, "; " between them */
+};
+
+struct cuda_gpu {
+    char name[256];
+    int cc;                   /* compute capability times ten: 35 for 3.5 */
+    size_t memory;            /* bytes */
+    int multiprocessors;
+    int max_threads_per_block;
+    int shared_per_block;     /* bytes */
+    struct cuda_choice choice;
+};
+
+/* What the first look at the machine found. */
+struct cuda_probe {
+    /* the driver; when driver_ok is false, why says what is wrong and the fix */
+    bool driver_ok;
+    char driver_path[512];
+    char why[768];
+    void *driver_lib;
+    struct cuda_driver_api api;
+    int driver_version;   /* cuDriverGetVersion: 11040 is CUDA 11.4 */
+    int driver_ptx_isa;   /* the highest PTX ISA it JITs, times ten */
+
+    int gpu_count;
+    struct cuda_gpu gpus[CUDA_MAX_GPUS];
+
+    int nvrtc_count;
+    struct cuda_nvrtc nvrtc[CUDA_MAX_NVRTCS];
+    char nvrtc_notes[1024]; /* libraries that were found but could not be used */
+
+    int baseline_ptx_isa;   /* the built-in PTX's .version, times ten */
+    const char *forced;     /* $EMBER_CUDA_KERNELS: "nvrtc", "baseline" or NULL */
+};
+
+/* One open GPU. */
+struct cuda_device {
+    struct ember_gpu gpu; /* first: the shared launch plans run on it */
+    const struct cuda_probe *probe;
+    int index;
+    CUdevice device;
+    CUcontext context;
+    CUmodule module;
+    CUfunction functions[EMBER_KERNEL_COUNT];
+    enum cuda_kernel_path path; /* the path whose kernels are loaded */
+    char path_detail[160];      /* "NVRTC 11.8 cubin for sm_35" */
+    /* After a sticky error (an illegal address, a failed launch) the
+     * context is unusable: every later call fails at once with this. */
+    bool lost;
+    char lost_reason[256];
+};
+
+/* Reports a failed driver call, names the error, and marks the device
+ * lost when the error is a sticky one. Out of memory adds free and total. */
+ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Compiles (or takes from the cache) and loads the kernels on the GPU's
+ * path, falling back to the built-in PTX where NVRTC's output is refused
+ * (cuda-module.c); fills d->module, d->functions, d->path, d->gpu.tuning. */
+ember_status cuda_module_open(struct cuda_device *d);
+void cuda_module_close(struct cuda_device *d);
+
+/* The kernels compiled by one NVRTC for `arch` (times ten), as PTX, or as a
+ * cubin when `cubin` is set; malloc'd bytes (PTX NUL-terminated), or NULL
+ * with NVRTC's log in `why`. No GPU is needed: `ember ptx` and the tests
+ * use it too. */
+unsigned char *cuda_nvrtc_compile(const struct cuda_nvrtc *n, int arch, bool cubin,
+                                  const struct ember_kernel_tuning *tuning, size_t *size, char *why,
+                                  size_t why_len);
+
+/* The tuning NVRTC compiles the kernels with: bigger groups and tiles than
+ * the defaults the built-in PTX has. */
+struct ember_kernel_tuning cuda_nvrtc_tuning(void);
+
+/* The built-in PTX: every kernel for .target sm_30, compiled with the
+ * default tuning (cuda-baseline.c). */
+const char *cuda_baseline_ptx(void);
+/* The `.version` of a PTX text, times ten (32 for 3.2); 0 when it has none. */
+int cuda_ptx_isa_in(const char *ptx);
+
+/* The probe, made on first call (thread-safe) and kept for the process. */
+const struct cuda_probe *cuda_probe(void);
+
+/* The PTX ISA (times ten) a given CUDA version emits or, for a driver,
+ * the highest it loads: 11040 (CUDA 11.4) -> 74. 0 when too old to know. */
+int cuda_ptx_isa_of(int cuda_version);
+
+/* The kernel path for a GPU of compute capability `cc` (times ten) given
+ * the driver's PTX ISA, the NVRTCs found, the built-in PTX's ISA and an
+ * optional forced path ("nvrtc" or "baseline"). Pure: no library is
+ * called, so every rule is tested without a GPU. */
+void cuda_choose_path(int cc, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc, int nvrtc_count,
+                      int baseline_ptx_isa, const char *forced, struct cuda_choice *out);
+
+/* "NVRTC 11.8 cubin for sm_35", "built-in sm_30 PTX", ... */
+const char *cuda_path_name(enum cuda_kernel_path path);
+
+/* The driver API's name for a result: "CUDA_ERROR_ILLEGAL_ADDRESS". Our
+ * own table, because the stub library's cuGetErrorName fails too. */
+const char *cuda_error_name(CUresult result);
+
+#endif /* EMBER_CUDA_IMPL_H */

@@ -1,0 +1,306 @@
+/*
+ * backends/cuda/cuda-probe.c — the first look at the machine: the NVIDIA
+ * driver, its GPUs, and every NVRTC that can be found.
+ *
+ * Nothing here is linked: libcuda.so.1 and each libnvrtc are opened with
+ * dlopen and their functions looked up from the lists in cuda-api.h. A
+ * machine without a driver, with only the toolkit's stub libcuda, or with
+ * no GPU simply has no cuda devices, and `why` says which and what to do.
+ *
+ * Environment (for testing, teaching, and unusual installs):
+ *   EMBER_CUDA_LIBRARY   the driver library to open instead of libcuda.so.1
+ *   EMBER_NVRTC          NVRTC libraries or folders holding them, ':' between,
+ *                        looked at before the usual places; "none" looks
+ *                        nowhere (as on a machine without any NVRTC)
+ *   EMBER_CUDA_KERNELS   "nvrtc" or "baseline": force that kernel path
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <glob.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-impl.h"
+
+static struct cuda_probe probe;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+/* --------------------------------------------------------------- the driver */
+
+/* Looks up every symbol of a list; on a missing one names it in `missing`. */
+#define LOOKUP_REQUIRED(ret, name, params)                                                                    \
+    if (ok && !(api->name = (ret(*) params)dlsym(lib, #name))) {                                              \
+        snprintf(missing, missing_len, "%s", #name);                                                         \
+        ok = false;                                                                                           \
+    }
+#define LOOKUP_OPTIONAL(ret, name, params) api->name = (ret(*) params)dlsym(lib, #name);
+
+static bool driver_lookup(void *lib, struct cuda_driver_api *api, char *missing, size_t missing_len)
+{
+    bool ok = true;
+    CUDA_DRIVER_FUNCTIONS(LOOKUP_REQUIRED)
+    return ok;
+}
+
+static bool nvrtc_lookup(void *lib, struct nvrtc_api *api, char *missing, size_t missing_len)
+{
+    bool ok = true;
+    NVRTC_FUNCTIONS(LOOKUP_REQUIRED)
+    NVRTC_OPTIONAL_FUNCTIONS(LOOKUP_OPTIONAL)
+    return ok;
+}
+
+/* the file a loaded library came from, through one of its symbols */
+static void library_path(void *symbol, char *out, size_t len)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (symbol && dladdr(symbol, &info) && info.dli_fname) {
+        snprintf(out, len, "%.*s", (int)len - 1, realpath(info.dli_fname, real) ? real : info.dli_fname);
+        return;
+    }
+    snprintf(out, len, "?");
+}
+
+static void probe_driver(struct cuda_probe *p)
+{
+    const char *override = getenv("EMBER_CUDA_LIBRARY");
+    const char *name = override && *override ? override : "libcuda.so.1";
+    p->driver_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!p->driver_lib) {
+        if (override && *override)
+            snprintf(p->why, sizeof p->why, "cannot open %s (from EMBER_CUDA_LIBRARY): %s", name, dlerror());
+        else
+            snprintf(p->why, sizeof p->why,
+                     "libcuda.so.1 not found: no NVIDIA driver is installed. Install the NVIDIA driver "
+                     "(Debian: nvidia-driver; Kepler GPUs such as the K40m or Quadro K2100M need "
+                     "nvidia-tesla-470-driver)");
+        return;
+    }
+    char missing[128];
+    if (!driver_lookup(p->driver_lib, &p->api, missing, sizeof missing)) {
+        snprintf(p->why, sizeof p->why, "%s has no %s: it is not an NVIDIA driver library, or far too old", name,
+                 missing);
+        return;
+    }
+    library_path((void *)p->api.cuInit, p->driver_path, sizeof p->driver_path);
+
+    CUresult r = p->api.cuInit(0);
+    if (r == CUDA_ERROR_STUB_LIBRARY) {
+        snprintf(p->why, sizeof p->why,
+                 "only the CUDA toolkit's stub libcuda was found (%s): cuInit returned 34 "
+                 "(CUDA_ERROR_STUB_LIBRARY), which means no NVIDIA driver is installed. The stub is for "
+                 "linking only; install the NVIDIA driver",
+                 p->driver_path);
+        return;
+    }
+    if (p->api.cuDriverGetVersion(&p->driver_version) != CUDA_SUCCESS)
+        p->driver_version = 0;
+    p->driver_ptx_isa = cuda_ptx_isa_of(p->driver_version);
+    if (r == CUDA_ERROR_NO_DEVICE) {
+        snprintf(p->why, sizeof p->why,
+                 "the NVIDIA driver (CUDA %d.%d) found no GPU (CUDA_ERROR_NO_DEVICE): check that the card is "
+                 "seated and that `nvidia-smi` lists it",
+                 p->driver_version / 1000, p->driver_version % 1000 / 10);
+        return;
+    }
+    if (r != CUDA_SUCCESS) {
+        snprintf(p->why, sizeof p->why,
+                 "cuInit failed with %s (%d): the driver in %s cannot start; if the driver was just updated, "
+                 "reboot so that the kernel module matches it",
+                 cuda_error_name(r), r, p->driver_path);
+        return;
+    }
+    int count = 0;
+    if ((r = p->api.cuDeviceGetCount(&count)) != CUDA_SUCCESS || count <= 0) {
+        snprintf(p->why, sizeof p->why, "the NVIDIA driver reports no GPU (cuDeviceGetCount: %s)",
+                 cuda_error_name(r));
+        return;
+    }
+    p->driver_ok = true;
+    p->gpu_count = count < CUDA_MAX_GPUS ? count : CUDA_MAX_GPUS;
+    for (int i = 0; i < p->gpu_count; i++) {
+        struct cuda_gpu *g = &p->gpus[i];
+        CUdevice dev;
+        int major = 0, minor = 0;
+        if (p->api.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+            continue;
+        p->api.cuDeviceGetName(g->name, sizeof g->name, dev);
+        p->api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        p->api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        p->api.cuDeviceGetAttribute(&g->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+        p->api.cuDeviceGetAttribute(&g->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+        p->api.cuDeviceGetAttribute(&g->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
+        p->api.cuDeviceTotalMem_v2(&g->memory, dev);
+        g->cc = major * 10 + minor;
+    }
+}
+
+/* ------------------------------------------------------------------ NVRTC */
+
+/* The archs of an NVRTC too old to list them (nvrtcGetSupportedArchs came in 11.2). */
+static int archs_by_version(int major, int minor, int *archs)
+{
+    static const int upto_10[] = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75};
+    static const int cuda_11[] = {35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86};
+    const int *list = major >= 11 ? cuda_11 : upto_10;
+    int n = major >= 11 ? (minor >= 1 ? 13 : 12) : (major == 10 ? 13 : 11);
+    for (int i = 0; i < n; i++)
+        archs[i] = list[i];
+    return n;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static void note(struct cuda_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct cuda_probe *p, const char *fmt, ...)
+{
+    size_t used = strlen(p->nvrtc_notes);
+    if (used && used + 2 < sizeof p->nvrtc_notes) {
+        strcpy(p->nvrtc_notes + used, "; ");
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->nvrtc_notes + used, sizeof p->nvrtc_notes - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Opens one candidate NVRTC; keeps it unless it is one already kept.
+ * `explicit` candidates (from EMBER_NVRTC) report why they fail. */
+static void try_nvrtc(struct cuda_probe *p, const char *name, bool explicit)
+{
+    if (p->nvrtc_count == CUDA_MAX_NVRTCS)
+        return;
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        if (explicit)
+            note(p, "cannot open %s: %s", name, dlerror());
+        return;
+    }
+    struct cuda_nvrtc *n = &p->nvrtc[p->nvrtc_count];
+    memset(n, 0, sizeof *n);
+    char missing[128];
+    if (!nvrtc_lookup(lib, &n->api, missing, sizeof missing)) {
+        note(p, "%s has no %s", name, missing);
+        dlclose(lib);
+        return;
+    }
+    library_path((void *)n->api.nvrtcVersion, n->path, sizeof n->path);
+    for (int i = 0; i < p->nvrtc_count; i++)
+        if (strcmp(p->nvrtc[i].path, n->path) == 0) { /* the same file by another name */
+            dlclose(lib);
+            return;
+        }
+    if (n->api.nvrtcVersion(&n->major, &n->minor) != 0) {
+        note(p, "%s: nvrtcVersion failed", n->path);
+        dlclose(lib);
+        return;
+    }
+    n->lib = lib;
+    n->cubin = n->api.nvrtcGetCUBIN && n->api.nvrtcGetCUBINSize;
+    n->ptx_isa = cuda_ptx_isa_of(n->major * 1000 + n->minor * 10);
+    int count = 0;
+    if (n->api.nvrtcGetNumSupportedArchs && n->api.nvrtcGetSupportedArchs &&
+        n->api.nvrtcGetNumSupportedArchs(&count) == 0 && count > 0 && count <= CUDA_MAX_ARCHS)
+        n->api.nvrtcGetSupportedArchs(n->archs);
+    else
+        count = archs_by_version(n->major, n->minor, n->archs);
+    n->arch_count = count;
+    qsort(n->archs, (size_t)count, sizeof *n->archs, compare_int);
+    p->nvrtc_count++;
+}
+
+/* every libnvrtc.so* in a folder (not the builtins, not the .alt variant) */
+static void try_nvrtc_folder(struct cuda_probe *p, const char *folder, bool explicit)
+{
+    DIR *d = opendir(folder);
+    if (!d) {
+        if (explicit)
+            note(p, "cannot open the folder %s", folder);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "libnvrtc.so", 11) != 0)
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
+        try_nvrtc(p, path, explicit);
+    }
+    closedir(d);
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    const struct cuda_nvrtc *x = a, *y = b;
+    return (y->major * 100 + y->minor) - (x->major * 100 + x->minor);
+}
+
+static void probe_nvrtc(struct cuda_probe *p)
+{
+    /* 1. what the user points at */
+    const char *given = getenv("EMBER_NVRTC");
+    if (given && strcmp(given, "none") == 0)
+        return;
+    if (given && *given) {
+        char *list = strdup(given), *save = NULL;
+        for (char *item = list ? strtok_r(list, ":", &save) : NULL; item; item = strtok_r(NULL, ":", &save)) {
+            DIR *d = opendir(item);
+            if (d) {
+                closedir(d);
+                try_nvrtc_folder(p, item, true);
+            } else {
+                try_nvrtc(p, item, true);
+            }
+        }
+        free(list);
+    }
+    /* 2. the library search path, under every name NVRTC has had */
+    static const char *const names[] = {"libnvrtc.so",      "libnvrtc.so.13",   "libnvrtc.so.12",
+                                        "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0",
+                                        "libnvrtc.so.10.2", "libnvrtc.so.10.1", "libnvrtc.so.10.0"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        try_nvrtc(p, names[i], false);
+    /* 3. where toolkits install themselves */
+    glob_t found;
+    if (glob("/usr/local/cuda*/lib64", 0, NULL, &found) == 0) {
+        for (size_t i = 0; i < found.gl_pathc; i++)
+            try_nvrtc_folder(p, found.gl_pathv[i], false);
+        globfree(&found);
+    }
+    try_nvrtc_folder(p, "/opt/cuda/lib64", false);
+    qsort(p->nvrtc, (size_t)p->nvrtc_count, sizeof *p->nvrtc, newest_first);
+}
+
+/* ------------------------------------------------------------------ probe */
+
+static void probe_run(void)
+{
+    struct cuda_probe *p = &probe;
+    p->baseline_ptx_isa = cuda_ptx_isa_in(cuda_baseline_ptx());
+    const char *forced = getenv("EMBER_CUDA_KERNELS");
+    if (forced && (strcmp(forced, "nvrtc") == 0 || strcmp(forced, "baseline") == 0))
+        p->forced = forced;
+    else if (forced && *forced)
+        note(p, "EMBER_CUDA_KERNELS=%s ignored: it takes nvrtc or baseline", forced);
+    probe_driver(p);
+    probe_nvrtc(p);
+    for (int i = 0; i < p->gpu_count; i++)
+        cuda_choose_path(p->gpus[i].cc, p->driver_ptx_isa, p->nvrtc, p->nvrtc_count, p->baseline_ptx_isa,
+                         p->forced, &p->gpus[i].choice);
+}
+
+const struct cuda_probe *cuda_probe(void)
+{
+    pthread_once(&probe_once, probe_run);
+    return &probe;
+}

@@ -1,0 +1,275 @@
+/*
+ * backends/cuda/cuda.c — the CUDA backend's table: devices, memory,
+ * launches. The primitives are the shared ones of backends/kernels/gpu.h;
+ * this file only says how to reach an NVIDIA GPU through the driver API,
+ * which cuda-probe.c opened with dlopen.
+ *
+ * Every call first makes the device's context current (one ember context
+ * may use the GPU from any thread, one thread at a time) and refuses to go
+ * on once the device is lost: after a sticky error such as an illegal
+ * address the CUDA context is unusable, and calling it again would only
+ * produce confusing errors.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-impl.h"
+
+static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                                size_t local, const struct ember_gpu_arg *args, int nargs);
+
+/* Errors after which the context cannot be used again. */
+static bool cuda_sticky(CUresult r)
+{
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || (r >= 714 && r <= 719) || r == 999;
+}
+
+static double mib(size_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const struct ember_host *h = &d->gpu.host;
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        size_t free_bytes = 0, total = 0;
+        d->probe->api.cuMemGetInfo_v2(&free_bytes, &total);
+        return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (%.1f MiB free of %.1f MiB)", d->gpu.name,
+                       what, mib(free_bytes), mib(total));
+    }
+    if (cuda_sticky(r)) {
+        d->lost = true;
+        snprintf(d->lost_reason, sizeof d->lost_reason, "%s in %.200s", cuda_error_name(r), what);
+        return h->fail(h->ctx, EMBER_ERR_DEVICE,
+                       "%s: %s failed: %s (%d); the GPU's context is now unusable, so %s is marked lost",
+                       d->gpu.name, what, cuda_error_name(r), r, d->gpu.name);
+    }
+    return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: %s failed: %s (%d)", d->gpu.name, what, cuda_error_name(r), r);
+}
+
+/* Makes the context current; fails at once on a lost device. */
+static ember_status cuda_enter(struct cuda_device *d)
+{
+    if (d->lost)
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE,
+                                "%s was lost after an earlier error (%s): make a new context to use it again",
+                                d->gpu.name, d->lost_reason);
+    CUresult r = d->probe->api.cuCtxSetCurrent(d->context);
+    return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "cuCtxSetCurrent");
+}
+
+static CUdeviceptr device_ptr(ember_ptr p)
+{
+    return (CUdeviceptr)(uintptr_t)p.buf + (CUdeviceptr)p.off * 4;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+static int cuda_device_count(char *why, size_t why_len)
+{
+    const struct cuda_probe *p = cuda_probe();
+    if (!p->driver_ok)
+        snprintf(why, why_len, "%s", p->why);
+    return p->driver_ok ? p->gpu_count : 0;
+}
+
+/* `auto` passes over a GPU no kernel path reaches (cuda-path.c says why). */
+static bool cuda_device_preferred(int index, char *why, size_t why_len)
+{
+    const struct cuda_probe *p = cuda_probe();
+    if (index < 0 || index >= p->gpu_count)
+        return false;
+    const struct cuda_gpu *g = &p->gpus[index];
+    if (g->choice.path == CUDA_PATH_NONE)
+        snprintf(why, why_len, "%s: %s", g->name, g->choice.reason);
+    return g->choice.path != CUDA_PATH_NONE;
+}
+
+static void cuda_device_close(void *dev)
+{
+    struct cuda_device *d = dev;
+    if (!d)
+        return;
+    if (d->context && !d->lost) {
+        d->probe->api.cuCtxSetCurrent(d->context);
+        cuda_module_close(d);
+    }
+    if (d->context)
+        d->probe->api.cuCtxDestroy_v2(d->context);
+    free(d);
+}
+
+static ember_status cuda_device_open(const struct ember_host *host, int index, void **dev)
+{
+    const struct cuda_probe *p = cuda_probe();
+    if (!p->driver_ok)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d cannot be used: %s", index, p->why);
+    if (index < 0 || index >= p->gpu_count)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no cuda:%d: the driver reports %d GPU%s", index,
+                          p->gpu_count, p->gpu_count == 1 ? "" : "s");
+    const struct cuda_gpu *g = &p->gpus[index];
+    if (g->choice.path == CUDA_PATH_NONE)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d (%s) cannot be used: %s", index, g->name,
+                          g->choice.reason);
+    struct cuda_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return host->fail(host->ctx, EMBER_ERR_NOMEM, "out of host memory opening cuda:%d", index);
+    *d = (struct cuda_device){.gpu = {.host = *host, .launch = cuda_launch}, .probe = p, .index = index};
+    snprintf(d->gpu.name, sizeof d->gpu.name, "cuda:%d", index);
+    ember_status st;
+    CUresult r = p->api.cuDeviceGet(&d->device, index);
+    if (r == CUDA_SUCCESS)
+        r = p->api.cuCtxCreate_v2(&d->context, 0, d->device);
+    if (r != CUDA_SUCCESS) {
+        st = cuda_fail(d, r, "creating a context on %s", g->name);
+        goto fail;
+    }
+    if ((st = cuda_module_open(d)) != EMBER_OK)
+        goto fail;
+    d->gpu.gemm_threads = (size_t)ember_kernel_gemm_threads(&d->gpu.tuning);
+    d->gpu.max_groups = 65535; /* the grid's x limit on sm_30 */
+    *dev = d;
+    return EMBER_OK;
+fail:
+    cuda_device_close(d);
+    return st;
+}
+
+static void cuda_device_describe(void *dev, char *out, size_t len)
+{
+    struct cuda_device *d = dev;
+    const struct cuda_gpu *g = &d->probe->gpus[d->index];
+    snprintf(out, len, "%s %s (sm_%d, %.1f GiB, %d multiprocessors, driver CUDA %d.%d, kernels: %s)", d->gpu.name,
+             g->name, g->cc, (double)g->memory / (1024.0 * 1024.0 * 1024.0), g->multiprocessors,
+             d->probe->driver_version / 1000, d->probe->driver_version % 1000 / 10, d->path_detail);
+}
+
+/* ----------------------------------------------------------------- memory */
+
+static ember_status cuda_alloc(void *dev, size_t bytes, void **buf)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK)
+        return st;
+    CUdeviceptr ptr = 0;
+    CUresult r = d->probe->api.cuMemAlloc_v2(&ptr, bytes ? bytes : 4);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) /* not reported here: the core frees its cache and retries */
+        return EMBER_ERR_NOMEM;
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(d, r, "cuMemAlloc of %zu bytes", bytes);
+    *buf = (void *)(uintptr_t)ptr;
+    return EMBER_OK;
+}
+
+static void cuda_release(void *dev, void *buf)
+{
+    struct cuda_device *d = dev;
+    if (buf && !d->lost && cuda_enter(d) == EMBER_OK)
+        d->probe->api.cuMemFree_v2((CUdeviceptr)(uintptr_t)buf);
+}
+
+static ember_status cuda_memory_info(void *dev, size_t *free_bytes, size_t *total_bytes)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK)
+        return st;
+    CUresult r = d->probe->api.cuMemGetInfo_v2(free_bytes, total_bytes);
+    return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "cuMemGetInfo");
+}
+
+/* Copies run on the default stream after every launch before them. */
+static ember_status cuda_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK || bytes == 0)
+        return st;
+    CUresult r = d->probe->api.cuMemcpyHtoD_v2(device_ptr(dst), src, bytes);
+    return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "copying %zu bytes to the GPU", bytes);
+}
+
+static ember_status cuda_read(void *dev, void *dst, ember_ptr src, size_t bytes)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK || bytes == 0)
+        return st;
+    CUresult r = d->probe->api.cuMemcpyDtoH_v2(dst, device_ptr(src), bytes);
+    return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "copying %zu bytes from the GPU", bytes);
+}
+
+static ember_status cuda_sync(void *dev)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK)
+        return st;
+    CUresult r = d->probe->api.cuCtxSynchronize();
+    return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "waiting for the GPU");
+}
+
+/* --------------------------------------------------------------- launches */
+
+#define MAX_ARGS 48
+
+static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                                size_t local, const struct ember_gpu_arg *args, int nargs)
+{
+    struct cuda_device *d = (struct cuda_device *)gpu;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK)
+        return st;
+    if (nargs > MAX_ARGS)
+        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED, "%s: kernel %s takes %d arguments, over %d",
+                              gpu->name, ember_kernel_name(kernel), nargs, MAX_ARGS);
+    /* cuLaunchKernel takes the address of each argument's value; a buffer's
+     * value is its device address, which ember_ptr keeps in a pointer */
+    void *params[MAX_ARGS];
+    for (int i = 0; i < nargs; i++)
+        params[i] = (void *)&args[i].value;
+    CUresult r = d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
+                                              (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(d, r, "launching kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel),
+                         groups[0], groups[1], groups[2], local);
+    return EMBER_OK;
+}
+
+const struct ember_backend_ops ember_cuda_backend = {
+    .name = "cuda",
+    .device_count = cuda_device_count,
+    .device_preferred = cuda_device_preferred,
+    .device_open = cuda_device_open,
+    .device_close = cuda_device_close,
+    .device_describe = cuda_device_describe,
+    .alloc = cuda_alloc,
+    .release = cuda_release,
+    .memory_info = cuda_memory_info,
+    .write = cuda_write,
+    .read = cuda_read,
+    .sync = cuda_sync,
+    .fill = ember_gpu_fill,
+    .unary = ember_gpu_unary,
+    .binary = ember_gpu_binary,
+    .reduce = ember_gpu_reduce,
+    .sgemm = ember_gpu_sgemm,
+    .im2col = ember_gpu_im2col,
+    .col2im = ember_gpu_col2im,
+    .maxpool_forward = ember_gpu_maxpool_forward,
+    .maxpool_backward = ember_gpu_maxpool_backward,
+    .softmax_xent_forward = ember_gpu_softmax_xent_forward,
+    .softmax_xent_backward = ember_gpu_softmax_xent_backward,
+    .adam_step = ember_gpu_adam_step,
+    .sgd_step = ember_gpu_sgd_step,
+};
