@@ -33,6 +33,8 @@
 
 #include "ember.h"
 
+struct ember_report;
+
 /* A place in device memory. */
 typedef struct ember_ptr {
     void *buf;  /* from alloc */
@@ -184,6 +186,10 @@ struct ember_backend_ops {
     void (*device_close)(void *dev);
     /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */
     void (*device_describe)(void *dev, char *out, size_t len);
+    /* (optional) what a person needs to know about the backend on this
+     * machine, for `ember devices`: versions, libraries found, each
+     * device's facts, into its section of the report (core/report-impl.h) */
+    void (*diagnose)(struct ember_report *section, int threads);
 
     /* Memory. alloc reports EMBER_ERR_NOMEM without logging it: the core may
      * free its cache and try again. */

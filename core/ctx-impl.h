@@ -39,6 +39,7 @@ struct ember_ctx {
     struct ember_host host;
     int threads;
     char device_name[256];
+    char device_choice[1536]; /* what auto chose and what it passed over */
 
     /* Pools, so that a steady-state step allocates nothing: tensor and
      * storage records are recycled through free lists, device buffers

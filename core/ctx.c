@@ -88,6 +88,11 @@ const char *ember_ctx_device_name(const ember_ctx *ctx)
     return ctx ? ctx->device_name : "none";
 }
 
+const char *ember_ctx_device_choice(const ember_ctx *ctx)
+{
+    return ctx ? ctx->device_choice : "";
+}
+
 ember_status ember_last_status(const ember_ctx *ctx)
 {
     return ctx ? ctx->status : EMBER_ERR_ARG;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ctx-impl.h"
+#include "report-impl.h"
 
 extern const struct ember_backend_ops ember_cpu_backend;
 #ifdef EMBER_WITH_CUDA
@@ -59,8 +60,7 @@ static const struct ember_backend_ops *find_backend(const char *name, size_t len
 
 static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
 {
-    ctx->host = (struct ember_host){
-        .ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads};
+    ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads};
     ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
     if (st != EMBER_OK)
         return st;
@@ -70,31 +70,48 @@ static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *
     return EMBER_OK;
 }
 
+/* appends "name (why)" to the list of devices auto passed over */
+static void passed_over(ember_ctx *ctx, const char *name, const char *why)
+{
+    ember_log(ctx, EMBER_LOG_INFO, "auto: passing over %s: %s", name, why);
+    size_t used = strlen(ctx->device_choice);
+    snprintf(ctx->device_choice + used, sizeof ctx->device_choice - used, "%s%s (%s)",
+             used ? "; " : "passed over: ", name, why);
+}
+
 /* "auto": the first device, in the list's order, that the backend prefers
- * and that opens. */
+ * and that opens; ctx->device_choice says what it chose and passed over. */
 static ember_status open_auto(ember_ctx *ctx)
 {
-    char why[512];
+    char why[1024], name[64];
+    ctx->device_choice[0] = '\0';
     for (int i = 0; i < BACKEND_COUNT; i++) {
         why[0] = '\0';
         int count = backends[i]->device_count(why, sizeof why);
         if (count <= 0) {
-            ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s: %s", backends[i]->name,
-                      why[0] ? why : "no devices");
+            passed_over(ctx, backends[i]->name, why[0] ? why : "no devices");
             continue;
         }
         for (int d = 0; d < count; d++) {
+            snprintf(name, sizeof name, "%s:%d", backends[i]->name, d);
             if (backends[i]->device_preferred && !backends[i]->device_preferred(d, why, sizeof why)) {
-                ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s:%d: %s", backends[i]->name, d, why);
+                passed_over(ctx, name, why);
                 continue;
             }
-            if (open_device(ctx, backends[i], d) == EMBER_OK)
+            if (open_device(ctx, backends[i], d) == EMBER_OK) {
+                /* "auto chose cpu; passed over: ..." */
+                char rest[sizeof ctx->device_choice];
+                snprintf(rest, sizeof rest, "%s", ctx->device_choice);
+                snprintf(ctx->device_choice, sizeof ctx->device_choice, "auto chose %s%s%.1400s",
+                         strcmp(backends[i]->name, "cpu") == 0 ? "cpu" : name, rest[0] ? "; " : "", rest);
                 return EMBER_OK;
-            ember_log(ctx, EMBER_LOG_INFO, "auto: skipping %s:%d: %s", backends[i]->name, d, ctx->error);
+            }
+            snprintf(why, sizeof why, "%.1000s", ctx->error);
             ember_clear_error(ctx);
+            passed_over(ctx, name, why);
         }
     }
-    return ember_fail(ctx, EMBER_ERR_DEVICE, "no usable device found");
+    return ember_fail(ctx, EMBER_ERR_DEVICE, "no usable device found: %s", ctx->device_choice);
 }
 
 ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
@@ -104,9 +121,11 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
     if (!device || !*device)
         device = "auto";
     if (ctx->ops)
-        return ember_fail(ctx, EMBER_ERR_ARG, "this context already uses %s; make a new context "
-                                              "for another device",
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "this context already uses %s; make a new context "
+                          "for another device",
                           ctx->device_name);
+    ctx->device_choice[0] = '\0';
     if (strcmp(device, "auto") == 0)
         return open_auto(ctx);
 
@@ -132,8 +151,7 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
             strncat(known, ", ", sizeof known - strlen(known) - 1);
             strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
         }
-        return ember_fail(ctx, EMBER_ERR_ARG, "unknown device \"%s\": this build knows %s", device,
-                          known);
+        return ember_fail(ctx, EMBER_ERR_ARG, "unknown device \"%s\": this build knows %s", device, known);
     }
     char why[512] = "";
     int count = ops->device_count(why, sizeof why);
@@ -147,42 +165,113 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
     return open_device(ctx, ops, index);
 }
 
+/* Opens device `index` of a backend in a context of its own, which is the
+ * real test of usable, and fills the entry from what happened. */
+static void probe_device(const struct ember_backend_ops *ops, int index, int threads, ember_device_info *info)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s:%d", ops->name, index);
+    ember_ctx *probe = ember_ctx_new();
+    if (!probe) {
+        snprintf(info->reason, sizeof info->reason, "out of host memory");
+        return;
+    }
+    ember_ctx_set_log(probe, NULL, NULL, EMBER_LOG_ERROR);
+    ember_ctx_set_threads(probe, threads);
+    info->usable = ember_ctx_use_device(probe, spec) == EMBER_OK;
+    snprintf(info->description, sizeof info->description, "%s",
+             info->usable ? probe->device_name : info->name);
+    if (!info->usable)
+        snprintf(info->reason, sizeof info->reason, "%.*s", (int)sizeof info->reason - 1, probe->error);
+    ember_ctx_free(probe);
+}
+
 int ember_devices(ember_device_info *out, int max, int threads)
 {
     int n = 0;
     for (int i = 0; i < BACKEND_COUNT; i++) {
-        char why[512] = "";
-        int count = backends[i]->device_count(why, sizeof why);
+        const struct ember_backend_ops *ops = backends[i];
+        char why[1024] = "";
+        int count = ops->device_count(why, sizeof why);
         for (int d = 0; d < (count > 0 ? count : 1); d++, n++) {
             if (n >= max || !out)
                 continue;
             ember_device_info *info = &out[n];
             memset(info, 0, sizeof *info);
+            snprintf(info->backend, sizeof info->backend, "%s", ops->name);
             /* "cpu" alone; a GPU backend's devices by index, "opencl:0" */
-            bool indexed = count > 0 && strcmp(backends[i]->name, "cpu") != 0;
-            snprintf(info->name, sizeof info->name, indexed ? "%s:%d" : "%s", backends[i]->name, d);
+            bool indexed = count > 0 && strcmp(ops->name, "cpu") != 0;
+            snprintf(info->name, sizeof info->name, indexed ? "%s:%d" : "%s", ops->name, d);
             if (count <= 0) {
-                snprintf(info->description, sizeof info->description, "%s: no devices", backends[i]->name);
-                snprintf(info->reason, sizeof info->reason, "%s", why[0] ? why : "the backend found no devices");
+                snprintf(info->description, sizeof info->description, "%s: no usable device", ops->name);
+                snprintf(info->reason, sizeof info->reason, "%s",
+                         why[0] ? why : "the backend found no devices");
                 continue;
             }
-            /* open it in a context of its own: that is the real test of usable */
-            ember_ctx *probe = ember_ctx_new();
-            if (!probe) {
-                snprintf(info->reason, sizeof info->reason, "out of host memory");
-                continue;
-            }
-            ember_ctx_set_log(probe, NULL, NULL, EMBER_LOG_ERROR);
-            ember_ctx_set_threads(probe, threads);
-            char spec[64];
-            snprintf(spec, sizeof spec, "%s:%d", backends[i]->name, d);
-            info->usable = ember_ctx_use_device(probe, spec) == EMBER_OK;
-            snprintf(info->description, sizeof info->description, "%s",
-                     info->usable ? probe->device_name : info->name);
-            if (!info->usable)
-                snprintf(info->reason, sizeof info->reason, "%.*s", (int)sizeof info->reason - 1, probe->error);
-            ember_ctx_free(probe);
+            probe_device(ops, d, threads, info);
+            info->preferred = !ops->device_preferred || ops->device_preferred(d, why, sizeof why);
+            if (info->usable && !info->preferred)
+                snprintf(info->reason, sizeof info->reason, "auto passes it over: %s", why);
         }
     }
     return n;
+}
+
+#define MAX_LISTED 64
+
+char *ember_devices_report(bool json, int threads)
+{
+    ember_device_info info[MAX_LISTED];
+    int n = ember_devices(info, MAX_LISTED, threads);
+    if (n > MAX_LISTED)
+        n = MAX_LISTED;
+    struct ember_report *root = ember_report_new();
+    ember_report_string(root, "ember", NULL, "%s", ember_version());
+
+    /* every device, in auto's order, and what auto would take */
+    struct ember_report *list =
+        ember_report_array(root, "devices", "devices, in the order --device auto tries them");
+    const char *chosen = NULL;
+    for (int i = 0; i < n; i++) {
+        struct ember_report *e = ember_report_object(list, NULL, NULL);
+        /* descriptions mostly start with the device's name already */
+        const char *text = info[i].description;
+        bool named =
+            strncmp(text, info[i].name, strlen(info[i].name)) == 0 && text[strlen(info[i].name)] == ' ';
+        if (!info[i].usable)
+            ember_report_string(e, "summary", NULL, "%-9s unavailable", info[i].name);
+        else
+            ember_report_string(
+                e, "summary", NULL, "%-9s %.*s%s", info[i].name,
+                /* "cpu (2 threads, ...)" reads "cpu  2 threads, ..." */
+                named && text[strlen(info[i].name) + 1] == '('
+                    ? (int)strlen(text) - (int)strlen(info[i].name) - 3
+                    : 500,
+                named ? text + strlen(info[i].name) + 1 + (text[strlen(info[i].name) + 1] == '(') : text,
+                info[i].preferred ? "" : " (opens when named)");
+        ember_report_string(e, "name", NULL, "%s", info[i].name);
+        ember_report_string(e, "backend", NULL, "%s", info[i].backend);
+        ember_report_string(e, "description", NULL, "%s", info[i].description);
+        ember_report_bool(e, "usable", NULL, info[i].usable);
+        ember_report_bool(e, "preferred", NULL, info[i].preferred);
+        ember_report_string(e, "reason", info[i].reason[0] ? (info[i].usable ? "note" : "why") : NULL, "%s",
+                            info[i].reason);
+        if (!chosen && info[i].usable && info[i].preferred)
+            chosen = info[i].name;
+    }
+    ember_report_string(root, "auto", "\n--device auto chooses", "%s",
+                        chosen ? chosen : "nothing: no device is usable");
+
+    /* each backend's own facts */
+    struct ember_report *sections = ember_report_object(root, "backends", NULL);
+    for (int i = 0; i < BACKEND_COUNT; i++) {
+        if (!backends[i]->diagnose)
+            continue;
+        char label[64];
+        snprintf(label, sizeof label, "\n%s", backends[i]->name);
+        backends[i]->diagnose(ember_report_object(sections, backends[i]->name, label), threads);
+    }
+    char *out = json ? ember_report_json(root) : ember_report_text(root);
+    ember_report_free(root);
+    return out;
 }

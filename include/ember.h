@@ -110,19 +110,36 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device);
 /* "cpu (2 threads, OpenBLAS 0.3.21)", or "none" before a device is open. */
 const char *ember_ctx_device_name(const ember_ctx *ctx);
 
+/* Why "auto" chose the device it did: "auto chose cpu; passed over: cuda
+ * (libcuda.so.1 not found: ...), opencl:0 (a CPU device; ...)". Empty when
+ * the device was named. */
+const char *ember_ctx_device_choice(const ember_ctx *ctx);
+
 /* A device this build can see, or a backend that has none and why. */
 typedef struct ember_device_info {
     char name[32];         /* what ember_ctx_use_device takes: "cpu", "opencl:0" */
+    char backend[16];      /* "cpu", "opencl", "cuda" */
     char description[256]; /* "cpu (2 threads, OpenBLAS 0.3.21)" */
-    bool usable;
-    char reason[512];      /* when not usable: why, in plain words, and the fix */
+    bool usable;           /* it opened: ember can train on it */
+    bool preferred;        /* "auto" would take it (if usable and nothing before it is) */
+    char reason[1024];     /* not usable: why, in plain words, and the fix;
+                            * usable but not preferred: why auto passes it over */
 } ember_device_info;
 
-/* Fills up to `max` entries in the order "auto" prefers them, one per
- * device, or one per backend that has none (usable false, with the reason);
- * returns how many entries there are, which may exceed max. `threads` is
+/* Fills up to `max` entries in the order "auto" tries them (cuda, opencl,
+ * cpu), one per device, or one per backend that has none (usable false,
+ * with the reason); returns how many entries there are, which may exceed
+ * max. Each device is opened to tell whether it is usable. `threads` is
  * what the cpu entry will use (0: every core). */
 int ember_devices(ember_device_info *out, int max, int threads);
+
+/* The whole diagnosis `ember devices` prints: every backend and device, the
+ * libraries and versions found (the NVIDIA driver and the PTX it loads,
+ * every NVRTC and its archs, each GPU's kernel path and why, OpenCL's
+ * platforms), what cannot be used and the fix, and what "auto" would
+ * choose. As text for people, or as JSON (fields: docs/devices.md).
+ * A string to free(), or NULL when out of memory. */
+char *ember_devices_report(bool json, int threads);
 
 /* The status and message of the most recent failure since ember_clear_error
  * (EMBER_OK and "" when there was none). */

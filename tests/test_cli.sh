@@ -39,7 +39,7 @@ expect 2 "needs --load" -- "$EMBER" eval
 expect 3 "missing.safetensors" -- "$EMBER" eval --data random --load "$TMP/missing.safetensors"
 printf 'not a checkpoint at all' >"$TMP/bad.safetensors"
 expect 3 "bad.safetensors" -- "$EMBER" eval --data random --load "$TMP/bad.safetensors"
-expect 0 "^cpu" -- "$EMBER" devices
+expect 0 "  cpu  " -- "$EMBER" devices
 
 # a short run on random data: progress lines (stderr is not a terminal),
 # one metrics object per epoch with the documented fields, a checkpoint

@@ -64,6 +64,22 @@ ember_ctx *cli_ctx_new(bool verbose, int threads)
     return ctx;
 }
 
+int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
+{
+    if (ember_ctx_use_device(ctx, device) != EMBER_OK) {
+        if (!fallback)
+            return cli_fail(ctx, "cannot use the device");
+        fprintf(stderr, "ember: warning: cannot use %s: %s; falling back to %s, as --fallback asks\n", device,
+                ember_last_error(ctx), fallback);
+        ember_clear_error(ctx);
+        if (ember_ctx_use_device(ctx, fallback) != EMBER_OK)
+            return cli_fail(ctx, "cannot use the fallback device either");
+    }
+    if (ember_ctx_device_choice(ctx)[0])
+        fprintf(stderr, "ember: %s\n", ember_ctx_device_choice(ctx));
+    return EXIT_OK;
+}
+
 bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
 {
     char *end;

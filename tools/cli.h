@@ -33,6 +33,11 @@ int cli_fail(ember_ctx *ctx, const char *doing);
 /* A context logging to stderr: warnings, or info too when verbose. */
 ember_ctx *cli_ctx_new(bool verbose, int threads);
 
+/* Opens `device`; when it cannot work, opens `fallback` (NULL: none) with a
+ * warning that says why, else fails with the reason. Prints what "auto"
+ * chose and passed over. Returns an exit status. */
+int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback);
+
 /* Option values; each prints the problem and returns false when `text` is
  * not a valid value for option `name`. */
 bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value);

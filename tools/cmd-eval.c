@@ -19,7 +19,8 @@ static const char usage[] =
     "  --resize            folder: resize images of another size\n"
     "  --seed N            random data and the folder's held-out split, as in training (default 0)\n"
     "  --batch N           images per forward pass (default 256)\n"
-    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, opencl, opencl:N\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
+    "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "  --threads N         cpu threads (default: every core)\n"
     "  --json              print {\"test_acc\": ..., \"test_loss\": ..., ...} instead of text\n"
     "  -h, --help          this text\n";
@@ -33,9 +34,10 @@ int cmd_eval(int argc, char **argv)
         {"seed", required_argument, NULL, 's'},  {"batch", required_argument, NULL, 'b'},
         {"device", required_argument, NULL, 'D'}, {"threads", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'J'},        {"verbose", no_argument, NULL, 'v'},
+        {"fallback", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *load = NULL, *model_name = "simplecnn";
+    const char *load = NULL, *model_name = "simplecnn", *fallback = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
     ember_data_options data = {.kind = "fashion-mnist"};
     int64_t batch = 256, threads = 0;
@@ -53,6 +55,7 @@ int cmd_eval(int argc, char **argv)
         case 's': ok = cli_parse_u64("seed", optarg, &data.seed); break;
         case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &batch); break;
         case 'D': device = optarg; break;
+        case 'F': fallback = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &threads); break;
         case 'J': json = true; break;
         case 'v': verbose = true; break;
@@ -80,8 +83,8 @@ int cmd_eval(int argc, char **argv)
     ember_ctx *ctx = cli_ctx_new(verbose, (int)threads);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
-    if (ember_ctx_use_device(ctx, device) != EMBER_OK)
-        rc = cli_fail(ctx, "cannot use the device");
+    if ((rc = cli_open_device(ctx, device, fallback)) != EXIT_OK)
+        ;
     else if (!(test = ember_dataset_open(ctx, &data, EMBER_TEST)))
         rc = cli_fail(ctx, "cannot load the data");
     else if (!(model = ember_model_new(ctx, model_name, test, 0)))

@@ -15,7 +15,7 @@
 #include "progress.h"
 
 struct train_options {
-    const char *model, *device, *save, *metrics, *optim;
+    const char *model, *device, *fallback, *save, *metrics, *optim;
     ember_data_options data;
     int64_t epochs, steps, batch, threads;
     double lr, momentum, weight_decay;
@@ -43,7 +43,9 @@ static const char usage[] =
     "  --momentum X        sgd momentum (default 0)\n"
     "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
     "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
-    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, opencl, opencl:N\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
+    "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
+    "                      instead of failing\n"
     "  --threads N         cpu threads (default: every core)\n"
     "  --save FILE         write the trained parameters as safetensors\n"
     "  --metrics FILE      append one JSON object per epoch\n"
@@ -52,7 +54,7 @@ static const char usage[] =
     "  --verbose           say more (the device chosen and why)\n"
     "  -h, --help          this text\n";
 
-enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY };
+enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK };
 
 static int parse_options(int argc, char **argv, struct train_options *o)
 {
@@ -65,6 +67,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"lr", required_argument, NULL, 'l'},       {"momentum", required_argument, NULL, 'M'},
         {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, OPT_FALLBACK},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
         {"metrics", required_argument, NULL, 'j'},  {"no-eval", no_argument, NULL, OPT_NO_EVAL},
         {"quiet", no_argument, NULL, 'q'},          {"verbose", no_argument, NULL, 'v'},
@@ -92,6 +95,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_WEIGHT_DECAY: ok = cli_parse_float("weight-decay", optarg, 0.0, 1e6, &o->weight_decay); break;
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
         case 'D': o->device = optarg; break;
+        case OPT_FALLBACK: o->fallback = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -189,10 +193,8 @@ int cmd_train(int argc, char **argv)
     ember_ctx *ctx = cli_ctx_new(o.verbose, (int)o.threads);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
-    if (ember_ctx_use_device(ctx, o.device) != EMBER_OK) {
-        rc = cli_fail(ctx, "cannot use the device");
+    if ((rc = cli_open_device(ctx, o.device, o.fallback)) != EXIT_OK)
         goto done;
-    }
     if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
         (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
         rc = cli_fail(ctx, "cannot load the data");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../core/report-impl.h"
 #include "cpu-impl.h"
 
 /* buffers are aligned for the widest vector loads (AVX-512) */
@@ -59,6 +60,14 @@ static void cpu_device_describe(void *dev, char *out, size_t len)
     snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name());
 }
 
+static void cpu_diagnose(struct ember_report *r, int threads)
+{
+    int cores = online_cores();
+    ember_report_int(r, "cores", "cores", cores);
+    ember_report_int(r, "threads", "threads used", threads > 0 ? threads : cores);
+    ember_report_string(r, "blas", "matrix products", "%s", cpu_blas_name());
+}
+
 static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)
 {
     (void)dev;
@@ -93,6 +102,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .device_open = cpu_device_open,
     .device_close = cpu_device_close,
     .device_describe = cpu_device_describe,
+    .diagnose = cpu_diagnose,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .write = cpu_write,

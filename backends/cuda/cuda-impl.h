@@ -140,6 +140,10 @@ const char *cuda_baseline_ptx(void);
 /* The `.version` of a PTX text, times ten (32 for 3.2); 0 when it has none. */
 int cuda_ptx_isa_in(const char *ptx);
 
+/* The CUDA section of `ember devices` (cuda-diagnose.c). */
+struct ember_report;
+void cuda_diagnose(struct ember_report *section, int threads);
+
 /* The probe, made on first call (thread-safe) and kept for the process. */
 const struct cuda_probe *cuda_probe(void);
 

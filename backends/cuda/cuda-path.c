@@ -76,7 +76,9 @@ void cuda_choose_path(int cc, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc
     out->nvrtc = -1;
     if (cc < CUDA_OLDEST_ARCH) {
         snprintf(out->reason, sizeof out->reason,
-                 "compute capability %d.%d is older than sm_30, the oldest ember supports", cc / 10, cc % 10);
+                 "compute capability %d.%d is older than sm_30, the oldest ember supports: train on the "
+                 "CPU instead (--device cpu)",
+                 cc / 10, cc % 10);
         return;
     }
     bool try_nvrtc = !forced || strcmp(forced, "nvrtc") == 0;
@@ -126,6 +128,6 @@ void cuda_choose_path(int cc, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc
         reject(out, "the built-in PTX is PTX %d.%d but the driver loads at most PTX %d.%d",
                baseline_ptx_isa / 10, baseline_ptx_isa % 10, driver_ptx_isa / 10, driver_ptx_isa % 10);
     }
-    snprintf(out->reason, sizeof out->reason, "no kernel path works: %.*s", (int)sizeof out->reason - 32,
-             out->rejected);
+    snprintf(out->reason, sizeof out->reason, "no kernel path works: %.*s; a newer NVIDIA driver would load them",
+             (int)sizeof out->reason - 80, out->rejected);
 }

@@ -10,8 +10,9 @@
  * Environment (for testing, teaching, and unusual installs):
  *   EMBER_CUDA_LIBRARY   the driver library to open instead of libcuda.so.1
  *   EMBER_NVRTC          NVRTC libraries or folders holding them, ':' between,
- *                        looked at before the usual places; "none" looks
- *                        nowhere (as on a machine without any NVRTC)
+ *                        looked at before the usual places; "only:" before
+ *                        the list looks nowhere else, and "none" nowhere at
+ *                        all (as on a machine without any NVRTC)
  *   EMBER_CUDA_KERNELS   "nvrtc" or "baseline": force that kernel path
  */
 #define _GNU_SOURCE
@@ -251,6 +252,9 @@ static void probe_nvrtc(struct cuda_probe *p)
     const char *given = getenv("EMBER_NVRTC");
     if (given && strcmp(given, "none") == 0)
         return;
+    bool only = given && strncmp(given, "only:", 5) == 0;
+    if (only)
+        given += 5;
     if (given && *given) {
         char *list = strdup(given), *save = NULL;
         for (char *item = list ? strtok_r(list, ":", &save) : NULL; item; item = strtok_r(NULL, ":", &save)) {
@@ -263,6 +267,10 @@ static void probe_nvrtc(struct cuda_probe *p)
             }
         }
         free(list);
+    }
+    if (only) {
+        qsort(p->nvrtc, (size_t)p->nvrtc_count, sizeof *p->nvrtc, newest_first);
+        return;
     }
     /* 2. the library search path, under every name NVRTC has had */
     static const char *const names[] = {"libnvrtc.so",      "libnvrtc.so.13",   "libnvrtc.so.12",

@@ -253,6 +253,7 @@ const struct ember_backend_ops ember_cuda_backend = {
     .device_open = cuda_device_open,
     .device_close = cuda_device_close,
     .device_describe = cuda_device_describe,
+    .diagnose = cuda_diagnose,
     .alloc = cuda_alloc,
     .release = cuda_release,
     .memory_info = cuda_memory_info,

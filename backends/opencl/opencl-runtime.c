@@ -168,7 +168,10 @@ static void opencl_runtime_enumerate(void)
             opencl_runtime_add_device(platforms[p], ids[i], name, version);
     }
     if (runtime.count == 0)
-        snprintf(runtime.why, sizeof runtime.why, "no OpenCL devices: %.480s", runtime.notes);
+        snprintf(runtime.why, sizeof runtime.why,
+                 "no OpenCL devices: %.300s. The platform's driver sees no device: check that the card is "
+                 "present and its kernel driver loaded (for PoCL, that POCL_DEVICES is unset)",
+                 runtime.notes);
 }
 
 static void opencl_runtime_open(void)

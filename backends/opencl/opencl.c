@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/report-impl.h"
 #include "opencl-impl.h"
 
 ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
@@ -170,6 +171,43 @@ static void opencl_device_describe(void *dev, char *out, size_t len)
              (double)info->global_mem / (1024.0 * 1024.0 * 1024.0));
 }
 
+static const char *opencl_type_name(cl_device_type type)
+{
+    return type & CL_DEVICE_TYPE_GPU ? "GPU" : type & CL_DEVICE_TYPE_CPU ? "CPU" : "accelerator";
+}
+
+static void opencl_diagnose(struct ember_report *r, int threads)
+{
+    (void)threads;
+    const struct opencl_runtime *rt = opencl_runtime_get();
+    ember_report_bool(r, "available", NULL, rt != NULL);
+    if (!rt) {
+        ember_report_string(r, "reason", "not available", "%s", opencl_runtime_why());
+        return;
+    }
+    ember_report_string(r, "library", "library", "%s", rt->library);
+    if (rt->notes[0])
+        ember_report_string(r, "notes", "notes", "%s", rt->notes);
+    struct ember_report *list = ember_report_array(r, "devices", "devices");
+    for (int i = 0; i < rt->count; i++) {
+        const struct opencl_device_info *info = &rt->devices[i];
+        struct ember_report *d = ember_report_object(list, NULL, NULL);
+        ember_report_string(d, "summary", NULL, "opencl:%d %s", i, info->name);
+        ember_report_int(d, "index", NULL, i);
+        ember_report_string(d, "device", NULL, "%s", info->name);
+        ember_report_string(d, "type", "type", "%s", opencl_type_name(info->type));
+        ember_report_string(d, "vendor", "vendor", "%s", info->vendor);
+        ember_report_string(d, "platform", "platform", "%s (%s)", info->platform_name, info->platform_version);
+        ember_report_string(d, "version", "version", "%s", info->version);
+        ember_report_string(d, "driver_version", "driver", "%s", info->driver_version);
+        ember_report_int(d, "compute_units", "compute units", info->compute_units);
+        ember_report_int(d, "memory_bytes", NULL, (int64_t)info->global_mem);
+        ember_report_string(d, "memory", "memory", "%.1f GiB", (double)info->global_mem / (1024.0 * 1024.0 * 1024.0));
+        ember_report_int(d, "max_work_group", "largest work-group", (int64_t)info->max_work_group);
+        ember_report_int(d, "local_memory_bytes", "local memory per group (bytes)", (int64_t)info->local_mem);
+    }
+}
+
 /* ----------------------------------------------------------------- memory */
 
 static ember_status opencl_alloc(void *dev, size_t bytes, void **buf)
@@ -268,6 +306,7 @@ const struct ember_backend_ops ember_opencl_backend = {
     .device_open = opencl_device_open,
     .device_close = opencl_device_close,
     .device_describe = opencl_device_describe,
+    .diagnose = opencl_diagnose,
     .alloc = opencl_alloc,
     .release = opencl_release,
     .write = opencl_write,
