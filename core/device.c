@@ -219,6 +219,22 @@ int ember_devices(ember_device_info *out, int max, int threads)
 
 #define MAX_LISTED 64
 
+/* The description as the list prints it, after the name in its own column:
+ * without the name it starts with, and without parentheses around all the
+ * rest ("cpu (2 threads, OpenBLAS)" gives "2 threads, OpenBLAS"). */
+static void description_after_name(const ember_device_info *info, char *out, size_t len)
+{
+    const char *text = info->description;
+    size_t name = strlen(info->name);
+    if (strncmp(text, info->name, name) == 0 && text[name] == ' ')
+        text += name + 1;
+    size_t n = strlen(text);
+    if (n > 1 && text[0] == '(' && text[n - 1] == ')')
+        snprintf(out, len, "%.*s", (int)n - 2, text + 1);
+    else
+        snprintf(out, len, "%s", text);
+}
+
 char *ember_devices_report(bool json, int threads)
 {
     ember_device_info info[MAX_LISTED];
@@ -234,21 +250,10 @@ char *ember_devices_report(bool json, int threads)
     const char *chosen = NULL;
     for (int i = 0; i < n; i++) {
         struct ember_report *e = ember_report_object(list, NULL, NULL);
-        /* descriptions mostly start with the device's name already */
-        const char *text = info[i].description;
-        bool named =
-            strncmp(text, info[i].name, strlen(info[i].name)) == 0 && text[strlen(info[i].name)] == ' ';
-        if (!info[i].usable)
-            ember_report_string(e, "summary", NULL, "%-9s unavailable", info[i].name);
-        else
-            ember_report_string(
-                e, "summary", NULL, "%-9s %.*s%s", info[i].name,
-                /* "cpu (2 threads, ...)" reads "cpu  2 threads, ..." */
-                named && text[strlen(info[i].name) + 1] == '('
-                    ? (int)strlen(text) - (int)strlen(info[i].name) - 3
-                    : 500,
-                named ? text + strlen(info[i].name) + 1 + (text[strlen(info[i].name) + 1] == '(') : text,
-                info[i].preferred ? "" : " (opens when named)");
+        char text[256];
+        description_after_name(&info[i], text, sizeof text);
+        ember_report_string(e, "summary", NULL, "%-9s %s%s", info[i].name, info[i].usable ? text : "unavailable",
+                            info[i].usable && !info[i].preferred ? " (opens when named)" : "");
         ember_report_string(e, "name", NULL, "%s", info[i].name);
         ember_report_string(e, "backend", NULL, "%s", info[i].backend);
         ember_report_string(e, "description", NULL, "%s", info[i].description);
