@@ -37,7 +37,8 @@
  *     to the caller (ember_tensor_free). Tensors an op returns belong to the
  *     context's tape and live until ember_tape_clear. Parameters belong to
  *     their ember_params, batches to their ember_batcher. Every _free accepts
- *     NULL.
+ *     NULL. Free what you made (tensors, models, optimizers, batchers, data
+ *     sets) before the context they live in.
  *   - Shapes are int64_t, row-major (NCHW for images); a shape comment such
  *     as (N, C, H, W) names the dimensions of a tensor argument.
  */
