@@ -211,7 +211,7 @@ int ember_devices(ember_device_info *out, int max, int threads)
             probe_device(ops, d, threads, info);
             info->preferred = !ops->device_preferred || ops->device_preferred(d, why, sizeof why);
             if (info->usable && !info->preferred)
-                snprintf(info->reason, sizeof info->reason, "auto passes it over: %s", why);
+                snprintf(info->reason, sizeof info->reason, "auto passes it over: %.900s", why);
         }
     }
     return n;

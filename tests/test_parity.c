@@ -174,7 +174,10 @@ static bool run_fill(struct harness *h, const struct row *r, const char *what)
 }
 
 /* Layouts of an elementwise launch: d[1] picks one, d[2], d[3], d[4] size it. */
-enum layout { DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED, REVERSED_6D };
+enum layout {
+    DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED, REVERSED_6D, BIAS_3D,
+    TILED_4D
+};
 
 static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *e, size_t *na, size_t *nb,
                         size_t *nout)
@@ -224,6 +227,21 @@ static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *
                                   .stride_b = {0, 6, 0, 2, 0, 1}};
         *na = *nout = (size_t)(r * c * s * 12);
         *nb = (size_t)(c * 6);
+        return;
+    case BIAS_3D: /* a (c) repeated over (r, c, s), as conv2d's bias over its output; b likewise */
+        *e = (struct ember_ewise){.ndim = 3, .numel = r * c * s, .shape = {r, c, s},
+                                  .stride_out = {c * s, s, 1}, .stride_a = {0, 1, 0}, .stride_b = {0, 1, 0}};
+        *na = *nb = (size_t)c;
+        *nout = (size_t)(r * c * s);
+        return;
+    case TILED_4D: /* (r, 2, c, s): a stored (r, s, c), read twice along the second axis, its last two
+                    * swapped; b (s) along the last; four axes that do not merge */
+        *e = (struct ember_ewise){.ndim = 4, .numel = r * 2 * c * s, .shape = {r, 2, c, s},
+                                  .stride_out = {2 * c * s, c * s, s, 1}, .stride_a = {c * s, 0, 1, c},
+                                  .stride_b = {0, 0, 0, 1}};
+        *na = (size_t)(r * c * s);
+        *nb = (size_t)s;
+        *nout = (size_t)(r * 2 * c * s);
         return;
     }
 }
@@ -466,6 +484,11 @@ static const struct row rows[] = {
     {"unary", "scale strided out", run_ewise, {U(SCALE), OUT_STRIDED, 999}},
     {"unary", "copy reversed 6d", run_ewise, {U(COPY), REVERSED_6D, 3, 4, 5}},
     {"unary", "exp reversed 6d", run_ewise, {U(EXP), REVERSED_6D, 2, 3, 7}},
+    /* long last axes: the GPU backends copy these row by row */
+    {"unary", "copy bias over 3d (conv2d's)", run_ewise, {U(COPY), BIAS_3D, 5, 7, 300}},
+    {"unary", "copy permuted 3d, long rows", run_ewise, {U(COPY), PERMUTED_3D, 3, 5, 100}},
+    {"unary", "copy tiled 4d, long rows", run_ewise, {U(COPY), TILED_4D, 3, 4, 65}},
+    {"unary", "relu tiled 4d", run_ewise, {U(RELU), TILED_4D, 2, 3, 40}},
     /* binary: {op, layout, r, c, s} */
     {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
     {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
@@ -479,6 +502,8 @@ static const struct row rows[] = {
     {"binary", "mul permuted 3d", run_ewise, {U(MUL), PERMUTED_3D, 6, 5, 13}},
     {"binary", "add strided out", run_ewise, {U(ADD), OUT_STRIDED, 777}},
     {"binary", "mul reversed 6d", run_ewise, {U(MUL), REVERSED_6D, 3, 5, 2}},
+    {"binary", "add bias over 3d", run_ewise, {U(ADD), BIAS_3D, 4, 6, 77}},
+    {"binary", "div tiled 4d", run_ewise, {U(DIV), TILED_4D, 2, 5, 33}},
     /* reduce: {op, outer, r, inner, beta, specials} */
     {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
     {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
@@ -495,6 +520,11 @@ static const struct row rows[] = {
     {"reduce", "sum long r, inner 3, accumulate", run_reduce, {U(SUM), 2, 5000, 3, 1, 0}},
     {"reduce", "sum inner 1000", run_reduce, {U(SUM), 2, 7, 1000, 0, 0}},
     {"reduce", "sum over nothing (r = 0)", run_reduce, {U(SUM), 3, 0, 4, 1, 0}},
+    /* rows (inner 1), which the GPU backends reduce a row per work-item or per group */
+    {"reduce", "sum short rows, accumulate", run_reduce, {U(SUM), 300, 3, 1, 1, 0}},
+    {"reduce", "max rows of 13, NaN and Inf", run_reduce, {U(MAX), 70, 13, 1, 0, 1}},
+    {"reduce", "sum 1024 rows of 784 (conv bias grad)", run_reduce, {U(SUM), 1024, 784, 1, 0, 0}},
+    {"reduce", "sum rows of nothing (r = 0)", run_reduce, {U(SUM), 5, 0, 1, 1, 0}},
     /* sgemm: {m, n, k, trans_a, trans_b, batch, share_a, beta} */
     {"sgemm", "1x1x1", run_sgemm, {1, 1, 1, 0, 0, 1, 0, 0}},
     {"sgemm", "odd sizes", run_sgemm, {17, 33, 9, 0, 0, 1, 0, 0}},
@@ -512,11 +542,27 @@ static const struct row rows[] = {
     {"sgemm", "A transposed, shared", run_sgemm, {65, 129, 17, 1, 0, 2, 1, 0}},
     {"sgemm", "conv weight grad at training size", run_sgemm, {16, 9, 784, 0, 1, 8, 0, 0}},
     {"sgemm", "fc forward at training size", run_sgemm, {64, 10, 3136, 0, 1, 1, 0, 0}},
+    /* few rows, many columns, B as stored (GPU backends' sgemm_wide): ragged blocks both ways */
+    {"sgemm", "wide, A transposed, accumulate", run_sgemm, {37, 70, 20, 1, 0, 2, 0, 1}},
+    {"sgemm", "wide, k = 3, accumulate", run_sgemm, {5, 1001, 3, 0, 0, 1, 0, 1}},
+    {"sgemm", "conv forward at training size", run_sgemm, {16, 784, 9, 0, 0, 4, 1, 1}},
+    {"sgemm", "fc input grad at training size", run_sgemm, {64, 3136, 10, 0, 0, 1, 0, 0}},
+    {"sgemm", "fc weight grad at training size", run_sgemm, {10, 3136, 64, 1, 0, 1, 0, 1}},
+    /* a small C over a long k (sgemm_split, or runs of k), k no run divides */
+    {"sgemm", "small C, long k, A transposed", run_sgemm, {3, 5, 1000, 1, 0, 2, 0, 1}},
+    {"sgemm", "small C, long k, B transposed", run_sgemm, {7, 3, 555, 0, 1, 1, 0, 0}},
+    {"sgemm", "small C, very long k, accumulate", run_sgemm, {6, 2, 20001, 0, 1, 1, 0, 1}},
+    {"sgemm", "small C, long k, as stored", run_sgemm, {9, 6, 333, 0, 0, 3, 0, 0}},
+    /* batches past the grid's 65535 along z */
+    {"sgemm", "wide, batch of 70000", run_sgemm, {1, 32, 2, 0, 0, 70000, 1, 0}},
+    {"sgemm", "long k, batch of 70000", run_sgemm, {1, 1, 32, 0, 1, 70000, 0, 0}},
     /* im2col / col2im: {n, c, h, w, kh, kw, stride, pad} */
     {"im2col", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
     {"im2col", "3x3 valid", run_conv, {3, 1, 28, 28, 3, 3, 1, 0}},
     {"im2col", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
     {"im2col", "1x1", run_conv, {2, 4, 5, 5, 1, 1, 1, 0}},
+    {"im2col", "5x3 stride 2 pad 2", run_conv, {3, 2, 19, 23, 5, 3, 2, 2}},
+    {"im2col", "at training size", run_conv, {64, 1, 28, 28, 3, 3, 1, 1}},
     {"col2im", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
     {"col2im", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
     {"col2im", "5x5 stride 3", run_conv, {1, 2, 17, 13, 5, 5, 3, 1}},
@@ -525,15 +571,25 @@ static const struct row rows[] = {
     {"maxpool_forward", "odd size", run_maxpool, {1, 2, 7, 9, 2, 2, 0}},
     {"maxpool_forward", "3x3 stride 2, overlapping", run_maxpool, {2, 2, 11, 11, 3, 2, 0}},
     {"maxpool_forward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
+    {"maxpool_forward", "3x3 stride 3, many planes", run_maxpool, {3, 5, 13, 11, 3, 3, 0}},
+    {"maxpool_forward", "at training size", run_maxpool, {64, 16, 28, 28, 2, 2, 0}},
     {"maxpool_backward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
     {"maxpool_backward", "3x3 stride 1, overlapping", run_maxpool, {2, 2, 9, 10, 3, 1, 0}},
     {"maxpool_backward", "2x2 stride 3, gaps", run_maxpool, {1, 2, 11, 9, 2, 3, 0}},
     {"maxpool_backward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
+    /* stride >= k scatters into zeros; stride < k gathers */
+    {"maxpool_backward", "2x2 stride 2, odd size", run_maxpool, {2, 3, 7, 9, 2, 2, 0}},
+    {"maxpool_backward", "3x3 stride 3, ragged edges", run_maxpool, {3, 5, 13, 11, 3, 3, 0}},
+    {"maxpool_backward", "3x3 stride 2, overlapping", run_maxpool, {2, 2, 11, 11, 3, 2, 0}},
+    {"maxpool_backward", "2x2 stride 2 with NaN and Inf", run_maxpool, {2, 3, 10, 12, 2, 2, 1}},
+    {"maxpool_backward", "at training size", run_maxpool, {64, 16, 28, 28, 2, 2, 0}},
     /* softmax-cross-entropy: {n, classes, logit scale, bad target} */
     {"softmax_xent_forward", "64 x 10", run_xent, {64, 10, 3, 0}},
     {"softmax_xent_forward", "one class", run_xent, {5, 1, 3, 0}},
     {"softmax_xent_forward", "1000 classes, large logits", run_xent, {7, 1000, 80, 0}},
     {"softmax_xent_forward", "target out of range", run_xent, {9, 10, 3, 1}},
+    {"softmax_xent_forward", "32 classes, large logits", run_xent, {70, 32, 80, 0}},
+    {"softmax_xent_forward", "33 classes, bad target", run_xent, {5, 33, 5, 1}},
     {"softmax_xent_backward", "64 x 10", run_xent, {64, 10, 3, 0}},
     {"softmax_xent_backward", "33 x 1000", run_xent, {33, 1000, 5, 0}},
     /* optimizers: {n, weight decay x1000, step, momentum x100, nesterov} */
@@ -561,37 +617,60 @@ static void sync_device(struct harness *h)
         h->ops->sync(h->dev);
 }
 
-/* Times the primitives a simplecnn step at batch 64 spends its time in. */
+/* Times the primitives a simplecnn step at batch 64 runs (Conv2d(1, 16, 3,
+ * padding 1), ReLU, MaxPool2d(2), Linear(3136, 10), cross-entropy, Adam),
+ * at its shapes, and a square sgemm for scale. Every buffer is refilled
+ * before each row, so no row reads another's leftovers. */
 static void perf(struct harness *h, const char *backend)
 {
     enum { REPS = 20 };
-    struct dbuf a = {0}, b = {0}, c = {0};
+    struct dbuf a = {0}, b = {0}, c = {0}, t = {0};
     size_t big = 64 * 16 * 28 * 28 * 9; /* the largest buffer below: im2col of the batch */
-    if (!dbuf_new(h, big, NULL, &a) || !dbuf_new(h, big, NULL, &b) || !dbuf_new(h, big, NULL, &c)) {
+    int32_t target[64];
+    for (int i = 0; i < 64; i++)
+        target[i] = i % 10;
+    if (!dbuf_new(h, big, NULL, &a) || !dbuf_new(h, big, NULL, &b) || !dbuf_new(h, big, NULL, &c) ||
+        !dbuf_new(h, 64, target, &t)) {
         printf("%-8s perf: could not allocate buffers\n", backend);
+        dbuf_free(h, &a), dbuf_free(h, &b), dbuf_free(h, &c), dbuf_free(h, &t);
         return;
     }
-    h->ops->fill(h->dev, at(a), big, 0.5f);
-    h->ops->fill(h->dev, at(b), big, 0.25f);
-    h->ops->fill(h->dev, at(c), big, 0.0f);
     struct ember_gemm conv = {.m = 16, .n = 784, .k = 9, .lda = 9, .ldb = 784, .ldc = 784, .batch = 64,
                               .stride_b = 9 * 784, .stride_c = 16 * 784, .alpha = 1, .beta = 1};
+    struct ember_gemm conv_dw = {.m = 16, .n = 9, .k = 784, .trans_b = true, .lda = 784, .ldb = 784, .ldc = 9,
+                                 .batch = 64, .stride_a = 16 * 784, .stride_b = 9 * 784, .stride_c = 16 * 9,
+                                 .alpha = 1};
     struct ember_gemm fc = {.m = 64, .n = 10, .k = 3136, .trans_b = true, .lda = 3136, .ldb = 3136, .ldc = 10,
-                            .batch = 1, .alpha = 1};
+                            .batch = 1, .alpha = 1, .beta = 1};
+    struct ember_gemm fc_dx = {.m = 64, .n = 3136, .k = 10, .lda = 10, .ldb = 3136, .ldc = 3136, .batch = 1,
+                               .alpha = 1};
+    struct ember_gemm fc_dw = {.m = 10, .n = 3136, .k = 64, .trans_a = true, .lda = 10, .ldb = 3136,
+                               .ldc = 3136, .batch = 1, .alpha = 1};
     struct ember_gemm square = {.m = 512, .n = 512, .k = 512, .lda = 512, .ldb = 512, .ldc = 512, .batch = 1,
                                 .alpha = 1};
     struct ember_conv_geom g = {.n = 64, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
                                 .oh = 28, .ow = 28};
     struct ember_ewise add = {.ndim = 1, .dense = true, .numel = 64 * 16 * 784, .shape = {64 * 16 * 784},
                               .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
+    /* conv2d's bias: b (16) repeated over y (64, 16, 784) */
+    struct ember_ewise bias = {.ndim = 3, .numel = 64 * 16 * 784, .shape = {64, 16, 784},
+                               .stride_out = {16 * 784, 784, 1}, .stride_a = {0, 1, 0}};
     struct ember_adam_step adam = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
                                    .bias_correction1 = 0.1f, .bias_correction2 = 0.001f};
     struct ember_pool_geom pool = {.n = 64, .c = 16, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
-    struct ember_ewise relu = add;
-    for (int which = 0; which < 9; which++) {
+    struct ember_reduce conv_db = {.outer = 64 * 16, .r = 784, .inner = 1, .alpha = 1};
+    struct ember_reduce batch_sum = {.outer = 1, .r = 64, .inner = 144, .alpha = 1, .beta = 1};
+    ember_ptr argmax = {b.buf, GUARD + big / 2}; /* the second half of b */
+    ember_ptr adam_v = {c.buf, GUARD + big / 2}; /* Adam's v apart from its parameters */
+    for (int which = 0; which < 20; which++) {
         const char *name = NULL, *unit = "GFLOP/s";
         double work = 0; /* flops, or bytes moved */
         double t0 = 0;
+        h->ops->fill(h->dev, at(a), big, 0.5f);
+        h->ops->fill(h->dev, at(b), big, 0.25f);
+        h->ops->fill(h->dev, at(c), big, 0.0f);
+        if (which == 8) /* the backward pass reads the argmax of a forward one, over varied values */
+            h->ops->maxpool_forward(h->dev, &pool, at(c), at(a), argmax);
         for (int rep = -3; rep < REPS; rep++) { /* three reps to warm up */
             if (rep == 0) {
                 sync_device(h);
@@ -609,20 +688,43 @@ static void perf(struct harness *h, const char *backend)
             case 4: name = "add 802816 elements"; unit = "GB/s"; work = 12.0 * 802816;
                 h->ops->binary(h->dev, EMBER_ADD, &add, at(c), at(a), at(b)); break;
             case 5: name = "adam 1M parameters"; unit = "GB/s"; work = 28.0 * 1000000;
-                h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), at(c)); break;
+                h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), adam_v); break;
             case 6: name = "relu 802816 elements"; unit = "GB/s"; work = 8.0 * 802816;
-                h->ops->unary(h->dev, EMBER_RELU, &relu, at(c), at(a), 0.0f); break;
+                h->ops->unary(h->dev, EMBER_RELU, &add, at(c), at(a), 0.0f); break;
             case 7: name = "maxpool 64x16x28x28 2x2"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
-                h->ops->maxpool_forward(h->dev, &pool, at(a), at(c), at(b)); break;
+                h->ops->maxpool_forward(h->dev, &pool, at(a), at(c), argmax); break;
             case 8: name = "maxpool backward 64x16x28x28"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
-                h->ops->maxpool_backward(h->dev, &pool, at(a), at(b), at(c)); break;
+                h->ops->maxpool_backward(h->dev, &pool, at(b), argmax, at(c)); break;
+            /* the rest of a simplecnn step */
+            case 9: name = "copy conv bias 16 -> 64x16x784"; unit = "GB/s"; work = 4.0 * 802816;
+                h->ops->unary(h->dev, EMBER_COPY, &bias, at(c), at(a), 0.0f); break;
+            case 10: name = "relu backward 802816 elements"; unit = "GB/s"; work = 12.0 * 802816;
+                h->ops->binary(h->dev, EMBER_RELU_BACKWARD, &add, at(c), at(a), at(b)); break;
+            case 11: name = "sgemm conv dW 64x(16x784 @ 784x9)"; work = 2.0 * 64 * 16 * 9 * 784;
+                h->ops->sgemm(h->dev, &conv_dw, at(a), at(b), at(c)); break;
+            case 12: name = "sgemm fc dx 64x10 @ 10x3136"; work = 2.0 * 64 * 3136 * 10;
+                h->ops->sgemm(h->dev, &fc_dx, at(a), at(b), at(c)); break;
+            case 13: name = "sgemm fc dW 10x64 @ 64x3136"; work = 2.0 * 64 * 3136 * 10;
+                h->ops->sgemm(h->dev, &fc_dw, at(a), at(b), at(c)); break;
+            case 14: name = "reduce conv db 1024 rows of 784"; unit = "GB/s"; work = 4.0 * 802816;
+                h->ops->reduce(h->dev, EMBER_SUM, &conv_db, at(c), at(a)); break;
+            case 15: name = "reduce conv dW over 64 x 144"; unit = "GB/s"; work = 4.0 * 64 * 144;
+                h->ops->reduce(h->dev, EMBER_SUM, &batch_sum, at(c), at(a)); break;
+            case 16: name = "softmax-xent forward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 128);
+                h->ops->softmax_xent_forward(h->dev, 64, 10, at(a), at(t), at(c), at(b)); break;
+            case 17: name = "softmax-xent backward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 64);
+                h->ops->softmax_xent_backward(h->dev, 64, 10, at(a), at(t), at(b), 1.0f / 64, at(c)); break;
+            case 18: name = "adam 31530 parameters"; unit = "GB/s"; work = 28.0 * 31530;
+                h->ops->adam_step(h->dev, 31530, &adam, at(c), at(a), at(b), adam_v); break;
+            case 19: name = "fill 31530 elements"; unit = "GB/s"; work = 4.0 * 31530;
+                h->ops->fill(h->dev, at(c), 31530, 0.0f); break;
             }
         }
         sync_device(h);
         double dt = (seconds() - t0) / REPS;
         printf("%-8s %-34s %9.1f us  %8.2f %s\n", backend, name, dt * 1e6, work / dt / 1e9, unit);
     }
-    dbuf_free(h, &a), dbuf_free(h, &b), dbuf_free(h, &c);
+    dbuf_free(h, &a), dbuf_free(h, &b), dbuf_free(h, &c), dbuf_free(h, &t);
 }
 
 /* --------------------------------------------------------------- main */

@@ -7,6 +7,8 @@
  * that every operand walks as one contiguous run merge, so a transposed or
  * broadcast tensor of up to 6 axes mostly ends up with 2 or 3. The kernels
  * take 4; any axes beyond those are looped over here, one launch each.
+ * A strided copy whose last axis is long (the bias that conv2d and linear
+ * repeat over their output) goes row by row through copy_rows.
  */
 #include <string.h>
 
@@ -66,11 +68,43 @@ struct ewise_job {
     ember_ptr at[3]; /* out, a, b */
 };
 
+/* copy_rows suits a last axis at least this long (shorter ones would leave
+ * most of each work-group idle) and at most this many launches along the
+ * first axis; other copies go to copy_strided. */
+#define ROWS_MIN_WIDTH    32
+#define ROWS_MAX_LAUNCHES 16
+
+/* A strided copy over 4 axes, row by row (copy_rows): groups along x cover
+ * the last axis, along y and z the two before it, and the first is looped
+ * here. False when the shape does not suit it. */
+static bool gpu_copy_rows(struct ember_gpu *gpu, const int64_t *shape, int64_t (*s)[KERNEL_AXES],
+                          ember_ptr out, ember_ptr a, ember_status *st)
+{
+    size_t local = ember_gpu_local_for(gpu, shape[3]);
+    size_t groups[3] = {(size_t)((shape[3] + (int64_t)local - 1) / (int64_t)local), (size_t)shape[2],
+                        (size_t)shape[1]};
+    if (shape[3] < ROWS_MIN_WIDTH || shape[0] > ROWS_MAX_LAUNCHES || groups[0] > gpu->max_groups ||
+        shape[2] > EMBER_GPU_GRID_YZ || shape[1] > EMBER_GPU_GRID_YZ)
+        return false;
+    *st = EMBER_OK;
+    for (int64_t i0 = 0; i0 < shape[0] && *st == EMBER_OK; i0++) {
+        ember_ptr o = {out.buf, out.off + (size_t)(i0 * s[0][0])},
+                  x = {a.buf, a.off + (size_t)(i0 * s[1][0])};
+        *st = GPU_LAUNCH(gpu, EMBER_KERNEL_copy_rows, groups, local, GPU_PTR(o), GPU_PTR(x),
+                         GPU_INT(shape[3]), GPU_INT(s[0][1]), GPU_INT(s[0][2]), GPU_INT(s[0][3]),
+                         GPU_INT(s[1][1]), GPU_INT(s[1][2]), GPU_INT(s[1][3]));
+    }
+    return true;
+}
+
 /* One strided launch over 4 axes: shape, and the strides s[operand][axis]. */
 static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_job *j, const int64_t *shape,
                                       int64_t (*s)[KERNEL_AXES], ember_ptr out, ember_ptr a, ember_ptr b)
 {
     int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
+    ember_status st;
+    if (!j->binary && j->op == EMBER_COPY && gpu_copy_rows(gpu, shape, s, out, a, &st))
+        return st;
 #define AXES(op) GPU_INT(s[op][0]), GPU_INT(s[op][1]), GPU_INT(s[op][2]), GPU_INT(s[op][3])
     if (j->binary)
         return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_strided, n, GPU_INT(j->op), GPU_PTR(out), GPU_PTR(a),
@@ -88,13 +122,16 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
 {
     if (j->binary)
-        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                             GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
     if (j->op == EMBER_COPY)
-        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
-                             GPU_INT(n));
-    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_unary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                         GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
+                               GPU_INT(n));
+    if (j->op == EMBER_EXP || j->op == EMBER_LOG)
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_unary_dense_math, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                               GPU_PTR(j->at[1]), GPU_INT(n));
+    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_unary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                           GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
 }
 
 static ember_status gpu_ewise_run(struct ember_gpu *gpu, const struct ewise_job *j,
@@ -167,7 +204,7 @@ ember_status ember_gpu_fill(void *dev, ember_ptr out, size_t n, float value)
     ember_status st = ember_gpu_check_extent(gpu, "fill", out, (int64_t)n);
     if (st != EMBER_OK)
         return st;
-    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_fill, (int64_t)n, GPU_PTR(out), GPU_INT(n), GPU_FLOAT(value));
+    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_fill, (int64_t)n, GPU_PTR(out), GPU_INT(n), GPU_FLOAT(value));
 }
 
 /* ------------------------------------------------------------ reductions */
@@ -183,6 +220,20 @@ ember_status ember_gpu_reduce(void *dev, enum ember_reduce_op op, const struct e
         st = ember_gpu_check_extent(gpu, "reduce", out, r->outer * r->inner);
     if (st != EMBER_OK)
         return st;
+    if (r->inner == 1) {
+        /* lanes: the work-items of a row, a power of two. A CPU device
+         * (run > 1) gives each row one work-item; a GPU enough to cover it,
+         * up to a group. */
+        int lanes = 1;
+        while (gpu->tuning.run == 1 && lanes < r->r && lanes < gpu->tuning.wg_size)
+            lanes *= 2;
+        int64_t rows = gpu->tuning.wg_size / lanes, groups = (r->outer + rows - 1) / rows;
+        if (groups <= (int64_t)gpu->max_groups)
+            return GPU_LAUNCH(gpu, EMBER_KERNEL_reduce_rows, ((const size_t[3]){(size_t)groups, 1, 1}),
+                              (size_t)gpu->tuning.wg_size, GPU_INT(op), GPU_PTR(out), GPU_PTR(in),
+                              GPU_INT(r->outer), GPU_INT(r->r), GPU_INT(lanes), GPU_FLOAT(r->alpha),
+                              GPU_FLOAT(r->beta));
+    }
     /* lanes: the inner positions one group covers, a power of two */
     int lanes = 1;
     while (lanes < r->inner && lanes < gpu->tuning.wg_size)

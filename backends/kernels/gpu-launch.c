@@ -9,6 +9,34 @@ size_t ember_gpu_groups_for(const struct ember_gpu *gpu, int64_t work)
     return groups < (int64_t)gpu->max_groups ? (size_t)groups : gpu->max_groups;
 }
 
+ember_status ember_gpu_launch_each(struct ember_gpu *gpu, enum ember_kernel kernel, int64_t n,
+                                   struct ember_gpu_arg *args, int nargs)
+{
+    int64_t wg = gpu->tuning.wg_size, per_launch = (int64_t)gpu->max_groups * wg;
+    for (int64_t first = 0; first < n; first += per_launch) {
+        int64_t count = n - first < per_launch ? n - first : per_launch;
+        args[nargs - 1] = GPU_INT(first);
+        ember_status st = gpu->launch(gpu, kernel, (const size_t[3]){(size_t)((count + wg - 1) / wg), 1, 1},
+                                      (size_t)wg, args, nargs);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
+size_t ember_gpu_local_for(const struct ember_gpu *gpu, int64_t width)
+{
+    int64_t wg = gpu->tuning.wg_size, best = wg, least = wg * ((width + wg - 1) / wg) - width;
+    for (int64_t size = wg / 2; size >= 64; size /= 2) {
+        int64_t idle = size * ((width + size - 1) / size) - width;
+        if (idle < least) {
+            least = idle;
+            best = size;
+        }
+    }
+    return (size_t)best;
+}
+
 ember_status ember_gpu_check_extent(struct ember_gpu *gpu, const char *primitive, ember_ptr p, int64_t extent)
 {
     if (extent < 0 || (int64_t)p.off + extent > EMBER_GPU_INDEX_LIMIT)

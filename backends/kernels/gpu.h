@@ -80,6 +80,28 @@ struct ember_gpu {
  * them, at most max_groups */
 size_t ember_gpu_groups_for(const struct ember_gpu *g, int64_t work);
 
+/* A launch of one work-item per element of [0, n), in groups of wg_size,
+ * for kernels whose last argument is `int first` (see element_index in
+ * common.kh): as many launches of at most max_groups groups as n needs,
+ * each told its first element. The macro appends that argument. */
+ember_status ember_gpu_launch_each(struct ember_gpu *g, enum ember_kernel kernel, int64_t n,
+                                   struct ember_gpu_arg *args, int nargs);
+#define GPU_LAUNCH_EACH(g, kernel, n, ...)                                                                   \
+    ember_gpu_launch_each(                                                                                   \
+        g, kernel, n, (struct ember_gpu_arg[]){__VA_ARGS__, GPU_INT(0)},                                     \
+        (int)(sizeof((struct ember_gpu_arg[]){__VA_ARGS__, GPU_INT(0)}) / sizeof(struct ember_gpu_arg)))
+
+/* The most groups a launch may have along y and z (CUDA's limit; OpenCL
+ * has none): launches that index rows or planes by group split beyond it. */
+#define EMBER_GPU_GRID_YZ 65535
+
+/* The work-group size for a launch whose groups each cover `width`
+ * neighbouring elements of a row along x (kernels without local arrays,
+ * which take any size): the power of two from 64 (or wg_size, if less) up
+ * to wg_size that leaves the fewest work-items idle in ceil(width / size)
+ * groups; the largest of those that tie. */
+size_t ember_gpu_local_for(const struct ember_gpu *g, int64_t width);
+
 /* EMBER_OK when elements [0, extent) after p's offset are indexable by the
  * kernels; otherwise EMBER_ERR_UNSUPPORTED naming the primitive. */
 ember_status ember_gpu_check_extent(struct ember_gpu *g, const char *primitive, ember_ptr p, int64_t extent);

@@ -249,6 +249,11 @@ bool ember_kernel_tuning_check(const struct ember_kernel_tuning *t, char *why, s
         snprintf(why, why_len, "EMBER_WG_SIZE = %d is not a power of two", t->wg_size);
         return false;
     }
+    if (t->wide_rows > 64 || t->wide_cols > 64 || t->run > 64 || t->wide_rows * t->wide_cols > 256) {
+        snprintf(why, why_len, "the sgemm_wide block %dx%d or the run %d is too large", t->wide_rows,
+                 t->wide_cols, t->run);
+        return false;
+    }
     if (t->tile_m % t->reg_m || t->tile_n % t->reg_n) {
         snprintf(why, why_len, "the sgemm tile %dx%d is not a multiple of the block %dx%d", t->tile_m,
                  t->tile_n, t->reg_m, t->reg_n);
@@ -286,7 +291,7 @@ bool ember_kernel_tuning_parse(const char *text, struct ember_kernel_tuning *t, 
         if (!field) {
             snprintf(why, why_len,
                      "unknown tuning value \"%.*s\" (known: wg_size, tile_m, tile_n, tile_k, reg_m, "
-                     "reg_n)",
+                     "reg_n, wide_rows, wide_cols, run)",
                      (int)name_len, p);
             return false;
         }

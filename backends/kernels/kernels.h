@@ -53,32 +53,52 @@
     X(ELEMENTWISE, fill, "out[i] = value")                                                                   \
     X(ELEMENTWISE, copy_dense, "out[i] = a[i], bits (F32 or I32)")                                           \
     X(ELEMENTWISE, copy_strided, "out[at(i)] = a[at(i)], bits, up to 4 axes")                                \
-    X(ELEMENTWISE, unary_dense, "out[i] = f(a[i])")                                                          \
+    X(ELEMENTWISE, copy_rows, "the same, by rows of a long last axis, no division per element")              \
+    X(ELEMENTWISE, unary_dense, "out[i] = f(a[i]), f other than exp and log")                                \
+    X(ELEMENTWISE, unary_dense_math, "out[i] = exp(a[i]) or log(a[i])")                                      \
     X(ELEMENTWISE, unary_strided, "out[at(i)] = f(a[at(i)]), up to 4 axes")                                  \
     X(ELEMENTWISE, binary_dense, "out[i] = f(a[i], b[i])")                                                   \
     X(ELEMENTWISE, binary_strided, "out[at(i)] = f(a[at(i)], b[at(i)]), up to 4 axes")                       \
     X(REDUCE, reduce, "out[o, i] = alpha * R_k in[o, k, i] + beta * out[o, i]")                              \
+    X(REDUCE, reduce_rows, "the same for inner == 1: rows of neighbouring values")                           \
     X(GEMM, sgemm, "C = alpha * op(A) @ op(B) + beta * C, batched")                                          \
     X(GEMM, sgemm_direct, "the same, one work-item per element of C, for small products")                    \
+    X(GEMM, sgemm_wide, "the same, B not transposed, a block of few rows and many columns per work-item")    \
+    X(GEMM, sgemm_split, "the same, a small C over a long k, each group splitting k for one block of C")     \
     X(CONV, im2col, "col[b, (c, ki, kj), (oy, ox)] = x[b, c, oy*s - p + ki, ox*s - p + kj]")                 \
     X(CONV, col2im, "dx = the adjoint of im2col, gathered")                                                  \
     X(POOL, maxpool_forward, "y, argmax = max over each window")                                             \
+    X(POOL, maxpool2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")          \
+    X(POOL, maxpool2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")        \
     X(POOL, maxpool_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                            \
+    X(POOL, maxpool_backward_scatter, "dx[argmax[o]] = dy[o], for windows that do not overlap")              \
     X(LOSS, softmax_xent_forward, "prob = softmax(logits), loss = -log prob[target]")                        \
+    X(LOSS, softmax_xent_forward_rows, "the same, one work-item per row, for few classes")                   \
     X(LOSS, softmax_xent_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                      \
     X(OPTIM, adam_step, "param -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)")                               \
     X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")
 
 /* The values a program is compiled with, as -D<NAME>=<value>: each kernel
  * reads them as constants (local array sizes, tile shapes). Defaults suit
- * small old GPUs: 64 work-items and 4 KiB of local memory per group. */
+ * small old GPUs: 64 work-items and 4 KiB of local memory per group.
+ * wide_cols and run are 1 on GPUs, where neighbouring work-items must
+ * touch neighbouring addresses. A CPU device (PoCL) runs a group's
+ * work-items one after another and wants the opposite, runs of neighbouring
+ * elements inside each work-item, which its compiler turns into vector
+ * loads: backends/opencl/opencl.c picks 8 for it. The launch plans in
+ * gpu-*.c read run > 1 as such a device (one work-item per row of a
+ * reduction, the direct sgemm for a small C over a long k, 2x2 pooling by
+ * rows). */
 #define EMBER_KERNEL_TUNING(X)                                                                               \
     X(EMBER_WG_SIZE, wg_size, 64, "work-items per group of the 1-d kernels; a power of two")                 \
     X(EMBER_TILE_M, tile_m, 32, "sgemm: rows of C per work-group")                                           \
     X(EMBER_TILE_N, tile_n, 32, "sgemm: columns of C per work-group")                                        \
     X(EMBER_TILE_K, tile_k, 16, "sgemm: depth of the A and B tiles held in local memory")                    \
     X(EMBER_REG_M, reg_m, 4, "sgemm: rows of C per work-item")                                               \
-    X(EMBER_REG_N, reg_n, 4, "sgemm: columns of C per work-item")
+    X(EMBER_REG_N, reg_n, 4, "sgemm: columns of C per work-item")                                            \
+    X(EMBER_WIDE_ROWS, wide_rows, 8, "sgemm_wide: rows of C per work-item")                                  \
+    X(EMBER_WIDE_COLS, wide_cols, 1, "sgemm_wide: neighbouring columns of C per work-item (1: coalesced)")   \
+    X(EMBER_RUN, run, 1, "neighbouring values a work-item adds as one run (sgemm_direct, reduce_rows)")
 
 #define EMBER_KERNEL_ENUM2(NAME, name, what) EMBER_DIALECT_##NAME,
 enum ember_kernel_dialect { EMBER_KERNEL_DIALECTS(EMBER_KERNEL_ENUM2) EMBER_DIALECT_COUNT };

@@ -68,13 +68,22 @@ static ember_status opencl_tuning_pick(struct opencl_device *d)
     big.tile_m = big.tile_n = 64;
     if ((size_t)ember_kernel_gemm_threads(&big) <= limit &&
         ember_kernel_gemm_local_bytes(&big) * 2 <= info->local_mem)
-        t = (struct ember_kernel_tuning){
-            .wg_size = t.wg_size, .tile_m = 64, .tile_n = 64, .tile_k = 16, .reg_m = 4, .reg_n = 4};
+        t = big;
     /* a device below 64 work-items per group: 16x16 tiles, 16 work-items */
     if ((size_t)ember_kernel_gemm_threads(&t) > limit)
         t.tile_m = t.tile_n = 16;
     /* for experiments, and for testing on one device the tuning of another */
     const char *override = getenv("EMBER_OPENCL_TUNING");
+    /* A CPU device (PoCL) runs a group's work-items one after another, its
+     * compiler vectorising each one's code: sgemm_wide, sgemm_direct and
+     * reduce_rows then give every work-item runs of 8 neighbouring columns
+     * (or values of k), which it loads as vectors, where a GPU wants
+     * neighbouring work-items on neighbouring addresses instead; the launch
+     * plans read run > 1 as such a device (kernels.h). Not under an
+     * override, which stands for another device: a GPU's tuning then runs
+     * the GPU paths here (the small and odd test_parity runs). */
+    if ((info->type & CL_DEVICE_TYPE_CPU) && !(override && *override))
+        t.wide_cols = t.run = 8;
     char why[256];
     if (override && *override && !ember_kernel_tuning_parse(override, &t, why, sizeof why))
         return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_ARG, "EMBER_OPENCL_TUNING=%s: %s", override, why);
