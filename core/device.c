@@ -11,6 +11,7 @@
 
 #include "ctx-impl.h"
 #include "report-impl.h"
+#include "text-impl.h"
 
 extern const struct ember_backend_ops ember_cpu_backend;
 #ifdef EMBER_WITH_CUDA
@@ -70,13 +71,14 @@ static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *
     return EMBER_OK;
 }
 
-/* appends "name (why)" to the list of devices auto passed over */
+/* adds "name (why)" to the list of devices auto passed over */
 static void passed_over(ember_ctx *ctx, const char *name, const char *why)
 {
     ember_log(ctx, EMBER_LOG_INFO, "auto: passing over %s: %s", name, why);
-    size_t used = strlen(ctx->device_choice);
-    snprintf(ctx->device_choice + used, sizeof ctx->device_choice - used, "%s%s (%s)",
-             used ? "; " : "passed over: ", name, why);
+    if (!ctx->device_choice[0])
+        snprintf(ctx->device_choice, sizeof ctx->device_choice, "passed over: %s (%s)", name, why);
+    else
+        ember_note_append(ctx->device_choice, sizeof ctx->device_choice, "%s (%s)", name, why);
 }
 
 /* "auto": the first device, in the list's order, that the backend prefers

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report-impl.h"
+#include "text-impl.h"
 
 enum node_kind { NODE_OBJECT, NODE_ARRAY, NODE_STRING, NODE_INT, NODE_BOOL };
 
@@ -94,147 +95,91 @@ void ember_report_bool(struct ember_report *parent, const char *key, const char 
 
 /* ------------------------------------------------------------ printing */
 
-struct out {
-    char *text;
-    size_t len, cap;
-    bool failed;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (o->failed || n < 0)
-        return;
-    if (o->len + (size_t)n + 1 > o->cap) {
-        size_t cap = (o->len + (size_t)n + 1) * 2;
-        char *p = realloc(o->text, cap);
-        if (!p) {
-            o->failed = true;
-            return;
-        }
-        o->text = p;
-        o->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(o->text + o->len, o->cap - o->len, fmt, ap);
-    va_end(ap);
-    o->len += (size_t)n;
-}
-
-static char *finish(struct out *o)
-{
-    if (o->failed || !o->text) {
-        free(o->text);
-        return o->failed ? NULL : strdup("");
-    }
-    return o->text;
-}
-
 static bool scalar(const struct ember_report *n)
 {
     return n->kind != NODE_OBJECT && n->kind != NODE_ARRAY;
 }
 
-static void text_node(struct out *o, const struct ember_report *n, int indent);
+static void text_node(struct ember_text *o, const struct ember_report *n, int indent);
 
 /* an object in an array: its first scalar is the heading line */
-static void text_element(struct out *o, const struct ember_report *e, int indent)
+static void text_element(struct ember_text *o, const struct ember_report *e, int indent)
 {
     if (scalar(e)) {
-        put(o, "%*s%s\n", indent, "", e->value ? e->value : "");
+        ember_text_printf(o, "%*s%s\n", indent, "", e->value ? e->value : "");
         return;
     }
     const struct ember_report *head = e->first;
     while (head && !scalar(head))
         head = head->next;
-    put(o, "%*s%s\n", indent, "", head && head->value ? head->value : "-");
+    ember_text_printf(o, "%*s%s\n", indent, "", head && head->value ? head->value : "-");
     for (const struct ember_report *c = e->first; c; c = c->next)
         if (c != head)
             text_node(o, c, indent + 4);
 }
 
-static void text_node(struct out *o, const struct ember_report *n, int indent)
+static void text_node(struct ember_text *o, const struct ember_report *n, int indent)
 {
     switch (n->kind) {
     case NODE_OBJECT:
         if (n->label)
-            put(o, "%*s%s\n", indent, "", n->label);
+            ember_text_printf(o, "%*s%s\n", indent, "", n->label);
         for (const struct ember_report *c = n->first; c; c = c->next)
             text_node(o, c, n->label ? indent + 2 : indent);
         return;
     case NODE_ARRAY:
         if (!n->label)
             return;
-        put(o, "%*s%s:%s\n", indent, "", n->label, n->first ? "" : " none");
+        ember_text_printf(o, "%*s%s:%s\n", indent, "", n->label, n->first ? "" : " none");
         for (const struct ember_report *c = n->first; c; c = c->next)
             text_element(o, c, indent + 2);
         return;
     default:
         if (n->label)
-            put(o, "%*s%s: %s\n", indent, "", n->label, n->value ? n->value : "");
+            ember_text_printf(o, "%*s%s: %s\n", indent, "", n->label, n->value ? n->value : "");
         return;
     }
 }
 
 char *ember_report_text(const struct ember_report *root)
 {
-    struct out o = {0};
+    struct ember_text o = {0};
     if (root)
         text_node(&o, root, 0);
-    return finish(&o);
+    return ember_text_take(&o);
 }
 
-static void json_string(struct out *o, const char *s)
-{
-    put(o, "\"");
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            put(o, "\\%c", *p);
-        else if (*p == '\n')
-            put(o, "\\n");
-        else if (*p < 0x20)
-            put(o, "\\u%04x", *p);
-        else
-            put(o, "%c", *p);
-    }
-    put(o, "\"");
-}
-
-static void json_node(struct out *o, const struct ember_report *n, int indent)
+static void json_node(struct ember_text *o, const struct ember_report *n, int indent)
 {
     switch (n->kind) {
     case NODE_OBJECT:
     case NODE_ARRAY: {
         bool object = n->kind == NODE_OBJECT;
-        put(o, "%c", object ? '{' : '[');
+        ember_text_printf(o, "%c", object ? '{' : '[');
         for (const struct ember_report *c = n->first; c; c = c->next) {
-            put(o, "\n%*s", indent + 2, "");
+            ember_text_printf(o, "\n%*s", indent + 2, "");
             if (object) {
-                json_string(o, c->key);
-                put(o, ": ");
+                ember_text_json_string(o, c->key);
+                ember_text_printf(o, ": ");
             }
             json_node(o, c, indent + 2);
             if (c->next)
-                put(o, ",");
+                ember_text_printf(o, ",");
         }
-        put(o, n->first ? "\n%*s%c" : "%*s%c", n->first ? indent : 0, "", object ? '}' : ']');
+        ember_text_printf(o, n->first ? "\n%*s%c" : "%*s%c", n->first ? indent : 0, "", object ? '}' : ']');
         return;
     }
-    case NODE_STRING: json_string(o, n->value); return;
-    default: put(o, "%s", n->value ? n->value : "null"); return;
+    case NODE_STRING: ember_text_json_string(o, n->value); return;
+    default: ember_text_printf(o, "%s", n->value ? n->value : "null"); return;
     }
 }
 
 char *ember_report_json(const struct ember_report *root)
 {
-    struct out o = {0};
+    struct ember_text o = {0};
     if (root) {
         json_node(&o, root, 0);
-        put(&o, "\n");
+        ember_text_add(&o, "\n", 1);
     }
-    return finish(&o);
+    return ember_text_take(&o);
 }

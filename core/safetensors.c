@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "safetensors-impl.h"
+#include "text-impl.h"
 
 #define METADATA_KEY "__metadata__"
 
@@ -783,60 +784,6 @@ ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safet
 
 /* ---------------------------------------------------------------- writing */
 
-/* A growing string for the header; a failed allocation sticks. */
-struct text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-};
-
-static void text_put(struct text *t, const char *s, size_t n)
-{
-    if (t->failed)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->s = grown, t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = '\0';
-}
-
-static void text_str(struct text *t, const char *s) { text_put(t, s, strlen(s)); }
-
-static void text_u64(struct text *t, uint64_t v)
-{
-    char buf[24];
-    text_put(t, buf, (size_t)snprintf(buf, sizeof buf, "%llu", (unsigned long long)v));
-}
-
-/* s (checked UTF-8) as a JSON string: quotes, backslashes and control
- * characters escaped, everything else as it is */
-static void text_json_string(struct text *t, const char *s)
-{
-    text_put(t, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        if (*p == '"' || *p == '\\')
-            text_put(t, esc, (size_t)snprintf(esc, sizeof esc, "\\%c", *p));
-        else if (*p == '\n' || *p == '\t' || *p == '\r')
-            text_put(t, esc, (size_t)snprintf(esc, sizeof esc, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r'));
-        else if (*p < 0x20)
-            text_put(t, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p));
-        else
-            text_put(t, (const char *)p, 1);
-    }
-    text_put(t, "\"", 1);
-}
-
 static int by_tensor_name(const void *a, const void *b)
 {
     return strcmp((*(const struct ember_safetensors_tensor *const *)a)->name,
@@ -893,39 +840,35 @@ static ember_status check_tensors(ember_ctx *ctx, const struct ember_safetensors
 /* The JSON header, padded with spaces to a multiple of 8 bytes so that the
  * data section (after the 8-byte length) is 8-byte aligned. */
 static ember_status build_header(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
-                                 const uint64_t *bytes, const char *const *metadata, struct text *t)
+                                 const uint64_t *bytes, const char *const *metadata, struct ember_text *t)
 {
     bool first = true;
-    text_str(t, "{");
+    ember_text_printf(t, "{");
     if (metadata && metadata[0]) {
-        text_str(t, "\"" METADATA_KEY "\":{");
+        ember_text_printf(t, "\"%s\":{", METADATA_KEY);
         for (int i = 0; metadata[i]; i += 2) {
-            text_str(t, i ? "," : "");
-            text_json_string(t, metadata[i]);
-            text_str(t, ":");
-            text_json_string(t, metadata[i + 1]);
+            ember_text_printf(t, "%s", i ? "," : "");
+            ember_text_json_string(t, metadata[i]);
+            ember_text_printf(t, ":");
+            ember_text_json_string(t, metadata[i + 1]);
         }
-        text_str(t, "}");
+        ember_text_printf(t, "}");
         first = false;
     }
     uint64_t offset = 0;
     for (int i = 0; i < count; i++, first = false) {
-        text_str(t, first ? "" : ",");
-        text_json_string(t, tensors[i].name);
-        text_str(t, ":{\"dtype\":\"F32\",\"shape\":[");
-        for (int d = 0; d < tensors[i].ndim; d++) {
-            text_str(t, d ? "," : "");
-            text_u64(t, (uint64_t)tensors[i].shape[d]);
-        }
-        text_str(t, "],\"data_offsets\":[");
-        text_u64(t, offset);
-        text_str(t, ",");
-        text_u64(t, offset += bytes[i]);
-        text_str(t, "]}");
+        ember_text_printf(t, "%s", first ? "" : ",");
+        ember_text_json_string(t, tensors[i].name);
+        ember_text_printf(t, ":{\"dtype\":\"F32\",\"shape\":[");
+        for (int d = 0; d < tensors[i].ndim; d++)
+            ember_text_printf(t, "%s%llu", d ? "," : "", (unsigned long long)tensors[i].shape[d]);
+        ember_text_printf(t, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+                          (unsigned long long)(offset + bytes[i]));
+        offset += bytes[i];
     }
-    text_str(t, "}");
+    ember_text_printf(t, "}");
     while (!t->failed && t->len % 8)
-        text_str(t, " ");
+        ember_text_printf(t, " ");
     if (t->failed)
         return ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a safetensors header");
     if (t->len > EMBER_SAFETENSORS_MAX_HEADER)
@@ -935,7 +878,7 @@ static ember_status build_header(ember_ctx *ctx, const struct ember_safetensors_
 }
 
 /* Length, header and data; false with errno set when a write fails. */
-static bool write_contents(FILE *f, const struct text *header, const struct ember_safetensors_tensor *tensors,
+static bool write_contents(FILE *f, const struct ember_text *header, const struct ember_safetensors_tensor *tensors,
                            int count, const uint64_t *bytes)
 {
     unsigned char prefix[8], chunk[4096];
@@ -993,7 +936,7 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
 {
     if (!path || count < 0 || (count && !tensors))
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_save: %s", !path ? "NULL path" : "no tensors");
-    struct text header = {0};
+    struct ember_text header = {0};
     const char *step = "create a temporary file for";
     char *tmp = NULL;
     FILE *f = NULL;

@@ -9,10 +9,10 @@
  *      any GPU from sm_30 up.
  * Every path passed over is recorded with its reason, for `ember devices`.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../../core/text-impl.h"
 #include "cuda-impl.h"
 
 int cuda_ptx_isa_of(int cuda_version)
@@ -44,20 +44,8 @@ const char *cuda_path_name(enum cuda_kernel_path path)
     return "none";
 }
 
-/* appends "; what" to the rejected list */
-static void reject(struct cuda_choice *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reject(struct cuda_choice *out, const char *fmt, ...)
-{
-    size_t used = strlen(out->rejected);
-    if (used && used + 2 < sizeof out->rejected) {
-        strcpy(out->rejected + used, "; ");
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->rejected + used, sizeof out->rejected - used, fmt, ap);
-    va_end(ap);
-}
+/* adds a path passed over, and why, to the choice's list */
+#define reject(out, ...) ember_note_append((out)->rejected, sizeof (out)->rejected, __VA_ARGS__)
 
 /* the highest arch the NVRTC targets at or below cc, or 0 */
 static int best_arch(const struct cuda_nvrtc *n, int cc)

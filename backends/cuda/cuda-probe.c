@@ -21,11 +21,11 @@
 #include <glob.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/text-impl.h"
 #include "cuda-impl.h"
 
 static struct cuda_probe probe;
@@ -161,19 +161,8 @@ static int compare_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
-static void note(struct cuda_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct cuda_probe *p, const char *fmt, ...)
-{
-    size_t used = strlen(p->nvrtc_notes);
-    if (used && used + 2 < sizeof p->nvrtc_notes) {
-        strcpy(p->nvrtc_notes + used, "; ");
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->nvrtc_notes + used, sizeof p->nvrtc_notes - used, fmt, ap);
-    va_end(ap);
-}
+/* adds to the notes on NVRTCs found but not usable */
+#define note(p, ...) ember_note_append((p)->nvrtc_notes, sizeof (p)->nvrtc_notes, __VA_ARGS__)
 
 /* Opens one candidate NVRTC; keeps it unless it is one already kept.
  * `explicit` candidates (from EMBER_NVRTC) report why they fail. */

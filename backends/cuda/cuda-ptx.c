@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/text-impl.h"
 #include "cuda-impl.h"
 
 int ember_kernel_count(void)
@@ -39,22 +40,11 @@ static bool starts_with(const char *line, const char *prefix)
     return strncmp(line, prefix, strlen(prefix)) == 0;
 }
 
-/* Appends n bytes and a newline to a growing string. */
-static bool append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* a line and its newline */
+static void add_line(struct ember_text *t, const char *line, size_t n)
 {
-    if (*len + n + 2 > *cap) {
-        size_t grown = (*len + n + 2) * 2;
-        char *p = realloc(*out, grown);
-        if (!p)
-            return false;
-        *out = p;
-        *cap = grown;
-    }
-    memcpy(*out + *len, s, n);
-    *len += n;
-    (*out)[(*len)++] = '\n';
-    (*out)[*len] = '\0';
-    return true;
+    ember_text_add(t, line, n);
+    ember_text_add(t, "\n", 1);
 }
 
 /* The .entry of `kernel` with what it needs from the module around it. */
@@ -72,14 +62,13 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
     const char *end = strstr(start, "\n}");
     end = end ? end + 2 : start + strlen(start);
 
-    char *out = NULL;
-    size_t len = 0, cap = 0;
-    bool ok = true;
+    struct ember_text out = {0};
     /* the header, and module-scope declarations the body names */
-    for (const char *line = ptx; ok && line < start && *line; line += line_length(line) + 1) {
+    char *body = strndup(start, (size_t)(end - start));
+    for (const char *line = ptx; body && line < start && *line; line += line_length(line) + 1) {
         size_t n = line_length(line);
         if (starts_with(line, ".version") || starts_with(line, ".target") || starts_with(line, ".address_size")) {
-            ok = append(&out, &len, &cap, line, n);
+            add_line(&out, line, n);
         } else if (starts_with(line, ".shared") || starts_with(line, ".global") || starts_with(line, ".const")) {
             /* the declared name is the last word before [, = or ; */
             char name[128] = "";
@@ -90,21 +79,20 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
             while (q > line && q[-1] != ' ' && q[-1] != '\t')
                 q--;
             snprintf(name, sizeof name, "%.*s", (int)(p - q), q);
-            char *body = strndup(start, (size_t)(end - start));
-            if (body && name[0] && strstr(body, name))
-                ok = append(&out, &len, &cap, line, n);
-            free(body);
+            if (name[0] && strstr(body, name))
+                add_line(&out, line, n);
         }
         if (!line[n])
             break;
     }
-    ok = ok && append(&out, &len, &cap, "", 0) && append(&out, &len, &cap, start, (size_t)(end - start));
-    if (!ok) {
-        free(out);
+    add_line(&out, "", 0);
+    add_line(&out, start, (size_t)(end - start));
+    char *one = body ? ember_text_take(&out) : NULL;
+    free(body);
+    free(out.s);
+    if (!one)
         snprintf(why, why_len, "out of memory");
-        return NULL;
-    }
-    return out;
+    return one;
 }
 
 static int parse_arch(const char *arch)

@@ -260,17 +260,5 @@ const struct ember_backend_ops ember_cuda_backend = {
     .write = cuda_write,
     .read = cuda_read,
     .sync = cuda_sync,
-    .fill = ember_gpu_fill,
-    .unary = ember_gpu_unary,
-    .binary = ember_gpu_binary,
-    .reduce = ember_gpu_reduce,
-    .sgemm = ember_gpu_sgemm,
-    .im2col = ember_gpu_im2col,
-    .col2im = ember_gpu_col2im,
-    .maxpool_forward = ember_gpu_maxpool_forward,
-    .maxpool_backward = ember_gpu_maxpool_backward,
-    .softmax_xent_forward = ember_gpu_softmax_xent_forward,
-    .softmax_xent_backward = ember_gpu_softmax_xent_backward,
-    .adam_step = ember_gpu_adam_step,
-    .sgd_step = ember_gpu_sgd_step,
+    EMBER_GPU_PRIMITIVES, /* the shared launch plans of backends/kernels */
 };

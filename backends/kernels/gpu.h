@@ -13,7 +13,7 @@
  *                                     const size_t groups[3], size_t local,
  *                                     const struct ember_gpu_arg *args, int nargs);
  *     const struct ember_backend_ops ember_cuda_backend = {
- *         ..., .sgemm = ember_gpu_sgemm, .im2col = ember_gpu_im2col, ...
+ *         .name = "cuda", ..., EMBER_GPU_PRIMITIVES,
  *     };
  *
  * So the two GPU backends differ only in how they reach the device (memory,
@@ -136,6 +136,17 @@ ember_status ember_gpu_adam_step(void *dev, size_t n, const struct ember_adam_st
                                  ember_ptr grad, ember_ptr m, ember_ptr v);
 ember_status ember_gpu_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
                                 ember_ptr grad, ember_ptr velocity);
+
+/* The primitive entries of a GPU backend's table, all of them:
+ *     const struct ember_backend_ops ember_cuda_backend = {..., EMBER_GPU_PRIMITIVES};
+ */
+#define EMBER_GPU_PRIMITIVES                                                                                  \
+    .fill = ember_gpu_fill, .unary = ember_gpu_unary, .binary = ember_gpu_binary, .reduce = ember_gpu_reduce, \
+    .sgemm = ember_gpu_sgemm, .im2col = ember_gpu_im2col, .col2im = ember_gpu_col2im,                         \
+    .maxpool_forward = ember_gpu_maxpool_forward, .maxpool_backward = ember_gpu_maxpool_backward,             \
+    .softmax_xent_forward = ember_gpu_softmax_xent_forward,                                                   \
+    .softmax_xent_backward = ember_gpu_softmax_xent_backward, .adam_step = ember_gpu_adam_step,               \
+    .sgd_step = ember_gpu_sgd_step
 
 /* ------------------------------------------------------ the program cache
  *

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../core/backend.h"
+#include "../../core/text-impl.h"
 #include "kernels.h"
 
 /* from kernels-embedded.c, generated at build time */
@@ -80,52 +81,13 @@ const char *ember_kernel_embedded_file(const char *name)
 
 /* ------------------------------------------------------------- assembly */
 
-/* A growing string; `failed` sticks once an allocation fails. */
-struct text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-};
-
-static void text_add(struct text *t, const char *s, size_t n)
-{
-    if (t->failed)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 16384;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->s = grown;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = '\0';
-}
-
-static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_printf(struct text *t, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    text_add(t, line, n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 /* Reads dir/name whole; NULL with the reason in why. */
 static char *read_file(const char *dir, const char *name, char *why, size_t why_len)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
-    struct text t = {0};
+    struct ember_text t = {0};
     if (!f) {
         snprintf(why, why_len, "EMBER_KERNEL_DIR=%s: cannot open %s: %s", dir, name, strerror(errno));
         return NULL;
@@ -133,7 +95,7 @@ static char *read_file(const char *dir, const char *name, char *why, size_t why_
     char chunk[8192];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        text_add(&t, chunk, n);
+        ember_text_add(&t, chunk, n);
     bool read_error = ferror(f);
     fclose(f);
     if (read_error || t.failed || !t.s) {
@@ -148,7 +110,7 @@ static char *read_file(const char *dir, const char *name, char *why, size_t why_
 }
 
 /* Appends one source file after a #line naming it; false with why. */
-static bool add_file(struct text *t, const char *name, char *why, size_t why_len)
+static bool add_file(struct ember_text *t, const char *name, char *why, size_t why_len)
 {
     const char *dir = getenv("EMBER_KERNEL_DIR");
     char *from_disk = NULL;
@@ -160,21 +122,21 @@ static bool add_file(struct text *t, const char *name, char *why, size_t why_len
         snprintf(why, why_len, "kernel source %s is not embedded in this build", name);
         return false;
     }
-    text_printf(t, "#line 1 \"%s\"\n", name);
+    ember_text_printf(t, "#line 1 \"%s\"\n", name);
     size_t len = strlen(body);
-    text_add(t, body, len);
+    ember_text_add(t, body, len);
     if (len == 0 || body[len - 1] != '\n')
-        text_add(t, "\n", 1);
+        ember_text_add(t, "\n", 1);
     free(from_disk);
     return true;
 }
 
 /* The op codes of core/backend.h, so that kernels switch on the same
  * names (EMBER_RELU, EMBER_MAX) with the same values as the host. */
-static void add_op_codes(struct text *t)
+static void add_op_codes(struct ember_text *t)
 {
-    text_printf(t, "#line 1 \"op codes from core/backend.h\"\n");
-#define OP_DEFINE(NAME, name, math) text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
+    ember_text_printf(t, "#line 1 \"op codes from core/backend.h\"\n");
+#define OP_DEFINE(NAME, name, math) ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
     EMBER_UNARY_OPS(OP_DEFINE)
     EMBER_BINARY_OPS(OP_DEFINE)
     EMBER_REDUCE_OPS(OP_DEFINE)
@@ -187,8 +149,8 @@ char *ember_kernel_program(enum ember_kernel_dialect dialect, unsigned families,
         snprintf(why, why_len, "no kernel dialect %d", (int)dialect);
         return NULL;
     }
-    struct text t = {0};
-    text_printf(&t, "/* ember's kernels as %s */\n", dialect_what[dialect]);
+    struct ember_text t = {0};
+    ember_text_printf(&t, "/* ember's kernels as %s */\n", dialect_what[dialect]);
     bool ok = true;
     for (int i = 0; ok && i < 2; i++)
         if (dialect_files[dialect][i])

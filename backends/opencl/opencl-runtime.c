@@ -13,11 +13,11 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/text-impl.h"
 #include "opencl-impl.h"
 
 static const char install_hint[] = "install an OpenCL driver (ocl-icd-libopencl1 and e.g. pocl-opencl-icd, "
@@ -80,19 +80,8 @@ static void opencl_runtime_platform_string(cl_platform_id id, cl_platform_info w
 }
 
 /* Adds a sentence to runtime.notes, after a "; " when there is one before. */
-static void opencl_runtime_add_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void opencl_runtime_add_note(const char *fmt, ...)
-{
-    size_t used = strlen(runtime.notes);
-    if (used && used + 2 < sizeof runtime.notes) {
-        strcpy(runtime.notes + used, "; ");
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(runtime.notes + used, sizeof runtime.notes - used, fmt, ap);
-    va_end(ap);
-}
+/* adds to the notes on platforms without devices and devices past the limit */
+#define opencl_runtime_add_note(...) ember_note_append(runtime.notes, sizeof runtime.notes, __VA_ARGS__)
 
 /* Reads what ember needs to know about one device into the next slot. */
 static void opencl_runtime_add_device(cl_platform_id platform, cl_device_id id, const char *platform_name,

@@ -1,0 +1,34 @@
+/*
+ * core/text-impl.h — building strings: a growing one, and "; "-separated
+ * lists of reasons in a fixed buffer. Used wherever ember assembles text
+ * (kernel programs, safetensors headers, the devices report, PTX excerpts,
+ * the reasons a device was passed over).
+ */
+#ifndef EMBER_TEXT_IMPL_H
+#define EMBER_TEXT_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A growing string. Appends never report failure: `failed` sticks once an
+ * allocation fails, and ember_text_take then gives NULL, so a builder
+ * checks once, at the end. Start with `struct ember_text t = {0};`. */
+struct ember_text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+void ember_text_add(struct ember_text *t, const char *s, size_t n);
+void ember_text_printf(struct ember_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as a JSON string: quoted, with quotes, backslashes and control characters escaped */
+void ember_text_json_string(struct ember_text *t, const char *s);
+/* The string, which the caller frees ("" if nothing was added), or NULL
+ * when an append failed; t is empty again either way. */
+char *ember_text_take(struct ember_text *t);
+
+/* Appends one entry to a list in buf, "; " between entries, truncating
+ * quietly when the buffer is full: for lists of reasons. */
+void ember_note_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* EMBER_TEXT_IMPL_H */
