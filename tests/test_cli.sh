@@ -41,6 +41,20 @@ printf 'not a checkpoint at all' >"$TMP/bad.safetensors"
 expect 3 "bad.safetensors" -- "$EMBER" eval --data random --load "$TMP/bad.safetensors"
 expect 0 "  cpu  " -- "$EMBER" devices
 
+# the PTX a GPU gets, without a GPU
+expect 0 "^sgemm " -- "$EMBER" ptx --list
+expect 0 ".target sm_30" -- "$EMBER" ptx fill --baseline
+expect 0 ".entry fill(" -- "$EMBER" ptx fill --baseline
+expect 2 "needs a kernel name" -- "$EMBER" ptx
+expect 2 "no kernel \"softmax\"" -- "$EMBER" ptx softmax --baseline
+expect 2 "--arch wants" -- "$EMBER" ptx fill --arch 86
+expect 4 "older than sm_30" -- "$EMBER" ptx fill --arch sm_21
+if "$EMBER" devices | grep -q "NVRTC 1[1-9]"; then
+    expect 0 ".target sm_86" -- "$EMBER" ptx sgemm --arch sm_86
+    grep -q "^\.entry\|^\.visible \.entry sgemm(" "$TMP/out" || fail "ember ptx sgemm printed no sgemm entry"
+    grep -q "\.entry fill(" "$TMP/out" && fail "ember ptx sgemm printed other kernels too"
+fi
+
 # a short run on random data: progress lines (stderr is not a terminal),
 # one metrics object per epoch with the documented fields, a checkpoint
 expect 0 "epoch 2/2" -- "$EMBER" train --data random --epochs 2 --batch 32 --seed 3 --device cpu \

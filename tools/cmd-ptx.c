@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -49,6 +50,18 @@ int cmd_ptx(int argc, char **argv)
     if (optind != argc - 1) {
         cli_error(optind >= argc ? "ember ptx needs a kernel name (ember ptx --list lists them)"
                                  : "ember ptx takes one kernel name");
+        return EXIT_USAGE;
+    }
+    /* what the command line got wrong is a usage error; the rest is the device's */
+    bool known = false;
+    for (int k = 0; k < ember_kernel_count() && !known; k++)
+        known = strcmp(ember_kernel_name_at(k, NULL), argv[optind]) == 0;
+    if (!known) {
+        cli_error("there is no kernel \"%s\" (ember ptx --list lists them)", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (arch && strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0) {
+        cli_error("--arch wants an arch such as sm_35 or sm_86, not \"%s\"", arch);
         return EXIT_USAGE;
     }
     char how[512], why[2048];
