@@ -74,6 +74,8 @@ void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
  * memory on the context and return NULL. */
 void *ember_host_alloc(ember_ctx *ctx, size_t bytes);
 void *ember_host_calloc(ember_ctx *ctx, size_t count, size_t size);
+/* a counted copy of s */
+char *ember_host_strdup(ember_ctx *ctx, const char *s);
 /* grows *array (of `elem` bytes each) to hold at least `need` elements */
 ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t need, size_t elem);
 

@@ -180,6 +180,15 @@ void *ember_host_calloc(ember_ctx *ctx, size_t count, size_t size)
     return p;
 }
 
+char *ember_host_strdup(ember_ctx *ctx, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *copy = ember_host_alloc(ctx, len);
+    if (copy)
+        memcpy(copy, s, len);
+    return copy;
+}
+
 ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t need, size_t elem)
 {
     if (need <= *cap)

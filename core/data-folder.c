@@ -59,11 +59,9 @@ static ember_status names_add(ember_ctx *ctx, struct name_list *list, const char
         ember_host_grow(ctx, (void **)&list->names, &list->cap, list->len + 1, sizeof *list->names);
     if (st != EMBER_OK)
         return st;
-    size_t len = strlen(name) + 1;
-    char *copy = ember_host_alloc(ctx, len);
+    char *copy = ember_host_strdup(ctx, name);
     if (!copy)
         return EMBER_ERR_NOMEM;
-    memcpy(copy, name, len);
     list->names[list->len++] = copy;
     return EMBER_OK;
 }
@@ -162,11 +160,9 @@ static ember_status samples_add(ember_ctx *ctx, struct sample_list *list, const 
         st = ember_host_grow(ctx, (void **)&list->items, &list->cap, list->len + 1, sizeof *list->items);
     if (st != EMBER_OK)
         return st;
-    size_t len = strlen(path) + 1;
-    char *copy = ember_host_alloc(ctx, len);
+    char *copy = ember_host_strdup(ctx, path);
     if (!copy)
         return EMBER_ERR_NOMEM;
-    memcpy(copy, path, len);
     list->items[list->len++] = (struct sample){.path = copy, .label = label};
     return EMBER_OK;
 }

@@ -91,7 +91,7 @@ ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, cons
         p->items = items;
         p->cap = cap;
     }
-    char *copy = ember_host_alloc(ctx, strlen(name) + 1);
+    char *copy = ember_host_strdup(ctx, name);
     struct ember_tensor *flat = copy ? grow_flat(ctx, p->flat, p->used, total) : NULL;
     struct ember_tensor *flat_grad = flat ? grow_flat(ctx, NULL, 0, total) : NULL;
     if (!flat_grad) {
@@ -99,7 +99,6 @@ ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, cons
         ember_tensor_release(flat);
         return NULL;
     }
-    strcpy(copy, name);
 
     int64_t stride[EMBER_MAX_DIMS];
     ember_contiguous_strides(ndim, shape, stride);

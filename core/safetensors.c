@@ -709,12 +709,11 @@ ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct emb
     status = ember_safetensors_parse(ctx, path, json, (size_t)n, size - 8 - n, st);
     if (status != EMBER_OK)
         goto free_json;
-    if (!(st->path = ember_host_alloc(ctx, strlen(path) + 1))) {
+    if (!(st->path = ember_host_strdup(ctx, path))) {
         status = EMBER_ERR_NOMEM;
         ember_safetensors_close(st);
         goto free_json;
     }
-    strcpy(st->path, path);
     st->file = f;
     st->data_start = 8 + n;
     free(json);
