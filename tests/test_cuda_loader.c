@@ -77,7 +77,8 @@ int main(int argc, char **argv)
         CHECK(p->nvrtc_count == 0, "EMBER_NVRTC=none, yet %d NVRTCs were found", p->nvrtc_count);
         if (p->driver_ok && p->gpu_count == 1) {
             const struct cuda_choice *c = &p->gpus[0].choice;
-            CHECK(c->path == CUDA_PATH_BASELINE_PTX, "path %s: %s", cuda_path_name(c->path), c->reason);
+            CHECK(cuda_choice_path(c) == CUDA_PATH_BASELINE_PTX, "path %s: %s", cuda_path_name(cuda_choice_path(c)),
+                  c->reason);
             CHECK(strstr(c->rejected, "no NVRTC library found"), "rejected: \"%s\"", c->rejected);
         }
     } else {

@@ -97,9 +97,10 @@ jcheck "NVRTC too new for the driver" "cuda['nvrtc'][0]['version'] == '12.4' and
 run "$K40 EMBER_NVRTC=only:$FAKE_NVRTC EMBER_FAKE_NVRTC_VERSION=12.4 EMBER_FAKE_NVRTC_ARCHS=50,52,60,61,70,75,80,86,89,90" -- devices --json
 jcheck "NVRTC that cannot target sm_35" "cuda['nvrtc'][0]['archs'].startswith('sm_50') and cuda['nvrtc'][0]['cubin'] and cuda['gpus'][0]['kernel_path'] == 'builtin-ptx' and 'NVRTC 12.4 targets sm_50 and newer, not sm_35' in cuda['gpus'][0]['passed_over']"
 
-# --- the same NVRTC where it can: a cubin for the exact sm
+# --- the same NVRTC where it can: a cubin for the exact sm is the best path;
+# the test double of NVRTC builds nothing, so the GPU takes the built-in PTX, and says why
 run "EMBER_CUDA_LIBRARY=$FAKE_CUDA EMBER_FAKE_CUDA_GPUS=86:RTX-3090 EMBER_NVRTC=only:$FAKE_NVRTC EMBER_FAKE_NVRTC_VERSION=12.4" -- devices --json
-jcheck "NVRTC cubin" "cuda['gpus'][0]['kernel_path'] == 'nvrtc-cubin' and 'cubin for sm_86' in cuda['gpus'][0]['kernel_path_reason']"
+jcheck "NVRTC cubin" "cuda['gpus'][0]['kernel_paths'] == 'nvrtc-cubin; builtin-ptx' and cuda['gpus'][0]['kernel_path'] == 'builtin-ptx' and 'NVRTC 12.4 cubin for sm_86: NVRTC 12.4 could not compile' in cuda['gpus'][0]['failed_paths'] and cuda['gpus'][0]['kernels_loaded'] == 'built-in sm_30 PTX'"
 
 # --- a GPU older than sm_30 (Fermi): unusable, with the reason, and auto goes on
 run "EMBER_CUDA_LIBRARY=$FAKE_CUDA EMBER_FAKE_CUDA_GPUS=21:GTX-560 EMBER_NVRTC=none" -- devices --json
@@ -111,10 +112,15 @@ run "EMBER_CUDA_LIBRARY=$FAKE_CUDA EMBER_FAKE_CUDA_GPUS=21:GTX-560 EMBER_NVRTC=n
 expect_status 0 "auto with a Fermi GPU"
 expect_text "passed over: cuda:0 (GTX-560: compute capability 2.1 is older than sm_30" "auto with a Fermi GPU"
 
-# --- a GPU whose kernels the driver refuses (the test double loads none): auto says so and goes on
-run "$K40 EMBER_NVRTC=none" -- train --data random --steps 1 --quiet
+# --- a GPU whose kernels the driver refuses (the test double told to): auto says so and goes on
+run "$K40 EMBER_NVRTC=none EMBER_FAKE_CUDA_REFUSE=all" -- train --data random --steps 1 --quiet
 expect_status 0 "auto past a GPU that fails to open"
 expect_text "cuda:0 (cuda:0 (Tesla-K40m" "auto past a GPU that fails to open"
+expect_text "EMBER_FAKE_CUDA_REFUSE=all" "auto past a GPU that fails to open"
+# --- and one that works: the test double runs ember's kernels
+run "$K40 EMBER_NVRTC=none" -- train --data random --steps 1 --quiet
+expect_status 0 "auto on a GPU that works"
+expect_text "auto chose cuda:0" "auto on a GPU that works"
 
 # --- a forced device that is not there
 run "$K40 EMBER_NVRTC=none" -- train --device cuda:3 --data random --steps 1 --quiet

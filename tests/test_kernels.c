@@ -191,6 +191,7 @@ static int softmath_as_int(float f)
 #define SOFTMATH_AS_FLOAT(i) softmath_as_float(i)
 #define SOFTMATH_AS_INT(f)   softmath_as_int(f)
 #define SOFTMATH_FLOORF(x)   floorf(x)
+#define SOFTMATH_NO_CONTRACT /* C11 does not fuse */
 #include "../backends/kernels/softmath.kh"
 
 /* |got - exact| in units of the last place of the float nearest exact */

@@ -31,7 +31,7 @@ DEFINES=$("$SOURCE" --defines) || exit 1
 # 1. NVPTX for sm_30
 "$SOURCE" nvptx >"$TMP/kernels.cu" || exit 1
 # shellcheck disable=SC2086 # DEFINES is a list of options
-if ! "$CLANG" -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_30 -O3 -S \
+if ! "$CLANG" -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_30 -O3 -S -ffp-contract=on \
     -Wall -Wextra -Wdouble-promotion -Wfloat-conversion -Wno-unknown-cuda-version -Werror \
     $DEFINES "$TMP/kernels.cu" -o "$TMP/kernels.ptx"; then
     fail "clang could not compile the NVPTX dialect"

@@ -6,9 +6,11 @@
  * and the toolkit's cuda.h renames functions (cuCtxCreate becomes
  * cuCtxCreate_v4 in CUDA 13) to versions that old drivers do not export.
  * Each function is named here with the exact symbol every driver since
- * CUDA 4 exports (the _v2 names), in one X-macro list per library. The list
+ * CUDA 4 exports (the _v2 names; cuDevicePrimaryCtxRelease unversioned,
+ * as R418 has no _v2 of it and newer drivers keep the old name), in one
+ * X-macro list per library. The list
  * expands into a struct of function pointers and into the loop that looks
- * the symbols up (cuda-loader.c), so each function is written once.
+ * the symbols up (cuda-probe.c), so each function is written once.
  *
  * Types and constants are the documented values of the driver API.
  */
@@ -28,22 +30,36 @@ typedef int CUjit_option;
 
 enum {
     CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_STUB_LIBRARY = 34,
     CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
     CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+    CUDA_ERROR_CONTAINED = 226,
+    CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     CUDA_ERROR_LAUNCH_FAILED = 719,
+    CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
+    CUDA_ERROR_UNKNOWN = 999,
 };
 
 enum {
     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
     CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum {
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
 };
 
 enum {
@@ -62,8 +78,8 @@ enum {
     X(CUresult, cuDeviceGetName, (char *name, int len, CUdevice device))                                      \
     X(CUresult, cuDeviceGetAttribute, (int *value, int attribute, CUdevice device))                           \
     X(CUresult, cuDeviceTotalMem_v2, (size_t * bytes, CUdevice device))                                       \
-    X(CUresult, cuCtxCreate_v2, (CUcontext * ctx, unsigned int flags, CUdevice device))                       \
-    X(CUresult, cuCtxDestroy_v2, (CUcontext ctx))                                                             \
+    X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice device))                                 \
+    X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice device))                                                 \
     X(CUresult, cuCtxSetCurrent, (CUcontext ctx))                                                             \
     X(CUresult, cuCtxSynchronize, (void))                                                                     \
     X(CUresult, cuMemGetInfo_v2, (size_t * free_bytes, size_t * total_bytes))                                 \
@@ -71,15 +87,20 @@ enum {
     X(CUresult, cuMemFree_v2, (CUdeviceptr ptr))                                                              \
     X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes))                            \
     X(CUresult, cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes))                                  \
-    X(CUresult, cuMemsetD32_v2, (CUdeviceptr dst, unsigned int value, size_t count))                          \
     X(CUresult, cuModuleLoadDataEx,                                                                           \
       (CUmodule * module, const void *image, unsigned int count, CUjit_option *options, void **values))       \
     X(CUresult, cuModuleUnload, (CUmodule module))                                                            \
     X(CUresult, cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name))             \
+    X(CUresult, cuModuleGetGlobal_v2, (CUdeviceptr * ptr, size_t * bytes, CUmodule module, const char *name))  \
+    X(CUresult, cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                         \
     X(CUresult, cuLaunchKernel,                                                                               \
       (CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,      \
        unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, CUstream stream, void **params, \
        void **extra))
+
+/* In newer drivers only (CUDA 12.4 and later); NULL where absent. */
+#define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                     \
+    X(CUresult, cuFuncGetParamInfo, (CUfunction function, size_t index, size_t *offset, size_t *size))
 
 /* NVRTC's result codes are small integers; its own nvrtcGetErrorString names them. */
 typedef int nvrtcResult;
@@ -110,6 +131,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 
 struct cuda_driver_api {
     CUDA_DRIVER_FUNCTIONS(CUDA_DECLARE_POINTER)
+    CUDA_DRIVER_OPTIONAL_FUNCTIONS(CUDA_DECLARE_POINTER)
 };
 
 struct nvrtc_api {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../core/report-impl.h"
+#include "../../core/text-impl.h"
 #include "cuda-impl.h"
 
 static const char *path_key(enum cuda_kernel_path path)
@@ -25,10 +26,11 @@ static const char *path_key(enum cuda_kernel_path path)
 static void better_path(const struct cuda_probe *p, const struct cuda_gpu *g, char *out, size_t len)
 {
     const struct cuda_choice *c = &g->choice;
+    enum cuda_kernel_path path = cuda_choice_path(c);
     out[0] = '\0';
-    if (c->path == CUDA_PATH_NVRTC_CUBIN || c->path == CUDA_PATH_NONE || g->cc < CUDA_OLDEST_ARCH)
+    if (path == CUDA_PATH_NVRTC_CUBIN || path == CUDA_PATH_NONE || g->cc < CUDA_OLDEST_ARCH)
         return;
-    if (c->path == CUDA_PATH_NVRTC_PTX) {
+    if (path == CUDA_PATH_NVRTC_PTX) {
         snprintf(out, len, "an NVRTC that builds cubins for sm_%d (CUDA 11.1 or later) would skip the driver's JIT",
                  g->cc);
         return;
@@ -36,7 +38,7 @@ static void better_path(const struct cuda_probe *p, const struct cuda_gpu *g, ch
     /* the built-in PTX: is it for want of an NVRTC, or of a driver? */
     if (strstr(c->rejected, "but the driver loads at most"))
         snprintf(out, len, "a newer NVIDIA driver would load the PTX of the NVRTC found (this one loads up to PTX %d.%d)",
-                 p->driver_ptx_isa / 10, p->driver_ptx_isa % 10);
+                 p->path_ptx_isa / 10, p->path_ptx_isa % 10);
     else if (g->cc < 35)
         snprintf(out, len, "none needed: no NVRTC newer than 10.2 targets sm_%d, and the built-in PTX is made for it",
                  g->cc);
@@ -89,6 +91,10 @@ void cuda_diagnose(struct ember_report *r, int threads)
         ember_report_string(driver, "max_ptx_isa", "loads PTX up to", "%d.%d", p->driver_ptx_isa / 10,
                             p->driver_ptx_isa % 10);
     }
+    if (p->driver_as)
+        ember_report_string(driver, "paths_chosen_as", "kernel paths chosen as for",
+                            "a CUDA %d.%d driver (EMBER_CUDA_MAX_PTX=%d.%d)", p->driver_as / 1000,
+                            p->driver_as % 1000 / 10, p->path_ptx_isa / 10, p->path_ptx_isa % 10);
     if (!p->driver_ok)
         ember_report_string(driver, "reason", "not available", "%s", p->why);
     cuda_diagnose_nvrtc(r, p);
@@ -96,6 +102,8 @@ void cuda_diagnose(struct ember_report *r, int threads)
                         p->baseline_ptx_isa % 10);
     if (p->forced)
         ember_report_string(r, "forced", "forced by EMBER_CUDA_KERNELS", "%s", p->forced);
+    if (p->sync)
+        ember_report_bool(r, "sync", "waits for every kernel (EMBER_CUDA_SYNC)", true);
 
     struct ember_report *gpus = ember_report_array(r, "gpus", "GPUs");
     for (int i = 0; i < p->gpu_count; i++) {
@@ -110,8 +118,24 @@ void cuda_diagnose(struct ember_report *r, int threads)
         ember_report_string(e, "compute_capability", NULL, "%d.%d", g->cc / 10, g->cc % 10);
         ember_report_int(e, "memory_bytes", NULL, (int64_t)g->memory);
         ember_report_int(e, "multiprocessors", NULL, g->multiprocessors);
-        ember_report_string(e, "kernel_path", "kernels", "%s", path_key(c->path));
-        ember_report_string(e, "kernel_path_reason", "because", "%s", c->reason);
+        /* the path taken when this process opened the GPU (ember devices
+         * opens each one), else the one expected */
+        char detail[160], failed[1024], paths[256] = "";
+        enum cuda_kernel_path taken = cuda_module_outcome(i, detail, sizeof detail, failed, sizeof failed);
+        enum cuda_kernel_path path = taken != CUDA_PATH_NONE ? taken : cuda_choice_path(c);
+        const char *reason = c->reason;
+        for (int o = 0; o < c->count; o++) {
+            ember_note_append(paths, sizeof paths, "%s", path_key(c->options[o].path));
+            if (c->options[o].path == taken)
+                reason = c->options[o].reason;
+        }
+        ember_report_string(e, "kernel_path", "kernels", "%s", path_key(path));
+        ember_report_string(e, "kernel_path_reason", "because", "%s", reason);
+        if (taken != CUDA_PATH_NONE)
+            ember_report_string(e, "kernels_loaded", "loaded", "%s", detail);
+        ember_report_string(e, "kernel_paths", "paths, best first", "%s", c->count ? paths : "none");
+        if (failed[0])
+            ember_report_string(e, "failed_paths", "failed here", "%s", failed);
         if (c->rejected[0])
             ember_report_string(e, "passed_over", "passed over", "%s", c->rejected);
         char better[512];

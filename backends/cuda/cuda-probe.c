@@ -13,7 +13,13 @@
  *                        looked at before the usual places; "only:" before
  *                        the list looks nowhere else, and "none" nowhere at
  *                        all (as on a machine without any NVRTC)
- *   EMBER_CUDA_KERNELS   "nvrtc" or "baseline": force that kernel path
+ *   EMBER_CUDA_KERNELS   "nvrtc" (either NVRTC path), "nvrtc-cubin", "nvrtc-ptx" or
+ *                        "baseline": only that kernel path
+ *   EMBER_CUDA_MAX_PTX   "6.4": choose kernel paths as for the older driver that
+ *                        loads PTX up to that version (R418 loads 6.4, R470 7.4):
+ *                        its PTX limit and the cubins it takes; a newer GPU then
+ *                        takes the path an old one would
+ *   EMBER_CUDA_SYNC      "1": wait for every kernel, so a fault names its kernel
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -45,6 +51,7 @@ static bool driver_lookup(void *lib, struct cuda_driver_api *api, char *missing,
 {
     bool ok = true;
     CUDA_DRIVER_FUNCTIONS(LOOKUP_REQUIRED)
+    CUDA_DRIVER_OPTIONAL_FUNCTIONS(LOOKUP_OPTIONAL)
     return ok;
 }
 
@@ -137,6 +144,10 @@ static void probe_driver(struct cuda_probe *p)
         p->api.cuDeviceGetAttribute(&g->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
         p->api.cuDeviceGetAttribute(&g->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
         p->api.cuDeviceGetAttribute(&g->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
+        for (int d = 0; d < 3; d++)
+            if (p->api.cuDeviceGetAttribute(&g->max_grid[d], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + d, dev) != 0 ||
+                g->max_grid[d] < 1)
+                g->max_grid[d] = 65535; /* what every GPU from sm_30 up allows along y and z */
         p->api.cuDeviceTotalMem_v2(&g->memory, dev);
         g->cc = major * 10 + minor;
     }
@@ -280,20 +291,48 @@ static void probe_nvrtc(struct cuda_probe *p)
 
 /* ------------------------------------------------------------------ probe */
 
+/* EMBER_CUDA_MAX_PTX: choose paths as for the driver that loads PTX up to that version */
+static void probe_driver_as(struct cuda_probe *p)
+{
+    p->path_driver = p->driver_version;
+    p->path_ptx_isa = p->driver_ptx_isa;
+    const char *cap = getenv("EMBER_CUDA_MAX_PTX");
+    if (!cap || !*cap)
+        return;
+    int major = 0, minor = 0, version = 0;
+    if (sscanf(cap, "%d.%d", &major, &minor) == 2 && minor >= 0 && minor <= 9)
+        version = cuda_version_for_ptx_isa(major * 10 + minor);
+    if (!version) {
+        note(p, "EMBER_CUDA_MAX_PTX=%s ignored: it takes a PTX ISA version some CUDA driver loads, as 6.4 or 7.4",
+             cap);
+        return;
+    }
+    if (p->driver_ok && version >= p->driver_version)
+        return; /* not older than the driver there is */
+    p->driver_as = version;
+    p->path_driver = version;
+    p->path_ptx_isa = major * 10 + minor;
+}
+
 static void probe_run(void)
 {
     struct cuda_probe *p = &probe;
     p->baseline_ptx_isa = cuda_ptx_isa_in(cuda_baseline_ptx());
+    static const char *const paths[] = {"nvrtc", "nvrtc-cubin", "nvrtc-ptx", "baseline"};
     const char *forced = getenv("EMBER_CUDA_KERNELS");
-    if (forced && (strcmp(forced, "nvrtc") == 0 || strcmp(forced, "baseline") == 0))
-        p->forced = forced;
-    else if (forced && *forced)
-        note(p, "EMBER_CUDA_KERNELS=%s ignored: it takes nvrtc or baseline", forced);
+    for (size_t i = 0; forced && i < sizeof paths / sizeof paths[0]; i++)
+        if (strcmp(forced, paths[i]) == 0)
+            p->forced = paths[i];
+    if (forced && *forced && !p->forced)
+        note(p, "EMBER_CUDA_KERNELS=%s ignored: it takes nvrtc, nvrtc-cubin, nvrtc-ptx or baseline", forced);
+    const char *sync = getenv("EMBER_CUDA_SYNC");
+    p->sync = sync && *sync && strcmp(sync, "0") != 0;
     probe_driver(p);
     probe_nvrtc(p);
+    probe_driver_as(p);
     for (int i = 0; i < p->gpu_count; i++)
-        cuda_choose_path(p->gpus[i].cc, p->driver_ptx_isa, p->nvrtc, p->nvrtc_count, p->baseline_ptx_isa,
-                         p->forced, &p->gpus[i].choice);
+        cuda_choose_path(p->gpus[i].cc, p->path_driver, p->path_ptx_isa, p->nvrtc, p->nvrtc_count,
+                         p->baseline_ptx_isa, p->forced, &p->gpus[i].choice);
 }
 
 const struct cuda_probe *cuda_probe(void)

@@ -140,23 +140,24 @@ char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, 
         /* the rules of cuda-path.c, with a driver that takes any PTX when
          * there is no driver to ask */
         struct cuda_choice c;
-        int driver_isa = p->driver_ok ? p->driver_ptx_isa : 999;
-        cuda_choose_path(cc, driver_isa, p->nvrtc, p->nvrtc_count, p->baseline_ptx_isa, NULL, &c);
-        if (c.path == CUDA_PATH_NONE) {
+        int driver = p->driver_ok ? p->path_driver : 99000, driver_isa = p->driver_ok ? p->path_ptx_isa : 999;
+        cuda_choose_path(cc, driver, driver_isa, p->nvrtc, p->nvrtc_count, p->baseline_ptx_isa, NULL, &c);
+        if (c.count == 0) {
             snprintf(why, why_len, "sm_%d: %s", cc, c.reason);
             return NULL;
         }
-        if (c.nvrtc >= 0) {
-            const struct cuda_nvrtc *n = &p->nvrtc[c.nvrtc];
+        const struct cuda_option *o = &c.options[0];
+        if (o->nvrtc >= 0) {
+            const struct cuda_nvrtc *n = &p->nvrtc[o->nvrtc];
             struct ember_kernel_tuning t = cuda_nvrtc_tuning();
             size_t size;
             char fail[2048];
-            module = (char *)cuda_nvrtc_compile(n, c.arch, false, &t, &size, fail, sizeof fail);
+            module = (char *)cuda_nvrtc_compile(n, o->arch, false, &t, &size, fail, sizeof fail);
             if (!module) {
                 snprintf(why, why_len, "%s", fail);
                 return NULL;
             }
-            snprintf(how, how_len, "NVRTC %d.%d (%s), PTX for compute_%d", n->major, n->minor, n->path, c.arch);
+            snprintf(how, how_len, "NVRTC %d.%d (%s), PTX for compute_%d", n->major, n->minor, n->path, o->arch);
         } else {
             snprintf(how, how_len, "the built-in sm_30 PTX (no NVRTC for sm_%d: %s)", cc, c.rejected);
         }

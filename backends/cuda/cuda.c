@@ -4,11 +4,20 @@
  * this file only says how to reach an NVIDIA GPU through the driver API,
  * which cuda-probe.c opened with dlopen.
  *
- * Every call first makes the device's context current (one ember context
- * may use the GPU from any thread, one thread at a time) and refuses to go
- * on once the device is lost: after a sticky error such as an illegal
- * address the CUDA context is unusable, and calling it again would only
- * produce confusing errors.
+ * A device works in the GPU's primary context, the one the CUDA runtime
+ * and other libraries in the process share. Every call first makes it
+ * current (one ember context may use the GPU from any thread, one thread at
+ * a time) and refuses to go on once the device is lost: after a sticky
+ * error such as an illegal address the driver refuses all further work in
+ * the process, and calling it again would only produce confusing errors.
+ *
+ * Launches are asynchronous: a kernel that faults is reported by the next
+ * call that waits for the GPU, usually a copy. The message names the last
+ * kernel launched before it; EMBER_CUDA_SYNC=1 waits for every kernel, so
+ * that the one at fault is named for certain. Every launch is checked
+ * before it goes: the grid against the GPU's limits, the block against what
+ * the kernel's registers allow, and the arguments against the kernel's own
+ * (where the driver can say, CUDA 12.4 and later).
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,10 +30,11 @@
 static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                 size_t local, const struct ember_gpu_arg *args, int nargs);
 
-/* Errors after which the context cannot be used again. */
+/* Errors after which the driver refuses every further call in the process. */
 static bool cuda_sticky(CUresult r)
 {
-    return r == CUDA_ERROR_ILLEGAL_ADDRESS || (r >= 714 && r <= 719) || r == 999;
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_TIMEOUT || (r >= 714 && r <= 719) ||
+           r == CUDA_ERROR_CONTAINED || r == CUDA_ERROR_TENSOR_MEMORY_LEAK || r == CUDA_ERROR_UNKNOWN;
 }
 
 static double mib(size_t bytes)
@@ -40,20 +50,35 @@ ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     const struct ember_host *h = &d->gpu.host;
+    const struct cuda_gpu *g = &d->probe->gpus[d->index];
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
         size_t free_bytes = 0, total = 0;
-        d->probe->api.cuMemGetInfo_v2(&free_bytes, &total);
-        return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (%.1f MiB free of %.1f MiB)", d->gpu.name,
-                       what, mib(free_bytes), mib(total));
+        if (d->probe->api.cuMemGetInfo_v2(&free_bytes, &total) == CUDA_SUCCESS)
+            return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (%.1f MiB free of %.1f MiB)",
+                           d->gpu.name, what, mib(free_bytes), mib(total));
+        return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (the GPU has %.1f MiB in all)", d->gpu.name,
+                       what, mib(g->memory));
     }
-    if (cuda_sticky(r)) {
-        d->lost = true;
-        snprintf(d->lost_reason, sizeof d->lost_reason, "%s in %.200s", cuda_error_name(r), what);
-        return h->fail(h->ctx, EMBER_ERR_DEVICE,
-                       "%s: %s failed: %s (%d); the GPU's context is now unusable, so %s is marked lost",
-                       d->gpu.name, what, cuda_error_name(r), r, d->gpu.name);
-    }
-    return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: %s failed: %s (%d)", d->gpu.name, what, cuda_error_name(r), r);
+    if (!cuda_sticky(r))
+        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: %s failed: %s (%d)", d->gpu.name, what, cuda_error_name(r), r);
+
+    d->lost = true;
+    snprintf(d->lost_reason, sizeof d->lost_reason, "%s in %.200s", cuda_error_name(r), what);
+    /* a fault reported by a later call began in a kernel launched before it */
+    char where[256] = "";
+    if (d->launched && strncmp(what, "kernel ", 7) != 0)
+        snprintf(where, sizeof where,
+                 " (a kernel launched before it failed; the last one was %s: set EMBER_CUDA_SYNC=1 to wait for "
+                 "every kernel and name the one at fault)",
+                 ember_kernel_name(d->last_kernel));
+    const char *advice = "";
+    if (r == CUDA_ERROR_LAUNCH_TIMEOUT)
+        advice = " The display's watchdog stopped a kernel that ran too long: this GPU drives a screen (as in "
+                 "a laptop). Train with smaller batches (--batch), or on a GPU without a display.";
+    return h->fail(h->ctx, EMBER_ERR_DEVICE,
+                   "%s: %s failed: %s (%d)%s.%s %s is lost: after this error the driver refuses all further GPU "
+                   "work in this process, so restart the program to use it again",
+                   d->gpu.name, what, cuda_error_name(r), r, where, advice, d->gpu.name);
 }
 
 /* Makes the context current; fails at once on a lost device. */
@@ -61,7 +86,7 @@ static ember_status cuda_enter(struct cuda_device *d)
 {
     if (d->lost)
         return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE,
-                                "%s was lost after an earlier error (%s): make a new context to use it again",
+                                "%s was lost after an earlier error (%s): restart the program to use it again",
                                 d->gpu.name, d->lost_reason);
     CUresult r = d->probe->api.cuCtxSetCurrent(d->context);
     return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "cuCtxSetCurrent");
@@ -89,9 +114,9 @@ static bool cuda_device_preferred(int index, char *why, size_t why_len)
     if (index < 0 || index >= p->gpu_count)
         return false;
     const struct cuda_gpu *g = &p->gpus[index];
-    if (g->choice.path == CUDA_PATH_NONE)
+    if (cuda_choice_path(&g->choice) == CUDA_PATH_NONE)
         snprintf(why, why_len, "%s: %s", g->name, g->choice.reason);
-    return g->choice.path != CUDA_PATH_NONE;
+    return cuda_choice_path(&g->choice) != CUDA_PATH_NONE;
 }
 
 static void cuda_device_close(void *dev)
@@ -104,7 +129,7 @@ static void cuda_device_close(void *dev)
         cuda_module_close(d);
     }
     if (d->context)
-        d->probe->api.cuCtxDestroy_v2(d->context);
+        d->probe->api.cuDevicePrimaryCtxRelease(d->device);
     free(d);
 }
 
@@ -117,7 +142,7 @@ static ember_status cuda_device_open(const struct ember_host *host, int index, v
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no cuda:%d: the driver reports %d GPU%s", index,
                           p->gpu_count, p->gpu_count == 1 ? "" : "s");
     const struct cuda_gpu *g = &p->gpus[index];
-    if (g->choice.path == CUDA_PATH_NONE)
+    if (cuda_choice_path(&g->choice) == CUDA_PATH_NONE)
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d (%s) cannot be used: %s", index, g->name,
                           g->choice.reason);
     struct cuda_device *d = calloc(1, sizeof *d);
@@ -128,15 +153,18 @@ static ember_status cuda_device_open(const struct ember_host *host, int index, v
     ember_status st;
     CUresult r = p->api.cuDeviceGet(&d->device, index);
     if (r == CUDA_SUCCESS)
-        r = p->api.cuCtxCreate_v2(&d->context, 0, d->device);
+        r = p->api.cuDevicePrimaryCtxRetain(&d->context, d->device);
+    if (r == CUDA_SUCCESS)
+        r = p->api.cuCtxSetCurrent(d->context);
     if (r != CUDA_SUCCESS) {
-        st = cuda_fail(d, r, "creating a context on %s", g->name);
+        st = cuda_fail(d, r, "opening the primary context of %s", g->name);
         goto fail;
     }
     if ((st = cuda_module_open(d)) != EMBER_OK)
         goto fail;
     d->gpu.gemm_threads = (size_t)ember_kernel_gemm_threads(&d->gpu.tuning);
-    d->gpu.max_groups = 65535; /* the grid's x limit on sm_30 */
+    /* grid-stride launches need no more groups than this to fill any GPU */
+    d->gpu.max_groups = g->max_grid[0] < 65535 ? (size_t)g->max_grid[0] : 65535;
     *dev = d;
     return EMBER_OK;
 fail:
@@ -221,28 +249,67 @@ static ember_status cuda_sync(void *dev)
 
 /* --------------------------------------------------------------- launches */
 
-#define MAX_ARGS 48
+/* A launch the GPU would refuse is a bug in a launch plan (gpu-*.c): say
+ * which, before the driver answers with a bare CUDA_ERROR_INVALID_VALUE. */
+static ember_status cuda_launch_check(struct cuda_device *d, enum ember_kernel kernel, const size_t groups[3],
+                                      size_t local, const struct ember_gpu_arg *args, int nargs)
+{
+    const struct cuda_gpu *g = &d->probe->gpus[d->index];
+    const struct cuda_kernel_info *info = &d->kernels[kernel];
+    const char *name = ember_kernel_name(kernel);
+    for (int i = 0; i < 3; i++)
+        if (groups[i] < 1 || groups[i] > (size_t)g->max_grid[i])
+            return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+                                    "%s: a launch of kernel %s over %zux%zux%zu blocks passes this GPU's grid "
+                                    "(%d x %d x %d)",
+                                    d->gpu.name, name, groups[0], groups[1], groups[2], g->max_grid[0],
+                                    g->max_grid[1], g->max_grid[2]);
+    if (local < 1 || local > (size_t)info->max_threads)
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+                                "%s: a launch of kernel %s in blocks of %zu threads: it runs at most %d", d->gpu.name,
+                                name, local, info->max_threads);
+    if (nargs > CUDA_MAX_ARGS)
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED, "%s: kernel %s takes %d arguments, over %d",
+                                d->gpu.name, name, nargs, CUDA_MAX_ARGS);
+    if (info->arg_count < 0)
+        return EMBER_OK;
+    bool same = info->arg_count == nargs;
+    for (int i = 0; same && i < nargs; i++)
+        same = info->arg_sizes[i] == (args[i].kind == EMBER_GPU_ARG_BUFFER ? sizeof(CUdeviceptr) : 4);
+    if (!same)
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+                                "%s: kernel %s takes %d arguments, but its launch plan passes %d, or of other sizes: "
+                                "the kernel (backends/kernels/*.kc) and its launch (gpu-*.c) disagree",
+                                d->gpu.name, name, info->arg_count, nargs);
+    return EMBER_OK;
+}
 
 static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                 size_t local, const struct ember_gpu_arg *args, int nargs)
 {
     struct cuda_device *d = (struct cuda_device *)gpu;
     ember_status st = cuda_enter(d);
+    if (st == EMBER_OK)
+        st = cuda_launch_check(d, kernel, groups, local, args, nargs);
     if (st != EMBER_OK)
         return st;
-    if (nargs > MAX_ARGS)
-        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED, "%s: kernel %s takes %d arguments, over %d",
-                              gpu->name, ember_kernel_name(kernel), nargs, MAX_ARGS);
     /* cuLaunchKernel takes the address of each argument's value; a buffer's
-     * value is its device address, which ember_ptr keeps in a pointer */
-    void *params[MAX_ARGS];
+     * value is its device address, which ember_ptr keeps in a pointer. The
+     * list ends with a NULL: the driver reads only as many as the kernel
+     * takes; the test double (tests/fakes) counts them by it. */
+    void *params[CUDA_MAX_ARGS + 1];
     for (int i = 0; i < nargs; i++)
         params[i] = (void *)&args[i].value;
+    params[nargs] = NULL;
+    d->last_kernel = kernel;
+    d->launched = true;
     CUresult r = d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
                                               (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
+    if (r == CUDA_SUCCESS && d->probe->sync)
+        r = d->probe->api.cuCtxSynchronize();
     if (r != CUDA_SUCCESS)
-        return cuda_fail(d, r, "launching kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel),
-                         groups[0], groups[1], groups[2], local);
+        return cuda_fail(d, r, "kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel), groups[0],
+                         groups[1], groups[2], local);
     return EMBER_OK;
 }
 

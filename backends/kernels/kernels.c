@@ -34,6 +34,7 @@ static const char *const dialect_files[EMBER_DIALECT_COUNT][2] = {
     [EMBER_DIALECT_OPENCL] = {"prelude-opencl.kh", NULL},
     [EMBER_DIALECT_CUDA] = {"prelude-cuda.kh", NULL},
     [EMBER_DIALECT_NVPTX] = {"prelude-nvptx.kh", "softmath.kh"},
+    [EMBER_DIALECT_HOST] = {"prelude-host.kh", "softmath.kh"},
 };
 
 static const struct {
@@ -143,6 +144,18 @@ static void add_op_codes(struct ember_text *t)
 #undef OP_DEFINE
 }
 
+/* The tuning the program is compiled with, as a constant in the module
+ * (kernels.h: EMBER_KERNEL_TUNING_SYMBOL), from the -D values. */
+static void add_tuning_constant(struct ember_text *t)
+{
+    ember_text_printf(t, "#line 1 \"the tuning, readable from the compiled module\"\n");
+    ember_text_printf(t, "PROGRAM_CONSTANT int %s[%d] = {", EMBER_KERNEL_TUNING_SYMBOL, EMBER_KERNEL_TUNING_COUNT);
+#define VALUE_ENTRY(NAME, name, value, what) ember_text_printf(t, "%s, ", #NAME);
+    EMBER_KERNEL_TUNING(VALUE_ENTRY)
+#undef VALUE_ENTRY
+    ember_text_printf(t, "};\n");
+}
+
 char *ember_kernel_program(enum ember_kernel_dialect dialect, unsigned families, char *why, size_t why_len)
 {
     if (dialect >= EMBER_DIALECT_COUNT) {
@@ -158,6 +171,8 @@ char *ember_kernel_program(enum ember_kernel_dialect dialect, unsigned families,
     if (ok)
         add_op_codes(&t);
     ok = ok && add_file(&t, "common.kh", why, why_len);
+    if (ok)
+        add_tuning_constant(&t);
     for (int f = 0; ok && f < EMBER_FAMILY_COUNT; f++) {
         char name[64];
         snprintf(name, sizeof name, "%s.kc", family_names[f]);
@@ -184,6 +199,14 @@ struct ember_kernel_tuning ember_kernel_tuning_default(void)
         EMBER_KERNEL_TUNING(DEFAULT_ENTRY)
 #undef DEFAULT_ENTRY
     };
+}
+
+void ember_kernel_tuning_values(const struct ember_kernel_tuning *t, int values[EMBER_KERNEL_TUNING_COUNT])
+{
+    int i = 0;
+#define VALUE_ENTRY(NAME, name, value, what) values[i++] = t->name;
+    EMBER_KERNEL_TUNING(VALUE_ENTRY)
+#undef VALUE_ENTRY
 }
 
 int ember_kernel_gemm_threads(const struct ember_kernel_tuning *t)

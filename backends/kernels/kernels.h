@@ -6,9 +6,10 @@
  * README.md beside this file describes, in one file per op family
  * (elementwise.kc, gemm.kc, ...). A short prelude per dialect maps the
  * subset's few macros (KERNEL, GLOBAL, LOCAL, BARRIER, the thread and group
- * ids, the math functions) onto OpenCL C 1.2, CUDA C for NVRTC, or clang's
- * CUDA dialect for NVPTX without CUDA headers. A backend asks for a whole
- * program and compiles it with its own compiler:
+ * ids, the math functions) onto OpenCL C 1.2, CUDA C for NVRTC, clang's
+ * CUDA dialect for NVPTX without CUDA headers, or plain C for the host (the
+ * CUDA test double runs that one). A backend asks for a whole program and
+ * compiles it with its own compiler:
  *
  *     char why[256], defines[256];
  *     char *src = ember_kernel_program(EMBER_DIALECT_OPENCL, EMBER_KERNEL_ALL_FAMILIES,
@@ -35,7 +36,8 @@
 #define EMBER_KERNEL_DIALECTS(X)                                                                             \
     X(OPENCL, opencl, "OpenCL C 1.2")                                                                        \
     X(CUDA, cuda, "CUDA C for NVRTC")                                                                        \
-    X(NVPTX, nvptx, "clang's CUDA dialect without CUDA headers, for the baseline PTX")
+    X(NVPTX, nvptx, "clang's CUDA dialect without CUDA headers, for the baseline PTX")                  \
+    X(HOST, host, "plain C11, run on the CPU by the CUDA test double")
 
 /* The op families, one source file each (<name>.kc). */
 #define EMBER_KERNEL_FAMILIES(X)                                                                             \
@@ -155,6 +157,18 @@ bool ember_kernel_tuning_check(const struct ember_kernel_tuning *t, char *why, s
  * reason, for an unknown name or a value that is not a number; *t may then
  * be partly changed. */
 bool ember_kernel_tuning_parse(const char *text, struct ember_kernel_tuning *t, char *why, size_t why_len);
+/* Every program carries the tuning it was compiled with, in the order of
+ * EMBER_KERNEL_TUNING, as a constant array named EMBER_KERNEL_TUNING_SYMBOL
+ * (int[EMBER_KERNEL_TUNING_COUNT]): a compiled module can be asked what it
+ * was built with (cuModuleGetGlobal), and the CUDA backend checks that it
+ * is what the launch plans will assume. */
+#define EMBER_KERNEL_TUNING_SYMBOL "ember_tuning"
+#define EMBER_KERNEL_COUNT_ENTRY(NAME, name, value, what) +1
+enum { EMBER_KERNEL_TUNING_COUNT = 0 EMBER_KERNEL_TUNING(EMBER_KERNEL_COUNT_ENTRY) };
+#undef EMBER_KERNEL_COUNT_ENTRY
+/* the values of *t in that order */
+void ember_kernel_tuning_values(const struct ember_kernel_tuning *t, int values[EMBER_KERNEL_TUNING_COUNT]);
+
 /* "-DEMBER_WG_SIZE=64 -DEMBER_TILE_M=32 ...", space-separated, for
  * clBuildProgram; NVRTC and clang take the same words one per option.
  * Returns false when `len` is too short. */
