@@ -13,30 +13,7 @@ set -u
 EMBER=$1 FAKE_CUDA=$2 FAKE_NVRTC=$3 FAKE_NVRTC_OLD=$4 STUB=${5:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
-PYTHON=$(command -v python3 || true)
-
-# run [ENV=VALUE ...] -- ember arguments: output in $TMP/out, status in $status
-run() {
-    vars=""
-    while [ "$1" != "--" ]; do vars="$vars $1"; shift; done
-    shift
-    # shellcheck disable=SC2086 # vars is a list of assignments
-    env $vars "$EMBER" "$@" >"$TMP/out" 2>&1
-    status=$?
-}
-expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1: $(head -c 500 "$TMP/out")"; }
-expect_text() { grep -qF -- "$1" "$TMP/out" || fail "$2: no \"$1\" in: $(head -c 800 "$TMP/out")"; }
-# jcheck NAME PYTHON-EXPRESSION: d is the JSON of the last `ember devices --json`
-jcheck() {
-    [ -n "$PYTHON" ] || return 0
-    "$PYTHON" -c "import json, sys
-d = json.load(open('$TMP/out'))
-cuda, opencl, cpu = d['backends'].get('cuda', {}), d['backends'].get('opencl', {}), d['backends']['cpu']
-dev = {e['name']: e for e in d['devices']}
-sys.exit(0 if ($2) else 1)" || fail "$1: the JSON does not have $2"
-}
+. "$(dirname "$0")/cli-util.sh"
 
 NO_GPU="EMBER_CUDA_LIBRARY=/nonexistent/libcuda.so.1"
 K40="EMBER_CUDA_LIBRARY=$FAKE_CUDA EMBER_FAKE_CUDA_DRIVER=11040 EMBER_FAKE_CUDA_GPUS=35:Tesla-K40m"
@@ -69,7 +46,7 @@ expect_status 0 "auto without a driver"
 expect_text "passed over: cuda (cannot open /nonexistent" "auto's line without a driver"
 run "$NO_GPU EMBER_DEVICE=cpu" -- train --data random --steps 1 --quiet
 expect_status 0 "EMBER_DEVICE=cpu"
-grep -q "auto chose" "$TMP/out" && fail "EMBER_DEVICE=cpu still went through auto"
+cat "$TMP/out" "$TMP/err" | grep -q "auto chose" && fail "EMBER_DEVICE=cpu still went through auto"
 
 # --- only the toolkit's stub libcuda (cuInit answers 34); the real one when installed
 for lib in $STUB "$FAKE_CUDA"; do
@@ -150,9 +127,4 @@ else
     echo "note: PoCL is not installed; the platform-without-devices case was not run"
 fi
 
-[ -n "$PYTHON" ] || echo "note: no python3: the JSON was not checked field by field"
-if [ "$failures" -ne 0 ]; then
-    echo "test_devices: $failures failures" >&2
-    exit 1
-fi
-echo "test_devices: ok"
+finish test_devices

@@ -3,7 +3,8 @@
  *
  * Products that fill at least one whole tile each way go to the tiled
  * kernel: one work-group per tile of C per matrix of the batch,
- * (ceil(n / TILE_N), ceil(m / TILE_M), batch) groups. The shapes of a small
+ * (ceil(n / TILE_N), ceil(m / TILE_M), batch) groups, split into several
+ * launches past the grid's limits (65535 along y and z on CUDA). The shapes of a small
  * CNN mostly do not, and have kernels of their own (gemm.kc): sgemm_wide
  * for few rows of C against many columns with B not transposed (a
  * convolution, a linear layer's input and weight gradients), sgemm_split
@@ -86,6 +87,39 @@ static ember_status gpu_gemm_batches(struct ember_gpu *gpu, const struct ember_g
     return EMBER_OK;
 }
 
+/* The tiled kernel: a group per tile of C per matrix, (ceil(n / TILE_N),
+ * ceil(m / TILE_M), batch) groups, in as many launches as the grid's
+ * limits need: a part of the batch, a band of rows of C (and of op(A)), a
+ * band of columns of C (and of op(B)) each, the pointers moved to the
+ * part's start. */
+static ember_status gpu_gemm_tiled(struct ember_gpu *gpu, const struct ember_gemm *g, ember_ptr a, ember_ptr b,
+                                   ember_ptr c)
+{
+    const struct ember_kernel_tuning *t = &gpu->tuning;
+    int64_t rows = EMBER_GPU_GRID_YZ * (int64_t)t->tile_m, cols = (int64_t)gpu->max_groups * t->tile_n;
+    for (int64_t z0 = 0; z0 < g->batch; z0 += EMBER_GPU_GRID_YZ)
+        for (int64_t i0 = 0; i0 < g->m; i0 += rows)
+            for (int64_t j0 = 0; j0 < g->n; j0 += cols) {
+                int64_t batch = g->batch - z0 < EMBER_GPU_GRID_YZ ? g->batch - z0 : EMBER_GPU_GRID_YZ,
+                        m = g->m - i0 < rows ? g->m - i0 : rows, n = g->n - j0 < cols ? g->n - j0 : cols;
+                int64_t a_at = z0 * g->stride_a + (g->trans_a ? i0 : i0 * g->lda),
+                        b_at = z0 * g->stride_b + (g->trans_b ? j0 * g->ldb : j0),
+                        c_at = z0 * g->stride_c + i0 * g->ldc + j0;
+                ember_ptr ap = {a.buf, a.off + (size_t)a_at}, bp = {b.buf, b.off + (size_t)b_at},
+                          cp = {c.buf, c.off + (size_t)c_at};
+                size_t groups[3] = {(size_t)((n + t->tile_n - 1) / t->tile_n), (size_t)((m + t->tile_m - 1) / t->tile_m),
+                                    (size_t)batch};
+                ember_status st = GPU_LAUNCH(
+                    gpu, EMBER_KERNEL_sgemm, groups, gpu->gemm_threads, GPU_PTR(ap), GPU_PTR(bp), GPU_PTR(cp),
+                    GPU_INT(m), GPU_INT(n), GPU_INT(g->k), GPU_INT(g->trans_a), GPU_INT(g->trans_b), GPU_INT(g->lda),
+                    GPU_INT(g->ldb), GPU_INT(g->ldc), GPU_INT(g->stride_a), GPU_INT(g->stride_b),
+                    GPU_INT(g->stride_c), GPU_FLOAT(g->alpha), GPU_FLOAT(g->beta));
+                if (st != EMBER_OK)
+                    return st;
+            }
+    return EMBER_OK;
+}
+
 ember_status ember_gpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c)
 {
     struct ember_gpu *gpu = dev;
@@ -107,17 +141,9 @@ ember_status ember_gpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a,
                                                : gpu_gemm_extent(g->batch, g->stride_b, g->k, g->n, g->ldb));
     if (st != EMBER_OK)
         return st;
-#define GEMM_ARGS                                                                                            \
-    GPU_PTR(a), GPU_PTR(b), GPU_PTR(c), GPU_INT(g->m), GPU_INT(g->n), GPU_INT(g->k), GPU_INT(g->trans_a),    \
-        GPU_INT(g->trans_b), GPU_INT(g->lda), GPU_INT(g->ldb), GPU_INT(g->ldc), GPU_INT(g->stride_a),        \
-        GPU_INT(g->stride_b), GPU_INT(g->stride_c), GPU_FLOAT(g->alpha), GPU_FLOAT(g->beta)
     const struct ember_kernel_tuning *t = &gpu->tuning;
-    if (g->m >= t->tile_m && g->n >= t->tile_n && g->k >= t->tile_k) {
-        size_t groups[3] = {(size_t)((g->n + t->tile_n - 1) / t->tile_n),
-                            (size_t)((g->m + t->tile_m - 1) / t->tile_m), (size_t)g->batch};
-        return GPU_LAUNCH(gpu, EMBER_KERNEL_sgemm, groups, gpu->gemm_threads, GEMM_ARGS);
-    }
-#undef GEMM_ARGS
+    if (g->m >= t->tile_m && g->n >= t->tile_n && g->k >= t->tile_k)
+        return gpu_gemm_tiled(gpu, g, a, b, c);
     size_t local, groups[3];
     if (!g->trans_b && g->n >= WIDE_MIN_COLS &&
         gpu_gemm_plan(gpu, g, EMBER_KERNEL_sgemm_wide, &local, groups))

@@ -405,7 +405,12 @@ bool fake_memory_check(CUdeviceptr ptr, size_t bytes, char *what, size_t len)
 {
     pthread_mutex_lock(&memory.lock);
     bool ok = find_live((uintptr_t)ptr, bytes) != NULL;
-    if (!ok) {
+    const struct allocation *start = ok ? NULL : find_live((uintptr_t)ptr, 0);
+    if (start) {
+        snprintf(what, len, "%zu bytes at %#llx run %zu bytes past the end of an allocation of %zu at %#lx", bytes,
+                 ptr, (size_t)((uintptr_t)ptr + bytes - start->base - start->bytes), start->bytes,
+                 (unsigned long)start->base);
+    } else if (!ok) {
         char where[256];
         describe_locked((uintptr_t)ptr, where, sizeof where);
         snprintf(what, len, "%zu bytes at %#llx are not device memory: the address is %s", bytes, ptr, where);
