@@ -2,7 +2,7 @@
  * tests/test_parity.c — every primitive on every backend against the
  * reference (tests/reference.c), one table row per case.
  *
- *   test_parity [-o PRIMITIVE] [-b BACKEND] [--perf]
+ *   test_parity [-o PRIMITIVE] [-b BACKEND] [--perf] [--perf-square N]
  *
  * Each row runs one primitive on random inputs (odd sizes that no tile
  * divides, NaN and Inf sprinkled in where the op defines them) and compares
@@ -15,7 +15,8 @@
  *     each side, which must come back untouched.
  * A backend without a device here is skipped; -b naming one is a skip
  * (exit 77); any failure exits 1. --perf adds a timing table of the main
- * primitives at training sizes (GFLOP/s or GB/s).
+ * primitives at training sizes (GFLOP/s or GB/s), and of a square sgemm of
+ * 512, or N with --perf-square (2048 fills a big GPU).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -621,11 +622,13 @@ static void sync_device(struct harness *h)
  * padding 1), ReLU, MaxPool2d(2), Linear(3136, 10), cross-entropy, Adam),
  * at its shapes, and a square sgemm for scale. Every buffer is refilled
  * before each row, so no row reads another's leftovers. */
-static void perf(struct harness *h, const char *backend)
+static void perf(struct harness *h, const char *backend, int64_t square_n)
 {
     enum { REPS = 20 };
     struct dbuf a = {0}, b = {0}, c = {0}, t = {0};
     size_t big = 64 * 16 * 28 * 28 * 9; /* the largest buffer below: im2col of the batch */
+    if ((size_t)(square_n * square_n) > big)
+        big = (size_t)(square_n * square_n);
     int32_t target[64];
     for (int i = 0; i < 64; i++)
         target[i] = i % 10;
@@ -646,8 +649,11 @@ static void perf(struct harness *h, const char *backend)
                                .alpha = 1};
     struct ember_gemm fc_dw = {.m = 10, .n = 3136, .k = 64, .trans_a = true, .lda = 10, .ldb = 3136,
                                .ldc = 3136, .batch = 1, .alpha = 1};
-    struct ember_gemm square = {.m = 512, .n = 512, .k = 512, .lda = 512, .ldb = 512, .ldc = 512, .batch = 1,
-                                .alpha = 1};
+    struct ember_gemm square = {.m = square_n, .n = square_n, .k = square_n, .lda = square_n, .ldb = square_n,
+                                .ldc = square_n, .batch = 1, .alpha = 1};
+    char square_name[64];
+    snprintf(square_name, sizeof square_name, "sgemm %lldx%lldx%lld", (long long)square_n, (long long)square_n,
+             (long long)square_n);
     struct ember_conv_geom g = {.n = 64, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
                                 .oh = 28, .ow = 28};
     struct ember_ewise add = {.ndim = 1, .dense = true, .numel = 64 * 16 * 784, .shape = {64 * 16 * 784},
@@ -681,7 +687,7 @@ static void perf(struct harness *h, const char *backend)
                 h->ops->sgemm(h->dev, &conv, at(a), at(b), at(c)); break;
             case 1: name = "sgemm fc 64x3136 @ 3136x10"; work = 2.0 * 64 * 3136 * 10;
                 h->ops->sgemm(h->dev, &fc, at(a), at(b), at(c)); break;
-            case 2: name = "sgemm 512x512x512"; work = 2.0 * 512 * 512 * 512;
+            case 2: name = square_name; work = 2.0 * (double)square_n * (double)square_n * (double)square_n;
                 h->ops->sgemm(h->dev, &square, at(a), at(b), at(c)); break;
             case 3: name = "im2col 64x1x28x28 3x3"; unit = "GB/s"; work = 4.0 * (64 * 784 + 64 * 9 * 784);
                 h->ops->im2col(h->dev, &g, at(a), at(c)); break;
@@ -733,6 +739,7 @@ int main(int argc, char **argv)
 {
     const char *only_prim = NULL, *only_backend = NULL;
     bool do_perf = false;
+    int64_t square_n = 512;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             only_prim = argv[++i];
@@ -740,8 +747,10 @@ int main(int argc, char **argv)
             only_backend = argv[++i];
         else if (strcmp(argv[i], "--perf") == 0)
             do_perf = true;
+        else if (strcmp(argv[i], "--perf-square") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            do_perf = true, square_n = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: test_parity [-o PRIMITIVE] [-b BACKEND] [--perf]\n");
+            fprintf(stderr, "usage: test_parity [-o PRIMITIVE] [-b BACKEND] [--perf] [--perf-square N]\n");
             return 2;
         }
     }
@@ -772,7 +781,7 @@ int main(int argc, char **argv)
                 CHECK(false, "%s failed: %s", what, ember_last_error(ctx));
         }
         if (do_perf)
-            perf(&h, backend);
+            perf(&h, backend, square_n);
         tested++;
         ember_ctx_free(ctx);
     }

@@ -140,10 +140,17 @@ static int threads_needed(enum ember_kernel k, const struct ember_kernel_tuning 
 
 /* What the driver says of each kernel: how many threads a block may have,
  * and its arguments where it can tell. False (with why) when a kernel
- * cannot run the blocks its launches use. */
+ * cannot run the blocks its launches use, or the GPU has too little shared
+ * memory for the sgemm tiles. */
 static bool module_describe(struct cuda_device *d, const struct ember_kernel_tuning *t, char *why, size_t why_len)
 {
     const struct cuda_driver_api *api = &d->probe->api;
+    const struct cuda_gpu *g = &d->probe->gpus[d->index];
+    if (g->shared_per_block > 0 && ember_kernel_gemm_local_bytes(t) > (size_t)g->shared_per_block) {
+        snprintf(why, why_len, "the sgemm tiles take %zu bytes of shared memory, the GPU has %d a block",
+                 ember_kernel_gemm_local_bytes(t), g->shared_per_block);
+        return false;
+    }
     for (int k = 0; k < EMBER_KERNEL_COUNT; k++) {
         struct cuda_kernel_info *info = &d->kernels[k];
         CUresult r = api->cuFuncGetAttribute(&info->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,

@@ -1,0 +1,362 @@
+#!/bin/sh
+# scripts/gpu-check.sh — everything the CUDA backend needs a GPU to show,
+# in one call, from a clone on a machine with an NVIDIA GPU and no network
+# (a lent GPU machine's half hour: under 8 minutes on an H100 with 16 cores):
+#
+#   1. the build: OpenBLAS if there is one (the pack has it), else ember's own sgemm
+#   2. `ember devices` and `--json`, nvidia-smi's GPU and driver
+#   3. on every kernel path: NVRTC's cubin, NVRTC's PTX, the built-in sm_30 PTX,
+#      and the Kepler conditions on this GPU: a Quadro K2100M's R418 driver
+#      (EMBER_CUDA_MAX_PTX=6.4: the built-in PTX) and a K40m's R470 driver with
+#      CUDA 11.8's NVRTC as the only one (its cubin, the old toolkit for real):
+#      the CUDA tests (parity, gradients, memory, an epoch against the CPU), then
+#      simplecnn one epoch and kerascnn two on Fashion-MNIST, test accuracy next
+#      to the CPU's (within 0.5 points)
+#   4. speed: images/s at batch 64 and 1024 on both kernel paths next to PyTorch
+#      on the same GPU, the primitives' GFLOP/s and GB/s, the cold compile of every
+#      kernel and the warm start from the cache
+#   5. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
+#      is there (an .icd file is written for it), else the report says it is not
+#
+#   scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR
+#
+#   --pack DIR    what scripts/gpu-pack.sh gathered: libraries and headers the
+#                 build lacks, Fashion-MNIST, CUDA 11.8's NVRTC, the PyTorch peer
+#   --build DIR   the build folder (default build-gpu-check), made or brought up to date
+#   --double      no GPU: CUDA's test double (tests/fakes), which runs the kernels on
+#                 the CPU, stands in for the driver, on a subset of Fashion-MNIST
+#                 and a few steps: a rehearsal of this script (CI runs it); its
+#                 figures are no GPU's. OpenCL runs on whatever device there is (PoCL)
+#
+# OUTDIR gets summary.txt (the table printed last), results.tsv, devices.txt,
+# devices.json, and logs.tar.gz (every command's output; logs/ while it runs).
+# Exits 0 when every check passed or was skipped for a stated reason, 1 when
+# one failed, 2 on bad usage.
+set -u
+usage() { echo "usage: scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR" >&2; exit 2; }
+pack="" build="" double=no
+while [ $# -gt 1 ]; do
+    case $1 in
+    --pack) pack=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --double) double=yes; shift ;;
+    *) usage ;;
+    esac
+done
+[ $# -eq 1 ] || usage
+out=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+out=$(absolute "$out")
+[ -n "$pack" ] && pack=$(absolute "$pack")
+build=$(absolute "${build:-$root/build-gpu-check}")
+mkdir -p "$out/logs" || exit 2
+rm -f "$out/logs"/* "$out/results.tsv"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+started=$(date +%s)
+cores=$(nproc 2>/dev/null || echo 2)
+
+# ------------------------------------------------------------------ helpers
+
+failures=0
+# record SECTION CHECK OUTCOME DETAIL: OUTCOME is pass, FAIL or skip
+record() {
+    printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$out/results.tsv"
+    [ "$3" = FAIL ] && failures=$((failures + 1))
+    echo "gpu-check: $1 / $2: $3${4:+ ($4)}"
+}
+# logged NAME CMD...: the command's output in logs/NAME.log, its status in $rc
+logged() {
+    name=$1
+    shift
+    "$@" >"$out/logs/$name.log" 2>&1
+    rc=$?
+}
+outcome_of() { case $1 in 0) echo pass ;; 77) echo skip ;; *) echo FAIL ;; esac; }
+# a field of the last line of a metrics file
+metric() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" "$2" 2>/dev/null | tail -n 1; }
+# a value from a JSON file: python3 EXPR over d
+json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+# tar.xz unpacking without xz(1): Python's tarfile reads it
+unpack() { python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" "$2"; }
+
+# --------------------------------------------------------------- the pack
+
+prefix="" cu11="" data=/usr/share/datasets/fashion-mnist peers=$root/../shared/peers
+if [ -n "$pack" ]; then
+    unpack "$pack/prefix.tar.xz" "$work" && prefix=$work/prefix
+    unpack "$pack/cu11-nvrtc.tar.xz" "$work" && cu11=$work/cu11
+    [ -d "$pack/fashion-mnist" ] && data=$pack/fashion-mnist
+    [ -d "$pack/peers" ] && peers=$pack/peers
+    record pack unpacked pass "$(head -n 1 "$pack/MANIFEST" 2>/dev/null)"
+fi
+[ -z "$cu11" ] && [ -f "$root/build/cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2" ] &&
+    cu11=$root/build/cu11/nvidia/cuda_nvrtc/lib
+# what every ember command runs with: the pack's libraries, a cache of its own
+lib_path=${prefix:+$prefix/lib:}${LD_LIBRARY_PATH:-}
+cache=$work/cache
+ember_env="LD_LIBRARY_PATH=$lib_path EMBER_CACHE_DIR=$cache"
+
+# ---------------------------------------------------------------- build
+
+cmake_args="-DCMAKE_BUILD_TYPE=Release"
+[ -n "$prefix" ] && cmake_args="$cmake_args -DCMAKE_PREFIX_PATH=$prefix"
+if [ -f "$build/CMakeCache.txt" ]; then # a build folder made before: brought up to date as it is
+    logged build cmake --build "$build" -j "$cores"
+else
+    # shellcheck disable=SC2086 # cmake_args is a list of options
+    logged build env PKG_CONFIG_PATH="${prefix:+$prefix/lib/pkgconfig:}${PKG_CONFIG_PATH:-}" \
+        sh -c "cmake -S '$root' -B '$build' $cmake_args && cmake --build '$build' -j $cores"
+fi
+ember=$build/ember
+if [ $rc -ne 0 ] || [ ! -x "$ember" ]; then
+    record build ember FAIL "see logs/build.log: $(grep -m 1 -i error "$out/logs/build.log")"
+else
+    record build ember pass "in $build"
+fi
+
+# ----------------------------------------------------- the GPU and the data
+
+if [ $double = yes ]; then
+    gpu_env="EMBER_CUDA_LIBRARY=$build/tests/libfake-cuda.so EMBER_FAKE_CUDA_GPUS=90:H100-CUDA-test-double EMBER_FAKE_CUDA_DRIVER=13000"
+    record machine GPU pass "the CUDA test double (an sm_90 GPU, a CUDA 13.0 driver; kernels run on the CPU)"
+    # a subset of Fashion-MNIST: 640 training images (10 steps), 500 test images
+    mkdir -p "$work/fashion-small"
+    python3 - "$data" "$work/fashion-small" <<'EOF' || record machine data FAIL "cannot write the subset of $data"
+import gzip, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+for name, keep in (("train-images-idx3-ubyte", 640), ("train-labels-idx1-ubyte", 640),
+                   ("t10k-images-idx3-ubyte", 500), ("t10k-labels-idx1-ubyte", 500)):
+    raw = gzip.open(f"{src}/{name}.gz").read()
+    ndim = raw[3]
+    dims = list(struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim]))
+    per = 1
+    for d in dims[1:]:
+        per *= d
+    dims[0] = keep
+    body = raw[4 + 4 * ndim:4 + 4 * ndim + keep * per]
+    with gzip.open(f"{dst}/{name}.gz", "wb") as f:
+        f.write(raw[:4] + struct.pack(">" + "I" * ndim, *dims) + body)
+EOF
+    data=$work/fashion-small
+    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps="--steps 1"
+else
+    gpu_env=""
+    logged nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader
+    if [ $rc -eq 0 ]; then
+        record machine GPU pass "$(head -n 1 "$out/logs/nvidia-smi.log")"
+    else
+        record machine GPU FAIL "nvidia-smi failed: $(head -c 200 "$out/logs/nvidia-smi.log")"
+    fi
+    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps=""
+fi
+if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+    record machine data pass "Fashion-MNIST from $data"
+else
+    record machine data FAIL "no Fashion-MNIST in $data: give --pack, or install dataset-fashion-mnist"
+fi
+data_args="--data fashion-mnist --data-dir $data"
+
+# shellcheck disable=SC2086 # the environments are lists of assignments
+env $ember_env $gpu_env "$ember" devices >"$out/devices.txt" 2>&1
+# shellcheck disable=SC2086
+env $ember_env $gpu_env "$ember" devices --json >"$out/devices.json" 2>"$out/logs/devices-json.log"
+gpu_usable=$(json "$out/devices.json" "any(e['name'] == 'cuda:0' and e['usable'] for e in d['devices'])")
+if [ "$gpu_usable" = True ]; then
+    record machine "ember devices" pass "$(json "$out/devices.json" "d['backends']['cuda']['gpus'][0]['summary']"); driver CUDA $(json "$out/devices.json" "d['backends']['cuda']['driver']['cuda_version']"); auto: $(json "$out/devices.json" "d['auto']"); cpu sgemm: $(json "$out/devices.json" "d['backends']['cpu']['blas']")"
+else
+    record machine "ember devices" FAIL "cuda:0 is not usable: $(json "$out/devices.json" "[e['reason'] for e in d['devices'] if e['name'].startswith('cuda')]")"
+fi
+
+# ---------------------------------------------- the CPU's accuracy, to compare
+
+cpu_acc() { # MODEL EPOCHS -> the CPU's test accuracy, from a run of its own
+    # shellcheck disable=SC2086
+    env $ember_env "$ember" train --device cpu --model "$1" --epochs "$2" $data_args --seed 0 --quiet \
+        --metrics "$work/cpu-$1.jsonl" >"$out/logs/cpu-$1.log" 2>&1
+    metric test_acc "$work/cpu-$1.jsonl"
+}
+cpu_simple=$(cpu_acc simplecnn $epochs_simple)
+cpu_keras=$(cpu_acc kerascnn $epochs_keras)
+record cpu "reference accuracy" "$([ -n "$cpu_simple" ] && [ -n "$cpu_keras" ] && echo pass || echo FAIL)" \
+    "simplecnn ${cpu_simple:-?} after $epochs_simple epoch, kerascnn ${cpu_keras:-?} after $epochs_keras"
+
+# ------------------------------------------------------ every kernel path
+
+# train_on SECTION ENV MODEL EPOCHS CPU_ACC: one training run on cuda:0, its accuracy against the CPU's
+train_on() {
+    rm -f "$work/m.jsonl"
+    # shellcheck disable=SC2086
+    logged "$1-train-$3" env $ember_env $gpu_env $2 "$ember" train --device cuda:0 --model "$3" --epochs "$4" \
+        $data_args --seed 0 --quiet --metrics "$work/m.jsonl"
+    acc=$(metric test_acc "$work/m.jsonl")
+    ips=$(metric images_per_s "$work/m.jsonl")
+    if [ $rc -ne 0 ] || [ -z "$acc" ]; then
+        record "$1" "train $3" FAIL "exit $rc: $(tail -n 2 "$out/logs/$1-train-$3.log" | tr '\n' ' ')"
+    elif awk -v a="$acc" -v b="$5" 'BEGIN { d = a - b; exit !(d <= 0.005 && d >= -0.005) }'; then
+        record "$1" "train $3" pass "test accuracy $acc, cpu $5; $ips images/s"
+    else
+        record "$1" "train $3" FAIL "test accuracy $acc, cpu $5: more than 0.5 points apart"
+    fi
+}
+
+for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
+    [ "$gpu_usable" = True ] || break
+    case $path in
+    nvrtc-cubin) penv="EMBER_CUDA_KERNELS=nvrtc-cubin" want="NVRTC .* cubin" ;;
+    nvrtc-ptx) penv="EMBER_CUDA_KERNELS=nvrtc-ptx" want="NVRTC .* PTX" ;;
+    builtin-ptx) penv="EMBER_CUDA_KERNELS=baseline" want="built-in" ;;
+    r418) penv="EMBER_CUDA_MAX_PTX=6.4" want="built-in" ;;               # a Quadro K2100M's driver
+    r470-cu11) penv="EMBER_CUDA_MAX_PTX=7.4 EMBER_NVRTC=only:$cu11" want="NVRTC 11.8 cubin" ;; # a K40m's
+    esac
+    if [ $path = r470-cu11 ] && [ -z "$cu11" ]; then
+        record $path kernels skip "no CUDA 11.8 NVRTC: give --pack"
+        continue
+    fi
+    # shellcheck disable=SC2086
+    env $ember_env $gpu_env $penv "$ember" devices --json >"$work/$path.json" 2>"$out/logs/$path-devices.log"
+    loaded=$(json "$work/$path.json" "d['backends']['cuda']['gpus'][0].get('kernels_loaded', '')")
+    if [ -z "$loaded" ]; then
+        why=$(json "$work/$path.json" "[e['reason'] for e in d['devices'] if e['name'] == 'cuda:0']")
+        nvrtcs=$(json "$work/$path.json" "len(d['backends']['cuda']['nvrtc'])")
+        # NVRTC's own paths need an NVRTC: on a machine without any, they are skipped
+        case $path in nvrtc-*) [ "$nvrtcs" = 0 ] && record $path kernels skip "no NVRTC on this machine" && continue ;; esac
+        record $path kernels FAIL "${why:-no kernels loaded}"
+        continue
+    fi
+    if echo "$loaded" | grep -q "$want"; then
+        record $path kernels pass "$loaded"
+    else
+        record $path kernels FAIL "$loaded, where $want was wanted"
+    fi
+    for t in parity gradcheck memory backend_e2e; do
+        case $t in
+        parity) args="-b cuda" ;;
+        backend_e2e) args="cuda:0 --data-dir $data $steps_e2e" ;;
+        *) args="" ;;
+        esac
+        # shellcheck disable=SC2086
+        logged "$path-$t" env $ember_env $gpu_env $penv EMBER_TEST_DEVICE=cuda:0 "$build/tests/test_$t" $args
+        detail=$(grep -m 1 "test accuracy\|checks\? failed" "$out/logs/$path-$t.log")
+        record $path "test $t" "$(outcome_of $rc)" "${detail:-logs/$path-$t.log}"
+    done
+    train_on $path "$penv" simplecnn $epochs_simple "$cpu_simple"
+    train_on $path "$penv" kerascnn $epochs_keras "$cpu_keras"
+done
+
+# ------------------------------------------------------------------ speed
+
+if [ "$gpu_usable" = True ]; then
+    torch_cuda=$(python3 -c "import torch; print(torch.cuda.is_available())" 2>/dev/null)
+    for model in simplecnn kerascnn; do
+        for batch in 64 1024; do
+            row=""
+            for kernels in nvrtc baseline; do
+                rm -f "$work/s.jsonl"
+                # shellcheck disable=SC2086
+                logged "speed-$model-$batch-$kernels" env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels "$ember" \
+                    train --device cuda:0 --model $model --epochs 1 --batch $batch $data_args $timing_steps \
+                    --no-eval --quiet --metrics "$work/s.jsonl"
+                row="$row $kernels $(metric images_per_s "$work/s.jsonl")"
+            done
+            if [ "$torch_cuda" = True ] && [ -f "$peers/torch_train.py" ]; then
+                logged "speed-$model-$batch-pytorch" env FASHION_MNIST_DIR="$data" python3 "$peers/torch_train.py" \
+                    --model $model --data fashion --epochs 1 --batch $batch --device cuda
+                row="$row pytorch $(metric images_per_s "$out/logs/speed-$model-$batch-pytorch.log")"
+            else
+                row="$row pytorch -"
+            fi
+            record speed "$model batch $batch images/s" pass "${row# }${timing_steps:+ ($timing_steps, the double: no GPU's figures)}"
+        done
+    done
+    [ "$torch_cuda" = True ] || record speed "PyTorch" skip "no PyTorch with a CUDA device here"
+    # the primitives, at a simplecnn step's shapes and a square sgemm
+    square=2048
+    [ $double = yes ] && square=128
+    for kernels in nvrtc baseline; do
+        # shellcheck disable=SC2086
+        logged "perf-$kernels" env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels EMBER_TEST_DEVICE=cuda:0 \
+            "$build/tests/test_parity" -b cuda -o fill --perf-square $square
+        record speed "primitives, $kernels" "$(outcome_of $rc)" \
+            "$(grep -o "sgemm ${square}x[0-9x]* *[0-9.]* us *[0-9.]* GFLOP/s" "$out/logs/perf-$kernels.log" | tr -s ' '); logs/perf-$kernels.log"
+    done
+    # every kernel compiled by NVRTC into an empty cache, then the start from it
+    for start in cold warm; do
+        [ $start = cold ] && rm -rf "$work/cache-compile"
+        rm -f "$work/f.jsonl"
+        # shellcheck disable=SC2086
+        logged "start-$start" env LD_LIBRARY_PATH="$lib_path" EMBER_CACHE_DIR="$work/cache-compile" $gpu_env \
+            EMBER_CUDA_KERNELS=nvrtc "$ember" train --device cuda:0 --data random --steps 1 --no-eval --quiet \
+            --metrics "$work/f.jsonl"
+        record speed "$start start" "$(outcome_of $rc)" "process start to the first step done: $(metric first_step_s "$work/f.jsonl") s"
+    done
+fi
+
+# ------------------------------------------------------------------ OpenCL
+
+ocl_env=""
+nvidia_ocl=$(ldconfig -p 2>/dev/null | sed -n 's/.*libnvidia-opencl\.so\.1.*=> //p' | head -n 1)
+for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
+    [ -z "$nvidia_ocl" ] && [ -f "$d/libnvidia-opencl.so.1" ] && nvidia_ocl=$d/libnvidia-opencl.so.1
+done
+if [ -n "$nvidia_ocl" ] && [ $double = no ]; then
+    mkdir -p "$work/vendors"
+    echo "$nvidia_ocl" >"$work/vendors/nvidia.icd"
+    ocl_env="OCL_ICD_VENDORS=$work/vendors"
+    [ -f "$prefix/lib/libOpenCL.so.1" ] && ! ldconfig -p 2>/dev/null | grep -q "libOpenCL.so.1 " &&
+        ocl_env="$ocl_env EMBER_OPENCL_LIBRARY=$prefix/lib/libOpenCL.so.1"
+    record opencl driver pass "NVIDIA's OpenCL driver, $nvidia_ocl, through an .icd file of this run's"
+elif [ $double = yes ]; then
+    record opencl driver skip "the double: no NVIDIA OpenCL; the OpenCL checks run on this machine's own device"
+else
+    record opencl driver skip "no NVIDIA OpenCL driver (libnvidia-opencl.so.1) on this machine"
+fi
+if [ -n "$nvidia_ocl" ] || [ $double = yes ]; then
+    # shellcheck disable=SC2086
+    env $ember_env $ocl_env EMBER_CUDA_LIBRARY=/nonexistent "$ember" devices --json >"$work/ocl.json" 2>/dev/null
+    ocl=$(json "$work/ocl.json" "[e['name'] for e in d['devices'] if e['backend'] == 'opencl' and e['usable']][0]")
+    if [ -z "$ocl" ]; then
+        record opencl device FAIL "no usable OpenCL device: $(json "$work/ocl.json" "d['backends']['opencl'].get('reason', '')")"
+    else
+        record opencl device pass "$ocl: $(json "$work/ocl.json" "[e['description'] for e in d['devices'] if e['name'] == '$ocl'][0]")"
+        for t in parity gradcheck memory backend_e2e; do
+            case $t in
+            parity) args="-b opencl" ;;
+            backend_e2e) args="$ocl --data-dir $data $steps_e2e" ;;
+            *) args="" ;;
+            esac
+            # shellcheck disable=SC2086
+            logged "opencl-$t" env $ember_env $ocl_env EMBER_TEST_DEVICE=$ocl "$build/tests/test_$t" $args
+            detail=$(grep -m 1 "test accuracy\|checks\? failed" "$out/logs/opencl-$t.log")
+            record opencl "test $t" "$(outcome_of $rc)" "${detail:-logs/opencl-$t.log}"
+        done
+        rm -f "$work/o.jsonl"
+        # shellcheck disable=SC2086
+        logged opencl-train env $ember_env $ocl_env "$ember" train --device "$ocl" --model simplecnn \
+            --epochs $epochs_simple $data_args --seed 0 --quiet --metrics "$work/o.jsonl"
+        acc=$(metric test_acc "$work/o.jsonl")
+        if [ $rc -eq 0 ] && awk -v a="$acc" -v b="$cpu_simple" 'BEGIN { d = a - b; exit !(a != "" && d <= 0.005 && d >= -0.005) }'; then
+            record opencl "train simplecnn" pass "test accuracy $acc, cpu $cpu_simple; $(metric images_per_s "$work/o.jsonl") images/s"
+        else
+            record opencl "train simplecnn" FAIL "exit $rc, test accuracy ${acc:-?}, cpu $cpu_simple"
+        fi
+    fi
+fi
+
+# ----------------------------------------------------------------- report
+
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$out/logs"
+seconds=$(($(date +%s) - started))
+{
+    echo "ember gpu-check, $(date -u '+%Y-%m-%d %H:%M UTC'), $([ $double = yes ] && echo 'the CUDA test double (no GPU)' || echo "the machine's NVIDIA driver"), ${seconds} s"
+    echo
+    awk -F '\t' '{ printf "%-11s %-28s %-5s %s\n", $1, $2, $3, $4 }' "$out/results.tsv"
+    echo
+    passed=$(awk -F '\t' '$3 == "pass"' "$out/results.tsv" | wc -l)
+    skipped=$(awk -F '\t' '$3 == "skip"' "$out/results.tsv" | wc -l)
+    echo "gpu-check: $passed passed, $failures failed, $skipped skipped; logs in $out/logs.tar.gz"
+} >"$out/summary.txt"
+echo
+cat "$out/summary.txt"
+[ $failures -eq 0 ]
