@@ -64,7 +64,8 @@ ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
 
     d->lost = true;
     snprintf(d->lost_reason, sizeof d->lost_reason, "%s in %.200s", cuda_error_name(r), what);
-    /* a fault reported by a later call began in a kernel launched before it */
+    /* a fault reported by a later call began in a kernel launched before it
+     * (with EMBER_CUDA_SYNC, a kernel's own fault is reported as "kernel ...") */
     char where[256] = "";
     if (d->launched && strncmp(what, "kernel ", 7) != 0)
         snprintf(where, sizeof where,
@@ -301,13 +302,14 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     for (int i = 0; i < nargs; i++)
         params[i] = (void *)&args[i].value;
     params[nargs] = NULL;
-    d->last_kernel = kernel;
-    d->launched = true;
     CUresult r = d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
                                               (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
-    if (r == CUDA_SUCCESS && d->probe->sync)
-        r = d->probe->api.cuCtxSynchronize();
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) /* refused, or a fault of an earlier kernel reported now */
+        return cuda_fail(d, r, "launching kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel),
+                         groups[0], groups[1], groups[2], local);
+    d->last_kernel = kernel;
+    d->launched = true;
+    if (d->probe->sync && (r = d->probe->api.cuCtxSynchronize()) != CUDA_SUCCESS)
         return cuda_fail(d, r, "kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel), groups[0],
                          groups[1], groups[2], local);
     return EMBER_OK;

@@ -280,6 +280,15 @@ static struct fake_ctx *working_ctx(CUresult *r)
     return *r == FAKE_SUCCESS ? c : NULL;
 }
 
+/* the same, once everything queued in it has run: what a call on the default stream waits for */
+static struct fake_ctx *drained_ctx(CUresult *r)
+{
+    struct fake_ctx *c = working_ctx(r);
+    if (c && (*r = fake_ctx_drain(c)) != FAKE_SUCCESS)
+        return NULL;
+    return c;
+}
+
 CUresult cuCtxSynchronize(void)
 {
     struct fake_ctx *c = fake_current();
@@ -487,26 +496,17 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 CUresult cuMemFree_v2(CUdeviceptr ptr)
 {
     CUresult r;
-    struct fake_ctx *c = working_ctx(&r);
-    if (!c)
-        return r;
-    /* as cudaFree: work queued before may still use it */
-    if ((r = fake_ctx_drain(c)) != FAKE_SUCCESS)
-        return r;
-    return fake_memory_free(c, ptr);
+    struct fake_ctx *c = drained_ctx(&r); /* as cudaFree: work queued before may still use it */
+    return c ? fake_memory_free(c, ptr) : r;
 }
 
 /* A copy on the default stream: after everything queued before it. */
 static CUresult copy(void *dst, const void *src, CUdeviceptr device, size_t n, const char *call)
 {
     CUresult r;
-    struct fake_ctx *c = working_ctx(&r);
-    if (!c)
-        return r;
-    if ((r = fake_ctx_drain(c)) != FAKE_SUCCESS)
-        return r;
-    if (n == 0)
-        return FAKE_SUCCESS;
+    struct fake_ctx *c = drained_ctx(&r);
+    if (!c || n == 0)
+        return c ? FAKE_SUCCESS : r;
     char what[512];
     if (!fake_memory_check(device, n, what, sizeof what)) {
         fake_say("%s: %s", call, what);
