@@ -168,6 +168,60 @@ struct ember_sgd_step {
     bool nesterov, first;
 };
 
+/* ------------------------------------------------------- the primitives
+ *
+ * The one list of them: X(name, parameters, what it computes). Everything
+ * that names each primitive expands from here: the table below, each
+ * backend's prototypes and entries (backends/cpu/cpu-impl.h, cpu.c; the
+ * shared GPU launch plans, backends/kernels/gpu.h), the test reference
+ * (tests/reference.h), and the parity harness's check that every one has a
+ * row. A primitive's family is its file's name in every layer (max_pool2d
+ * lives in core/ops-pool.c, backends/cpu/cpu-pool.c, backends/kernels/
+ * gpu-pool.c and pool.kc).
+ *
+ *   fill            out[i] = value, for i < n
+ *   unary, binary   elementwise, see struct ember_ewise
+ *   reduce          see struct ember_reduce
+ *   sgemm           see struct ember_gemm
+ *   im2col, col2im  see struct ember_conv_geom
+ *   max_pool2d_*    see struct ember_pool_geom
+ *   cross_entropy_forward   logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
+ *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
+ *   cross_entropy_backward  dlogits = (prob - onehot(target)) * scale * dloss[0]; dloss is one
+ *                   element in device memory, so no host round trip is needed
+ *   adam_step, sgd_step     see struct ember_adam_step, struct ember_sgd_step
+ */
+#define EMBER_PRIMITIVES(X)                                                                                   \
+    X(fill, (void *dev, ember_ptr out, size_t n, float value))                                               \
+    X(unary, (void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,     \
+              float alpha))                                                                                   \
+    X(binary, (void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,   \
+               ember_ptr b))                                                                                  \
+    X(reduce, (void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out, ember_ptr in)) \
+    X(sgemm, (void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c))                  \
+    X(im2col, (void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col))                       \
+    X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx))                      \
+    X(max_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,              \
+                           ember_ptr argmax))                                                                 \
+    X(max_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,       \
+                            ember_ptr dx))                                                                    \
+    X(cross_entropy_forward, (void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target,      \
+                              ember_ptr prob, ember_ptr loss))                                                \
+    X(cross_entropy_backward, (void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target,       \
+                               ember_ptr dloss, float scale, ember_ptr dlogits))                              \
+    X(adam_step, (void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad,      \
+                  ember_ptr m, ember_ptr v))                                                                  \
+    X(sgd_step, (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,        \
+                 ember_ptr velocity))
+
+#define EMBER_PRIMITIVE_FIELD(name, params) ember_status(*name) params;
+
+/* the names, "fill", ..., in the list's order (core/device.c) */
+extern const char *const ember_primitive_names[];
+#define EMBER_PRIMITIVE_ENUM(name, params) EMBER_PRIMITIVE_##name,
+enum ember_primitive { EMBER_PRIMITIVES(EMBER_PRIMITIVE_ENUM) EMBER_PRIMITIVE_COUNT };
+#undef EMBER_PRIMITIVE_ENUM
+
 /* ------------------------------------------------------------ the table */
 
 struct ember_backend_ops {
@@ -202,34 +256,8 @@ struct ember_backend_ops {
     /* waits for everything launched so far (optional) */
     ember_status (*sync)(void *dev);
 
-    /* out[i] = value, for i < n */
-    ember_status (*fill)(void *dev, ember_ptr out, size_t n, float value);
-    ember_status (*unary)(void *dev, enum ember_unary_op op, const struct ember_ewise *e,
-                          ember_ptr out, ember_ptr a, float alpha);
-    ember_status (*binary)(void *dev, enum ember_binary_op op, const struct ember_ewise *e,
-                           ember_ptr out, ember_ptr a, ember_ptr b);
-    ember_status (*reduce)(void *dev, enum ember_reduce_op op, const struct ember_reduce *r,
-                           ember_ptr out, ember_ptr in);
-    ember_status (*sgemm)(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c);
-    ember_status (*im2col)(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col);
-    ember_status (*col2im)(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx);
-    ember_status (*maxpool_forward)(void *dev, const struct ember_pool_geom *g, ember_ptr x,
-                                    ember_ptr y, ember_ptr argmax);
-    ember_status (*maxpool_backward)(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
-                                     ember_ptr argmax, ember_ptr dx);
-    /* logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
-     * and loss (n) = -log prob[target] (NaN for a target outside [0, classes)) */
-    ember_status (*softmax_xent_forward)(void *dev, int64_t n, int64_t classes, ember_ptr logits,
-                                         ember_ptr target, ember_ptr prob, ember_ptr loss);
-    /* dlogits = (prob - onehot(target)) * scale * dloss[0]; dloss is one
-     * element in device memory, so no host round trip is needed */
-    ember_status (*softmax_xent_backward)(void *dev, int64_t n, int64_t classes, ember_ptr prob,
-                                          ember_ptr target, ember_ptr dloss, float scale,
-                                          ember_ptr dlogits);
-    ember_status (*adam_step)(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
-                              ember_ptr grad, ember_ptr m, ember_ptr v);
-    ember_status (*sgd_step)(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
-                             ember_ptr grad, ember_ptr velocity);
+    /* the primitives, from the one list above */
+    EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)
 };
 
 #endif /* EMBER_BACKEND_H */

@@ -21,6 +21,10 @@ extern const struct ember_backend_ops ember_cuda_backend;
 extern const struct ember_backend_ops ember_opencl_backend;
 #endif
 
+#define PRIMITIVE_NAME(name, params) #name,
+const char *const ember_primitive_names[] = {EMBER_PRIMITIVES(PRIMITIVE_NAME)};
+#undef PRIMITIVE_NAME
+
 static const struct ember_backend_ops *const backends[] = {
 #ifdef EMBER_WITH_CUDA
     &ember_cuda_backend,

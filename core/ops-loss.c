@@ -33,7 +33,7 @@ ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
     struct ember_tensor *loss = losses ? ember_op_out(ctx, 0, NULL) : NULL;
     if (!loss)
         return NULL;
-    ember_status st = ctx->ops->softmax_xent_forward(ctx->dev, n, classes, ember_tensor_ptr(x),
+    ember_status st = ctx->ops->cross_entropy_forward(ctx->dev, n, classes, ember_tensor_ptr(x),
                                                      ember_tensor_ptr(t), ember_tensor_ptr(prob),
                                                      ember_tensor_ptr(losses));
     if (st != EMBER_OK || ember_reduce_into(EMBER_SUM, loss, losses, 1, n, 1, 1.0f / (float)n, 0.0f) != EMBER_OK)
@@ -56,7 +56,7 @@ ember_status ember_backward_cross_entropy(struct ember_node *n)
     struct ember_tensor *dx = ember_op_out_like(x);
     if (!dx)
         return ctx->status;
-    ember_status st = ctx->ops->softmax_xent_backward(
+    ember_status st = ctx->ops->cross_entropy_backward(
         ctx->dev, rows, classes, ember_tensor_ptr(prob), ember_tensor_ptr(target),
         ember_tensor_ptr(n->out->grad), 1.0f / (float)rows, ember_tensor_ptr(dx));
     return st == EMBER_OK ? ember_grad_commit(x, dx) : st;

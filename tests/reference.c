@@ -4,10 +4,12 @@
 
 #include "reference.h"
 
-void ref_fill(float *out, size_t n, float value)
+ember_status ref_fill(void *dev, ember_ptr out_p, size_t n, float value)
 {
+    float *out = REF_F32(out_p);
     for (size_t i = 0; i < n; i++)
         out[i] = value;
+    return EMBER_OK;
 }
 
 /* the element offsets of flat index i in each operand */
@@ -23,8 +25,11 @@ static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, i
     }
 }
 
-void ref_unary(enum ember_unary_op op, const struct ember_ewise *e, float *out, const float *a, float alpha)
+ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out_p, ember_ptr a_p,
+                       float alpha)
 {
+    float *out = REF_F32(out_p);
+    const float *a = REF_F32(a_p);
     for (int64_t i = 0; i < e->numel; i++) {
         int64_t oo, oa, ob;
         ewise_offsets(e, i, &oo, &oa, &ob);
@@ -41,10 +46,14 @@ void ref_unary(enum ember_unary_op op, const struct ember_ewise *e, float *out, 
         }
         out[oo] = y;
     }
+    return EMBER_OK;
 }
 
-void ref_binary(enum ember_binary_op op, const struct ember_ewise *e, float *out, const float *a, const float *b)
+ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out_p,
+                        ember_ptr a_p, ember_ptr b_p)
 {
+    float *out = REF_F32(out_p);
+    const float *a = REF_F32(a_p), *b = REF_F32(b_p);
     for (int64_t i = 0; i < e->numel; i++) {
         int64_t oo, oa, ob;
         ewise_offsets(e, i, &oo, &oa, &ob);
@@ -59,10 +68,14 @@ void ref_binary(enum ember_binary_op op, const struct ember_ewise *e, float *out
         }
         out[oo] = y;
     }
+    return EMBER_OK;
 }
 
-void ref_reduce(enum ember_reduce_op op, const struct ember_reduce *r, float *out, const float *in)
+ember_status ref_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out_p,
+                        ember_ptr in_p)
 {
+    float *out = REF_F32(out_p);
+    const float *in = REF_F32(in_p);
     for (int64_t o = 0; o < r->outer; o++)
         for (int64_t i = 0; i < r->inner; i++) {
             double acc = op == EMBER_MAX ? -INFINITY : 0.0;
@@ -76,10 +89,13 @@ void ref_reduce(enum ember_reduce_op op, const struct ember_reduce *r, float *ou
             float *y = &out[o * r->inner + i];
             *y = (float)(r->alpha * acc) + (r->beta != 0.0f ? r->beta * *y : 0.0f);
         }
+    return EMBER_OK;
 }
 
-void ref_sgemm(const struct ember_gemm *g, const float *a, const float *b, float *c)
+ember_status ref_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a_p, ember_ptr b_p, ember_ptr c_p)
 {
+    const float *a = REF_F32(a_p), *b = REF_F32(b_p);
+    float *c = REF_F32(c_p);
     for (int64_t bi = 0; bi < g->batch; bi++) {
         const float *A = a + bi * g->stride_a, *B = b + bi * g->stride_b;
         float *C = c + bi * g->stride_c;
@@ -95,10 +111,13 @@ void ref_sgemm(const struct ember_gemm *g, const float *a, const float *b, float
                 *y = (float)(g->alpha * acc) + (g->beta != 0.0f ? g->beta * *y : 0.0f);
             }
     }
+    return EMBER_OK;
 }
 
-void ref_im2col(const struct ember_conv_geom *g, const float *x, float *col)
+ember_status ref_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x_p, ember_ptr col_p)
 {
+    const float *x = REF_F32(x_p);
+    float *col = REF_F32(col_p);
     int64_t ckk = g->c * g->kh * g->kw, hw = g->oh * g->ow;
     for (int64_t b = 0; b < g->n; b++)
         for (int64_t row = 0; row < ckk; row++) {
@@ -111,10 +130,13 @@ void ref_im2col(const struct ember_conv_geom *g, const float *x, float *col)
                         inside ? x[((b * g->c + ci) * g->h + iy) * g->w + ix] : 0.0f;
                 }
         }
+    return EMBER_OK;
 }
 
-void ref_col2im(const struct ember_conv_geom *g, const float *col, float *dx)
+ember_status ref_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col_p, ember_ptr dx_p)
 {
+    const float *col = REF_F32(col_p);
+    float *dx = REF_F32(dx_p);
     int64_t ckk = g->c * g->kh * g->kw, hw = g->oh * g->ow;
     memset(dx, 0, (size_t)(g->n * g->c * g->h * g->w) * sizeof *dx);
     for (int64_t b = 0; b < g->n; b++)
@@ -127,10 +149,15 @@ void ref_col2im(const struct ember_conv_geom *g, const float *col, float *dx)
                         dx[((b * g->c + ci) * g->h + iy) * g->w + ix] += col[(b * ckk + row) * hw + oy * g->ow + ox];
                 }
         }
+    return EMBER_OK;
 }
 
-void ref_maxpool_forward(const struct ember_pool_geom *g, const float *x, float *y, int32_t *argmax)
+ember_status ref_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x_p, ember_ptr y_p,
+                                    ember_ptr argmax_p)
 {
+    const float *x = REF_F32(x_p);
+    float *y = REF_F32(y_p);
+    int32_t *argmax = REF_I32(argmax_p);
     for (int64_t p = 0; p < g->n * g->c; p++)
         for (int64_t oy = 0; oy < g->oh; oy++)
             for (int64_t ox = 0; ox < g->ow; ox++) {
@@ -146,19 +173,28 @@ void ref_maxpool_forward(const struct ember_pool_geom *g, const float *x, float 
                 y[(p * g->oh + oy) * g->ow + ox] = plane[best];
                 argmax[(p * g->oh + oy) * g->ow + ox] = (int32_t)best;
             }
+    return EMBER_OK;
 }
 
-void ref_maxpool_backward(const struct ember_pool_geom *g, const float *dy, const int32_t *argmax, float *dx)
+ember_status ref_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p, ember_ptr argmax_p,
+                                     ember_ptr dx_p)
 {
+    const float *dy = REF_F32(dy_p);
+    const int32_t *argmax = REF_I32(argmax_p);
+    float *dx = REF_F32(dx_p);
     memset(dx, 0, (size_t)(g->n * g->c * g->h * g->w) * sizeof *dx);
     for (int64_t p = 0; p < g->n * g->c; p++)
         for (int64_t o = 0; o < g->oh * g->ow; o++)
             dx[p * g->h * g->w + argmax[p * g->oh * g->ow + o]] += dy[p * g->oh * g->ow + o];
+    return EMBER_OK;
 }
 
-void ref_softmax_xent_forward(int64_t n, int64_t classes, const float *logits, const int32_t *target, float *prob,
-                              float *loss)
+ember_status ref_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits_p, ember_ptr target_p,
+                                       ember_ptr prob_p, ember_ptr loss_p)
 {
+    const float *logits = REF_F32(logits_p);
+    const int32_t *target = REF_I32(target_p);
+    float *prob = REF_F32(prob_p), *loss = REF_F32(loss_p);
     for (int64_t i = 0; i < n; i++) {
         const float *x = logits + i * classes;
         double m = -INFINITY, sum = 0.0;
@@ -172,19 +208,27 @@ void ref_softmax_xent_forward(int64_t n, int64_t classes, const float *logits, c
         int32_t t = target[i];
         loss[i] = t >= 0 && t < classes ? (float)(m + log(sum) - x[t]) : NAN;
     }
+    return EMBER_OK;
 }
 
-void ref_softmax_xent_backward(int64_t n, int64_t classes, const float *prob, const int32_t *target,
-                               const float *dloss, float scale, float *dlogits)
+ember_status ref_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob_p, ember_ptr target_p,
+                                        ember_ptr dloss_p, float scale, ember_ptr dlogits_p)
 {
+    const float *prob = REF_F32(prob_p), *dloss = REF_F32(dloss_p);
+    const int32_t *target = REF_I32(target_p);
+    float *dlogits = REF_F32(dlogits_p);
     for (int64_t i = 0; i < n; i++)
         for (int64_t k = 0; k < classes; k++)
             dlogits[i * classes + k] =
                 (float)(((double)prob[i * classes + k] - (k == target[i] ? 1.0 : 0.0)) * scale * dloss[0]);
+    return EMBER_OK;
 }
 
-void ref_adam_step(size_t n, const struct ember_adam_step *s, float *param, const float *grad, float *m, float *v)
+ember_status ref_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param_p, ember_ptr grad_p,
+                           ember_ptr m_p, ember_ptr v_p)
 {
+    float *param = REF_F32(param_p), *m = REF_F32(m_p), *v = REF_F32(v_p);
+    const float *grad = REF_F32(grad_p);
     for (size_t i = 0; i < n; i++) {
         double g = (double)grad[i] + s->weight_decay * (double)param[i];
         m[i] = (float)(s->beta1 * (double)m[i] + (1.0 - s->beta1) * g);
@@ -192,10 +236,14 @@ void ref_adam_step(size_t n, const struct ember_adam_step *s, float *param, cons
         double denom = sqrt((double)v[i]) / sqrt((double)s->bias_correction2) + s->eps;
         param[i] = (float)(param[i] - s->lr / s->bias_correction1 * (double)m[i] / denom);
     }
+    return EMBER_OK;
 }
 
-void ref_sgd_step(size_t n, const struct ember_sgd_step *s, float *param, const float *grad, float *velocity)
+ember_status ref_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param_p, ember_ptr grad_p,
+                          ember_ptr velocity_p)
 {
+    float *param = REF_F32(param_p), *velocity = REF_F32(velocity_p);
+    const float *grad = REF_F32(grad_p);
     for (size_t i = 0; i < n; i++) {
         double g = (double)grad[i] + s->weight_decay * (double)param[i];
         if (s->momentum != 0.0f) {
@@ -204,4 +252,5 @@ void ref_sgd_step(size_t n, const struct ember_sgd_step *s, float *param, const 
         }
         param[i] = (float)(param[i] - s->lr * g);
     }
+    return EMBER_OK;
 }

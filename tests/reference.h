@@ -3,28 +3,24 @@
  *
  * Plain loops straight from the definitions in core/backend.h, summing in
  * double, with no threads and no tricks: the truth that every backend is
- * held to by tests/test_parity.c. Arguments mirror the primitives', with
- * host pointers in place of ember_ptr.
+ * held to by tests/test_parity.c. The signatures are the primitives' own,
+ * from the one list, on host memory.
  */
 #ifndef EMBER_REFERENCE_H
 #define EMBER_REFERENCE_H
 
 #include "backend.h"
 
-void ref_fill(float *out, size_t n, float value);
-void ref_unary(enum ember_unary_op op, const struct ember_ewise *e, float *out, const float *a, float alpha);
-void ref_binary(enum ember_binary_op op, const struct ember_ewise *e, float *out, const float *a, const float *b);
-void ref_reduce(enum ember_reduce_op op, const struct ember_reduce *r, float *out, const float *in);
-void ref_sgemm(const struct ember_gemm *g, const float *a, const float *b, float *c);
-void ref_im2col(const struct ember_conv_geom *g, const float *x, float *col);
-void ref_col2im(const struct ember_conv_geom *g, const float *col, float *dx);
-void ref_maxpool_forward(const struct ember_pool_geom *g, const float *x, float *y, int32_t *argmax);
-void ref_maxpool_backward(const struct ember_pool_geom *g, const float *dy, const int32_t *argmax, float *dx);
-void ref_softmax_xent_forward(int64_t n, int64_t classes, const float *logits, const int32_t *target, float *prob,
-                              float *loss);
-void ref_softmax_xent_backward(int64_t n, int64_t classes, const float *prob, const int32_t *target,
-                               const float *dloss, float scale, float *dlogits);
-void ref_adam_step(size_t n, const struct ember_adam_step *s, float *param, const float *grad, float *m, float *v);
-void ref_sgd_step(size_t n, const struct ember_sgd_step *s, float *param, const float *grad, float *velocity);
+/* ref_fill, ref_unary, ...: every primitive of core/backend.h's list, with
+ * its signature; `dev` is unused and may be NULL, and an ember_ptr's buf is
+ * a host pointer, to float or int32_t elements (REF_PTR makes one). */
+#define REF_PRIMITIVE_DECLARE(name, params) ember_status ref_##name params;
+EMBER_PRIMITIVES(REF_PRIMITIVE_DECLARE)
+#undef REF_PRIMITIVE_DECLARE
+
+/* an ember_ptr of the reference: host memory */
+#define REF_PTR(p) ((ember_ptr){.buf = (void *)(p), .off = 0})
+#define REF_F32(p) ((float *)(p).buf + (p).off)
+#define REF_I32(p) ((int32_t *)(p).buf + (p).off)
 
 #endif /* EMBER_REFERENCE_H */

@@ -168,13 +168,13 @@ int main(void)
 
         from = launch_count;
         struct ember_pool_geom pg = {.n = 10000, .c = 32, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
-        CHECK(ember_gpu_maxpool_forward(g, &pg, A, C, B) == EMBER_OK, "maxpool forward");
-        CHECK(ember_gpu_maxpool_backward(g, &pg, C, B, A) == EMBER_OK, "maxpool backward");
+        CHECK(ember_gpu_max_pool2d_forward(g, &pg, A, C, B) == EMBER_OK, "max_pool2d forward");
+        CHECK(ember_gpu_max_pool2d_backward(g, &pg, C, B, A) == EMBER_OK, "max_pool2d backward");
         check_grid(g, "max-pool of 10000 x 32 planes", from);
 
         from = launch_count;
-        CHECK(ember_gpu_softmax_xent_forward(g, 10000000, 10, A, B, C, C) == EMBER_OK, "softmax forward");
-        CHECK(ember_gpu_softmax_xent_backward(g, 10000000, 10, A, B, C, 1.0f, C) == EMBER_OK, "softmax backward");
+        CHECK(ember_gpu_cross_entropy_forward(g, 10000000, 10, A, B, C, C) == EMBER_OK, "softmax forward");
+        CHECK(ember_gpu_cross_entropy_backward(g, 10000000, 10, A, B, C, 1.0f, C) == EMBER_OK, "softmax backward");
         check_grid(g, "softmax-cross-entropy of 10^7 rows", from);
 
         from = launch_count;

@@ -21,12 +21,16 @@
  * inputs are distinct values at least 0.05 apart.
  *
  *   test_gradcheck [-o CASE]     runs every case, or those whose name contains CASE
+ * Every op of EMBER_OPS (core/autograd-impl.h) must be recorded by some
+ * case's forward pass: an op added without a case fails the whole run.
  * The device is cpu, or $EMBER_TEST_DEVICE.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "autograd-impl.h"
+#include "ctx-impl.h"
 #include "test-util.h"
 
 #define MAX_INPUTS 3
@@ -174,6 +178,9 @@ static bool objective(ember_ctx *ctx, ember_tensor *y, const float *w, float *sc
     return true;
 }
 
+/* the ops some case's forward pass recorded: every op of EMBER_OPS must be one */
+static bool op_checked[EMBER_OP_COUNT];
+
 static void run_case(ember_ctx *ctx, const struct gcase *c)
 {
     ember_tensor *(*forward)(ember_tensor **) = c->forward;
@@ -204,6 +211,8 @@ static void run_case(ember_ctx *ctx, const struct gcase *c)
     int64_t yshape[EMBER_MAX_DIMS];
     for (int i = 0; i < ember_tensor_ndim(y); i++)
         yshape[i] = ember_tensor_dim(y, i);
+    for (int64_t i = 0; i < ctx->node_len; i++)
+        op_checked[ctx->nodes[i].op] = true;
     ember_tensor *wt = ember_tensor_new(ctx, EMBER_F32, ember_tensor_ndim(y), yshape);
     CHECK_OK(ctx, ember_tensor_write(wt, w, (size_t)ny * sizeof *w));
     CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, wt), EMBER_ALL_AXES, false)));
@@ -286,6 +295,8 @@ int main(int argc, char **argv)
         ran++;
     }
     CHECK(ran > 0, "no case matches \"%s\"", filter ? filter : "");
+    for (int op = 0; op < EMBER_OP_COUNT && !filter; op++) /* an op added without a case fails here */
+        CHECK(op_checked[op], "op %s has no gradcheck case", ember_op_name((enum ember_op)op));
     ember_ctx_free(ctx);
     return test_finish("test_gradcheck");
 }

@@ -166,7 +166,7 @@ static bool run_fill(struct harness *h, const struct row *r, const char *what)
     float *got = malloc(n * 4), *want = malloc(n * 4);
     bool ok = dbuf_new(h, n, NULL, &out) && h->ops->fill(h->dev, at(out), n, -1.25f) == EMBER_OK &&
               dbuf_fetch(h, out, got, what);
-    ref_fill(want, n, -1.25f);
+    ref_fill(NULL, REF_PTR(want), n, -1.25f);
     ok = ok && compare_f32(what, got, want, n, 0.0);
     dbuf_free(h, &out);
     free(got);
@@ -264,10 +264,10 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
     bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nout, want, &dout);
     if (unary) {
         ok = ok && h->ops->unary(h->dev, (enum ember_unary_op)r->d[0], &e, at(dout), at(da), 0.75f) == EMBER_OK;
-        ref_unary((enum ember_unary_op)r->d[0], &e, want, a, 0.75f);
+        ref_unary(NULL, (enum ember_unary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), 0.75f);
     } else {
         ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db)) == EMBER_OK;
-        ref_binary((enum ember_binary_op)r->d[0], &e, want, a, b);
+        ref_binary(NULL, (enum ember_binary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), REF_PTR(b));
     }
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
     dbuf_free(h, &da);
@@ -288,7 +288,7 @@ static bool run_reduce(struct harness *h, const struct row *r, const char *what)
     struct dbuf din = {0}, dout = {0};
     bool ok = dbuf_new(h, nin, in, &din) && dbuf_new(h, nout, want, &dout) &&
               h->ops->reduce(h->dev, (enum ember_reduce_op)r->d[0], &red, at(dout), at(din)) == EMBER_OK;
-    ref_reduce((enum ember_reduce_op)r->d[0], &red, want, in);
+    ref_reduce(NULL, (enum ember_reduce_op)r->d[0], &red, REF_PTR(want), REF_PTR(in));
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
     dbuf_free(h, &din);
     dbuf_free(h, &dout);
@@ -316,7 +316,7 @@ static bool run_sgemm(struct harness *h, const struct row *r, const char *what)
     struct dbuf da = {0}, db = {0}, dc = {0};
     bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nc, want, &dc) &&
               h->ops->sgemm(h->dev, &g, at(da), at(db), at(dc)) == EMBER_OK;
-    ref_sgemm(&g, a, b, want);
+    ref_sgemm(NULL, &g, REF_PTR(a), REF_PTR(b), REF_PTR(want));
     ok = ok && dbuf_fetch(h, dc, got, what) && compare_f32(what, got, want, nc, TOL_GEMM);
     dbuf_free(h, &da), dbuf_free(h, &db), dbuf_free(h, &dc);
     free(a), free(b), free(want), free(got);
@@ -344,10 +344,10 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
     bool ok = dbuf_new(h, nin, in, &din) && dbuf_new(h, nout, NULL, &dout);
     if (forward) {
         ok = ok && h->ops->im2col(h->dev, &g, at(din), at(dout)) == EMBER_OK;
-        ref_im2col(&g, in, want);
+        ref_im2col(NULL, &g, REF_PTR(in), REF_PTR(want));
     } else {
         ok = ok && h->ops->col2im(h->dev, &g, at(din), at(dout)) == EMBER_OK;
-        ref_col2im(&g, in, want);
+        ref_col2im(NULL, &g, REF_PTR(in), REF_PTR(want));
     }
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_GEMM);
     dbuf_free(h, &din), dbuf_free(h, &dout);
@@ -355,8 +355,8 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
     return ok;
 }
 
-/* d: {n, c, h, w, k, stride, specials}; prim "maxpool_forward" or "maxpool_backward" */
-static bool run_maxpool(struct harness *h, const struct row *r, const char *what)
+/* d: {n, c, h, w, k, stride, specials}; prim "max_pool2d_forward" or "max_pool2d_backward" */
+static bool run_max_pool2d(struct harness *h, const struct row *r, const char *what)
 {
     struct ember_pool_geom g = {.n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4],
                                 .stride = r->d[5]};
@@ -369,21 +369,21 @@ static bool run_maxpool(struct harness *h, const struct row *r, const char *what
             x[i] = 0.5f;
     float *y = malloc(ny * 4), *dy = random_floats(h, ny, -1, 1, false);
     int32_t *arg = malloc(ny * 4), *got_arg = malloc(ny * 4);
-    ref_maxpool_forward(&g, x, y, arg);
+    ref_max_pool2d_forward(NULL, &g, REF_PTR(x), REF_PTR(y), REF_PTR(arg));
     struct dbuf dx = {0}, dyb = {0}, darg = {0};
     bool ok;
-    if (strcmp(r->prim, "maxpool_forward") == 0) {
+    if (strcmp(r->prim, "max_pool2d_forward") == 0) {
         float *got = malloc(ny * 4);
         ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, ny, NULL, &dyb) && dbuf_new(h, ny, NULL, &darg) &&
-             h->ops->maxpool_forward(h->dev, &g, at(dx), at(dyb), at(darg)) == EMBER_OK &&
+             h->ops->max_pool2d_forward(h->dev, &g, at(dx), at(dyb), at(darg)) == EMBER_OK &&
              dbuf_fetch(h, dyb, got, what) && dbuf_fetch(h, darg, got_arg, what) &&
              compare_f32(what, got, y, ny, TOL_EXACTISH) && compare_i32(what, got_arg, arg, ny);
         free(got);
     } else {
         float *want = malloc(nx * 4), *got = malloc(nx * 4);
-        ref_maxpool_backward(&g, dy, arg, want);
+        ref_max_pool2d_backward(NULL, &g, REF_PTR(dy), REF_PTR(arg), REF_PTR(want));
         ok = dbuf_new(h, ny, dy, &dyb) && dbuf_new(h, ny, arg, &darg) && dbuf_new(h, nx, NULL, &dx) &&
-             h->ops->maxpool_backward(h->dev, &g, at(dyb), at(darg), at(dx)) == EMBER_OK &&
+             h->ops->max_pool2d_backward(h->dev, &g, at(dyb), at(darg), at(dx)) == EMBER_OK &&
              dbuf_fetch(h, dx, got, what) && compare_f32(what, got, want, nx, TOL_EXACTISH);
         free(want), free(got);
     }
@@ -392,8 +392,8 @@ static bool run_maxpool(struct harness *h, const struct row *r, const char *what
     return ok;
 }
 
-/* d: {n, classes, logit scale, a bad target}; prim "softmax_xent_forward" or "..._backward" */
-static bool run_xent(struct harness *h, const struct row *r, const char *what)
+/* d: {n, classes, logit scale, a bad target}; prim "cross_entropy_forward" or "..._backward" */
+static bool run_cross_entropy(struct harness *h, const struct row *r, const char *what)
 {
     int64_t n = r->d[0], c = r->d[1];
     float scale = (float)r->d[2];
@@ -404,24 +404,24 @@ static bool run_xent(struct harness *h, const struct row *r, const char *what)
     if (r->d[3])
         target[n / 2] = (int32_t)c; /* out of range: that row's loss is NaN */
     float *prob = malloc((size_t)(n * c) * 4), *loss = malloc((size_t)n * 4);
-    ref_softmax_xent_forward(n, c, logits, target, prob, loss);
+    ref_cross_entropy_forward(NULL, n, c, REF_PTR(logits), REF_PTR(target), REF_PTR(prob), REF_PTR(loss));
     struct dbuf dl = {0}, dt = {0}, dp = {0}, dloss = {0}, dd = {0};
     bool ok;
-    if (strcmp(r->prim, "softmax_xent_forward") == 0) {
+    if (strcmp(r->prim, "cross_entropy_forward") == 0) {
         float *got_p = malloc((size_t)(n * c) * 4), *got_l = malloc((size_t)n * 4);
         ok = dbuf_new(h, (size_t)(n * c), logits, &dl) && dbuf_new(h, (size_t)n, target, &dt) &&
              dbuf_new(h, (size_t)(n * c), NULL, &dp) && dbuf_new(h, (size_t)n, NULL, &dloss) &&
-             h->ops->softmax_xent_forward(h->dev, n, c, at(dl), at(dt), at(dp), at(dloss)) == EMBER_OK &&
+             h->ops->cross_entropy_forward(h->dev, n, c, at(dl), at(dt), at(dp), at(dloss)) == EMBER_OK &&
              dbuf_fetch(h, dp, got_p, what) && dbuf_fetch(h, dloss, got_l, what) &&
              compare_f32(what, got_p, prob, (size_t)(n * c), TOL_EXACTISH) &&
              compare_f32(what, got_l, loss, (size_t)n, TOL_EXACTISH);
         free(got_p), free(got_l);
     } else {
         float dl1 = 0.75f, *want = malloc((size_t)(n * c) * 4), *got = malloc((size_t)(n * c) * 4);
-        ref_softmax_xent_backward(n, c, prob, target, &dl1, 1.0f / (float)n, want);
+        ref_cross_entropy_backward(NULL, n, c, REF_PTR(prob), REF_PTR(target), REF_PTR(&dl1), 1.0f / (float)n, REF_PTR(want));
         ok = dbuf_new(h, (size_t)(n * c), prob, &dp) && dbuf_new(h, (size_t)n, target, &dt) &&
              dbuf_new(h, 1, &dl1, &dloss) && dbuf_new(h, (size_t)(n * c), NULL, &dd) &&
-             h->ops->softmax_xent_backward(h->dev, n, c, at(dp), at(dt), at(dloss), 1.0f / (float)n, at(dd)) ==
+             h->ops->cross_entropy_backward(h->dev, n, c, at(dp), at(dt), at(dloss), 1.0f / (float)n, at(dd)) ==
                  EMBER_OK &&
              dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, (size_t)(n * c), TOL_EXACTISH);
         free(want), free(got);
@@ -449,14 +449,14 @@ static bool run_optim(struct harness *h, const struct row *r, const char *what)
                                     .bias_correction1 = (float)(1 - pow(0.9, step)),
                                     .bias_correction2 = (float)(1 - pow(0.999, step))};
         ok = ok && h->ops->adam_step(h->dev, n, &s, at(dp), at(dg), at(dm), at(dv)) == EMBER_OK;
-        ref_adam_step(n, &s, param, grad, m, v);
+        ref_adam_step(NULL, n, &s, REF_PTR(param), REF_PTR(grad), REF_PTR(m), REF_PTR(v));
         ok = ok && dbuf_fetch(h, dv, got_v, what) && compare_f32(what, got_v, v, n, TOL_EXACTISH);
     } else {
         struct ember_sgd_step s = {.lr = 0.05f, .momentum = (float)r->d[3] / 100.0f, .dampening = 0.0f,
                                    .weight_decay = (float)r->d[1] / 1000.0f, .nesterov = r->d[4],
                                    .first = r->d[2] == 1};
         ok = ok && h->ops->sgd_step(h->dev, n, &s, at(dp), at(dg), at(dm)) == EMBER_OK;
-        ref_sgd_step(n, &s, param, grad, m);
+        ref_sgd_step(NULL, n, &s, REF_PTR(param), REF_PTR(grad), REF_PTR(m));
     }
     ok = ok && dbuf_fetch(h, dp, got, what) && compare_f32(what, got, param, n, TOL_EXACTISH) &&
          dbuf_fetch(h, dm, got_m, what) && compare_f32(what, got_m, m, n, TOL_EXACTISH);
@@ -568,31 +568,31 @@ static const struct row rows[] = {
     {"col2im", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
     {"col2im", "5x5 stride 3", run_conv, {1, 2, 17, 13, 5, 5, 3, 1}},
     /* max-pool: {n, c, h, w, k, stride, specials} */
-    {"maxpool_forward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
-    {"maxpool_forward", "odd size", run_maxpool, {1, 2, 7, 9, 2, 2, 0}},
-    {"maxpool_forward", "3x3 stride 2, overlapping", run_maxpool, {2, 2, 11, 11, 3, 2, 0}},
-    {"maxpool_forward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
-    {"maxpool_forward", "3x3 stride 3, many planes", run_maxpool, {3, 5, 13, 11, 3, 3, 0}},
-    {"maxpool_forward", "at training size", run_maxpool, {64, 16, 28, 28, 2, 2, 0}},
-    {"maxpool_backward", "2x2 stride 2", run_maxpool, {2, 3, 28, 28, 2, 2, 0}},
-    {"maxpool_backward", "3x3 stride 1, overlapping", run_maxpool, {2, 2, 9, 10, 3, 1, 0}},
-    {"maxpool_backward", "2x2 stride 3, gaps", run_maxpool, {1, 2, 11, 9, 2, 3, 0}},
-    {"maxpool_backward", "with NaN and Inf", run_maxpool, {1, 1, 8, 8, 2, 2, 1}},
+    {"max_pool2d_forward", "2x2 stride 2", run_max_pool2d, {2, 3, 28, 28, 2, 2, 0}},
+    {"max_pool2d_forward", "odd size", run_max_pool2d, {1, 2, 7, 9, 2, 2, 0}},
+    {"max_pool2d_forward", "3x3 stride 2, overlapping", run_max_pool2d, {2, 2, 11, 11, 3, 2, 0}},
+    {"max_pool2d_forward", "with NaN and Inf", run_max_pool2d, {1, 1, 8, 8, 2, 2, 1}},
+    {"max_pool2d_forward", "3x3 stride 3, many planes", run_max_pool2d, {3, 5, 13, 11, 3, 3, 0}},
+    {"max_pool2d_forward", "at training size", run_max_pool2d, {64, 16, 28, 28, 2, 2, 0}},
+    {"max_pool2d_backward", "2x2 stride 2", run_max_pool2d, {2, 3, 28, 28, 2, 2, 0}},
+    {"max_pool2d_backward", "3x3 stride 1, overlapping", run_max_pool2d, {2, 2, 9, 10, 3, 1, 0}},
+    {"max_pool2d_backward", "2x2 stride 3, gaps", run_max_pool2d, {1, 2, 11, 9, 2, 3, 0}},
+    {"max_pool2d_backward", "with NaN and Inf", run_max_pool2d, {1, 1, 8, 8, 2, 2, 1}},
     /* stride >= k scatters into zeros; stride < k gathers */
-    {"maxpool_backward", "2x2 stride 2, odd size", run_maxpool, {2, 3, 7, 9, 2, 2, 0}},
-    {"maxpool_backward", "3x3 stride 3, ragged edges", run_maxpool, {3, 5, 13, 11, 3, 3, 0}},
-    {"maxpool_backward", "3x3 stride 2, overlapping", run_maxpool, {2, 2, 11, 11, 3, 2, 0}},
-    {"maxpool_backward", "2x2 stride 2 with NaN and Inf", run_maxpool, {2, 3, 10, 12, 2, 2, 1}},
-    {"maxpool_backward", "at training size", run_maxpool, {64, 16, 28, 28, 2, 2, 0}},
+    {"max_pool2d_backward", "2x2 stride 2, odd size", run_max_pool2d, {2, 3, 7, 9, 2, 2, 0}},
+    {"max_pool2d_backward", "3x3 stride 3, ragged edges", run_max_pool2d, {3, 5, 13, 11, 3, 3, 0}},
+    {"max_pool2d_backward", "3x3 stride 2, overlapping", run_max_pool2d, {2, 2, 11, 11, 3, 2, 0}},
+    {"max_pool2d_backward", "2x2 stride 2 with NaN and Inf", run_max_pool2d, {2, 3, 10, 12, 2, 2, 1}},
+    {"max_pool2d_backward", "at training size", run_max_pool2d, {64, 16, 28, 28, 2, 2, 0}},
     /* softmax-cross-entropy: {n, classes, logit scale, bad target} */
-    {"softmax_xent_forward", "64 x 10", run_xent, {64, 10, 3, 0}},
-    {"softmax_xent_forward", "one class", run_xent, {5, 1, 3, 0}},
-    {"softmax_xent_forward", "1000 classes, large logits", run_xent, {7, 1000, 80, 0}},
-    {"softmax_xent_forward", "target out of range", run_xent, {9, 10, 3, 1}},
-    {"softmax_xent_forward", "32 classes, large logits", run_xent, {70, 32, 80, 0}},
-    {"softmax_xent_forward", "33 classes, bad target", run_xent, {5, 33, 5, 1}},
-    {"softmax_xent_backward", "64 x 10", run_xent, {64, 10, 3, 0}},
-    {"softmax_xent_backward", "33 x 1000", run_xent, {33, 1000, 5, 0}},
+    {"cross_entropy_forward", "64 x 10", run_cross_entropy, {64, 10, 3, 0}},
+    {"cross_entropy_forward", "one class", run_cross_entropy, {5, 1, 3, 0}},
+    {"cross_entropy_forward", "1000 classes, large logits", run_cross_entropy, {7, 1000, 80, 0}},
+    {"cross_entropy_forward", "target out of range", run_cross_entropy, {9, 10, 3, 1}},
+    {"cross_entropy_forward", "32 classes, large logits", run_cross_entropy, {70, 32, 80, 0}},
+    {"cross_entropy_forward", "33 classes, bad target", run_cross_entropy, {5, 33, 5, 1}},
+    {"cross_entropy_backward", "64 x 10", run_cross_entropy, {64, 10, 3, 0}},
+    {"cross_entropy_backward", "33 x 1000", run_cross_entropy, {33, 1000, 5, 0}},
     /* optimizers: {n, weight decay x1000, step, momentum x100, nesterov} */
     {"adam_step", "step 1", run_optim, {1031, 0, 1, 0, 0}},
     {"adam_step", "step 100, weight decay", run_optim, {100003, 10, 100, 0, 0}},
@@ -676,7 +676,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
         h->ops->fill(h->dev, at(b), big, 0.25f);
         h->ops->fill(h->dev, at(c), big, 0.0f);
         if (which == 8) /* the backward pass reads the argmax of a forward one, over varied values */
-            h->ops->maxpool_forward(h->dev, &pool, at(c), at(a), argmax);
+            h->ops->max_pool2d_forward(h->dev, &pool, at(c), at(a), argmax);
         for (int rep = -3; rep < REPS; rep++) { /* three reps to warm up */
             if (rep == 0) {
                 sync_device(h);
@@ -697,10 +697,10 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
                 h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), adam_v); break;
             case 6: name = "relu 802816 elements"; unit = "GB/s"; work = 8.0 * 802816;
                 h->ops->unary(h->dev, EMBER_RELU, &add, at(c), at(a), 0.0f); break;
-            case 7: name = "maxpool 64x16x28x28 2x2"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
-                h->ops->maxpool_forward(h->dev, &pool, at(a), at(c), argmax); break;
-            case 8: name = "maxpool backward 64x16x28x28"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
-                h->ops->maxpool_backward(h->dev, &pool, at(b), argmax, at(c)); break;
+            case 7: name = "max_pool2d 64x16x28x28 2x2"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
+                h->ops->max_pool2d_forward(h->dev, &pool, at(a), at(c), argmax); break;
+            case 8: name = "max_pool2d backward 64x16x28x28"; unit = "GB/s"; work = 4.0 * 802816 * 1.5;
+                h->ops->max_pool2d_backward(h->dev, &pool, at(b), argmax, at(c)); break;
             /* the rest of a simplecnn step */
             case 9: name = "copy conv bias 16 -> 64x16x784"; unit = "GB/s"; work = 4.0 * 802816;
                 h->ops->unary(h->dev, EMBER_COPY, &bias, at(c), at(a), 0.0f); break;
@@ -716,10 +716,10 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
                 h->ops->reduce(h->dev, EMBER_SUM, &conv_db, at(c), at(a)); break;
             case 15: name = "reduce conv dW over 64 x 144"; unit = "GB/s"; work = 4.0 * 64 * 144;
                 h->ops->reduce(h->dev, EMBER_SUM, &batch_sum, at(c), at(a)); break;
-            case 16: name = "softmax-xent forward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 128);
-                h->ops->softmax_xent_forward(h->dev, 64, 10, at(a), at(t), at(c), at(b)); break;
-            case 17: name = "softmax-xent backward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 64);
-                h->ops->softmax_xent_backward(h->dev, 64, 10, at(a), at(t), at(b), 1.0f / 64, at(c)); break;
+            case 16: name = "cross-entropy forward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 128);
+                h->ops->cross_entropy_forward(h->dev, 64, 10, at(a), at(t), at(c), at(b)); break;
+            case 17: name = "cross-entropy backward 64x10"; unit = "GB/s"; work = 4.0 * (2 * 640 + 64);
+                h->ops->cross_entropy_backward(h->dev, 64, 10, at(a), at(t), at(b), 1.0f / 64, at(c)); break;
             case 18: name = "adam 31530 parameters"; unit = "GB/s"; work = 28.0 * 31530;
                 h->ops->adam_step(h->dev, 31530, &adam, at(c), at(a), at(b), adam_v); break;
             case 19: name = "fill 31530 elements"; unit = "GB/s"; work = 4.0 * 31530;
@@ -734,6 +734,24 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
 }
 
 /* --------------------------------------------------------------- main */
+
+/* Every primitive of core/backend.h's list has a row, and every row names
+ * one: a primitive added without a parity row fails here. */
+static void check_coverage(void)
+{
+    for (int p = 0; p < EMBER_PRIMITIVE_COUNT; p++) {
+        bool covered = false;
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !covered; i++)
+            covered = strcmp(rows[i].prim, ember_primitive_names[p]) == 0;
+        CHECK(covered, "primitive %s has no parity row", ember_primitive_names[p]);
+    }
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        bool known = false;
+        for (int p = 0; p < EMBER_PRIMITIVE_COUNT && !known; p++)
+            known = strcmp(rows[i].prim, ember_primitive_names[p]) == 0;
+        CHECK(known, "row \"%s %s\" names no primitive", rows[i].prim, rows[i].label);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -754,6 +772,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    check_coverage();
     static const char *const backends[] = {"cpu", "opencl", "cuda"};
     int tested = 0;
     for (size_t bi = 0; bi < sizeof backends / sizeof backends[0]; bi++) {

@@ -42,30 +42,21 @@ void cpu_pool_free(struct cpu_pool *pool);
  * job runs on the calling thread alone, with no hand-off cost. */
 void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
 
+/* Planes per task for a job over (image, channel) planes of this much work
+ * each: enough planes that a task is worth handing to a thread. */
+static inline int64_t cpu_plane_grain(int64_t work_per_plane)
+{
+    return 16384 / (work_per_plane + 1) + 1;
+}
+
 /* --------------------------------------------------------- primitives */
 
-ember_status cpu_fill(void *dev, ember_ptr out, size_t n, float value);
-ember_status cpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
-                       ember_ptr a, float alpha);
-ember_status cpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
-                        ember_ptr a, ember_ptr b);
-ember_status cpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
-                        ember_ptr in);
-ember_status cpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c);
-ember_status cpu_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col);
-ember_status cpu_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx);
-ember_status cpu_maxpool_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
-                                 ember_ptr argmax);
-ember_status cpu_maxpool_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,
-                                  ember_ptr dx);
-ember_status cpu_softmax_xent_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target,
-                                      ember_ptr prob, ember_ptr loss);
-ember_status cpu_softmax_xent_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target,
-                                       ember_ptr dloss, float scale, ember_ptr dlogits);
-ember_status cpu_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad,
-                           ember_ptr m, ember_ptr v);
-ember_status cpu_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,
-                          ember_ptr velocity);
+/* cpu_fill, cpu_unary, ...: each primitive of core/backend.h's list, in
+ * the file of its family (cpu-elementwise.c, cpu-reduce.c, cpu-gemm.c,
+ * cpu-conv.c, cpu-pool.c, cpu-loss.c, cpu-optim.c) */
+#define CPU_PRIMITIVE_DECLARE(name, params) ember_status cpu_##name params;
+EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
+#undef CPU_PRIMITIVE_DECLARE
 
 /* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)" */
 const char *cpu_blas_name(void);

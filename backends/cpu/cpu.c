@@ -108,17 +108,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .write = cpu_write,
     .read = cpu_read,
     .sync = NULL, /* everything runs to completion before it returns */
-    .fill = cpu_fill,
-    .unary = cpu_unary,
-    .binary = cpu_binary,
-    .reduce = cpu_reduce,
-    .sgemm = cpu_sgemm,
-    .im2col = cpu_im2col,
-    .col2im = cpu_col2im,
-    .maxpool_forward = cpu_maxpool_forward,
-    .maxpool_backward = cpu_maxpool_backward,
-    .softmax_xent_forward = cpu_softmax_xent_forward,
-    .softmax_xent_backward = cpu_softmax_xent_backward,
-    .adam_step = cpu_adam_step,
-    .sgd_step = cpu_sgd_step,
+#define CPU_PRIMITIVE_ENTRY(name, params) .name = cpu_##name,
+    EMBER_PRIMITIVES(CPU_PRIMITIVE_ENTRY)
+#undef CPU_PRIMITIVE_ENTRY
 };

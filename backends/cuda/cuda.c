@@ -329,5 +329,5 @@ const struct ember_backend_ops ember_cuda_backend = {
     .write = cuda_write,
     .read = cuda_read,
     .sync = cuda_sync,
-    EMBER_GPU_PRIMITIVES, /* the shared launch plans of backends/kernels */
+    EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };

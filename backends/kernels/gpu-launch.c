@@ -58,3 +58,31 @@ ember_status ember_gpu_check_extents(struct ember_gpu *gpu, const char *primitiv
     }
     return EMBER_OK;
 }
+
+ember_status ember_gpu_plane_launches(
+    struct ember_gpu *gpu, const char *primitive, int64_t planes, int64_t rows, int64_t width, size_t depth,
+    ember_status (*launch)(struct ember_gpu *, const void *, const struct ember_gpu_plane_chunk *), const void *args)
+{
+    int64_t small = gpu->tuning.wg_size < 64 ? gpu->tuning.wg_size : 64; /* ember_gpu_local_for's least */
+    int64_t most = (int64_t)gpu->max_groups * small;                     /* positions per launch */
+    most = most < EMBER_GPU_FAST_DIV_LIMIT ? most : EMBER_GPU_FAST_DIV_LIMIT;
+    if (width >= most)
+        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED,
+                              "%s: %s over rows of %lld positions: at most %lld", gpu->name, primitive,
+                              (long long)width, (long long)most - 1);
+    int64_t rows_per = (most - 1) / width;
+    for (int64_t plane0 = 0; plane0 < planes; plane0 += EMBER_GPU_GRID_YZ)
+        for (int64_t row0 = 0; row0 < rows; row0 += rows_per) {
+            struct ember_gpu_plane_chunk c = {.plane0 = plane0, .row0 = row0};
+            c.planes = planes - plane0 < EMBER_GPU_GRID_YZ ? planes - plane0 : EMBER_GPU_GRID_YZ;
+            c.rows = rows - row0 < rows_per ? rows - row0 : rows_per;
+            c.local = ember_gpu_local_for(gpu, c.rows * width);
+            c.groups[0] = (size_t)((c.rows * width + (int64_t)c.local - 1) / (int64_t)c.local);
+            c.groups[1] = (size_t)c.planes;
+            c.groups[2] = depth;
+            ember_status st = launch(gpu, args, &c);
+            if (st != EMBER_OK)
+                return st;
+        }
+    return EMBER_OK;
+}

@@ -19,11 +19,14 @@
  * So the two GPU backends differ only in how they reach the device (memory,
  * compiling, launching), never in what they launch.
  *
- *   gpu-launch.c        launch helpers, extent checks
- *   gpu-elementwise.c   fill, unary, binary, reduce
- *   gpu-gemm.c          sgemm: tiled or direct
- *   gpu-conv.c          im2col, col2im, max-pool
- *   gpu-fused.c         softmax-cross-entropy, Adam, SGD
+ *   gpu-launch.c        launch helpers, extent checks, launches over planes
+ *   gpu-elementwise.c   fill, unary, binary
+ *   gpu-reduce.c        reduce
+ *   gpu-gemm.c          sgemm: tiled, wide, split or direct
+ *   gpu-conv.c          im2col, col2im
+ *   gpu-pool.c          max-pool
+ *   gpu-loss.c          softmax-cross-entropy
+ *   gpu-optim.c         Adam, SGD
  *   gpu-cache.c         compiled programs kept on disk
  */
 #ifndef EMBER_GPU_H
@@ -109,44 +112,39 @@ ember_status ember_gpu_check_extent(struct ember_gpu *g, const char *primitive, 
 ember_status ember_gpu_check_extents(struct ember_gpu *g, const char *primitive, int64_t extent, int count,
                                      const ember_ptr *p);
 
+/* fast_div's dividends stay below this (2^24, common.kh) */
+#define EMBER_GPU_FAST_DIV_LIMIT ((int64_t)1 << 24)
+
+/* One launch of a kernel over planes (conv.kc, pool.kc): planes
+ * [plane0, plane0 + planes) along y, rows [row0, row0 + rows) of `width`
+ * positions along x, `depth` along z. */
+struct ember_gpu_plane_chunk {
+    int64_t plane0, planes, row0, rows;
+    size_t groups[3], local;
+};
+
+/* Runs `launch` over `planes` planes of `rows` rows of `width` positions,
+ * `depth` deep, in launches within the grid's limits and fast_div's
+ * (common.kh); EMBER_ERR_UNSUPPORTED when one row is too long for them. */
+ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primitive, int64_t planes, int64_t rows,
+                                      int64_t width, size_t depth,
+                                      ember_status (*launch)(struct ember_gpu *, const void *,
+                                                             const struct ember_gpu_plane_chunk *),
+                                      const void *args);
+
 /* --------------------------------------------------------- the primitives
  * With the signatures of core/backend.h: `dev` is the backend's device
  * struct, which starts with a struct ember_gpu. */
 
-ember_status ember_gpu_fill(void *dev, ember_ptr out, size_t n, float value);
-ember_status ember_gpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
-                             ember_ptr a, float alpha);
-ember_status ember_gpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
-                              ember_ptr a, ember_ptr b);
-ember_status ember_gpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out,
-                              ember_ptr in);
-ember_status ember_gpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c);
-ember_status ember_gpu_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col);
-ember_status ember_gpu_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx);
-ember_status ember_gpu_maxpool_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
-                                       ember_ptr argmax);
-ember_status ember_gpu_maxpool_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
-                                        ember_ptr argmax, ember_ptr dx);
-ember_status ember_gpu_softmax_xent_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits,
-                                            ember_ptr target, ember_ptr prob, ember_ptr loss);
-ember_status ember_gpu_softmax_xent_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob,
-                                             ember_ptr target, ember_ptr dloss, float scale,
-                                             ember_ptr dlogits);
-ember_status ember_gpu_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
-                                 ember_ptr grad, ember_ptr m, ember_ptr v);
-ember_status ember_gpu_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
-                                ember_ptr grad, ember_ptr velocity);
+#define EMBER_GPU_PRIMITIVE_DECLARE(name, params) ember_status ember_gpu_##name params;
+EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_DECLARE)
+#undef EMBER_GPU_PRIMITIVE_DECLARE
 
 /* The primitive entries of a GPU backend's table, all of them:
  *     const struct ember_backend_ops ember_cuda_backend = {..., EMBER_GPU_PRIMITIVES};
  */
-#define EMBER_GPU_PRIMITIVES                                                                                  \
-    .fill = ember_gpu_fill, .unary = ember_gpu_unary, .binary = ember_gpu_binary, .reduce = ember_gpu_reduce, \
-    .sgemm = ember_gpu_sgemm, .im2col = ember_gpu_im2col, .col2im = ember_gpu_col2im,                         \
-    .maxpool_forward = ember_gpu_maxpool_forward, .maxpool_backward = ember_gpu_maxpool_backward,             \
-    .softmax_xent_forward = ember_gpu_softmax_xent_forward,                                                   \
-    .softmax_xent_backward = ember_gpu_softmax_xent_backward, .adam_step = ember_gpu_adam_step,               \
-    .sgd_step = ember_gpu_sgd_step
+#define EMBER_GPU_PRIMITIVE_ENTRY(name, params) .name = ember_gpu_##name,
+#define EMBER_GPU_PRIMITIVES EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY)
 
 /* ------------------------------------------------------ the program cache
  *

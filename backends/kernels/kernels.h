@@ -69,14 +69,14 @@
     X(GEMM, sgemm_split, "the same, a small C over a long k, each group splitting k for one block of C")     \
     X(CONV, im2col, "col[b, (c, ki, kj), (oy, ox)] = x[b, c, oy*s - p + ki, ox*s - p + kj]")                 \
     X(CONV, col2im, "dx = the adjoint of im2col, gathered")                                                  \
-    X(POOL, maxpool_forward, "y, argmax = max over each window")                                             \
-    X(POOL, maxpool2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")          \
-    X(POOL, maxpool2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")        \
-    X(POOL, maxpool_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                            \
-    X(POOL, maxpool_backward_scatter, "dx[argmax[o]] = dy[o], for windows that do not overlap")              \
-    X(LOSS, softmax_xent_forward, "prob = softmax(logits), loss = -log prob[target]")                        \
-    X(LOSS, softmax_xent_forward_rows, "the same, one work-item per row, for few classes")                   \
-    X(LOSS, softmax_xent_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                      \
+    X(POOL, max_pool2d_forward, "y, argmax = max over each window")                                             \
+    X(POOL, max_pool2d_2x2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")          \
+    X(POOL, max_pool2d_2x2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")        \
+    X(POOL, max_pool2d_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                            \
+    X(POOL, max_pool2d_backward_scatter, "dx[argmax[o]] = dy[o], for windows that do not overlap")              \
+    X(LOSS, cross_entropy_forward, "prob = softmax(logits), loss = -log prob[target]")                        \
+    X(LOSS, cross_entropy_forward_rows, "the same, one work-item per row, for few classes")                   \
+    X(LOSS, cross_entropy_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                      \
     X(OPTIM, adam_step, "param -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)")                               \
     X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")
 

@@ -321,5 +321,5 @@ const struct ember_backend_ops ember_opencl_backend = {
     .write = opencl_write,
     .read = opencl_read,
     .sync = opencl_sync,
-    EMBER_GPU_PRIMITIVES, /* the shared launch plans of backends/kernels */
+    EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };

@@ -1,4 +1,4 @@
-/* core/ops-linear.c — matmul and linear: forward and backward through sgemm. */
+/* core/ops-gemm.c — matmul and linear: forward and backward through sgemm. */
 #include "ops-impl.h"
 
 /* One (m, k) @ (k, n) product of contiguous row-major matrices, with the

@@ -1,0 +1,117 @@
+/*
+ * backends/cpu/cpu-pool.c — max-pooling, one task per (image, channel)
+ * plane so that no two tasks write the same memory.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+struct pool_job {
+    const struct ember_pool_geom *g;
+    const float *src;
+    float *dst;
+    int32_t *argmax;
+};
+
+/* The exact rule for one window: the first maximum wins ties, and the first
+ * NaN wins over everything, as in PyTorch. */
+static int64_t window_argmax(const float *x, int64_t w, int64_t first, int64_t k)
+{
+    int64_t arg = first;
+    for (int64_t ky = 0; ky < k; ky++)
+        for (int64_t kx = 0; kx < k; kx++) {
+            int64_t at = first + ky * w + kx;
+            if (x[arg] == x[arg] && (x[at] > x[arg] || x[at] != x[at]))
+                arg = at;
+        }
+    return arg;
+}
+
+/* One output row of the common 2x2, stride-2 window. Random data would make
+ * every comparison a coin toss for the branch predictor, so nothing here
+ * branches: maxima by maxss-style selects, the index by arithmetic on the
+ * 0/1 results of the comparisons. A later element wins only when strictly
+ * larger, so the first maximum wins ties. The caller takes the exact way
+ * for rows that hold a NaN. */
+static void pool2_row(const float *restrict top, const float *restrict bottom, int32_t w, int32_t base,
+                      int32_t ow, float *restrict y, int32_t *restrict argmax)
+{
+    for (int32_t ox = 0; ox < ow; ox++) {
+        float a = top[2 * ox], b = top[2 * ox + 1], c = bottom[2 * ox], d = bottom[2 * ox + 1];
+        float best_top = b > a ? b : a, best_bottom = d > c ? d : c;
+        int32_t right_top = b > a, right_bottom = d > c, lower = best_bottom > best_top;
+        y[ox] = lower ? best_bottom : best_top;
+        argmax[ox] = base + 2 * ox + lower * (w + right_bottom) + (1 - lower) * right_top;
+    }
+}
+
+/* whether a run holds a NaN: on the bits, so that the loop vectorises */
+static bool has_nan(const float *x, int64_t n)
+{
+    uint32_t nan = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        nan |= (bits & 0x7fffffffu) > 0x7f800000u;
+    }
+    return nan != 0;
+}
+
+static void max_pool2d_forward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    int64_t w = g->w;
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *x = j->src + plane * g->h * w;
+        float *y = j->dst + plane * g->oh * g->ow;
+        int32_t *argmax = j->argmax + plane * g->oh * g->ow;
+        for (int64_t oy = 0; oy < g->oh; oy++) {
+            int64_t row = oy * g->stride * w;
+            if (g->k == 2 && g->stride == 2 && !has_nan(x + row, 2 * w)) {
+                pool2_row(x + row, x + row + w, (int32_t)w, (int32_t)row, (int32_t)g->ow, y + oy * g->ow,
+                          argmax + oy * g->ow);
+                continue;
+            }
+            for (int64_t ox = 0; ox < g->ow; ox++) {
+                int64_t arg = window_argmax(x, w, row + ox * g->stride, g->k);
+                y[oy * g->ow + ox] = x[arg];
+                argmax[oy * g->ow + ox] = (int32_t)arg;
+            }
+        }
+    }
+}
+
+static void max_pool2d_backward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    int64_t outs = g->oh * g->ow;
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *dy = j->src + plane * outs;
+        const int32_t *arg = j->argmax + plane * outs;
+        float *dx = j->dst + plane * g->h * g->w;
+        memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
+        for (int64_t o = 0; o < outs; o++)
+            dx[arg[o]] += dy[o];
+    }
+}
+
+ember_status cpu_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
+                                 ember_ptr argmax)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(y), .argmax = cpu_i32(argmax)};
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), max_pool2d_forward_planes, &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,
+                                  ember_ptr dx)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx), .argmax = cpu_i32(argmax)};
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->h * g->w), max_pool2d_backward_planes, &j);
+    return EMBER_OK;
+}

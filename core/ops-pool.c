@@ -1,0 +1,54 @@
+/*
+ * core/ops-pool.c — max_pool2d through the max_pool2d primitives, which
+ * also keep each window's argmax for the backward pass.
+ */
+#include "ops-impl.h"
+
+ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
+{
+    ember_ctx *ctx = ember_op_begin("ember_max_pool2d", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    char sx[96];
+    if (x->ndim != 4 || kernel < 1 || stride < 1 || x->shape[2] < kernel || x->shape[3] < kernel) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_max_pool2d takes x (N, C, H, W) with H and W at least the kernel; got x %s, "
+                   "kernel %d, stride %d",
+                   ember_shape_str(x, sx, sizeof sx), kernel, stride);
+        return NULL;
+    }
+    struct ember_pool_geom g = {
+        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = kernel,
+        .stride = stride, .oh = (x->shape[2] - kernel) / stride + 1, .ow = (x->shape[3] - kernel) / stride + 1};
+    int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
+    struct ember_tensor *cx = ember_contiguous(x);
+    struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
+    struct ember_tensor *argmax = y ? ember_tensor_alloc(ctx, EMBER_I32, 4, shape, EMBER_OWNER_TAPE) : NULL;
+    if (!argmax || ctx->ops->max_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y),
+                                             ember_tensor_ptr(argmax)) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, cx, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_MAX_POOL2D, y, cx, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->saved[0] = argmax;
+        n->arg[0] = kernel;
+        n->arg[1] = stride;
+    }
+    return y;
+}
+
+/* dx[p] = sum of dy over the windows whose maximum was at p */
+ember_status ember_backward_max_pool2d(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *y = n->out, *argmax = n->saved[0];
+    ember_ctx *ctx = x->ctx;
+    struct ember_pool_geom g = {
+        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
+        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+    struct ember_tensor *dx = ember_op_out_like(x);
+    if (!dx || ctx->ops->max_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(y->grad), ember_tensor_ptr(argmax),
+                                          ember_tensor_ptr(dx)) != EMBER_OK)
+        return ctx->status;
+    return ember_grad_commit(x, dx);
+}
