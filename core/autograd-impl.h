@@ -21,6 +21,10 @@
     X(MUL, mul)                   \
     X(SCALE, scale)               \
     X(RELU, relu)                 \
+    X(LEAKY_RELU, leaky_relu)     \
+    X(SIGMOID, sigmoid)           \
+    X(TANH, tanh)                 \
+    X(GELU, gelu)                 \
     X(SUM, sum)                   \
     X(SOFTMAX, softmax)           \
     X(LOG_SOFTMAX, log_softmax)   \
@@ -29,6 +33,9 @@
     X(LINEAR, linear)             \
     X(CONV2D, conv2d)             \
     X(MAX_POOL2D, max_pool2d)     \
+    X(AVG_POOL2D, avg_pool2d)     \
+    X(DROPOUT, dropout)           \
+    X(BATCH_NORM, batch_norm)     \
     X(RESHAPE, reshape)           \
     X(TRANSPOSE, transpose)       \
     X(CONTIGUOUS, contiguous)

@@ -85,7 +85,7 @@ static ember_status add_into(struct ember_tensor *out, struct ember_tensor *a, s
     struct ember_ewise e;
     ember_ewise_init(&e, out, a, b);
     return ctx->ops->binary(ctx->dev, EMBER_ADD, &e, ember_tensor_ptr(out), ember_tensor_ptr(a),
-                            ember_tensor_ptr(b));
+                            ember_tensor_ptr(b), 0.0f);
 }
 
 ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g)

@@ -53,23 +53,34 @@ struct ember_host {
 
 /* ------------------------------------------------------------ elementwise */
 
-/* Unary ops: out = f(a), alpha where the op says. */
-#define EMBER_UNARY_OPS(X)                       \
-    X(COPY, copy, "y = x")                       \
-    X(NEG, neg, "y = -x")                        \
-    X(RELU, relu, "y = max(x, 0)")               \
-    X(EXP, exp, "y = e^x")                       \
-    X(LOG, log, "y = ln x")                      \
-    X(SCALE, scale, "y = alpha * x")             \
-    X(ADD_SCALAR, add_scalar, "y = x + alpha")
+/* Unary ops: out = f(a), alpha where the op says. Phi is the standard
+ * normal distribution's CDF, phi its density. */
+#define EMBER_UNARY_OPS(X)                                              \
+    X(COPY, copy, "y = x")                                              \
+    X(NEG, neg, "y = -x")                                               \
+    X(RELU, relu, "y = max(x, 0)")                                      \
+    X(EXP, exp, "y = e^x")                                              \
+    X(LOG, log, "y = ln x")                                             \
+    X(SCALE, scale, "y = alpha * x")                                    \
+    X(ADD_SCALAR, add_scalar, "y = x + alpha")                          \
+    X(LEAKY_RELU, leaky_relu, "y = x > 0 ? x : alpha * x")              \
+    X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                           \
+    X(TANH, tanh, "y = tanh x")                                         \
+    X(GELU, gelu, "y = x * Phi(x)")                                     \
+    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")
 
-/* Binary ops: out = f(a, b). */
-#define EMBER_BINARY_OPS(X)                                         \
-    X(ADD, add, "y = a + b")                                        \
-    X(SUB, sub, "y = a - b")                                        \
-    X(MUL, mul, "y = a * b")                                        \
-    X(DIV, div, "y = a / b")                                        \
-    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (a: dy, b: y)")
+/* Binary ops: out = f(a, b), alpha where the op says. The backward ones
+ * take a = dy and b = what the op's forward pass saw or made. */
+#define EMBER_BINARY_OPS(X)                                                                 \
+    X(ADD, add, "y = a + b")                                                                \
+    X(SUB, sub, "y = a - b")                                                                \
+    X(MUL, mul, "y = a * b")                                                                \
+    X(DIV, div, "y = a / b")                                                                \
+    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (b: relu's y)")                      \
+    X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")         \
+    X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")            \
+    X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                    \
+    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")
 
 #define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
 enum ember_unary_op { EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_COUNT };
@@ -145,6 +156,31 @@ struct ember_pool_geom {
     int64_t oh, ow;
 };
 
+/* --------------------------------------------------------------- dropout */
+
+/* The hash a dropout mask keeps element i by: two rounds of MurmurHash3's
+ * 32-bit finaliser (public domain), over i mixed with the seed's halves.
+ * Written once here for the host; the kernels (dropout.kc) compute the
+ * same, and the parity test holds them to it bit for bit. */
+static inline uint32_t ember_dropout_mix(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+}
+static inline uint32_t ember_dropout_hash(uint64_t seed, uint32_t i)
+{
+    return ember_dropout_mix(ember_dropout_mix(i ^ (uint32_t)(seed >> 32)) + (uint32_t)seed);
+}
+/* elements kept: hash >= threshold */
+static inline uint32_t ember_dropout_threshold(float p)
+{
+    double t = (double)p * 4294967296.0;
+    return t >= 4294967295.0 ? 4294967295u : (uint32_t)t;
+}
+
 /* ------------------------------------------------------ fused optimizers */
 
 /* Adam as PyTorch computes it, over n elements:
@@ -189,6 +225,11 @@ struct ember_sgd_step {
  *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
  *   cross_entropy_backward  dlogits = (prob - onehot(target)) * scale * dloss[0]; dloss is one
  *                   element in device memory, so no host round trip is needed
+ *   avg_pool2d_*    y = the mean of each window (struct ember_pool_geom); the backward pass
+ *                   spreads dy over its window: dx[p] = sum of dy[o] / k^2 over the windows o
+ *                   holding p (it overwrites dx)
+ *   dropout_mask    mask[i] = keep ? 1 / (1 - p) : 0 for i < n, keep when ember_dropout_hash(seed,
+ *                   i) >= p * 2^32: the same mask on every backend for the same seed
  *   adam_step, sgd_step     see struct ember_adam_step, struct ember_sgd_step
  */
 #define EMBER_PRIMITIVES(X)                                                                                   \
@@ -196,7 +237,7 @@ struct ember_sgd_step {
     X(unary, (void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,     \
               float alpha))                                                                                   \
     X(binary, (void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,   \
-               ember_ptr b))                                                                                  \
+               ember_ptr b, float alpha))                                                                     \
     X(reduce, (void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out, ember_ptr in)) \
     X(sgemm, (void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c))                  \
     X(im2col, (void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col))                       \
@@ -205,10 +246,13 @@ struct ember_sgd_step {
                            ember_ptr argmax))                                                                 \
     X(max_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,       \
                             ember_ptr dx))                                                                    \
+    X(avg_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y))             \
+    X(avg_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx))          \
     X(cross_entropy_forward, (void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target,      \
                               ember_ptr prob, ember_ptr loss))                                                \
     X(cross_entropy_backward, (void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target,       \
                                ember_ptr dloss, float scale, ember_ptr dlogits))                              \
+    X(dropout_mask, (void *dev, ember_ptr mask, size_t n, float p, uint64_t seed))                            \
     X(adam_step, (void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad,      \
                   ember_ptr m, ember_ptr v))                                                                  \
     X(sgd_step, (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,        \

@@ -43,13 +43,13 @@ ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out,
 }
 
 ember_status ember_binary_into(enum ember_binary_op op, struct ember_tensor *out,
-                               const struct ember_tensor *a, const struct ember_tensor *b)
+                               const struct ember_tensor *a, const struct ember_tensor *b, float alpha)
 {
     ember_ctx *ctx = out->ctx;
     struct ember_ewise e;
     ember_ewise_init(&e, out, a, b);
     return ctx->ops->binary(ctx->dev, op, &e, ember_tensor_ptr(out), ember_tensor_ptr(a),
-                            ember_tensor_ptr(b));
+                            ember_tensor_ptr(b), alpha);
 }
 
 ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out,
@@ -94,7 +94,7 @@ static bool broadcast_shape(const struct ember_tensor *a, const struct ember_ten
 }
 
 struct ember_tensor *ember_binary_new(enum ember_binary_op op, const struct ember_tensor *a,
-                                      const struct ember_tensor *b)
+                                      const struct ember_tensor *b, float alpha)
 {
     int ndim;
     int64_t shape[EMBER_MAX_DIMS];
@@ -105,7 +105,7 @@ struct ember_tensor *ember_binary_new(enum ember_binary_op op, const struct embe
         return NULL;
     }
     struct ember_tensor *out = ember_op_out(a->ctx, ndim, shape);
-    if (out && ember_binary_into(op, out, a, b) != EMBER_OK)
+    if (out && ember_binary_into(op, out, a, b, alpha) != EMBER_OK)
         return NULL;
     return out;
 }

@@ -7,7 +7,7 @@ static ember_tensor *binary_op(const char *name, enum ember_binary_op prim, enum
     ember_ctx *ctx = ember_op_begin(name, a, b, NULL);
     if (!ctx || !b)
         return NULL;
-    struct ember_tensor *y = ember_binary_new(prim, a, b);
+    struct ember_tensor *y = ember_binary_new(prim, a, b, 0.0f);
     if (y && ember_grad_needed(ctx, a, b, NULL) && !ember_record(op, y, a, b, NULL))
         return NULL;
     return y;
@@ -63,11 +63,11 @@ ember_status ember_backward_mul(struct ember_node *n)
     struct ember_tensor *dy = n->out->grad, *a = n->in[0], *b = n->in[1];
     ember_status st = EMBER_OK;
     if (a->requires_grad) {
-        struct ember_tensor *da = ember_binary_new(EMBER_MUL, dy, b);
+        struct ember_tensor *da = ember_binary_new(EMBER_MUL, dy, b, 0.0f);
         st = da ? ember_grad_commit_reduced(a, da) : dy->ctx->status;
     }
     if (st == EMBER_OK && b->requires_grad) {
-        struct ember_tensor *db = ember_binary_new(EMBER_MUL, dy, a);
+        struct ember_tensor *db = ember_binary_new(EMBER_MUL, dy, a, 0.0f);
         st = db ? ember_grad_commit_reduced(b, db) : dy->ctx->status;
     }
     return st;
@@ -111,6 +111,80 @@ ember_tensor *ember_relu(ember_tensor *x)
 /* dx = dy where y > 0, else 0 (y > 0 exactly where x > 0) */
 ember_status ember_backward_relu(struct ember_node *n)
 {
-    struct ember_tensor *dx = ember_binary_new(EMBER_RELU_BACKWARD, n->out->grad, n->out);
+    struct ember_tensor *dx = ember_binary_new(EMBER_RELU_BACKWARD, n->out->grad, n->out, 0.0f);
     return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
+}
+
+/* The activations whose backward pass is one binary primitive of dy and
+ * either the input or the output: the forward records which. */
+static ember_tensor *activation(const char *name, enum ember_unary_op prim, enum ember_op op, ember_tensor *x,
+                                float alpha)
+{
+    ember_ctx *ctx = ember_op_begin(name, x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    struct ember_tensor *y = ember_unary_new(prim, x, alpha);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *n = ember_record(op, y, x, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->farg = alpha;
+    }
+    return y;
+}
+
+/* dx = backward(dy, b) where b is the forward's input x or output y */
+static ember_status activation_backward(struct ember_node *n, enum ember_binary_op prim, bool from_output)
+{
+    struct ember_tensor *dx =
+        ember_binary_new(prim, n->out->grad, from_output ? n->out : n->in[0], n->farg);
+    return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
+}
+
+/* y = x > 0 ? x : slope * x */
+ember_tensor *ember_leaky_relu(ember_tensor *x, float slope)
+{
+    return activation("ember_leaky_relu", EMBER_LEAKY_RELU, EMBER_OP_LEAKY_RELU, x, slope);
+}
+
+/* dx = x > 0 ? dy : slope * dy */
+ember_status ember_backward_leaky_relu(struct ember_node *n)
+{
+    return activation_backward(n, EMBER_LEAKY_RELU_BACKWARD, false);
+}
+
+/* y = 1 / (1 + e^-x) */
+ember_tensor *ember_sigmoid(ember_tensor *x)
+{
+    return activation("ember_sigmoid", EMBER_SIGMOID, EMBER_OP_SIGMOID, x, 0.0f);
+}
+
+/* dx = dy * y * (1 - y) */
+ember_status ember_backward_sigmoid(struct ember_node *n)
+{
+    return activation_backward(n, EMBER_SIGMOID_BACKWARD, true);
+}
+
+/* y = tanh x */
+ember_tensor *ember_tanh(ember_tensor *x)
+{
+    return activation("ember_tanh", EMBER_TANH, EMBER_OP_TANH, x, 0.0f);
+}
+
+/* dx = dy * (1 - y^2) */
+ember_status ember_backward_tanh(struct ember_node *n)
+{
+    return activation_backward(n, EMBER_TANH_BACKWARD, true);
+}
+
+/* y = x * Phi(x) */
+ember_tensor *ember_gelu(ember_tensor *x)
+{
+    return activation("ember_gelu", EMBER_GELU, EMBER_OP_GELU, x, 0.0f);
+}
+
+/* dx = dy * (Phi(x) + x * phi(x)) */
+ember_status ember_backward_gelu(struct ember_node *n)
+{
+    return activation_backward(n, EMBER_GELU_BACKWARD, false);
 }

@@ -25,7 +25,7 @@ struct ember_tensor *ember_op_out_like(const struct ember_tensor *t);
 ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out,
                               const struct ember_tensor *a, float alpha);
 ember_status ember_binary_into(enum ember_binary_op op, struct ember_tensor *out,
-                               const struct ember_tensor *a, const struct ember_tensor *b);
+                               const struct ember_tensor *a, const struct ember_tensor *b, float alpha);
 /* in (contiguous) as (outer, r, inner) reduced over r into out */
 ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out,
                                const struct ember_tensor *in, int64_t outer, int64_t r,
@@ -36,7 +36,7 @@ ember_status ember_gemm_into(const struct ember_gemm *g, const struct ember_tens
 /* new tape tensors of a's shape (or the broadcast shape of a and b) */
 struct ember_tensor *ember_unary_new(enum ember_unary_op op, const struct ember_tensor *a, float alpha);
 struct ember_tensor *ember_binary_new(enum ember_binary_op op, const struct ember_tensor *a,
-                                      const struct ember_tensor *b);
+                                      const struct ember_tensor *b, float alpha);
 
 /* `axis` made non-negative and checked against ndim; -1 when out of range
  * (with the error recorded). */

@@ -1,25 +1,33 @@
 /*
  * core/ops-pool.c — max_pool2d through the max_pool2d primitives, which
- * also keep each window's argmax for the backward pass.
+ * also keep each window's argmax for the backward pass; avg_pool2d through
+ * the avg_pool2d ones; global_avg_pool2d as a mean.
  */
 #include "ops-impl.h"
+
+/* The geometry of a pooling of x, or false with the error recorded. */
+static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_tensor *x, int kernel, int stride,
+                          struct ember_pool_geom *g)
+{
+    char sx[96];
+    if (x->ndim != 4 || kernel < 1 || stride < 1 || x->shape[2] < kernel || x->shape[3] < kernel) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "%s takes x (N, C, H, W) with H and W at least the kernel; got x %s, kernel %d, stride %d",
+                   name, ember_shape_str(x, sx, sizeof sx), kernel, stride);
+        return false;
+    }
+    *g = (struct ember_pool_geom){
+        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = kernel,
+        .stride = stride, .oh = (x->shape[2] - kernel) / stride + 1, .ow = (x->shape[3] - kernel) / stride + 1};
+    return true;
+}
 
 ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
 {
     ember_ctx *ctx = ember_op_begin("ember_max_pool2d", x, NULL, NULL);
-    if (!ctx)
+    struct ember_pool_geom g;
+    if (!ctx || !pool_geometry(ctx, "ember_max_pool2d", x, kernel, stride, &g))
         return NULL;
-    char sx[96];
-    if (x->ndim != 4 || kernel < 1 || stride < 1 || x->shape[2] < kernel || x->shape[3] < kernel) {
-        ember_fail(ctx, EMBER_ERR_ARG,
-                   "ember_max_pool2d takes x (N, C, H, W) with H and W at least the kernel; got x %s, "
-                   "kernel %d, stride %d",
-                   ember_shape_str(x, sx, sizeof sx), kernel, stride);
-        return NULL;
-    }
-    struct ember_pool_geom g = {
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = kernel,
-        .stride = stride, .oh = (x->shape[2] - kernel) / stride + 1, .ow = (x->shape[3] - kernel) / stride + 1};
     int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
     struct ember_tensor *cx = ember_contiguous(x);
     struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
@@ -51,4 +59,58 @@ ember_status ember_backward_max_pool2d(struct ember_node *n)
                                           ember_tensor_ptr(dx)) != EMBER_OK)
         return ctx->status;
     return ember_grad_commit(x, dx);
+}
+
+/* y = the mean of each kernel x kernel window */
+ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride)
+{
+    ember_ctx *ctx = ember_op_begin("ember_avg_pool2d", x, NULL, NULL);
+    struct ember_pool_geom g;
+    if (!ctx || !pool_geometry(ctx, "ember_avg_pool2d", x, kernel, stride, &g))
+        return NULL;
+    int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
+    struct ember_tensor *cx = ember_contiguous(x);
+    struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
+    if (!y || ctx->ops->avg_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y)) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, cx, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_AVG_POOL2D, y, cx, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->arg[0] = kernel;
+        n->arg[1] = stride;
+    }
+    return y;
+}
+
+/* dx[p] = the sum of dy / kernel^2 over the windows holding p */
+ember_status ember_backward_avg_pool2d(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *y = n->out;
+    ember_ctx *ctx = x->ctx;
+    struct ember_pool_geom g = {
+        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
+        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+    struct ember_tensor *dy = ember_contiguous(y->grad);
+    struct ember_tensor *dx = dy ? ember_op_out_like(x) : NULL;
+    if (!dx || ctx->ops->avg_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(dy), ember_tensor_ptr(dx)) != EMBER_OK)
+        return ctx->status;
+    return ember_grad_commit(x, dx);
+}
+
+/* y (N, C) = the mean of each (H, W) plane of x (N, C, H, W): a reshape and
+ * a mean, which the tape differentiates as they are */
+ember_tensor *ember_global_avg_pool2d(ember_tensor *x)
+{
+    ember_ctx *ctx = ember_op_begin("ember_global_avg_pool2d", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    char sx[96];
+    if (x->ndim != 4) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_global_avg_pool2d takes x (N, C, H, W); got x %s",
+                   ember_shape_str(x, sx, sizeof sx));
+        return NULL;
+    }
+    int64_t planes[3] = {x->shape[0], x->shape[1], x->shape[2] * x->shape[3]};
+    return ember_mean(ember_reshape(x, 3, planes), -1, false);
 }

@@ -104,7 +104,7 @@ static ember_tensor *softmax_op(const char *name, ember_tensor *x, int axis, boo
     if (!src)
         return NULL;
     struct ember_tensor *m = reduce_kept(EMBER_MAX, src, a, 1.0f);
-    struct ember_tensor *z = m ? ember_binary_new(EMBER_SUB, src, m) : NULL;
+    struct ember_tensor *z = m ? ember_binary_new(EMBER_SUB, src, m, 0.0f) : NULL;
     struct ember_tensor *e = z ? ember_unary_new(EMBER_EXP, z, 0.0f) : NULL;
     struct ember_tensor *s = e ? reduce_kept(EMBER_SUM, e, a, 1.0f) : NULL;
     if (!s)
@@ -113,9 +113,9 @@ static ember_tensor *softmax_op(const char *name, ember_tensor *x, int axis, boo
     if (log) { /* y = z - ln s */
         if (ember_unary_into(EMBER_LOG, s, s, 0.0f) != EMBER_OK)
             return NULL;
-        y = ember_binary_new(EMBER_SUB, z, s);
+        y = ember_binary_new(EMBER_SUB, z, s, 0.0f);
     } else { /* y = e / s */
-        y = ember_binary_new(EMBER_DIV, e, s);
+        y = ember_binary_new(EMBER_DIV, e, s, 0.0f);
     }
     if (y && ember_grad_needed(ctx, src, NULL, NULL)) {
         struct ember_node *n = ember_record(log ? EMBER_OP_LOG_SOFTMAX : EMBER_OP_SOFTMAX, y, src, NULL, NULL);
@@ -140,10 +140,10 @@ ember_tensor *ember_log_softmax(ember_tensor *x, int axis)
 ember_status ember_backward_softmax(struct ember_node *n)
 {
     struct ember_tensor *x = n->in[0], *y = n->out, *dy = n->out->grad;
-    struct ember_tensor *t = ember_binary_new(EMBER_MUL, dy, y);
+    struct ember_tensor *t = ember_binary_new(EMBER_MUL, dy, y, 0.0f);
     struct ember_tensor *s = t ? reduce_kept(EMBER_SUM, t, (int)n->arg[0], 1.0f) : NULL;
-    struct ember_tensor *u = s ? ember_binary_new(EMBER_SUB, dy, s) : NULL;
-    struct ember_tensor *dx = u ? ember_binary_new(EMBER_MUL, y, u) : NULL;
+    struct ember_tensor *u = s ? ember_binary_new(EMBER_SUB, dy, s, 0.0f) : NULL;
+    struct ember_tensor *dx = u ? ember_binary_new(EMBER_MUL, y, u, 0.0f) : NULL;
     return dx ? ember_grad_commit(x, dx) : x->ctx->status;
 }
 
@@ -153,7 +153,7 @@ ember_status ember_backward_log_softmax(struct ember_node *n)
     struct ember_tensor *x = n->in[0], *y = n->out, *dy = n->out->grad;
     struct ember_tensor *s = reduce_kept(EMBER_SUM, dy, (int)n->arg[0], 1.0f);
     struct ember_tensor *p = s ? ember_unary_new(EMBER_EXP, y, 0.0f) : NULL;
-    struct ember_tensor *t = p ? ember_binary_new(EMBER_MUL, p, s) : NULL;
-    struct ember_tensor *dx = t ? ember_binary_new(EMBER_SUB, dy, t) : NULL;
+    struct ember_tensor *t = p ? ember_binary_new(EMBER_MUL, p, s, 0.0f) : NULL;
+    struct ember_tensor *dx = t ? ember_binary_new(EMBER_SUB, dy, t, 0.0f) : NULL;
     return dx ? ember_grad_commit(x, dx) : x->ctx->status;
 }

@@ -215,6 +215,21 @@ ember_tensor *ember_mul(ember_tensor *a, ember_tensor *b);
 ember_tensor *ember_scale(ember_tensor *x, float alpha);
 /* y = max(x, 0) */
 ember_tensor *ember_relu(ember_tensor *x);
+/* y = x > 0 ? x : slope * x (PyTorch's LeakyReLU; its default slope is 0.01) */
+ember_tensor *ember_leaky_relu(ember_tensor *x, float slope);
+/* y = 1 / (1 + e^-x) */
+ember_tensor *ember_sigmoid(ember_tensor *x);
+/* y = tanh x */
+ember_tensor *ember_tanh(ember_tensor *x);
+/* y = x * Phi(x), Phi the standard normal distribution function (PyTorch's
+ * GELU, exact: not the tanh approximation) */
+ember_tensor *ember_gelu(ember_tensor *x);
+
+/* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
+ * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask
+ * on every device; use a new seed each step); otherwise y is x itself.
+ * 0 <= p <= 1. */
+ember_tensor *ember_dropout(ember_tensor *x, float p, bool training, uint64_t seed);
 
 /* y = sum of x over `axis` (EMBER_ALL_AXES: over everything, giving a
  * scalar); keepdim keeps the summed axis with size 1. */
@@ -246,6 +261,23 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
 /* y = max over each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
 ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);
+/* y = the mean of each kernel x kernel window: x is (N, C, H, W), y is
+ * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
+ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride);
+/* y (N, C) = the mean of each (H, W) plane of x (N, C, H, W): PyTorch's
+ * AdaptiveAvgPool2d(1) and a flatten. */
+ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
+
+/* Batch normalization, as PyTorch's BatchNorm1d on x (N, C) and
+ * BatchNorm2d on x (N, C, H, W): each channel over the batch (and its
+ * positions), y = (x - mean) / sqrt(var + eps) * weight + bias, weight and
+ * bias (C) or NULL. When `training`, mean and var are the batch's (var
+ * biased) and the running statistics (C) move towards them:
+ * running = (1 - momentum) running + momentum stat, var unbiased there;
+ * otherwise the running statistics are the mean and var, and stay.
+ * PyTorch's defaults: momentum 0.1, eps 1e-5. */
+ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, ember_tensor *running_mean,
+                               ember_tensor *running_var, bool training, float momentum, float eps);
 
 /* Views share storage with x. reshape takes one -1 to infer a dimension and
  * copies first when x's strides do not allow a view. */

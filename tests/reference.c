@@ -12,6 +12,12 @@ ember_status ref_fill(void *dev, ember_ptr out_p, size_t n, float value)
     return EMBER_OK;
 }
 
+/* Phi(x), the standard normal CDF */
+static double normal_cdf(double x)
+{
+    return 0.5 * erfc(-x / sqrt(2.0));
+}
+
 /* the element offsets of flat index i in each operand */
 static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, int64_t *oa, int64_t *ob)
 {
@@ -42,6 +48,11 @@ ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
         case EMBER_LOG: y = (float)log(x); break;
         case EMBER_SCALE: y = alpha * x; break;
         case EMBER_ADD_SCALAR: y = x + alpha; break;
+        case EMBER_LEAKY_RELU: y = x < 0 ? alpha * x : x; break;
+        case EMBER_SIGMOID: y = (float)(1.0 / (1.0 + exp(-(double)x))); break;
+        case EMBER_TANH: y = (float)tanh(x); break;
+        case EMBER_GELU: y = (float)(x * normal_cdf(x)); break;
+        case EMBER_RSQRT: y = (float)(1.0 / sqrt((double)x + alpha)); break;
         case EMBER_UNARY_COUNT: break;
         }
         out[oo] = y;
@@ -50,7 +61,7 @@ ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
 }
 
 ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out_p,
-                        ember_ptr a_p, ember_ptr b_p)
+                        ember_ptr a_p, ember_ptr b_p, float alpha)
 {
     float *out = REF_F32(out_p);
     const float *a = REF_F32(a_p), *b = REF_F32(b_p);
@@ -64,6 +75,10 @@ ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_e
         case EMBER_MUL: y = x * z; break;
         case EMBER_DIV: y = x / z; break;
         case EMBER_RELU_BACKWARD: y = z > 0 ? x : 0.0f; break;
+        case EMBER_LEAKY_RELU_BACKWARD: y = z > 0 ? x : alpha * x; break;
+        case EMBER_SIGMOID_BACKWARD: y = (float)((double)x * z * (1.0 - z)); break;
+        case EMBER_TANH_BACKWARD: y = (float)((double)x * (1.0 - (double)z * z)); break;
+        case EMBER_GELU_BACKWARD: y = (float)(x * (normal_cdf(z) + z * exp(-0.5 * z * z) / sqrt(2.0 * 3.14159265358979323846))); break;
         case EMBER_BINARY_COUNT: break;
         }
         out[oo] = y;
@@ -186,6 +201,45 @@ ember_status ref_max_pool2d_backward(void *dev, const struct ember_pool_geom *g,
     for (int64_t p = 0; p < g->n * g->c; p++)
         for (int64_t o = 0; o < g->oh * g->ow; o++)
             dx[p * g->h * g->w + argmax[p * g->oh * g->ow + o]] += dy[p * g->oh * g->ow + o];
+    return EMBER_OK;
+}
+
+ember_status ref_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x_p, ember_ptr y_p)
+{
+    const float *x = REF_F32(x_p);
+    float *y = REF_F32(y_p);
+    for (int64_t p = 0; p < g->n * g->c; p++)
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            for (int64_t ox = 0; ox < g->ow; ox++) {
+                double sum = 0.0;
+                for (int64_t ky = 0; ky < g->k; ky++)
+                    for (int64_t kx = 0; kx < g->k; kx++)
+                        sum += x[(p * g->h + oy * g->stride + ky) * g->w + ox * g->stride + kx];
+                y[(p * g->oh + oy) * g->ow + ox] = (float)(sum / (double)(g->k * g->k));
+            }
+    return EMBER_OK;
+}
+
+ember_status ref_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p, ember_ptr dx_p)
+{
+    const float *dy = REF_F32(dy_p);
+    float *dx = REF_F32(dx_p);
+    memset(dx, 0, (size_t)(g->n * g->c * g->h * g->w) * sizeof *dx);
+    for (int64_t p = 0; p < g->n * g->c; p++)
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            for (int64_t ox = 0; ox < g->ow; ox++)
+                for (int64_t ky = 0; ky < g->k; ky++)
+                    for (int64_t kx = 0; kx < g->k; kx++)
+                        dx[(p * g->h + oy * g->stride + ky) * g->w + ox * g->stride + kx] +=
+                            (float)(dy[(p * g->oh + oy) * g->ow + ox] / (double)(g->k * g->k));
+    return EMBER_OK;
+}
+
+ember_status ref_dropout_mask(void *dev, ember_ptr mask_p, size_t n, float p, uint64_t seed)
+{
+    float *mask = REF_F32(mask_p);
+    for (size_t i = 0; i < n; i++) /* keep with probability 1 - p, by the hash every backend shares */
+        mask[i] = ember_dropout_hash(seed, (uint32_t)i) >= ember_dropout_threshold(p) ? 1.0f / (1.0f - p) : 0.0f;
     return EMBER_OK;
 }
 

@@ -91,6 +91,41 @@ static ember_tensor *f_reshape(ember_tensor **x)
 }
 static ember_tensor *f_flatten_transposed(ember_tensor **x) { return ember_flatten(ember_transpose(x[0], 1, 2)); }
 static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
+static ember_tensor *f_leaky_relu(ember_tensor **x) { return ember_leaky_relu(x[0], 0.1f); }
+static ember_tensor *f_sigmoid(ember_tensor **x) { return ember_sigmoid(x[0]); }
+static ember_tensor *f_tanh(ember_tensor **x) { return ember_tanh(ember_transpose(x[0], 0, 1)); }
+static ember_tensor *f_gelu(ember_tensor **x) { return ember_gelu(x[0]); }
+static ember_tensor *f_avg_pool2(ember_tensor **x) { return ember_avg_pool2d(x[0], 2, 2); }
+static ember_tensor *f_avg_pool3s1(ember_tensor **x) { return ember_avg_pool2d(x[0], 3, 1); }
+static ember_tensor *f_global_avg_pool(ember_tensor **x) { return ember_global_avg_pool2d(x[0]); }
+static ember_tensor *f_dropout(ember_tensor **x) { return ember_dropout(x[0], 0.3f, true, 1234); }
+/* a residual block: y = relu(conv(x) + x) */
+static ember_tensor *f_residual(ember_tensor **x)
+{
+    return ember_relu(ember_add(ember_conv2d(x[0], x[1], x[2], 1, 1), x[0]));
+}
+
+/* Batch norm's running statistics: buffers of 3 channels, kept across calls
+ * (training moves them, which does not change y; evaluation reads them). */
+static ember_tensor *running[2];
+static ember_tensor *running_stat(ember_tensor *x, int which, float start)
+{
+    if (!running[which]) {
+        int64_t c[1] = {3};
+        running[which] = ember_tensor_new(ember_tensor_ctx(x), EMBER_F32, 1, c);
+        float values[3] = {start, start * 0.5f, start * 2.0f};
+        ember_tensor_write(running[which], values, sizeof values);
+    }
+    return running[which];
+}
+static ember_tensor *batch_norm(ember_tensor **x, bool training, bool affine)
+{
+    ember_tensor *rm = running_stat(x[0], 0, 0.1f), *rv = running_stat(x[0], 1, 0.8f);
+    return ember_batch_norm(x[0], affine ? x[1] : NULL, affine ? x[2] : NULL, rm, rv, training, 0.1f, 1e-5f);
+}
+static ember_tensor *f_batch_norm_train(ember_tensor **x) { return batch_norm(x, true, true); }
+static ember_tensor *f_batch_norm_eval(ember_tensor **x) { return batch_norm(x, false, true); }
+static ember_tensor *f_batch_norm_plain(ember_tensor **x) { return batch_norm(x, true, false); }
 #define T(...) {__VA_ARGS__}
 static const struct gcase cases[] = {
     {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
@@ -127,6 +162,19 @@ static const struct gcase cases[] = {
     {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
     {"flatten_transposed", 1, {{3, T(2, 3, 4)}}, f_flatten_transposed},
     {"contiguous", 1, {{2, T(3, 4)}}, f_contiguous},
+    {"leaky_relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_leaky_relu},
+    {"sigmoid", 1, {{2, T(4, 5)}}, f_sigmoid},
+    {"tanh_transposed", 1, {{2, T(4, 5)}}, f_tanh},
+    {"gelu", 1, {{3, T(2, 3, 4)}}, f_gelu},
+    {"avg_pool2d", 1, {{4, T(2, 2, 4, 6)}}, f_avg_pool2},
+    {"avg_pool2d_overlap", 1, {{4, T(1, 2, 5, 5)}}, f_avg_pool3s1},
+    {"global_avg_pool2d", 1, {{4, T(2, 3, 3, 4)}}, f_global_avg_pool},
+    {"dropout", 1, {{2, T(6, 7)}}, f_dropout},
+    {"residual_block", 3, {{4, T(2, 3, 4, 4)}, {4, T(3, 3, 3, 3)}, {1, T(3)}}, f_residual},
+    {"batch_norm2d_train", 3, {{4, T(2, 3, 3, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
+    {"batch_norm1d_train", 3, {{2, T(5, 3)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
+    {"batch_norm2d_eval", 3, {{4, T(2, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_eval},
+    {"batch_norm2d_no_affine", 1, {{4, T(2, 3, 2, 3)}}, f_batch_norm_plain},
 };
 #undef T
 
@@ -297,6 +345,8 @@ int main(int argc, char **argv)
     CHECK(ran > 0, "no case matches \"%s\"", filter ? filter : "");
     for (int op = 0; op < EMBER_OP_COUNT && !filter; op++) /* an op added without a case fails here */
         CHECK(op_checked[op], "op %s has no gradcheck case", ember_op_name((enum ember_op)op));
+    ember_tensor_free(running[0]);
+    ember_tensor_free(running[1]);
     ember_ctx_free(ctx);
     return test_finish("test_gradcheck");
 }

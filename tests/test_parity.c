@@ -130,6 +130,17 @@ static bool compare_i32(const char *what, const int32_t *got, const int32_t *wan
     return true;
 }
 
+/* the same bits, element for element (a dropout mask) */
+static bool compare_exact(const char *what, const float *got, const float *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof got[i]) != 0) {
+            CHECK(false, "%s: element %zu is %g, the reference %g", what, i, got[i], want[i]);
+            return false;
+        }
+    return true;
+}
+
 /* ------------------------------------------------------------- inputs */
 
 static float *random_floats(struct harness *h, size_t n, float lo, float hi, bool specials)
@@ -254,7 +265,7 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
     struct ember_ewise e;
     size_t na = 0, nb = 0, nout = 0;
     make_layout((enum layout)r->d[1], r->d, &e, &na, &nb, &nout);
-    bool positive = unary && r->d[0] == EMBER_LOG;
+    bool positive = unary && (r->d[0] == EMBER_LOG || r->d[0] == EMBER_RSQRT);
     float *a = random_floats(h, na, positive ? -0.2f : -3.0f, 3.0f, true);
     float *b = random_floats(h, nb, -3.0f, 3.0f, true);
     float *want = malloc(nout * 4), *got = malloc(nout * 4);
@@ -262,12 +273,14 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
         want[i] = got[i] = 0.5f;
     struct dbuf da = {0}, db = {0}, dout = {0};
     bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nout, want, &dout);
+    /* alpha: a scale, a shift, a slope, a variance's epsilon */
     if (unary) {
         ok = ok && h->ops->unary(h->dev, (enum ember_unary_op)r->d[0], &e, at(dout), at(da), 0.75f) == EMBER_OK;
         ref_unary(NULL, (enum ember_unary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), 0.75f);
     } else {
-        ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db)) == EMBER_OK;
-        ref_binary(NULL, (enum ember_binary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), REF_PTR(b));
+        ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db), 0.25f) ==
+                       EMBER_OK;
+        ref_binary(NULL, (enum ember_binary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), REF_PTR(b), 0.25f);
     }
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
     dbuf_free(h, &da);
@@ -392,6 +405,54 @@ static bool run_max_pool2d(struct harness *h, const struct row *r, const char *w
     return ok;
 }
 
+/* d: {n, c, h, w, k, stride}; prim "avg_pool2d_forward" or "avg_pool2d_backward" */
+static bool run_avg_pool2d(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_pool_geom g = {.n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4],
+                                .stride = r->d[5]};
+    g.oh = (g.h - g.k) / g.stride + 1;
+    g.ow = (g.w - g.k) / g.stride + 1;
+    bool forward = strcmp(r->prim, "avg_pool2d_forward") == 0;
+    size_t nx = (size_t)(g.n * g.c * g.h * g.w), ny = (size_t)(g.n * g.c * g.oh * g.ow);
+    size_t nin = forward ? nx : ny, nout = forward ? ny : nx;
+    float *in = random_floats(h, nin, -1, 1, false), *want = malloc(nout * 4), *got = malloc(nout * 4);
+    if (forward)
+        ref_avg_pool2d_forward(NULL, &g, REF_PTR(in), REF_PTR(want));
+    else
+        ref_avg_pool2d_backward(NULL, &g, REF_PTR(in), REF_PTR(want));
+    struct dbuf din = {0}, dout = {0};
+    bool ok = dbuf_new(h, nin, in, &din) && dbuf_new(h, nout, NULL, &dout) &&
+              (forward ? h->ops->avg_pool2d_forward(h->dev, &g, at(din), at(dout))
+                       : h->ops->avg_pool2d_backward(h->dev, &g, at(din), at(dout))) == EMBER_OK &&
+              dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
+    dbuf_free(h, &din), dbuf_free(h, &dout);
+    free(in), free(want), free(got);
+    return ok;
+}
+
+/* d: {n, p x 100, seed}: the mask must be the reference's, bit for bit */
+static bool run_dropout(struct harness *h, const struct row *r, const char *what)
+{
+    size_t n = (size_t)r->d[0];
+    float p = (float)r->d[1] / 100.0f;
+    uint64_t seed = (uint64_t)r->d[2] * 0x9e3779b97f4a7c15ull;
+    float *want = malloc(n * 4), *got = malloc(n * 4);
+    ref_dropout_mask(NULL, REF_PTR(want), n, p, seed);
+    struct dbuf mask = {0};
+    bool ok = dbuf_new(h, n, NULL, &mask) && h->ops->dropout_mask(h->dev, at(mask), n, p, seed) == EMBER_OK &&
+              dbuf_fetch(h, mask, got, what) && compare_exact(what, got, want, n);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        kept += want[i] != 0.0f;
+    /* and it is a fair coin: the share kept is 1 - p within five standard deviations */
+    double share = (double)kept / (double)n, sd = sqrt(p * (1.0 - p) / (double)n);
+    CHECK(fabs(share - (1.0 - p)) <= 5.0 * sd + 1e-12, "%s: kept %.4f of the elements, want %.4f", what, share,
+          1.0 - p);
+    dbuf_free(h, &mask);
+    free(want), free(got);
+    return ok;
+}
+
 /* d: {n, classes, logit scale, a bad target}; prim "cross_entropy_forward" or "..._backward" */
 static bool run_cross_entropy(struct harness *h, const struct row *r, const char *what)
 {
@@ -490,6 +551,17 @@ static const struct row rows[] = {
     {"unary", "copy permuted 3d, long rows", run_ewise, {U(COPY), PERMUTED_3D, 3, 5, 100}},
     {"unary", "copy tiled 4d, long rows", run_ewise, {U(COPY), TILED_4D, 3, 4, 65}},
     {"unary", "relu tiled 4d", run_ewise, {U(RELU), TILED_4D, 2, 3, 40}},
+    /* the activations: dense, and strided (where each GPU kernel takes its own path) */
+    {"unary", "leaky_relu dense", run_ewise, {U(LEAKY_RELU), DENSE, 70001}},
+    {"unary", "sigmoid dense", run_ewise, {U(SIGMOID), DENSE, 1031}},
+    {"unary", "tanh dense", run_ewise, {U(TANH), DENSE, 70001}},
+    {"unary", "gelu dense", run_ewise, {U(GELU), DENSE, 70001}},
+    {"unary", "rsqrt dense", run_ewise, {U(RSQRT), DENSE, 1031}},
+    {"unary", "leaky_relu transposed", run_ewise, {U(LEAKY_RELU), A_TRANSPOSED, 37, 53}},
+    {"unary", "sigmoid permuted 3d", run_ewise, {U(SIGMOID), PERMUTED_3D, 5, 7, 9}},
+    {"unary", "tanh reversed 6d", run_ewise, {U(TANH), REVERSED_6D, 2, 3, 7}},
+    {"unary", "gelu tiled 4d", run_ewise, {U(GELU), TILED_4D, 2, 3, 40}},
+    {"unary", "rsqrt broadcast row", run_ewise, {U(RSQRT), B_ROW_BROADCAST, 17, 33}},
     /* binary: {op, layout, r, c, s} */
     {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
     {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
@@ -505,6 +577,15 @@ static const struct row rows[] = {
     {"binary", "mul reversed 6d", run_ewise, {U(MUL), REVERSED_6D, 3, 5, 2}},
     {"binary", "add bias over 3d", run_ewise, {U(ADD), BIAS_3D, 4, 6, 77}},
     {"binary", "div tiled 4d", run_ewise, {U(DIV), TILED_4D, 2, 5, 33}},
+    /* the activations' backward passes */
+    {"binary", "leaky_relu_backward dense", run_ewise, {U(LEAKY_RELU_BACKWARD), DENSE, 70001}},
+    {"binary", "sigmoid_backward dense", run_ewise, {U(SIGMOID_BACKWARD), DENSE, 1031}},
+    {"binary", "tanh_backward dense", run_ewise, {U(TANH_BACKWARD), DENSE, 1031}},
+    {"binary", "gelu_backward dense", run_ewise, {U(GELU_BACKWARD), DENSE, 70001}},
+    {"binary", "leaky_relu_backward transposed", run_ewise, {U(LEAKY_RELU_BACKWARD), A_TRANSPOSED, 31, 67}},
+    {"binary", "gelu_backward permuted 3d", run_ewise, {U(GELU_BACKWARD), PERMUTED_3D, 6, 5, 13}},
+    {"binary", "tanh_backward reversed 6d", run_ewise, {U(TANH_BACKWARD), REVERSED_6D, 3, 5, 2}},
+    {"binary", "sigmoid_backward column broadcast", run_ewise, {U(SIGMOID_BACKWARD), B_COL_BROADCAST, 33, 129}},
     /* reduce: {op, outer, r, inner, beta, specials} */
     {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
     {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
@@ -584,6 +665,20 @@ static const struct row rows[] = {
     {"max_pool2d_backward", "3x3 stride 2, overlapping", run_max_pool2d, {2, 2, 11, 11, 3, 2, 0}},
     {"max_pool2d_backward", "2x2 stride 2 with NaN and Inf", run_max_pool2d, {2, 3, 10, 12, 2, 2, 1}},
     {"max_pool2d_backward", "at training size", run_max_pool2d, {64, 16, 28, 28, 2, 2, 0}},
+    /* average-pool: {n, c, h, w, k, stride} */
+    {"avg_pool2d_forward", "2x2 stride 2", run_avg_pool2d, {2, 3, 28, 28, 2, 2}},
+    {"avg_pool2d_forward", "3x3 stride 2, overlapping, odd size", run_avg_pool2d, {2, 2, 11, 13, 3, 2}},
+    {"avg_pool2d_forward", "whole plane (global)", run_avg_pool2d, {3, 5, 7, 7, 7, 1}},
+    {"avg_pool2d_forward", "at training size", run_avg_pool2d, {64, 16, 28, 28, 2, 2}},
+    {"avg_pool2d_backward", "2x2 stride 2", run_avg_pool2d, {2, 3, 28, 28, 2, 2}},
+    {"avg_pool2d_backward", "3x3 stride 1, overlapping", run_avg_pool2d, {2, 2, 9, 10, 3, 1}},
+    {"avg_pool2d_backward", "2x2 stride 3, gaps", run_avg_pool2d, {1, 2, 11, 9, 2, 3}},
+    {"avg_pool2d_backward", "whole plane (global)", run_avg_pool2d, {3, 5, 7, 7, 7, 1}},
+    /* dropout's mask: {n, p x 100, seed} */
+    {"dropout_mask", "p 0.5", run_dropout, {100003, 50, 1}},
+    {"dropout_mask", "p 0.1, another seed", run_dropout, {70001, 10, 2}},
+    {"dropout_mask", "p 0 keeps everything", run_dropout, {1031, 0, 3}},
+    {"dropout_mask", "p 0.9", run_dropout, {1031, 90, 4}},
     /* softmax-cross-entropy: {n, classes, logit scale, bad target} */
     {"cross_entropy_forward", "64 x 10", run_cross_entropy, {64, 10, 3, 0}},
     {"cross_entropy_forward", "one class", run_cross_entropy, {5, 1, 3, 0}},
@@ -692,7 +787,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
             case 3: name = "im2col 64x1x28x28 3x3"; unit = "GB/s"; work = 4.0 * (64 * 784 + 64 * 9 * 784);
                 h->ops->im2col(h->dev, &g, at(a), at(c)); break;
             case 4: name = "add 802816 elements"; unit = "GB/s"; work = 12.0 * 802816;
-                h->ops->binary(h->dev, EMBER_ADD, &add, at(c), at(a), at(b)); break;
+                h->ops->binary(h->dev, EMBER_ADD, &add, at(c), at(a), at(b), 0.0f); break;
             case 5: name = "adam 1M parameters"; unit = "GB/s"; work = 28.0 * 1000000;
                 h->ops->adam_step(h->dev, 1000000, &adam, at(c), at(a), at(b), adam_v); break;
             case 6: name = "relu 802816 elements"; unit = "GB/s"; work = 8.0 * 802816;
@@ -705,7 +800,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
             case 9: name = "copy conv bias 16 -> 64x16x784"; unit = "GB/s"; work = 4.0 * 802816;
                 h->ops->unary(h->dev, EMBER_COPY, &bias, at(c), at(a), 0.0f); break;
             case 10: name = "relu backward 802816 elements"; unit = "GB/s"; work = 12.0 * 802816;
-                h->ops->binary(h->dev, EMBER_RELU_BACKWARD, &add, at(c), at(a), at(b)); break;
+                h->ops->binary(h->dev, EMBER_RELU_BACKWARD, &add, at(c), at(a), at(b), 0.0f); break;
             case 11: name = "sgemm conv dW 64x(16x784 @ 784x9)"; work = 2.0 * 64 * 16 * 9 * 784;
                 h->ops->sgemm(h->dev, &conv_dw, at(a), at(b), at(c)); break;
             case 12: name = "sgemm fc dx 64x10 @ 10x3136"; work = 2.0 * 64 * 3136 * 10;

@@ -13,6 +13,10 @@
 /* elements per task below which threading costs more than it gains */
 #define EWISE_GRAIN 16384
 
+/* Phi(x), the standard normal CDF, and phi(x), its density: GELU's parts */
+static float normal_cdf(float x) { return 0.5f * erfcf(-x * 0.70710678f); }
+static float normal_pdf(float x) { return 0.39894228f * expf(-0.5f * x * x); }
+
 static float unary_value(enum ember_unary_op op, float x, float alpha)
 {
     switch (op) {
@@ -23,12 +27,17 @@ static float unary_value(enum ember_unary_op op, float x, float alpha)
     case EMBER_LOG: return logf(x);
     case EMBER_SCALE: return alpha * x;
     case EMBER_ADD_SCALAR: return x + alpha;
+    case EMBER_LEAKY_RELU: return x < 0.0f ? alpha * x : x;
+    case EMBER_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case EMBER_TANH: return tanhf(x);
+    case EMBER_GELU: return x * normal_cdf(x);
+    case EMBER_RSQRT: return 1.0f / sqrtf(x + alpha);
     case EMBER_UNARY_COUNT: break;
     }
     return NAN;
 }
 
-static float binary_value(enum ember_binary_op op, float a, float b)
+static float binary_value(enum ember_binary_op op, float a, float b, float alpha)
 {
     switch (op) {
     case EMBER_ADD: return a + b;
@@ -36,6 +45,10 @@ static float binary_value(enum ember_binary_op op, float a, float b)
     case EMBER_MUL: return a * b;
     case EMBER_DIV: return a / b;
     case EMBER_RELU_BACKWARD: return b > 0.0f ? a : 0.0f;
+    case EMBER_LEAKY_RELU_BACKWARD: return b > 0.0f ? a : alpha * a;
+    case EMBER_SIGMOID_BACKWARD: return a * b * (1.0f - b);
+    case EMBER_TANH_BACKWARD: return a * (1.0f - b * b);
+    case EMBER_GELU_BACKWARD: return a * (normal_cdf(b) + b * normal_pdf(b));
     case EMBER_BINARY_COUNT: break;
     }
     return NAN;
@@ -72,14 +85,22 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
         case EMBER_LOG: DENSE_LOOP(logf(a[i]));
         case EMBER_SCALE: DENSE_LOOP(alpha * a[i]);
         case EMBER_ADD_SCALAR: DENSE_LOOP(a[i] + alpha);
+        case EMBER_LEAKY_RELU: DENSE_LOOP(a[i] < 0.0f ? alpha * a[i] : a[i]);
+        case EMBER_SIGMOID: case EMBER_TANH: case EMBER_GELU: case EMBER_RSQRT:
+            DENSE_LOOP(unary_value(j->op, a[i], alpha));
         case EMBER_UNARY_COUNT: return;
         }
     }
+    float alpha = j->alpha;
     switch ((enum ember_binary_op)j->op) {
     case EMBER_ADD: DENSE_LOOP(a[i] + b[i]);
     case EMBER_SUB: DENSE_LOOP(a[i] - b[i]);
     case EMBER_MUL: DENSE_LOOP(a[i] * b[i]);
     case EMBER_DIV: DENSE_LOOP(a[i] / b[i]);
+    case EMBER_LEAKY_RELU_BACKWARD: DENSE_LOOP(b[i] > 0.0f ? a[i] : alpha * a[i]);
+    case EMBER_SIGMOID_BACKWARD: DENSE_LOOP(a[i] * b[i] * (1.0f - b[i]));
+    case EMBER_TANH_BACKWARD: DENSE_LOOP(a[i] * (1.0f - b[i] * b[i]));
+    case EMBER_GELU_BACKWARD: DENSE_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], b[i], alpha));
     case EMBER_RELU_BACKWARD:
         /* a mask on the bits, not a select: the signs of b are a coin toss to
          * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */
@@ -121,17 +142,17 @@ static void unary_row(int op, float alpha, float *out, const float *a, int64_t l
     }
 }
 
-static void binary_row(int op, float *out, const float *a, const float *b, int64_t len, int64_t so, int64_t sa,
-                       int64_t sb)
+static void binary_row(int op, float alpha, float *out, const float *a, const float *b, int64_t len, int64_t so,
+                       int64_t sa, int64_t sb)
 {
     if (so == 1 && sa == 1 && sb <= 1) { /* contiguous, b contiguous or one value: loops that vectorise */
         if (sb == 1) {
             for (int64_t i = 0; i < len; i++)
-                out[i] = binary_value(op, a[i], b[i]);
+                out[i] = binary_value(op, a[i], b[i], alpha);
         } else {
             float b0 = b[0];
             for (int64_t i = 0; i < len; i++)
-                out[i] = binary_value(op, a[i], b0);
+                out[i] = binary_value(op, a[i], b0, alpha);
         }
         return;
     }
@@ -139,7 +160,7 @@ static void binary_row(int op, float *out, const float *a, const float *b, int64
     case EMBER_ADD: ROW_LOOP(a[i * sa] + b[i * sb]); return;
     case EMBER_SUB: ROW_LOOP(a[i * sa] - b[i * sb]); return;
     case EMBER_MUL: ROW_LOOP(a[i * sa] * b[i * sb]); return;
-    default: ROW_LOOP(binary_value(op, a[i * sa], b[i * sb])); return;
+    default: ROW_LOOP(binary_value(op, a[i * sa], b[i * sb], alpha)); return;
     }
 }
 #undef ROW_LOOP
@@ -162,7 +183,7 @@ static void ewise_strided(void *p, int64_t begin, int64_t end)
             ob += idx * e->stride_b[d];
         }
         if (j->binary)
-            binary_row(j->op, j->out + oo, j->a + oa, j->b + ob, len, so, sa, sb);
+            binary_row(j->op, j->alpha, j->out + oo, j->a + oa, j->b + ob, len, so, sa, sb);
         else
             unary_row(j->op, j->alpha, j->out + oo, j->a + oa, len, so, sa);
     }
@@ -190,10 +211,10 @@ ember_status cpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
 }
 
 ember_status cpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
-                        ember_ptr a, ember_ptr b)
+                        ember_ptr a, ember_ptr b, float alpha)
 {
-    struct ewise_job j = {
-        .e = e, .binary = true, .op = op, .out = cpu_f32(out), .a = cpu_f32(a), .b = cpu_f32(b)};
+    struct ewise_job j = {.e = e, .binary = true, .op = op, .alpha = alpha, .out = cpu_f32(out),
+                          .a = cpu_f32(a), .b = cpu_f32(b)};
     return ewise_run(dev, &j);
 }
 

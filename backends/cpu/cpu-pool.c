@@ -1,6 +1,6 @@
 /*
- * backends/cpu/cpu-pool.c — max-pooling, one task per (image, channel)
- * plane so that no two tasks write the same memory.
+ * backends/cpu/cpu-pool.c — max- and average-pooling, one task per
+ * (image, channel) plane so that no two tasks write the same memory.
  */
 #include <math.h>
 #include <string.h>
@@ -113,5 +113,67 @@ ember_status cpu_max_pool2d_backward(void *dev, const struct ember_pool_geom *g,
     struct cpu_device *d = dev;
     struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx), .argmax = cpu_i32(argmax)};
     cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->h * g->w), max_pool2d_backward_planes, &j);
+    return EMBER_OK;
+}
+
+/* ------------------------------------------------------------ average */
+
+/* y = the mean of each window */
+static void avg_pool2d_forward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    float inv_area = 1.0f / (float)(g->k * g->k);
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *x = j->src + plane * g->h * g->w;
+        float *y = j->dst + plane * g->oh * g->ow;
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            for (int64_t ox = 0; ox < g->ow; ox++) {
+                const float *window = x + oy * g->stride * g->w + ox * g->stride;
+                float sum = 0.0f;
+                for (int64_t ky = 0; ky < g->k; ky++)
+                    for (int64_t kx = 0; kx < g->k; kx++)
+                        sum += window[ky * g->w + kx];
+                y[oy * g->ow + ox] = sum * inv_area;
+            }
+    }
+}
+
+/* dx = each window's dy / k^2 added over the window, in the outputs' order */
+static void avg_pool2d_backward_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct pool_job *j = p;
+    const struct ember_pool_geom *g = j->g;
+    float inv_area = 1.0f / (float)(g->k * g->k);
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *dy = j->src + plane * g->oh * g->ow;
+        float *dx = j->dst + plane * g->h * g->w;
+        memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            for (int64_t ox = 0; ox < g->ow; ox++) {
+                float share = dy[oy * g->ow + ox] * inv_area;
+                float *window = dx + oy * g->stride * g->w + ox * g->stride;
+                for (int64_t ky = 0; ky < g->k; ky++)
+                    for (int64_t kx = 0; kx < g->k; kx++)
+                        window[ky * g->w + kx] += share;
+            }
+    }
+}
+
+ember_status cpu_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(y)};
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), avg_pool2d_forward_planes,
+                     &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx)
+{
+    struct cpu_device *d = dev;
+    struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx)};
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), avg_pool2d_backward_planes,
+                     &j);
     return EMBER_OK;
 }

@@ -107,8 +107,8 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 #define AXES(op) GPU_INT(s[op][0]), GPU_INT(s[op][1]), GPU_INT(s[op][2]), GPU_INT(s[op][3])
     if (j->binary)
         return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_strided, n, GPU_INT(j->op), GPU_PTR(out), GPU_PTR(a),
-                             GPU_PTR(b), GPU_INT(n), GPU_INT(shape[1]), GPU_INT(shape[2]), GPU_INT(shape[3]),
-                             AXES(0), AXES(1), AXES(2));
+                             GPU_PTR(b), GPU_INT(n), GPU_FLOAT(j->alpha), GPU_INT(shape[1]), GPU_INT(shape[2]),
+                             GPU_INT(shape[3]), AXES(0), AXES(1), AXES(2));
     if (j->op == EMBER_COPY)
         return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_copy_strided, n, GPU_PTR(out), GPU_PTR(a), GPU_INT(n),
                              GPU_INT(shape[1]), GPU_INT(shape[2]), GPU_INT(shape[3]), AXES(0), AXES(1));
@@ -118,19 +118,27 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 #undef AXES
 }
 
+/* the ops whose kernels call a math function (elementwise.kc) */
+static bool gpu_unary_is_math(int op)
+{
+    return op == EMBER_EXP || op == EMBER_LOG || op == EMBER_SIGMOID || op == EMBER_TANH || op == EMBER_GELU ||
+           op == EMBER_RSQRT;
+}
+
 static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
 {
+    if (j->binary && j->op == EMBER_GELU_BACKWARD)
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense_math, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
+                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
     if (j->binary)
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
+                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n), GPU_FLOAT(j->alpha));
     if (j->op == EMBER_COPY)
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
                                GPU_INT(n));
-    if (j->op == EMBER_EXP || j->op == EMBER_LOG)
-        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_unary_dense_math, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                               GPU_PTR(j->at[1]), GPU_INT(n));
-    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_unary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                           GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
+    return GPU_LAUNCH_EACH(gpu, gpu_unary_is_math(j->op) ? EMBER_KERNEL_unary_dense_math : EMBER_KERNEL_unary_dense,
+                           n, GPU_INT(j->op), GPU_PTR(j->at[0]), GPU_PTR(j->at[1]), GPU_INT(n),
+                           GPU_FLOAT(j->alpha));
 }
 
 static ember_status gpu_ewise_run(struct ember_gpu *gpu, const struct ewise_job *j,
@@ -189,9 +197,9 @@ ember_status ember_gpu_unary(void *dev, enum ember_unary_op op, const struct emb
 }
 
 ember_status ember_gpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
-                              ember_ptr a, ember_ptr b)
+                              ember_ptr a, ember_ptr b, float alpha)
 {
-    struct ewise_job j = {.binary = true, .op = op, .at = {out, a, b}};
+    struct ewise_job j = {.binary = true, .op = op, .alpha = alpha, .at = {out, a, b}};
     return gpu_ewise_run(dev, &j, e);
 }
 

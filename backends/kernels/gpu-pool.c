@@ -1,8 +1,9 @@
 /*
- * backends/kernels/gpu-pool.c — max-pooling through pool.kc, for every GPU
- * backend: one work-item per output element, planes along the grid's y
- * and the rows of a plane along x (ember_gpu_plane_launches); the backward
- * pass of overlapping windows, a gather, runs grid-stride launches.
+ * backends/kernels/gpu-pool.c — max- and average-pooling through pool.kc,
+ * for every GPU backend: one work-item per output element, planes along
+ * the grid's y and the rows of a plane along x (ember_gpu_plane_launches);
+ * the backward passes that gather (overlapping max windows, every average)
+ * run grid-stride launches.
  */
 #include "gpu.h"
 
@@ -117,4 +118,50 @@ ember_status ember_gpu_max_pool2d_backward(void *dev, const struct ember_pool_ge
     return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_max_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(argmax), GPU_PTR(dx),
                          GPU_INT(planes), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
                          GPU_INT(g->oh), GPU_INT(g->ow));
+}
+
+/* ------------------------------------------------------------ average */
+
+static ember_status gpu_avg_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
+                                               const struct ember_gpu_plane_chunk *c)
+{
+    const struct pool_args *a = p;
+    const struct ember_pool_geom *g = a->g;
+    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+    ember_ptr x = {a->in.buf, a->in.off + (size_t)(c->plane0 * hw)};
+    ember_ptr y = {a->out.buf, a->out.off + (size_t)(c->plane0 * ohw)};
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_avg_pool2d_forward, c->groups, c->local, GPU_PTR(x), GPU_PTR(y),
+                      GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride), GPU_INT(g->oh),
+                      GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows), GPU_FLOAT(1.0f / (float)g->ow),
+                      GPU_FLOAT(1.0f / (float)(g->k * g->k)));
+}
+
+static ember_status gpu_avg_pool_check(struct ember_gpu *gpu, const char *primitive, const struct ember_pool_geom *g,
+                                       ember_ptr x, ember_ptr y)
+{
+    ember_status st = ember_gpu_check_extent(gpu, primitive, x, g->n * g->c * g->h * g->w);
+    return st != EMBER_OK ? st : ember_gpu_check_extent(gpu, primitive, y, g->n * g->c * g->oh * g->ow);
+}
+
+ember_status ember_gpu_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
+{
+    struct ember_gpu *gpu = dev;
+    ember_status st = gpu_avg_pool_check(gpu, "avg_pool2d_forward", g, x, y);
+    if (st != EMBER_OK || g->n * g->c * g->oh * g->ow == 0)
+        return st;
+    struct pool_args a = {.g = g, .in = x, .out = y};
+    return ember_gpu_plane_launches(gpu, "avg_pool2d_forward", g->n * g->c, g->oh, g->ow, 1,
+                                    gpu_avg_pool_forward_chunk, &a);
+}
+
+ember_status ember_gpu_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx)
+{
+    struct ember_gpu *gpu = dev;
+    ember_status st = gpu_avg_pool_check(gpu, "avg_pool2d_backward", g, dx, dy);
+    int64_t planes = g->n * g->c, total = planes * g->h * g->w;
+    if (st != EMBER_OK || total == 0)
+        return st;
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_avg_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(dx), GPU_INT(planes),
+                         GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride), GPU_INT(g->oh),
+                         GPU_INT(g->ow), GPU_FLOAT(1.0f / (float)(g->k * g->k)));
 }

@@ -36,7 +36,7 @@
 #define EMBER_KERNEL_DIALECTS(X)                                                                             \
     X(OPENCL, opencl, "OpenCL C 1.2")                                                                        \
     X(CUDA, cuda, "CUDA C for NVRTC")                                                                        \
-    X(NVPTX, nvptx, "clang's CUDA dialect without CUDA headers, for the baseline PTX")                  \
+    X(NVPTX, nvptx, "clang's CUDA dialect without CUDA headers, for the baseline PTX")                       \
     X(HOST, host, "plain C11, run on the CPU by the CUDA test double")
 
 /* The op families, one source file each (<name>.kc). */
@@ -45,9 +45,10 @@
     X(REDUCE, reduce, "sum and max over the middle axis of (outer, r, inner)")                               \
     X(GEMM, gemm, "tiled, batched sgemm with transposes")                                                    \
     X(CONV, conv, "im2col and col2im")                                                                       \
-    X(POOL, pool, "max-pool forward and backward")                                                           \
+    X(POOL, pool, "max-pool and average-pool, forward and backward")                                         \
     X(LOSS, loss, "fused softmax-cross-entropy forward and backward")                                        \
-    X(OPTIM, optim, "fused Adam and SGD steps")
+    X(OPTIM, optim, "fused Adam and SGD steps")                                                              \
+    X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")
 
 /* Every kernel: its family, its entry-point name (the same in every
  * dialect) and what it computes. The order is the enum's. */
@@ -56,10 +57,11 @@
     X(ELEMENTWISE, copy_dense, "out[i] = a[i], bits (F32 or I32)")                                           \
     X(ELEMENTWISE, copy_strided, "out[at(i)] = a[at(i)], bits, up to 4 axes")                                \
     X(ELEMENTWISE, copy_rows, "the same, by rows of a long last axis, no division per element")              \
-    X(ELEMENTWISE, unary_dense, "out[i] = f(a[i]), f other than exp and log")                                \
-    X(ELEMENTWISE, unary_dense_math, "out[i] = exp(a[i]) or log(a[i])")                                      \
+    X(ELEMENTWISE, unary_dense, "out[i] = f(a[i]), f calling no math function")                              \
+    X(ELEMENTWISE, unary_dense_math, "out[i] = f(a[i]): exp, log, sigmoid, tanh, gelu, rsqrt")               \
     X(ELEMENTWISE, unary_strided, "out[at(i)] = f(a[at(i)]), up to 4 axes")                                  \
-    X(ELEMENTWISE, binary_dense, "out[i] = f(a[i], b[i])")                                                   \
+    X(ELEMENTWISE, binary_dense, "out[i] = f(a[i], b[i]), f calling no math function")                       \
+    X(ELEMENTWISE, binary_dense_math, "out[i] = f(a[i], b[i]): gelu_backward")                               \
     X(ELEMENTWISE, binary_strided, "out[at(i)] = f(a[at(i)], b[at(i)]), up to 4 axes")                       \
     X(REDUCE, reduce, "out[o, i] = alpha * R_k in[o, k, i] + beta * out[o, i]")                              \
     X(REDUCE, reduce_rows, "the same for inner == 1: rows of neighbouring values")                           \
@@ -69,16 +71,19 @@
     X(GEMM, sgemm_split, "the same, a small C over a long k, each group splitting k for one block of C")     \
     X(CONV, im2col, "col[b, (c, ki, kj), (oy, ox)] = x[b, c, oy*s - p + ki, ox*s - p + kj]")                 \
     X(CONV, col2im, "dx = the adjoint of im2col, gathered")                                                  \
-    X(POOL, max_pool2d_forward, "y, argmax = max over each window")                                             \
-    X(POOL, max_pool2d_2x2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")          \
-    X(POOL, max_pool2d_2x2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")        \
-    X(POOL, max_pool2d_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                            \
-    X(POOL, max_pool2d_backward_scatter, "dx[argmax[o]] = dy[o], for windows that do not overlap")              \
-    X(LOSS, cross_entropy_forward, "prob = softmax(logits), loss = -log prob[target]")                        \
-    X(LOSS, cross_entropy_forward_rows, "the same, one work-item per row, for few classes")                   \
-    X(LOSS, cross_entropy_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                      \
+    X(POOL, max_pool2d_forward, "y, argmax = max over each window")                                          \
+    X(POOL, max_pool2d_2x2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")    \
+    X(POOL, max_pool2d_2x2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")  \
+    X(POOL, max_pool2d_backward, "dx[p] = sum of dy[o] whose argmax is p, gathered")                         \
+    X(POOL, max_pool2d_backward_scatter, "dx[argmax[o]] = dy[o], for windows that do not overlap")           \
+    X(POOL, avg_pool2d_forward, "y = the mean of each window")                                               \
+    X(POOL, avg_pool2d_backward, "dx = sum of dy / k^2 over the windows holding each position, gathered")    \
+    X(LOSS, cross_entropy_forward, "prob = softmax(logits), loss = -log prob[target]")                       \
+    X(LOSS, cross_entropy_forward_rows, "the same, one work-item per row, for few classes")                  \
+    X(LOSS, cross_entropy_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                     \
     X(OPTIM, adam_step, "param -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)")                               \
-    X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")
+    X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")                                               \
+    X(DROPOUT, dropout_mask, "mask[i] = hash(seed, i) >= p * 2^32 ? 1 / (1 - p) : 0")
 
 /* The values a program is compiled with, as -D<NAME>=<value>: each kernel
  * reads them as constants (local array sizes, tile shapes). Defaults suit
