@@ -57,12 +57,13 @@ fi
 
 # softmath.kh's expf and logf are measured on the host, where nothing is
 # fused (tests/test_kernels.c): the PTX must compute them the same way, no
-# fma in the kernel that is only them
+# fma in the kernel of the math functions (they and the activations that
+# call them, all NO_CONTRACT)
 math=$(awk '/\.entry unary_dense_math\(/ { on = 1 } on { print } on && /^}/ { exit }' "$PTX")
 if [ -z "$math" ]; then
     fail "the built-in PTX has no unary_dense_math to look at"
 elif printf '%s\n' "$math" | grep -q 'fma\.'; then
-    fail "the built-in PTX fuses multiply-adds in expf/logf (unary_dense_math): softmath.kh's SOFTMATH_NO_CONTRACT is not honoured"
+    fail "the built-in PTX fuses multiply-adds in the math functions (unary_dense_math): NO_CONTRACT is not honoured"
 else
     echo "built-in PTX: expf and logf unfused, as measured"
 fi
