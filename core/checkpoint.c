@@ -8,6 +8,8 @@
  * points each entry into that copy; load checks the whole file against the
  * set first, then fills a host copy of the flat tensor (padding zero) and
  * writes it back in one go, so a file that does not fit changes nothing.
+ * Buffers (BatchNorm's running statistics) travel the same way in their own
+ * flat tensor, under their own names, as in PyTorch's state_dict.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,10 +18,28 @@
 #include "params-impl.h"
 #include "safetensors-impl.h"
 
-/* where a parameter's values start in the flat tensor, in elements */
-static size_t flat_index(const struct ember_params *p, int i)
+/* Host copies of a set's two flat tensors, parameters and buffers. */
+struct host_banks {
+    float *flat, *buffers;
+};
+
+static ember_status banks_alloc(ember_ctx *ctx, const struct ember_params *p, struct host_banks *h)
 {
-    return p->items[i].value->offset - p->flat->offset;
+    h->flat = ember_host_calloc(ctx, (size_t)p->used + 1, sizeof *h->flat);
+    h->buffers = ember_host_calloc(ctx, (size_t)p->buffers_used + 1, sizeof *h->buffers);
+    return h->flat && h->buffers ? EMBER_OK : EMBER_ERR_NOMEM;
+}
+
+static void banks_free(struct host_banks *h)
+{
+    free(h->flat);
+    free(h->buffers);
+}
+
+/* where item i's values are in the host copies */
+static float *host_values(const struct ember_params *p, const struct host_banks *h, int i)
+{
+    return (p->items[i].buffer ? h->buffers : h->flat) + ember_params_flat_index(p, i);
 }
 
 /* The caller's metadata with {"format": "pt"} in front, unless the caller
@@ -49,28 +69,33 @@ ember_status ember_params_save(const ember_params *p, const char *path, const ch
     ember_ctx *ctx = p->ctx;
     if (!path)
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_save: NULL path");
-    size_t used = p->flat ? (size_t)p->used : 0;
     struct ember_safetensors_tensor *tensors = NULL;
     const char **meta = NULL;
-    ember_status status = EMBER_ERR_NOMEM;
-    float *host = ember_host_alloc(ctx, used * sizeof *host);
-    if (!host)
-        return status;
-    if (!(tensors = ember_host_alloc(ctx, (size_t)p->count * sizeof *tensors)) ||
+    struct host_banks host;
+    ember_status status = banks_alloc(ctx, p, &host);
+    if (status != EMBER_OK)
+        goto done;
+    status = EMBER_ERR_NOMEM;
+    if (!(tensors = ember_host_alloc(ctx, (size_t)p->count * sizeof *tensors + 1)) ||
         !(meta = metadata_with_format(ctx, metadata)))
         goto done;
-    if (used && (status = ember_tensor_read(p->flat, host, used * sizeof *host)) != EMBER_OK)
+    status = EMBER_OK;
+    if (p->flat)
+        status = ember_tensor_read(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
+    if (status == EMBER_OK && p->buffers)
+        status = ember_tensor_read(p->buffers, host.buffers, (size_t)p->buffers_used * sizeof *host.buffers);
+    if (status != EMBER_OK)
         goto done;
     for (int i = 0; i < p->count; i++) {
         const struct ember_tensor *value = p->items[i].value;
         tensors[i] = (struct ember_safetensors_tensor){
-            .name = p->items[i].name, .ndim = value->ndim, .shape = value->shape, .values = host + flat_index(p, i)};
+            .name = p->items[i].name, .ndim = value->ndim, .shape = value->shape, .values = host_values(p, &host, i)};
     }
     status = ember_safetensors_save(ctx, path, tensors, p->count, meta);
 done:
     free(meta);
     free(tensors);
-    free(host);
+    banks_free(&host);
     return status;
 }
 
@@ -165,25 +190,24 @@ ember_status ember_params_load(ember_params *p, const char *path)
     if (!path)
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_load: NULL path");
     struct ember_safetensors st;
-    float *host = NULL;
+    struct host_banks host = {NULL, NULL};
     ember_status status = ember_safetensors_open(ctx, path, &st);
     if (status != EMBER_OK)
         return status;
-    if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK || (status = check_match(ctx, path, p, &st)) != EMBER_OK ||
-        !p->flat)
+    if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK || (status = check_match(ctx, path, p, &st)) != EMBER_OK)
         goto close;
     /* everything checked: only now is anything read, and the set written */
-    if (!(host = ember_host_calloc(ctx, (size_t)p->used, sizeof *host))) {
-        status = EMBER_ERR_NOMEM;
+    if ((status = banks_alloc(ctx, p, &host)) != EMBER_OK)
         goto close;
-    }
     for (int i = 0; i < p->count && status == EMBER_OK; i++)
         status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
-                                            host + flat_index(p, i));
-    if (status == EMBER_OK)
-        status = ember_tensor_write(p->flat, host, (size_t)p->used * sizeof *host);
+                                            host_values(p, &host, i));
+    if (status == EMBER_OK && p->flat)
+        status = ember_tensor_write(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
+    if (status == EMBER_OK && p->buffers)
+        status = ember_tensor_write(p->buffers, host.buffers, (size_t)p->buffers_used * sizeof *host.buffers);
 close:
-    free(host);
+    banks_free(&host);
     ember_safetensors_close(&st);
     return status;
 }

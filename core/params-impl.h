@@ -11,18 +11,30 @@
  * vector loads never straddle two parameters. The padding stays zero. */
 #define PARAM_ALIGN 16
 
+/* A parameter is trained: the optimizer updates it from its gradient. A
+ * buffer is state the forward pass keeps (BatchNorm's running statistics):
+ * saved and loaded with the parameters, as in PyTorch's state_dict, but
+ * never given a gradient or touched by an optimizer. */
 struct ember_param {
     char *name;
-    struct ember_tensor *value; /* a view into params->flat, with .grad a view into flat_grad */
+    /* a view into params->flat, with .grad a view into flat_grad; for a
+     * buffer, a view into params->buffers without a gradient */
+    struct ember_tensor *value;
+    bool buffer;
 };
 
 struct ember_params {
     ember_ctx *ctx;
-    struct ember_param *items;
+    struct ember_param *items; /* parameters and buffers, in the order added */
     int count, cap;
     struct ember_tensor *flat;      /* every parameter, back to back (1-d) */
     struct ember_tensor *flat_grad; /* every gradient, at the same offsets */
     int64_t used;                   /* elements of flat in use, padding included */
+    struct ember_tensor *buffers;   /* every buffer, back to back, likewise */
+    int64_t buffers_used;
 };
+
+/* where item i's values start in its flat tensor (flat or buffers), in elements */
+int64_t ember_params_flat_index(const struct ember_params *p, int i);
 
 #endif /* EMBER_PARAMS_IMPL_H */

@@ -4,7 +4,9 @@
  * All parameters are views into one flat tensor, and their gradients views
  * into a second, so zero_grad is one fill and an optimizer step is one
  * fused launch over everything. Adding a parameter grows both flat tensors
- * and moves every view onto the new storage.
+ * and moves every view onto the new storage. Buffers (state that is saved
+ * but not trained, such as BatchNorm's running statistics) live in a third
+ * flat tensor, out of the optimizer's reach.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@ void ember_params_free(ember_params *p)
     }
     ember_tensor_release(p->flat);
     ember_tensor_release(p->flat_grad);
+    ember_tensor_release(p->buffers);
     free(p->items);
     free(p);
 }
@@ -63,22 +66,29 @@ static struct ember_tensor *grow_flat(ember_ctx *ctx, struct ember_tensor *old, 
     return flat;
 }
 
-ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, const int64_t *shape)
+/* Adds a parameter (buffer false) or a buffer to the set: grows the bank's
+ * flat tensor (and, for a parameter, the gradients') and moves the bank's
+ * views onto it. */
+static ember_tensor *add_item(ember_params *p, const char *name, int ndim, const int64_t *shape, bool buffer)
 {
     if (!p)
         return NULL;
     ember_ctx *ctx = p->ctx;
+    const char *fn = buffer ? "ember_params_add_buffer" : "ember_params_add";
     if (!name || !*name || ember_params_find(p, name)) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_params_add: the name \"%s\" is %s", name ? name : "(null)",
+        ember_fail(ctx, EMBER_ERR_ARG, "%s: the name \"%s\" is %s", fn, name ? name : "(null)",
                    name && *name ? "already taken" : "empty");
         return NULL;
     }
-    if (ndim < 1 || ndim > EMBER_MAX_DIMS || !shape) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_params_add: %s needs 1 to %d dimensions", name, EMBER_MAX_DIMS);
+    /* a buffer may be a scalar (num_batches_tracked); a parameter has a shape */
+    if (ndim < (buffer ? 0 : 1) || ndim > EMBER_MAX_DIMS || (ndim > 0 && !shape)) {
+        ember_fail(ctx, EMBER_ERR_ARG, "%s: %s needs %d to %d dimensions", fn, name, buffer ? 0 : 1, EMBER_MAX_DIMS);
         return NULL;
     }
+    struct ember_tensor **bank = buffer ? &p->buffers : &p->flat;
+    int64_t *used = buffer ? &p->buffers_used : &p->used;
     int64_t numel = ember_shape_numel(ndim, shape);
-    int64_t start = (p->used + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
+    int64_t start = (*used + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
     int64_t total = start + numel;
 
     if (p->count == p->cap) {
@@ -92,9 +102,9 @@ ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, cons
         p->cap = cap;
     }
     char *copy = ember_host_strdup(ctx, name);
-    struct ember_tensor *flat = copy ? grow_flat(ctx, p->flat, p->used, total) : NULL;
-    struct ember_tensor *flat_grad = flat ? grow_flat(ctx, NULL, 0, total) : NULL;
-    if (!flat_grad) {
+    struct ember_tensor *flat = copy ? grow_flat(ctx, *bank, *used, total) : NULL;
+    struct ember_tensor *flat_grad = flat && !buffer ? grow_flat(ctx, NULL, 0, total) : NULL;
+    if (!flat || (!buffer && !flat_grad)) {
         free(copy);
         ember_tensor_release(flat);
         return NULL;
@@ -103,30 +113,56 @@ ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, cons
     int64_t stride[EMBER_MAX_DIMS];
     ember_contiguous_strides(ndim, shape, stride);
     struct ember_tensor *value = ember_tensor_view(flat, ndim, shape, stride, (size_t)start, EMBER_OWNER_PARAMS);
-    struct ember_tensor *grad = value ? ember_tensor_view(flat_grad, ndim, shape, stride, (size_t)start,
-                                                          EMBER_OWNER_PARAMS) : NULL;
-    if (!grad) {
+    struct ember_tensor *grad = value && !buffer ? ember_tensor_view(flat_grad, ndim, shape, stride, (size_t)start,
+                                                                     EMBER_OWNER_PARAMS) : NULL;
+    if (!value || (!buffer && !grad)) {
         ember_tensor_release(value);
         ember_tensor_release(flat);
         ember_tensor_release(flat_grad);
         free(copy);
         return NULL;
     }
-    value->requires_grad = true;
+    value->requires_grad = !buffer;
     value->grad = grad;
 
-    /* every earlier parameter and gradient moves onto the new storage */
+    /* every earlier item of the bank moves onto the new storage */
     for (int i = 0; i < p->count; i++) {
+        if (p->items[i].buffer != buffer)
+            continue;
         rebase(p->items[i].value, flat->storage);
-        rebase(p->items[i].value->grad, flat_grad->storage);
+        if (!buffer)
+            rebase(p->items[i].value->grad, flat_grad->storage);
     }
-    ember_tensor_release(p->flat);
-    ember_tensor_release(p->flat_grad);
-    p->flat = flat;
-    p->flat_grad = flat_grad;
-    p->used = total;
-    p->items[p->count++] = (struct ember_param){.name = copy, .value = value};
+    ember_tensor_release(*bank);
+    *bank = flat;
+    if (!buffer) {
+        ember_tensor_release(p->flat_grad);
+        p->flat_grad = flat_grad;
+    }
+    *used = total;
+    p->items[p->count++] = (struct ember_param){.name = copy, .value = value, .buffer = buffer};
     return value;
+}
+
+ember_tensor *ember_params_add(ember_params *p, const char *name, int ndim, const int64_t *shape)
+{
+    return add_item(p, name, ndim, shape, false);
+}
+
+ember_tensor *ember_params_add_buffer(ember_params *p, const char *name, int ndim, const int64_t *shape)
+{
+    return add_item(p, name, ndim, shape, true);
+}
+
+bool ember_params_is_buffer(const ember_params *p, int index)
+{
+    return p && index >= 0 && index < p->count && p->items[index].buffer;
+}
+
+int64_t ember_params_flat_index(const struct ember_params *p, int i)
+{
+    const struct ember_tensor *bank = p->items[i].buffer ? p->buffers : p->flat;
+    return (int64_t)(p->items[i].value->offset - bank->offset);
 }
 
 int ember_params_count(const ember_params *p) { return p ? p->count : 0; }
@@ -153,7 +189,8 @@ int64_t ember_params_numel(const ember_params *p)
 {
     int64_t n = 0;
     for (int i = 0; p && i < p->count; i++)
-        n += ember_tensor_numel(p->items[i].value);
+        if (!p->items[i].buffer)
+            n += ember_tensor_numel(p->items[i].value);
     return n;
 }
 

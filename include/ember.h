@@ -313,16 +313,26 @@ void ember_params_free(ember_params *params);
  * the set). Adding moves the set's storage, so add every parameter before
  * training starts. */
 ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim, const int64_t *shape);
+/* Adds a zero-filled buffer: state the forward pass keeps and checkpoints
+ * hold, which no optimizer touches and no gradient reaches (BatchNorm's
+ * "running_mean", "running_var" and, with ndim 0, "num_batches_tracked";
+ * PyTorch's register_buffer). */
+ember_tensor *ember_params_add_buffer(ember_params *params, const char *name, int ndim, const int64_t *shape);
+/* Parameters and buffers together, in the order added. */
 int ember_params_count(const ember_params *params);
 ember_tensor *ember_params_at(const ember_params *params, int index);
 const char *ember_params_name(const ember_params *params, int index);
+bool ember_params_is_buffer(const ember_params *params, int index);
 ember_tensor *ember_params_find(const ember_params *params, const char *name);
+/* Elements of the parameters, buffers not counted (Keras's and PyTorch's
+ * "parameters"). */
 int64_t ember_params_numel(const ember_params *params);
 /* Sets every gradient to zero (one fill over the gradient allocation). */
 void ember_params_zero_grad(ember_params *params);
 
-/* Checkpoints as safetensors: little-endian F32 under the parameters' names,
- * readable by Python's safetensors and PyTorch's load_state_dict. Saving
+/* Checkpoints as safetensors: little-endian F32 under the parameters' and
+ * buffers' names, readable by Python's safetensors and PyTorch's
+ * load_state_dict (which converts num_batches_tracked to int64). Saving
  * writes a temporary file, fsyncs it and renames it into place; loading
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
@@ -448,26 +458,98 @@ const char *ember_kernel_name_at(int index, const char **summary);
 char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
                 size_t why_len);
 
-/* ------------------------------------------------------------------ models */
-
-/* The networks of models/: "simplecnn", "kerascnn", "linear", "mlp". Each
- * takes its input shape and class count from the data set. */
+/* ------------------------------------------------------------------ models
+ *
+ * A model is a network with its parameters. Networks are data: a model file
+ * (docs/models.md) lists the layers, one per line,
+ *
+ *     conv1: conv2d 16 kernel=3 padding=1
+ *     relu
+ *     max_pool2d 2
+ *     flatten
+ *     fc: linear classes
+ *
+ * and the built-in models ("simplecnn", "resnet8", ...) are such files,
+ * embedded. Parameter names follow PyTorch's ("conv1.weight",
+ * "layer1.0.bn1.running_mean"), so a checkpoint loads into the same PyTorch
+ * module with load_state_dict(strict=True). A network written in C wraps
+ * into a model too (ember_model_wrap). */
 typedef struct ember_model ember_model;
 
-ember_model *ember_model_new(ember_ctx *ctx, const char *name, const ember_dataset *data, uint64_t seed);
+/* Builds `model` for samples of `sample_shape` (C, H, W) or (features) and
+ * `classes` outputs, initialised as PyTorch does from `seed`. `model` is a
+ * built-in's name or the path of a model file (one that contains "/" or
+ * ends in ".model"). sample_ndim 0 takes the shape from the file's `input`
+ * line, or 1x28x28 (Fashion-MNIST's) when it has none. A mistake in the
+ * file is EMBER_ERR_FORMAT, a layer that does not fit the shapes
+ * EMBER_ERR_ARG, each with "file:line:column: ..." in the message. */
+ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
+                               int classes, uint64_t seed);
+/* The same from a model file's text; `name` names it in messages. */
+ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *text, int sample_ndim,
+                               const int64_t *sample_shape, int classes, uint64_t seed);
+/* ember_model_build with the data set's sample shape and class count. */
+ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data, uint64_t seed);
+
+/* A network of your own as a model: `forward` maps x (N, sample shape...)
+ * to logits (N, classes) with the public ops and the parameters of
+ * `params`, which the model takes over (ember_model_free frees it). The
+ * model then evaluates, saves and loads like any other. */
+typedef ember_tensor *(*ember_model_forward_fn)(void *user, ember_params *params, ember_tensor *x, bool training);
+ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
+                              const int64_t *sample_shape, int classes, ember_model_forward_fn forward, void *user);
+
 void ember_model_free(ember_model *model);
 /* x is (N, sample shape...); returns logits (N, classes) */
 ember_tensor *ember_model_forward(ember_model *model, ember_tensor *x);
+/* Training mode (the default) uses batch statistics in BatchNorm and
+ * updates its running ones, and drops values in Dropout (a fresh mask each
+ * forward, drawn from the model's seed); evaluation mode uses the running
+ * statistics and keeps every value. ember_model_evaluate switches to
+ * evaluation for its pass and back. */
+void ember_model_set_training(ember_model *model, bool training);
+bool ember_model_training(const ember_model *model);
 ember_params *ember_model_params(ember_model *model);
 const char *ember_model_name(const ember_model *model);
-/* "simplecnn: Conv2d(1,16,3,p1) ReLU MaxPool2d(2) Flatten Linear(3136,10); 31530 parameters" */
+/* "simplecnn: Conv2d(1, 16, 3, padding=1) ReLU() MaxPool2d(2) Flatten() Linear(3136, 10); 31530 parameters" */
 const char *ember_model_describe(const ember_model *model);
-/* The model names, NULL-terminated, and a one-line summary of each. */
+/* The sample shape it was built for, into shape[3]; returns its ndim. */
+int ember_model_sample_shape(const ember_model *model, int64_t *shape);
+int ember_model_classes(const ember_model *model);
+/* The model file's text (NULL for a wrapped network): checkpoints keep it. */
+const char *ember_model_text(const ember_model *model);
+/* The built-in model names, NULL-terminated, and a one-line summary of each. */
 const char *const *ember_model_names(void);
 const char *ember_model_summary(const char *name);
+/* The layer types a model file may use: how many, and each one's name and
+ * a one-line description of it and its options. */
+int ember_model_layer_type_count(void);
+const char *ember_model_layer_type_at(int index, const char **about);
+
+/* Checkpoints of a model: its parameters and buffers (ember_params_save),
+ * with BatchNorm's batch counts brought up to date first. The model's name
+ * and text are added to `metadata` as "ember.model" and "ember.model_text". */
+ember_status ember_model_save(ember_model *model, const char *path, const char *const *metadata);
+ember_status ember_model_load(ember_model *model, const char *path);
+
+/* One row of a Keras-style summary. Layers are numbered depth-first, a
+ * residual block before its layers; `depth` is how deep in blocks. */
+typedef struct ember_layer_info {
+    const char *name;  /* the parameters' prefix: "layer1.0.conv1"; "" for a bare layer */
+    const char *type;  /* "conv2d", "residual", ... as in the file */
+    char describe[96]; /* PyTorch's repr: "Conv2d(1, 16, 3, padding=1)" */
+    int depth, line;
+    int out_ndim;
+    int64_t out_shape[3]; /* one sample's output */
+    int64_t params;       /* its parameters' elements (for a block, its layers') */
+    double forward_flops; /* per sample; a block's own: the addition */
+    double backward_flops;
+} ember_layer_info;
+int ember_model_layer_count(const ember_model *model);
+ember_status ember_model_layer_info(const ember_model *model, int index, ember_layer_info *info);
 
 /* Test accuracy (fraction correct) and mean cross-entropy over a data set,
- * with grad off; either output may be NULL. */
+ * in evaluation mode with grad off; either output may be NULL. */
 ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
                                   double *accuracy, double *loss);
 

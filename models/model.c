@@ -1,7 +1,9 @@
 /*
- * models/model.c — the list of models, making one for a data set, and
- * evaluating it.
+ * models/model.c — models: built from a file's text or wrapped around a C
+ * forward function, run forward in training or evaluation mode, saved,
+ * loaded and evaluated.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,71 +11,258 @@
 
 #include "models-impl.h"
 
-static const struct ember_model_def *const models[] = {
-    &ember_model_simplecnn,
-    &ember_model_kerascnn,
-    &ember_model_linear,
-    &ember_model_mlp,
-};
-enum { MODEL_COUNT = sizeof models / sizeof models[0] };
+/* ---------------------------------------------------------- the built-ins */
 
-const char *const *ember_model_names(void)
+/* "simplecnn" for "simplecnn.model", into buf */
+static const char *builtin_name(int i, char *buf, size_t len)
 {
-    static const char *names[MODEL_COUNT + 1];
-    for (int i = 0; i < MODEL_COUNT; i++)
-        names[i] = models[i]->name;
-    return names;
+    snprintf(buf, len, "%s", ember_model_embedded_files[i].name);
+    char *dot = strstr(buf, ".model");
+    if (dot)
+        *dot = '\0';
+    return buf;
 }
 
-static const struct ember_model_def *find_model(const char *name)
+static const char *builtin_text(const char *name)
 {
-    for (int i = 0; name && i < MODEL_COUNT; i++)
-        if (strcmp(models[i]->name, name) == 0)
-            return models[i];
+    char buf[MODEL_NAME_MAX];
+    for (int i = 0; name && i < ember_model_embedded_count; i++)
+        if (strcmp(builtin_name(i, buf, sizeof buf), name) == 0)
+            return ember_model_embedded_files[i].text;
     return NULL;
 }
 
-const char *ember_model_summary(const char *name)
+const char *const *ember_model_names(void)
 {
-    const struct ember_model_def *def = find_model(name);
-    return def ? def->summary : NULL;
+    /* the table is fixed at build time; filled once, the same each time */
+    static char names[64][MODEL_NAME_MAX];
+    static const char *list[65];
+    int n = ember_model_embedded_count < 64 ? ember_model_embedded_count : 64;
+    for (int i = 0; i < n; i++)
+        list[i] = builtin_name(i, names[i], sizeof names[i]);
+    list[n] = NULL;
+    return list;
 }
 
-ember_model *ember_model_new(ember_ctx *ctx, const char *name, const ember_dataset *data, uint64_t seed)
+/* A built-in file's first line is "# summary". */
+const char *ember_model_summary(const char *name)
 {
-    if (!ctx)
-        return NULL;
-    const struct ember_model_def *def = find_model(name);
-    if (!def) {
-        char known[256] = "";
-        for (int i = 0; i < MODEL_COUNT; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", models[i]->name);
-        ember_set_error(ctx, EMBER_ERR_ARG, "unknown model \"%s\": the models are %s", name ? name : "(null)", known);
+    static char summary[64][256];
+    char buf[MODEL_NAME_MAX];
+    for (int i = 0; name && i < ember_model_embedded_count && i < 64; i++) {
+        if (strcmp(builtin_name(i, buf, sizeof buf), name) != 0)
+            continue;
+        const char *text = ember_model_embedded_files[i].text;
+        if (text[0] != '#')
+            return "";
+        text += 1 + (text[1] == ' ');
+        size_t len = strcspn(text, "\n");
+        snprintf(summary[i], sizeof summary[i], "%.*s", (int)(len < 255 ? len : 255), text);
+        return summary[i];
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------- building */
+
+static void describe_block(const struct model_block *block, char *out, size_t len)
+{
+    for (int i = 0; i < block->count; i++) {
+        const struct model_layer *l = &block->layers[i];
+        size_t at = strlen(out);
+        if (at + 1 >= len)
+            return;
+        if (at && out[at - 1] != '[' && out[at - 1] != ' ')
+            out[at++] = ' ', out[at] = '\0';
+        if (!l->type) {
+            snprintf(out + at, len - at, "Residual[");
+            describe_block(&l->body, out, len);
+            if (l->shortcut.count) {
+                at = strlen(out);
+                snprintf(out + at, len - at, " + ");
+                describe_block(&l->shortcut, out, len);
+            }
+            at = strlen(out);
+            snprintf(out + at, len - at, "]");
+        } else {
+            l->type->describe(l, out + at, len - at);
+        }
+    }
+}
+
+static struct ember_model *model_alloc(ember_ctx *ctx, const char *name, int sample_ndim, const int64_t *sample_shape,
+                                       int classes, uint64_t seed)
+{
+    if (sample_ndim < 1 || sample_ndim > 3 || !sample_shape || classes < 1) {
+        ember_set_error(ctx, EMBER_ERR_ARG, "model %s: samples have 1 to 3 dimensions and there is at least one "
+                        "class (got %d dimensions, %d classes)", name, sample_ndim, classes);
         return NULL;
     }
-    if (!data) {
-        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_new needs a data set for its input shape");
-        return NULL;
-    }
+    for (int i = 0; i < sample_ndim; i++)
+        if (sample_shape[i] < 1) {
+            ember_set_error(ctx, EMBER_ERR_ARG, "model %s: dimension %d of the sample shape is %lld", name, i,
+                            (long long)sample_shape[i]);
+            return NULL;
+        }
     struct ember_model *m = calloc(1, sizeof *m);
     if (!m) {
         ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory making model %s", name);
         return NULL;
     }
     m->ctx = ctx;
-    m->def = def;
-    m->sample_ndim = ember_dataset_sample_ndim(data);
-    memcpy(m->sample_shape, ember_dataset_sample_shape(data), (size_t)m->sample_ndim * sizeof *m->sample_shape);
-    m->classes = ember_dataset_classes(data);
-    m->params = ember_params_new(ctx);
-    ember_rng rng = ember_rng_seed(seed);
-    if (!m->params || def->build(m, &rng) != EMBER_OK) {
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->sample_ndim = sample_ndim;
+    memcpy(m->sample_shape, sample_shape, (size_t)sample_ndim * sizeof *sample_shape);
+    m->classes = classes;
+    m->seed = seed;
+    m->training = true;
+    return m;
+}
+
+ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *text, int sample_ndim,
+                               const int64_t *sample_shape, int classes, uint64_t seed)
+{
+    if (!ctx)
+        return NULL;
+    if (!name || !text) {
+        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_parse: %s is NULL", name ? "the text" : "the name");
+        return NULL;
+    }
+    struct model_file file;
+    if (model_file_parse(ctx, name, text, &file) != EMBER_OK)
+        return NULL;
+    /* no shape given: the file's input line, else Fashion-MNIST's */
+    static const int64_t fashion_mnist[3] = {1, 28, 28};
+    if (sample_ndim == 0) {
+        sample_ndim = file.input_ndim ? file.input_ndim : 3;
+        sample_shape = file.input_ndim ? file.input_shape : fashion_mnist;
+    }
+    struct ember_model *m = model_alloc(ctx, name, sample_ndim, sample_shape, classes, seed);
+    if (!m) {
+        model_file_free(&file);
+        return NULL;
+    }
+    m->file = file;
+    if (!(m->text = strdup(text)) || !(m->params = ember_params_new(ctx))) {
+        if (!m->text)
+            ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory making model %s", name);
         ember_model_free(m);
         return NULL;
     }
-    size_t len = strlen(m->describe);
-    snprintf(m->describe + len, sizeof m->describe - len, "; %" PRId64 " parameters",
+    struct model_build b = {.ctx = ctx, .source = name, .params = m->params, .rng = ember_rng_seed(seed)};
+    if (model_file_build(&m->file, &b, m->sample_ndim, m->sample_shape, classes) != EMBER_OK) {
+        ember_model_free(m);
+        return NULL;
+    }
+    /* the layers in PyTorch's words, when that fits on a line */
+    char layers[256] = "";
+    describe_block(&m->file.root, layers, sizeof layers);
+    if (strlen(layers) > 160) {
+        int blocks = 0, rows = ember_model_layer_count(m);
+        for (int i = 0; i < m->file.root.count; i++)
+            blocks += !m->file.root.layers[i].type;
+        char in_blocks[48] = "";
+        if (blocks)
+            snprintf(in_blocks, sizeof in_blocks, ", %d of them residual blocks", blocks);
+        snprintf(layers, sizeof layers, "%d layers%s (ember summary --model %s lists them)", rows, in_blocks, m->name);
+    }
+    snprintf(m->describe, sizeof m->describe, "%s: %s; %" PRId64 " parameters", m->name, layers,
              ember_params_numel(m->params));
+    return m;
+}
+
+/* A path names a file; anything else a built-in. */
+static bool is_path(const char *model)
+{
+    size_t n = strlen(model);
+    return strchr(model, '/') || (n > 6 && strcmp(model + n - 6, ".model") == 0);
+}
+
+/* The file's contents, NUL-terminated (free it), or NULL with the error set. */
+static char *read_model_file(ember_ctx *ctx, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ember_set_error(ctx, EMBER_ERR_IO, "cannot open model file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    enum { LIMIT = 1 << 20 };
+    char *text = malloc(LIMIT + 1);
+    size_t n = text ? fread(text, 1, LIMIT + 1, f) : 0;
+    bool failed = text && ferror(f);
+    fclose(f);
+    if (!text || failed || n > LIMIT || memchr(text, '\0', n)) {
+        if (!text)
+            ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", path);
+        else if (failed)
+            ember_set_error(ctx, EMBER_ERR_IO, "cannot read model file %s", path);
+        else
+            ember_set_error(ctx, EMBER_ERR_FORMAT, "%s is not a model file: %s", path,
+                            n > LIMIT ? "over 1 MiB" : "it holds NUL bytes");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
+ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
+                               int classes, uint64_t seed)
+{
+    if (!ctx)
+        return NULL;
+    if (!model) {
+        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_build: the model is NULL");
+        return NULL;
+    }
+    if (!is_path(model)) {
+        const char *text = builtin_text(model);
+        if (text)
+            return ember_model_parse(ctx, model, text, sample_ndim, sample_shape, classes, seed);
+        char known[512] = "";
+        for (const char *const *n = ember_model_names(); *n; n++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", *known ? ", " : "", *n);
+        ember_set_error(ctx, EMBER_ERR_ARG, "unknown model \"%s\": the built-in models are %s; a model file's path "
+                        "contains \"/\" or ends in \".model\"", model, known);
+        return NULL;
+    }
+    char *text = read_model_file(ctx, model);
+    if (!text)
+        return NULL;
+    ember_model *m = ember_model_parse(ctx, model, text, sample_ndim, sample_shape, classes, seed);
+    free(text);
+    return m;
+}
+
+ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data, uint64_t seed)
+{
+    if (!ctx)
+        return NULL;
+    if (!data) {
+        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_new needs a data set for its input shape");
+        return NULL;
+    }
+    return ember_model_build(ctx, model, ember_dataset_sample_ndim(data), ember_dataset_sample_shape(data),
+                             ember_dataset_classes(data), seed);
+}
+
+ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
+                              const int64_t *sample_shape, int classes, ember_model_forward_fn forward, void *user)
+{
+    if (!ctx)
+        return NULL;
+    if (!name || !params || !forward) {
+        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_wrap needs a name, a parameter set and a forward function");
+        return NULL;
+    }
+    struct ember_model *m = model_alloc(ctx, name, sample_ndim, sample_shape, classes, 0);
+    if (!m)
+        return NULL;
+    m->params = params;
+    m->forward_fn = forward;
+    m->user = user;
+    snprintf(m->describe, sizeof m->describe, "%s: a network written in C; %" PRId64 " parameters", name,
+             ember_params_numel(params));
     return m;
 }
 
@@ -81,8 +270,76 @@ void ember_model_free(ember_model *m)
 {
     if (!m)
         return;
+    model_file_free(&m->file);
     ember_params_free(m->params);
+    free(m->text);
     free(m);
+}
+
+/* ------------------------------------------------- BatchNorm's batch counts */
+
+#define BN_COUNT_TENSOR 4 /* num_batches_tracked in a BatchNorm layer's t[] */
+
+static bool is_batch_norm(const struct model_layer *l)
+{
+    return l->type && strncmp(l->type->name, "batch_norm", 10) == 0;
+}
+
+/* Reads (to_host) or writes every BatchNorm layer's num_batches_tracked. */
+static ember_status sync_counts(struct model_block *block, bool to_host)
+{
+    ember_status st = EMBER_OK;
+    for (int i = 0; i < block->count && st == EMBER_OK; i++) {
+        struct model_layer *l = &block->layers[i];
+        if (!l->type) {
+            st = sync_counts(&l->body, to_host);
+            if (st == EMBER_OK)
+                st = sync_counts(&l->shortcut, to_host);
+        } else if (is_batch_norm(l)) {
+            float count = (float)l->batches_tracked;
+            if (to_host) {
+                st = ember_tensor_read(l->t[BN_COUNT_TENSOR], &count, sizeof count);
+                l->batches_tracked = (int64_t)count;
+            } else {
+                st = ember_tensor_write(l->t[BN_COUNT_TENSOR], &count, sizeof count);
+            }
+        }
+    }
+    return st;
+}
+
+static ember_status counts_write_back(struct ember_model *m)
+{
+    if (!m->counts_dirty)
+        return EMBER_OK;
+    m->counts_dirty = false;
+    return sync_counts(&m->file.root, false);
+}
+
+/* -------------------------------------------------------------- running */
+
+/* a seed for each (model, forward, layer), for dropout's masks */
+static uint64_t layer_seed(const struct ember_model *m, const struct model_layer *l)
+{
+    uint64_t z = m->seed ^ (m->forwards * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)l->index << 40);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static ember_tensor *run_block(struct ember_model *m, struct model_block *block, ember_tensor *x)
+{
+    for (int i = 0; x && i < block->count; i++) {
+        struct model_layer *l = &block->layers[i];
+        if (!l->type) {
+            ember_tensor *body = run_block(m, &l->body, x);
+            ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x) : x;
+            x = body && skip ? ember_add(body, skip) : NULL; /* (N, body's shape) */
+        } else {
+            x = l->type->forward(l, x, m->training, layer_seed(m, l));
+        }
+    }
+    return x;
 }
 
 ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
@@ -94,16 +351,173 @@ ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
     for (int i = 0; fits && i < m->sample_ndim; i++)
         fits = ember_tensor_dim(x, i + 1) == m->sample_shape[i];
     if (!fits) {
-        ember_set_error(m->ctx, EMBER_ERR_ARG, "%s was built for samples of another shape than this batch's",
-                        m->def->name);
+        char want[64];
+        ember_set_error(m->ctx, EMBER_ERR_ARG, "%s was built for samples of %s, not this batch's", m->name,
+                        model_shape_str(m->sample_ndim, m->sample_shape, want, sizeof want));
         return NULL;
     }
-    return m->def->forward(m, x);
+    if (m->forward_fn)
+        return m->forward_fn(m->user, m->params, x, m->training);
+    if (m->training && !m->counts_known) {
+        if (sync_counts(&m->file.root, true) != EMBER_OK)
+            return NULL;
+        m->counts_known = true;
+    }
+    ember_tensor *y = run_block(m, &m->file.root, x);
+    if (m->training) {
+        m->forwards++;
+        m->counts_dirty = true;
+    }
+    return y;
 }
 
+void ember_model_set_training(ember_model *m, bool training)
+{
+    if (!m || m->training == training)
+        return;
+    m->training = training;
+    if (!training)
+        counts_write_back(m); /* a failure here is the device's, and sticks to the context */
+}
+
+bool ember_model_training(const ember_model *m) { return m && m->training; }
 ember_params *ember_model_params(ember_model *m) { return m ? m->params : NULL; }
-const char *ember_model_name(const ember_model *m) { return m ? m->def->name : NULL; }
+const char *ember_model_name(const ember_model *m) { return m ? m->name : NULL; }
 const char *ember_model_describe(const ember_model *m) { return m ? m->describe : NULL; }
+const char *ember_model_text(const ember_model *m) { return m ? m->text : NULL; }
+int ember_model_classes(const ember_model *m) { return m ? m->classes : 0; }
+
+int ember_model_sample_shape(const ember_model *m, int64_t *shape)
+{
+    if (!m)
+        return 0;
+    if (shape)
+        memcpy(shape, m->sample_shape, (size_t)m->sample_ndim * sizeof *shape);
+    return m->sample_ndim;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+ember_status ember_model_save(ember_model *m, const char *path, const char *const *metadata)
+{
+    if (!m)
+        return EMBER_ERR_ARG;
+    ember_status st = counts_write_back(m);
+    if (st != EMBER_OK)
+        return st;
+    size_t n = 0;
+    while (metadata && metadata[n])
+        n++;
+    const char **meta = calloc(n + 5, sizeof *meta);
+    if (!meta)
+        return ember_set_error(m->ctx, EMBER_ERR_NOMEM, "out of host memory saving %s", path ? path : "(null)");
+    size_t k = 0;
+    meta[k++] = "ember.model", meta[k++] = m->name;
+    if (m->text)
+        meta[k++] = "ember.model_text", meta[k++] = m->text;
+    for (size_t i = 0; i < n; i++)
+        meta[k++] = metadata[i];
+    st = ember_params_save(m->params, path, meta);
+    free(meta);
+    return st;
+}
+
+ember_status ember_model_load(ember_model *m, const char *path)
+{
+    if (!m)
+        return EMBER_ERR_ARG;
+    ember_status st = ember_params_load(m->params, path);
+    if (st == EMBER_OK)
+        m->counts_known = m->counts_dirty = false; /* read again at the next training forward */
+    return st;
+}
+
+/* -------------------------------------------------------------- summary */
+
+struct row_walk {
+    const struct model_layer *found;
+    int depth, target, at;
+    bool grad_flows; /* whether a layer before this one has parameters */
+    bool grad_before_found;
+};
+
+static void find_row(struct row_walk *w, const struct model_block *block, int depth)
+{
+    for (int i = 0; i < block->count && !w->found; i++) {
+        const struct model_layer *l = &block->layers[i];
+        if (w->at++ == w->target) {
+            w->found = l;
+            w->depth = depth;
+            w->grad_before_found = w->grad_flows;
+            return;
+        }
+        if (!l->type) {
+            find_row(w, &l->body, depth + 1);
+            find_row(w, &l->shortcut, depth + 1);
+        }
+        if (l->params)
+            w->grad_flows = true;
+    }
+}
+
+static int count_rows(const struct model_block *block)
+{
+    int n = 0;
+    for (int i = 0; i < block->count; i++)
+        n += 1 + (block->layers[i].type ? 0 : count_rows(&block->layers[i].body) +
+                                                  count_rows(&block->layers[i].shortcut));
+    return n;
+}
+
+static int64_t block_params(const struct model_block *block)
+{
+    int64_t n = 0;
+    for (int i = 0; i < block->count; i++)
+        n += block->layers[i].params + block_params(&block->layers[i].body) +
+             block_params(&block->layers[i].shortcut);
+    return n;
+}
+
+int ember_model_layer_count(const ember_model *m) { return m ? count_rows(&m->file.root) : 0; }
+
+/* The backward pass of conv2d and linear computes the weights' gradient
+ * (as many operations as the forward's products) and, unless nothing
+ * before the layer needs one, the input's (as many again); the other
+ * layers' backward costs about what their forward does. */
+ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer_info *info)
+{
+    if (!m || !info)
+        return EMBER_ERR_ARG;
+    struct row_walk w = {.target = index};
+    find_row(&w, &m->file.root, 0);
+    if (!w.found)
+        return ember_set_error(m->ctx, EMBER_ERR_ARG, "%s has no layer %d", m->name, index);
+    const struct model_layer *l = w.found;
+    memset(info, 0, sizeof *info);
+    info->name = l->full_name;
+    info->type = l->type ? l->type->name : "residual";
+    info->depth = w.depth;
+    info->line = l->line;
+    info->out_ndim = l->out_ndim;
+    memcpy(info->out_shape, l->out_shape, sizeof info->out_shape);
+    if (!l->type) {
+        snprintf(info->describe, sizeof info->describe, "%s", l->shortcut.count ? "body + shortcut" : "body + input");
+        info->params = block_params(&l->body) + block_params(&l->shortcut);
+        double numel = 1.0; /* the addition, one per element; its gradient passes through */
+        for (int d = 0; d < l->out_ndim; d++)
+            numel *= (double)l->out_shape[d];
+        info->forward_flops = numel;
+        return EMBER_OK;
+    }
+    l->type->describe(l, info->describe, sizeof info->describe);
+    info->params = l->params;
+    info->forward_flops = l->type->flops(l);
+    bool products = strcmp(l->type->name, "conv2d") == 0 || strcmp(l->type->name, "linear") == 0;
+    info->backward_flops = products ? info->forward_flops * (w.grad_before_found ? 2.0 : 1.0) : info->forward_flops;
+    return EMBER_OK;
+}
+
+/* ------------------------------------------------------------ evaluation */
 
 ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t batch, double *accuracy,
                                   double *loss)
@@ -118,11 +532,13 @@ ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t b
     double loss_sum = 0.0;
     float *logits = malloc((size_t)(batch * classes) * sizeof *logits);
     int32_t *labels = malloc((size_t)batch * sizeof *labels);
+    bool was_training = m->training;
     ember_status st = EMBER_OK;
     if (!logits || !labels) {
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for evaluation");
         goto done;
     }
+    ember_model_set_training(m, false);
     bool was = ember_set_grad_enabled(ctx, false);
     ember_tensor *x, *y;
     while (st == EMBER_OK && ember_batcher_next(batches, &x, &y)) {
@@ -151,6 +567,7 @@ ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t b
     }
     ember_tape_clear(ctx);
     ember_set_grad_enabled(ctx, was);
+    ember_model_set_training(m, was_training);
     if (st == EMBER_OK && seen != ember_dataset_count(data)) /* the batcher stopped early */
         st = ember_last_status(ctx) != EMBER_OK ? ember_last_status(ctx) : EMBER_ERR_DEVICE;
     if (st == EMBER_OK && seen > 0) {

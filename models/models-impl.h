@@ -1,45 +1,176 @@
 /*
- * models/models-impl.h — how a model is defined.
+ * models/models-impl.h — networks as data: a model file parsed into layers,
+ * the layers' table, and the model that runs them.
  *
- * A model is a name, a build function that adds its parameters to a set
- * (through the public layer helpers, so they get PyTorch's names and
- * initialisation), and a forward function written with the public ops.
- * Models use nothing but include/ember.h: whatever they do, a program
- * embedding ember can do the same way.
+ * A model file (docs/models.md) lists layers, one per line:
+ *
+ *     input 1x28x28                       # optional: the sample shape it is for
+ *     conv1: conv2d 16 kernel=3 padding=1 # name: type positional key=value...
+ *     relu
+ *     max_pool2d 2
+ *     flatten
+ *     fc: linear classes
+ *
+ * model-parse.c turns the text into a tree of `struct model_layer` (a
+ * residual block holds two lists: its body and its shortcut), knowing every
+ * layer type and option from the table in model-layers.c, and reports each
+ * mistake at its line and column. model-build.c walks the tree for one input
+ * shape: it works out every layer's output shape (a layer that does not fit
+ * the shape before it is an error at its line), names and adds the
+ * parameters as PyTorch would name them, and initialises them as PyTorch
+ * does. model.c runs the tree forward with the public ops.
+ *
+ * Everything here uses nothing but include/ember.h: a program embedding
+ * ember could build the same thing.
  */
 #ifndef EMBER_MODELS_IMPL_H
 #define EMBER_MODELS_IMPL_H
 
+#include <stdio.h>
+
 #include "ember.h"
 
-#define EMBER_MODEL_MAX_TENSORS 8
+#define MODEL_MAX_OPTIONS 6
+#define MODEL_NAME_MAX 128
+#define MODEL_MAX_DEPTH 8 /* residual blocks inside residual blocks */
+
+enum model_value_kind { VALUE_INT, VALUE_FLOAT, VALUE_BOOL };
+
+/* One option a layer type takes ("kernel=3"). A word (such as "classes" or
+ * "same") may stand for a value that only the input shape decides; it is
+ * stored as `word_value`, outside the option's range. */
+struct model_option_spec {
+    const char *name;
+    enum model_value_kind kind;
+    bool required;
+    double fallback;  /* when not given */
+    double min, max;  /* the range a given value must be in */
+    const char *word; /* or NULL */
+    double word_value;
+    const char *about; /* for messages: "the output channels" */
+};
+
+struct model_layer;
+struct model_build;
+
+/* A layer type: its name in files, its options (`positional` names the one
+ * an unnamed value sets, as in "conv2d 16"), and what it does. */
+struct model_layer_type {
+    const char *name;
+    const char *about; /* one line, for docs and `ember summary --layers` */
+    const char *positional;
+    struct model_option_spec options[MODEL_MAX_OPTIONS];
+    /* the output shape for input `in` (one sample, no batch axis), or false
+     * with the reason in `why` ("takes images (C, H, W)") */
+    bool (*infer)(const struct model_layer *layer, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                  char *why, size_t why_len);
+    /* adds the parameters and buffers under `prefix` and initialises them;
+     * NULL for layers without any */
+    ember_status (*add_params)(struct model_layer *layer, struct model_build *b, const char *prefix);
+    /* y = layer(x), x (N, in shape...) */
+    ember_tensor *(*forward)(struct model_layer *layer, ember_tensor *x, bool training, uint64_t seed);
+    /* floating-point operations of the forward pass for one sample */
+    double (*flops)(const struct model_layer *layer);
+    /* a short description of the configured layer: "conv2d 1->16 3x3 pad 1" */
+    void (*describe)(const struct model_layer *layer, char *out, size_t len);
+};
+
+extern const struct model_layer_type model_layer_types[];
+extern const int model_layer_type_count;
+const struct model_layer_type *model_layer_type_find(const char *name);
+
+/* A list of layers: a model's, a residual block's body or its shortcut. */
+struct model_block {
+    struct model_layer *layers;
+    int count, cap;
+};
+
+#define MODEL_MAX_TENSORS 5
+
+struct model_layer {
+    const struct model_layer_type *type; /* NULL: a residual block */
+    char name[MODEL_NAME_MAX];           /* as written, or "" */
+    int line, column;                    /* where the type is written */
+    double value[MODEL_MAX_OPTIONS];     /* each option of type->options */
+    int value_column[MODEL_MAX_OPTIONS]; /* where it was given; 0: the default */
+    /* a residual block: output = body(x) + shortcut(x), the shortcut x itself when empty */
+    struct model_block body, shortcut;
+    int shortcut_line;
+
+    /* filled when the model is built for an input shape */
+    char full_name[MODEL_NAME_MAX]; /* "layer1.0.conv1": its parameters' prefix */
+    int in_ndim, out_ndim;
+    int64_t in_shape[3], out_shape[3];
+    ember_tensor *t[MODEL_MAX_TENSORS]; /* its parameters and buffers, in the order added */
+    int64_t params;                      /* elements of its parameters (buffers not counted) */
+    int64_t batches_tracked;             /* BatchNorm: training forwards seen (num_batches_tracked) */
+    int index;                           /* its place in the whole model, for dropout's seed */
+};
+
+/* The parsed file. */
+struct model_file {
+    struct model_block root;
+    int input_ndim; /* 0: no input line */
+    int64_t input_shape[3];
+    int input_line, input_column;
+};
+
+/* Parses `text`; `source` names it in messages ("models/resnet8.model"). On
+ * a mistake returns EMBER_ERR_FORMAT with "source:line:column: ..." set on
+ * the context, and holds nothing. */
+ember_status model_file_parse(ember_ctx *ctx, const char *source, const char *text, struct model_file *file);
+void model_file_free(struct model_file *file);
+void model_block_free(struct model_block *block);
+
+/* What building needs: the context, the set being filled and the
+ * initialisation's generator. */
+struct model_build {
+    ember_ctx *ctx;
+    const char *source;
+    ember_params *params;
+    ember_rng rng;
+};
+
+/* A named value of layer->value by its option's name. */
+double model_layer_option(const struct model_layer *layer, const char *name);
+
+/* Works out every layer's shapes for samples of `ndim`/`shape` ending in
+ * `classes` logits, names and adds the parameters, and initialises them. */
+ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
+                              int classes);
+
+/* "1x28x28" into buf */
+const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
+
+/* The built-in models: models/<name>.model, embedded at build time. */
+struct ember_model_embedded {
+    const char *name; /* "resnet8.model" */
+    const char *text;
+};
+extern const struct ember_model_embedded ember_model_embedded_files[];
+extern const int ember_model_embedded_count;
 
 struct ember_model {
     ember_ctx *ctx;
-    const struct ember_model_def *def;
+    char name[MODEL_NAME_MAX];
+    char *text;              /* the model file's text; NULL for a wrapped C network */
+    struct model_file file;  /* its layers */
     ember_params *params;
-    /* parameters in the order the build added them (the model's own enum indexes them) */
-    ember_tensor *p[EMBER_MODEL_MAX_TENSORS];
-    /* the input it was built for: one sample's shape, and the class count */
     int sample_ndim;
     int64_t sample_shape[3];
     int classes;
-    char describe[256];
+    bool training;
+    uint64_t seed;     /* dropout's masks: from the seed, the forward's count and the layer */
+    uint64_t forwards; /* training forwards so far */
+    /* BatchNorm's num_batches_tracked is counted on the host (a device
+     * write per layer per step would stall a GPU's queue): read from the
+     * buffers at the first training forward, written back when the model
+     * leaves training, is saved or evaluated */
+    bool counts_known, counts_dirty;
+    /* a wrapped C network */
+    ember_model_forward_fn forward_fn;
+    void *user;
+    char describe[512];
 };
-
-struct ember_model_def {
-    const char *name;
-    const char *summary;
-    /* adds the parameters for m's input shape and classes, fills m->p and
-     * m->describe; fails with a message when the input does not suit */
-    ember_status (*build)(struct ember_model *m, ember_rng *rng);
-    /* x is (N, sample shape...); returns logits (N, classes) */
-    ember_tensor *(*forward)(struct ember_model *m, ember_tensor *x);
-};
-
-extern const struct ember_model_def ember_model_simplecnn;
-extern const struct ember_model_def ember_model_kerascnn;
-extern const struct ember_model_def ember_model_linear;
-extern const struct ember_model_def ember_model_mlp;
 
 #endif /* EMBER_MODELS_IMPL_H */

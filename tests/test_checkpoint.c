@@ -107,7 +107,8 @@ static bool padding_is_zero(const ember_params *p)
     char *owned = calloc(used, 1);
     bool zero = flat && owned && ember_tensor_read(p->flat, flat, used * sizeof *flat) == EMBER_OK;
     for (int i = 0; zero && i < p->count; i++)
-        memset(owned + p->items[i].value->offset, 1, (size_t)ember_tensor_numel(p->items[i].value));
+        if (!p->items[i].buffer)
+            memset(owned + p->items[i].value->offset, 1, (size_t)ember_tensor_numel(p->items[i].value));
     for (size_t i = 0; zero && i < used; i++)
         zero = owned[i] || flat[i] == 0.0f;
     free(flat);
@@ -234,6 +235,83 @@ static void test_round_trip(ember_ctx *ctx, const char *dir)
 done:
     ember_params_free(a);
     ember_params_free(b);
+}
+
+/* Buffers (BatchNorm's running statistics) ride along with the parameters:
+ * saved and loaded under their names, a scalar as shape [], but not counted
+ * as parameters, given no gradient and left alone by the optimizer. */
+static void test_buffers(ember_ctx *ctx, const char *dir)
+{
+    ember_params *p = ember_params_new(ctx), *q = ember_params_new(ctx);
+    const int64_t c[1] = {3};
+    ember_tensor *w = ember_params_add(p, "bn.weight", 1, c);
+    ember_tensor *mean = ember_params_add_buffer(p, "bn.running_mean", 1, c);
+    ember_tensor *count = ember_params_add_buffer(p, "bn.num_batches_tracked", 0, NULL);
+    ember_tensor *b = ember_params_add(p, "bn.bias", 1, c); /* moves the parameters, not the buffers */
+    CHECK(w && mean && count && b, "adding: %s", ember_last_error(ctx));
+    if (!w || !mean || !count || !b)
+        goto done;
+    CHECK(ember_params_numel(p) == 6 && ember_params_count(p) == 4, "numel %lld, count %d",
+          (long long)ember_params_numel(p), ember_params_count(p));
+    CHECK(ember_params_is_buffer(p, 1) && ember_params_is_buffer(p, 2) && !ember_params_is_buffer(p, 3), "kinds");
+    CHECK(!ember_tensor_requires_grad(mean) && !ember_tensor_grad(mean) && ember_tensor_ndim(count) == 0,
+          "a buffer has no gradient");
+    const float wv[3] = {1, 2, 3}, mv[3] = {0.5f, -1, 4}, nv = 7, bv[3] = {-1, -2, -3};
+    CHECK_OK(ctx, ember_tensor_write(w, wv, sizeof wv));
+    CHECK_OK(ctx, ember_tensor_write(mean, mv, sizeof mv));
+    CHECK_OK(ctx, ember_tensor_write(count, &nv, sizeof nv));
+    CHECK_OK(ctx, ember_tensor_write(b, bv, sizeof bv));
+
+    /* a step with every gradient one moves the parameters only */
+    ember_optim *opt = ember_sgd_new(p, ember_sgd_defaults(0.5f));
+    const float ones[3] = {1, 1, 1};
+    CHECK_OK(ctx, ember_tensor_write(ember_tensor_grad(w), ones, sizeof ones));
+    CHECK_OK(ctx, ember_optim_step(opt));
+    ember_optim_free(opt);
+    float got[3], n = 0;
+    CHECK_OK(ctx, ember_tensor_read(w, got, sizeof got));
+    CHECK(got[0] == 0.5f && got[2] == 2.5f, "the step moved weight to %g %g", got[0], got[2]);
+    CHECK_OK(ctx, ember_tensor_read(mean, got, sizeof got));
+    CHECK(memcmp(got, mv, sizeof mv) == 0, "the step moved a buffer");
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/buffers.safetensors", dir);
+    CHECK_OK(ctx, ember_params_save(p, path, NULL));
+    struct ember_safetensors st;
+    if (ember_safetensors_open(ctx, path, &st) == EMBER_OK) {
+        const struct ember_safetensors_entry *e = ember_safetensors_find(&st, "bn.num_batches_tracked");
+        CHECK(st.count == 4 && e && e->ndim == 0 && e->end - e->begin == 4, "the scalar buffer's entry");
+        ember_safetensors_close(&st);
+    } else {
+        CHECK(false, "reopening: %s", ember_last_error(ctx));
+    }
+    ember_tensor *qw = ember_params_add(q, "bn.weight", 1, c);
+    ember_tensor *qm = ember_params_add_buffer(q, "bn.running_mean", 1, c);
+    ember_tensor *qn = ember_params_add_buffer(q, "bn.num_batches_tracked", 0, NULL);
+    ember_tensor *qb = ember_params_add(q, "bn.bias", 1, c);
+    CHECK(qw && qm && qn && qb, "the second set");
+    CHECK_OK(ctx, ember_params_load(q, path));
+    if (qm && qn && qb) {
+        CHECK_OK(ctx, ember_tensor_read(qm, got, sizeof got));
+        CHECK(memcmp(got, mv, sizeof mv) == 0, "running_mean did not round-trip");
+        CHECK_OK(ctx, ember_tensor_read(qn, &n, sizeof n));
+        CHECK(n == 7.0f, "num_batches_tracked is %g after loading", n);
+        CHECK_OK(ctx, ember_tensor_read(qb, got, sizeof got));
+        CHECK(memcmp(got, bv, sizeof bv) == 0, "bias did not round-trip");
+    }
+    /* a buffer of another shape is a mismatch like any other */
+    ember_params *r = ember_params_new(ctx);
+    const int64_t four[1] = {4};
+    ember_params_add(r, "bn.weight", 1, c);
+    ember_params_add_buffer(r, "bn.running_mean", 1, four);
+    ember_params_add_buffer(r, "bn.num_batches_tracked", 0, NULL);
+    ember_params_add(r, "bn.bias", 1, c);
+    CHECK(ember_params_load(r, path) == EMBER_ERR_ARG && strstr(ember_last_error(ctx), "bn.running_mean"),
+          "a mismatched buffer: %s", ember_last_error(ctx));
+    ember_params_free(r);
+done:
+    ember_params_free(p);
+    ember_params_free(q);
 }
 
 static void test_metadata(ember_ctx *ctx, const char *dir)
@@ -694,6 +772,7 @@ int main(int argc, char **argv)
     char dir[2048]; /* shorter than the paths made in it */
     snprintf(dir, sizeof dir, "%s", tmp);
     test_round_trip(ctx, dir);
+    test_buffers(ctx, dir);
     test_metadata(ctx, dir);
     test_mismatch(ctx, dir);
     test_malformed(ctx, dir);

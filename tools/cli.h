@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ember.h"
 
@@ -46,6 +47,9 @@ bool cli_parse_u64(const char *name, const char *text, uint64_t *value);
 /* "1x28x28" or "100": 1 to 3 positive dimensions */
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape);
 
+/* writes s as a JSON string, quotes and escapes included */
+void cli_json_string(FILE *f, const char *s);
+
 /* seconds since an arbitrary fixed point (CLOCK_MONOTONIC) */
 double cli_now(void);
 /* peak resident memory of this process, in MiB */
@@ -56,6 +60,7 @@ int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_ptx(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;

@@ -12,7 +12,7 @@ static const char usage[] =
     "Loads a checkpoint written by `ember train --save` and prints its test accuracy.\n"
     "\n"
     "  --load FILE         the safetensors checkpoint (required)\n"
-    "  --model NAME        the model it was trained as (default simplecnn)\n"
+    "  --model NAME|FILE   the model it was trained as (default simplecnn)\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
     "  --data-dir DIR      where the data set's files are\n"
     "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
@@ -89,17 +89,20 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(ctx, "cannot load the data");
     else if (!(model = ember_model_new(ctx, model_name, test, 0)))
         rc = cli_fail(ctx, "cannot build the model");
-    else if (ember_params_load(ember_model_params(model), load) != EMBER_OK)
+    else if (ember_model_load(model, load) != EMBER_OK)
         rc = cli_fail(ctx, "cannot load the checkpoint");
     else if (ember_model_evaluate(model, test, batch, &acc, &loss) != EMBER_OK)
         rc = cli_fail(ctx, "evaluation failed");
     if (rc == EXIT_OK) {
-        if (json)
-            printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": \"%s\"}\n", acc, loss,
-                   (long long)ember_dataset_count(test), ember_model_name(model));
-        else
+        if (json) {
+            printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": ", acc, loss,
+                   (long long)ember_dataset_count(test));
+            cli_json_string(stdout, ember_model_name(model));
+            printf("}\n");
+        } else {
             printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),
                    ember_ctx_device_name(ctx));
+        }
     }
     ember_model_free(model);
     ember_dataset_free(test);

@@ -28,7 +28,8 @@ static const char usage[] =
     "\n"
     "Trains a model and reports test accuracy after every epoch.\n"
     "\n"
-    "  --model NAME        simplecnn (default), kerascnn, linear, mlp\n"
+    "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
+    "                      names them all) or a model file (docs/models.md)\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
     "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist)\n"
@@ -126,22 +127,6 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     return EXIT_OK;
 }
 
-/* writes s as a JSON string (quotes and escapes included) */
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 struct epoch_result {
     int epoch;
     int64_t steps, images;
@@ -164,13 +149,13 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
             r->seconds > 0 ? (double)r->images / r->seconds : 0.0, r->seconds, r->eval_seconds,
             (long long)r->steps);
     fprintf(f, "\"device\": ");
-    json_string(f, ember_ctx_device_name(ctx));
+    cli_json_string(f, ember_ctx_device_name(ctx));
     fprintf(f, ", \"model\": ");
-    json_string(f, o->model);
+    cli_json_string(f, o->model);
     fprintf(f, ", \"data\": ");
-    json_string(f, o->data.kind);
+    cli_json_string(f, o->data.kind);
     fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"optim\": ", (long long)o->batch, o->lr);
-    json_string(f, o->optim);
+    cli_json_string(f, o->optim);
     fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n", (unsigned long long)o->seed,
             r->first_step_s, cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
@@ -293,8 +278,8 @@ int cmd_train(int argc, char **argv)
             break;
     }
     if (rc == EXIT_OK && o.save) {
-        const char *meta[] = {"ember.model", o.model, "ember.data", o.data.kind, NULL};
-        if (ember_params_save(ember_model_params(model), o.save, meta) != EMBER_OK)
+        const char *meta[] = {"ember.data", o.data.kind, NULL};
+        if (ember_model_save(model, o.save, meta) != EMBER_OK)
             rc = cli_fail(ctx, "cannot save the checkpoint");
         else
             fprintf(stderr, "ember: saved %s\n", o.save);

@@ -1,0 +1,184 @@
+/*
+ * models/model-build.c — a parsed model made real for one input shape.
+ *
+ * The walk goes through the layers in file order, carrying the shape of one
+ * sample: each layer checks that it fits the shape it gets and gives its
+ * own, then adds its parameters under the name PyTorch would give them.
+ * A layer's name is the one written before its colon, or else its index in
+ * its list, as nn.Sequential numbers its children ("0.weight",
+ * "features.3.bias"); a residual block's layers are named inside the
+ * block's name ("layer1.0.conv1.weight"), and an unnamed layer of its
+ * shortcut as "shortcut.0" inside it. Parameters are initialised in file
+ * order from one generator, so a seed gives the same network every time.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models-impl.h"
+
+struct walk {
+    struct model_build *b;
+    int classes;
+    int next_index;
+    const struct model_layer **named; /* every layer so far, for duplicate names */
+    int count, cap;
+};
+
+static ember_status fail_at(struct walk *w, const struct model_layer *l, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static ember_status fail_at(struct walk *w, const struct model_layer *l, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return ember_set_error(w->b->ctx, EMBER_ERR_ARG, "%s:%d:%d: %s", w->b->source, l->line, l->column, what);
+}
+
+/* where a shape came from, for messages: "the input" or "conv2d at line 3" */
+static void origin(const struct model_layer *before, char *out, size_t len)
+{
+    if (!before)
+        snprintf(out, len, "the input");
+    else
+        snprintf(out, len, "%s at line %d", before->type ? before->type->name : "the residual block", before->line);
+}
+
+static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix, bool shortcut,
+                                int *ndim, int64_t *shape, const struct model_layer **before);
+
+static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim, int64_t *shape,
+                                const struct model_layer **before)
+{
+    char have[64], from[96], why[256] = "";
+    l->in_ndim = *ndim;
+    memcpy(l->in_shape, shape, sizeof l->in_shape);
+    l->index = w->next_index++;
+
+    if (!l->type) { /* residual: body(x) + shortcut(x) */
+        int body_ndim = *ndim, sc_ndim = *ndim;
+        int64_t body_shape[3], sc_shape[3];
+        memcpy(body_shape, shape, sizeof body_shape);
+        memcpy(sc_shape, shape, sizeof sc_shape);
+        const struct model_layer *body_before = *before, *sc_before = *before;
+        ember_status st = build_block(w, &l->body, l->full_name, false, &body_ndim, body_shape, &body_before);
+        if (st == EMBER_OK && l->shortcut.count)
+            st = build_block(w, &l->shortcut, l->full_name, true, &sc_ndim, sc_shape, &sc_before);
+        if (st != EMBER_OK)
+            return st;
+        bool same = body_ndim == sc_ndim && memcmp(body_shape, sc_shape, (size_t)body_ndim * sizeof *shape) == 0;
+        if (!same) {
+            char body_s[64], sc_s[64];
+            model_shape_str(body_ndim, body_shape, body_s, sizeof body_s);
+            model_shape_str(sc_ndim, sc_shape, sc_s, sizeof sc_s);
+            if (l->shortcut.count)
+                return fail_at(w, l, "the residual block's body gives %s but its shortcut (line %d) gives %s: "
+                               "the two are added, so their shapes must match", body_s, l->shortcut_line, sc_s);
+            return fail_at(w, l, "the residual block's body gives %s but its input is %s: the two are added, so "
+                           "they must match; add a \"shortcut\" with a projection such as "
+                           "\"conv2d %lld kernel=1 stride=%lld bias=false\"", body_s, sc_s,
+                           (long long)body_shape[0],
+                           (long long)(body_ndim == 3 && sc_ndim == 3 && body_shape[1] ? sc_shape[1] / body_shape[1]
+                                                                                       : 1));
+        }
+        *ndim = body_ndim;
+        memcpy(shape, body_shape, sizeof body_shape);
+        l->out_ndim = *ndim;
+        memcpy(l->out_shape, shape, sizeof l->out_shape);
+        *before = l;
+        return EMBER_OK;
+    }
+
+    /* "classes" stands for the data's class count */
+    for (int k = 0; k < MODEL_MAX_OPTIONS && l->type->options[k].name; k++)
+        if (l->type->options[k].word && strcmp(l->type->options[k].word, "classes") == 0 &&
+            l->value[k] == l->type->options[k].word_value)
+            l->value[k] = w->classes;
+    if (!l->type->infer(l, *ndim, shape, &l->out_ndim, l->out_shape, why, sizeof why)) {
+        origin(*before, from, sizeof from);
+        return fail_at(w, l, "%s does not fit the %s it gets from %s: %s", l->type->name,
+                       model_shape_str(*ndim, shape, have, sizeof have), from, why);
+    }
+    if (l->type->add_params) {
+        int first = ember_params_count(w->b->params);
+        if (l->type->add_params(l, w->b, l->full_name) != EMBER_OK)
+            return fail_at(w, l, "%s", ember_last_error(w->b->ctx));
+        for (int i = first; i < ember_params_count(w->b->params); i++)
+            if (!ember_params_is_buffer(w->b->params, i))
+                l->params += ember_tensor_numel(ember_params_at(w->b->params, i));
+    }
+    *ndim = l->out_ndim;
+    memcpy(shape, l->out_shape, sizeof l->out_shape);
+    *before = l;
+    return EMBER_OK;
+}
+
+static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix, bool shortcut,
+                                int *ndim, int64_t *shape, const struct model_layer **before)
+{
+    for (int i = 0; i < block->count; i++) {
+        struct model_layer *l = &block->layers[i];
+        const char *dot = *prefix ? "." : "";
+        int len = 0;
+        if (strcmp(l->name, "self") == 0)
+            l->full_name[0] = '\0';
+        else if (l->name[0])
+            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s", prefix, dot, l->name);
+        else
+            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s%d", prefix, dot, shortcut ? "shortcut." : "", i);
+        if (len >= (int)sizeof l->full_name)
+            return fail_at(w, l, "the name \"%s%s%s\" is over %d characters", prefix, dot, l->name,
+                           (int)sizeof l->full_name - 1);
+        for (int k = 0; k < w->count && l->full_name[0]; k++)
+            if (strcmp(w->named[k]->full_name, l->full_name) == 0)
+                return fail_at(w, l, "the name \"%s\" is taken by the %s at line %d", l->full_name,
+                               w->named[k]->type ? w->named[k]->type->name : "residual block", w->named[k]->line);
+        if (w->count == w->cap) {
+            int cap = w->cap ? 2 * w->cap : 64;
+            const struct model_layer **named = realloc(w->named, (size_t)cap * sizeof *named);
+            if (!named)
+                return ember_set_error(w->b->ctx, EMBER_ERR_NOMEM, "out of host memory building %s", w->b->source);
+            w->named = named;
+            w->cap = cap;
+        }
+        w->named[w->count++] = l;
+        ember_status st = build_layer(w, l, ndim, shape, before);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
+ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
+                              int classes)
+{
+    char want[64], have[64];
+    if (ndim < 1 || ndim > 3)
+        return ember_set_error(b->ctx, EMBER_ERR_ARG, "%s: a sample has 1 to 3 dimensions, not %d", b->source, ndim);
+    if (file->input_ndim && (file->input_ndim != ndim ||
+                             memcmp(file->input_shape, shape, (size_t)ndim * sizeof *shape) != 0))
+        return ember_set_error(b->ctx, EMBER_ERR_ARG, "%s:%d:%d: this model is for input %s, but the samples are %s",
+                               b->source, file->input_line, file->input_column,
+                               model_shape_str(file->input_ndim, file->input_shape, want, sizeof want),
+                               model_shape_str(ndim, shape, have, sizeof have));
+    struct walk w = {.b = b, .classes = classes};
+    int out_ndim = ndim;
+    int64_t out[3] = {0};
+    memcpy(out, shape, (size_t)ndim * sizeof *shape);
+    const struct model_layer *last = NULL;
+    ember_status st = build_block(&w, &file->root, "", false, &out_ndim, out, &last);
+    free(w.named);
+    if (st != EMBER_OK)
+        return st;
+    if (out_ndim != 1 || out[0] != classes) {
+        model_shape_str(out_ndim, out, have, sizeof have);
+        if (out_ndim != 1)
+            return fail_at(&w, last, "the model ends with %s, but it must give the %d class scores: end with "
+                           "flatten (or global_avg_pool2d) and \"linear classes\"", have, classes);
+        return fail_at(&w, last, "the model ends with %s features, but the data has %d classes: make the last "
+                       "layer \"linear classes\"", have, classes);
+    }
+    return EMBER_OK;
+}

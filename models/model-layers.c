@@ -1,0 +1,461 @@
+/*
+ * models/model-layers.c — the layer types a model file may use: their
+ * options, the shapes they take and give, their parameters (named and
+ * initialised as PyTorch's modules are) and their forward pass, one public
+ * op or two each.
+ *
+ * Shapes here are one sample's, without the batch axis: images (C, H, W),
+ * vectors (features).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models-impl.h"
+
+#define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
+
+/* snprintf at out + *at, never past len; *at stops at len - 1 */
+static void append(char *out, size_t len, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t len, size_t *at, const char *fmt, ...)
+{
+    if (*at + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *at, len - *at, fmt, ap);
+    va_end(ap);
+    *at = n < 0 ? *at : *at + (size_t)n < len ? *at + (size_t)n : len - 1;
+}
+
+static int64_t numel_of(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    return n;
+}
+
+static int64_t out_numel(const struct model_layer *l) { return numel_of(l->out_ndim, l->out_shape); }
+
+/* A parameter or buffer `prefix.name` (or `name` when prefix is empty). */
+static ember_tensor *add(struct model_build *b, const char *prefix, const char *name, bool buffer, int ndim,
+                         const int64_t *shape)
+{
+    char full[MODEL_NAME_MAX + 32];
+    snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", name);
+    return buffer ? ember_params_add_buffer(b->params, full, ndim, shape) : ember_params_add(b->params, full, ndim, shape);
+}
+
+static ember_status fill(ember_tensor *t, float value)
+{
+    int64_t n = ember_tensor_numel(t);
+    float *host = malloc((size_t)(n ? n : 1) * sizeof *host);
+    if (!host)
+        return ember_set_error(ember_tensor_ctx(t), EMBER_ERR_NOMEM, "out of host memory initialising a layer");
+    for (int64_t i = 0; i < n; i++)
+        host[i] = value;
+    ember_status st = ember_tensor_write(t, host, (size_t)n * sizeof *host);
+    free(host);
+    return st;
+}
+
+/* ------------------------------------------------------------------ conv2d */
+
+enum { CONV_OUT, CONV_KERNEL, CONV_STRIDE, CONV_PADDING, CONV_BIAS };
+#define PADDING_SAME (-1.0)
+
+static int conv_padding(const struct model_layer *l)
+{
+    return l->value[CONV_PADDING] == PADDING_SAME ? (int)(l->value[CONV_KERNEL] - 1) / 2 : (int)l->value[CONV_PADDING];
+}
+
+/* y (OC, OH, OW), OH = (H + 2 padding - K) / stride + 1 */
+static bool conv_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                       char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("conv2d takes images (C, H, W)");
+    int64_t k = (int64_t)l->value[CONV_KERNEL], s = (int64_t)l->value[CONV_STRIDE];
+    if (l->value[CONV_PADDING] == PADDING_SAME && (s != 1 || k % 2 == 0))
+        return WHY("padding=same needs stride 1 and an odd kernel");
+    int64_t p = conv_padding(l);
+    if (in[1] + 2 * p < k || in[2] + 2 * p < k)
+        return WHY("the %lldx%lld kernel is larger than the %lldx%lld image%s", (long long)k, (long long)k,
+                   (long long)(in[1] + 2 * p), (long long)(in[2] + 2 * p), p ? " with its padding" : "");
+    *out_ndim = 3;
+    out[0] = (int64_t)l->value[CONV_OUT];
+    out[1] = (in[1] + 2 * p - k) / s + 1;
+    out[2] = (in[2] + 2 * p - k) / s + 1;
+    return true;
+}
+
+/* weight (OC, C, K, K) and bias (OC): kaiming-uniform, as nn.Conv2d */
+static ember_status conv_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+{
+    int64_t k = (int64_t)l->value[CONV_KERNEL], wshape[4] = {l->out_shape[0], l->in_shape[0], k, k};
+    bool bias = l->value[CONV_BIAS] != 0.0;
+    l->t[0] = add(b, prefix, "weight", false, 4, wshape);
+    l->t[1] = bias && l->t[0] ? add(b, prefix, "bias", false, 1, wshape) : NULL;
+    if (!l->t[0] || (bias && !l->t[1]))
+        return ember_last_status(b->ctx);
+    return ember_init_default(l->t[0], l->t[1], &b->rng);
+}
+
+static ember_tensor *conv_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_conv2d(x, l->t[0], l->t[1], (int)l->value[CONV_STRIDE], conv_padding(l)); /* (N, OC, OH, OW) */
+}
+
+static double conv_flops(const struct model_layer *l)
+{
+    double k = l->value[CONV_KERNEL], positions = (double)out_numel(l);
+    return positions * (2.0 * (double)l->in_shape[0] * k * k + (l->value[CONV_BIAS] != 0.0));
+}
+
+static void conv_describe(const struct model_layer *l, char *out, size_t len)
+{
+    size_t at = 0;
+    append(out, len, &at, "Conv2d(%lld, %lld, %d", (long long)l->in_shape[0], (long long)l->out_shape[0],
+           (int)l->value[CONV_KERNEL]);
+    if (l->value[CONV_STRIDE] != 1)
+        append(out, len, &at, ", stride=%d", (int)l->value[CONV_STRIDE]);
+    if (conv_padding(l))
+        append(out, len, &at, ", padding=%d", conv_padding(l));
+    append(out, len, &at, "%s)", l->value[CONV_BIAS] != 0.0 ? "" : ", bias=False");
+}
+
+/* ------------------------------------------------------------------ linear */
+
+enum { LINEAR_OUT, LINEAR_BIAS };
+
+static bool linear_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                         char *why, size_t why_len)
+{
+    if (ndim != 1)
+        return WHY("linear takes features (a vector per sample): put flatten or global_avg_pool2d before it");
+    *out_ndim = 1;
+    out[0] = (int64_t)l->value[LINEAR_OUT];
+    return true;
+}
+
+/* weight (out, in) and bias (out), as nn.Linear */
+static ember_status linear_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+{
+    int64_t wshape[2] = {l->out_shape[0], l->in_shape[0]};
+    bool bias = l->value[LINEAR_BIAS] != 0.0;
+    l->t[0] = add(b, prefix, "weight", false, 2, wshape);
+    l->t[1] = bias && l->t[0] ? add(b, prefix, "bias", false, 1, wshape) : NULL;
+    if (!l->t[0] || (bias && !l->t[1]))
+        return ember_last_status(b->ctx);
+    return ember_init_default(l->t[0], l->t[1], &b->rng);
+}
+
+static ember_tensor *linear_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_linear(x, l->t[0], l->t[1]); /* (N, out) */
+}
+
+static double linear_flops(const struct model_layer *l)
+{
+    return (double)l->out_shape[0] * (2.0 * (double)l->in_shape[0] + (l->value[LINEAR_BIAS] != 0.0));
+}
+
+static void linear_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "Linear(%lld, %lld%s)", (long long)l->in_shape[0], (long long)l->out_shape[0],
+             l->value[LINEAR_BIAS] != 0.0 ? "" : ", bias=False");
+}
+
+/* -------------------------------------------------------------- batch norm */
+
+enum { BN_MOMENTUM, BN_EPS, BN_AFFINE };
+enum { BN_WEIGHT, BN_BIAS, BN_MEAN, BN_VAR, BN_COUNT };
+
+static bool bn2d_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                       char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("batch_norm2d takes images (C, H, W); on features use batch_norm1d");
+    *out_ndim = ndim;
+    memcpy(out, in, (size_t)ndim * sizeof *in);
+    return true;
+}
+
+static bool bn1d_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                       char *why, size_t why_len)
+{
+    if (ndim != 1)
+        return WHY("batch_norm1d takes features (a vector per sample); on images use batch_norm2d");
+    *out_ndim = 1;
+    out[0] = in[0];
+    return true;
+}
+
+/* weight (C) = 1 and bias (C) = 0 when affine; buffers running_mean (C) = 0,
+ * running_var (C) = 1 and num_batches_tracked () = 0: nn.BatchNorm's state,
+ * in its order */
+static ember_status bn_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+{
+    const int64_t c[1] = {l->in_shape[0]};
+    bool affine = l->value[BN_AFFINE] != 0.0;
+    if (affine) {
+        if (!(l->t[BN_WEIGHT] = add(b, prefix, "weight", false, 1, c)) ||
+            !(l->t[BN_BIAS] = add(b, prefix, "bias", false, 1, c)))
+            return ember_last_status(b->ctx);
+    }
+    if (!(l->t[BN_MEAN] = add(b, prefix, "running_mean", true, 1, c)) ||
+        !(l->t[BN_VAR] = add(b, prefix, "running_var", true, 1, c)) ||
+        !(l->t[BN_COUNT] = add(b, prefix, "num_batches_tracked", true, 0, NULL)))
+        return ember_last_status(b->ctx);
+    ember_status st = affine ? fill(l->t[BN_WEIGHT], 1.0f) : EMBER_OK;
+    return st == EMBER_OK ? fill(l->t[BN_VAR], 1.0f) : st; /* the rest starts at zero */
+}
+
+static ember_tensor *bn_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    if (training)
+        l->batches_tracked++;
+    return ember_batch_norm(x, l->t[BN_WEIGHT], l->t[BN_BIAS], l->t[BN_MEAN], l->t[BN_VAR], training,
+                            (float)l->value[BN_MOMENTUM], (float)l->value[BN_EPS]);
+}
+
+/* normalise and scale: (x - mean) * inv_std * weight + bias */
+static double bn_flops(const struct model_layer *l) { return 4.0 * (double)out_numel(l); }
+
+static void bn_describe(const struct model_layer *l, char *out, size_t len)
+{
+    size_t at = 0;
+    append(out, len, &at, "BatchNorm%s(%lld", l->in_ndim == 3 ? "2d" : "1d", (long long)l->in_shape[0]);
+    if (l->value[BN_EPS] != 1e-5)
+        append(out, len, &at, ", eps=%g", l->value[BN_EPS]);
+    if (l->value[BN_MOMENTUM] != 0.1)
+        append(out, len, &at, ", momentum=%g", l->value[BN_MOMENTUM]);
+    append(out, len, &at, "%s)", l->value[BN_AFFINE] != 0.0 ? "" : ", affine=False");
+}
+
+/* ------------------------------------------------------------- activations */
+
+static bool same_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                       char *why, size_t why_len)
+{
+    *out_ndim = ndim;
+    memcpy(out, in, (size_t)ndim * sizeof *in);
+    return true;
+}
+
+/* one operation per element: activations are memory-bound */
+static double elementwise_flops(const struct model_layer *l) { return (double)out_numel(l); }
+
+static ember_tensor *relu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_relu(x);
+}
+static ember_tensor *leaky_relu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_leaky_relu(x, (float)l->value[0]);
+}
+static ember_tensor *sigmoid_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_sigmoid(x);
+}
+static ember_tensor *tanh_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_tanh(x);
+}
+static ember_tensor *gelu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_gelu(x);
+}
+
+static void relu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "ReLU()"); }
+static void leaky_relu_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "LeakyReLU(%g)", l->value[0]);
+}
+static void sigmoid_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Sigmoid()"); }
+static void tanh_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Tanh()"); }
+static void gelu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "GELU()"); }
+
+/* ------------------------------------------------------------------- pools */
+
+enum { POOL_KERNEL, POOL_STRIDE };
+
+static int pool_stride(const struct model_layer *l)
+{
+    return l->value[POOL_STRIDE] ? (int)l->value[POOL_STRIDE] : (int)l->value[POOL_KERNEL];
+}
+
+/* y (C, (H - K) / stride + 1, (W - K) / stride + 1) */
+static bool pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                       char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("%s takes images (C, H, W)", l->type->name);
+    int64_t k = (int64_t)l->value[POOL_KERNEL], s = pool_stride(l);
+    if (in[1] < k || in[2] < k)
+        return WHY("the %lldx%lld window is larger than the %lldx%lld image", (long long)k, (long long)k,
+                   (long long)in[1], (long long)in[2]);
+    *out_ndim = 3;
+    out[0] = in[0];
+    out[1] = (in[1] - k) / s + 1;
+    out[2] = (in[2] - k) / s + 1;
+    return true;
+}
+
+static ember_tensor *max_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_max_pool2d(x, (int)l->value[POOL_KERNEL], pool_stride(l));
+}
+static ember_tensor *avg_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_avg_pool2d(x, (int)l->value[POOL_KERNEL], pool_stride(l));
+}
+
+/* one operation per element of each window */
+static double pool_flops(const struct model_layer *l)
+{
+    return (double)out_numel(l) * l->value[POOL_KERNEL] * l->value[POOL_KERNEL];
+}
+
+static void pool_describe(const struct model_layer *l, char *out, size_t len)
+{
+    const char *name = strcmp(l->type->name, "max_pool2d") == 0 ? "MaxPool2d" : "AvgPool2d";
+    size_t at = 0;
+    append(out, len, &at, "%s(%d", name, (int)l->value[POOL_KERNEL]);
+    if (pool_stride(l) != (int)l->value[POOL_KERNEL])
+        append(out, len, &at, ", stride=%d", pool_stride(l));
+    append(out, len, &at, ")");
+}
+
+/* y (C): the mean of each plane */
+static bool global_pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                              char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("global_avg_pool2d takes images (C, H, W)");
+    *out_ndim = 1;
+    out[0] = in[0];
+    return true;
+}
+
+static ember_tensor *global_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_global_avg_pool2d(x); /* (N, C) */
+}
+
+static double global_pool_flops(const struct model_layer *l) { return (double)numel_of(l->in_ndim, l->in_shape); }
+
+static void global_pool_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "AdaptiveAvgPool2d(1), Flatten()");
+}
+
+/* ----------------------------------------------------------- dropout, flatten */
+
+static ember_tensor *dropout_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_dropout(x, (float)l->value[0], training, seed);
+}
+
+static void dropout_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "Dropout(p=%g)", l->value[0]);
+}
+
+static bool flatten_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                          char *why, size_t why_len)
+{
+    *out_ndim = 1;
+    out[0] = numel_of(ndim, in);
+    return true;
+}
+
+static ember_tensor *flatten_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_tensor_ndim(x) > 2 ? ember_flatten(x) : x; /* (N, C * H * W) */
+}
+
+static double no_flops(const struct model_layer *l) { return 0.0; }
+static void flatten_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Flatten()"); }
+
+/* ------------------------------------------------------------------- table */
+
+#define INT_OPTION(n, req, def, lo, hi, w, wv, text) {n, VALUE_INT, req, def, lo, hi, w, wv, text}
+#define FLOAT_OPTION(n, def, lo, hi, text) {n, VALUE_FLOAT, false, def, lo, hi, NULL, 0, text}
+#define BOOL_OPTION(n, def, text) {n, VALUE_BOOL, false, def, 0, 1, NULL, 0, text}
+#define BN_OPTIONS                                                                                     \
+    {FLOAT_OPTION("momentum", 0.1, 0.0, 1.0, "how far the running statistics move each batch"),     \
+     FLOAT_OPTION("eps", 1e-5, 1e-12, 1.0, "added to the variance"),                                 \
+     BOOL_OPTION("affine", 1, "learn a weight and bias per channel")}
+
+const struct model_layer_type model_layer_types[] = {
+    {"conv2d", "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true]",
+     "out",
+     {INT_OPTION("out", true, 0, 1, 65536, NULL, 0, "the output channels"),
+      INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square kernel's size"),
+      INT_OPTION("stride", false, 1, 1, 1024, NULL, 0, "the step between windows"),
+      INT_OPTION("padding", false, 0, 0, 1024, "same", PADDING_SAME, "zeros added on each side"),
+      BOOL_OPTION("bias", 1, "add a learned bias per channel")},
+     conv_infer, conv_add_params, conv_forward, conv_flops, conv_describe},
+    {"linear", "fully connected (Linear): linear OUT|classes [bias=true]", "out",
+     {INT_OPTION("out", true, 0, 1, 1 << 20, "classes", -1, "the output features"),
+      BOOL_OPTION("bias", 1, "add a learned bias")},
+     linear_infer, linear_add_params, linear_forward, linear_flops, linear_describe},
+    {"batch_norm2d", "batch normalization of images (BatchNorm2d): [momentum=0.1] [eps=1e-5] [affine=true]", NULL,
+     BN_OPTIONS, bn2d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
+    {"batch_norm1d", "batch normalization of features (BatchNorm1d): [momentum=0.1] [eps=1e-5] [affine=true]", NULL,
+     BN_OPTIONS, bn1d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
+    {"relu", "max(x, 0)", NULL, {{NULL}}, same_infer, NULL, relu_forward, elementwise_flops, relu_describe},
+    {"leaky_relu", "x > 0 ? x : slope * x: leaky_relu [slope=0.01]", "slope",
+     {FLOAT_OPTION("slope", 0.01, -1000.0, 1000.0, "the slope below zero")},
+     same_infer, NULL, leaky_relu_forward, elementwise_flops, leaky_relu_describe},
+    {"sigmoid", "1 / (1 + e^-x)", NULL, {{NULL}}, same_infer, NULL, sigmoid_forward, elementwise_flops,
+     sigmoid_describe},
+    {"tanh", "tanh x", NULL, {{NULL}}, same_infer, NULL, tanh_forward, elementwise_flops, tanh_describe},
+    {"gelu", "x * Phi(x), exact", NULL, {{NULL}}, same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
+    {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K]", "kernel",
+     {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
+      INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},
+     pool_infer, NULL, max_pool_forward, pool_flops, pool_describe},
+    {"avg_pool2d", "the mean of each window: avg_pool2d K [stride=K]", "kernel",
+     {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
+      INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},
+     pool_infer, NULL, avg_pool_forward, pool_flops, pool_describe},
+    {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C)", NULL, {{NULL}}, global_pool_infer,
+     NULL, global_pool_forward, global_pool_flops, global_pool_describe},
+    {"dropout", "zeroes each value with probability p in training, scaling the rest by 1/(1-p): dropout [p=0.5]", "p",
+     {FLOAT_OPTION("p", 0.5, 0.0, 1.0, "the probability of zeroing a value")},
+     same_infer, NULL, dropout_forward, no_flops, dropout_describe},
+    {"flatten", "(C, H, W) -> (C * H * W)", NULL, {{NULL}}, flatten_infer, NULL, flatten_forward, no_flops,
+     flatten_describe},
+};
+const int model_layer_type_count = sizeof model_layer_types / sizeof model_layer_types[0];
+
+const struct model_layer_type *model_layer_type_find(const char *name)
+{
+    for (int i = 0; i < model_layer_type_count; i++)
+        if (strcmp(model_layer_types[i].name, name) == 0)
+            return &model_layer_types[i];
+    return NULL;
+}
+
+double model_layer_option(const struct model_layer *layer, const char *name)
+{
+    for (int k = 0; layer->type && k < MODEL_MAX_OPTIONS && layer->type->options[k].name; k++)
+        if (strcmp(layer->type->options[k].name, name) == 0)
+            return layer->value[k];
+    return NAN;
+}
+
+int ember_model_layer_type_count(void) { return model_layer_type_count; }
+
+const char *ember_model_layer_type_at(int index, const char **about)
+{
+    if (index < 0 || index >= model_layer_type_count)
+        return NULL;
+    if (about)
+        *about = model_layer_types[index].about;
+    return model_layer_types[index].name;
+}

@@ -1,0 +1,446 @@
+/*
+ * models/model-parse.c — a model file's text into a tree of layers.
+ *
+ * The format is line-based (docs/models.md): blank lines and text after
+ * "#" are ignored; a line is `input SHAPE`, a layer
+ * `[name:] type [value] [key=value ...]`, or one of the words that shape a
+ * residual block (`residual` opens it, `shortcut` starts its projection,
+ * `end` closes it). Every mistake is reported as "file:line:column: what is
+ * wrong", pointing at the token to fix, and the parse stops at the first.
+ * Shapes are not known here; model-build.c checks them.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models-impl.h"
+
+/* A model file is a few kilobytes; anything this long is not one. */
+#define MODEL_MAX_TEXT (1 << 20)
+#define MODEL_MAX_TOKENS 16
+#define MODEL_MAX_LAYERS 4096
+
+struct token {
+    const char *text; /* NUL-terminated copy in the line buffer */
+    int column;
+};
+
+struct parser {
+    ember_ctx *ctx;
+    const char *source;
+    int line;
+    struct model_file *file;
+    /* the blocks open at this point: the root, then each residual's list */
+    struct model_block *open[MODEL_MAX_DEPTH + 1];
+    struct model_layer *open_layer[MODEL_MAX_DEPTH + 1]; /* the residual owning open[i], i > 0 */
+    int depth;
+    int layers; /* in all, against MODEL_MAX_LAYERS */
+};
+
+static ember_status fail(struct parser *ps, int column, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return ember_set_error(ps->ctx, EMBER_ERR_FORMAT, "%s:%d:%d: %s", ps->source, ps->line, column, what);
+}
+
+/* Levenshtein distance, for "did you mean": names are short. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    int row[41];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* " (did you mean \"x\"?)" when one of `names` is close to `word`, else "" */
+static void suggest(const char *word, const char *const *names, int count, char *out, size_t len)
+{
+    int best = 3, at = -1;
+    for (int i = 0; i < count; i++) {
+        int d = edit_distance(word, names[i]);
+        if (d < best)
+            best = d, at = i;
+    }
+    if (at >= 0)
+        snprintf(out, len, " (did you mean \"%s\"?)", names[at]);
+    else if (len)
+        out[0] = '\0';
+}
+
+const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ndim && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "x" : "", (long long)shape[i]);
+    return buf;
+}
+
+/* "1x28x28", "100": one to three dimensions, each 1 to 2^20 */
+static bool parse_shape(const char *text, int *ndim, int64_t *shape)
+{
+    *ndim = 0;
+    const char *s = text;
+    while (*ndim < 3) {
+        if (!isdigit((unsigned char)*s))
+            return false;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || v < 1 || v > (1 << 20))
+            return false;
+        shape[(*ndim)++] = v;
+        if (*end == '\0')
+            return true;
+        if (*end != 'x')
+            return false;
+        s = end + 1;
+    }
+    return false;
+}
+
+/* A layer's name: PyTorch's module path ("features.0", "layer1.0.conv1"),
+ * or "self" for the model's only parameters with no prefix at all. */
+static bool valid_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= MODEL_NAME_MAX / 2 || name[0] == '.' || name[n - 1] == '.' || strstr(name, ".."))
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '.')
+            return false;
+    return true;
+}
+
+/* One value for option `spec` of a layer: a number in range, true/false,
+ * or the option's word. */
+static ember_status parse_value(struct parser *ps, const struct model_layer_type *type,
+                                const struct model_option_spec *spec, const struct token *tok, const char *text,
+                                double *value)
+{
+    if (spec->word && strcmp(text, spec->word) == 0) {
+        *value = spec->word_value;
+        return EMBER_OK;
+    }
+    char *end = NULL;
+    double v = 0.0;
+    bool ok;
+    if (spec->kind == VALUE_BOOL) {
+        ok = strcmp(text, "true") == 0 || strcmp(text, "false") == 0;
+        v = strcmp(text, "true") == 0;
+    } else {
+        errno = 0;
+        v = strtod(text, &end);
+        ok = *text && end && *end == '\0' && errno == 0 && isfinite(v) && v >= spec->min && v <= spec->max &&
+             (spec->kind == VALUE_FLOAT || v == floor(v));
+    }
+    if (ok) {
+        *value = v;
+        return EMBER_OK;
+    }
+    char range[160];
+    if (spec->kind == VALUE_BOOL)
+        snprintf(range, sizeof range, "true or false");
+    else if (spec->kind == VALUE_INT)
+        snprintf(range, sizeof range, "an integer from %.0f to %.0f", spec->min, spec->max);
+    else
+        snprintf(range, sizeof range, "a number from %g to %g", spec->min, spec->max);
+    if (spec->word)
+        snprintf(range + strlen(range), sizeof range - strlen(range), ", or \"%s\"", spec->word);
+    return fail(ps, tok->column, "%s %s=%s: %s (%s) is %s", type->name, spec->name, text, spec->name, spec->about,
+                range);
+}
+
+/* The options after the type: `value` for the positional one, key=value
+ * for any; each once, every required one given. */
+static ember_status parse_options(struct parser *ps, struct model_layer *layer, const struct token *tok, int count)
+{
+    const struct model_layer_type *type = layer->type;
+    int n_opts = 0;
+    const char *names[MODEL_MAX_OPTIONS];
+    while (n_opts < MODEL_MAX_OPTIONS && type->options[n_opts].name)
+        names[n_opts] = type->options[n_opts].name, n_opts++;
+    for (int k = 0; k < n_opts; k++)
+        layer->value[k] = type->options[k].fallback;
+
+    for (int i = 0; i < count; i++) {
+        char key[64];
+        const char *eq = strchr(tok[i].text, '='), *value = eq ? eq + 1 : tok[i].text;
+        if (eq) {
+            size_t klen = (size_t)(eq - tok[i].text);
+            if (klen == 0 || klen >= sizeof key)
+                return fail(ps, tok[i].column, "\"%s\": an option is key=value", tok[i].text);
+            memcpy(key, tok[i].text, klen);
+            key[klen] = '\0';
+        } else if (type->positional) {
+            snprintf(key, sizeof key, "%s", type->positional);
+        } else {
+            return fail(ps, tok[i].column, "%s takes no value without a name; \"%s\" should be key=value%s", type->name,
+                        tok[i].text, n_opts ? "" : " (and it has no options)");
+        }
+        int k = 0;
+        while (k < n_opts && strcmp(names[k], key) != 0)
+            k++;
+        if (k == n_opts) {
+            char hint[96], list[256] = "";
+            suggest(key, names, n_opts, hint, sizeof hint);
+            for (int j = 0; j < n_opts; j++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", names[j]);
+            if (!n_opts)
+                return fail(ps, tok[i].column, "%s has no options, so not \"%s\"", type->name, key);
+            return fail(ps, tok[i].column, "%s has no option \"%s\"%s; its options are %s", type->name, key, hint,
+                        list);
+        }
+        if (layer->value_column[k])
+            return fail(ps, tok[i].column, "%s: %s is given twice (first at column %d)", type->name, key,
+                        layer->value_column[k]);
+        if (!*value)
+            return fail(ps, tok[i].column, "%s: %s= needs a value", type->name, key);
+        ember_status st = parse_value(ps, type, &type->options[k], &tok[i], value, &layer->value[k]);
+        if (st != EMBER_OK)
+            return st;
+        layer->value_column[k] = tok[i].column;
+    }
+    for (int k = 0; k < n_opts; k++)
+        if (type->options[k].required && !layer->value_column[k]) {
+            const struct model_option_spec *spec = &type->options[k];
+            if (type->positional && strcmp(type->positional, spec->name) == 0)
+                return fail(ps, layer->column, "%s needs %s (%s), as in \"%s %s\" or %s=...", type->name, spec->name,
+                            spec->about, type->name, spec->word ? spec->word : "16", spec->name);
+            return fail(ps, layer->column, "%s needs %s=... (%s)", type->name, spec->name, spec->about);
+        }
+    return EMBER_OK;
+}
+
+static struct model_layer *block_append(struct parser *ps, struct model_block *block, int column)
+{
+    if (ps->layers >= MODEL_MAX_LAYERS) {
+        fail(ps, column, "more than %d layers", MODEL_MAX_LAYERS);
+        return NULL;
+    }
+    if (block->count == block->cap) {
+        int cap = block->cap ? block->cap * 2 : 8;
+        void *layers = realloc(block->layers, (size_t)cap * sizeof *block->layers);
+        if (!layers) {
+            ember_set_error(ps->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", ps->source);
+            return NULL;
+        }
+        block->layers = layers;
+        block->cap = cap;
+    }
+    struct model_layer *layer = &block->layers[block->count++];
+    memset(layer, 0, sizeof *layer);
+    ps->layers++;
+    return layer;
+}
+
+static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
+{
+    const char *name = "";
+    int name_column = 0;
+    size_t len = strlen(tok[0].text);
+    if (len > 0 && tok[0].text[len - 1] == ':') {
+        ((char *)tok[0].text)[len - 1] = '\0';
+        name = tok[0].text;
+        name_column = tok[0].column;
+        if (!valid_name(name))
+            return fail(ps, name_column, "\"%s\" is not a layer name: use letters, digits, _ and dots between them "
+                        "(as PyTorch's \"features.0\" or \"layer1.0.conv1\"), under %d characters",
+                        name, MODEL_NAME_MAX / 2);
+        if (strcmp(name, "self") == 0 && ps->depth > 0)
+            return fail(ps, name_column, "\"self\" names a layer of the model itself, not one inside a block");
+        tok++, count--;
+        if (count == 0)
+            return fail(ps, name_column + (int)len, "the name %s: is followed by no layer", name);
+    }
+    if (strchr(tok[0].text, ':'))
+        return fail(ps, tok[0].column, "\"%s\": write a name, a colon and a space before the layer: "
+                    "\"conv1: conv2d ...\"", tok[0].text);
+
+    struct model_block *block = ps->open[ps->depth];
+    if (strcmp(tok[0].text, "residual") == 0) {
+        if (count > 1)
+            return fail(ps, tok[1].column, "residual takes no options: its layers follow on the next lines, "
+                        "then optionally \"shortcut\" and its layers, then \"end\"");
+        if (ps->depth == MODEL_MAX_DEPTH)
+            return fail(ps, tok[0].column, "residual blocks nest at most %d deep", MODEL_MAX_DEPTH);
+        struct model_layer *layer = block_append(ps, block, tok[0].column);
+        if (!layer)
+            return ember_last_status(ps->ctx);
+        snprintf(layer->name, sizeof layer->name, "%s", name);
+        layer->line = ps->line;
+        layer->column = tok[0].column;
+        ps->depth++;
+        ps->open[ps->depth] = &layer->body;
+        ps->open_layer[ps->depth] = layer;
+        return EMBER_OK;
+    }
+
+    const struct model_layer_type *type = model_layer_type_find(tok[0].text);
+    if (!type) {
+        const char *names[64];
+        char hint[96], list[512] = "";
+        int n = model_layer_type_count < 64 ? model_layer_type_count : 64;
+        for (int i = 0; i < n; i++) {
+            names[i] = model_layer_types[i].name;
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", names[i]);
+        }
+        suggest(tok[0].text, names, n, hint, sizeof hint);
+        return fail(ps, tok[0].column, "unknown layer \"%s\"%s; the layers are %sresidual", tok[0].text, hint, list);
+    }
+    struct model_layer *layer = block_append(ps, block, tok[0].column);
+    if (!layer)
+        return ember_last_status(ps->ctx);
+    layer->type = type;
+    snprintf(layer->name, sizeof layer->name, "%s", name);
+    layer->line = ps->line;
+    layer->column = tok[0].column;
+    return parse_options(ps, layer, tok + 1, count - 1);
+}
+
+static ember_status parse_line(struct parser *ps, char *line)
+{
+    /* the comment goes; then the tokens, with their columns */
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    struct token tok[MODEL_MAX_TOKENS];
+    int count = 0;
+    for (char *c = line; *c;) {
+        unsigned char ch = (unsigned char)*c;
+        if (ch == ' ' || ch == '\t' || ch == '\r') {
+            *c++ = '\0';
+            continue;
+        }
+        if (ch < 0x20 || ch >= 0x7f)
+            return fail(ps, (int)(c - line) + 1, "unexpected byte 0x%02x: a model file is plain ASCII text", ch);
+        if (count == MODEL_MAX_TOKENS)
+            return fail(ps, (int)(c - line) + 1, "too many words on one line (at most %d)", MODEL_MAX_TOKENS);
+        tok[count++] = (struct token){.text = c, .column = (int)(c - line) + 1};
+        while (*c && *c != ' ' && *c != '\t' && *c != '\r')
+            c++;
+    }
+    if (count == 0)
+        return EMBER_OK;
+
+    const char *word = tok[0].text;
+    if (strcmp(word, "input") == 0) {
+        struct model_file *f = ps->file;
+        if (ps->depth > 0 || f->root.count > 0)
+            return fail(ps, tok[0].column, "input comes before the first layer");
+        if (f->input_ndim)
+            return fail(ps, tok[0].column, "input is given twice (first at line %d)", f->input_line);
+        if (count != 2 || !parse_shape(tok[1].text, &f->input_ndim, f->input_shape)) {
+            f->input_ndim = 0;
+            return fail(ps, count > 1 ? tok[1].column : tok[0].column,
+                        "input takes one shape: CxHxW for images (1x28x28) or N for vectors (100)");
+        }
+        f->input_line = ps->line;
+        f->input_column = tok[1].column;
+        return EMBER_OK;
+    }
+    if (strcmp(word, "shortcut") == 0 || strcmp(word, "end") == 0) {
+        if (count > 1)
+            return fail(ps, tok[1].column, "%s stands alone on its line", word);
+        if (ps->depth == 0)
+            return fail(ps, tok[0].column, "%s outside a residual block", word);
+        struct model_layer *block = ps->open_layer[ps->depth];
+        bool in_shortcut = ps->open[ps->depth] == &block->shortcut;
+        if (word[0] == 'e') {
+            if (block->body.count == 0)
+                return fail(ps, tok[0].column, "the residual block of line %d has no layers", block->line);
+            if (in_shortcut && block->shortcut.count == 0)
+                return fail(ps, tok[0].column, "the shortcut of line %d has no layers; leave \"shortcut\" out for "
+                            "the identity", block->shortcut_line);
+            ps->depth--;
+            return EMBER_OK;
+        }
+        if (in_shortcut)
+            return fail(ps, tok[0].column, "the residual block of line %d already has a shortcut (line %d)",
+                        block->line, block->shortcut_line);
+        if (block->body.count == 0)
+            return fail(ps, tok[0].column, "the residual block of line %d has no layers before its shortcut",
+                        block->line);
+        block->shortcut_line = ps->line;
+        ps->open[ps->depth] = &block->shortcut;
+        return EMBER_OK;
+    }
+    return parse_layer(ps, tok, count);
+}
+
+void model_block_free(struct model_block *block)
+{
+    for (int i = 0; i < block->count; i++) {
+        model_block_free(&block->layers[i].body);
+        model_block_free(&block->layers[i].shortcut);
+    }
+    free(block->layers);
+    *block = (struct model_block){0};
+}
+
+void model_file_free(struct model_file *file)
+{
+    if (file)
+        model_block_free(&file->root);
+}
+
+ember_status model_file_parse(ember_ctx *ctx, const char *source, const char *text, struct model_file *file)
+{
+    memset(file, 0, sizeof *file);
+    size_t len = strnlen(text, MODEL_MAX_TEXT + 1);
+    if (len > MODEL_MAX_TEXT)
+        return ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: over %d bytes: not a model file", source, MODEL_MAX_TEXT);
+    struct parser ps = {.ctx = ctx, .source = source, .file = file};
+    ps.open[0] = &file->root;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", source);
+    memcpy(copy, text, len + 1);
+    ember_status st = EMBER_OK;
+    char *line = copy;
+    while (st == EMBER_OK && line) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        ps.line++;
+        st = parse_line(&ps, line);
+        line = next;
+    }
+    if (st == EMBER_OK && ps.depth > 0) {
+        ps.line = ps.open_layer[ps.depth]->line;
+        st = fail(&ps, ps.open_layer[ps.depth]->column, "this residual block has no \"end\"");
+    }
+    if (st == EMBER_OK && file->root.count == 0) {
+        ps.line = 1;
+        st = fail(&ps, 1, "no layers: a model file lists at least one layer, such as \"linear classes\"");
+    }
+    free(copy);
+    if (st != EMBER_OK)
+        model_file_free(file);
+    return st;
+}
