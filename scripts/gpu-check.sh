@@ -9,9 +9,10 @@
 #      and the Kepler conditions on this GPU: a Quadro K2100M's R418 driver
 #      (EMBER_CUDA_MAX_PTX=6.4: the built-in PTX) and a K40m's R470 driver with
 #      CUDA 11.8's NVRTC as the only one (its cubin, the old toolkit for real):
-#      the CUDA tests (parity, gradients, memory, an epoch against the CPU), then
-#      simplecnn one epoch and kerascnn two on Fashion-MNIST, test accuracy next
-#      to the CPU's (within 0.5 points)
+#      the CUDA tests (parity, gradients, memory, models, an epoch against the
+#      CPU), then simplecnn one epoch, kerascnn two and resnet8 (BatchNorm,
+#      residual blocks) one on Fashion-MNIST, test accuracy next to the CPU's
+#      (within 0.5 points; resnet8 is left out on the double, too slow there)
 #   4. speed: images/s at batch 64 and 1024 on both kernel paths next to PyTorch
 #      on the same GPU, the primitives' GFLOP/s and GB/s, the cold compile of every
 #      kernel and the warm start from the cache
@@ -140,7 +141,7 @@ for name, keep in (("train-images-idx3-ubyte", 640), ("train-labels-idx1-ubyte",
         f.write(raw[:4] + struct.pack(">" + "I" * ndim, *dims) + body)
 EOF
     data=$work/fashion-small
-    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps="--steps 1"
+    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps="--steps 1" memory_args="--batch 8"
 else
     gpu_env=""
     logged nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader
@@ -149,7 +150,7 @@ else
     else
         record machine GPU FAIL "nvidia-smi failed: $(head -c 200 "$out/logs/nvidia-smi.log")"
     fi
-    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps=""
+    steps_e2e="" epochs_simple=1 epochs_keras=2 timing_steps="" memory_args=""
 fi
 if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
     record machine data pass "Fashion-MNIST from $data"
@@ -181,6 +182,11 @@ cpu_simple=$(cpu_acc simplecnn $epochs_simple)
 cpu_keras=$(cpu_acc kerascnn $epochs_keras)
 record cpu "reference accuracy" "$([ -n "$cpu_simple" ] && [ -n "$cpu_keras" ] && echo pass || echo FAIL)" \
     "simplecnn ${cpu_simple:-?} after $epochs_simple epoch, kerascnn ${cpu_keras:-?} after $epochs_keras"
+if [ $double = no ]; then
+    cpu_resnet=$(cpu_acc resnet8 1)
+    record cpu "reference accuracy" "$([ -n "$cpu_resnet" ] && echo pass || echo FAIL)" \
+        "resnet8 ${cpu_resnet:-?} after 1 epoch"
+fi
 
 # ------------------------------------------------------ every kernel path
 
@@ -230,9 +236,10 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
     else
         record $path kernels FAIL "$loaded, where $want was wanted"
     fi
-    for t in parity gradcheck memory backend_e2e; do
+    for t in parity gradcheck memory models backend_e2e; do
         case $t in
         parity) args="-b cuda" ;;
+        memory) args="$memory_args" ;;
         backend_e2e) args="cuda:0 --data-dir $data $steps_e2e" ;;
         *) args="" ;;
         esac
@@ -243,6 +250,11 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
     done
     train_on $path "$penv" simplecnn $epochs_simple "$cpu_simple"
     train_on $path "$penv" kerascnn $epochs_keras "$cpu_keras"
+    if [ $double = no ]; then
+        train_on $path "$penv" resnet8 1 "$cpu_resnet"
+    else
+        record $path "train resnet8" skip "the double runs one work-item at a time: too slow for a ResNet epoch"
+    fi
 done
 
 # ------------------------------------------------------------------ speed
@@ -320,9 +332,10 @@ if [ -n "$nvidia_ocl" ] || [ $double = yes ]; then
         record opencl device FAIL "no usable OpenCL device: $(json "$work/ocl.json" "d['backends']['opencl'].get('reason', '')")"
     else
         record opencl device pass "$ocl: $(json "$work/ocl.json" "[e['description'] for e in d['devices'] if e['name'] == '$ocl'][0]")"
-        for t in parity gradcheck memory backend_e2e; do
+        for t in parity gradcheck memory models backend_e2e; do
             case $t in
             parity) args="-b opencl" ;;
+            memory) args="$memory_args" ;;
             backend_e2e) args="$ocl --data-dir $data $steps_e2e" ;;
             *) args="" ;;
             esac

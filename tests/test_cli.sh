@@ -74,6 +74,35 @@ expect 2 "conv1" -- "$EMBER" eval --data random --model kerascnn --load "$TMP/ru
 # diverging training stops with a clear message and status 1
 expect 1 "diverged: the loss is NaN" -- "$EMBER" train --data random --model mlp --optim sgd --momentum 0.99 --lr 1000000 --quiet --steps 50
 
+# models: the summary, files of one's own, and their mistakes
+expect 0 "usage: ember summary" -- "$EMBER" summary --help
+expect 2 "needs --model" -- "$EMBER" summary
+expect 0 "Total params: 77,754" -- "$EMBER" summary --model resnet8
+grep -q "layer2.0.downsample.0 (Conv2d(16, 32, 1, stride=2, bias=False)) *32x14x14 *512" "$TMP/out" ||
+    fail "the resnet8 summary lacks its projection row: $(head -c 2000 "$TMP/out")"
+grep -q "FLOPs per image: forward 19.04 M, training step 56.52 M" "$TMP/out" ||
+    fail "the resnet8 summary lacks its FLOPs: $(tail -c 400 "$TMP/out")"
+expect 0 "Total params: 41,418" -- "$EMBER" summary --model simplecnn --shape 3x32x32
+expect 0 "batch_norm2d" -- "$EMBER" summary --list
+grep -q "^  resnet8 " "$TMP/out" || fail "summary --list lacks resnet8: $(head -c 600 "$TMP/out")"
+printf 'conv1: conv2d 8 kernel=3 padding=same\nbn1: batch_norm2d\nleaky_relu 0.1\nmax_pool2d 2\n' >"$TMP/mine.model"
+printf 'flatten\ndropout 0.25\nhead: linear classes\n' >>"$TMP/mine.model"
+expect 0 "mine.model: Conv2d(1, 8, 3, padding=1) BatchNorm2d(8) LeakyReLU(0.1)" -- \
+    "$EMBER" train --model "$TMP/mine.model" --data random --steps 5 --quiet --save "$TMP/mine.safetensors"
+expect 0 "test accuracy" -- "$EMBER" eval --model "$TMP/mine.model" --data random --load "$TMP/mine.safetensors"
+expect 2 "head.weight" -- "$EMBER" eval --model mlp --data random --load "$TMP/mine.safetensors"
+printf 'conv1: conv2d 8 kernel=3\nrelu\nconv3d 8\n' >"$TMP/typo.model"
+expect 3 "typo.model:3:1: unknown layer \"conv3d\" (did you mean \"conv2d\"?)" -- "$EMBER" summary --model "$TMP/typo.model"
+expect 3 "typo.model:3:1" -- "$EMBER" train --model "$TMP/typo.model" --data random --quiet
+printf 'input 3x32x32\nflatten\nlinear classes\n' >"$TMP/cifar.model"
+expect 2 "cifar.model:1:7: this model is for input 3x32x32, but the samples are 1x28x28" -- \
+    "$EMBER" train --model "$TMP/cifar.model" --data random --quiet
+expect 3 "cannot open model file $TMP/none.model" -- "$EMBER" summary --model "$TMP/none.model"
+# the example in docs/models.md is a model file that builds
+docs=$(dirname "$0")/../docs/models.md
+awk '/^```$/ { on = 0 } on { print } /^# A small ResNet/ { on = 1; print }' "$docs" >"$TMP/doc.model"
+expect 0 "Total params" -- "$EMBER" summary --model "$TMP/doc.model"
+
 if [ "$failures" -ne 0 ]; then
     echo "test_cli: $failures failures" >&2
     exit 1

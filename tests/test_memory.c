@@ -1,24 +1,27 @@
 /*
  * tests/test_memory.c — a steady-state training step allocates nothing.
  *
- * Trains each built-in model for a few steps on random data and checks that, after
+ * Trains each built-in model for a few steps (batch 64, or --batch N) on random data and checks that, after
  * the warm-up steps, the context's counters of device buffers and host
  * allocations stand still: every tensor, record and buffer of a step comes
  * from the pools the earlier steps filled. Also checks that clearing the
  * tape gives every buffer back (bytes in use return to the same level).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test-util.h"
 
+static int64_t batch = 64;
+
 static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim)
 {
-    ember_data_options data = {.kind = "random", .sample_ndim = ndim, .count = 64 * 8};
+    ember_data_options data = {.kind = "random", .sample_ndim = ndim, .count = batch * 8};
     memcpy(data.sample_shape, shape, (size_t)ndim * sizeof *shape);
     ember_dataset *ds = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     ember_model *model = ds ? ember_model_new(ctx, model_name, ds, 1) : NULL;
     ember_optim *opt = model ? ember_adam_new(ember_model_params(model), ember_adam_defaults(1e-3f)) : NULL;
-    ember_batcher *batches = opt ? ember_batcher_new(ds, 64, true, 3) : NULL;
+    ember_batcher *batches = opt ? ember_batcher_new(ds, batch, true, 3) : NULL;
     CHECK(batches != NULL, "%s: setting up failed: %s", model_name, ember_last_error(ctx));
     if (!batches)
         goto done;
@@ -53,8 +56,15 @@ done:
     ember_dataset_free(ds);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* --batch N: smaller steps where kernels run slowly (the CUDA test double) */
+    if (argc == 3 && strcmp(argv[1], "--batch") == 0)
+        batch = atoll(argv[2]);
+    if (batch < 1 || (argc != 1 && argc != 3)) {
+        fprintf(stderr, "usage: test_memory [--batch N]\n");
+        return 2;
+    }
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
