@@ -1,8 +1,11 @@
 # The CPU backend: always built. OpenBLAS provides sgemm when found.
 file(GLOB EMBER_CPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 target_sources(ember_objects PRIVATE ${EMBER_CPU_SOURCES})
-# the loops never read errno, and without it sqrtf, expf and logf vectorise
-set_source_files_properties(${EMBER_CPU_SOURCES} PROPERTIES COMPILE_OPTIONS -fno-math-errno)
+# The loops never read errno or the floating-point exception flags: without
+# errno sqrtf vectorises, and without trapping math a select whose arms
+# compute (leaky ReLU's slope * x, the polynomial tanh's two halves) becomes
+# a blend instead of a branch. Results are unchanged: rounding stays IEEE.
+set_source_files_properties(${EMBER_CPU_SOURCES} PROPERTIES COMPILE_OPTIONS "-fno-math-errno;-fno-trapping-math")
 
 if(EMBER_OPENBLAS)
   find_package(PkgConfig QUIET)
