@@ -211,3 +211,49 @@ close:
     ember_safetensors_close(&st);
     return status;
 }
+
+/* -------------------------------------------------------- reading metadata */
+
+struct ember_checkpoint {
+    struct ember_safetensors st;
+};
+
+ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path)
+{
+    if (!ctx)
+        return NULL;
+    if (!path) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_open: NULL path");
+        return NULL;
+    }
+    struct ember_checkpoint *ck = ember_host_calloc(ctx, 1, sizeof *ck);
+    if (ck && ember_safetensors_open(ctx, path, &ck->st) != EMBER_OK) {
+        free(ck);
+        return NULL;
+    }
+    return ck;
+}
+
+void ember_checkpoint_close(ember_checkpoint *ck)
+{
+    if (!ck)
+        return;
+    ember_safetensors_close(&ck->st);
+    free(ck);
+}
+
+const char *ember_checkpoint_meta(const ember_checkpoint *ck, const char *key)
+{
+    return ck ? ember_safetensors_meta_get(&ck->st, key) : NULL;
+}
+
+int ember_checkpoint_meta_count(const ember_checkpoint *ck) { return ck ? ck->st.meta_count : 0; }
+
+const char *ember_checkpoint_meta_at(const ember_checkpoint *ck, int index, const char **value)
+{
+    if (!ck || index < 0 || index >= ck->st.meta_count)
+        return NULL;
+    if (value)
+        *value = ck->st.meta[index].value;
+    return ck->st.meta[index].key;
+}

@@ -103,5 +103,8 @@ ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const emb
             return st;
         first += records[i];
     }
-    return EMBER_OK;
+    /* batches.meta.txt's names, in label order */
+    static const char *const names_of_classes[CIFAR_CLASSES] = {
+        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"};
+    return ember_dataset_name_classes(ds, names_of_classes);
 }

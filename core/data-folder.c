@@ -34,7 +34,6 @@
 
 /* stb_image's dimension cap (image.c), and the largest image file read */
 #define FOLDER_MAX_SIDE       8192
-#define FOLDER_MAX_FILE_BYTES ((int64_t)256 << 20)
 #define FOLDER_PATH_MAX       4096
 
 /* --------------------------------------------------------------- listings */
@@ -216,61 +215,6 @@ static ember_status samples_add_class(ember_ctx *ctx, struct sample_list *list, 
 
 /* ----------------------------------------------------------------- pixels */
 
-/* Reads a whole file into *buf (grown as needed, up to the cap). */
-static ember_status file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    ember_status st = EMBER_OK;
-    struct stat info;
-    if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
-        st = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
-        goto close;
-    }
-    if ((int64_t)info.st_size > FOLDER_MAX_FILE_BYTES) {
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %lld bytes is too large for an image (limit %lld)", path,
-                        (long long)info.st_size, (long long)FOLDER_MAX_FILE_BYTES);
-        goto close;
-    }
-    *len = (size_t)info.st_size;
-    if ((st = ember_host_grow(ctx, (void **)buf, cap, (int64_t)*len, 1)) != EMBER_OK)
-        goto close;
-    if (fread(*buf, 1, *len, file) != *len)
-        st = ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read its %zu bytes: %s", path, *len,
-                        ferror(file) ? strerror(errno) : "it shrank");
-close:
-    fclose(file);
-    return st;
-}
-
-/* One channel value at (x, y) of an interleaved (H, W, C) image. */
-#define AT(src, w, c, x, y, ch) ((float)(src)[((int64_t)(y) * (w) + (x)) * (c) + (ch)])
-
-/* src (sh, sw, c) interleaved -> dst (c, dh, dw) planar, bilinear with
- * half-pixel centres; equal sizes reduce to a transpose. */
-static void image_to_chw(const uint8_t *src, int sw, int sh, int c, uint8_t *dst, int dw, int dh)
-{
-    for (int y = 0; y < dh; y++) {
-        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
-        fy = fy < 0 ? 0 : fy > (float)(sh - 1) ? (float)(sh - 1) : fy;
-        int y0 = (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : y0;
-        float wy = fy - (float)y0;
-        for (int x = 0; x < dw; x++) {
-            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
-            fx = fx < 0 ? 0 : fx > (float)(sw - 1) ? (float)(sw - 1) : fx;
-            int x0 = (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : x0;
-            float wx = fx - (float)x0;
-            for (int ch = 0; ch < c; ch++) {
-                float top = AT(src, sw, c, x0, y0, ch) * (1 - wx) + AT(src, sw, c, x1, y0, ch) * wx;
-                float bottom = AT(src, sw, c, x0, y1, ch) * (1 - wx) + AT(src, sw, c, x1, y1, ch) * wx;
-                float v = top * (1 - wy) + bottom * wy;
-                dst[((int64_t)ch * dh + y) * dw + x] = (uint8_t)(v + 0.5f);
-            }
-        }
-    }
-}
-
 /* The data set's (C, H, W): the options' values, zeros filled from the
  * first image's header. */
 static ember_status folder_geometry(ember_ctx *ctx, const ember_data_options *options, const char *first,
@@ -294,7 +238,7 @@ static ember_status folder_geometry(ember_ctx *ctx, const ember_data_options *op
     int64_t cap = 0;
     size_t len = 0;
     int width = 0, height = 0, channels = 0;
-    ember_status st = file_read(ctx, first, &bytes, &cap, &len);
+    ember_status st = ember_file_read(ctx, first, &bytes, &cap, &len);
     if (st == EMBER_OK)
         st = ember_image_info(ctx, first, bytes, len, &width, &height, &channels);
     free(bytes);
@@ -318,21 +262,11 @@ static ember_status folder_decode(ember_dataset *ds, const struct sample_list *s
     ember_status st = EMBER_OK;
     for (int64_t i = 0; i < samples->len && st == EMBER_OK; i++) {
         const char *path = samples->items[i].path;
-        uint8_t *pixels;
         size_t len;
-        int width, height;
-        if ((st = file_read(ctx, path, &bytes, &cap, &len)) != EMBER_OK ||
-            (st = ember_image_decode(ctx, path, bytes, len, c, &width, &height, &pixels)) != EMBER_OK)
-            break;
-        if ((width != w || height != h) && !resize)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT,
-                            "%s: the image is %dx%d (width x height) but the data set's images are %dx%d "
-                            "(set by %s); pass --resize (options->resize) to resize such images",
-                            path, width, height, w, h, size_from);
-        else
-            image_to_chw(pixels, width, height, c, ds->pixels + i * ds->sample_bytes, w, h);
+        if ((st = ember_file_read(ctx, path, &bytes, &cap, &len)) == EMBER_OK)
+            st = ember_image_sample(ctx, path, bytes, len, c, h, w, resize, size_from,
+                                    ds->pixels + i * ds->sample_bytes);
         ds->labels[i] = samples->items[i].label;
-        ember_image_free(pixels);
     }
     free(bytes);
     return st;
@@ -435,6 +369,8 @@ ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const em
         goto cleanup;
     bool size_given = options->sample_ndim == 3 && options->sample_shape[1] && options->sample_shape[2];
     st = folder_decode(ds, &samples, options->resize, size_given ? "options->sample_shape" : first);
+    if (st == EMBER_OK) /* the subfolders' names */
+        st = ember_dataset_name_classes(ds, (const char *const *)classes.names);
 
 cleanup:
     samples_free(&samples);

@@ -32,6 +32,10 @@
 
 #define IDX_UBYTE   0x08
 #define IDX_CLASSES 10
+
+/* Fashion-MNIST's labels, as Zalando's README names them */
+static const char *const fashion_classes[IDX_CLASSES] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 /* deflate cannot compress better than 1032:1 */
 #define DEFLATE_MAX_RATIO 1032
 /* zlib reads at most an unsigned int at a time */
@@ -239,7 +243,8 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
         (st = idx_check_end(ctx, &images)) != EMBER_OK ||
         (st = idx_read_labels(ctx, &labels, ds->labels, count)) != EMBER_OK)
         goto close_labels;
-    st = idx_check_end(ctx, &labels);
+    if ((st = idx_check_end(ctx, &labels)) == EMBER_OK && strcmp(ds->kind, "fashion-mnist") == 0)
+        st = ember_dataset_name_classes(ds, fashion_classes); /* MNIST's digits are their indices */
 
 close_labels:
     idx_close(&labels);

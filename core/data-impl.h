@@ -16,7 +16,8 @@
  *     data.c          open, accessors, describe, the batcher
  *     data-idx.c      fashion-mnist, mnist: IDX files, gzipped or not
  *     data-cifar.c    cifar10: the binary batches
- *     data-folder.c   folder: dir/<class>/<image>, decoded by image.c
+ *     data-folder.c   folder: dir/<class>/<image>, each through data-image.c
+ *     data-image.c    an image file as one sample (also ember_image_load)
  *     data-random.c   random: seeded bytes, for benchmarks
  *     image.c         stb_image, compiled here and nowhere else
  */
@@ -45,6 +46,7 @@ struct ember_dataset {
 
     uint8_t *pixels; /* (count, sample_shape...) */
     int32_t *labels; /* (count), each in [0, classes) */
+    char **class_names; /* (classes): "0", "1", ... unless the loader names them */
 
     char describe[256];
 };
@@ -53,6 +55,9 @@ struct ember_dataset {
  * by a loader, after the files are checked; count may be 0. */
 ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
                                    const int64_t *sample_shape, int classes);
+
+/* Names the classes (after ember_dataset_reserve): copies `names[classes]`. */
+ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names);
 
 /* "train" or "test" */
 const char *ember_split_name(ember_split split);
@@ -64,6 +69,15 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
 ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
+
+/* Reads a whole file into *buf, grown as needed (data-image.c); files over
+ * 256 MiB are refused. */
+ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len);
+/* An image file's bytes as one sample: decoded, converted to `c` channels,
+ * resized bilinearly to h x w when `resize` (else another size is an error
+ * that says what set the size, `size_from`), planar (c, h, w) into dst. */
+ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c, int h,
+                                int w, bool resize, const char *size_from, uint8_t *dst);
 
 /* Images (image.c), from bytes already in memory; `name` (the file's path)
  * is for messages. A malformed image is EMBER_ERR_FORMAT with stb_image's

@@ -96,6 +96,14 @@ static void describe(ember_dataset *ds)
              ember_split_name(ds->split), (long long)ds->count, shape, ds->classes);
 }
 
+static void free_class_names(ember_dataset *ds)
+{
+    for (int i = 0; ds->class_names && i < ds->classes; i++)
+        free(ds->class_names[i]);
+    free(ds->class_names);
+    ds->class_names = NULL;
+}
+
 ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
                                    const int64_t *sample_shape, int classes)
 {
@@ -119,7 +127,36 @@ ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_
     ds->sample_bytes = count ? bytes / count : ember_shape_numel(sample_ndim, sample_shape);
     ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
     ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels);
-    return ds->pixels && ds->labels ? EMBER_OK : EMBER_ERR_NOMEM;
+    if (!ds->pixels || !ds->labels)
+        return EMBER_ERR_NOMEM;
+    /* the classes' names until the loader gives better ones: their indices */
+    if (!(ds->class_names = ember_host_calloc(ctx, (size_t)classes + 1, sizeof *ds->class_names)))
+        return EMBER_ERR_NOMEM;
+    for (int i = 0; i < classes; i++) {
+        char number[16];
+        snprintf(number, sizeof number, "%d", i);
+        if (!(ds->class_names[i] = ember_host_strdup(ctx, number)))
+            return EMBER_ERR_NOMEM;
+    }
+    return EMBER_OK;
+}
+
+ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names)
+{
+    char **copy = ember_host_calloc(ds->ctx, (size_t)ds->classes + 1, sizeof *copy);
+    for (int i = 0; copy && i < ds->classes; i++) {
+        if (!(copy[i] = ember_host_strdup(ds->ctx, names[i]))) {
+            for (int k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            copy = NULL;
+        }
+    }
+    if (!copy)
+        return EMBER_ERR_NOMEM;
+    free_class_names(ds);
+    ds->class_names = copy;
+    return EMBER_OK;
 }
 
 ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split)
@@ -163,6 +200,7 @@ void ember_dataset_free(ember_dataset *ds)
         return;
     free(ds->pixels);
     free(ds->labels);
+    free_class_names(ds);
     free(ds);
 }
 
@@ -171,6 +209,11 @@ int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0
 int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }
 const char *ember_dataset_describe(const ember_dataset *ds) { return ds ? ds->describe : ""; }
+
+const char *ember_dataset_class_name(const ember_dataset *ds, int index)
+{
+    return ds && ds->class_names && index >= 0 && index < ds->classes ? ds->class_names[index] : NULL;
+}
 
 /* ----------------------------------------------------------------- batcher */
 

@@ -340,6 +340,20 @@ void ember_params_zero_grad(ember_params *params);
 ember_status ember_params_save(const ember_params *params, const char *path, const char *const *metadata);
 ember_status ember_params_load(ember_params *params, const char *path);
 
+/* A checkpoint's metadata, read without loading its tensors. The keys
+ * ember writes (docs/models.md, "Checkpoints"): "ember.model",
+ * "ember.model_text", "ember.input", "ember.classes", and from `ember
+ * train` "ember.class_names", "ember.data", "ember.data_dir", "ember.seed",
+ * "ember.resize", "ember.normalize", "ember.epoch", "ember.step". */
+typedef struct ember_checkpoint ember_checkpoint;
+ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
+void ember_checkpoint_close(ember_checkpoint *checkpoint);
+/* The value under `key`, or NULL; valid until the checkpoint is closed. */
+const char *ember_checkpoint_meta(const ember_checkpoint *checkpoint, const char *key);
+/* Every pair, sorted by key. */
+int ember_checkpoint_meta_count(const ember_checkpoint *checkpoint);
+const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index, const char **value);
+
 /* A seeded random generator, so that runs are reproducible. */
 typedef struct ember_rng {
     uint64_t state;
@@ -427,6 +441,18 @@ int ember_dataset_sample_ndim(const ember_dataset *ds);
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds);
 /* "fashion-mnist train (60000 x 1x28x28, 10 classes)" */
 const char *ember_dataset_describe(const ember_dataset *ds);
+/* A class's name: Fashion-MNIST's ("T-shirt/top", ...), CIFAR-10's, a
+ * folder's subfolder names; the index ("0", "1", ...) for MNIST and random
+ * data. NULL for an index out of range. */
+const char *ember_dataset_class_name(const ember_dataset *ds, int index);
+
+/* An image file (PNG, JPEG, BMP) as one sample, as a folder data set
+ * would load it: converted to `channels` (1: gray, 3: RGB), planar
+ * (channels, height, width) floats in [0, 1] into `out`. An image of
+ * another size is resized (bilinear) when `resize`, else refused with both
+ * sizes in the message. */
+ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
+                              float *out);
 
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
@@ -527,10 +553,16 @@ int ember_model_layer_type_count(void);
 const char *ember_model_layer_type_at(int index, const char **about);
 
 /* Checkpoints of a model: its parameters and buffers (ember_params_save),
- * with BatchNorm's batch counts brought up to date first. The model's name
- * and text are added to `metadata` as "ember.model" and "ember.model_text". */
+ * with BatchNorm's batch counts brought up to date first. The model's name,
+ * its file's text, its input shape and class count are added to `metadata`
+ * as "ember.model", "ember.model_text", "ember.input" ("1x28x28") and
+ * "ember.classes" ("10"). */
 ember_status ember_model_save(ember_model *model, const char *path, const char *const *metadata);
 ember_status ember_model_load(ember_model *model, const char *path);
+/* The model a checkpoint written by ember_model_save holds, built from its
+ * metadata (the model file's text, or the built-in's name; the input shape
+ * and class count) and loaded: no data set, no model name needed. */
+ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *path);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * residual block before its layers; `depth` is how deep in blocks. */

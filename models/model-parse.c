@@ -101,8 +101,7 @@ const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t le
     return buf;
 }
 
-/* "1x28x28", "100": one to three dimensions, each 1 to 2^20 */
-static bool parse_shape(const char *text, int *ndim, int64_t *shape)
+bool model_parse_shape(const char *text, int *ndim, int64_t *shape)
 {
     *ndim = 0;
     const char *s = text;
@@ -355,7 +354,7 @@ static ember_status parse_line(struct parser *ps, char *line)
             return fail(ps, tok[0].column, "input comes before the first layer");
         if (f->input_ndim)
             return fail(ps, tok[0].column, "input is given twice (first at line %d)", f->input_line);
-        if (count != 2 || !parse_shape(tok[1].text, &f->input_ndim, f->input_shape)) {
+        if (count != 2 || !model_parse_shape(tok[1].text, &f->input_ndim, f->input_shape)) {
             f->input_ndim = 0;
             return fail(ps, count > 1 ? tok[1].column : tok[0].column,
                         "input takes one shape: CxHxW for images (1x28x28) or N for vectors (100)");

@@ -408,11 +408,16 @@ ember_status ember_model_save(ember_model *m, const char *path, const char *cons
     size_t n = 0;
     while (metadata && metadata[n])
         n++;
-    const char **meta = calloc(n + 5, sizeof *meta);
+    const char **meta = calloc(n + 9, sizeof *meta);
     if (!meta)
         return ember_set_error(m->ctx, EMBER_ERR_NOMEM, "out of host memory saving %s", path ? path : "(null)");
+    char input[64], classes[16];
+    model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
+    snprintf(classes, sizeof classes, "%d", m->classes);
     size_t k = 0;
     meta[k++] = "ember.model", meta[k++] = m->name;
+    meta[k++] = "ember.input", meta[k++] = input;
+    meta[k++] = "ember.classes", meta[k++] = classes;
     if (m->text)
         meta[k++] = "ember.model_text", meta[k++] = m->text;
     for (size_t i = 0; i < n; i++)
@@ -420,6 +425,38 @@ ember_status ember_model_save(ember_model *m, const char *path, const char *cons
     st = ember_params_save(m->params, path, meta);
     free(meta);
     return st;
+}
+
+ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *path)
+{
+    ember_checkpoint *ck = ember_checkpoint_open(ctx, path);
+    if (!ck)
+        return NULL;
+    const char *name = ember_checkpoint_meta(ck, "ember.model"), *text = ember_checkpoint_meta(ck, "ember.model_text");
+    const char *input = ember_checkpoint_meta(ck, "ember.input"), *classes = ember_checkpoint_meta(ck, "ember.classes");
+    int ndim = 0;
+    int64_t shape[3];
+    char *end = NULL;
+    long n_classes = classes ? strtol(classes, &end, 10) : 0;
+    ember_model *m = NULL;
+    if (!name || !input || !classes) {
+        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s does not say which model it holds (its metadata has no %s): "
+                        "it was written by another program or an older ember; build the model and load it "
+                        "with ember_model_load (ember eval: give --model)", path,
+                        !name ? "ember.model" : !input ? "ember.input" : "ember.classes");
+    } else if (!model_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
+        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "
+                        "a shape and a class count", path, input, classes);
+    } else {
+        m = text ? ember_model_parse(ctx, name, text, ndim, shape, (int)n_classes, 0)
+                 : ember_model_build(ctx, name, ndim, shape, (int)n_classes, 0);
+        if (m && ember_model_load(m, path) != EMBER_OK) {
+            ember_model_free(m);
+            m = NULL;
+        }
+    }
+    ember_checkpoint_close(ck);
+    return m;
 }
 
 ember_status ember_model_load(ember_model *m, const char *path)

@@ -139,6 +139,10 @@ double model_layer_option(const struct model_layer *layer, const char *name);
 ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
                               int classes);
 
+/* "1x28x28", "100" (one to three dimensions, each 1 to 2^20) into ndim and
+ * shape; false for anything else */
+bool model_parse_shape(const char *text, int *ndim, int64_t *shape);
+
 /* "1x28x28" into buf */
 const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 

@@ -69,8 +69,11 @@ grep -q '"device": "cpu' "$TMP/run.jsonl" || fail "run.jsonl device is not cpu"
 ls "$TMP" | grep -q tmp && fail "a temporary checkpoint file was left behind"
 # the checkpoint reloads and evaluates on the same data
 expect 0 "test accuracy" -- "$EMBER" eval --data random --seed 3 --load "$TMP/run.safetensors"
-# a checkpoint of one model does not load into another
-expect 2 "conv1" -- "$EMBER" eval --data random --model kerascnn --load "$TMP/run.safetensors"
+# the checkpoint says what it holds: another model named is refused, by name
+expect 3 "--model kerascnn, but .*run.safetensors was trained with simplecnn" -- \
+    "$EMBER" eval --data random --model kerascnn --load "$TMP/run.safetensors"
+expect 0 "test accuracy" -- "$EMBER" eval --load "$TMP/run.safetensors"
+expect 3 "--seed 5, but .* was trained with 3" -- "$EMBER" eval --seed 5 --load "$TMP/run.safetensors"
 # diverging training stops with a clear message and status 1
 expect 1 "diverged: the loss is NaN" -- "$EMBER" train --data random --model mlp --optim sgd --momentum 0.99 --lr 1000000 --quiet --steps 50
 
@@ -90,7 +93,10 @@ printf 'flatten\ndropout 0.25\nhead: linear classes\n' >>"$TMP/mine.model"
 expect 0 "mine.model: Conv2d(1, 8, 3, padding=1) BatchNorm2d(8) LeakyReLU(0.1)" -- \
     "$EMBER" train --model "$TMP/mine.model" --data random --steps 5 --quiet --save "$TMP/mine.safetensors"
 expect 0 "test accuracy" -- "$EMBER" eval --model "$TMP/mine.model" --data random --load "$TMP/mine.safetensors"
-expect 2 "head.weight" -- "$EMBER" eval --model mlp --data random --load "$TMP/mine.safetensors"
+expect 3 "--model mlp, but .* was trained with .*mine.model" -- \
+    "$EMBER" eval --model mlp --data random --load "$TMP/mine.safetensors"
+cp "$TMP/mine.model" "$TMP/same.model"   # the same network under another name agrees
+expect 0 "test accuracy" -- "$EMBER" eval --model "$TMP/same.model" --load "$TMP/mine.safetensors"
 printf 'conv1: conv2d 8 kernel=3\nrelu\nconv3d 8\n' >"$TMP/typo.model"
 expect 3 "typo.model:3:1: unknown layer \"conv3d\" (did you mean \"conv2d\"?)" -- "$EMBER" summary --model "$TMP/typo.model"
 expect 3 "typo.model:3:1" -- "$EMBER" train --model "$TMP/typo.model" --data random --quiet

@@ -520,6 +520,23 @@ static void test_folder_valid(void)
             CHECK(seen[id] == 1, "image %d seen %d times across the splits", id, seen[id]);
         for (int k = 0; k < 3; k++)
             CHECK(test->labels[k] == k, "test sample %d is class %d", k, test->labels[k]);
+        CHECK(strcmp(ember_dataset_class_name(train, 0), "ant") == 0 &&
+                  strcmp(ember_dataset_class_name(test, 2), "dog") == 0 && !ember_dataset_class_name(test, 3),
+              "the classes are named by their folders");
+
+        /* one image file as the loader saw it: the same pixels, scaled */
+        char img[4096];
+        float one[3 * 4 * 5], resized[3 * 8 * 10];
+        snprintf(img, sizeof img, "%s/cat/img03.bmp", dir);
+        CHECK_OK(ctx, ember_image_load(ctx, img, 3, 4, 5, false, one));
+        bool same = true;
+        for (int i = 0; i < 3 * 4 * 5; i++)
+            same = same && one[i] == (float)image_value(3, i % 5, i % 20 / 5, i / 20) / 255.0f;
+        CHECK(same, "ember_image_load gives the folder loader's pixels, over 255");
+        CHECK(ember_image_load(ctx, img, 3, 8, 10, false, resized) == EMBER_ERR_FORMAT &&
+                  strstr(ember_last_error(ctx), "the image is 5x4"),
+              "another size without resize: %s", ember_last_error(ctx));
+        CHECK_OK(ctx, ember_image_load(ctx, img, 3, 8, 10, true, resized));
     }
     /* the same seed holds out the same images; another seed others */
     ember_dataset *again = open_folder(dir, EMBER_TEST, 0, false, 1);

@@ -232,6 +232,28 @@ static void test_modes(ember_ctx *ctx, const char *dir)
             ember_model_set_training(again, false);
             float *loaded = again ? logits_of(again, x) : NULL;
             CHECK(loaded && eval1 && max_diff(loaded, eval1, 80) == 0.0f, "the reloaded model evaluates differently");
+            /* from the checkpoint alone: the model, its input and classes from the metadata */
+            ember_model *opened = ember_model_from_checkpoint(ctx, path);
+            ember_model_set_training(opened, false);
+            float *reopened = opened ? logits_of(opened, x) : NULL;
+            CHECK(reopened && eval1 && max_diff(reopened, eval1, 80) == 0.0f &&
+                      strcmp(ember_model_name(opened), "resnet8") == 0,
+                  "ember_model_from_checkpoint: %s", ember_last_error(ctx));
+            ember_checkpoint *ck = ember_checkpoint_open(ctx, path);
+            CHECK(ck && strcmp(ember_checkpoint_meta(ck, "ember.input"), "1x28x28") == 0 &&
+                      strcmp(ember_checkpoint_meta(ck, "ember.classes"), "10") == 0 &&
+                      strstr(ember_checkpoint_meta(ck, "ember.model_text"), "layer3.0: residual") &&
+                      !ember_checkpoint_meta(ck, "ember.nothing"),
+                  "the checkpoint's metadata");
+            ember_checkpoint_close(ck);
+            free(reopened);
+            ember_model_free(opened);
+            /* parameters saved bare say nothing of their model */
+            snprintf(path, sizeof path, "%s/bare.safetensors", dir);
+            CHECK_OK(ctx, ember_params_save(ember_model_params(m), path, NULL));
+            CHECK(!ember_model_from_checkpoint(ctx, path) && ember_last_status(ctx) == EMBER_ERR_FORMAT &&
+                      strstr(ember_last_error(ctx), "does not say which model"),
+                  "a bare checkpoint: %s", ember_last_error(ctx));
             ember_model_set_training(again, true);
             free(logits_of(again, x)); /* the count goes on from the file's */
             ember_model_set_training(again, false);

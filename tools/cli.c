@@ -120,7 +120,7 @@ bool cli_parse_float(const char *name, const char *text, double low, double high
     return true;
 }
 
-bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
+bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape)
 {
     const char *p = text;
     int n = 0;
@@ -129,16 +129,23 @@ bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *sha
         errno = 0;
         long long v = strtoll(p, &end, 10);
         if (errno || end == p || v < 1 || v > 65536)
-            break;
+            return false;
         shape[n++] = v;
         if (*end == '\0') {
             *ndim = n;
             return true;
         }
         if (*end != 'x')
-            break;
+            return false;
         p = end + 1;
     }
+    return false;
+}
+
+bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
+{
+    if (cli_parse_shape_quiet(text, ndim, shape))
+        return true;
     cli_error("--%s wants 1 to 3 positive sizes joined by 'x', such as 1x28x28 or 100, not \"%s\"", name, text);
     return false;
 }

@@ -46,6 +46,27 @@ bool cli_parse_float(const char *name, const char *text, double low, double high
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value);
 /* "1x28x28" or "100": 1 to 3 positive dimensions */
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape);
+/* the same without a message */
+bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape);
+
+/* What eval and predict run with: the options given, completed from the
+ * checkpoint's metadata (tools/cli-checkpoint.c). */
+struct cli_settings {
+    const char *model; /* --model, or NULL */
+    ember_data_options data;
+    bool kind_given, seed_given, shape_given, resize_given;
+    bool from_checkpoint; /* the checkpoint names its model: build it from there */
+};
+/* Fills what was not given from the checkpoint and checks that what was
+ * given agrees with it; returns an exit status (3, with the difference
+ * named, when an option disagrees or the checkpoint names no model and
+ * none was given). */
+int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, const char *path,
+                                 struct cli_settings *s);
+/* The class names of a checkpoint's "ember.class_names" (a JSON array of
+ * strings), or their indices where it has none; `classes` strings to
+ * free, in an array to free; NULL when out of memory. */
+char **cli_class_names(const char *json, int classes);
 
 /* writes s as a JSON string, quotes and escapes included */
 void cli_json_string(FILE *f, const char *s);
@@ -61,6 +82,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_ptx(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;

@@ -10,9 +10,11 @@ static const char usage[] =
     "usage: ember eval --load FILE [options]\n"
     "\n"
     "Loads a checkpoint written by `ember train --save` and prints its test accuracy.\n"
+    "The checkpoint says which model and data it was trained with; the options below\n"
+    "are for checkpoints that do not, and must agree with those that do.\n"
     "\n"
     "  --load FILE         the safetensors checkpoint (required)\n"
-    "  --model NAME|FILE   the model it was trained as (default simplecnn)\n"
+    "  --model NAME|FILE   the model it was trained as\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
     "  --data-dir DIR      where the data set's files are\n"
     "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
@@ -37,9 +39,9 @@ int cmd_eval(int argc, char **argv)
         {"fallback", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *load = NULL, *model_name = "simplecnn", *fallback = NULL;
+    const char *load = NULL, *fallback = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
-    ember_data_options data = {.kind = "fashion-mnist"};
+    struct cli_settings set = {.data = {.kind = "fashion-mnist"}};
     int64_t batch = 256, threads = 0;
     bool json = false, verbose = false, ok = true;
     int c;
@@ -47,12 +49,12 @@ int cmd_eval(int argc, char **argv)
     while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': load = optarg; break;
-        case 'm': model_name = optarg; break;
-        case 'd': data.kind = optarg; break;
-        case 'r': data.dir = optarg; break;
-        case 'S': ok = cli_parse_shape("shape", optarg, &data.sample_ndim, data.sample_shape); break;
-        case 'R': data.resize = true; break;
-        case 's': ok = cli_parse_u64("seed", optarg, &data.seed); break;
+        case 'm': set.model = optarg; break;
+        case 'd': set.data.kind = optarg, set.kind_given = true; break;
+        case 'r': set.data.dir = optarg; break;
+        case 'S': ok = set.shape_given = cli_parse_shape("shape", optarg, &set.data.sample_ndim, set.data.sample_shape); break;
+        case 'R': set.data.resize = set.resize_given = true; break;
+        case 's': ok = set.seed_given = cli_parse_u64("seed", optarg, &set.data.seed); break;
         case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &batch); break;
         case 'D': device = optarg; break;
         case 'F': fallback = optarg; break;
@@ -77,6 +79,7 @@ int cmd_eval(int argc, char **argv)
     }
 
     int rc = EXIT_OK;
+    ember_checkpoint *ck = NULL;
     ember_dataset *test = NULL;
     ember_model *model = NULL;
     double acc = 0.0, loss = 0.0;
@@ -85,14 +88,21 @@ int cmd_eval(int argc, char **argv)
         return EXIT_FAILURE_OTHER;
     if ((rc = cli_open_device(ctx, device, fallback)) != EXIT_OK)
         ;
-    else if (!(test = ember_dataset_open(ctx, &data, EMBER_TEST)))
+    else if (!(ck = ember_checkpoint_open(ctx, load)))
+        rc = cli_fail(ctx, "cannot read the checkpoint");
+    else if ((rc = cli_settings_from_checkpoint(ctx, ck, load, &set)) != EXIT_OK)
+        ;
+    else if (!(test = ember_dataset_open(ctx, &set.data, EMBER_TEST)))
         rc = cli_fail(ctx, "cannot load the data");
-    else if (!(model = ember_model_new(ctx, model_name, test, 0)))
-        rc = cli_fail(ctx, "cannot build the model");
-    else if (ember_model_load(model, load) != EMBER_OK)
-        rc = cli_fail(ctx, "cannot load the checkpoint");
-    else if (ember_model_evaluate(model, test, batch, &acc, &loss) != EMBER_OK)
+    else if (set.from_checkpoint ? !(model = ember_model_from_checkpoint(ctx, load))
+                                 : (!(model = ember_model_new(ctx, set.model, test, 0)) ||
+                                    ember_model_load(model, load) != EMBER_OK)) {
+        rc = cli_fail(ctx, "cannot load the model");
+        if (rc == EXIT_USAGE) /* a checkpoint of another network: the file does not fit */
+            rc = EXIT_DATA;
+    } else if (ember_model_evaluate(model, test, batch, &acc, &loss) != EMBER_OK) {
         rc = cli_fail(ctx, "evaluation failed");
+    }
     if (rc == EXIT_OK) {
         if (json) {
             printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": ", acc, loss,
@@ -106,6 +116,7 @@ int cmd_eval(int argc, char **argv)
     }
     ember_model_free(model);
     ember_dataset_free(test);
+    ember_checkpoint_close(ck);
     ember_ctx_free(ctx);
     return rc;
 }

@@ -4,6 +4,7 @@
  * The loop below is the one every framework's tutorial shows:
  * zero_grad, forward, loss, backward, step.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -164,6 +165,44 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     return ok;
 }
 
+/* The model, and what eval and predict need to use it with --load alone:
+ * the data's kind, class names, split seed and resizing, and how far
+ * training went (docs/models.md, "Checkpoints"). */
+static int save_checkpoint(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                           const ember_dataset *train, int epochs, int64_t steps)
+{
+    char *names = NULL, seed[32], epoch[32], step[32];
+    size_t len = 0;
+    FILE *f = open_memstream(&names, &len);
+    if (!f) {
+        cli_error("out of memory saving %s", o->save);
+        return EXIT_FAILURE_OTHER;
+    }
+    fputc('[', f);
+    for (int k = 0; k < ember_dataset_classes(train); k++) {
+        fputs(k ? ", " : "", f);
+        cli_json_string(f, ember_dataset_class_name(train, k));
+    }
+    fputc(']', f);
+    fclose(f);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->data.seed);
+    snprintf(epoch, sizeof epoch, "%d", epochs);
+    snprintf(step, sizeof step, "%lld", (long long)steps);
+    /* where the data was, for eval to find it again (absolute: eval may run elsewhere) */
+    char *dir = o->data.dir ? realpath(o->data.dir, NULL) : NULL;
+    const char *meta[] = {"ember.data", o->data.kind, "ember.class_names", names, "ember.seed", seed,
+                          "ember.resize", o->data.resize ? "true" : "false", "ember.normalize", "pixel / 255",
+                          "ember.epoch", epoch, "ember.step", step, dir ? "ember.data_dir" : NULL, dir, NULL};
+    int rc = EXIT_OK;
+    if (ember_model_save(model, o->save, meta) != EMBER_OK)
+        rc = cli_fail(ctx, "cannot save the checkpoint");
+    else
+        fprintf(stderr, "ember: saved %s\n", o->save);
+    free(names);
+    free(dir);
+    return rc;
+}
+
 int cmd_train(int argc, char **argv)
 {
     struct train_options o;
@@ -208,6 +247,7 @@ int cmd_train(int argc, char **argv)
             ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr, (long long)o.batch);
 
     int64_t total_steps = 0;
+    int epochs_done = 0;
     double first_step_s = 0.0;
     for (int epoch = 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
         int64_t per_epoch = ember_batcher_steps(batches);
@@ -255,6 +295,8 @@ int cmd_train(int argc, char **argv)
         r.train_loss = per_epoch ? loss_sum / (double)per_epoch : 0.0;
         r.first_step_s = first_step_s;
         total_steps += per_epoch;
+        if (per_epoch == ember_batcher_steps(batches))
+            epochs_done = epoch;
 
         if (o.eval) {
             double t0 = cli_now();
@@ -277,13 +319,8 @@ int cmd_train(int argc, char **argv)
         if (o.steps && total_steps >= o.steps)
             break;
     }
-    if (rc == EXIT_OK && o.save) {
-        const char *meta[] = {"ember.data", o.data.kind, NULL};
-        if (ember_model_save(model, o.save, meta) != EMBER_OK)
-            rc = cli_fail(ctx, "cannot save the checkpoint");
-        else
-            fprintf(stderr, "ember: saved %s\n", o.save);
-    }
+    if (rc == EXIT_OK && o.save)
+        rc = save_checkpoint(&o, ctx, model, train, epochs_done, total_steps);
 done:
     ember_batcher_free(batches);
     ember_optim_free(opt);

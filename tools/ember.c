@@ -3,6 +3,7 @@
  *
  *   ember train --model simplecnn --data fashion-mnist --epochs 1
  *   ember eval --load model.safetensors
+ *   ember predict --load model.safetensors shoe.png
  *   ember summary --model resnet8
  *   ember devices
  *   ember ptx sgemm --arch sm_35
@@ -20,6 +21,7 @@ static const char usage[] =
     "commands:\n"
     "  train      train a model and report its test accuracy\n"
     "  eval       evaluate a saved model\n"
+    "  predict    classify images with a saved model\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
     "  ptx        print the PTX an NVIDIA GPU gets for one of ember's kernels\n"
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
         return cmd_train(argc - 1, argv + 1);
     if (strcmp(command, "eval") == 0)
         return cmd_eval(argc - 1, argv + 1);
+    if (strcmp(command, "predict") == 0)
+        return cmd_predict(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
     if (strcmp(command, "devices") == 0)

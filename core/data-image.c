@@ -1,0 +1,117 @@
+/*
+ * core/data-image.c — an image file as one sample: read, decoded
+ * (image.c), converted to the channels wanted, resized or refused, laid out
+ * planar (C, H, W). The folder loader fills its data sets this way, and
+ * ember_image_load gives programs (and `ember predict`) the same pixels
+ * training saw.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "data-impl.h"
+
+/* No image file ember reads is larger (a 8192 x 8192 BMP is 256 MiB). */
+#define IMAGE_MAX_FILE_BYTES ((int64_t)256 << 20)
+#define IMAGE_MAX_SIDE 8192
+
+ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    ember_status st = EMBER_OK;
+    struct stat info;
+    if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+        st = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
+        goto close;
+    }
+    if ((int64_t)info.st_size > IMAGE_MAX_FILE_BYTES) {
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %lld bytes is too large for an image (limit %lld)", path,
+                        (long long)info.st_size, (long long)IMAGE_MAX_FILE_BYTES);
+        goto close;
+    }
+    *len = (size_t)info.st_size;
+    if ((st = ember_host_grow(ctx, (void **)buf, cap, (int64_t)*len, 1)) != EMBER_OK)
+        goto close;
+    if (fread(*buf, 1, *len, file) != *len)
+        st = ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read its %zu bytes: %s", path, *len,
+                        ferror(file) ? strerror(errno) : "it shrank");
+close:
+    fclose(file);
+    return st;
+}
+
+/* One channel value at (x, y) of an interleaved (H, W, C) image. */
+#define AT(src, w, c, x, y, ch) ((float)(src)[((int64_t)(y) * (w) + (x)) * (c) + (ch)])
+
+/* src (sh, sw, c) interleaved -> dst (c, dh, dw) planar, bilinear with
+ * half-pixel centres; equal sizes reduce to a transpose. */
+static void image_to_chw(const uint8_t *src, int sw, int sh, int c, uint8_t *dst, int dw, int dh)
+{
+    for (int y = 0; y < dh; y++) {
+        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
+        fy = fy < 0 ? 0 : fy > (float)(sh - 1) ? (float)(sh - 1) : fy;
+        int y0 = (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : y0;
+        float wy = fy - (float)y0;
+        for (int x = 0; x < dw; x++) {
+            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
+            fx = fx < 0 ? 0 : fx > (float)(sw - 1) ? (float)(sw - 1) : fx;
+            int x0 = (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : x0;
+            float wx = fx - (float)x0;
+            for (int ch = 0; ch < c; ch++) {
+                float top = AT(src, sw, c, x0, y0, ch) * (1 - wx) + AT(src, sw, c, x1, y0, ch) * wx;
+                float bottom = AT(src, sw, c, x0, y1, ch) * (1 - wx) + AT(src, sw, c, x1, y1, ch) * wx;
+                float v = top * (1 - wy) + bottom * wy;
+                dst[((int64_t)ch * dh + y) * dw + x] = (uint8_t)(v + 0.5f);
+            }
+        }
+    }
+}
+
+ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c, int h,
+                                int w, bool resize, const char *size_from, uint8_t *dst)
+{
+    uint8_t *pixels;
+    int width, height;
+    ember_status st = ember_image_decode(ctx, path, bytes, len, c, &width, &height, &pixels);
+    if (st != EMBER_OK)
+        return st;
+    if ((width != w || height != h) && !resize)
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s: the image is %dx%d (width x height) but the images are %dx%d here (set by %s); "
+                        "resize such images (--resize) or give them at that size",
+                        path, width, height, w, h, size_from);
+    else
+        image_to_chw(pixels, width, height, c, dst, w, h);
+    ember_image_free(pixels);
+    return st;
+}
+
+ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
+                              float *out)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!path || !out || (channels != 1 && channels != 3) || height < 1 || height > IMAGE_MAX_SIDE || width < 1 ||
+        width > IMAGE_MAX_SIDE)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_image_load: a path, an output, 1 or 3 channels and sides of "
+                          "1 to %d", IMAGE_MAX_SIDE);
+    uint8_t *bytes = NULL, *planes = NULL;
+    int64_t cap = 0;
+    size_t len = 0, n = (size_t)channels * (size_t)height * (size_t)width;
+    char size_from[64];
+    snprintf(size_from, sizeof size_from, "the model's input, %dx%dx%d", channels, height, width);
+    ember_status st = ember_file_read(ctx, path, &bytes, &cap, &len);
+    if (st == EMBER_OK && !(planes = ember_host_alloc(ctx, n)))
+        st = EMBER_ERR_NOMEM;
+    if (st == EMBER_OK)
+        st = ember_image_sample(ctx, path, bytes, len, channels, height, width, resize, size_from, planes);
+    for (size_t i = 0; st == EMBER_OK && i < n; i++)
+        out[i] = (float)planes[i] / 255.0f; /* as the batcher scales */
+    free(planes);
+    free(bytes);
+    return st;
+}

@@ -1,0 +1,108 @@
+#!/bin/sh
+# tests/test_predict.sh — a trained model used with --load alone: `ember
+# eval` and `ember predict` read the model, data and classes from the
+# checkpoint, and predict classifies PNG files as eval scores them.
+#
+#   test_predict.sh path/to/ember PYTHON
+#
+# PYTHON writes the images (PNG by hand: zlib and struct) and, where it has
+# safetensors, a checkpoint without ember's metadata. A missing Fashion-MNIST
+# is a failure: the README's test command installs it.
+set -u
+EMBER=$1 PYTHON=$2
+DATA=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/cli-util.sh"
+
+# the first 300 test images as PNG files named by index and label, the same
+# 300 as an IDX subset, a 32x32 image, and a folder data set of three classes
+"$PYTHON" - "$DATA" "$TMP" "$(dirname "$0")" <<'EOF' || { echo "FAILED: cannot write the images" >&2; exit 1; }
+import os, struct, sys, zlib
+data, tmp, here = sys.argv[1:4]
+sys.path.insert(0, here)
+from fashion_subset import read_idx, subset
+
+def png(path, rows):
+    h, w = len(rows), len(rows[0])
+    raw = b"".join(b"\x00" + bytes(r) for r in rows)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+_, pixels = read_idx(os.path.join(data, "t10k-images-idx3-ubyte.gz"))
+_, labels = read_idx(os.path.join(data, "t10k-labels-idx1-ubyte.gz"))
+image = lambda i: [pixels[i * 784 + y * 28:i * 784 + y * 28 + 28] for y in range(28)]
+os.makedirs(f"{tmp}/pics")
+for i in range(300):
+    png(f"{tmp}/pics/{i:04d}_{labels[i]}.png", image(i))
+subset(data, f"{tmp}/sub", 64, 300)
+png(f"{tmp}/big.png", [[(x * y) % 256 for x in range(32)] for y in range(32)])
+names = {9: "boot", 1: "trouser", 7: "sneaker"}
+for split, (first, last) in (("train", (0, 3000)), ("test", (3000, 4000))):
+    for i in range(first, last):
+        if labels[i] in names:
+            os.makedirs(f"{tmp}/folder/{split}/{names[labels[i]]}", exist_ok=True)
+            png(f"{tmp}/folder/{split}/{names[labels[i]]}/{i:05d}.png", image(i))
+EOF
+
+# --- Fashion-MNIST: train, then eval and predict with --load alone
+run -- train --model simplecnn --epochs 1 --seed 0 --device cpu --quiet --save "$TMP/fm.safetensors"
+expect_status 0 "training simplecnn"
+run -- eval --load "$TMP/fm.safetensors" --data-dir "$TMP/sub" --device cpu --json
+expect_status 0 "eval --load on the 300 images"
+eval_acc=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
+run -- predict --load "$TMP/fm.safetensors" --device cpu --json "$TMP/pics"
+expect_status 0 "predict on the 300 PNG files"
+predict_acc=$("$PYTHON" - "$TMP/out" <<'EOF'
+import json, os, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+right = sum(int(os.path.basename(r["input"]).split("_")[1].split(".")[0]) == r["top"][0]["index"] for r in rows)
+print(f"{right / len(rows):.6f}" if len(rows) == 300 else f"{len(rows)} rows")
+EOF
+)
+[ "$predict_acc" = "$eval_acc" ] || fail "predict is right on $predict_acc of the PNG files, eval scores the same images $eval_acc"
+echo "simplecnn on 300 test images: eval $eval_acc, predict $predict_acc"
+run -- predict --load "$TMP/fm.safetensors" --device cpu --top 2 "$TMP/pics/0000_9.png"
+expect_text "0000_9.png: Ankle boot 0." "predict's line names the class"
+[ "$(tr -cd ',' <"$TMP/out")" = "," ] || fail "--top 2 shows two classes: $(cat "$TMP/out")"
+run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/big.png"
+expect_status 3 "an image of another size"
+expect_text "the image is 32x32 (width x height) but the images are 28x28" "an image of another size"
+run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$TMP/big.png"
+expect_status 0 "--resize"
+run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/none.png"
+expect_status 3 "a missing image"
+run -- eval --load "$TMP/fm.safetensors" --model kerascnn
+expect_status 3 "another model named"
+expect_text "--model kerascnn, but" "another model named"
+
+# --- a folder of three classes: its class names, its split, its folder, all from the checkpoint
+run -- train --data folder --data-dir "$TMP/folder" --model kerascnn --epochs 1 --seed 4 --device cpu \
+    --metrics "$TMP/folder.jsonl" --save "$TMP/folder.safetensors" --quiet
+expect_status 0 "training on a folder"
+run -- eval --load "$TMP/folder.safetensors" --device cpu --json
+expect_status 0 "eval of a folder checkpoint with --load alone"
+trained=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/folder.jsonl")
+evaluated=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
+[ "$trained" = "$evaluated" ] || fail "the folder model scored $trained in training, $evaluated in eval --load"
+run -- predict --load "$TMP/folder.safetensors" --device cpu "$TMP/pics/0000_9.png"
+expect_text "0000_9.png: boot " "the folder's class names"
+
+# --- a checkpoint that does not say what it holds
+if "$PYTHON" -c "import safetensors" 2>/dev/null; then
+    "$PYTHON" - "$TMP/fm.safetensors" "$TMP/bare.safetensors" <<'EOF'
+import sys
+from safetensors.numpy import load_file, save_file
+save_file(load_file(sys.argv[1]), sys.argv[2])
+EOF
+    run -- eval --load "$TMP/bare.safetensors" --device cpu
+    expect_status 3 "a checkpoint without metadata"
+    expect_text "does not say which model it holds" "a checkpoint without metadata"
+    run -- eval --load "$TMP/bare.safetensors" --model simplecnn --device cpu
+    expect_status 0 "... with --model"
+    run -- predict --load "$TMP/bare.safetensors" --device cpu "$TMP/pics/0000_9.png"
+    expect_status 3 "predict on a checkpoint without metadata"
+fi
+finish test_predict

@@ -1,0 +1,184 @@
+/*
+ * tools/cli-checkpoint.c — what a checkpoint says about its run, merged
+ * with what the command line says: `ember eval --load CK` and `ember
+ * predict --load CK` need nothing else, and an option given anyway must
+ * agree with the checkpoint or the error says what differs.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* "--seed 3, but run.safetensors was trained with 0" */
+static int differs(const char *path, const char *option, const char *given, const char *saved, const char *why)
+{
+    cli_error("--%s %s, but %s was trained with %s%s; leave --%s out to use the checkpoint's", option, given, path,
+              saved, why, option);
+    return EXIT_DATA;
+}
+
+int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, const char *path,
+                                 struct cli_settings *s)
+{
+    const char *model = ember_checkpoint_meta(ck, "ember.model");
+    const char *kind = ember_checkpoint_meta(ck, "ember.data");
+    const char *seed = ember_checkpoint_meta(ck, "ember.seed");
+    const char *input = ember_checkpoint_meta(ck, "ember.input");
+    const char *resize = ember_checkpoint_meta(ck, "ember.resize");
+    const char *classes = ember_checkpoint_meta(ck, "ember.classes");
+
+    if (!model && !s->model) {
+        cli_error("%s does not say which model it holds (no ember.model in its metadata: written by another "
+                  "program or an older ember); give --model", path);
+        return EXIT_DATA;
+    }
+    if (model && s->model && strcmp(model, s->model) != 0) {
+        /* the same network under another name (a path to the same file) agrees */
+        int ndim = 0;
+        int64_t shape[3];
+        const char *text = ember_checkpoint_meta(ck, "ember.model_text");
+        ember_model *given = input && classes && cli_parse_shape_quiet(input, &ndim, shape)
+                                 ? ember_model_build(ctx, s->model, ndim, shape, atoi(classes), 0)
+                                 : NULL;
+        bool same = given && text && ember_model_text(given) && strcmp(ember_model_text(given), text) == 0;
+        ember_model_free(given);
+        if (!same)
+            return differs(path, "model", s->model, model, "");
+    }
+    s->from_checkpoint = model != NULL;
+
+    if (kind && s->kind_given && strcmp(kind, s->data.kind) != 0)
+        return differs(path, "data", s->data.kind, kind, "");
+    if (kind && !s->kind_given) {
+        s->data.kind = kind;
+        s->kind_given = true;
+    }
+    if (seed) {
+        char given[32];
+        snprintf(given, sizeof given, "%" PRIu64, s->data.seed);
+        if (s->seed_given && strcmp(given, seed) != 0)
+            return differs(path, "seed", given, seed, " (the folder's held-out test split and random data come "
+                           "from the seed, so another one scores other images)");
+        if (!s->seed_given && !cli_parse_u64("seed", seed, &s->data.seed))
+            return EXIT_DATA;
+    }
+    /* folders load at the size trained on, random data is made in it */
+    if (input && s->data.kind && (strcmp(s->data.kind, "folder") == 0 || strcmp(s->data.kind, "random") == 0)) {
+        int ndim = 0;
+        int64_t shape[3];
+        if (!cli_parse_shape_quiet(input, &ndim, shape)) {
+            cli_error("%s: the metadata's input \"%.40s\" is not a shape", path, input);
+            return EXIT_DATA;
+        }
+        bool same = s->shape_given && s->data.sample_ndim == ndim &&
+                    memcmp(s->data.sample_shape, shape, (size_t)ndim * sizeof *shape) == 0;
+        if (s->shape_given && !same && strcmp(s->data.kind, "random") == 0) {
+            char given[64] = "";
+            for (int i = 0; i < s->data.sample_ndim; i++)
+                snprintf(given + strlen(given), sizeof given - strlen(given), "%s%lld", i ? "x" : "",
+                         (long long)s->data.sample_shape[i]);
+            return differs(path, "shape", given, input, "");
+        }
+        if (!s->shape_given) {
+            s->data.sample_ndim = ndim;
+            memcpy(s->data.sample_shape, shape, (size_t)ndim * sizeof *shape);
+        }
+        if (strcmp(s->data.kind, "random") == 0 && classes)
+            s->data.classes = atoi(classes);
+    }
+    const char *dir = ember_checkpoint_meta(ck, "ember.data_dir");
+    if (dir && !s->data.dir) /* another folder is fine: the same data elsewhere */
+        s->data.dir = dir;
+    if (resize && !s->resize_given)
+        s->data.resize = strcmp(resize, "true") == 0;
+    return EXIT_OK;
+}
+
+/* One JSON string at *p (after the opening quote) into out, as UTF-8;
+ * false for anything this reader does not take (a surrogate pair). */
+static bool json_string_body(const char **p, char *out, size_t len)
+{
+    size_t at = 0;
+    const char *s = *p;
+    while (*s && *s != '"') {
+        unsigned code = (unsigned char)*s++;
+        if (code == '\\') {
+            static const char escapes[] = "\"\\/bfnrt", meanings[] = "\"\\/\b\f\n\r\t";
+            char e = *s;
+            if (!e)
+                return false;
+            s++;
+            const char *plain = strchr(escapes, e);
+            if (e == 'u') {
+                char hex[5] = {0};
+                for (int i = 0; i < 4; i++) {
+                    if (!isxdigit((unsigned char)*s))
+                        return false;
+                    hex[i] = *s++;
+                }
+                code = (unsigned)strtoul(hex, NULL, 16);
+                if (code >= 0xd800 && code <= 0xdfff)
+                    return false;
+            } else if (plain) {
+                code = (unsigned char)meanings[plain - escapes];
+            } else {
+                return false;
+            }
+            /* UTF-8 of code (escapes reach only the basic plane) */
+            unsigned char utf[3];
+            int n = code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+            if (n == 1)
+                utf[0] = (unsigned char)code;
+            else if (n == 2)
+                utf[0] = (unsigned char)(0xc0 | code >> 6), utf[1] = (unsigned char)(0x80 | (code & 0x3f));
+            else
+                utf[0] = (unsigned char)(0xe0 | code >> 12), utf[1] = (unsigned char)(0x80 | ((code >> 6) & 0x3f)),
+                utf[2] = (unsigned char)(0x80 | (code & 0x3f));
+            for (int i = 0; i < n && at + 1 < len; i++)
+                out[at++] = (char)utf[i];
+        } else if (at + 1 < len) {
+            out[at++] = (char)code;
+        }
+    }
+    if (*s != '"')
+        return false;
+    out[at] = '\0';
+    *p = s + 1;
+    return true;
+}
+
+char **cli_class_names(const char *json, int classes)
+{
+    char **names = calloc((size_t)classes + 1, sizeof *names);
+    if (!names)
+        return NULL;
+    /* ["T-shirt/top", "Trouser", ...]: a name for each class, or else every
+     * class by its index */
+    const char *p = json;
+    bool ok = p != NULL;
+    while (ok && p && (*p == ' ' || *p == '['))
+        p++;
+    char name[256];
+    for (int k = 0; ok && k < classes; k++) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        ok = *p++ == '"' && json_string_body(&p, name, sizeof name) && (names[k] = strdup(name));
+    }
+    for (int k = 0; k < classes; k++) {
+        if (ok)
+            continue;
+        free(names[k]);
+        char number[16];
+        snprintf(number, sizeof number, "%d", k);
+        if (!(names[k] = strdup(number))) {
+            for (int j = 0; j < k; j++)
+                free(names[j]);
+            free(names);
+            return NULL;
+        }
+    }
+    return names;
+}

@@ -1,0 +1,267 @@
+/*
+ * tools/cmd-predict.c — `ember predict`: a trained model classifies images.
+ *
+ * The checkpoint says everything: the model (its file's text), the input
+ * size, the class names, whether training resized images. Each image is
+ * loaded as training loaded it (ember_image_load), a batch goes through the
+ * model in evaluation mode, and a softmax turns the logits into
+ * probabilities.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: ember predict --load FILE [options] IMAGE|FOLDER...\n"
+    "\n"
+    "Classifies images with a model saved by `ember train --save`: one line per image,\n"
+    "the file and then the likeliest classes by name with their probabilities.\n"
+    "\n"
+    "  IMAGE               a PNG, JPEG or BMP file\n"
+    "  FOLDER              every such image in it, in name order\n"
+    "  --load FILE         the checkpoint (required): it names the model, input size and classes\n"
+    "  --top K             how many classes to show (default 3)\n"
+    "  --resize            resize images of another size (default: as in training)\n"
+    "  --json              one JSON object per image: {\"input\", \"top\": [{\"class\", \"index\",\n"
+    "                      \"probability\"}, ...]}\n"
+    "  --batch N           images per forward pass (default 64)\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
+    "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
+    "  --threads N         cpu threads (default: every core)\n"
+    "  -h, --help          this text\n";
+
+struct inputs {
+    char **paths;
+    int count, cap;
+};
+
+static bool inputs_add(struct inputs *in, const char *path)
+{
+    if (in->count == in->cap) {
+        int cap = in->cap ? 2 * in->cap : 64;
+        char **paths = realloc(in->paths, (size_t)cap * sizeof *paths);
+        if (!paths)
+            return false;
+        in->paths = paths;
+        in->cap = cap;
+    }
+    if (!(in->paths[in->count] = strdup(path)))
+        return false;
+    in->count++;
+    return true;
+}
+
+static bool is_image_name(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return false;
+    static const char *const kinds[] = {".png", ".jpg", ".jpeg", ".bmp"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcasecmp(dot, kinds[i]) == 0)
+            return true;
+    return false;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* An image, or a folder's images in name order. */
+static bool gather(struct inputs *in, const char *arg)
+{
+    struct stat info;
+    if (stat(arg, &info) != 0) {
+        cli_error("cannot open %s: no such file or folder", arg);
+        return false;
+    }
+    if (!S_ISDIR(info.st_mode))
+        return inputs_add(in, arg);
+    DIR *dir = opendir(arg);
+    if (!dir) {
+        cli_error("cannot read the folder %s", arg);
+        return false;
+    }
+    int first = in->count;
+    char path[4096];
+    struct dirent *e;
+    bool ok = true;
+    while (ok && (e = readdir(dir)))
+        if (e->d_name[0] != '.' && is_image_name(e->d_name)) {
+            snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
+            ok = inputs_add(in, path);
+        }
+    closedir(dir);
+    if (ok && in->count == first)
+        cli_error("%s holds no .png, .jpg, .jpeg or .bmp images", arg);
+    qsort(in->paths + first, (size_t)(in->count - first), sizeof *in->paths, compare_names);
+    return ok && in->count > first;
+}
+
+static void print_result(const char *path, const float *prob, int classes, int top, char **names, bool json)
+{
+    int best[64];
+    for (int k = 0; k < top; k++) { /* top is at most 64: a selection, not a sort */
+        int at = -1;
+        for (int j = 0; j < classes; j++) {
+            bool taken = false;
+            for (int t = 0; t < k && !taken; t++)
+                taken = best[t] == j;
+            if (!taken && (at < 0 || prob[j] > prob[at]))
+                at = j;
+        }
+        best[k] = at;
+    }
+    if (json) {
+        fputs("{\"input\": ", stdout);
+        cli_json_string(stdout, path);
+        fputs(", \"top\": [", stdout);
+        for (int k = 0; k < top; k++) {
+            fputs(k ? ", {\"class\": " : "{\"class\": ", stdout);
+            cli_json_string(stdout, names[best[k]]);
+            printf(", \"index\": %d, \"probability\": %.6f}", best[k], prob[best[k]]);
+        }
+        fputs("]}\n", stdout);
+        return;
+    }
+    printf("%s:", path);
+    for (int k = 0; k < top; k++)
+        printf("%s %s %.3f", k ? "," : "", names[best[k]], prob[best[k]]);
+    putchar('\n');
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"load", required_argument, NULL, 'L'},   {"top", required_argument, NULL, 'k'},
+        {"resize", no_argument, NULL, 'R'},       {"json", no_argument, NULL, 'J'},
+        {"batch", required_argument, NULL, 'b'},  {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, 'F'}, {"threads", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *load = NULL, *fallback = NULL;
+    const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
+    int64_t top = 3, batch = 64, threads = 0;
+    bool json = false, verbose = false, resize_given = false, ok = true;
+    int c;
+    optind = 1;
+    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'L': load = optarg; break;
+        case 'k': ok = cli_parse_int("top", optarg, 1, 64, &top); break;
+        case 'R': resize_given = true; break;
+        case 'J': json = true; break;
+        case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 16, &batch); break;
+        case 'D': device = optarg; break;
+        case 'F': fallback = optarg; break;
+        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &threads); break;
+        case 'v': verbose = true; break;
+        case 'h': fputs(usage, stdout); return EXIT_OK;
+        default: ok = false; break;
+        }
+    }
+    if (ok && !load) {
+        cli_error("ember predict needs --load FILE (a checkpoint from ember train --save)");
+        ok = false;
+    }
+    if (ok && optind == argc) {
+        cli_error("ember predict needs images or folders of images to classify");
+        ok = false;
+    }
+    if (!ok) {
+        fputs("try: ember predict --help\n", stderr);
+        return EXIT_USAGE;
+    }
+
+    struct inputs in = {0};
+    for (int i = optind; i < argc; i++)
+        if (!gather(&in, argv[i]))
+            return EXIT_DATA;
+
+    int rc = EXIT_OK, classes = 0;
+    ember_checkpoint *ck = NULL;
+    ember_model *model = NULL;
+    char **names = NULL;
+    float *x_host = NULL, *prob = NULL;
+    ember_ctx *ctx = cli_ctx_new(verbose, (int)threads);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    if ((rc = cli_open_device(ctx, device, fallback)) != EXIT_OK)
+        goto done;
+    if (!(ck = ember_checkpoint_open(ctx, load))) {
+        rc = cli_fail(ctx, "cannot read the checkpoint");
+        goto done;
+    }
+    if (!(model = ember_model_from_checkpoint(ctx, load))) {
+        rc = cli_fail(ctx, "cannot load the model");
+        rc = rc == EXIT_USAGE ? EXIT_DATA : rc;
+        goto done;
+    }
+    int64_t shape[3];
+    classes = ember_model_classes(model);
+    if (ember_model_sample_shape(model, shape) != 3 || (shape[0] != 1 && shape[0] != 3)) {
+        cli_error("%s holds a model of %s, not of images", load, ember_model_name(model));
+        rc = EXIT_DATA;
+        goto done;
+    }
+    const char *resize_meta = ember_checkpoint_meta(ck, "ember.resize");
+    bool resize = resize_given || (resize_meta && strcmp(resize_meta, "true") == 0);
+    if (!(names = cli_class_names(ember_checkpoint_meta(ck, "ember.class_names"), classes))) {
+        cli_error("out of memory");
+        rc = EXIT_FAILURE_OTHER;
+        goto done;
+    }
+    if (top > classes)
+        top = classes;
+
+    int64_t per_image = shape[0] * shape[1] * shape[2];
+    if (batch > in.count)
+        batch = in.count;
+    x_host = malloc((size_t)(batch * per_image) * sizeof *x_host);
+    prob = malloc((size_t)(batch * classes) * sizeof *prob);
+    if (!x_host || !prob) {
+        cli_error("out of memory for a batch of %lld images", (long long)batch);
+        rc = EXIT_FAILURE_OTHER;
+        goto done;
+    }
+    ember_model_set_training(model, false);
+    ember_set_grad_enabled(ctx, false);
+    for (int first = 0; first < in.count && rc == EXIT_OK; first += (int)batch) {
+        int n = in.count - first < batch ? in.count - first : (int)batch;
+        for (int i = 0; i < n && rc == EXIT_OK; i++)
+            if (ember_image_load(ctx, in.paths[first + i], (int)shape[0], (int)shape[1], (int)shape[2], resize,
+                                 x_host + i * per_image) != EMBER_OK)
+                rc = cli_fail(ctx, "cannot load an image");
+        if (rc != EXIT_OK)
+            break;
+        int64_t xshape[4] = {n, shape[0], shape[1], shape[2]};
+        ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, xshape);
+        ember_tensor *p = x && ember_tensor_write(x, x_host, (size_t)(n * per_image) * sizeof *x_host) == EMBER_OK
+                              ? ember_softmax(ember_model_forward(model, x), 1)
+                              : NULL;
+        if (!p || ember_tensor_read(p, prob, (size_t)n * (size_t)classes * sizeof *prob) != EMBER_OK)
+            rc = cli_fail(ctx, "classifying failed");
+        for (int i = 0; i < n && rc == EXIT_OK; i++)
+            print_result(in.paths[first + i], prob + (size_t)i * (size_t)classes, classes, (int)top, names, json);
+        ember_tensor_free(x);
+        ember_tape_clear(ctx);
+    }
+done:
+    for (int i = 0; names && i < classes; i++)
+        free(names[i]);
+    free(names);
+    for (int i = 0; i < in.count; i++)
+        free(in.paths[i]);
+    free(in.paths);
+    free(x_host);
+    free(prob);
+    ember_model_free(model);
+    ember_checkpoint_close(ck);
+    ember_ctx_free(ctx);
+    return rc;
+}
