@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/torch_zoo_train.py — the peer for bench/zoo_vs_pytorch.sh: ember's zoo trained by PyTorch.
 
-    torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--data-dir DIR]
+    torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--schedule cosine] [--data-dir DIR]
 
 Trains the PyTorch twin of an ember built-in model (tests/torch_zoo.py: the
 same layers, the same parameter names) on Fashion-MNIST as `ember train`
@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--schedule", default="constant", choices=["constant", "cosine"],
+                    help="cosine: CosineAnnealingLR to 0 over the run, stepped each batch (ember's --schedule cosine)")
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
@@ -49,6 +51,9 @@ def main():
     xte, yte = split(a.data_dir, "t10k")
     model = ZOO[a.model]()
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    steps_per_epoch = (xtr.shape[0] + a.batch - 1) // a.batch
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.epochs * steps_per_epoch)
+             if a.schedule == "cosine" else None)
     loss_fn = nn.CrossEntropyLoss()
     for epoch in range(1, a.epochs + 1):
         model.train()
@@ -61,6 +66,8 @@ def main():
             loss = loss_fn(model(xtr[idx]), ytr[idx])
             loss.backward()
             opt.step()
+            if sched:
+                sched.step()
             total += loss.item()
             steps += 1
         seconds = time.perf_counter() - t0

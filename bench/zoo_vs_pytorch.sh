@@ -10,11 +10,12 @@
 #               which scripts/test.sh makes with Debian's PyTorch)
 # MODELS        default "lenet5 vgg8 resnet8";  EPOCHS  default 5
 # THREADS       default 2;  DEVICE  ember's device (default cpu)
+# SCHEDULE      constant (default) or cosine: the learning rate over the run, on both sides
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}
 HERE=$(dirname "$0")
-EPOCHS=${EPOCHS:-5} THREADS=${THREADS:-2} DEVICE=${DEVICE:-cpu}
+EPOCHS=${EPOCHS:-5} THREADS=${THREADS:-2} DEVICE=${DEVICE:-cpu} SCHEDULE=${SCHEDULE:-constant}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -26,8 +27,9 @@ echo "|---|---|---|---|---|---|---|"
 for model in ${MODELS:-lenet5 vgg8 resnet8}; do
     rm -f "$TMP/e.jsonl"
     "$EMBER" train --model "$model" --data fashion-mnist --epochs "$EPOCHS" --batch 64 --lr 0.001 --seed 0 \
-        --device "$DEVICE" --threads "$THREADS" --quiet --metrics "$TMP/e.jsonl" 2>/dev/null || true
-    "$PY" "$HERE/torch_zoo_train.py" --model "$model" --epochs "$EPOCHS" --threads "$THREADS" \
+        --schedule "$SCHEDULE" --device "$DEVICE" --threads "$THREADS" --quiet --metrics "$TMP/e.jsonl" \
+        2>/dev/null || true
+    "$PY" "$HERE/torch_zoo_train.py" --model "$model" --epochs "$EPOCHS" --threads "$THREADS" --schedule "$SCHEDULE" \
         >"$TMP/p.jsonl" 2>/dev/null || true
     for epoch in $(seq 1 "$EPOCHS"); do
         e_ips=$(field images_per_s "$TMP/e.jsonl" "$epoch")

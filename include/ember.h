@@ -405,6 +405,20 @@ ember_status ember_optim_step(ember_optim *opt);
 /* Learning rate, for schedules. */
 void ember_optim_set_lr(ember_optim *opt, float lr);
 
+/* Learning-rate schedules, as PyTorch's: a rate for each step from the step
+ * alone. Warm-up first (linear over warmup_steps, from lr / (warmup + 1)
+ * to lr: LinearLR), then constant; STEP multiplies by gamma every
+ * step_size steps (StepLR); COSINE falls along half a cosine from lr to
+ * min_lr at total_steps (CosineAnnealingLR, stepped each batch). */
+typedef enum ember_lr_kind { EMBER_LR_CONSTANT, EMBER_LR_STEP, EMBER_LR_COSINE } ember_lr_kind;
+typedef struct ember_lr_schedule {
+    ember_lr_kind kind;
+    float lr, min_lr, gamma;
+    int64_t warmup_steps, step_size, total_steps;
+} ember_lr_schedule;
+/* Set it before each step: ember_optim_set_lr(opt, ember_lr_at(&s, step)). */
+float ember_lr_at(const ember_lr_schedule *schedule, int64_t step);
+
 /* -------------------------------------------------------------------- data */
 
 typedef struct ember_dataset ember_dataset;

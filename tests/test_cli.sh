@@ -77,6 +77,14 @@ expect 3 "--seed 5, but .* was trained with 3" -- "$EMBER" eval --seed 5 --load 
 # diverging training stops with a clear message and status 1
 expect 1 "diverged: the loss is NaN" -- "$EMBER" train --data random --model mlp --optim sgd --momentum 0.99 --lr 1000000 --quiet --steps 50
 
+# learning-rate schedules: the rate of each epoch's last step in the metrics
+rm -f "$TMP/lr.jsonl"
+expect 0 "sgd lr 0.4 step" -- "$EMBER" train --data random --epochs 3 --batch 512 --optim sgd --lr 0.4 \
+    --schedule step --step-epochs 1 --gamma 0.5 --no-eval --quiet --metrics "$TMP/lr.jsonl"
+[ "$(sed -n 's/.*"lr_last": \([0-9.e-]*\).*/\1/p' "$TMP/lr.jsonl" | tr '\n' ' ')" = "0.4 0.2 0.1 " ] ||
+    fail "step schedule: $(cat "$TMP/lr.jsonl")"
+expect 2 "--schedule is constant, step or cosine" -- "$EMBER" train --schedule linear
+
 # models: the summary, files of one's own, and their mistakes
 expect 0 "usage: ember summary" -- "$EMBER" summary --help
 expect 2 "needs --model" -- "$EMBER" summary

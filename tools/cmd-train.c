@@ -20,6 +20,8 @@ struct train_options {
     ember_data_options data;
     int64_t epochs, steps, batch, threads;
     double lr, momentum, weight_decay;
+    const char *schedule;
+    double warmup, step_epochs, gamma, min_lr;
     uint64_t seed;
     bool eval, quiet, verbose;
 };
@@ -42,6 +44,10 @@ static const char usage[] =
     "  --batch N           images per step (default 64)\n"
     "  --optim NAME        adam (default) or sgd\n"
     "  --lr X              learning rate (default 0.001)\n"
+    "  --schedule NAME     the rate over the run, set each step: constant (default), step\n"
+    "                      (times --gamma, default 0.1, every --step-epochs, default a third\n"
+    "                      of the epochs), cosine (down to --min-lr, default 0, at the end)\n"
+    "  --warmup E          first rise linearly to --lr over E epochs (default 0)\n"
     "  --momentum X        sgd momentum (default 0)\n"
     "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
     "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
@@ -56,7 +62,8 @@ static const char usage[] =
     "  --verbose           say more (the device chosen and why)\n"
     "  -h, --help          this text\n";
 
-enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK };
+enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
+       OPT_GAMMA, OPT_MIN_LR };
 
 static int parse_options(int argc, char **argv, struct train_options *o)
 {
@@ -68,6 +75,9 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"batch", required_argument, NULL, 'b'},    {"optim", required_argument, NULL, 'O'},
         {"lr", required_argument, NULL, 'l'},       {"momentum", required_argument, NULL, 'M'},
         {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE}, {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
+        {"min-lr", required_argument, NULL, OPT_MIN_LR},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
@@ -77,6 +87,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     };
     *o = (struct train_options){
         .model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001, .eval = true,
+        .schedule = "constant", .gamma = 0.1,
         .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto", .data = {.kind = "fashion-mnist"}};
     int c;
     bool ok = true;
@@ -98,6 +109,11 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
         case 'D': o->device = optarg; break;
         case OPT_FALLBACK: o->fallback = optarg; break;
+        case OPT_SCHEDULE: o->schedule = optarg; break;
+        case OPT_WARMUP: ok = cli_parse_float("warmup", optarg, 0.0, 1e6, &o->warmup); break;
+        case OPT_STEP_EPOCHS: ok = cli_parse_float("step-epochs", optarg, 1e-6, 1e6, &o->step_epochs); break;
+        case OPT_GAMMA: ok = cli_parse_float("gamma", optarg, 0.0, 1.0, &o->gamma); break;
+        case OPT_MIN_LR: ok = cli_parse_float("min-lr", optarg, 0.0, 1e6, &o->min_lr); break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -116,6 +132,11 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--optim is adam or sgd, not \"%s\"", o->optim);
         ok = false;
     }
+    if (ok && strcmp(o->schedule, "constant") != 0 && strcmp(o->schedule, "step") != 0 &&
+        strcmp(o->schedule, "cosine") != 0) {
+        cli_error("--schedule is constant, step or cosine, not \"%s\"", o->schedule);
+        ok = false;
+    }
     if (ok && o->momentum != 0.0 && strcmp(o->optim, "sgd") != 0) {
         cli_error("--momentum applies to --optim sgd");
         ok = false;
@@ -132,6 +153,7 @@ struct epoch_result {
     int epoch;
     int64_t steps, images;
     double train_loss, test_loss, test_acc, seconds, eval_seconds, first_step_s;
+    float lr; /* the rate of the epoch's last step */
 };
 
 static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const struct epoch_result *r)
@@ -155,7 +177,8 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     cli_json_string(f, o->model);
     fprintf(f, ", \"data\": ");
     cli_json_string(f, o->data.kind);
-    fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"optim\": ", (long long)o->batch, o->lr);
+    fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"lr_last\": %g, \"schedule\": \"%s\", \"optim\": ", (long long)o->batch,
+            o->lr, r->lr, o->schedule);
     cli_json_string(f, o->optim);
     fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n", (unsigned long long)o->seed,
             r->first_step_s, cli_peak_rss_mib());
@@ -243,8 +266,23 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(ctx, "cannot set up training");
         goto done;
     }
-    fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g, batch %lld\n", ember_model_describe(model),
-            ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr, (long long)o.batch);
+    fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n", ember_model_describe(model),
+            ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr,
+            strcmp(o.schedule, "constant") ? " " : "", strcmp(o.schedule, "constant") ? o.schedule : "",
+            (long long)o.batch);
+
+    /* the schedule, in steps */
+    int64_t per_full_epoch = ember_batcher_steps(batches), run_steps = o.epochs * per_full_epoch;
+    if (o.steps && o.steps < run_steps)
+        run_steps = o.steps;
+    double step_epochs = o.step_epochs > 0 ? o.step_epochs : (double)(o.epochs > 3 ? o.epochs / 3 : 1);
+    ember_lr_schedule schedule = {
+        .kind = strcmp(o.schedule, "cosine") == 0 ? EMBER_LR_COSINE
+                : strcmp(o.schedule, "step") == 0 ? EMBER_LR_STEP
+                                                  : EMBER_LR_CONSTANT,
+        .lr = (float)o.lr, .min_lr = (float)o.min_lr, .gamma = (float)o.gamma,
+        .warmup_steps = (int64_t)(o.warmup * (double)per_full_epoch + 0.5),
+        .step_size = (int64_t)(step_epochs * (double)per_full_epoch + 0.5), .total_steps = run_steps};
 
     int64_t total_steps = 0;
     int epochs_done = 0;
@@ -259,6 +297,8 @@ int cmd_train(int argc, char **argv)
         double start = cli_now(), loss_sum = 0.0;
         ember_tensor *x, *y;
         while (ember_batcher_next(batches, &x, &y)) {
+            r.lr = ember_lr_at(&schedule, total_steps + r.steps);
+            ember_optim_set_lr(opt, r.lr);
             ember_optim_zero_grad(opt);
             ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
             ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
