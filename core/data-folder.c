@@ -368,7 +368,7 @@ ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const em
         (st = ember_dataset_reserve(ds, samples.len, 3, shape, (int)classes.len)) != EMBER_OK)
         goto cleanup;
     bool size_given = options->sample_ndim == 3 && options->sample_shape[1] && options->sample_shape[2];
-    st = folder_decode(ds, &samples, options->resize, size_given ? "options->sample_shape" : first);
+    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (--shape, options->sample_shape)" : first);
     if (st == EMBER_OK) /* the subfolders' names */
         st = ember_dataset_name_classes(ds, (const char *const *)classes.names);
 

@@ -598,6 +598,11 @@ ember_status ember_model_layer_info(const ember_model *model, int index, ember_l
  * in evaluation mode with grad off; either output may be NULL. */
 ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
                                   double *accuracy, double *loss);
+/* The same, and the confusion matrix: confusion[true * classes + predicted]
+ * counts the samples of each class by the class predicted (classes x
+ * classes, filled). */
+ember_status ember_model_evaluate_confusion(ember_model *model, ember_dataset *data, int64_t batch,
+                                            double *accuracy, double *loss, int64_t *confusion);
 
 #ifdef __cplusplus
 }

@@ -559,6 +559,12 @@ ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer
 ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t batch, double *accuracy,
                                   double *loss)
 {
+    return ember_model_evaluate_confusion(m, data, batch, accuracy, loss, NULL);
+}
+
+ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data, int64_t batch, double *accuracy,
+                                            double *loss, int64_t *confusion)
+{
     if (!m || !data)
         return EMBER_ERR_ARG;
     ember_ctx *ctx = m->ctx;
@@ -575,6 +581,8 @@ ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t b
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for evaluation");
         goto done;
     }
+    if (confusion)
+        memset(confusion, 0, (size_t)(classes * classes) * sizeof *confusion);
     ember_model_set_training(m, false);
     bool was = ember_set_grad_enabled(ctx, false);
     ember_tensor *x, *y;
@@ -597,6 +605,8 @@ ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t b
                 if (row[k] > row[best])
                     best = k;
             correct += best == labels[i];
+            if (confusion && labels[i] >= 0 && labels[i] < classes)
+                confusion[labels[i] * classes + best]++;
         }
         loss_sum += (double)value * (double)n;
         seen += n;

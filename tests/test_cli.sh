@@ -84,6 +84,8 @@ expect 0 "sgd lr 0.4 step" -- "$EMBER" train --data random --epochs 3 --batch 51
 [ "$(sed -n 's/.*"lr_last": \([0-9.e-]*\).*/\1/p' "$TMP/lr.jsonl" | tr '\n' ' ')" = "0.4 0.2 0.1 " ] ||
     fail "step schedule: $(cat "$TMP/lr.jsonl")"
 expect 2 "--schedule is constant, step or cosine" -- "$EMBER" train --schedule linear
+expect 0 "--steps 100 is more than --epochs 1 allow (8 steps of batch 512)" -- \
+    "$EMBER" train --data random --batch 512 --steps 100 --no-eval --quiet
 
 # models: the summary, files of one's own, and their mistakes
 expect 0 "usage: ember summary" -- "$EMBER" summary --help

@@ -53,6 +53,20 @@ expect_status 0 "training simplecnn"
 run -- eval --load "$TMP/fm.safetensors" --data-dir "$TMP/sub" --device cpu --json
 expect_status 0 "eval --load on the 300 images"
 eval_acc=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
+# each class's accuracy and the confusion matrix agree with the total and the labels
+"$PYTHON" - "$TMP/out" "$DATA" "$(dirname "$0")" <<'EOF' || fail "eval's classes and confusion matrix: $(head -c 600 "$TMP/out")"
+import json, os, sys
+sys.path.insert(0, sys.argv[3])
+from fashion_subset import read_idx
+e = json.load(open(sys.argv[1]))
+m = e["confusion"]
+_, labels = read_idx(os.path.join(sys.argv[2], "t10k-labels-idx1-ubyte.gz"))
+want = [sum(1 for l in labels[:300] if l == k) for k in range(10)]
+assert [sum(row) for row in m] == want, ([sum(row) for row in m], want)
+assert abs(sum(m[k][k] for k in range(10)) / 300 - e["test_acc"]) < 1e-6
+assert e["classes"][9]["class"] == "Ankle boot" and e["classes"][9]["images"] == want[9]
+assert all(abs(c["accuracy"] - m[k][k] / max(want[k], 1)) < 1e-6 for k, c in enumerate(e["classes"]))
+EOF
 run -- predict --load "$TMP/fm.safetensors" --device cpu --json "$TMP/pics"
 expect_status 0 "predict on the 300 PNG files"
 predict_acc=$("$PYTHON" - "$TMP/out" <<'EOF'

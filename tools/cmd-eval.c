@@ -9,7 +9,8 @@
 static const char usage[] =
     "usage: ember eval --load FILE [options]\n"
     "\n"
-    "Loads a checkpoint written by `ember train --save` and prints its test accuracy.\n"
+    "Loads a checkpoint written by `ember train --save` and prints its test accuracy,\n"
+    "each class's accuracy and the confusion matrix.\n"
     "The checkpoint says which model and data it was trained with; the options below\n"
     "are for checkpoints that do not, and must agree with those that do.\n"
     "\n"
@@ -24,8 +25,71 @@ static const char usage[] =
     "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "  --threads N         cpu threads (default: every core)\n"
-    "  --json              print {\"test_acc\": ..., \"test_loss\": ..., ...} instead of text\n"
+    "  --json              print {\"test_acc\", \"test_loss\", \"classes\": [{\"class\", \"accuracy\",\n"
+    "                      \"images\"}, ...], \"confusion\": [[...], ...], ...} instead of text\n"
     "  -h, --help          this text\n";
+
+static int classes_of(const ember_dataset *ds) { return ember_dataset_classes(ds); }
+
+/* true class k's samples, and how many of them were predicted right */
+static int64_t class_total(const int64_t *confusion, int classes, int k)
+{
+    int64_t n = 0;
+    for (int j = 0; j < classes; j++)
+        n += confusion[k * classes + j];
+    return n;
+}
+
+/* Per-class accuracy, then the confusion matrix: rows the true class,
+ * columns the predicted one, headed by the names' first letters. */
+static void print_classes(const ember_dataset *ds, const int64_t *confusion)
+{
+    int classes = classes_of(ds), width = 5;
+    for (int k = 0; k < classes; k++) {
+        int len = (int)strlen(ember_dataset_class_name(ds, k));
+        width = len > width ? len : width;
+    }
+    width = width > 24 ? 24 : width;
+    printf("\n%-*s  accuracy  images\n", width, "class");
+    for (int k = 0; k < classes; k++) {
+        int64_t n = class_total(confusion, classes, k);
+        printf("%-*.*s  %8.4f  %6lld\n", width, width, ember_dataset_class_name(ds, k),
+               n ? (double)confusion[k * classes + k] / (double)n : 0.0, (long long)n);
+    }
+    if (classes > 32) /* a matrix that does not fit a terminal: --json has it */
+        return;
+    printf("\nconfusion matrix (rows: the true class; columns: the class predicted)\n%-*s", width, "");
+    for (int j = 0; j < classes; j++)
+        printf(" %5.5s", ember_dataset_class_name(ds, j));
+    putchar('\n');
+    for (int k = 0; k < classes; k++) {
+        printf("%-*.*s", width, width, ember_dataset_class_name(ds, k));
+        for (int j = 0; j < classes; j++)
+            printf(" %5lld", (long long)confusion[k * classes + j]);
+        putchar('\n');
+    }
+}
+
+static void print_classes_json(const ember_dataset *ds, const int64_t *confusion)
+{
+    int classes = classes_of(ds);
+    printf(", \"classes\": [");
+    for (int k = 0; k < classes; k++) {
+        int64_t n = class_total(confusion, classes, k);
+        printf("%s{\"class\": ", k ? ", " : "");
+        cli_json_string(stdout, ember_dataset_class_name(ds, k));
+        printf(", \"accuracy\": %.6f, \"images\": %lld}", n ? (double)confusion[k * classes + k] / (double)n : 0.0,
+               (long long)n);
+    }
+    printf("], \"confusion\": [");
+    for (int k = 0; k < classes; k++) {
+        printf("%s[", k ? ", " : "");
+        for (int j = 0; j < classes; j++)
+            printf("%s%lld", j ? ", " : "", (long long)confusion[k * classes + j]);
+        printf("]");
+    }
+    printf("]");
+}
 
 int cmd_eval(int argc, char **argv)
 {
@@ -83,6 +147,7 @@ int cmd_eval(int argc, char **argv)
     ember_dataset *test = NULL;
     ember_model *model = NULL;
     double acc = 0.0, loss = 0.0;
+    int64_t *confusion = NULL;
     ember_ctx *ctx = cli_ctx_new(verbose, (int)threads);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
@@ -100,20 +165,24 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(ctx, "cannot load the model");
         if (rc == EXIT_USAGE) /* a checkpoint of another network: the file does not fit */
             rc = EXIT_DATA;
-    } else if (ember_model_evaluate(model, test, batch, &acc, &loss) != EMBER_OK) {
+    } else if (!(confusion = calloc((size_t)classes_of(test) * (size_t)classes_of(test), sizeof *confusion))) {
+        cli_error("out of memory");
+        rc = EXIT_FAILURE_OTHER;
+    } else if (ember_model_evaluate_confusion(model, test, batch, &acc, &loss, confusion) != EMBER_OK) {
         rc = cli_fail(ctx, "evaluation failed");
     }
-    if (rc == EXIT_OK) {
-        if (json) {
-            printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": ", acc, loss,
-                   (long long)ember_dataset_count(test));
-            cli_json_string(stdout, ember_model_name(model));
-            printf("}\n");
-        } else {
-            printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),
-                   ember_ctx_device_name(ctx));
-        }
+    if (rc == EXIT_OK && json) {
+        printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": ", acc, loss,
+               (long long)ember_dataset_count(test));
+        cli_json_string(stdout, ember_model_name(model));
+        print_classes_json(test, confusion);
+        printf("}\n");
+    } else if (rc == EXIT_OK) {
+        printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),
+               ember_ctx_device_name(ctx));
+        print_classes(test, confusion);
     }
+    free(confusion);
     ember_model_free(model);
     ember_dataset_free(test);
     ember_checkpoint_close(ck);

@@ -275,6 +275,10 @@ int cmd_train(int argc, char **argv)
     int64_t per_full_epoch = ember_batcher_steps(batches), run_steps = o.epochs * per_full_epoch;
     if (o.steps && o.steps < run_steps)
         run_steps = o.steps;
+    if (o.steps > run_steps) /* --epochs ends the run first: say so rather than stop short quietly */
+        fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
+                "training stops after %lld\n", (long long)o.steps, (long long)o.epochs, (long long)run_steps,
+                (long long)o.batch, (long long)run_steps);
     double step_epochs = o.step_epochs > 0 ? o.step_epochs : (double)(o.epochs > 3 ? o.epochs / 3 : 1);
     ember_lr_schedule schedule = {
         .kind = strcmp(o.schedule, "cosine") == 0 ? EMBER_LR_COSINE
