@@ -342,9 +342,10 @@ ember_status ember_params_load(ember_params *params, const char *path);
 
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
- * "ember.model_text", "ember.input", "ember.classes", and from `ember
- * train` "ember.class_names", "ember.data", "ember.data_dir", "ember.seed",
- * "ember.resize", "ember.normalize", "ember.epoch", "ember.step". */
+ * "ember.model_text", "ember.input", "ember.classes", "ember.forwards",
+ * "ember.model_seed", and from `ember train` "ember.class_names",
+ * "ember.data", "ember.data_dir", "ember.seed", "ember.resize",
+ * "ember.normalize", "ember.epoch", "ember.step" and the run's settings. */
 typedef struct ember_checkpoint ember_checkpoint;
 ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
 void ember_checkpoint_close(ember_checkpoint *checkpoint);
@@ -404,6 +405,15 @@ void ember_optim_zero_grad(ember_optim *opt);
 ember_status ember_optim_step(ember_optim *opt);
 /* Learning rate, for schedules. */
 void ember_optim_set_lr(ember_optim *opt, float lr);
+/* Steps taken (Adam's bias correction counts them). */
+int64_t ember_optim_steps(const ember_optim *opt);
+/* The optimizer's state as a safetensors file, so that a run can resume
+ * exactly: per parameter as PyTorch names it ("conv1.weight.exp_avg",
+ * "...exp_avg_sq" for Adam, "...momentum_buffer" for SGD), the step count
+ * in the metadata. Loading checks the kind, names and shapes first and
+ * changes nothing unless all match. */
+ember_status ember_optim_save(const ember_optim *opt, const char *path, const char *const *metadata);
+ember_status ember_optim_load(ember_optim *opt, const char *path);
 
 /* Learning-rate schedules, as PyTorch's: a rate for each step from the step
  * alone. Warm-up first (linear over warmup_steps, from lr / (warmup + 1)
@@ -475,6 +485,10 @@ typedef struct ember_batcher ember_batcher;
 ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed);
 void ember_batcher_free(ember_batcher *b);
 int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
+/* Goes to where a batcher made with the same data, batch, shuffle and seed
+ * would be after `epoch` whole epochs and `step` batches of the next: the
+ * same order, so a resumed run sees the batches an unbroken one would. */
+ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
 /* Fills *x and *y with the next batch and returns true; at the end of the
  * epoch returns false and starts the next one. Returns false on a device
  * error too; ember_last_status tells which. */
@@ -570,7 +584,8 @@ const char *ember_model_layer_type_at(int index, const char **about);
  * with BatchNorm's batch counts brought up to date first. The model's name,
  * its file's text, its input shape and class count are added to `metadata`
  * as "ember.model", "ember.model_text", "ember.input" ("1x28x28") and
- * "ember.classes" ("10"). */
+ * "ember.classes" ("10"), and its seed and count of training passes, which
+ * ember_model_load restores so that Dropout's masks go on where they were. */
 ember_status ember_model_save(ember_model *model, const char *path, const char *const *metadata);
 ember_status ember_model_load(ember_model *model, const char *path);
 /* The model a checkpoint written by ember_model_save holds, built from its

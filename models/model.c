@@ -408,16 +408,21 @@ ember_status ember_model_save(ember_model *m, const char *path, const char *cons
     size_t n = 0;
     while (metadata && metadata[n])
         n++;
-    const char **meta = calloc(n + 9, sizeof *meta);
+    const char **meta = calloc(n + 13, sizeof *meta);
     if (!meta)
         return ember_set_error(m->ctx, EMBER_ERR_NOMEM, "out of host memory saving %s", path ? path : "(null)");
-    char input[64], classes[16];
+    char input[64], classes[16], forwards[32], seed[32];
     model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
     snprintf(classes, sizeof classes, "%d", m->classes);
+    snprintf(forwards, sizeof forwards, "%" PRIu64, m->forwards);
+    snprintf(seed, sizeof seed, "%" PRIu64, m->seed);
     size_t k = 0;
     meta[k++] = "ember.model", meta[k++] = m->name;
     meta[k++] = "ember.input", meta[k++] = input;
     meta[k++] = "ember.classes", meta[k++] = classes;
+    /* dropout's masks go on from here */
+    meta[k++] = "ember.forwards", meta[k++] = forwards;
+    meta[k++] = "ember.model_seed", meta[k++] = seed;
     if (m->text)
         meta[k++] = "ember.model_text", meta[k++] = m->text;
     for (size_t i = 0; i < n; i++)
@@ -464,9 +469,19 @@ ember_status ember_model_load(ember_model *m, const char *path)
     if (!m)
         return EMBER_ERR_ARG;
     ember_status st = ember_params_load(m->params, path);
-    if (st == EMBER_OK)
-        m->counts_known = m->counts_dirty = false; /* read again at the next training forward */
-    return st;
+    if (st != EMBER_OK)
+        return st;
+    m->counts_known = m->counts_dirty = false; /* read again at the next training forward */
+    /* training forwards so far, so that dropout's masks go on where they were */
+    ember_checkpoint *ck = ember_checkpoint_open(m->ctx, path);
+    const char *forwards = ember_checkpoint_meta(ck, "ember.forwards");
+    const char *seed = ember_checkpoint_meta(ck, "ember.model_seed");
+    if (forwards)
+        m->forwards = strtoull(forwards, NULL, 10);
+    if (seed)
+        m->seed = strtoull(seed, NULL, 10);
+    ember_checkpoint_close(ck);
+    return ck ? EMBER_OK : ember_last_status(m->ctx);
 }
 
 /* -------------------------------------------------------------- summary */

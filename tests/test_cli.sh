@@ -77,6 +77,13 @@ expect 3 "--seed 5, but .* was trained with 3" -- "$EMBER" eval --seed 5 --load 
 # diverging training stops with a clear message and status 1
 expect 1 "diverged: the loss is NaN" -- "$EMBER" train --data random --model mlp --optim sgd --momentum 0.99 --lr 1000000 --quiet --steps 50
 
+# a run goes on from its checkpoint (tests/test_resume.sh holds it to an unbroken run, bit for bit)
+expect 0 "saved $TMP/go.safetensors (the end of the run)" -- "$EMBER" train --data random --model vgg8 --batch 256 \
+    --steps 5 --save "$TMP/go.safetensors" --quiet
+expect 0 "resuming $TMP/go.safetensors at epoch 1, step 5 of 16" -- "$EMBER" train --resume "$TMP/go.safetensors" \
+    --steps 7 --quiet
+expect 3 "--model mlp, but" -- "$EMBER" train --resume "$TMP/go.safetensors" --model mlp --quiet
+
 # learning-rate schedules: the rate of each epoch's last step in the metrics
 rm -f "$TMP/lr.jsonl"
 expect 0 "sgd lr 0.4 step" -- "$EMBER" train --data random --epochs 3 --batch 512 --optim sgd --lr 0.4 \

@@ -9,7 +9,7 @@
 # safetensors, a checkpoint without ember's metadata. A missing Fashion-MNIST
 # is a failure: the README's test command installs it.
 set -u
-EMBER=$1 PYTHON=$2
+EMBER=$1 PY=$2
 DATA=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -17,7 +17,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 # the first 300 test images as PNG files named by index and label, the same
 # 300 as an IDX subset, a 32x32 image, and a folder data set of three classes
-"$PYTHON" - "$DATA" "$TMP" "$(dirname "$0")" <<'EOF' || { echo "FAILED: cannot write the images" >&2; exit 1; }
+"$PY" - "$DATA" "$TMP" "$(dirname "$0")" <<'EOF' || { echo "FAILED: cannot write the images" >&2; exit 1; }
 import os, struct, sys, zlib
 data, tmp, here = sys.argv[1:4]
 sys.path.insert(0, here)
@@ -54,7 +54,7 @@ run -- eval --load "$TMP/fm.safetensors" --data-dir "$TMP/sub" --device cpu --js
 expect_status 0 "eval --load on the 300 images"
 eval_acc=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
 # each class's accuracy and the confusion matrix agree with the total and the labels
-"$PYTHON" - "$TMP/out" "$DATA" "$(dirname "$0")" <<'EOF' || fail "eval's classes and confusion matrix: $(head -c 600 "$TMP/out")"
+"$PY" - "$TMP/out" "$DATA" "$(dirname "$0")" <<'EOF' || fail "eval's classes and confusion matrix: $(head -c 600 "$TMP/out")"
 import json, os, sys
 sys.path.insert(0, sys.argv[3])
 from fashion_subset import read_idx
@@ -69,7 +69,7 @@ assert all(abs(c["accuracy"] - m[k][k] / max(want[k], 1)) < 1e-6 for k, c in enu
 EOF
 run -- predict --load "$TMP/fm.safetensors" --device cpu --json "$TMP/pics"
 expect_status 0 "predict on the 300 PNG files"
-predict_acc=$("$PYTHON" - "$TMP/out" <<'EOF'
+predict_acc=$("$PY" - "$TMP/out" <<'EOF'
 import json, os, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 right = sum(int(os.path.basename(r["input"]).split("_")[1].split(".")[0]) == r["top"][0]["index"] for r in rows)
@@ -105,8 +105,8 @@ run -- predict --load "$TMP/folder.safetensors" --device cpu "$TMP/pics/0000_9.p
 expect_text "0000_9.png: boot " "the folder's class names"
 
 # --- a checkpoint that does not say what it holds
-if "$PYTHON" -c "import safetensors" 2>/dev/null; then
-    "$PYTHON" - "$TMP/fm.safetensors" "$TMP/bare.safetensors" <<'EOF'
+if "$PY" -c "import safetensors" 2>/dev/null; then
+    "$PY" - "$TMP/fm.safetensors" "$TMP/bare.safetensors" <<'EOF'
 import sys
 from safetensors.numpy import load_file, save_file
 save_file(load_file(sys.argv[1]), sys.argv[2])

@@ -2,7 +2,10 @@
  * tools/cmd-train.c — `ember train`: the documents' training loop.
  *
  * The loop below is the one every framework's tutorial shows:
- * zero_grad, forward, loss, backward, step.
+ * zero_grad, forward, loss, backward, step. Around it: the learning-rate
+ * schedule, checkpoints every N steps or epochs (and of the best epoch),
+ * Ctrl-C that finishes the step and saves, and --resume, which goes on from
+ * a checkpoint as if the run had never stopped (tools/train.h).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -12,19 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "progress.h"
+#include <signal.h>
+#include <unistd.h>
 
-struct train_options {
-    const char *model, *device, *fallback, *save, *metrics, *optim;
-    ember_data_options data;
-    int64_t epochs, steps, batch, threads;
-    double lr, momentum, weight_decay;
-    const char *schedule;
-    double warmup, step_epochs, gamma, min_lr;
-    uint64_t seed;
-    bool eval, quiet, verbose;
-};
+#include "progress.h"
+#include "train.h"
 
 static const char usage[] =
     "usage: ember train [options]\n"
@@ -55,7 +50,12 @@ static const char usage[] =
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "                      instead of failing\n"
     "  --threads N         cpu threads (default: every core)\n"
-    "  --save FILE         write the trained parameters as safetensors\n"
+    "  --save FILE         write the model as safetensors (PyTorch's names), and beside it\n"
+    "                      FILE.state.safetensors (the optimizer's state, for --resume) and\n"
+    "                      FILE.best.safetensors (the epoch of the best test accuracy)\n"
+    "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
+    "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
+    "                      place in the data; --epochs counts from the run's start\n"
     "  --metrics FILE      append one JSON object per epoch\n"
     "  --no-eval           skip the test-set evaluation\n"
     "  --quiet             no progress line\n"
@@ -63,7 +63,21 @@ static const char usage[] =
     "  -h, --help          this text\n";
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
-       OPT_GAMMA, OPT_MIN_LR };
+       OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME };
+
+/* "500" steps or "2e" epochs */
+static bool parse_every(const char *text, struct train_options *o)
+{
+    char *end;
+    long long n = strtoll(text, &end, 10);
+    o->save_every_epochs = *end == 'e' && end[1] == '\0';
+    if (end == text || n < 1 || (*end && !o->save_every_epochs)) {
+        cli_error("--save-every wants a number of steps (500) or of epochs (2e), not \"%s\"", text);
+        return false;
+    }
+    o->save_every = n;
+    return true;
+}
 
 static int parse_options(int argc, char **argv, struct train_options *o)
 {
@@ -78,6 +92,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"schedule", required_argument, NULL, OPT_SCHEDULE}, {"warmup", required_argument, NULL, OPT_WARMUP},
         {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
         {"min-lr", required_argument, NULL, OPT_MIN_LR},
+        {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
@@ -89,15 +104,18 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         .model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001, .eval = true,
         .schedule = "constant", .gamma = 0.1,
         .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto", .data = {.kind = "fashion-mnist"}};
-    int c;
+    int c, index = 0;
     bool ok = true;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
+        if (c != '?' && c != 'h') /* for --resume: which settings the command line gave */
+            train_mark_given(o, longopts[index].name);
+        index = 0;
         switch (c) {
         case 'm': o->model = optarg; break;
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
-        case 'S': ok = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
+        case 'S': ok = o->shape_given = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
         case 'R': o->data.resize = true; break;
         case 'e': ok = cli_parse_int("epochs", optarg, 1, 1000000, &o->epochs); break;
         case 'n': ok = cli_parse_int("steps", optarg, 1, INT64_MAX / 2, &o->steps); break;
@@ -114,6 +132,8 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_STEP_EPOCHS: ok = cli_parse_float("step-epochs", optarg, 1e-6, 1e6, &o->step_epochs); break;
         case OPT_GAMMA: ok = cli_parse_float("gamma", optarg, 0.0, 1.0, &o->gamma); break;
         case OPT_MIN_LR: ok = cli_parse_float("min-lr", optarg, 0.0, 1e6, &o->min_lr); break;
+        case OPT_SAVE_EVERY: ok = parse_every(optarg, o); break;
+        case OPT_RESUME: o->resume = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -139,6 +159,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     }
     if (ok && o->momentum != 0.0 && strcmp(o->optim, "sgd") != 0) {
         cli_error("--momentum applies to --optim sgd");
+        ok = false;
+    }
+    if (ok && o->save_every && !o->save && !o->resume) {
+        cli_error("--save-every needs --save FILE: where to write");
         ok = false;
     }
     if (!ok) {
@@ -188,41 +212,54 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     return ok;
 }
 
-/* The model, and what eval and predict need to use it with --load alone:
- * the data's kind, class names, split seed and resizing, and how far
- * training went (docs/models.md, "Checkpoints"). */
-static int save_checkpoint(const struct train_options *o, ember_ctx *ctx, ember_model *model,
-                           const ember_dataset *train, int epochs, int64_t steps)
+/* SIGINT and SIGTERM: the step under way finishes, a checkpoint is
+ * written, and the run stops; a second signal stops it at once. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
 {
-    char *names = NULL, seed[32], epoch[32], step[32];
-    size_t len = 0;
-    FILE *f = open_memstream(&names, &len);
-    if (!f) {
-        cli_error("out of memory saving %s", o->save);
-        return EXIT_FAILURE_OTHER;
+    if (stop_signal)
+        _exit(128 + sig);
+    stop_signal = sig;
+}
+
+/* The optimizer the options ask for, over the model's parameters. */
+static ember_optim *make_optimizer(const struct train_options *o, ember_model *model)
+{
+    if (strcmp(o->optim, "adam") == 0) {
+        ember_adam_options a = ember_adam_defaults((float)o->lr);
+        a.weight_decay = (float)o->weight_decay;
+        return ember_adam_new(ember_model_params(model), a);
     }
-    fputc('[', f);
-    for (int k = 0; k < ember_dataset_classes(train); k++) {
-        fputs(k ? ", " : "", f);
-        cli_json_string(f, ember_dataset_class_name(train, k));
-    }
-    fputc(']', f);
-    fclose(f);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->data.seed);
-    snprintf(epoch, sizeof epoch, "%d", epochs);
-    snprintf(step, sizeof step, "%lld", (long long)steps);
-    /* where the data was, for eval to find it again (absolute: eval may run elsewhere) */
-    char *dir = o->data.dir ? realpath(o->data.dir, NULL) : NULL;
-    const char *meta[] = {"ember.data", o->data.kind, "ember.class_names", names, "ember.seed", seed,
-                          "ember.resize", o->data.resize ? "true" : "false", "ember.normalize", "pixel / 255",
-                          "ember.epoch", epoch, "ember.step", step, dir ? "ember.data_dir" : NULL, dir, NULL};
-    int rc = EXIT_OK;
-    if (ember_model_save(model, o->save, meta) != EMBER_OK)
-        rc = cli_fail(ctx, "cannot save the checkpoint");
-    else
-        fprintf(stderr, "ember: saved %s\n", o->save);
-    free(names);
-    free(dir);
+    ember_sgd_options s = ember_sgd_defaults((float)o->lr);
+    s.momentum = (float)o->momentum;
+    s.weight_decay = (float)o->weight_decay;
+    return ember_sgd_new(ember_model_params(model), s);
+}
+
+/* The rate of every step, from the options and the run's length. */
+static ember_lr_schedule make_schedule(const struct train_options *o, int64_t per_epoch)
+{
+    int64_t run_steps = o->epochs * per_epoch;
+    if (o->steps && o->steps < run_steps)
+        run_steps = o->steps;
+    double step_epochs = o->step_epochs > 0 ? o->step_epochs : (double)(o->epochs > 3 ? o->epochs / 3 : 1);
+    return (ember_lr_schedule){
+        .kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
+                : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
+                                                   : EMBER_LR_CONSTANT,
+        .lr = (float)o->lr, .min_lr = (float)o->min_lr, .gamma = (float)o->gamma,
+        .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
+        .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5), .total_steps = run_steps};
+}
+
+/* Saves the run (model and state) and says so. */
+static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
+                    const ember_dataset *train, const struct train_position *pos, const char *why)
+{
+    int rc = train_save(o, ctx, model, opt, train, pos, o->save);
+    if (rc == EXIT_OK)
+        fprintf(stderr, "ember: saved %s (%s)\n", o->save, why);
     return rc;
 }
 
@@ -237,71 +274,80 @@ int cmd_train(int argc, char **argv)
     ember_model *model = NULL;
     ember_optim *opt = NULL;
     ember_batcher *batches = NULL;
+    struct train_position pos = {.best_acc = -1.0};
     ember_ctx *ctx = cli_ctx_new(o.verbose, (int)o.threads);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
     if ((rc = cli_open_device(ctx, o.device, o.fallback)) != EXIT_OK)
+        goto done;
+    if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
         goto done;
     if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
         (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
         rc = cli_fail(ctx, "cannot load the data");
         goto done;
     }
-    if (!(model = ember_model_new(ctx, o.model, train, o.seed))) {
-        rc = cli_fail(ctx, "cannot build the model");
+    /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
+    if (!(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
+        rc = cli_fail(ctx, o.resume ? "cannot load the model to resume" : "cannot build the model");
         goto done;
-    }
-    if (strcmp(o.optim, "adam") == 0) {
-        ember_adam_options a = ember_adam_defaults((float)o.lr);
-        a.weight_decay = (float)o.weight_decay;
-        opt = ember_adam_new(ember_model_params(model), a);
-    } else {
-        ember_sgd_options s = ember_sgd_defaults((float)o.lr);
-        s.momentum = (float)o.momentum;
-        s.weight_decay = (float)o.weight_decay;
-        opt = ember_sgd_new(ember_model_params(model), s);
     }
     /* the shuffle's stream differs from the initialisation's */
-    if (!opt || !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
+    if (!(opt = make_optimizer(&o, model)) ||
+        !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
         rc = cli_fail(ctx, "cannot set up training");
         goto done;
+    }
+    if (o.resume) {
+        if ((rc = train_resume_state(ctx, &o, opt, &pos)) != EXIT_OK)
+            goto done;
+        if (ember_batcher_seek(batches, pos.epochs_done, pos.step_in_epoch) != EMBER_OK) {
+            rc = cli_fail(ctx, "cannot resume: the checkpoint's place is not in this data");
+            goto done;
+        }
+        fprintf(stderr, "ember: resuming %s at epoch %lld, step %lld of %lld\n", o.resume,
+                (long long)pos.epochs_done + 1, (long long)pos.step_in_epoch, (long long)ember_batcher_steps(batches));
     }
     fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n", ember_model_describe(model),
             ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr,
             strcmp(o.schedule, "constant") ? " " : "", strcmp(o.schedule, "constant") ? o.schedule : "",
             (long long)o.batch);
 
-    /* the schedule, in steps */
-    int64_t per_full_epoch = ember_batcher_steps(batches), run_steps = o.epochs * per_full_epoch;
-    if (o.steps && o.steps < run_steps)
-        run_steps = o.steps;
-    if (o.steps > run_steps) /* --epochs ends the run first: say so rather than stop short quietly */
+    int64_t per_full_epoch = ember_batcher_steps(batches);
+    ember_lr_schedule schedule = make_schedule(&o, per_full_epoch);
+    if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
         fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
-                "training stops after %lld\n", (long long)o.steps, (long long)o.epochs, (long long)run_steps,
-                (long long)o.batch, (long long)run_steps);
-    double step_epochs = o.step_epochs > 0 ? o.step_epochs : (double)(o.epochs > 3 ? o.epochs / 3 : 1);
-    ember_lr_schedule schedule = {
-        .kind = strcmp(o.schedule, "cosine") == 0 ? EMBER_LR_COSINE
-                : strcmp(o.schedule, "step") == 0 ? EMBER_LR_STEP
-                                                  : EMBER_LR_CONSTANT,
-        .lr = (float)o.lr, .min_lr = (float)o.min_lr, .gamma = (float)o.gamma,
-        .warmup_steps = (int64_t)(o.warmup * (double)per_full_epoch + 0.5),
-        .step_size = (int64_t)(step_epochs * (double)per_full_epoch + 0.5), .total_steps = run_steps};
+                "training stops after %lld\n", (long long)o.steps, (long long)o.epochs,
+                (long long)schedule.total_steps, (long long)o.batch, (long long)schedule.total_steps);
+    if (pos.total_steps >= schedule.total_steps)
+        fprintf(stderr, "ember: note: %s already trained %lld steps; --epochs %lld asks for no more\n", o.resume,
+                (long long)pos.total_steps, (long long)o.epochs);
 
-    int64_t total_steps = 0;
-    int epochs_done = 0;
+    struct sigaction stop = {.sa_handler = on_stop_signal}, old_int, old_term;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, &old_int);
+    sigaction(SIGTERM, &stop, &old_term);
+
     double first_step_s = 0.0;
-    for (int epoch = 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
-        int64_t per_epoch = ember_batcher_steps(batches);
-        if (o.steps && o.steps - total_steps < per_epoch)
-            per_epoch = o.steps - total_steps;
-        struct epoch_result r = {.epoch = epoch};
+    for (int64_t epoch = pos.epochs_done + 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
+        if (o.steps && pos.total_steps >= o.steps)
+            break;
+        /* this epoch's steps: the rest of it, unless --steps ends the run sooner */
+        int64_t first = pos.step_in_epoch, limit = per_full_epoch - first;
+        if (o.steps && o.steps - pos.total_steps < limit)
+            limit = o.steps - pos.total_steps;
+        struct epoch_result r = {.epoch = (int)epoch};
         struct progress bar;
-        progress_begin(&bar, epoch, (int)o.epochs, per_epoch, o.quiet);
-        double start = cli_now(), loss_sum = 0.0;
+        progress_begin(&bar, (int)epoch, (int)o.epochs, per_full_epoch - first, o.quiet);
+        double start = cli_now();
+        bool turned = false; /* the batcher said no more: the epoch's end, or a device error */
         ember_tensor *x, *y;
-        while (ember_batcher_next(batches, &x, &y)) {
-            r.lr = ember_lr_at(&schedule, total_steps + r.steps);
+        for (;;) {
+            if (!ember_batcher_next(batches, &x, &y)) {
+                turned = true;
+                break;
+            }
+            r.lr = ember_lr_at(&schedule, pos.total_steps);
             ember_optim_set_lr(opt, r.lr);
             ember_optim_zero_grad(opt);
             ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
@@ -315,32 +361,55 @@ int cmd_train(int argc, char **argv)
             ember_tape_clear(ctx);
             if (!isfinite(value)) {
                 cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
-                          isnan(value) ? "NaN" : "infinite", (long long)(total_steps + r.steps + 1));
+                          isnan(value) ? "NaN" : "infinite", (long long)(pos.total_steps + 1));
                 rc = EXIT_FAILURE_OTHER;
                 break;
             }
-            if (total_steps + r.steps == 0)
+            if (pos.total_steps == 0)
                 first_step_s = cli_now() - cli_start_time;
             r.steps++;
             r.images += ember_tensor_dim(x, 0);
-            loss_sum += value;
+            pos.total_steps++;
+            pos.step_in_epoch++;
+            pos.loss_sum += value;
             progress_update(&bar, r.steps, value);
-            if (r.steps == per_epoch && per_epoch < ember_batcher_steps(batches))
-                break; /* --steps ran out mid-epoch: training ends here */
+            if (stop_signal || r.steps == limit)
+                break; /* interrupted, or --steps ran out, or the epoch's last batch */
+            if (o.save_every && !o.save_every_epochs && pos.total_steps % o.save_every == 0 &&
+                (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK)
+                break;
         }
         progress_end(&bar);
         if (rc != EXIT_OK)
             break;
-        if (r.steps < per_epoch) { /* the batcher stopped early: a device error */
+        if (turned && pos.step_in_epoch < per_full_epoch) { /* the batcher stopped early */
             rc = cli_fail(ctx, "training failed");
             break;
         }
         r.seconds = cli_now() - start;
-        r.train_loss = per_epoch ? loss_sum / (double)per_epoch : 0.0;
+        r.train_loss = pos.step_in_epoch ? pos.loss_sum / (double)pos.step_in_epoch : 0.0;
         r.first_step_s = first_step_s;
-        total_steps += per_epoch;
-        if (per_epoch == ember_batcher_steps(batches))
-            epochs_done = epoch;
+        if (stop_signal) {
+            /* the step is done: save where the run stands (after an epoch's
+             * last batch too: resuming then ends that epoch, test pass included) */
+            if (!o.save)
+                o.save = "ember-interrupted.safetensors";
+            rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
+            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s\n",
+                    stop_signal == SIGINT ? "interrupted (Ctrl-C)" : "stopped (SIGTERM)", (long long)epoch,
+                    (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save);
+            rc = rc == EXIT_OK ? 128 + stop_signal : rc;
+            break;
+        }
+        if (pos.step_in_epoch < per_full_epoch)
+            break; /* --steps ended the run inside the epoch */
+        if (!turned && ember_batcher_next(batches, &x, &y)) { /* turn the batcher to the next epoch */
+            rc = cli_fail(ctx, "training failed: the batcher went past the epoch's end");
+            break;
+        }
+        pos.epochs_done = epoch;
+        pos.step_in_epoch = 0;
+        pos.loss_sum = 0.0;
 
         if (o.eval) {
             double t0 = cli_now();
@@ -349,22 +418,31 @@ int cmd_train(int argc, char **argv)
                 break;
             }
             r.eval_seconds = cli_now() - t0;
-            fprintf(stderr, "epoch %d/%lld: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f images/s, %.1f s\n",
-                    epoch, (long long)o.epochs, r.train_loss, r.test_loss, r.test_acc,
+            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f images/s, %.1f s\n",
+                    (long long)epoch, (long long)o.epochs, r.train_loss, r.test_loss, r.test_acc,
                     (double)r.images / r.seconds, r.seconds);
         } else {
-            fprintf(stderr, "epoch %d/%lld: train loss %.4f, %.0f images/s, %.1f s\n", epoch, (long long)o.epochs,
-                    r.train_loss, (double)r.images / r.seconds, r.seconds);
+            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, %.0f images/s, %.1f s\n", (long long)epoch,
+                    (long long)o.epochs, r.train_loss, (double)r.images / r.seconds, r.seconds);
         }
         if (o.metrics && !write_metrics(&o, ctx, &r)) {
             rc = EXIT_DATA;
             break;
         }
-        if (o.steps && total_steps >= o.steps)
+        if (o.save && o.eval && r.test_acc > pos.best_acc) {
+            pos.best_acc = r.test_acc;
+            if ((rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK)
+                break;
+        }
+        if (o.save && o.save_every && epoch < o.epochs &&
+            (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
+            (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK)
             break;
     }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (rc == EXIT_OK && o.save)
-        rc = save_checkpoint(&o, ctx, model, train, epochs_done, total_steps);
+        rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
 done:
     ember_batcher_free(batches);
     ember_optim_free(opt);
@@ -372,5 +450,6 @@ done:
     ember_dataset_free(train);
     ember_dataset_free(test);
     ember_ctx_free(ctx);
+    train_options_free(&o);
     return rc;
 }

@@ -1,0 +1,96 @@
+#!/bin/sh
+# tests/test_resume.sh — stopping and going on: a run interrupted or cut
+# short and then resumed ends with the same parameters, bit for bit, as one
+# that never stopped (Fashion-MNIST, simplecnn, the CPU with one thread).
+#
+#   test_resume.sh path/to/ember PYTHON
+#
+# PYTHON compares the checkpoints' tensors (numpy and safetensors).
+set -u
+EMBER=$1 PY=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/cli-util.sh"
+common="--model simplecnn --seed 7 --device cpu --threads 1 --quiet --no-eval"
+
+# the parameters and buffers of two checkpoints are the same bits
+same() {
+    "$PY" - "$1" "$2" <<'EOF'
+import sys
+from safetensors.numpy import load_file
+import numpy as np
+a, b = load_file(sys.argv[1]), load_file(sys.argv[2])
+sys.exit(0 if sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a) else 1)
+EOF
+}
+
+# --- the reference: two epochs without a stop
+run -- train $common --epochs 2 --save "$TMP/whole.safetensors"
+expect_status 0 "two epochs"
+[ -s "$TMP/whole.state.safetensors" ] || fail "no training state beside the checkpoint"
+
+# --- one epoch, then one more
+run -- train $common --epochs 1 --save "$TMP/one.safetensors"
+run -- train --resume "$TMP/one.safetensors" --epochs 2 --device cpu --threads 1 --quiet
+expect_status 0 "resuming after an epoch"
+expect_text "resuming $TMP/one.safetensors at epoch 2, step 0 of 938" "resuming after an epoch"
+same "$TMP/whole.safetensors" "$TMP/one.safetensors" || fail "one epoch then one more differs from two"
+
+# --- cut inside an epoch (--steps), with --save-every on the way, then resumed
+run -- train $common --epochs 2 --steps 700 --save-every 300 --save "$TMP/cut.safetensors"
+expect_status 0 "stopping at step 700"
+expect_text "saved $TMP/cut.safetensors (--save-every)" "--save-every 300"
+run -- train --resume "$TMP/cut.safetensors" --device cpu --threads 1 --quiet
+expect_status 0 "resuming inside an epoch"
+expect_text "at epoch 1, step 700 of 938" "resuming inside an epoch"
+same "$TMP/whole.safetensors" "$TMP/cut.safetensors" || fail "stopped at step 700 and resumed differs from whole"
+
+# until the run in the background has begun training (its first progress line)
+started() {
+    for _ in $(seq 1 600); do
+        grep -q "adam lr" "$TMP/err" 2>/dev/null && break
+        sleep 0.05
+    done
+    sleep 0.3
+}
+
+# --- Ctrl-C: the step finishes, the run is saved, the status says so; resuming ends where the whole run did
+"$EMBER" train $common --epochs 2 --save "$TMP/int.safetensors" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+started
+kill -INT $pid
+wait $pid
+status=$?
+expect_status 130 "Ctrl-C"
+expect_text "interrupted (Ctrl-C) at epoch" "Ctrl-C"
+expect_text "to go on: ember train --resume $TMP/int.safetensors" "Ctrl-C"
+run -- train --resume "$TMP/int.safetensors" --device cpu --threads 1 --quiet
+expect_status 0 "resuming after Ctrl-C"
+same "$TMP/whole.safetensors" "$TMP/int.safetensors" || fail "interrupted and resumed differs from whole"
+
+# --- SIGTERM the same way, with its own status
+"$EMBER" train $common --epochs 1 --save "$TMP/term.safetensors" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+started
+kill -TERM $pid
+wait $pid
+status=$?
+expect_status 143 "SIGTERM"
+expect_text "stopped (SIGTERM)" "SIGTERM"
+
+# --- what resuming refuses, and why
+run -- train --resume "$TMP/one.safetensors" --lr 0.01 --device cpu --quiet
+expect_status 3 "a setting that differs"
+expect_text "--lr 0.01, but $TMP/one.safetensors was trained with 0.001" "a setting that differs"
+cp "$TMP/one.safetensors" "$TMP/lonely.safetensors"
+run -- train --resume "$TMP/lonely.safetensors" --device cpu --quiet
+expect_status 3 "no training state"
+expect_text "lonely.state.safetensors" "no training state"
+run -- train $common --steps 100 --save "$TMP/early.safetensors"
+cp "$TMP/early.state.safetensors" "$TMP/one.state.safetensors" # a state from another step
+run -- train --resume "$TMP/one.safetensors" --device cpu --quiet
+expect_status 3 "a pair from two steps"
+expect_text "is from step" "a pair from two steps"
+run -- train --save-every 10 --data random --quiet
+expect_status 2 "--save-every without --save"
+finish test_resume

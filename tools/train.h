@@ -1,0 +1,70 @@
+/*
+ * tools/train.h — what `ember train` is asked to do, and the checkpoints
+ * that let it stop and go on.
+ *
+ * A run writes two files: the model checkpoint (FILE: parameters and
+ * buffers under PyTorch's names, loadable into PyTorch with strict=True,
+ * and the run's settings as metadata) and beside it the training state
+ * (FILE's stem + ".state.safetensors": the optimizer's moments, where in
+ * the data the run stands, the loss so far of the epoch under way, the best
+ * test accuracy). `--resume FILE` reads both and goes on as if never
+ * stopped; the settings come from the checkpoint, and one given anyway must
+ * agree with it (except --epochs, which may extend the run, as Keras's
+ * initial_epoch lets it).
+ */
+#ifndef EMBER_TRAIN_H
+#define EMBER_TRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+struct train_options {
+    const char *model, *device, *fallback, *save, *metrics, *optim, *schedule, *resume;
+    ember_data_options data;
+    int64_t epochs, steps, batch, threads;
+    int64_t save_every; /* 0: only at the end; steps, or epochs when save_every_epochs */
+    bool save_every_epochs;
+    double lr, momentum, weight_decay, warmup, step_epochs, gamma, min_lr;
+    uint64_t seed;
+    bool eval, quiet, verbose, shape_given;
+    uint32_t given; /* bit i: train_settings[i] was on the command line */
+    char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
+    int n_owned;
+};
+
+void train_options_free(struct train_options *o);
+
+/* Marks the setting that command-line option `option` sets as given. */
+void train_mark_given(struct train_options *o, const char *option);
+
+/* Where a run stands. */
+struct train_position {
+    int64_t epochs_done;   /* whole epochs trained */
+    int64_t step_in_epoch; /* steps into the next one */
+    int64_t total_steps;
+    double loss_sum; /* of the epoch under way's steps so far */
+    double best_acc; /* the best test accuracy of an epoch's end, -1 if none */
+};
+
+/* "run.safetensors" -> "run.state.safetensors" (or "run.best.safetensors") */
+const char *train_sibling_path(const char *path, const char *what, char *buf, size_t len);
+
+/* Writes the model checkpoint (with the settings, the class names and the
+ * position) and its training state; returns an exit status. */
+int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_optim *opt,
+               const ember_dataset *train, const struct train_position *pos, const char *path);
+/* Writes the model alone to FILE's ".best" sibling. */
+int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
+                    const struct train_position *pos);
+
+/* --resume: the settings from o->resume's metadata where not given, and a
+ * clear error (exit 3) where given and different; returns an exit status. */
+int train_resume_settings(ember_ctx *ctx, struct train_options *o);
+/* --resume: the optimizer's state and the position, from the state file
+ * beside o->resume, checked against the checkpoint's step. */
+int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_optim *opt,
+                       struct train_position *pos);
+
+#endif /* EMBER_TRAIN_H */
