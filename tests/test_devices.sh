@@ -43,7 +43,10 @@ expect_status 0 "--fallback cpu"
 expect_text "falling back to cpu" "--fallback cpu"
 run $NO_GPU -- train --data random --steps 1 --quiet
 expect_status 0 "auto without a driver"
-expect_text "passed over: cuda (cannot open /nonexistent" "auto's line without a driver"
+# a machine without a GPU training on its CPU is no news: said with --verbose only
+cat "$TMP/out" "$TMP/err" | grep -q "auto chose" && fail "auto's line without a driver, and without --verbose"
+run $NO_GPU -- train --data random --steps 1 --quiet --verbose
+expect_text "passed over: cuda (cannot open /nonexistent" "auto's line without a driver, with --verbose"
 run "$NO_GPU EMBER_DEVICE=cpu" -- train --data random --steps 1 --quiet
 expect_status 0 "EMBER_DEVICE=cpu"
 cat "$TMP/out" "$TMP/err" | grep -q "auto chose" && fail "EMBER_DEVICE=cpu still went through auto"

@@ -52,8 +52,12 @@ static void log_stderr(void *user, ember_log_level level, const char *message)
     fprintf(stderr, "ember: %s%s\n", prefix[level], message);
 }
 
+/* --verbose, as the context was made with it */
+static bool verbose_run;
+
 ember_ctx *cli_ctx_new(bool verbose, int threads)
 {
+    verbose_run = verbose;
     ember_ctx *ctx = ember_ctx_new();
     if (!ctx) {
         cli_error("out of memory");
@@ -62,6 +66,23 @@ ember_ctx *cli_ctx_new(bool verbose, int threads)
     ember_ctx_set_log(ctx, log_stderr, NULL, verbose ? EMBER_LOG_INFO : EMBER_LOG_WARN);
     ember_ctx_set_threads(ctx, threads);
     return ctx;
+}
+
+/* What "auto" chose is news when it is a GPU, or when it passed over a GPU
+ * that is there but failed; that it took the CPU of a machine without one
+ * is said only with --verbose. */
+static bool worth_saying(const char *choice, bool verbose)
+{
+    if (!choice[0])
+        return false;
+    if (verbose || strncmp(choice, "auto chose cpu", 14) != 0 || strstr(choice, "cuda:"))
+        return true;
+    for (const char *at = strstr(choice, "opencl:"); at; at = strstr(at + 1, "opencl:")) {
+        const char *why = strchr(at, '(');
+        if (why && strncmp(why, "(a CPU device", 13) != 0)
+            return true;
+    }
+    return false;
 }
 
 int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
@@ -75,7 +96,7 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
         if (ember_ctx_use_device(ctx, fallback) != EMBER_OK)
             return cli_fail(ctx, "cannot use the fallback device either");
     }
-    if (ember_ctx_device_choice(ctx)[0])
+    if (worth_saying(ember_ctx_device_choice(ctx), verbose_run))
         fprintf(stderr, "ember: %s\n", ember_ctx_device_choice(ctx));
     return EXIT_OK;
 }
