@@ -229,6 +229,8 @@ struct ember_batcher {
     bool shuffle;
     uint64_t seed;
     ember_rng rng;
+    int64_t epoch;           /* epochs begun before this one */
+    ember_augment augment;   /* crop_padding 0 and no flip: none */
 
     int64_t *order;   /* (count): the epoch's order of samples */
     float *x_host;    /* (batch, sample_bytes) */
@@ -255,6 +257,47 @@ static void order_new_epoch(ember_batcher *b)
         b->order[i] = b->order[j];
         b->order[j] = swap;
     }
+}
+
+/* One image through the augmentation, bytes to [0, 1] floats: shifted by
+ * (dx, dy) in [-padding, padding] with zeros coming in at the border (a
+ * random crop of the padded image, torchvision's RandomCrop(size, padding)),
+ * then mirrored left-right half the time (RandomHorizontalFlip). The draw
+ * comes from the seed, the epoch and the sample's place in it, so it is
+ * the same on every device and after a resume. */
+static void augment_sample(const ember_batcher *b, const uint8_t *src, float *dst, int64_t place)
+{
+    const ember_dataset *ds = b->ds;
+    int64_t c = ds->sample_shape[0], h = ds->sample_shape[1], w = ds->sample_shape[2];
+    ember_rng rng = ember_rng_seed(b->augment.seed ^ ((uint64_t)b->epoch * 0x9e3779b97f4a7c15ull) ^
+                                   ((uint64_t)place * 0xbf58476d1ce4e5b9ull));
+    int64_t pad = b->augment.crop_padding, span = 2 * pad + 1;
+    int64_t dx = pad ? (int64_t)(ember_rng_u32(&rng) % (uint32_t)span) - pad : 0;
+    int64_t dy = pad ? (int64_t)(ember_rng_u32(&rng) % (uint32_t)span) - pad : 0;
+    bool flip = b->augment.flip && (ember_rng_u32(&rng) & 1);
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                int64_t sx = (flip ? w - 1 - x : x) + dx, sy = y + dy;
+                bool inside = sx >= 0 && sx < w && sy >= 0 && sy < h;
+                dst[(ch * h + y) * w + x] = inside ? b->scale[src[(ch * h + sy) * w + sx]] : 0.0f;
+            }
+}
+
+ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment)
+{
+    if (!b)
+        return EMBER_ERR_ARG;
+    ember_augment none = {0};
+    const ember_augment *a = augment ? augment : &none;
+    bool images = b->ds->sample_ndim == 3;
+    if (a->crop_padding < 0 || (a->crop_padding > 0 && images && a->crop_padding >= b->ds->sample_shape[1]) ||
+        ((a->crop_padding || a->flip) && !images))
+        return ember_fail(b->ctx, EMBER_ERR_ARG, "augmentation is for images (C, H, W), with a crop padding "
+                          "from 0 to less than their height; %s has samples of %d dimensions",
+                          b->ds->describe, b->ds->sample_ndim);
+    b->augment = *a;
+    return EMBER_OK;
 }
 
 /* The first `rows` rows of t, as a view owned by the batcher. */
@@ -344,6 +387,7 @@ ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step)
     order_new_epoch(b);
     for (int64_t e = 0; e < epoch; e++)
         order_new_epoch(b);
+    b->epoch = epoch;
     b->next = step * b->batch < b->ds->count ? step * b->batch : b->ds->count;
     return EMBER_OK;
 }
@@ -363,18 +407,23 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     const ember_dataset *ds = b->ds;
     if (b->next >= ds->count) { /* the epoch is over; the next call starts another */
         b->next = 0;
+        b->epoch++;
         order_new_epoch(b);
         return false;
     }
 
     int64_t rows = ds->count - b->next < b->batch ? ds->count - b->next : b->batch;
     int64_t sample = ds->sample_bytes;
+    bool augment = b->augment.crop_padding > 0 || b->augment.flip;
     for (int64_t r = 0; r < rows; r++) {
         int64_t index = b->order[b->next + r];
         const uint8_t *src = ds->pixels + index * sample;
         float *dst = b->x_host + r * sample;
-        for (int64_t k = 0; k < sample; k++)
-            dst[k] = b->scale[src[k]];
+        if (augment)
+            augment_sample(b, src, dst, b->next + r);
+        else
+            for (int64_t k = 0; k < sample; k++)
+                dst[k] = b->scale[src[k]];
         b->y_host[r] = ds->labels[index];
     }
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;

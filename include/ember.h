@@ -485,6 +485,18 @@ typedef struct ember_batcher ember_batcher;
 ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed);
 void ember_batcher_free(ember_batcher *b);
 int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
+/* Augmentation of training images, as torchvision's RandomCrop(size,
+ * padding=crop_padding) and RandomHorizontalFlip(): each sample shifted by
+ * up to crop_padding pixels each way (zeros come in at the border) and, when
+ * `flip`, mirrored left-right half the time; drawn from `seed`, the epoch
+ * and the sample's place in it, so that every device, and a resumed run,
+ * sees the same images. NULL (or zeros) turns it off. */
+typedef struct ember_augment {
+    int crop_padding;
+    bool flip;
+    uint64_t seed;
+} ember_augment;
+ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
 /* Goes to where a batcher made with the same data, batch, shuffle and seed
  * would be after `epoch` whole epochs and `step` batches of the next: the
  * same order, so a resumed run sees the batches an unbroken one would. */

@@ -61,7 +61,7 @@ expect 0 "epoch 2/2" -- "$EMBER" train --data random --epochs 2 --batch 32 --see
     --metrics "$TMP/run.jsonl" --save "$TMP/run.safetensors"
 grep -q "epoch 1/2 step" "$TMP/out" || fail "no plain progress line: $(head -c 600 "$TMP/out")"
 [ "$(wc -l <"$TMP/run.jsonl")" -eq 2 ] || fail "run.jsonl should have 2 lines: $(cat "$TMP/run.jsonl")"
-for field in epoch train_loss test_acc images_per_s seconds device first_step_s peak_rss_mib; do
+for field in run epoch train_loss train_acc test_acc images_per_s seconds device first_step_s peak_rss_mib; do
     grep -q "\"$field\": " "$TMP/run.jsonl" || fail "run.jsonl lacks $field: $(cat "$TMP/run.jsonl")"
 done
 grep -q '"device": "cpu' "$TMP/run.jsonl" || fail "run.jsonl device is not cpu"
@@ -83,6 +83,15 @@ expect 0 "saved $TMP/go.safetensors (the end of the run)" -- "$EMBER" train --da
 expect 0 "resuming $TMP/go.safetensors at epoch 1, step 5 of 16" -- "$EMBER" train --resume "$TMP/go.safetensors" \
     --steps 7 --quiet
 expect 3 "--model mlp, but" -- "$EMBER" train --resume "$TMP/go.safetensors" --model mlp --quiet
+
+# metrics every N steps, a run id on every line; early stopping when the test accuracy stalls
+rm -f "$TMP/log.jsonl"
+expect 0 "stopping early: no better test accuracy for 1 epochs (the best, .*, was epoch 1)" -- \
+    "$EMBER" train --data random --batch 512 --epochs 5 --lr 0 --early-stop 1 --log-every 3 --run-id try-1 \
+    --metrics "$TMP/log.jsonl" --quiet
+[ "$(grep -c '"step": ' "$TMP/log.jsonl")" -eq 5 ] && [ "$(grep -c '"test_acc": ' "$TMP/log.jsonl")" -eq 2 ] &&
+    [ "$(grep -c '"run": "try-1"' "$TMP/log.jsonl")" -eq 7 ] || fail "--log-every 3 over 16 steps: $(cat "$TMP/log.jsonl")"
+expect 2 "--early-stop watches the test accuracy" -- "$EMBER" train --early-stop 2 --no-eval
 
 # learning-rate schedules: the rate of each epoch's last step in the metrics
 rm -f "$TMP/lr.jsonl"

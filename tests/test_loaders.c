@@ -803,6 +803,53 @@ static void test_batcher(void)
         CHECK(!ember_batcher_next(b, &x, &y) && !x && !y, "the epoch ends");
     }
     ember_batcher_free(b);
+
+    /* augmentation: each image shifted (zeros in) and maybe mirrored; the same after a seek */
+    b = ember_batcher_new(ds, IDX_N, false, 0);
+    ember_augment aug = {.crop_padding = 1, .flip = true, .seed = 11};
+    CHECK(b && ember_batcher_set_augment(b, &aug) == EMBER_OK, "set_augment: %s", ember_last_error(ctx));
+    int flipped = 0, shifted = 0, seen = 0;
+    static float epoch1[IDX_N * IDX_H * IDX_W];
+    for (int epoch = 0; b && epoch < 20; epoch++) {
+        float xs[IDX_N * IDX_H * IDX_W];
+        CHECK(ember_batcher_next(b, &x, &y) && ember_tensor_read(x, xs, sizeof xs) == EMBER_OK, "augmented batch");
+        if (epoch == 1)
+            memcpy(epoch1, xs, sizeof xs);
+        for (int n = 0; n < IDX_N; n++) {
+            bool found = false;
+            for (int f = 0; f < 2 && !found; f++)
+                for (int dy = -1; dy <= 1 && !found; dy++)
+                    for (int dx = -1; dx <= 1 && !found; dx++) {
+                        bool same = true;
+                        for (int yy = 0; yy < IDX_H && same; yy++)
+                            for (int xx = 0; xx < IDX_W && same; xx++) {
+                                int sx = (f ? IDX_W - 1 - xx : xx) + dx, sy = yy + dy;
+                                float want = sx >= 0 && sx < IDX_W && sy >= 0 && sy < IDX_H
+                                                 ? idx_pixels[(n * IDX_H + sy) * IDX_W + sx] / 255.0f
+                                                 : 0.0f;
+                                same = xs[(n * IDX_H + yy) * IDX_W + xx] == want;
+                            }
+                        if (same) {
+                            found = true;
+                            flipped += f;
+                            shifted += dx || dy;
+                        }
+                    }
+            CHECK(found, "epoch %d image %d is not the original shifted by at most 1 and maybe mirrored", epoch, n);
+            seen++;
+        }
+        CHECK(!ember_batcher_next(b, &x, &y), "one batch an epoch");
+    }
+    CHECK(flipped > seen / 4 && flipped < 3 * seen / 4 && shifted > seen / 2,
+          "%d of %d mirrored, %d shifted", flipped, seen, shifted);
+    ember_batcher_free(b);
+    b = ember_batcher_new(ds, IDX_N, false, 0);
+    float again[IDX_N * IDX_H * IDX_W];
+    CHECK(b && ember_batcher_set_augment(b, &aug) == EMBER_OK && ember_batcher_seek(b, 1, 0) == EMBER_OK &&
+              ember_batcher_next(b, &x, &y) && ember_tensor_read(x, again, sizeof again) == EMBER_OK &&
+              memcmp(again, epoch1, sizeof again) == 0,
+          "after a seek to epoch 1 the augmented batch is epoch 1's");
+    ember_batcher_free(b);
     CHECK(!ember_batcher_new(ds, 0, false, 0) && ember_last_status(ctx) == EMBER_ERR_ARG, "batch 0");
     ember_clear_error(ctx);
     b = ember_batcher_new(ds, 1000, true, 0);
@@ -826,6 +873,9 @@ static void test_batcher(void)
     ember_batcher *b1 = ember_batcher_new(ds, 64, true, 42);
     ember_batcher *b2 = ember_batcher_new(ds, 64, true, 42);
     ember_batcher *b3 = ember_batcher_new(ds, 64, true, 43);
+    CHECK(ember_batcher_set_augment(b1, &(ember_augment){.flip = true}) == EMBER_ERR_ARG,
+          "augmenting samples that are not images");
+    ember_clear_error(ctx);
     CHECK(b1 && b2 && b3 && ember_batcher_steps(b1) == 5, "batchers: %s", ember_last_error(ctx));
     if (b1 && b2 && b3) {
         static int64_t e1[2][300], e2[2][300], e3[300];
@@ -849,6 +899,13 @@ static void test_batcher(void)
         for (int64_t i = 0; i < 300; i++)
             in_order += e1[0][i] == i;
         CHECK(in_order < 30, "shuffled: %lld samples in place", (long long)in_order);
+        /* a new batcher sent to epoch 1 visits in epoch 1's order */
+        static int64_t e4[300];
+        ember_batcher *b4 = ember_batcher_new(ds, 64, true, 42);
+        CHECK(b4 && ember_batcher_seek(b4, 1, 0) == EMBER_OK && epoch_order(b4, 300, 64, e4) &&
+                  memcmp(e4, e1[1], sizeof e4) == 0,
+              "seek to the second epoch");
+        ember_batcher_free(b4);
     }
     ember_batcher_free(b1);
     ember_batcher_free(b2);

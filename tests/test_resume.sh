@@ -31,6 +31,7 @@ expect_status 0 "two epochs"
 
 # --- one epoch, then one more
 run -- train $common --epochs 1 --save "$TMP/one.safetensors"
+cp "$TMP/one.safetensors" "$TMP/first-epoch.safetensors"
 run -- train --resume "$TMP/one.safetensors" --epochs 2 --device cpu --threads 1 --quiet
 expect_status 0 "resuming after an epoch"
 expect_text "resuming $TMP/one.safetensors at epoch 2, step 0 of 938" "resuming after an epoch"
@@ -77,6 +78,15 @@ wait $pid
 status=$?
 expect_status 143 "SIGTERM"
 expect_text "stopped (SIGTERM)" "SIGTERM"
+
+# --- with augmentation (shifted and mirrored images, drawn per epoch and place): the same after a resume
+run -- train $common --epochs 1 --augment crop:2,flip --save "$TMP/aug.safetensors"
+expect_status 0 "one epoch, augmented"
+run -- train $common --epochs 1 --steps 400 --augment crop:2,flip --save "$TMP/aug-cut.safetensors"
+run -- train --resume "$TMP/aug-cut.safetensors" --device cpu --threads 1 --quiet
+expect_status 0 "resuming an augmented run"
+same "$TMP/aug.safetensors" "$TMP/aug-cut.safetensors" || fail "an augmented run stopped and resumed differs"
+same "$TMP/aug.safetensors" "$TMP/first-epoch.safetensors" && fail "augmentation changed nothing"
 
 # --- what resuming refuses, and why
 run -- train --resume "$TMP/one.safetensors" --lr 0.01 --device cpu --quiet

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "progress.h"
@@ -56,14 +57,45 @@ static const char usage[] =
     "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
     "                      place in the data; --epochs counts from the run's start\n"
-    "  --metrics FILE      append one JSON object per epoch\n"
+    "  --metrics FILE      append one JSON object per epoch (and per --log-every steps), each\n"
+    "                      with the run's id, so that appended runs stay apart\n"
+    "  --log-every N       also a metrics object every N steps\n"
+    "  --run-id NAME       the run's id in the metrics (default: the start time and process id)\n"
+    "  --early-stop N      stop after N epochs without a better test accuracy\n"
+    "  --augment SPEC      training images shifted (crop:P, up to P pixels each way, zeros\n"
+    "                      coming in) and mirrored (flip): crop:4,flip; seeded by --seed\n"
     "  --no-eval           skip the test-set evaluation\n"
     "  --quiet             no progress line\n"
     "  --verbose           say more (the device chosen and why)\n"
     "  -h, --help          this text\n";
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
-       OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME };
+       OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
+       OPT_AUGMENT };
+
+/* "none", or "crop:P" and "flip" joined by commas */
+static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
+{
+    *a = (ember_augment){.seed = seed ^ 0xa5a5a5a5a5a5ull}; /* its own stream */
+    if (strcmp(spec, "none") == 0)
+        return true;
+    char copy[64];
+    snprintf(copy, sizeof copy, "%s", spec);
+    for (char *part = strtok(copy, ","); part; part = strtok(NULL, ",")) {
+        if (strcmp(part, "flip") == 0) {
+            a->flip = true;
+            continue;
+        }
+        char *end = part;
+        long pixels = strncmp(part, "crop:", 5) == 0 ? strtol(part + 5, &end, 10) : 0;
+        if (pixels < 1 || pixels > 1024 || *end) {
+            cli_error("--augment takes crop:P (P pixels) and flip, joined by a comma, or none; not \"%s\"", spec);
+            return false;
+        }
+        a->crop_padding = (int)pixels;
+    }
+    return true;
+}
 
 /* "500" steps or "2e" epochs */
 static bool parse_every(const char *text, struct train_options *o)
@@ -93,6 +125,8 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
         {"min-lr", required_argument, NULL, OPT_MIN_LR},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
+        {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
+        {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
@@ -102,7 +136,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     };
     *o = (struct train_options){
         .model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001, .eval = true,
-        .schedule = "constant", .gamma = 0.1,
+        .schedule = "constant", .gamma = 0.1, .augment = "none",
         .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto", .data = {.kind = "fashion-mnist"}};
     int c, index = 0;
     bool ok = true;
@@ -134,6 +168,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_MIN_LR: ok = cli_parse_float("min-lr", optarg, 0.0, 1e6, &o->min_lr); break;
         case OPT_SAVE_EVERY: ok = parse_every(optarg, o); break;
         case OPT_RESUME: o->resume = optarg; break;
+        case OPT_LOG_EVERY: ok = cli_parse_int("log-every", optarg, 1, INT64_MAX / 2, &o->log_every); break;
+        case OPT_RUN_ID: o->run_id = optarg; break;
+        case OPT_EARLY_STOP: ok = cli_parse_int("early-stop", optarg, 1, 1000000, &o->early_stop); break;
+        case OPT_AUGMENT: o->augment = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -161,6 +199,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--momentum applies to --optim sgd");
         ok = false;
     }
+    if (ok && o->early_stop && !o->eval) {
+        cli_error("--early-stop watches the test accuracy, which --no-eval turns off");
+        ok = false;
+    }
     if (ok && o->save_every && !o->save && !o->resume) {
         cli_error("--save-every needs --save FILE: where to write");
         ok = false;
@@ -176,9 +218,54 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 struct epoch_result {
     int epoch;
     int64_t steps, images;
-    double train_loss, test_loss, test_acc, seconds, eval_seconds, first_step_s;
+    double train_loss, train_acc, test_loss, test_acc, seconds, eval_seconds, first_step_s;
     float lr; /* the rate of the epoch's last step */
 };
+
+/* The --log-every window: steps since the last line. */
+struct window {
+    int64_t steps, correct, seen;
+    double loss_sum, start;
+};
+
+/* One --log-every line: the window's loss and accuracy, at a step. */
+static bool write_window(const struct train_options *o, int64_t epoch, int64_t step, float lr, const struct window *w)
+{
+    FILE *f = fopen(o->metrics, "a");
+    if (!f) {
+        cli_error("cannot open --metrics file %s: %s", o->metrics, strerror(errno));
+        return false;
+    }
+    double seconds = cli_now() - w->start;
+    fprintf(f, "{\"run\": ");
+    cli_json_string(f, o->run_id);
+    fprintf(f, ", \"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"train_acc\": %.6f, \"lr\": %g, "
+            "\"images_per_s\": %.1f}\n", (long long)epoch, (long long)step, w->loss_sum / (double)w->steps,
+            w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0);
+    bool ok = fclose(f) == 0;
+    if (!ok)
+        cli_error("writing --metrics file %s failed", o->metrics);
+    return ok;
+}
+
+/* How many of a batch's predictions are right: logits (n, classes) against y (n). */
+static ember_status count_correct(ember_tensor *logits, ember_tensor *y, float *scratch, int32_t *labels,
+                                  int64_t *correct)
+{
+    int64_t n = ember_tensor_dim(logits, 0), classes = ember_tensor_dim(logits, 1);
+    ember_status st = ember_tensor_read(logits, scratch, (size_t)(n * classes) * sizeof *scratch);
+    if (st == EMBER_OK)
+        st = ember_tensor_read(y, labels, (size_t)n * sizeof *labels);
+    for (int64_t i = 0; st == EMBER_OK && i < n; i++) {
+        const float *row = scratch + i * classes;
+        int64_t best = 0;
+        for (int64_t k = 1; k < classes; k++)
+            if (row[k] > row[best])
+                best = k;
+        *correct += best == labels[i];
+    }
+    return st;
+}
 
 static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const struct epoch_result *r)
 {
@@ -187,7 +274,9 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
         cli_error("cannot open --metrics file %s: %s", o->metrics, strerror(errno));
         return false;
     }
-    fprintf(f, "{\"epoch\": %d, \"train_loss\": %.6f, ", r->epoch, r->train_loss);
+    fprintf(f, "{\"run\": ");
+    cli_json_string(f, o->run_id);
+    fprintf(f, ", \"epoch\": %d, \"train_loss\": %.6f, \"train_acc\": %.6f, ", r->epoch, r->train_loss, r->train_acc);
     if (o->eval)
         fprintf(f, "\"test_loss\": %.6f, \"test_acc\": %.6f, ", r->test_loss, r->test_acc);
     else
@@ -282,6 +371,15 @@ int cmd_train(int argc, char **argv)
         goto done;
     if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
         goto done;
+    char run_id[64];
+    if (!o.run_id) { /* "20261122T235501-4242": when, and which process */
+        time_t now = time(NULL);
+        struct tm utc;
+        gmtime_r(&now, &utc);
+        size_t at = strftime(run_id, sizeof run_id, "%Y%m%dT%H%M%S", &utc);
+        snprintf(run_id + at, sizeof run_id - at, "-%ld", (long)getpid());
+        o.run_id = run_id;
+    }
     if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
         (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
         rc = cli_fail(ctx, "cannot load the data");
@@ -296,6 +394,15 @@ int cmd_train(int argc, char **argv)
     if (!(opt = make_optimizer(&o, model)) ||
         !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
         rc = cli_fail(ctx, "cannot set up training");
+        goto done;
+    }
+    ember_augment augment;
+    if (!parse_augment(o.augment, &augment, o.seed)) {
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (ember_batcher_set_augment(batches, &augment) != EMBER_OK) {
+        rc = cli_fail(ctx, "cannot augment this data");
         goto done;
     }
     if (o.resume) {
@@ -313,7 +420,17 @@ int cmd_train(int argc, char **argv)
             strcmp(o.schedule, "constant") ? " " : "", strcmp(o.schedule, "constant") ? o.schedule : "",
             (long long)o.batch);
 
-    int64_t per_full_epoch = ember_batcher_steps(batches);
+    int64_t per_full_epoch = ember_batcher_steps(batches), classes = ember_dataset_classes(train);
+    float *scratch = malloc((size_t)(o.batch * classes) * sizeof *scratch);
+    int32_t *labels = malloc((size_t)o.batch * sizeof *labels);
+    if (!scratch || !labels) {
+        free(scratch);
+        free(labels);
+        cli_error("out of memory");
+        rc = EXIT_FAILURE_OTHER;
+        goto done;
+    }
+    struct window window = {.start = cli_now()};
     ember_lr_schedule schedule = make_schedule(&o, per_full_epoch);
     if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
         fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
@@ -353,8 +470,10 @@ int cmd_train(int argc, char **argv)
             ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
             ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
             float value = NAN;
+            int64_t correct = 0;
             if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
-                ember_tensor_item(loss, &value) != EMBER_OK) {
+                ember_tensor_item(loss, &value) != EMBER_OK ||
+                count_correct(logits, y, scratch, labels, &correct) != EMBER_OK) {
                 rc = cli_fail(ctx, "training failed");
                 break;
             }
@@ -372,6 +491,19 @@ int cmd_train(int argc, char **argv)
             pos.total_steps++;
             pos.step_in_epoch++;
             pos.loss_sum += value;
+            pos.correct += correct;
+            pos.seen += ember_tensor_dim(x, 0);
+            window.steps++;
+            window.loss_sum += value;
+            window.correct += correct;
+            window.seen += ember_tensor_dim(x, 0);
+            if (o.log_every && o.metrics && pos.total_steps % o.log_every == 0) {
+                if (!write_window(&o, epoch, pos.total_steps, r.lr, &window)) {
+                    rc = EXIT_DATA;
+                    break;
+                }
+                window = (struct window){.start = cli_now()};
+            }
             progress_update(&bar, r.steps, value);
             if (stop_signal || r.steps == limit)
                 break; /* interrupted, or --steps ran out, or the epoch's last batch */
@@ -388,6 +520,7 @@ int cmd_train(int argc, char **argv)
         }
         r.seconds = cli_now() - start;
         r.train_loss = pos.step_in_epoch ? pos.loss_sum / (double)pos.step_in_epoch : 0.0;
+        r.train_acc = pos.seen ? (double)pos.correct / (double)pos.seen : 0.0;
         r.first_step_s = first_step_s;
         if (stop_signal) {
             /* the step is done: save where the run stands (after an epoch's
@@ -410,6 +543,7 @@ int cmd_train(int argc, char **argv)
         pos.epochs_done = epoch;
         pos.step_in_epoch = 0;
         pos.loss_sum = 0.0;
+        pos.correct = pos.seen = 0;
 
         if (o.eval) {
             double t0 = cli_now();
@@ -418,21 +552,29 @@ int cmd_train(int argc, char **argv)
                 break;
             }
             r.eval_seconds = cli_now() - t0;
-            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f images/s, %.1f s\n",
-                    (long long)epoch, (long long)o.epochs, r.train_loss, r.test_loss, r.test_acc,
-                    (double)r.images / r.seconds, r.seconds);
+            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
+                    "%.4f, %.0f images/s, %.1f s\n", (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc,
+                    r.test_loss, r.test_acc, (double)r.images / r.seconds, r.seconds);
         } else {
-            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, %.0f images/s, %.1f s\n", (long long)epoch,
-                    (long long)o.epochs, r.train_loss, (double)r.images / r.seconds, r.seconds);
+            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, %.0f images/s, %.1f s\n",
+                    (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc, (double)r.images / r.seconds,
+                    r.seconds);
         }
         if (o.metrics && !write_metrics(&o, ctx, &r)) {
             rc = EXIT_DATA;
             break;
         }
-        if (o.save && o.eval && r.test_acc > pos.best_acc) {
+        if (o.eval && r.test_acc > pos.best_acc) {
             pos.best_acc = r.test_acc;
-            if ((rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK)
+            pos.best_epoch = epoch;
+            if (o.save && (rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK)
                 break;
+        }
+        if (o.early_stop && epoch - pos.best_epoch >= o.early_stop && epoch < o.epochs) {
+            fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
+                    "epoch %lld%s%s)\n", (long long)o.early_stop, pos.best_acc, (long long)pos.best_epoch,
+                    o.save ? "; its model is in " : "", o.save ? "the .best checkpoint" : "");
+            break;
         }
         if (o.save && o.save_every && epoch < o.epochs &&
             (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
@@ -441,6 +583,8 @@ int cmd_train(int argc, char **argv)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    free(scratch);
+    free(labels);
     if (rc == EXIT_OK && o.save)
         rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
 done:

@@ -34,6 +34,8 @@ static const struct train_setting {
     {"step-epochs", "ember.step_epochs", SETTING_FLOAT, offsetof(struct train_options, step_epochs)},
     {"gamma", "ember.gamma", SETTING_FLOAT, offsetof(struct train_options, gamma)},
     {"min-lr", "ember.min_lr", SETTING_FLOAT, offsetof(struct train_options, min_lr)},
+    {"augment", "ember.augment", SETTING_STRING, offsetof(struct train_options, augment)},
+    {"run-id", "ember.run", SETTING_STRING, offsetof(struct train_options, run_id)},
     {"epochs", "ember.epochs", SETTING_INT, offsetof(struct train_options, epochs)},
 };
 enum { SETTING_COUNT = sizeof train_settings / sizeof train_settings[0] };
@@ -188,7 +190,10 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
     meta_add(&m, "ember.step_in_epoch", meta_number(&m, "%.0f", (double)pos->step_in_epoch));
     meta_add(&m, "ember.step", meta_number(&m, "%.0f", (double)pos->total_steps));
     meta_add(&m, "ember.loss_sum", meta_number(&m, "%.17g", pos->loss_sum));
+    meta_add(&m, "ember.correct", meta_number(&m, "%.0f", (double)pos->correct));
+    meta_add(&m, "ember.seen", meta_number(&m, "%.0f", (double)pos->seen));
     meta_add(&m, "ember.best_acc", meta_number(&m, "%.17g", pos->best_acc));
+    meta_add(&m, "ember.best_epoch", meta_number(&m, "%.0f", (double)pos->best_epoch));
     if (ember_optim_save(opt, train_sibling_path(path, "state", state_path, sizeof state_path), m.kv) != EMBER_OK)
         return cli_fail(ctx, "cannot save the training state");
     return save_model(o, ctx, model, train, pos, path);
@@ -280,8 +285,10 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
     const char *epoch = ember_checkpoint_meta(ck, "ember.epoch"), *in_epoch = ember_checkpoint_meta(ck, "ember.step_in_epoch");
     const char *step = ember_checkpoint_meta(ck, "ember.step"), *loss = ember_checkpoint_meta(ck, "ember.loss_sum");
     const char *best = ember_checkpoint_meta(ck, "ember.best_acc"), *model_step = ember_checkpoint_meta(model_ck, "ember.step");
+    const char *correct = ember_checkpoint_meta(ck, "ember.correct"), *seen = ember_checkpoint_meta(ck, "ember.seen");
+    const char *best_epoch = ember_checkpoint_meta(ck, "ember.best_epoch");
     int rc = EXIT_OK;
-    if (!epoch || !in_epoch || !step || !loss || !best || !model_step) {
+    if (!epoch || !in_epoch || !step || !loss || !best || !model_step || !correct || !seen || !best_epoch) {
         cli_error("%s is not the training state of an ember run (its metadata lacks the position)", state_path);
         rc = EXIT_DATA;
     } else if (strcmp(step, model_step) != 0) {
@@ -297,7 +304,10 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
                                        .step_in_epoch = strtoll(in_epoch, NULL, 10),
                                        .total_steps = strtoll(step, NULL, 10),
                                        .loss_sum = strtod(loss, NULL),
-                                       .best_acc = strtod(best, NULL)};
+                                       .correct = strtoll(correct, NULL, 10),
+                                       .seen = strtoll(seen, NULL, 10),
+                                       .best_acc = strtod(best, NULL),
+                                       .best_epoch = strtoll(best_epoch, NULL, 10)};
     }
     ember_checkpoint_close(model_ck);
     ember_checkpoint_close(ck);

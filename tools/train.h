@@ -21,10 +21,13 @@
 #include "cli.h"
 
 struct train_options {
-    const char *model, *device, *fallback, *save, *metrics, *optim, *schedule, *resume;
+    const char *model, *device, *fallback, *save, *metrics, *optim, *schedule, *resume, *run_id;
+    const char *augment; /* "none", "flip", "crop:4", "crop:4,flip" */
     ember_data_options data;
     int64_t epochs, steps, batch, threads;
     int64_t save_every; /* 0: only at the end; steps, or epochs when save_every_epochs */
+    int64_t log_every;  /* 0: metrics per epoch only; else also every N steps */
+    int64_t early_stop; /* 0: never; else stop after N epochs without a better test accuracy */
     bool save_every_epochs;
     double lr, momentum, weight_decay, warmup, step_epochs, gamma, min_lr;
     uint64_t seed;
@@ -44,8 +47,10 @@ struct train_position {
     int64_t epochs_done;   /* whole epochs trained */
     int64_t step_in_epoch; /* steps into the next one */
     int64_t total_steps;
-    double loss_sum; /* of the epoch under way's steps so far */
-    double best_acc; /* the best test accuracy of an epoch's end, -1 if none */
+    double loss_sum;        /* of the epoch under way's steps so far */
+    int64_t correct, seen;  /* the epoch under way's training predictions so far */
+    double best_acc;        /* the best test accuracy of an epoch's end, -1 if none */
+    int64_t best_epoch;
 };
 
 /* "run.safetensors" -> "run.state.safetensors" (or "run.best.safetensors") */
