@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,21 +50,10 @@ struct idx_file {
     int64_t header_bytes;
 };
 
-/* Opens dir/name.gz, else dir/name. */
-static ember_status idx_open(ember_ctx *ctx, const char *dir, const char *name, struct idx_file *f)
+/* Opens f->path, gzipped or not. */
+static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
 {
-    char plain[sizeof f->path];
-    if ((size_t)snprintf(f->path, sizeof f->path, "%s/%s.gz", dir, name) >= sizeof f->path)
-        return ember_fail(ctx, EMBER_ERR_ARG, "the data folder's path is too long: %s", dir);
-    snprintf(plain, sizeof plain, "%s/%s", dir, name);
     int fd = open(f->path, O_RDONLY);
-    if (fd < 0 && errno == ENOENT) {
-        fd = open(plain, O_RDONLY);
-        if (fd < 0 && errno == ENOENT)
-            return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s (nor %s without .gz): %s", f->path, plain,
-                              strerror(errno));
-        memcpy(f->path, plain, sizeof plain);
-    }
     if (fd < 0)
         return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", f->path, strerror(errno));
     struct stat info;
@@ -79,6 +69,22 @@ static ember_status idx_open(ember_ctx *ctx, const char *dir, const char *name, 
         return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not open it (out of memory)", f->path);
     }
     return EMBER_OK;
+}
+
+/* Opens dir/name.gz, else dir/name. */
+static ember_status idx_open(ember_ctx *ctx, const char *dir, const char *name, struct idx_file *f)
+{
+    char plain[sizeof f->path];
+    if ((size_t)snprintf(f->path, sizeof f->path, "%s/%s.gz", dir, name) >= sizeof f->path)
+        return ember_fail(ctx, EMBER_ERR_ARG, "the data folder's path is too long: %s", dir);
+    snprintf(plain, sizeof plain, "%s/%s", dir, name);
+    if (access(f->path, F_OK) != 0 && errno == ENOENT) {
+        if (access(plain, F_OK) != 0 && errno == ENOENT)
+            return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s (nor %s without .gz): %s", f->path, plain,
+                              strerror(errno));
+        memcpy(f->path, plain, sizeof plain);
+    }
+    return idx_open_path(ctx, f);
 }
 
 static void idx_close(struct idx_file *f)
@@ -251,4 +257,41 @@ close_labels:
 close_images:
     idx_close(&images);
     return st;
+}
+
+float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width)
+{
+    if (!ctx)
+        return NULL;
+    struct idx_file f = {0};
+    if (!path || !count || !height || !width ||
+        (size_t)snprintf(f.path, sizeof f.path, "%s", path) >= sizeof f.path) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_idx_images: a path (under 4096 bytes) and three outputs");
+        return NULL;
+    }
+    uint8_t *bytes = NULL;
+    float *images = NULL;
+    ember_status st = idx_open_path(ctx, &f);
+    if (st == EMBER_OK)
+        st = idx_header(ctx, &f, 3, "images");
+    int64_t n = f.dim[0] * f.dim[1] * f.dim[2];
+    if (st == EMBER_OK && (!(bytes = ember_host_alloc(ctx, (size_t)n)) ||
+                           !(images = ember_host_alloc(ctx, (size_t)n * sizeof *images))))
+        st = EMBER_ERR_NOMEM;
+    if (st == EMBER_OK)
+        st = idx_read(ctx, &f, bytes, n, "pixels");
+    if (st == EMBER_OK)
+        st = idx_check_end(ctx, &f);
+    for (int64_t i = 0; st == EMBER_OK && i < n; i++)
+        images[i] = (float)bytes[i] / 255.0f; /* as the batcher scales */
+    idx_close(&f);
+    free(bytes);
+    if (st != EMBER_OK) {
+        free(images);
+        return NULL;
+    }
+    *count = f.dim[0];
+    *height = (int)f.dim[1];
+    *width = (int)f.dim[2];
+    return images;
 }

@@ -478,6 +478,11 @@ const char *ember_dataset_class_name(const ember_dataset *ds, int index);
 ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
                               float *out);
 
+/* The images of an IDX file (Fashion-MNIST's and MNIST's format, gzipped or
+ * not) as samples: (count, 1, height, width) floats in [0, 1], checked as
+ * ember_dataset_open checks them, in an array to free(). */
+float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
+
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
  * seed. The last batch of an epoch may be smaller. */

@@ -78,6 +78,20 @@ EOF
 )
 [ "$predict_acc" = "$eval_acc" ] || fail "predict is right on $predict_acc of the PNG files, eval scores the same images $eval_acc"
 echo "simplecnn on 300 test images: eval $eval_acc, predict $predict_acc"
+# the same 300 images from their IDX file
+run -- predict --load "$TMP/fm.safetensors" --device cpu --json --top 1 "$TMP/sub/t10k-images-idx3-ubyte.gz"
+expect_status 0 "predict on an IDX file"
+idx_acc=$("$PY" - "$TMP/out" "$TMP/sub" "$(dirname "$0")" <<'EOF'
+import json, os, sys
+sys.path.insert(0, sys.argv[3])
+from fashion_subset import read_idx
+rows = [json.loads(line) for line in open(sys.argv[1])]
+_, labels = read_idx(os.path.join(sys.argv[2], "t10k-labels-idx1-ubyte.gz"))
+ok = all(r["input"].endswith(f"#{i}") for i, r in enumerate(rows)) and len(rows) == 300
+print(f"{sum(r['top'][0]['index'] == labels[i] for i, r in enumerate(rows)) / 300:.6f}" if ok else "misnamed")
+EOF
+)
+[ "$idx_acc" = "$eval_acc" ] || fail "predict on the IDX file is right on $idx_acc, eval scores $eval_acc"
 run -- predict --load "$TMP/fm.safetensors" --device cpu --top 2 "$TMP/pics/0000_9.png"
 expect_text "0000_9.png: Ankle boot 0." "predict's line names the class"
 [ "$(tr -cd ',' <"$TMP/out")" = "," ] || fail "--top 2 shows two classes: $(cat "$TMP/out")"

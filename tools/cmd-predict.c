@@ -18,13 +18,14 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: ember predict --load FILE [options] IMAGE|FOLDER...\n"
+    "usage: ember predict --load FILE [options] IMAGE|FOLDER|IDX...\n"
     "\n"
     "Classifies images with a model saved by `ember train --save`: one line per image,\n"
     "the file and then the likeliest classes by name with their probabilities.\n"
     "\n"
     "  IMAGE               a PNG, JPEG or BMP file\n"
     "  FOLDER              every such image in it, in name order\n"
+    "  FILE-idx3-ubyte[.gz] every image of an IDX file (as Fashion-MNIST's), named FILE#index\n"
     "  --load FILE         the checkpoint (required): it names the model, input size and classes\n"
     "  --top K             how many classes to show (default 3)\n"
     "  --resize            resize images of another size (default: as in training)\n"
@@ -36,25 +37,53 @@ static const char usage[] =
     "  --threads N         cpu threads (default: every core)\n"
     "  -h, --help          this text\n";
 
-struct inputs {
-    char **paths;
-    int count, cap;
+/* What to classify: image files by path, or images of an IDX file already
+ * in memory. */
+struct input {
+    char *name;          /* the path, or "file#index" */
+    const float *pixels; /* an IDX image's (h, w) pixels; NULL: the file at name */
+    int height, width;
 };
 
-static bool inputs_add(struct inputs *in, const char *path)
+struct inputs {
+    struct input *items;
+    int64_t count, cap;
+    float **arrays; /* the IDX files' images, to free */
+    int n_arrays;
+};
+
+static bool inputs_add(struct inputs *in, const char *name, const float *pixels, int height, int width)
 {
     if (in->count == in->cap) {
-        int cap = in->cap ? 2 * in->cap : 64;
-        char **paths = realloc(in->paths, (size_t)cap * sizeof *paths);
-        if (!paths)
+        int64_t cap = in->cap ? 2 * in->cap : 64;
+        struct input *items = realloc(in->items, (size_t)cap * sizeof *items);
+        if (!items)
             return false;
-        in->paths = paths;
+        in->items = items;
         in->cap = cap;
     }
-    if (!(in->paths[in->count] = strdup(path)))
+    char *copy = strdup(name);
+    if (!copy)
         return false;
-    in->count++;
+    in->items[in->count++] = (struct input){copy, pixels, height, width};
     return true;
+}
+
+static void inputs_free(struct inputs *in)
+{
+    for (int64_t i = 0; i < in->count; i++)
+        free(in->items[i].name);
+    for (int i = 0; i < in->n_arrays; i++)
+        free(in->arrays[i]);
+    free(in->items);
+    free(in->arrays);
+}
+
+static bool is_idx_name(const char *name)
+{
+    size_t n = strlen(name);
+    return (n >= 10 && strcmp(name + n - 10, "idx3-ubyte") == 0) ||
+           (n >= 13 && strcmp(name + n - 13, "idx3-ubyte.gz") == 0);
 }
 
 static bool is_image_name(const char *name)
@@ -69,37 +98,63 @@ static bool is_image_name(const char *name)
     return false;
 }
 
-static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int compare_inputs(const void *a, const void *b)
+{
+    return strcmp(((const struct input *)a)->name, ((const struct input *)b)->name);
+}
 
-/* An image, or a folder's images in name order. */
-static bool gather(struct inputs *in, const char *arg)
+/* An image, a folder's images in name order, or an IDX file's images. */
+static int gather(ember_ctx *ctx, struct inputs *in, const char *arg)
 {
     struct stat info;
     if (stat(arg, &info) != 0) {
         cli_error("cannot open %s: no such file or folder", arg);
-        return false;
+        return EXIT_DATA;
+    }
+    if (!S_ISDIR(info.st_mode) && is_idx_name(arg)) {
+        int64_t count;
+        int h, w;
+        float *images = ember_idx_images(ctx, arg, &count, &h, &w);
+        float **arrays = images ? realloc(in->arrays, (size_t)(in->n_arrays + 1) * sizeof *arrays) : NULL;
+        if (!arrays) {
+            free(images);
+            return images ? EXIT_FAILURE_OTHER : cli_fail(ctx, "cannot read the IDX file");
+        }
+        in->arrays = arrays;
+        in->arrays[in->n_arrays++] = images;
+        char name[4200];
+        for (int64_t i = 0; i < count; i++) {
+            snprintf(name, sizeof name, "%s#%lld", arg, (long long)i);
+            if (!inputs_add(in, name, images + i * h * w, h, w))
+                return EXIT_FAILURE_OTHER;
+        }
+        return EXIT_OK;
     }
     if (!S_ISDIR(info.st_mode))
-        return inputs_add(in, arg);
+        return inputs_add(in, arg, NULL, 0, 0) ? EXIT_OK : EXIT_FAILURE_OTHER;
     DIR *dir = opendir(arg);
     if (!dir) {
         cli_error("cannot read the folder %s", arg);
-        return false;
+        return EXIT_DATA;
     }
-    int first = in->count;
+    int64_t first = in->count;
     char path[4096];
     struct dirent *e;
     bool ok = true;
     while (ok && (e = readdir(dir)))
         if (e->d_name[0] != '.' && is_image_name(e->d_name)) {
             snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
-            ok = inputs_add(in, path);
+            ok = inputs_add(in, path, NULL, 0, 0);
         }
     closedir(dir);
-    if (ok && in->count == first)
+    if (!ok)
+        return EXIT_FAILURE_OTHER;
+    if (in->count == first) {
         cli_error("%s holds no .png, .jpg, .jpeg or .bmp images", arg);
-    qsort(in->paths + first, (size_t)(in->count - first), sizeof *in->paths, compare_names);
-    return ok && in->count > first;
+        return EXIT_DATA;
+    }
+    qsort(in->items + first, (size_t)(in->count - first), sizeof *in->items, compare_inputs);
+    return EXIT_OK;
 }
 
 static void print_result(const char *path, const float *prob, int classes, int top, char **names, bool json)
@@ -179,10 +234,6 @@ int cmd_predict(int argc, char **argv)
     }
 
     struct inputs in = {0};
-    for (int i = optind; i < argc; i++)
-        if (!gather(&in, argv[i]))
-            return EXIT_DATA;
-
     int rc = EXIT_OK, classes = 0;
     ember_checkpoint *ck = NULL;
     ember_model *model = NULL;
@@ -218,6 +269,10 @@ int cmd_predict(int argc, char **argv)
     }
     if (top > classes)
         top = classes;
+    for (int i = optind; i < argc && rc == EXIT_OK; i++)
+        rc = gather(ctx, &in, argv[i]);
+    if (rc != EXIT_OK)
+        goto done;
 
     int64_t per_image = shape[0] * shape[1] * shape[2];
     if (batch > in.count)
@@ -231,12 +286,21 @@ int cmd_predict(int argc, char **argv)
     }
     ember_model_set_training(model, false);
     ember_set_grad_enabled(ctx, false);
-    for (int first = 0; first < in.count && rc == EXIT_OK; first += (int)batch) {
-        int n = in.count - first < batch ? in.count - first : (int)batch;
-        for (int i = 0; i < n && rc == EXIT_OK; i++)
-            if (ember_image_load(ctx, in.paths[first + i], (int)shape[0], (int)shape[1], (int)shape[2], resize,
-                                 x_host + i * per_image) != EMBER_OK)
+    for (int64_t first = 0; first < in.count && rc == EXIT_OK; first += batch) {
+        int n = in.count - first < batch ? (int)(in.count - first) : (int)batch;
+        for (int i = 0; i < n && rc == EXIT_OK; i++) {
+            const struct input *item = &in.items[first + i];
+            if (item->pixels && (shape[0] != 1 || item->height != shape[1] || item->width != shape[2])) {
+                cli_error("%s is a %dx%d gray image; the model takes %lldx%lldx%lld", item->name, item->width,
+                          item->height, (long long)shape[0], (long long)shape[1], (long long)shape[2]);
+                rc = EXIT_DATA;
+            } else if (item->pixels) {
+                memcpy(x_host + i * per_image, item->pixels, (size_t)per_image * sizeof *x_host);
+            } else if (ember_image_load(ctx, item->name, (int)shape[0], (int)shape[1], (int)shape[2], resize,
+                                        x_host + i * per_image) != EMBER_OK) {
                 rc = cli_fail(ctx, "cannot load an image");
+            }
+        }
         if (rc != EXIT_OK)
             break;
         int64_t xshape[4] = {n, shape[0], shape[1], shape[2]};
@@ -247,7 +311,8 @@ int cmd_predict(int argc, char **argv)
         if (!p || ember_tensor_read(p, prob, (size_t)n * (size_t)classes * sizeof *prob) != EMBER_OK)
             rc = cli_fail(ctx, "classifying failed");
         for (int i = 0; i < n && rc == EXIT_OK; i++)
-            print_result(in.paths[first + i], prob + (size_t)i * (size_t)classes, classes, (int)top, names, json);
+            print_result(in.items[first + i].name, prob + (size_t)i * (size_t)classes, classes, (int)top, names,
+                         json);
         ember_tensor_free(x);
         ember_tape_clear(ctx);
     }
@@ -255,9 +320,7 @@ done:
     for (int i = 0; names && i < classes; i++)
         free(names[i]);
     free(names);
-    for (int i = 0; i < in.count; i++)
-        free(in.paths[i]);
-    free(in.paths);
+    inputs_free(&in);
     free(x_host);
     free(prob);
     ember_model_free(model);
