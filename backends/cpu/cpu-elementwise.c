@@ -19,16 +19,21 @@
  * LeNet-5's training step). x = k ln 2 + r, |r| <= ln 2 / 2; e^r from its
  * Taylor series to r^6 (error below 2e-7 relative), 2^k put straight into
  * the exponent bits. k is rounded by adding and taking away 1.5 * 2^23,
- * which needs no rounding instruction; x is clamped to where 2^k is a
- * normal float, so e^x saturates to about 1e-38 and 2e38 beyond. */
+ * which needs no rounding instruction, and the sum's low bits then hold k
+ * itself, read as an unsigned integer: no float-to-int cast, which for a
+ * NaN input would be undefined (a NaN still comes out NaN, through p). x is
+ * clamped to where 2^k is a normal float, so e^x saturates to about 1e-38
+ * and 2e38 beyond. */
 static inline float poly_expf(float x)
 {
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    float k = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+    union { float f; uint32_t u; } rounded = {.f = x * 1.44269504f + 12582912.0f};
+    float k = rounded.f - 12582912.0f;
     float r = (x - k * 0.693145752f) - k * 1.42860677e-6f; /* ln 2 in two parts: k * hi is exact */
     float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666667e-1f + r * (4.16666667e-2f +
                                        r * (8.33333333e-3f + r * 1.38888889e-3f)))));
-    union { int32_t i; float f; } scale = {.i = ((int32_t)k + 127) << 23};
+    /* 0x4B400000 is 1.5 * 2^23's bits; unsigned arithmetic wraps, defined */
+    union { uint32_t u; float f; } scale = {.u = (rounded.u - 0x4B400000u + 127u) << 23};
     return p * scale.f;
 }
 
