@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=0, help="stop after N steps (0: whole epochs); for speed alone")
     ap.add_argument("--schedule", default="constant", choices=["constant", "cosine"],
                     help="cosine: CosineAnnealingLR to 0 over the run, stepped each batch (ember's --schedule cosine)")
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
@@ -61,6 +62,8 @@ def main():
         total, steps = 0.0, 0
         t0 = time.perf_counter()
         for i in range(0, xtr.shape[0], a.batch):
+            if a.steps and steps >= a.steps:
+                break
             idx = perm[i:i + a.batch]
             opt.zero_grad()
             loss = loss_fn(model(xtr[idx]), ytr[idx])
@@ -75,8 +78,9 @@ def main():
         with torch.no_grad():
             correct = sum((model(xte[i:i + 1000]).argmax(1) == yte[i:i + 1000]).sum().item()
                           for i in range(0, xte.shape[0], 1000))
+        images = min(xtr.shape[0], steps * a.batch)
         print(json.dumps({"peer": "pytorch " + torch.__version__, "model": a.model, "epoch": epoch,
-                          "threads": a.threads, "images_per_s": round(xtr.shape[0] / seconds, 1),
+                          "threads": a.threads, "images_per_s": round(images / seconds, 1),
                           "train_loss": round(total / steps, 4), "test_acc": correct / xte.shape[0],
                           "seconds": round(seconds, 1)}), flush=True)
 

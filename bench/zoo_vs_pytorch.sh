@@ -11,11 +11,14 @@
 # MODELS        default "lenet5 vgg8 resnet8";  EPOCHS  default 5
 # THREADS       default 2;  DEVICE  ember's device (default cpu)
 # SCHEDULE      constant (default) or cosine: the learning rate over the run, on both sides
+# STEPS         stop each run after N steps: speed alone (the accuracy is then of a part-epoch)
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}
 HERE=$(dirname "$0")
-EPOCHS=${EPOCHS:-5} THREADS=${THREADS:-2} DEVICE=${DEVICE:-cpu} SCHEDULE=${SCHEDULE:-constant}
+EPOCHS=${EPOCHS:-5} THREADS=${THREADS:-2} DEVICE=${DEVICE:-cpu} SCHEDULE=${SCHEDULE:-constant} STEPS=${STEPS:-0}
+steps_arg=""
+[ "$STEPS" -gt 0 ] && steps_arg="--steps $STEPS"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -28,9 +31,9 @@ for model in ${MODELS:-lenet5 vgg8 resnet8}; do
     rm -f "$TMP/e.jsonl"
     "$EMBER" train --model "$model" --data fashion-mnist --epochs "$EPOCHS" --batch 64 --lr 0.001 --seed 0 \
         --schedule "$SCHEDULE" --device "$DEVICE" --threads "$THREADS" --quiet --metrics "$TMP/e.jsonl" \
-        2>/dev/null || true
+        $steps_arg 2>/dev/null || true
     "$PY" "$HERE/torch_zoo_train.py" --model "$model" --epochs "$EPOCHS" --threads "$THREADS" --schedule "$SCHEDULE" \
-        >"$TMP/p.jsonl" 2>/dev/null || true
+        $steps_arg >"$TMP/p.jsonl" 2>/dev/null || true
     for epoch in $(seq 1 "$EPOCHS"); do
         e_ips=$(field images_per_s "$TMP/e.jsonl" "$epoch")
         p_ips=$(field images_per_s "$TMP/p.jsonl" "$epoch")

@@ -534,16 +534,18 @@ int cmd_train(int argc, char **argv)
             rc = rc == EXIT_OK ? 128 + stop_signal : rc;
             break;
         }
-        if (pos.step_in_epoch < per_full_epoch)
-            break; /* --steps ended the run inside the epoch */
-        if (!turned && ember_batcher_next(batches, &x, &y)) { /* turn the batcher to the next epoch */
-            rc = cli_fail(ctx, "training failed: the batcher went past the epoch's end");
-            break;
+        /* --steps may end the run inside the epoch: it is reported as far as it went */
+        bool whole = pos.step_in_epoch == per_full_epoch;
+        if (whole) {
+            if (!turned && ember_batcher_next(batches, &x, &y)) { /* turn the batcher to the next epoch */
+                rc = cli_fail(ctx, "training failed: the batcher went past the epoch's end");
+                break;
+            }
+            pos.epochs_done = epoch;
+            pos.step_in_epoch = 0;
+            pos.loss_sum = 0.0;
+            pos.correct = pos.seen = 0;
         }
-        pos.epochs_done = epoch;
-        pos.step_in_epoch = 0;
-        pos.loss_sum = 0.0;
-        pos.correct = pos.seen = 0;
 
         if (o.eval) {
             double t0 = cli_now();
@@ -576,6 +578,8 @@ int cmd_train(int argc, char **argv)
                     o.save ? "; its model is in " : "", o.save ? "the .best checkpoint" : "");
             break;
         }
+        if (!whole)
+            break;
         if (o.save && o.save_every && epoch < o.epochs &&
             (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
             (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK)
