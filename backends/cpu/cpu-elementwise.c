@@ -94,6 +94,51 @@ static float binary_value(enum ember_binary_op op, float a, float b, float alpha
     return NAN;
 }
 
+/* The binary ops over [begin, end), with b read as B: b[i] (a dense
+ * operand) or b0 (one value, broadcast along the row, as BatchNorm's
+ * per-channel statistics are). The switch sits outside the loops so each
+ * loop is a plain, vectorisable one. */
+#define BINARY_LOOP(expr)                                                                                     \
+    for (int64_t i = begin; i < end; i++)                                                                     \
+        out[i] = (expr);                                                                                      \
+    return
+#define BINARY_CASES(B)                                                                                       \
+    switch ((enum ember_binary_op)op) {                                                                       \
+    case EMBER_ADD: BINARY_LOOP(a[i] + (B));                                                                  \
+    case EMBER_SUB: BINARY_LOOP(a[i] - (B));                                                                  \
+    case EMBER_MUL: BINARY_LOOP(a[i] * (B));                                                                  \
+    case EMBER_DIV: BINARY_LOOP(a[i] / (B));                                                                  \
+    case EMBER_LEAKY_RELU_BACKWARD: BINARY_LOOP((B) > 0.0f ? a[i] : alpha * a[i]);                            \
+    case EMBER_SIGMOID_BACKWARD: BINARY_LOOP(a[i] * (B) * (1.0f - (B)));                                      \
+    case EMBER_TANH_BACKWARD: BINARY_LOOP(a[i] * (1.0f - (B) * (B)));                                         \
+    case EMBER_GELU_BACKWARD: BINARY_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], (B), alpha));               \
+    case EMBER_RELU_BACKWARD:                                                                                 \
+        /* a mask on the bits, not a select: the signs of b are a coin toss to                                \
+         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */                               \
+        for (int64_t i = begin; i < end; i++) {                                                               \
+            uint32_t bits;                                                                                    \
+            memcpy(&bits, &a[i], sizeof bits);                                                                \
+            bits &= -(uint32_t)((B) > 0.0f);                                                                  \
+            memcpy(&out[i], &bits, sizeof bits);                                                              \
+        }                                                                                                     \
+        return;                                                                                               \
+    case EMBER_BINARY_COUNT: return;                                                                          \
+    }
+
+static void binary_dense(int op, float alpha, float *out, const float *a, const float *b, int64_t begin,
+                         int64_t end)
+{
+    BINARY_CASES(b[i])
+}
+
+static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0, int64_t begin,
+                            int64_t end)
+{
+    BINARY_CASES(b0)
+}
+#undef BINARY_CASES
+#undef BINARY_LOOP
+
 struct ewise_job {
     const struct ember_ewise *e;
     bool binary;
@@ -132,29 +177,8 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
         case EMBER_UNARY_COUNT: return;
         }
     }
-    float alpha = j->alpha;
-    switch ((enum ember_binary_op)j->op) {
-    case EMBER_ADD: DENSE_LOOP(a[i] + b[i]);
-    case EMBER_SUB: DENSE_LOOP(a[i] - b[i]);
-    case EMBER_MUL: DENSE_LOOP(a[i] * b[i]);
-    case EMBER_DIV: DENSE_LOOP(a[i] / b[i]);
-    case EMBER_LEAKY_RELU_BACKWARD: DENSE_LOOP(b[i] > 0.0f ? a[i] : alpha * a[i]);
-    case EMBER_SIGMOID_BACKWARD: DENSE_LOOP(a[i] * b[i] * (1.0f - b[i]));
-    case EMBER_TANH_BACKWARD: DENSE_LOOP(a[i] * (1.0f - b[i] * b[i]));
-    case EMBER_GELU_BACKWARD: DENSE_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], b[i], alpha));
-    case EMBER_RELU_BACKWARD:
-        /* a mask on the bits, not a select: the signs of b are a coin toss to
-         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */
-        for (int64_t i = begin; i < end; i++) {
-            uint32_t bits;
-            memcpy(&bits, &a[i], sizeof bits);
-            bits &= -(uint32_t)(b[i] > 0.0f);
-            memcpy(&out[i], &bits, sizeof bits);
-        }
-        return;
-    case EMBER_BINARY_COUNT: return;
-    }
 #undef DENSE_LOOP
+    binary_dense(j->op, j->alpha, out, a, b, begin, end);
 }
 
 /* One row of a strided launch: the switch sits outside the loop. */
@@ -187,14 +211,10 @@ static void binary_row(int op, float alpha, float *out, const float *a, const fl
                        int64_t sa, int64_t sb)
 {
     if (so == 1 && sa == 1 && sb <= 1) { /* contiguous, b contiguous or one value: loops that vectorise */
-        if (sb == 1) {
-            for (int64_t i = 0; i < len; i++)
-                out[i] = binary_value(op, a[i], b[i], alpha);
-        } else {
-            float b0 = b[0];
-            for (int64_t i = 0; i < len; i++)
-                out[i] = binary_value(op, a[i], b0, alpha);
-        }
+        if (sb == 1)
+            binary_dense(op, alpha, out, a, b, 0, len);
+        else
+            binary_dense_b0(op, alpha, out, a, b[0], 0, len);
         return;
     }
     switch ((enum ember_binary_op)op) {
