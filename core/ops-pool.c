@@ -22,6 +22,16 @@ static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_t
     return true;
 }
 
+/* The geometry a pooling node was recorded with: its kernel and stride in
+ * arg[0] and arg[1], the sizes from its input and output */
+static struct ember_pool_geom recorded_geometry(const struct ember_node *n)
+{
+    const struct ember_tensor *x = n->in[0], *y = n->out;
+    return (struct ember_pool_geom){
+        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
+        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+}
+
 ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
 {
     ember_ctx *ctx = ember_op_begin("ember_max_pool2d", x, NULL, NULL);
@@ -51,9 +61,7 @@ ember_status ember_backward_max_pool2d(struct ember_node *n)
 {
     struct ember_tensor *x = n->in[0], *y = n->out, *argmax = n->saved[0];
     ember_ctx *ctx = x->ctx;
-    struct ember_pool_geom g = {
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
-        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+    struct ember_pool_geom g = recorded_geometry(n);
     struct ember_tensor *dx = ember_op_out_like(x);
     if (!dx || ctx->ops->max_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(y->grad), ember_tensor_ptr(argmax),
                                           ember_tensor_ptr(dx)) != EMBER_OK)
@@ -88,9 +96,7 @@ ember_status ember_backward_avg_pool2d(struct ember_node *n)
 {
     struct ember_tensor *x = n->in[0], *y = n->out;
     ember_ctx *ctx = x->ctx;
-    struct ember_pool_geom g = {
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
-        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+    struct ember_pool_geom g = recorded_geometry(n);
     struct ember_tensor *dy = ember_contiguous(y->grad);
     struct ember_tensor *dx = dy ? ember_op_out_like(x) : NULL;
     if (!dx || ctx->ops->avg_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(dy), ember_tensor_ptr(dx)) != EMBER_OK)
