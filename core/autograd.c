@@ -16,6 +16,11 @@ const char *ember_op_name(enum ember_op op)
     return op < EMBER_OP_COUNT ? op_names[op] : "?";
 }
 
+bool ember_grad_enabled(const ember_ctx *ctx)
+{
+    return ctx && ctx->grad_enabled;
+}
+
 bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled)
 {
     if (!ctx)

@@ -284,6 +284,8 @@ struct ember_backend_ops {
     void (*device_close)(void *dev);
     /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */
     void (*device_describe)(void *dev, char *out, size_t len);
+    /* (optional) changes the threads an open device uses (0: every core) */
+    ember_status (*set_threads)(void *dev, int threads);
     /* (optional) what a person needs to know about the backend on this
      * machine, for `ember devices`: versions, libraries found, each
      * device's facts, into its section of the report (core/report-impl.h) */

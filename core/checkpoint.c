@@ -62,13 +62,11 @@ static const char **metadata_with_format(ember_ctx *ctx, const char *const *meta
     return all;
 }
 
-ember_status ember_params_save(const ember_params *p, const char *path, const char *const *metadata)
+/* Saves to `path`, or into a new buffer (*data, *size) when path is NULL. */
+static ember_status params_save_to(const ember_params *p, const char *path, void **data, size_t *size,
+                                   const char *const *metadata)
 {
-    if (!p)
-        return EMBER_ERR_ARG;
     ember_ctx *ctx = p->ctx;
-    if (!path)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_save: NULL path");
     struct ember_safetensors_tensor *tensors = NULL;
     const char **meta = NULL;
     struct host_banks host;
@@ -91,12 +89,31 @@ ember_status ember_params_save(const ember_params *p, const char *path, const ch
         tensors[i] = (struct ember_safetensors_tensor){
             .name = p->items[i].name, .ndim = value->ndim, .shape = value->shape, .values = host_values(p, &host, i)};
     }
-    status = ember_safetensors_save(ctx, path, tensors, p->count, meta);
+    status = path ? ember_safetensors_save(ctx, path, tensors, p->count, meta)
+                  : ember_safetensors_save_memory(ctx, tensors, p->count, meta, data, size);
 done:
     free(meta);
     free(tensors);
     banks_free(&host);
     return status;
+}
+
+ember_status ember_params_save(const ember_params *p, const char *path, const char *const *metadata)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    if (!path)
+        return ember_fail(p->ctx, EMBER_ERR_ARG, "ember_params_save: NULL path");
+    return params_save_to(p, path, NULL, NULL, metadata);
+}
+
+ember_status ember_params_save_memory(const ember_params *p, const char *const *metadata, void **data, size_t *size)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    if (!data || !size)
+        return ember_fail(p->ctx, EMBER_ERR_ARG, "saving a checkpoint to memory: NULL data or size");
+    return params_save_to(p, NULL, data, size, metadata);
 }
 
 /* Problems found while matching a file to the set, gathered into one
@@ -182,18 +199,13 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
                       m.count == 1 ? "" : "s", m.text);
 }
 
-ember_status ember_params_load(ember_params *p, const char *path)
+/* Loads an open file into the set, and closes it. */
+static ember_status params_load_from(ember_params *p, struct ember_safetensors st)
 {
-    if (!p)
-        return EMBER_ERR_ARG;
     ember_ctx *ctx = p->ctx;
-    if (!path)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_params_load: NULL path");
-    struct ember_safetensors st;
+    const char *path = st.path;
     struct host_banks host = {NULL, NULL};
-    ember_status status = ember_safetensors_open(ctx, path, &st);
-    if (status != EMBER_OK)
-        return status;
+    ember_status status;
     if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK || (status = check_match(ctx, path, p, &st)) != EMBER_OK)
         goto close;
     /* everything checked: only now is anything read, and the set written */
@@ -212,6 +224,26 @@ close:
     return status;
 }
 
+ember_status ember_params_load(ember_params *p, const char *path)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    if (!path)
+        return ember_fail(p->ctx, EMBER_ERR_ARG, "ember_params_load: NULL path");
+    struct ember_safetensors st;
+    ember_status status = ember_safetensors_open(p->ctx, path, &st);
+    return status == EMBER_OK ? params_load_from(p, st) : status;
+}
+
+ember_status ember_params_load_memory(ember_params *p, const void *data, size_t size)
+{
+    if (!p)
+        return EMBER_ERR_ARG;
+    struct ember_safetensors st;
+    ember_status status = ember_safetensors_open_memory(p->ctx, "the checkpoint in memory", data, size, &st);
+    return status == EMBER_OK ? params_load_from(p, st) : status;
+}
+
 /* -------------------------------------------------------- reading metadata */
 
 struct ember_checkpoint {
@@ -228,6 +260,18 @@ ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path)
     }
     struct ember_checkpoint *ck = ember_host_calloc(ctx, 1, sizeof *ck);
     if (ck && ember_safetensors_open(ctx, path, &ck->st) != EMBER_OK) {
+        free(ck);
+        return NULL;
+    }
+    return ck;
+}
+
+ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data, size_t size)
+{
+    if (!ctx)
+        return NULL;
+    struct ember_checkpoint *ck = ember_host_calloc(ctx, 1, sizeof *ck);
+    if (ck && ember_safetensors_open_memory(ctx, "the checkpoint in memory", data, size, &ck->st) != EMBER_OK) {
         free(ck);
         return NULL;
     }

@@ -6,9 +6,12 @@
 #include "autograd-impl.h"
 #include "tensor-impl.h"
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 const char *ember_version(void)
 {
-    return "0.1.0";
+    return STRINGIFY(EMBER_VERSION_MAJOR) "." STRINGIFY(EMBER_VERSION_MINOR) "." STRINGIFY(EMBER_VERSION_PATCH);
 }
 
 const char *ember_status_str(ember_status status)
@@ -79,8 +82,13 @@ void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_le
 
 void ember_ctx_set_threads(ember_ctx *ctx, int threads)
 {
-    if (ctx)
-        ctx->threads = threads < 0 ? 0 : threads;
+    if (!ctx)
+        return;
+    ctx->threads = threads < 0 ? 0 : threads;
+    if (ctx->ops && ctx->ops->set_threads) {
+        ctx->ops->set_threads(ctx->dev, ctx->threads); /* a failure is recorded, and leaves it working */
+        ctx->ops->device_describe(ctx->dev, ctx->device_name, sizeof ctx->device_name);
+    }
 }
 
 const char *ember_ctx_device_name(const ember_ctx *ctx)
@@ -277,6 +285,12 @@ void ember_buffer_cache_release(ember_ctx *ctx)
         ctx->stats.device_bytes -= ctx->cache[i].bytes;
     }
     ctx->cache_len = 0;
+}
+
+void ember_ctx_release_cached(ember_ctx *ctx)
+{
+    if (ctx && ctx->ops)
+        ember_buffer_cache_release(ctx);
 }
 
 bool ember_ctx_ready(ember_ctx *ctx)

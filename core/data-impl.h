@@ -19,6 +19,7 @@
  *     data-folder.c   folder: dir/<class>/<image>, each through data-image.c
  *     data-image.c    an image file as one sample (also ember_image_load)
  *     data-random.c   random: seeded bytes, for benchmarks
+ *     data-arrays.c   arrays: the caller's own, borrowed
  *     image.c         stb_image, compiled here and nowhere else
  */
 #ifndef EMBER_DATA_IMPL_H
@@ -46,6 +47,11 @@ struct ember_dataset {
 
     uint8_t *pixels; /* (count, sample_shape...) */
     int32_t *labels; /* (count), each in [0, classes) */
+    /* a data set over the caller's arrays (ember_dataset_from_arrays):
+     * pixels and labels point into them and are not freed; floats, when
+     * given, stand in for the bytes */
+    bool borrowed;
+    const float *floats; /* (count, sample_shape...) or NULL */
     char **class_names; /* (classes): "0", "1", ... unless the loader names them */
 
     char describe[256];

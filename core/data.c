@@ -198,8 +198,10 @@ void ember_dataset_free(ember_dataset *ds)
 {
     if (!ds)
         return;
-    free(ds->pixels);
-    free(ds->labels);
+    if (!ds->borrowed) {
+        free(ds->pixels);
+        free(ds->labels);
+    }
     free_class_names(ds);
     free(ds);
 }
@@ -265,7 +267,15 @@ static void order_new_epoch(ember_batcher *b)
  * then mirrored left-right half the time (RandomHorizontalFlip). The draw
  * comes from the seed, the epoch and the sample's place in it, so it is
  * the same on every device and after a resume. */
-static void augment_sample(const ember_batcher *b, const uint8_t *src, float *dst, int64_t place)
+/* Sample `index`'s value k in [0, 1]: a byte scaled, or the caller's float. */
+static inline float sample_value(const ember_batcher *b, int64_t index, int64_t k)
+{
+    const ember_dataset *ds = b->ds;
+    int64_t at = index * ds->sample_bytes + k;
+    return ds->floats ? ds->floats[at] : b->scale[ds->pixels[at]];
+}
+
+static void augment_sample(const ember_batcher *b, int64_t index, float *dst, int64_t place)
 {
     const ember_dataset *ds = b->ds;
     int64_t c = ds->sample_shape[0], h = ds->sample_shape[1], w = ds->sample_shape[2];
@@ -280,7 +290,7 @@ static void augment_sample(const ember_batcher *b, const uint8_t *src, float *ds
             for (int64_t x = 0; x < w; x++) {
                 int64_t sx = (flip ? w - 1 - x : x) + dx, sy = y + dy;
                 bool inside = sx >= 0 && sx < w && sy >= 0 && sy < h;
-                dst[(ch * h + y) * w + x] = inside ? b->scale[src[(ch * h + sy) * w + sx]] : 0.0f;
+                dst[(ch * h + y) * w + x] = inside ? sample_value(b, index, (ch * h + sy) * w + sx) : 0.0f;
             }
 }
 
@@ -417,13 +427,16 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     bool augment = b->augment.crop_padding > 0 || b->augment.flip;
     for (int64_t r = 0; r < rows; r++) {
         int64_t index = b->order[b->next + r];
-        const uint8_t *src = ds->pixels + index * sample;
         float *dst = b->x_host + r * sample;
-        if (augment)
-            augment_sample(b, src, dst, b->next + r);
-        else
+        if (augment) {
+            augment_sample(b, index, dst, b->next + r);
+        } else if (ds->floats) {
+            memcpy(dst, ds->floats + index * sample, (size_t)sample * sizeof *dst);
+        } else {
+            const uint8_t *src = ds->pixels + index * sample;
             for (int64_t k = 0; k < sample; k++)
                 dst[k] = b->scale[src[k]];
+        }
         b->y_host[r] = ds->labels[index];
     }
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;

@@ -7,8 +7,11 @@
 static ember_status add_layer(ember_params *params, const char *name, int wdim, const int64_t *wshape,
                               ember_rng *rng, ember_tensor **weight, ember_tensor **bias)
 {
-    if (!params || !name || !rng || !weight || !bias)
+    if (!params)
         return EMBER_ERR_ARG;
+    if (!name || !rng || !weight || !bias)
+        return ember_fail(params->ctx, EMBER_ERR_ARG, "adding a layer: the %s is NULL",
+                          !name ? "name" : !rng ? "generator" : "weight or bias pointer");
     char wname[256], bname[256];
     snprintf(wname, sizeof wname, "%s.weight", name);
     snprintf(bname, sizeof bname, "%s.bias", name);

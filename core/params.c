@@ -75,9 +75,12 @@ static ember_tensor *add_item(ember_params *p, const char *name, int ndim, const
         return NULL;
     ember_ctx *ctx = p->ctx;
     const char *fn = buffer ? "ember_params_add_buffer" : "ember_params_add";
-    if (!name || !*name || ember_params_find(p, name)) {
-        ember_fail(ctx, EMBER_ERR_ARG, "%s: the name \"%s\" is %s", fn, name ? name : "(null)",
-                   name && *name ? "already taken" : "empty");
+    if (!name || !*name) {
+        ember_fail(ctx, EMBER_ERR_ARG, "%s: the name is %s", fn, name ? "empty" : "NULL");
+        return NULL;
+    }
+    if (ember_params_find(p, name)) {
+        ember_fail(ctx, EMBER_ERR_ARG, "%s: the name \"%s\" is already taken", fn, name);
         return NULL;
     }
     /* a buffer may be a scalar (num_batches_tracked); a parameter has a shape */

@@ -86,6 +86,7 @@ struct ember_safetensors {
     struct ember_safetensors_meta *meta;     /* sorted by key */
     int meta_count;
     struct ember_safetensors_entry **by_name; /* entries sorted by name, for find */
+    void *memory;         /* opened from memory: the copy `file` reads */
 };
 
 /* Opens `path` and checks all of its header (the list above); the data are
@@ -95,6 +96,10 @@ struct ember_safetensors {
  * (closing *st anyway is harmless). */
 ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct ember_safetensors *st);
 void ember_safetensors_close(struct ember_safetensors *st);
+/* The same for `size` bytes at `data`, which are copied (a checkpoint held
+ * in memory); `what` names it in messages. */
+ember_status ember_safetensors_open_memory(ember_ctx *ctx, const char *what, const void *data, size_t size,
+                                           struct ember_safetensors *st);
 
 /* Parses and checks a header held in memory: `json` is the N bytes after the
  * length, `data_bytes` the length of the data section that follows them.
@@ -136,5 +141,9 @@ struct ember_safetensors_tensor {
  * path and the system's reason, and leaves no temporary file behind. */
 ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const struct ember_safetensors_tensor *tensors,
                                     int count, const char *const *metadata);
+
+/* The same file's bytes into a buffer to free(), *size long. */
+ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
+                                           const char *const *metadata, void **data, size_t *size);
 
 #endif /* EMBER_SAFETENSORS_IMPL_H */

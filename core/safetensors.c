@@ -655,53 +655,29 @@ static ember_status read_failed(ember_ctx *ctx, FILE *f, const char *path)
     return ember_fail(ctx, EMBER_ERR_IO, "%s ended early: did it change while being read?", path);
 }
 
-ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct ember_safetensors *st)
+/* Reads and checks the header of an open stream of `size` bytes; on
+ * success st holds the stream, else the caller closes it. */
+static ember_status open_stream(ember_ctx *ctx, FILE *f, const char *path, uint64_t size, struct ember_safetensors *st)
 {
-    *st = (struct ember_safetensors){0};
-    if (!path)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_open: NULL path");
     unsigned char prefix[8], *json = NULL;
     ember_status status;
-    struct stat info;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &info) != 0) {
-        status = ember_fail(ctx, EMBER_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-        goto close_file;
-    }
-    if (!S_ISREG(info.st_mode)) {
-        status = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
-        goto close_file;
-    }
-    uint64_t size = (uint64_t)info.st_size;
-    if (size < 8) {
-        status = ember_fail(ctx, EMBER_ERR_FORMAT,
-                            "%s is %llu bytes, too short for a safetensors file "
-                            "(it starts with an 8-byte header length)", path, (unsigned long long)size);
-        goto close_file;
-    }
-    if (fread(prefix, 1, 8, f) != 8) {
-        status = read_failed(ctx, f, path);
-        goto close_file;
-    }
+    if (size < 8)
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s is %llu bytes, too short for a safetensors file "
+                          "(it starts with an 8-byte header length)", path, (unsigned long long)size);
+    if (fread(prefix, 1, 8, f) != 8)
+        return read_failed(ctx, f, path);
     uint64_t n = load_le64(prefix);
-    if (n == 0) {
-        status = ember_fail(ctx, EMBER_ERR_FORMAT,
-                            "%s: the safetensors header length is 0 (even an empty header is \"{}\")", path);
-        goto close_file;
-    }
-    if (n > size - 8 || n > EMBER_SAFETENSORS_MAX_HEADER) {
-        status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the safetensors header length %llu is %s", path,
-                            (unsigned long long)n,
-                            n > size - 8 ? "past the end of the file (is it truncated, or not safetensors?)"
-                                         : "over the 100 MB that readers accept");
-        goto close_file;
-    }
-    if (!(json = ember_host_alloc(ctx, (size_t)n))) {
-        status = EMBER_ERR_NOMEM;
-        goto close_file;
-    }
+    if (n == 0)
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: the safetensors header length is 0 (even an empty header is \"{}\")", path);
+    if (n > size - 8 || n > EMBER_SAFETENSORS_MAX_HEADER)
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the safetensors header length %llu is %s", path,
+                          (unsigned long long)n,
+                          n > size - 8 ? "past the end of the file (is it truncated, or not safetensors?)"
+                                       : "over the 100 MB that readers accept");
+    if (!(json = ember_host_alloc(ctx, (size_t)n)))
+        return EMBER_ERR_NOMEM;
     if (fread(json, 1, (size_t)n, f) != n) {
         status = read_failed(ctx, f, path);
         goto free_json;
@@ -716,14 +692,59 @@ ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct emb
     }
     st->file = f;
     st->data_start = 8 + n;
-    free(json);
-    return EMBER_OK;
-
 free_json:
     free(json);
-close_file:
-    fclose(f);
     return status;
+}
+
+ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct ember_safetensors *st)
+{
+    *st = (struct ember_safetensors){0};
+    if (!path)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_open: NULL path");
+    ember_status status;
+    struct stat info;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &info) != 0)
+        status = ember_fail(ctx, EMBER_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(info.st_mode))
+        status = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
+    else
+        status = open_stream(ctx, f, path, (uint64_t)info.st_size, st);
+    if (status != EMBER_OK)
+        fclose(f);
+    return status;
+}
+
+ember_status ember_safetensors_open_memory(ember_ctx *ctx, const char *what, const void *data, size_t size,
+                                           struct ember_safetensors *st)
+{
+    *st = (struct ember_safetensors){0};
+    if (!data && size)
+        return ember_fail(ctx, EMBER_ERR_ARG, "%s: NULL data of %zu bytes", what, size);
+    if (size < 8) /* fmemopen refuses an empty buffer: say what is wrong first */
+        return open_stream(ctx, NULL, what, size, st);
+    /* a copy the stream owns: the caller's buffer may go as soon as we return */
+    void *copy = ember_host_alloc(ctx, size);
+    if (!copy)
+        return EMBER_ERR_NOMEM;
+    memcpy(copy, data, size);
+    FILE *f = fmemopen(copy, size, "rb");
+    if (!f) {
+        free(copy);
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: cannot open %zu bytes as a stream: %s", what, size,
+                          strerror(errno));
+    }
+    ember_status status = open_stream(ctx, f, what, size, st);
+    if (status != EMBER_OK) {
+        fclose(f);
+        free(copy);
+        return status;
+    }
+    st->memory = copy;
+    return EMBER_OK;
 }
 
 void ember_safetensors_close(struct ember_safetensors *st)
@@ -732,6 +753,7 @@ void ember_safetensors_close(struct ember_safetensors *st)
         return;
     if (st->file)
         fclose(st->file);
+    free(st->memory);
     for (int i = 0; i < st->count; i++)
         free(st->entries[i].name);
     for (int i = 0; i < st->meta_count; i++) {
@@ -993,6 +1015,41 @@ fail:
     status = ember_fail(ctx, EMBER_ERR_IO, "cannot %s %s: %s", step, path, strerror(err ? err : EIO));
 free_memory:
     free(tmp);
+    free(header.s);
+    free(bytes);
+    return status;
+}
+
+ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
+                                           const char *const *metadata, void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    if (count < 0 || (count && !tensors))
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_save_memory: no tensors");
+    struct ember_text header = {0};
+    uint64_t *bytes = ember_host_alloc(ctx, (size_t)count * sizeof *bytes + 1);
+    if (!bytes)
+        return EMBER_ERR_NOMEM;
+    ember_status status = check_tensors(ctx, tensors, count, metadata, bytes);
+    if (status == EMBER_OK)
+        status = build_header(ctx, tensors, count, bytes, metadata, &header);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = status == EMBER_OK ? open_memstream(&buf, &len) : NULL;
+    if (status == EMBER_OK && !f)
+        status = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a checkpoint in memory");
+    if (f) {
+        bool ok = write_contents(f, &header, tensors, count, bytes);
+        /* fclose publishes buf and len, and fails only for want of memory */
+        if (fclose(f) != 0 || !ok) {
+            free(buf);
+            status = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a checkpoint in memory");
+        } else {
+            *data = buf;
+            *size = len;
+        }
+    }
     free(header.s);
     free(bytes);
     return status;

@@ -213,6 +213,27 @@ void ember_tape_clear(ember_ctx *ctx)
     ctx->node_len = 0;
 }
 
+ember_tape_mark ember_tape_mark_now(ember_ctx *ctx)
+{
+    return ctx ? (ember_tape_mark){.tensors = ctx->tape_len, .nodes = ctx->node_len} : (ember_tape_mark){0};
+}
+
+void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep)
+{
+    if (!ctx || ctx->node_len != mark.nodes || ctx->tape_len < mark.tensors)
+        return;
+    bool kept = false;
+    for (int64_t i = mark.tensors; i < ctx->tape_len; i++) {
+        if (ctx->tape_tensors[i] == keep)
+            kept = true; /* made since the mark: it moves down to the mark */
+        else
+            ember_tensor_release(ctx->tape_tensors[i]);
+    }
+    ctx->tape_len = mark.tensors;
+    if (kept)
+        ctx->tape_tensors[ctx->tape_len++] = keep;
+}
+
 /* ----------------------------------------------------------- elementwise */
 
 void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out,

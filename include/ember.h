@@ -53,12 +53,26 @@
 extern "C" {
 #endif
 
-#define EMBER_VERSION_MAJOR 0
-#define EMBER_VERSION_MINOR 1
-#define EMBER_VERSION_PATCH 0
+/* The library exports the functions marked EMBER_API and nothing else: it
+ * is built with -fvisibility=hidden, so its own helpers (cpu_sgemm, the
+ * backends' tables) cannot clash with a host program's names. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EMBER_API __attribute__((visibility("default")))
+#else
+#define EMBER_API
+#endif
 
-/* "0.1.0" */
-const char *ember_version(void);
+/* The version this header belongs to; CMake reads it from here. While the
+ * major version is 0, a new minor version may change the ABI, so the
+ * shared library's SONAME carries both: libember.so.0.2 (docs/embedding.md,
+ * "Versions"). EMBER_VERSION compares as a number: 0.2.0 is 200. */
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 2
+#define EMBER_VERSION_PATCH 0
+#define EMBER_VERSION (EMBER_VERSION_MAJOR * 10000 + EMBER_VERSION_MINOR * 100 + EMBER_VERSION_PATCH)
+
+/* "0.2.0": the library's version, which may be newer than the header's */
+EMBER_API const char *ember_version(void);
 
 /* ------------------------------------------------------------------ status */
 
@@ -73,12 +87,22 @@ typedef enum ember_status {
 } ember_status;
 
 /* A short English name for a status: "out of memory". Never NULL. */
-const char *ember_status_str(ember_status status);
+EMBER_API const char *ember_status_str(ember_status status);
 
 /* ----------------------------------------------------------------- context */
 
 /* A context holds one device, its memory pools, the autograd tape and the
- * last error. Contexts are independent; use one per thread. */
+ * last error.
+ *
+ * Threads: a context and everything made in it (tensors, params, models,
+ * optimizers, data sets, batchers, checkpoints) belong to one thread at a
+ * time; use a context per thread, or a lock around each. Contexts are
+ * independent of one another and may be used from different threads at
+ * once. Functions that take no context (ember_version, ember_status_str,
+ * ember_devices, ember_devices_report, ember_model_names and the other
+ * catalogue queries, ember_ptx) are safe from any thread. The CPU
+ * backend's worker threads are the context's own: they start at
+ * ember_ctx_use_device and are joined by ember_ctx_free. */
 typedef struct ember_ctx ember_ctx;
 
 typedef enum ember_log_level {
@@ -91,30 +115,34 @@ typedef enum ember_log_level {
 typedef void (*ember_log_fn)(void *user, ember_log_level level, const char *message);
 
 /* A new context with no device yet. NULL only when out of memory. */
-ember_ctx *ember_ctx_new(void);
-void ember_ctx_free(ember_ctx *ctx);
+EMBER_API ember_ctx *ember_ctx_new(void);
+EMBER_API void ember_ctx_free(ember_ctx *ctx);
 
 /* Messages at `max_level` or more severe go to `fn` (NULL: silence). The
  * default prints warnings and errors to stderr. */
-void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level);
+EMBER_API void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level);
 
-/* Threads the CPU backend uses; 0 (the default) means every core. Takes
- * effect at the next ember_ctx_use_device. */
-void ember_ctx_set_threads(ember_ctx *ctx, int threads);
+/* Threads the CPU backend uses; 0 (the default) means every core. Before
+ * ember_ctx_use_device it sets what the device opens with; after, it
+ * changes the open CPU device's threads at once (other devices ignore it).
+ * OpenBLAS's own thread count, which is process-wide, is set only around
+ * ember's own calls into it and is otherwise left as the host program set
+ * it. */
+EMBER_API void ember_ctx_set_threads(ember_ctx *ctx, int threads);
 
 /* Opens a device: "cpu", "auto" (the best available), or a backend name with
  * an optional index such as "opencl:1". A device that cannot be used is an
  * error with the reason; there is no silent fallback. A context uses one
  * device for its whole life: call this once. */
-ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device);
+EMBER_API ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device);
 
 /* "cpu (2 threads, OpenBLAS 0.3.21)", or "none" before a device is open. */
-const char *ember_ctx_device_name(const ember_ctx *ctx);
+EMBER_API const char *ember_ctx_device_name(const ember_ctx *ctx);
 
 /* Why "auto" chose the device it did: "auto chose cpu; passed over: cuda
  * (libcuda.so.1 not found: ...), opencl:0 (a CPU device; ...)". Empty when
  * the device was named. */
-const char *ember_ctx_device_choice(const ember_ctx *ctx);
+EMBER_API const char *ember_ctx_device_choice(const ember_ctx *ctx);
 
 /* A device this build can see, or a backend that has none and why. */
 typedef struct ember_device_info {
@@ -132,7 +160,7 @@ typedef struct ember_device_info {
  * with the reason); returns how many entries there are, which may exceed
  * max. Each device is opened to tell whether it is usable. `threads` is
  * what the cpu entry will use (0: every core). */
-int ember_devices(ember_device_info *out, int max, int threads);
+EMBER_API int ember_devices(ember_device_info *out, int max, int threads);
 
 /* The whole diagnosis `ember devices` prints: every backend and device, the
  * libraries and versions found (the NVIDIA driver and the PTX it loads,
@@ -140,16 +168,16 @@ int ember_devices(ember_device_info *out, int max, int threads);
  * platforms), what cannot be used and the fix, and what "auto" would
  * choose. As text for people, or as JSON (fields: docs/devices.md).
  * A string to free(), or NULL when out of memory. */
-char *ember_devices_report(bool json, int threads);
+EMBER_API char *ember_devices_report(bool json, int threads);
 
 /* The status and message of the most recent failure since ember_clear_error
  * (EMBER_OK and "" when there was none). */
-ember_status ember_last_status(const ember_ctx *ctx);
-const char *ember_last_error(const ember_ctx *ctx);
-void ember_clear_error(ember_ctx *ctx);
+EMBER_API ember_status ember_last_status(const ember_ctx *ctx);
+EMBER_API const char *ember_last_error(const ember_ctx *ctx);
+EMBER_API void ember_clear_error(ember_ctx *ctx);
 /* Records a failure as the library does, for code built on ember (a model
  * or layer of your own) to report the same way; returns `status`. */
-ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
+EMBER_API ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
@@ -159,7 +187,11 @@ typedef struct ember_memory_stats {
     uint64_t device_bytes;    /* bytes held from the backend now (in use or cached) */
     uint64_t host_allocs;     /* host allocations for tensors, tape and pools */
 } ember_memory_stats;
-void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
+EMBER_API void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
+/* Gives the device buffers the context keeps for reuse back to the device
+ * (or the host allocator): for a long-lived program between bursts of work.
+ * The next step allocates them again. Tensors still alive are untouched. */
+EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
 
 /* ----------------------------------------------------------------- tensors */
 
@@ -173,31 +205,31 @@ typedef enum ember_dtype {
 typedef struct ember_tensor ember_tensor;
 
 /* A zero-filled tensor on the context's device, owned by the caller. */
-ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape);
 /* A caller-owned copy, contiguous, detached from the tape. */
-ember_tensor *ember_tensor_copy(const ember_tensor *t);
+EMBER_API ember_tensor *ember_tensor_copy(const ember_tensor *t);
 /* Frees a caller-owned tensor; tensors owned by the tape, a parameter set or
  * a batcher are left to their owner. */
-void ember_tensor_free(ember_tensor *t);
+EMBER_API void ember_tensor_free(ember_tensor *t);
 
-ember_ctx *ember_tensor_ctx(const ember_tensor *t);
-ember_dtype ember_tensor_dtype(const ember_tensor *t);
-int ember_tensor_ndim(const ember_tensor *t);
-int64_t ember_tensor_dim(const ember_tensor *t, int axis);  /* axis < 0 counts from the end */
-int64_t ember_tensor_numel(const ember_tensor *t);
+EMBER_API ember_ctx *ember_tensor_ctx(const ember_tensor *t);
+EMBER_API ember_dtype ember_tensor_dtype(const ember_tensor *t);
+EMBER_API int ember_tensor_ndim(const ember_tensor *t);
+EMBER_API int64_t ember_tensor_dim(const ember_tensor *t, int axis);  /* axis < 0 counts from the end */
+EMBER_API int64_t ember_tensor_numel(const ember_tensor *t);
 
 /* Copy between host memory and the tensor, in row-major order whatever the
  * tensor's strides; `bytes` must equal numel * 4. */
-ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);
-ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes);
+EMBER_API ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);
+EMBER_API ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes);
 /* The value of a one-element F32 tensor. */
-ember_status ember_tensor_item(const ember_tensor *t, float *value);
+EMBER_API ember_status ember_tensor_item(const ember_tensor *t, float *value);
 
 /* Gradients: a tensor that requires grad gets .grad filled by ember_backward. */
-ember_status ember_tensor_set_requires_grad(ember_tensor *t, bool requires_grad);
-bool ember_tensor_requires_grad(const ember_tensor *t);
+EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor *t, bool requires_grad);
+EMBER_API bool ember_tensor_requires_grad(const ember_tensor *t);
 /* The accumulated gradient, same shape as t, or NULL if none was computed. */
-ember_tensor *ember_tensor_grad(const ember_tensor *t);
+EMBER_API ember_tensor *ember_tensor_grad(const ember_tensor *t);
 
 /* --------------------------------------------------------------------- ops
  *
@@ -206,67 +238,67 @@ ember_tensor *ember_tensor_grad(const ember_tensor *t);
  * differentiate it. Elementwise binary ops broadcast as NumPy does. */
 
 /* y = a + b */
-ember_tensor *ember_add(ember_tensor *a, ember_tensor *b);
+EMBER_API ember_tensor *ember_add(ember_tensor *a, ember_tensor *b);
 /* y = a - b */
-ember_tensor *ember_sub(ember_tensor *a, ember_tensor *b);
+EMBER_API ember_tensor *ember_sub(ember_tensor *a, ember_tensor *b);
 /* y = a * b */
-ember_tensor *ember_mul(ember_tensor *a, ember_tensor *b);
+EMBER_API ember_tensor *ember_mul(ember_tensor *a, ember_tensor *b);
 /* y = alpha * x */
-ember_tensor *ember_scale(ember_tensor *x, float alpha);
+EMBER_API ember_tensor *ember_scale(ember_tensor *x, float alpha);
 /* y = max(x, 0) */
-ember_tensor *ember_relu(ember_tensor *x);
+EMBER_API ember_tensor *ember_relu(ember_tensor *x);
 /* y = x > 0 ? x : slope * x (PyTorch's LeakyReLU; its default slope is 0.01) */
-ember_tensor *ember_leaky_relu(ember_tensor *x, float slope);
+EMBER_API ember_tensor *ember_leaky_relu(ember_tensor *x, float slope);
 /* y = 1 / (1 + e^-x) */
-ember_tensor *ember_sigmoid(ember_tensor *x);
+EMBER_API ember_tensor *ember_sigmoid(ember_tensor *x);
 /* y = tanh x */
-ember_tensor *ember_tanh(ember_tensor *x);
+EMBER_API ember_tensor *ember_tanh(ember_tensor *x);
 /* y = x * Phi(x), Phi the standard normal distribution function (PyTorch's
  * GELU, exact: not the tanh approximation) */
-ember_tensor *ember_gelu(ember_tensor *x);
+EMBER_API ember_tensor *ember_gelu(ember_tensor *x);
 
 /* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
  * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask
  * on every device; use a new seed each step); otherwise y is x itself.
  * 0 <= p <= 1. */
-ember_tensor *ember_dropout(ember_tensor *x, float p, bool training, uint64_t seed);
+EMBER_API ember_tensor *ember_dropout(ember_tensor *x, float p, bool training, uint64_t seed);
 
 /* y = sum of x over `axis` (EMBER_ALL_AXES: over everything, giving a
  * scalar); keepdim keeps the summed axis with size 1. */
 #define EMBER_ALL_AXES 127
-ember_tensor *ember_sum(ember_tensor *x, int axis, bool keepdim);
+EMBER_API ember_tensor *ember_sum(ember_tensor *x, int axis, bool keepdim);
 /* y = sum(x) / count, over the same axes as ember_sum */
-ember_tensor *ember_mean(ember_tensor *x, int axis, bool keepdim);
+EMBER_API ember_tensor *ember_mean(ember_tensor *x, int axis, bool keepdim);
 
 /* y_i = e^(x_i - max x) / sum_j e^(x_j - max x), along `axis` */
-ember_tensor *ember_softmax(ember_tensor *x, int axis);
+EMBER_API ember_tensor *ember_softmax(ember_tensor *x, int axis);
 /* y_i = x_i - max x - ln sum_j e^(x_j - max x), along `axis` */
-ember_tensor *ember_log_softmax(ember_tensor *x, int axis);
+EMBER_API ember_tensor *ember_log_softmax(ember_tensor *x, int axis);
 
 /* loss = mean over n of -log softmax(logits_n)[target_n], as PyTorch's
  * CrossEntropyLoss and Keras's sparse categorical cross-entropy.
  * logits is (N, classes) F32, target is (N) I32 with values in [0, classes);
  * an index outside that range gives a NaN loss. */
-ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target);
+EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target);
 
 /* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is (N, out) */
-ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b);
+EMBER_API ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b);
 /* y = a @ b: a is (M, K), b is (K, N); y is (M, N) */
-ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
+EMBER_API ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
 
 /* 2-d cross-correlation, as PyTorch's Conv2d: x is (N, C, H, W), w is
  * (OC, C, KH, KW), b is (OC) or NULL; y is (N, OC, OH, OW) with
  * OH = (H + 2 * padding - KH) / stride + 1, likewise OW. */
-ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding);
+EMBER_API ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding);
 /* y = max over each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
-ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);
+EMBER_API ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);
 /* y = the mean of each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
-ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride);
+EMBER_API ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride);
 /* y (N, C) = the mean of each (H, W) plane of x (N, C, H, W): PyTorch's
  * AdaptiveAvgPool2d(1) and a flatten. */
-ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
+EMBER_API ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
 
 /* Batch normalization, as PyTorch's BatchNorm1d on x (N, C) and
  * BatchNorm2d on x (N, C, H, W): each channel over the batch (and its
@@ -276,29 +308,45 @@ ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
  * running = (1 - momentum) running + momentum stat, var unbiased there;
  * otherwise the running statistics are the mean and var, and stay.
  * PyTorch's defaults: momentum 0.1, eps 1e-5. */
-ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, ember_tensor *running_mean,
+EMBER_API ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, ember_tensor *running_mean,
                                ember_tensor *running_var, bool training, float momentum, float eps);
 
 /* Views share storage with x. reshape takes one -1 to infer a dimension and
  * copies first when x's strides do not allow a view. */
-ember_tensor *ember_reshape(ember_tensor *x, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_reshape(ember_tensor *x, int ndim, const int64_t *shape);
 /* (N, d1, d2, ...) -> (N, d1 * d2 * ...) */
-ember_tensor *ember_flatten(ember_tensor *x);
+EMBER_API ember_tensor *ember_flatten(ember_tensor *x);
 /* swaps two axes: a strided view, no copy */
-ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
+EMBER_API ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
 /* a contiguous copy of x, or x itself when it already is contiguous */
-ember_tensor *ember_contiguous(ember_tensor *x);
+EMBER_API ember_tensor *ember_contiguous(ember_tensor *x);
 
 /* ---------------------------------------------------------------- autograd */
 
 /* Fills .grad of every tensor that requires grad and that `loss` (a
  * one-element tensor) depends on, adding to what is there. */
-ember_status ember_backward(ember_tensor *loss);
+EMBER_API ember_status ember_backward(ember_tensor *loss);
 /* Releases every tensor the ops made since the last clear; their memory goes
  * back to the context's pools for the next step. */
-void ember_tape_clear(ember_ctx *ctx);
-/* Turns recording off (for evaluation) or on; returns the previous setting. */
-bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled);
+EMBER_API void ember_tape_clear(ember_ctx *ctx);
+/* A place on the tape, and a release back to it: for running ops with
+ * recording off in the middle of other work (a validation pass inside a
+ * training step) without clearing the tape the caller still needs.
+ * ember_tape_release_since releases every tensor made since `mark` except
+ * `keep` (NULL: none), which stays on the tape; it does nothing when nodes
+ * were recorded since the mark, since their backward pass needs them. */
+typedef struct ember_tape_mark {
+    int64_t tensors, nodes;
+} ember_tape_mark;
+EMBER_API ember_tape_mark ember_tape_mark_now(ember_ctx *ctx);
+EMBER_API void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep);
+/* Turns recording off (for evaluation) or on; returns the previous setting.
+ * With recording off the ops save nothing for a backward pass; the tensors
+ * they return still belong to the tape until ember_tape_clear.
+ * ember_model_forward with recording off keeps only its output on the
+ * tape, and ember_model_predict keeps nothing. */
+EMBER_API bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled);
+EMBER_API bool ember_grad_enabled(const ember_ctx *ctx);
 
 /* -------------------------------------------------------------- parameters */
 
@@ -306,29 +354,29 @@ bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled);
  * a second. Names follow PyTorch's state_dict ("conv1.weight"). */
 typedef struct ember_params ember_params;
 
-ember_params *ember_params_new(ember_ctx *ctx);
-void ember_params_free(ember_params *params);
+EMBER_API ember_params *ember_params_new(ember_ctx *ctx);
+EMBER_API void ember_params_free(ember_params *params);
 
 /* Adds a zero-filled parameter that requires grad and returns it (owned by
  * the set). Adding moves the set's storage, so add every parameter before
  * training starts. */
-ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim, const int64_t *shape);
 /* Adds a zero-filled buffer: state the forward pass keeps and checkpoints
  * hold, which no optimizer touches and no gradient reaches (BatchNorm's
  * "running_mean", "running_var" and, with ndim 0, "num_batches_tracked";
  * PyTorch's register_buffer). */
-ember_tensor *ember_params_add_buffer(ember_params *params, const char *name, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_params_add_buffer(ember_params *params, const char *name, int ndim, const int64_t *shape);
 /* Parameters and buffers together, in the order added. */
-int ember_params_count(const ember_params *params);
-ember_tensor *ember_params_at(const ember_params *params, int index);
-const char *ember_params_name(const ember_params *params, int index);
-bool ember_params_is_buffer(const ember_params *params, int index);
-ember_tensor *ember_params_find(const ember_params *params, const char *name);
+EMBER_API int ember_params_count(const ember_params *params);
+EMBER_API ember_tensor *ember_params_at(const ember_params *params, int index);
+EMBER_API const char *ember_params_name(const ember_params *params, int index);
+EMBER_API bool ember_params_is_buffer(const ember_params *params, int index);
+EMBER_API ember_tensor *ember_params_find(const ember_params *params, const char *name);
 /* Elements of the parameters, buffers not counted (Keras's and PyTorch's
  * "parameters"). */
-int64_t ember_params_numel(const ember_params *params);
+EMBER_API int64_t ember_params_numel(const ember_params *params);
 /* Sets every gradient to zero (one fill over the gradient allocation). */
-void ember_params_zero_grad(ember_params *params);
+EMBER_API void ember_params_zero_grad(ember_params *params);
 
 /* Checkpoints as safetensors: little-endian F32 under the parameters' and
  * buffers' names, readable by Python's safetensors and PyTorch's
@@ -337,8 +385,14 @@ void ember_params_zero_grad(ember_params *params);
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
  * "__metadata__" as {"key": "value", ...} pairs, NULL-terminated. */
-ember_status ember_params_save(const ember_params *params, const char *path, const char *const *metadata);
-ember_status ember_params_load(ember_params *params, const char *path);
+EMBER_API ember_status ember_params_save(const ember_params *params, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_params_load(ember_params *params, const char *path);
+/* The same with the file's bytes in memory: saving returns a buffer to
+ * free() in *data, *size bytes long; loading reads `size` bytes at `data`
+ * (not kept) and checks them as a file is checked. */
+EMBER_API ember_status ember_params_save_memory(const ember_params *params, const char *const *metadata, void **data,
+                                                size_t *size);
+EMBER_API ember_status ember_params_load_memory(ember_params *params, const void *data, size_t size);
 
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
@@ -347,35 +401,38 @@ ember_status ember_params_load(ember_params *params, const char *path);
  * "ember.data", "ember.data_dir", "ember.seed", "ember.resize",
  * "ember.normalize", "ember.epoch", "ember.step" and the run's settings. */
 typedef struct ember_checkpoint ember_checkpoint;
-ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
-void ember_checkpoint_close(ember_checkpoint *checkpoint);
+EMBER_API ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
+EMBER_API void ember_checkpoint_close(ember_checkpoint *checkpoint);
 /* The value under `key`, or NULL; valid until the checkpoint is closed. */
-const char *ember_checkpoint_meta(const ember_checkpoint *checkpoint, const char *key);
+EMBER_API const char *ember_checkpoint_meta(const ember_checkpoint *checkpoint, const char *key);
 /* Every pair, sorted by key. */
-int ember_checkpoint_meta_count(const ember_checkpoint *checkpoint);
-const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index, const char **value);
+EMBER_API int ember_checkpoint_meta_count(const ember_checkpoint *checkpoint);
+EMBER_API const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index, const char **value);
+/* The same from a checkpoint in memory (`size` bytes at `data`, copied:
+ * the caller's buffer may go once this returns). */
+EMBER_API ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data, size_t size);
 
 /* A seeded random generator, so that runs are reproducible. */
 typedef struct ember_rng {
     uint64_t state;
 } ember_rng;
-ember_rng ember_rng_seed(uint64_t seed);
-uint32_t ember_rng_u32(ember_rng *rng);
-float ember_rng_uniform(ember_rng *rng, float low, float high);
+EMBER_API ember_rng ember_rng_seed(uint64_t seed);
+EMBER_API uint32_t ember_rng_u32(ember_rng *rng);
+EMBER_API float ember_rng_uniform(ember_rng *rng, float low, float high);
 
 /* PyTorch's default initialisation for Linear and Conv2d: the weight is
  * kaiming-uniform with a = sqrt(5), that is U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
  * and the bias is uniform with the same bound. fan_in = numel(w) / shape[0]. */
-ember_status ember_init_uniform(ember_tensor *t, float low, float high, ember_rng *rng);
-ember_status ember_init_default(ember_tensor *weight, ember_tensor *bias, ember_rng *rng);
+EMBER_API ember_status ember_init_uniform(ember_tensor *t, float low, float high, ember_rng *rng);
+EMBER_API ember_status ember_init_default(ember_tensor *weight, ember_tensor *bias, ember_rng *rng);
 
 /* Layers: a layer's parameters added to a set under PyTorch's names
  * (name.weight, name.bias) and initialised as PyTorch does. The forward pass
  * is then the op: ember_conv2d(x, w, b, ...), ember_linear(x, w, b). */
-ember_status ember_layer_conv2d(ember_params *params, const char *name, int64_t in_channels,
+EMBER_API ember_status ember_layer_conv2d(ember_params *params, const char *name, int64_t in_channels,
                                 int64_t out_channels, int64_t kernel, ember_rng *rng,
                                 ember_tensor **weight, ember_tensor **bias);
-ember_status ember_layer_linear(ember_params *params, const char *name, int64_t in_features,
+EMBER_API ember_status ember_layer_linear(ember_params *params, const char *name, int64_t in_features,
                                 int64_t out_features, ember_rng *rng, ember_tensor **weight,
                                 ember_tensor **bias);
 
@@ -387,33 +444,33 @@ typedef struct ember_adam_options {
     float lr, beta1, beta2, eps, weight_decay;
 } ember_adam_options;
 /* lr, betas 0.9 and 0.999, eps 1e-8, no weight decay: PyTorch's defaults */
-ember_adam_options ember_adam_defaults(float lr);
+EMBER_API ember_adam_options ember_adam_defaults(float lr);
 
 typedef struct ember_sgd_options {
     float lr, momentum, dampening, weight_decay;
     bool nesterov;
 } ember_sgd_options;
 /* lr, no momentum, no dampening, no weight decay */
-ember_sgd_options ember_sgd_defaults(float lr);
+EMBER_API ember_sgd_options ember_sgd_defaults(float lr);
 
 /* The optimizer updates every parameter of the set; its state (Adam's two
  * moments, SGD's velocity) is one allocation each. */
-ember_optim *ember_adam_new(ember_params *params, ember_adam_options options);
-ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options options);
-void ember_optim_free(ember_optim *opt);
-void ember_optim_zero_grad(ember_optim *opt);
-ember_status ember_optim_step(ember_optim *opt);
+EMBER_API ember_optim *ember_adam_new(ember_params *params, ember_adam_options options);
+EMBER_API ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options options);
+EMBER_API void ember_optim_free(ember_optim *opt);
+EMBER_API void ember_optim_zero_grad(ember_optim *opt);
+EMBER_API ember_status ember_optim_step(ember_optim *opt);
 /* Learning rate, for schedules. */
-void ember_optim_set_lr(ember_optim *opt, float lr);
+EMBER_API void ember_optim_set_lr(ember_optim *opt, float lr);
 /* Steps taken (Adam's bias correction counts them). */
-int64_t ember_optim_steps(const ember_optim *opt);
+EMBER_API int64_t ember_optim_steps(const ember_optim *opt);
 /* The optimizer's state as a safetensors file, so that a run can resume
  * exactly: per parameter as PyTorch names it ("conv1.weight.exp_avg",
  * "...exp_avg_sq" for Adam, "...momentum_buffer" for SGD), the step count
  * in the metadata. Loading checks the kind, names and shapes first and
  * changes nothing unless all match. */
-ember_status ember_optim_save(const ember_optim *opt, const char *path, const char *const *metadata);
-ember_status ember_optim_load(ember_optim *opt, const char *path);
+EMBER_API ember_status ember_optim_save(const ember_optim *opt, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_optim_load(ember_optim *opt, const char *path);
 
 /* Learning-rate schedules, as PyTorch's: a rate for each step from the step
  * alone. Warm-up first (linear over warmup_steps, from lr / (warmup + 1)
@@ -427,7 +484,7 @@ typedef struct ember_lr_schedule {
     int64_t warmup_steps, step_size, total_steps;
 } ember_lr_schedule;
 /* Set it before each step: ember_optim_set_lr(opt, ember_lr_at(&s, step)). */
-float ember_lr_at(const ember_lr_schedule *schedule, int64_t step);
+EMBER_API float ember_lr_at(const ember_lr_schedule *schedule, int64_t step);
 
 /* -------------------------------------------------------------------- data */
 
@@ -456,40 +513,59 @@ typedef struct ember_data_options {
 
 /* Loads a split into host memory as bytes; every file is checked before
  * anything is allocated for it. */
-ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split);
-void ember_dataset_free(ember_dataset *ds);
-int64_t ember_dataset_count(const ember_dataset *ds);
-int ember_dataset_classes(const ember_dataset *ds);
+EMBER_API ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split);
+EMBER_API void ember_dataset_free(ember_dataset *ds);
+EMBER_API int64_t ember_dataset_count(const ember_dataset *ds);
+EMBER_API int ember_dataset_classes(const ember_dataset *ds);
 /* The shape of one sample, without the batch axis: (C, H, W) or (features). */
-int ember_dataset_sample_ndim(const ember_dataset *ds);
-const int64_t *ember_dataset_sample_shape(const ember_dataset *ds);
+EMBER_API int ember_dataset_sample_ndim(const ember_dataset *ds);
+EMBER_API const int64_t *ember_dataset_sample_shape(const ember_dataset *ds);
 /* "fashion-mnist train (60000 x 1x28x28, 10 classes)" */
-const char *ember_dataset_describe(const ember_dataset *ds);
+EMBER_API const char *ember_dataset_describe(const ember_dataset *ds);
 /* A class's name: Fashion-MNIST's ("T-shirt/top", ...), CIFAR-10's, a
  * folder's subfolder names; the index ("0", "1", ...) for MNIST and random
  * data. NULL for an index out of range. */
-const char *ember_dataset_class_name(const ember_dataset *ds, int index);
+EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int index);
+
+/* A data set over arrays the caller owns, for training and evaluating on
+ * data ember has no loader for. Nothing is copied: the arrays must stay
+ * alive and unchanged while the data set is in use. Give the images as
+ * floats (used as they are) or as bytes (scaled to [0, 1] as ember's own
+ * data sets are), not both. */
+typedef struct ember_array_data {
+    int64_t count;               /* samples, at least 1 */
+    int sample_ndim;             /* 1 (features) or 3 (C, H, W) */
+    int64_t sample_shape[3];
+    const float *images;         /* (count, sample shape...) floats, or NULL */
+    const uint8_t *image_bytes;  /* (count, sample shape...) bytes, or NULL */
+    const int32_t *labels;       /* (count) class indices, each in [0, classes) */
+    int classes;                 /* at least 2 */
+    const char *const *class_names; /* (classes) names, or NULL for "0", "1", ... */
+    const char *name;            /* in messages and ember_dataset_describe; NULL: "arrays" */
+} ember_array_data;
+/* Checks every label and the shape; NULL with the reason on a mistake. */
+EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_array_data *arrays);
 
 /* An image file (PNG, JPEG, BMP) as one sample, as a folder data set
  * would load it: converted to `channels` (1: gray, 3: RGB), planar
  * (channels, height, width) floats in [0, 1] into `out`. An image of
  * another size is resized (bilinear) when `resize`, else refused with both
  * sizes in the message. */
-ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
+EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
                               float *out);
 
 /* The images of an IDX file (Fashion-MNIST's and MNIST's format, gzipped or
  * not) as samples: (count, 1, height, width) floats in [0, 1], checked as
  * ember_dataset_open checks them, in an array to free(). */
-float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
+EMBER_API float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
 
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
  * seed. The last batch of an epoch may be smaller. */
 typedef struct ember_batcher ember_batcher;
-ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed);
-void ember_batcher_free(ember_batcher *b);
-int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
+EMBER_API ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed);
+EMBER_API void ember_batcher_free(ember_batcher *b);
+EMBER_API int64_t ember_batcher_steps(const ember_batcher *b); /* batches per epoch */
 /* Augmentation of training images, as torchvision's RandomCrop(size,
  * padding=crop_padding) and RandomHorizontalFlip(): each sample shifted by
  * up to crop_padding pixels each way (zeros come in at the border) and, when
@@ -501,32 +577,37 @@ typedef struct ember_augment {
     bool flip;
     uint64_t seed;
 } ember_augment;
-ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
+EMBER_API ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
 /* Goes to where a batcher made with the same data, batch, shuffle and seed
  * would be after `epoch` whole epochs and `step` batches of the next: the
  * same order, so a resumed run sees the batches an unbroken one would. */
-ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
+EMBER_API ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
 /* Fills *x and *y with the next batch and returns true; at the end of the
  * epoch returns false and starts the next one. Returns false on a device
  * error too; ember_last_status tells which. */
-bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
+EMBER_API bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
 
 /* ----------------------------------------------------------------- kernels
  *
  * The GPU kernels every GPU backend runs, written once (backends/kernels),
  * for teaching and for checking what a device gets. */
 
-/* How many kernels there are; the name and a one-line summary of each. */
-int ember_kernel_count(void);
-const char *ember_kernel_name_at(int index, const char **summary);
+/* How many kernels there are; the name and a one-line summary of each
+ * (NULL for an index out of range). The list is in every build, one
+ * without GPU backends included: it names the kernels ember has, whether
+ * or not this build can run them. */
+EMBER_API int ember_kernel_count(void);
+EMBER_API const char *ember_kernel_name_at(int index, const char **summary);
 
 /* The PTX ember loads for `kernel` (NULL: every kernel), as the CUDA
  * backend would compile it for `arch` ("sm_86"; NULL: the first GPU
  * present): through the newest NVRTC that targets that arch or one below
  * it, or, with `baseline` set or no such NVRTC, the built-in sm_30 PTX.
  * `how` (may be NULL) receives which it was. Works without a GPU given an
- * arch. Returns a string to free(), or NULL with the reason in `why`. */
-char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
+ * arch. Returns a string to free(), or NULL with the reason in `why`: in
+ * a build without the CUDA backend (-DEMBER_CUDA=OFF), always NULL, with
+ * "this build has no CUDA backend" in `why`. */
+EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
                 size_t why_len);
 
 /* ------------------------------------------------------------------ models
@@ -554,48 +635,48 @@ typedef struct ember_model ember_model;
  * line, or 1x28x28 (Fashion-MNIST's) when it has none. A mistake in the
  * file is EMBER_ERR_FORMAT, a layer that does not fit the shapes
  * EMBER_ERR_ARG, each with "file:line:column: ..." in the message. */
-ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
+EMBER_API ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
                                int classes, uint64_t seed);
 /* The same from a model file's text; `name` names it in messages. */
-ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *text, int sample_ndim,
+EMBER_API ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *text, int sample_ndim,
                                const int64_t *sample_shape, int classes, uint64_t seed);
 /* ember_model_build with the data set's sample shape and class count. */
-ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data, uint64_t seed);
+EMBER_API ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data, uint64_t seed);
 
 /* A network of your own as a model: `forward` maps x (N, sample shape...)
  * to logits (N, classes) with the public ops and the parameters of
  * `params`, which the model takes over (ember_model_free frees it). The
  * model then evaluates, saves and loads like any other. */
 typedef ember_tensor *(*ember_model_forward_fn)(void *user, ember_params *params, ember_tensor *x, bool training);
-ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
+EMBER_API ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
                               const int64_t *sample_shape, int classes, ember_model_forward_fn forward, void *user);
 
-void ember_model_free(ember_model *model);
+EMBER_API void ember_model_free(ember_model *model);
 /* x is (N, sample shape...); returns logits (N, classes) */
-ember_tensor *ember_model_forward(ember_model *model, ember_tensor *x);
+EMBER_API ember_tensor *ember_model_forward(ember_model *model, ember_tensor *x);
 /* Training mode (the default) uses batch statistics in BatchNorm and
  * updates its running ones, and drops values in Dropout (a fresh mask each
  * forward, drawn from the model's seed); evaluation mode uses the running
  * statistics and keeps every value. ember_model_evaluate switches to
  * evaluation for its pass and back. */
-void ember_model_set_training(ember_model *model, bool training);
-bool ember_model_training(const ember_model *model);
-ember_params *ember_model_params(ember_model *model);
-const char *ember_model_name(const ember_model *model);
+EMBER_API void ember_model_set_training(ember_model *model, bool training);
+EMBER_API bool ember_model_training(const ember_model *model);
+EMBER_API ember_params *ember_model_params(ember_model *model);
+EMBER_API const char *ember_model_name(const ember_model *model);
 /* "simplecnn: Conv2d(1, 16, 3, padding=1) ReLU() MaxPool2d(2) Flatten() Linear(3136, 10); 31530 parameters" */
-const char *ember_model_describe(const ember_model *model);
+EMBER_API const char *ember_model_describe(const ember_model *model);
 /* The sample shape it was built for, into shape[3]; returns its ndim. */
-int ember_model_sample_shape(const ember_model *model, int64_t *shape);
-int ember_model_classes(const ember_model *model);
+EMBER_API int ember_model_sample_shape(const ember_model *model, int64_t *shape);
+EMBER_API int ember_model_classes(const ember_model *model);
 /* The model file's text (NULL for a wrapped network): checkpoints keep it. */
-const char *ember_model_text(const ember_model *model);
+EMBER_API const char *ember_model_text(const ember_model *model);
 /* The built-in model names, NULL-terminated, and a one-line summary of each. */
 const char *const *ember_model_names(void);
-const char *ember_model_summary(const char *name);
+EMBER_API const char *ember_model_summary(const char *name);
 /* The layer types a model file may use: how many, and each one's name and
  * a one-line description of it and its options. */
-int ember_model_layer_type_count(void);
-const char *ember_model_layer_type_at(int index, const char **about);
+EMBER_API int ember_model_layer_type_count(void);
+EMBER_API const char *ember_model_layer_type_at(int index, const char **about);
 
 /* Checkpoints of a model: its parameters and buffers (ember_params_save),
  * with BatchNorm's batch counts brought up to date first. The model's name,
@@ -603,12 +684,33 @@ const char *ember_model_layer_type_at(int index, const char **about);
  * as "ember.model", "ember.model_text", "ember.input" ("1x28x28") and
  * "ember.classes" ("10"), and its seed and count of training passes, which
  * ember_model_load restores so that Dropout's masks go on where they were. */
-ember_status ember_model_save(ember_model *model, const char *path, const char *const *metadata);
-ember_status ember_model_load(ember_model *model, const char *path);
+EMBER_API ember_status ember_model_save(ember_model *model, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_model_load(ember_model *model, const char *path);
 /* The model a checkpoint written by ember_model_save holds, built from its
  * metadata (the model file's text, or the built-in's name; the input shape
  * and class count) and loaded: no data set, no model name needed. */
-ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *path);
+EMBER_API ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *path);
+
+/* Checkpoints in memory, for a program that keeps its models in its own
+ * files, a database or its executable: the same safetensors bytes as the
+ * files above. Saving returns a buffer to free() in *data, *size bytes
+ * long; loading reads `size` bytes at `data` (not kept) and checks them as
+ * a file is checked. */
+EMBER_API ember_status ember_model_save_memory(ember_model *model, const char *const *metadata, void **data,
+                                               size_t *size);
+EMBER_API ember_status ember_model_load_memory(ember_model *model, const void *data, size_t size);
+EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const void *data, size_t size);
+
+/* Inference from the caller's buffers: `in` holds n samples of the model's
+ * sample shape, as floats laid out as a batch tensor would be
+ * ((n, C, H, W) for images, scaled as the model was trained: [0, 1] for
+ * ember's data sets); `logits_out` receives (n, classes) floats. Runs in
+ * evaluation mode with recording off and leaves nothing on the tape; after
+ * the first call with the largest n, a call allocates nothing (host or
+ * device). n may be any size from 1 up. */
+EMBER_API ember_status ember_model_predict(ember_model *model, const float *in, int64_t n, float *logits_out);
+/* The same with softmax probabilities (each row sums to 1) in `probs_out`. */
+EMBER_API ember_status ember_model_predict_probs(ember_model *model, const float *in, int64_t n, float *probs_out);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * residual block before its layers; `depth` is how deep in blocks. */
@@ -623,17 +725,17 @@ typedef struct ember_layer_info {
     double forward_flops; /* per sample; a block's own: the addition */
     double backward_flops;
 } ember_layer_info;
-int ember_model_layer_count(const ember_model *model);
-ember_status ember_model_layer_info(const ember_model *model, int index, ember_layer_info *info);
+EMBER_API int ember_model_layer_count(const ember_model *model);
+EMBER_API ember_status ember_model_layer_info(const ember_model *model, int index, ember_layer_info *info);
 
 /* Test accuracy (fraction correct) and mean cross-entropy over a data set,
  * in evaluation mode with grad off; either output may be NULL. */
-ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
+EMBER_API ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
                                   double *accuracy, double *loss);
 /* The same, and the confusion matrix: confusion[true * classes + predicted]
  * counts the samples of each class by the class predicted (classes x
  * classes, filled). */
-ember_status ember_model_evaluate_confusion(ember_model *model, ember_dataset *data, int64_t batch,
+EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_dataset *data, int64_t batch,
                                             double *accuracy, double *loss, int64_t *confusion);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /*
  * models/model.c — models: built from a file's text or wrapped around a C
- * forward function, run forward in training or evaluation mode, saved,
- * loaded and evaluated.
+ * forward function, run forward in training or evaluation mode, and
+ * evaluated. Checkpoints are in model-checkpoint.c, inference from the
+ * caller's buffers in model-predict.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -271,6 +272,7 @@ void ember_model_free(ember_model *m)
     if (!m)
         return;
     model_file_free(&m->file);
+    ember_tensor_free(m->predict_x);
     ember_params_free(m->params);
     free(m->text);
     free(m);
@@ -308,7 +310,7 @@ static ember_status sync_counts(struct model_block *block, bool to_host)
     return st;
 }
 
-static ember_status counts_write_back(struct ember_model *m)
+ember_status model_counts_write_back(struct ember_model *m)
 {
     if (!m->counts_dirty)
         return EMBER_OK;
@@ -356,18 +358,27 @@ ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
                         model_shape_str(m->sample_ndim, m->sample_shape, want, sizeof want));
         return NULL;
     }
-    if (m->forward_fn)
-        return m->forward_fn(m->user, m->params, x, m->training);
-    if (m->training && !m->counts_known) {
-        if (sync_counts(&m->file.root, true) != EMBER_OK)
-            return NULL;
-        m->counts_known = true;
+    /* with recording off nothing needs the layers' outputs once the next
+     * layer has run: only the logits stay on the tape */
+    ember_tape_mark mark = ember_tape_mark_now(m->ctx);
+    bool recording = ember_grad_enabled(m->ctx);
+    ember_tensor *y;
+    if (m->forward_fn) {
+        y = m->forward_fn(m->user, m->params, x, m->training);
+    } else {
+        if (m->training && !m->counts_known) {
+            if (sync_counts(&m->file.root, true) != EMBER_OK)
+                return NULL;
+            m->counts_known = true;
+        }
+        y = run_block(m, &m->file.root, x);
+        if (m->training) {
+            m->forwards++;
+            m->counts_dirty = true;
+        }
     }
-    ember_tensor *y = run_block(m, &m->file.root, x);
-    if (m->training) {
-        m->forwards++;
-        m->counts_dirty = true;
-    }
+    if (!recording)
+        ember_tape_release_since(m->ctx, mark, y);
     return y;
 }
 
@@ -377,7 +388,7 @@ void ember_model_set_training(ember_model *m, bool training)
         return;
     m->training = training;
     if (!training)
-        counts_write_back(m); /* a failure here is the device's, and sticks to the context */
+        model_counts_write_back(m); /* a failure here is the device's, and sticks to the context */
 }
 
 bool ember_model_training(const ember_model *m) { return m && m->training; }
@@ -394,94 +405,6 @@ int ember_model_sample_shape(const ember_model *m, int64_t *shape)
     if (shape)
         memcpy(shape, m->sample_shape, (size_t)m->sample_ndim * sizeof *shape);
     return m->sample_ndim;
-}
-
-/* ------------------------------------------------------------ checkpoints */
-
-ember_status ember_model_save(ember_model *m, const char *path, const char *const *metadata)
-{
-    if (!m)
-        return EMBER_ERR_ARG;
-    ember_status st = counts_write_back(m);
-    if (st != EMBER_OK)
-        return st;
-    size_t n = 0;
-    while (metadata && metadata[n])
-        n++;
-    const char **meta = calloc(n + 13, sizeof *meta);
-    if (!meta)
-        return ember_set_error(m->ctx, EMBER_ERR_NOMEM, "out of host memory saving %s", path ? path : "(null)");
-    char input[64], classes[16], forwards[32], seed[32];
-    model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
-    snprintf(classes, sizeof classes, "%d", m->classes);
-    snprintf(forwards, sizeof forwards, "%" PRIu64, m->forwards);
-    snprintf(seed, sizeof seed, "%" PRIu64, m->seed);
-    size_t k = 0;
-    meta[k++] = "ember.model", meta[k++] = m->name;
-    meta[k++] = "ember.input", meta[k++] = input;
-    meta[k++] = "ember.classes", meta[k++] = classes;
-    /* dropout's masks go on from here */
-    meta[k++] = "ember.forwards", meta[k++] = forwards;
-    meta[k++] = "ember.model_seed", meta[k++] = seed;
-    if (m->text)
-        meta[k++] = "ember.model_text", meta[k++] = m->text;
-    for (size_t i = 0; i < n; i++)
-        meta[k++] = metadata[i];
-    st = ember_params_save(m->params, path, meta);
-    free(meta);
-    return st;
-}
-
-ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *path)
-{
-    ember_checkpoint *ck = ember_checkpoint_open(ctx, path);
-    if (!ck)
-        return NULL;
-    const char *name = ember_checkpoint_meta(ck, "ember.model"), *text = ember_checkpoint_meta(ck, "ember.model_text");
-    const char *input = ember_checkpoint_meta(ck, "ember.input"), *classes = ember_checkpoint_meta(ck, "ember.classes");
-    int ndim = 0;
-    int64_t shape[3];
-    char *end = NULL;
-    long n_classes = classes ? strtol(classes, &end, 10) : 0;
-    ember_model *m = NULL;
-    if (!name || !input || !classes) {
-        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s does not say which model it holds (its metadata has no %s): "
-                        "it was written by another program or an older ember; build the model and load it "
-                        "with ember_model_load (ember eval: give --model)", path,
-                        !name ? "ember.model" : !input ? "ember.input" : "ember.classes");
-    } else if (!model_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
-        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "
-                        "a shape and a class count", path, input, classes);
-    } else {
-        m = text ? ember_model_parse(ctx, name, text, ndim, shape, (int)n_classes, 0)
-                 : ember_model_build(ctx, name, ndim, shape, (int)n_classes, 0);
-        if (m && ember_model_load(m, path) != EMBER_OK) {
-            ember_model_free(m);
-            m = NULL;
-        }
-    }
-    ember_checkpoint_close(ck);
-    return m;
-}
-
-ember_status ember_model_load(ember_model *m, const char *path)
-{
-    if (!m)
-        return EMBER_ERR_ARG;
-    ember_status st = ember_params_load(m->params, path);
-    if (st != EMBER_OK)
-        return st;
-    m->counts_known = m->counts_dirty = false; /* read again at the next training forward */
-    /* training forwards so far, so that dropout's masks go on where they were */
-    ember_checkpoint *ck = ember_checkpoint_open(m->ctx, path);
-    const char *forwards = ember_checkpoint_meta(ck, "ember.forwards");
-    const char *seed = ember_checkpoint_meta(ck, "ember.model_seed");
-    if (forwards)
-        m->forwards = strtoull(forwards, NULL, 10);
-    if (seed)
-        m->seed = strtoull(seed, NULL, 10);
-    ember_checkpoint_close(ck);
-    return ck ? EMBER_OK : ember_last_status(m->ctx);
 }
 
 /* -------------------------------------------------------------- summary */
@@ -600,6 +523,8 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         memset(confusion, 0, (size_t)(classes * classes) * sizeof *confusion);
     ember_model_set_training(m, false);
     bool was = ember_set_grad_enabled(ctx, false);
+    /* the caller's tape (a validation pass inside a training step) stays */
+    ember_tape_mark mark = ember_tape_mark_now(ctx);
     ember_tensor *x, *y;
     while (st == EMBER_OK && ember_batcher_next(batches, &x, &y)) {
         int64_t n = ember_tensor_dim(x, 0);
@@ -625,9 +550,9 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         }
         loss_sum += (double)value * (double)n;
         seen += n;
-        ember_tape_clear(ctx);
+        ember_tape_release_since(ctx, mark, NULL);
     }
-    ember_tape_clear(ctx);
+    ember_tape_release_since(ctx, mark, NULL);
     ember_set_grad_enabled(ctx, was);
     ember_model_set_training(m, was_training);
     if (st == EMBER_OK && seen != ember_dataset_count(data)) /* the batcher stopped early */

@@ -18,7 +18,9 @@
  * shape: it works out every layer's output shape (a layer that does not fit
  * the shape before it is an error at its line), names and adds the
  * parameters as PyTorch would name them, and initialises them as PyTorch
- * does. model.c runs the tree forward with the public ops.
+ * does. model.c runs the tree forward with the public ops;
+ * model-checkpoint.c saves and loads models, model-predict.c runs them on
+ * the caller's buffers.
  *
  * Everything here uses nothing but include/ember.h: a program embedding
  * ember could build the same thing.
@@ -174,7 +176,15 @@ struct ember_model {
     /* a wrapped C network */
     ember_model_forward_fn forward_fn;
     void *user;
+    /* ember_model_predict's input batch, kept for the next call of the
+     * same size (a call of another size gets a new one from the pools) */
+    ember_tensor *predict_x;
+    int64_t predict_n;
     char describe[512];
 };
+
+/* Writes BatchNorm's batch counts, kept on the host while training, back
+ * into their buffers (model.c): before a save or an evaluation. */
+ember_status model_counts_write_back(struct ember_model *m);
 
 #endif /* EMBER_MODELS_IMPL_H */

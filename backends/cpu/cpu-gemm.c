@@ -26,9 +26,23 @@ const char *cpu_blas_name(void)
     return name;
 }
 
-void cpu_blas_init(void)
+/* OpenBLAS's thread count is the whole process's, and the host program
+ * may use OpenBLAS too (numpy in the same process, its own solvers). ember
+ * wants it single-threaded inside its own pool's tasks, so it sets 1 for
+ * the length of each of its calls and puts the caller's count back after:
+ * two stores, against a product of at least thousands of flops. */
+static int blas_threads_enter(void)
 {
-    openblas_set_num_threads(1);
+    int theirs = openblas_get_num_threads();
+    if (theirs != 1)
+        openblas_set_num_threads(1);
+    return theirs;
+}
+
+static void blas_threads_leave(int theirs)
+{
+    if (theirs != 1)
+        openblas_set_num_threads(theirs);
 }
 
 static void gemm_one(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
@@ -44,8 +58,14 @@ const char *cpu_blas_name(void)
     return "built-in sgemm (no OpenBLAS)";
 }
 
-void cpu_blas_init(void)
+static int blas_threads_enter(void)
 {
+    return 1;
+}
+
+static void blas_threads_leave(int theirs)
+{
+    (void)theirs;
 }
 
 /* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop
@@ -119,15 +139,17 @@ ember_status cpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember
         return EMBER_OK;
     }
     int64_t flops = 2 * g->m * g->n * g->k;
+    int theirs = blas_threads_enter();
     if (g->batch > 1) {
         /* one task per matrix, at least ~100k flops per task */
         cpu_parallel_for(d->pool, g->batch, 100000 / flops + 1, gemm_batch_range, &j);
-        return EMBER_OK;
+    } else {
+        /* one product: cut the longer side of C into panels of at least 32 */
+        j.split_rows = g->m >= g->n;
+        int64_t len = j.split_rows ? g->m : g->n;
+        int64_t grain = flops < 200000 ? len : 32;
+        cpu_parallel_for(d->pool, len, grain, gemm_part_range, &j);
     }
-    /* one product: cut the longer side of C into panels of at least 32 */
-    j.split_rows = g->m >= g->n;
-    int64_t len = j.split_rows ? g->m : g->n;
-    int64_t grain = flops < 200000 ? len : 32;
-    cpu_parallel_for(d->pool, len, grain, gemm_part_range, &j);
+    blas_threads_leave(theirs);
     return EMBER_OK;
 }

@@ -4,7 +4,8 @@
  * Buffers are plain aligned host memory; an ember_ptr is a float pointer
  * plus an offset. Work is spread over a small thread pool of our own
  * (cpu_parallel_for) and OpenBLAS runs single-threaded inside each task, so
- * the two never compete for cores.
+ * the two never compete for cores (cpu-gemm.c sets that for the length of
+ * each call and restores the host program's setting after).
  */
 #ifndef EMBER_CPU_IMPL_H
 #define EMBER_CPU_IMPL_H
@@ -60,7 +61,5 @@ EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 
 /* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)" */
 const char *cpu_blas_name(void);
-/* makes the BLAS single-threaded: our pool does the threading */
-void cpu_blas_init(void);
 
 #endif /* EMBER_CPU_IMPL_H */

@@ -40,7 +40,6 @@ static ember_status cpu_device_open(const struct ember_host *host, int index, vo
         free(d);
         return host->fail(host->ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads", host->threads);
     }
-    cpu_blas_init();
     *dev = d;
     return EMBER_OK;
 }
@@ -52,6 +51,25 @@ static void cpu_device_close(void *dev)
         return;
     cpu_pool_free(d->pool);
     free(d);
+}
+
+/* A new pool of the new size; the old one's workers are joined first, so
+ * the process never holds both. */
+static ember_status cpu_set_threads(void *dev, int threads)
+{
+    struct cpu_device *d = dev;
+    int want = threads > 0 ? threads : online_cores();
+    if (want == d->threads)
+        return EMBER_OK;
+    cpu_pool_free(d->pool);
+    d->pool = cpu_pool_new(want);
+    if (!d->pool) {
+        d->pool = cpu_pool_new(1); /* one thread needs no workers: this cannot fail for want of threads */
+        d->threads = 1;
+        return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads; running on 1", want);
+    }
+    d->threads = want;
+    return EMBER_OK;
 }
 
 static void cpu_device_describe(void *dev, char *out, size_t len)
@@ -102,6 +120,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .device_open = cpu_device_open,
     .device_close = cpu_device_close,
     .device_describe = cpu_device_describe,
+    .set_threads = cpu_set_threads,
     .diagnose = cpu_diagnose,
     .alloc = cpu_alloc,
     .release = cpu_release,

@@ -1,0 +1,457 @@
+/*
+ * tests/test_embed.c — the library as a host program meets it: inference
+ * from its own buffers, checkpoints in memory, data sets over its own
+ * arrays, and no surprises (the tape, threads, OpenBLAS's setting, memory
+ * handed back).
+ *
+ * "Allocates nothing" is checked two ways: the context's own counters, and
+ * (outside the sanitizers, which own malloc) every malloc, calloc and
+ * realloc in the process, counted by wrappers defined here.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-util.h"
+
+/* ------------------------------------------------------- counting malloc */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_MALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COUNT_MALLOC 0
+#endif
+#endif
+#ifndef COUNT_MALLOC
+#define COUNT_MALLOC 1
+#endif
+
+static long mallocs;
+
+#if COUNT_MALLOC
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+void *malloc(size_t n)
+{
+    __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t size)
+{
+    __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
+    return __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t n)
+{
+    __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
+    return __libc_realloc(p, n);
+}
+#endif
+
+static long malloc_count(void)
+{
+    return __atomic_load_n(&mallocs, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void fill_input(float *x, int64_t n, uint64_t seed)
+{
+    ember_rng rng = ember_rng_seed(seed);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ember_rng_uniform(&rng, 0.0f, 1.0f);
+}
+
+static float max_diff(const float *a, const float *b, int64_t n)
+{
+    float worst = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        worst = fmaxf(worst, fabsf(a[i] - b[i]));
+    return worst;
+}
+
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* ------------------------------------------------------------- inference */
+
+/* ResNet-8 (BatchNorm and residual blocks) on 3x16x16 samples: predict
+ * gives the logits the forward pass gives in evaluation mode, at any n, and
+ * leaves nothing behind. */
+static void test_predict(void)
+{
+    long counted = malloc_count();
+    ember_ctx *ctx = test_ctx("cpu");
+    if (!ctx)
+        return;
+    /* the counter counts: opening a context allocates */
+    CHECK(!COUNT_MALLOC || malloc_count() > counted, "the malloc counter saw nothing of ember_ctx_new");
+    const int64_t shape[3] = {3, 16, 16};
+    ember_model *m = ember_model_build(ctx, "resnet8", 3, shape, 10, 7);
+    CHECK(m, "%s", ember_last_error(ctx));
+    if (!m) {
+        ember_ctx_free(ctx);
+        return;
+    }
+    enum { N = 6, SAMPLE = 3 * 16 * 16 };
+    float *in = malloc(N * SAMPLE * sizeof *in), logits[N * 10], reference[N * 10], probs[N * 10];
+    fill_input(in, N * SAMPLE, 1);
+
+    /* the reference: the forward pass, evaluation mode, recording off */
+    ember_model_set_training(m, false);
+    bool was = ember_set_grad_enabled(ctx, false);
+    const int64_t xshape[4] = {N, 3, 16, 16};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, xshape);
+    CHECK_OK(ctx, ember_tensor_write(x, in, sizeof(float) * N * SAMPLE));
+    ember_tape_mark before = ember_tape_mark_now(ctx);
+    ember_tensor *y = ember_model_forward(m, x);
+    ember_tape_mark after = ember_tape_mark_now(ctx);
+    /* recording off: the logits alone stay on the tape */
+    CHECK(after.tensors - before.tensors == 1, "a forward with recording off left %lld tensors on the tape",
+          (long long)(after.tensors - before.tensors));
+    CHECK_OK(ctx, ember_tensor_read(y, reference, sizeof reference));
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_set_grad_enabled(ctx, was);
+    ember_model_set_training(m, true);
+
+    CHECK_OK(ctx, ember_model_predict(m, in, N, logits));
+    CHECK(max_diff(logits, reference, N * 10) == 0.0f, "predict differs from the forward pass by %g",
+          (double)max_diff(logits, reference, N * 10));
+    CHECK(ember_model_training(m), "predict left the model in evaluation mode");
+    CHECK(ember_grad_enabled(ctx), "predict left recording off");
+    /* fewer samples: the same rows */
+    float few[3 * 10];
+    CHECK_OK(ctx, ember_model_predict(m, in + SAMPLE, 3, few));
+    CHECK(max_diff(few, reference + 10, 30) < 1e-5f, "3 samples differ from the same rows of 6 by %g",
+          (double)max_diff(few, reference + 10, 30));
+    /* probabilities: each row sums to 1 and ranks as the logits do */
+    CHECK_OK(ctx, ember_model_predict_probs(m, in, N, probs));
+    for (int r = 0; r < N; r++) {
+        double sum = 0.0;
+        int best_p = 0, best_l = 0;
+        for (int k = 0; k < 10; k++) {
+            sum += probs[r * 10 + k];
+            best_p = probs[r * 10 + k] > probs[r * 10 + best_p] ? k : best_p;
+            best_l = logits[r * 10 + k] > logits[r * 10 + best_l] ? k : best_l;
+        }
+        CHECK(fabs(sum - 1.0) < 1e-5, "row %d of the probabilities sums to %g", r, sum);
+        CHECK(best_p == best_l, "row %d: probabilities pick %d, logits %d", r, best_p, best_l);
+    }
+
+    /* steady state: no allocation of any kind, nothing on the tape */
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(ctx, ember_model_predict(m, in, N, logits));
+        CHECK_OK(ctx, ember_model_predict(m, in, 1, logits));
+    }
+    ember_memory_stats s0, s1;
+    ember_ctx_memory_stats(ctx, &s0);
+    ember_tape_mark t0 = ember_tape_mark_now(ctx);
+    long m0 = malloc_count();
+    for (int i = 0; i < 200; i++) {
+        ember_model_predict(m, in, N, logits);
+        ember_model_predict(m, in, 1, logits);
+    }
+    long m1 = malloc_count();
+    ember_tape_mark t1 = ember_tape_mark_now(ctx);
+    ember_ctx_memory_stats(ctx, &s1);
+    CHECK(s1.device_allocs == s0.device_allocs && s1.host_allocs == s0.host_allocs &&
+              s1.device_bytes == s0.device_bytes,
+          "400 predictions allocated: device %llu -> %llu, host %llu -> %llu",
+          (unsigned long long)s0.device_allocs, (unsigned long long)s1.device_allocs,
+          (unsigned long long)s0.host_allocs, (unsigned long long)s1.host_allocs);
+    CHECK(m1 == m0, "400 predictions called malloc %ld times", m1 - m0);
+    CHECK(t1.tensors == t0.tensors && t1.nodes == t0.nodes, "predictions left %lld tensors on the tape",
+          (long long)(t1.tensors - t0.tensors));
+    if (COUNT_MALLOC)
+        printf("predict: 400 calls, %ld mallocs, %llu new device buffers\n", m1 - m0,
+               (unsigned long long)(s1.device_allocs - s0.device_allocs));
+
+    /* mistakes are statuses with a message */
+    CHECK(ember_model_predict(m, NULL, 1, logits) == EMBER_ERR_ARG, "NULL input accepted");
+    CHECK(strstr(ember_last_error(ctx), "NULL input"), "message: %s", ember_last_error(ctx));
+    CHECK(ember_model_predict(m, in, 0, logits) == EMBER_ERR_ARG, "n = 0 accepted");
+    CHECK(ember_model_predict(NULL, in, 1, logits) == EMBER_ERR_ARG, "NULL model accepted");
+    ember_clear_error(ctx);
+
+    /* handing the cache back leaves only what is alive */
+    ember_ctx_memory_stats(ctx, &s0);
+    ember_ctx_release_cached(ctx);
+    ember_ctx_memory_stats(ctx, &s1);
+    CHECK(s1.device_bytes < s0.device_bytes, "release_cached kept %llu of %llu bytes",
+          (unsigned long long)s1.device_bytes, (unsigned long long)s0.device_bytes);
+    CHECK_OK(ctx, ember_model_predict(m, in, N, logits));
+    CHECK(max_diff(logits, reference, N * 10) == 0.0f, "predict after release_cached differs");
+
+    free(in);
+    ember_model_free(m);
+    ember_ctx_free(ctx);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+static void test_checkpoints_in_memory(void)
+{
+    ember_ctx *ctx = test_ctx("cpu");
+    if (!ctx)
+        return;
+    const char *dir = test_tmpdir();
+    const int64_t shape[3] = {1, 28, 28};
+    ember_model *a = ember_model_build(ctx, "lenet5", 3, shape, 10, 1);
+    ember_model *b = ember_model_build(ctx, "lenet5", 3, shape, 10, 2);
+    CHECK(a && b, "%s", ember_last_error(ctx));
+    if (!a || !b)
+        goto done;
+    const char *meta[] = {"ember.class_names", "a,b,c,d,e,f,g,h,i,j", "mine", "kept", NULL};
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(ctx, ember_model_save_memory(a, meta, &bytes, &size));
+    /* the same bytes as the file */
+    char path[512];
+    snprintf(path, sizeof path, "%s/a.safetensors", dir);
+    CHECK_OK(ctx, ember_model_save(a, path, meta));
+    FILE *f = fopen(path, "rb");
+    char *file = malloc(size + 1);
+    size_t got = f ? fread(file, 1, size + 1, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(got == size && bytes && memcmp(file, bytes, size) == 0, "memory (%zu bytes) and file (%zu) differ",
+          size, got);
+    free(file);
+
+    /* metadata from memory */
+    ember_checkpoint *ck = ember_checkpoint_open_memory(ctx, bytes, size);
+    CHECK(ck && ember_checkpoint_meta(ck, "mine") && strcmp(ember_checkpoint_meta(ck, "mine"), "kept") == 0,
+          "metadata: %s", ck ? "no \"mine\"" : ember_last_error(ctx));
+    CHECK(ck && ember_checkpoint_meta(ck, "ember.model") && strcmp(ember_checkpoint_meta(ck, "ember.model"), "lenet5") == 0,
+          "ember.model is missing");
+    ember_checkpoint_close(ck);
+
+    /* loading into another model, and building one from the bytes */
+    enum { SAMPLE = 28 * 28 };
+    float in[2 * SAMPLE], la[20], lb[20], lc[20];
+    fill_input(in, 2 * SAMPLE, 3);
+    CHECK_OK(ctx, ember_model_predict(a, in, 2, la));
+    CHECK_OK(ctx, ember_model_predict(b, in, 2, lb));
+    CHECK(max_diff(la, lb, 20) > 0.0f, "two seeds gave the same model");
+    CHECK_OK(ctx, ember_model_load_memory(b, bytes, size));
+    CHECK_OK(ctx, ember_model_predict(b, in, 2, lb));
+    CHECK(max_diff(la, lb, 20) == 0.0f, "loaded from memory, the model differs by %g", (double)max_diff(la, lb, 20));
+    ember_model *c = ember_model_from_checkpoint_memory(ctx, bytes, size);
+    CHECK(c, "from memory: %s", ember_last_error(ctx));
+    if (c) {
+        CHECK_OK(ctx, ember_model_predict(c, in, 2, lc));
+        CHECK(max_diff(la, lc, 20) == 0.0f, "built from memory, the model differs");
+        ember_model_free(c);
+    }
+
+    /* a damaged buffer is a format error and changes nothing */
+    ember_model *d = ember_model_build(ctx, "lenet5", 3, shape, 10, 2);
+    float ld[20], ld2[20];
+    CHECK_OK(ctx, ember_model_predict(d, in, 2, ld));
+    for (size_t cut = 0; cut < size; cut += size / 7 + 1) {
+        ember_status st = ember_model_load_memory(d, bytes, cut);
+        CHECK(st == EMBER_ERR_FORMAT, "%zu of %zu bytes: %s", cut, size, ember_status_str(st));
+        CHECK(strstr(ember_last_error(ctx), "in memory"), "the message says where: %s", ember_last_error(ctx));
+        CHECK(!ember_model_from_checkpoint_memory(ctx, bytes, cut), "built a model from %zu bytes", cut);
+    }
+    CHECK(ember_model_load_memory(d, NULL, 100) == EMBER_ERR_ARG, "NULL data accepted");
+    CHECK_OK(ctx, ember_model_predict(d, in, 2, ld2));
+    CHECK(max_diff(ld, ld2, 20) == 0.0f, "a failed load changed the model");
+    ember_clear_error(ctx);
+    ember_model_free(d);
+    free(bytes);
+done:
+    ember_model_free(a);
+    ember_model_free(b);
+    ember_ctx_free(ctx);
+    test_cleanup_dir(dir);
+}
+
+/* ------------------------------------------------------------ array data */
+
+static void test_arrays(void)
+{
+    ember_ctx *ctx = test_ctx("cpu");
+    if (!ctx)
+        return;
+    enum { COUNT = 10, FEATURES = 4 };
+    float images[COUNT * FEATURES];
+    uint8_t bytes[COUNT * FEATURES];
+    int32_t labels[COUNT];
+    for (int i = 0; i < COUNT; i++) {
+        labels[i] = i % 3;
+        for (int k = 0; k < FEATURES; k++) {
+            images[i * FEATURES + k] = (float)(i * FEATURES + k) * 0.25f - 3.0f; /* negative too: used as they are */
+            bytes[i * FEATURES + k] = (uint8_t)(i * 25 + k);
+        }
+    }
+    const char *names[] = {"red", "green", "blue"};
+    ember_array_data arrays = {.count = COUNT, .sample_ndim = 1, .sample_shape = {FEATURES}, .images = images,
+                               .labels = labels, .classes = 3, .class_names = names, .name = "colours"};
+    ember_dataset *ds = ember_dataset_from_arrays(ctx, &arrays);
+    CHECK(ds, "%s", ember_last_error(ctx));
+    if (ds) {
+        CHECK(ember_dataset_count(ds) == COUNT && ember_dataset_classes(ds) == 3, "count or classes");
+        CHECK(strcmp(ember_dataset_class_name(ds, 2), "blue") == 0, "class names");
+        CHECK(strstr(ember_dataset_describe(ds), "colours (10 x 4, 3 classes"), "describe: %s",
+              ember_dataset_describe(ds));
+        /* in order, the batches are the arrays, floats untouched */
+        ember_batcher *b = ember_batcher_new(ds, 4, false, 0);
+        ember_tensor *x, *y;
+        float xs[4 * FEATURES];
+        int32_t ys[4];
+        int64_t seen = 0;
+        while (b && ember_batcher_next(b, &x, &y)) {
+            int64_t rows = ember_tensor_dim(x, 0);
+            CHECK_OK(ctx, ember_tensor_read(x, xs, (size_t)(rows * FEATURES) * sizeof *xs));
+            CHECK_OK(ctx, ember_tensor_read(y, ys, (size_t)rows * sizeof *ys));
+            CHECK(memcmp(xs, images + seen * FEATURES, (size_t)(rows * FEATURES) * sizeof *xs) == 0,
+                  "batch at %lld differs from the caller's floats", (long long)seen);
+            CHECK(memcmp(ys, labels + seen, (size_t)rows * sizeof *ys) == 0, "labels at %lld", (long long)seen);
+            seen += rows;
+        }
+        CHECK(seen == COUNT, "the batcher gave %lld samples", (long long)seen);
+        ember_batcher_free(b);
+
+        /* evaluation: a model of the right shape runs over it */
+        const int64_t shape[1] = {FEATURES};
+        ember_model *m = ember_model_build(ctx, "linear", 1, shape, 3, 0);
+        double accuracy = -1.0, loss = -1.0;
+        CHECK(m, "%s", ember_last_error(ctx));
+        CHECK_OK(ctx, ember_model_evaluate(m, ds, 4, &accuracy, &loss));
+        CHECK(accuracy >= 0.0 && accuracy <= 1.0 && loss > 0.0, "accuracy %g, loss %g", accuracy, loss);
+        ember_model_free(m);
+        ember_dataset_free(ds);
+    }
+
+    /* bytes are scaled as ember's own data sets are */
+    arrays.images = NULL;
+    arrays.image_bytes = bytes;
+    ds = ember_dataset_from_arrays(ctx, &arrays);
+    ember_batcher *b = ember_batcher_new(ds, COUNT, false, 0);
+    ember_tensor *x, *y;
+    float xs[COUNT * FEATURES];
+    if (b && ember_batcher_next(b, &x, &y)) {
+        CHECK_OK(ctx, ember_tensor_read(x, xs, sizeof xs));
+        CHECK(xs[5] == (float)bytes[5] / 255.0f, "byte %d became %g", bytes[5], (double)xs[5]);
+    } else {
+        CHECK(false, "no batch from bytes: %s", ember_last_error(ctx));
+    }
+    ember_batcher_free(b);
+    ember_dataset_free(ds);
+
+    /* mistakes, each named */
+    labels[7] = 3;
+    CHECK(!ember_dataset_from_arrays(ctx, &arrays), "label 3 of 3 classes accepted");
+    CHECK(strstr(ember_last_error(ctx), "label 7 is 3"), "message: %s", ember_last_error(ctx));
+    labels[7] = 1;
+    arrays.images = images;
+    CHECK(!ember_dataset_from_arrays(ctx, &arrays), "floats and bytes both accepted");
+    arrays.images = NULL;
+    arrays.image_bytes = NULL;
+    CHECK(!ember_dataset_from_arrays(ctx, &arrays), "no images accepted");
+    CHECK(!ember_dataset_from_arrays(ctx, NULL), "NULL accepted");
+    CHECK(strstr(ember_last_error(ctx), "NULL"), "message: %s", ember_last_error(ctx));
+    ember_clear_error(ctx);
+    ember_ctx_free(ctx);
+}
+
+/* ------------------------------------------------------- no surprises */
+
+typedef int (*blas_get_fn)(void);
+typedef void (*blas_set_fn)(int);
+
+static void test_process_state(void)
+{
+    int threads_before = count_threads();
+    /* OpenBLAS's thread count is the host program's to set: ember's calls
+     * leave it as they found it */
+    blas_get_fn blas_get = (blas_get_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    blas_set_fn blas_set = (blas_set_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (blas_set)
+        blas_set(2);
+    int blas_before = blas_get ? blas_get() : 0;
+
+    ember_ctx *ctx = ember_ctx_new();
+    ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+    ember_ctx_set_threads(ctx, 3);
+    CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
+    CHECK(strstr(ember_ctx_device_name(ctx), "3 threads"), "device: %s", ember_ctx_device_name(ctx));
+    CHECK(count_threads() == threads_before + 2, "3 threads: %d threads, %d before", count_threads(),
+          threads_before);
+    /* threads change on the open device */
+    ember_ctx_set_threads(ctx, 1);
+    CHECK(strstr(ember_ctx_device_name(ctx), "1 thread"), "device: %s", ember_ctx_device_name(ctx));
+    CHECK(count_threads() == threads_before, "1 thread: %d threads, %d before", count_threads(), threads_before);
+    ember_ctx_set_threads(ctx, 2);
+    const int64_t shape[3] = {1, 28, 28};
+    ember_model *m = ember_model_build(ctx, "simplecnn", 3, shape, 10, 0);
+    float in[4 * 28 * 28], out[40];
+    fill_input(in, 4 * 28 * 28, 9);
+    CHECK_OK(ctx, ember_model_predict(m, in, 4, out));
+    if (blas_get)
+        CHECK(blas_get() == blas_before, "OpenBLAS threads: %d after ember's work, %d before", blas_get(),
+              blas_before);
+    ember_model_free(m);
+
+    /* the caller's tape survives an evaluation */
+    ember_data_options random = {.kind = "random", .sample_ndim = 3, .sample_shape = {1, 28, 28}, .count = 40};
+    ember_dataset *ds = ember_dataset_open(ctx, &random, EMBER_TEST);
+    m = ember_model_build(ctx, "simplecnn", 3, shape, 10, 0);
+    const int64_t one[1] = {3};
+    ember_tensor *a = ember_tensor_new(ctx, EMBER_F32, 1, one);
+    ember_tensor *doubled = ember_scale(a, 2.0f); /* on the caller's tape */
+    CHECK_OK(ctx, ember_model_evaluate(m, ds, 16, NULL, NULL));
+    float v[3] = {1, 1, 1};
+    CHECK(doubled && ember_tensor_read(doubled, v, sizeof v) == EMBER_OK && v[0] == 0.0f,
+          "the caller's tape tensor did not survive evaluation");
+    ember_tape_clear(ctx);
+    ember_tensor_free(a);
+    ember_model_free(m);
+    ember_dataset_free(ds);
+    ember_ctx_free(ctx);
+    CHECK(count_threads() == threads_before, "after ember_ctx_free: %d threads, %d before", count_threads(),
+          threads_before);
+    if (blas_get)
+        CHECK(blas_get() == blas_before, "OpenBLAS threads after ember_ctx_free: %d, %d before", blas_get(),
+              blas_before);
+
+    /* NULL everywhere: statuses, never a crash or "(null)" in a message */
+    ctx = test_ctx("cpu");
+    CHECK(ember_model_from_checkpoint(ctx, NULL) == NULL, "NULL path");
+    CHECK(!strstr(ember_last_error(ctx), "(null)"), "message: %s", ember_last_error(ctx));
+    CHECK(ember_model_build(ctx, NULL, 3, shape, 10, 0) == NULL, "NULL model name");
+    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s", ember_last_error(ctx));
+    CHECK(ember_checkpoint_open(ctx, NULL) == NULL, "NULL checkpoint path");
+    CHECK(ember_checkpoint_open_memory(ctx, NULL, 0) == NULL, "empty checkpoint");
+    ember_params *p = ember_params_new(ctx);
+    CHECK(ember_params_add(p, NULL, 1, one) == NULL, "a parameter with a NULL name");
+    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s", ember_last_error(ctx));
+    CHECK(ember_layer_linear(p, NULL, 2, 2, NULL, NULL, NULL) == EMBER_ERR_ARG, "a layer with a NULL name");
+    CHECK(strstr(ember_last_error(ctx), "name is NULL"), "message: %s", ember_last_error(ctx));
+    ember_params_free(p);
+    ember_ctx_release_cached(NULL);
+    ember_ctx_free(ctx);
+}
+
+int main(void)
+{
+    test_predict();
+    test_checkpoints_in_memory();
+    test_arrays();
+    test_process_state();
+    return test_finish("test_embed");
+}
