@@ -280,6 +280,11 @@ struct ember_backend_ops {
      * still listed and, when named, opens or fails with its reason. NULL:
      * every device is preferred. */
     bool (*device_preferred)(int index, char *why, size_t why_len);
+    /* (optional) asked by "auto" before device_count: true, with the
+     * reason, when the backend knows without starting its driver that auto
+     * would pass over every device it has (an answer remembered from an
+     * earlier run), so that a driver auto will not use is never loaded */
+    bool (*auto_passes_over)(char *why, size_t why_len);
     ember_status (*device_open)(const struct ember_host *host, int index, void **dev);
     void (*device_close)(void *dev);
     /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */

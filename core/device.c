@@ -93,6 +93,10 @@ static ember_status open_auto(ember_ctx *ctx)
     ctx->device_choice[0] = '\0';
     for (int i = 0; i < BACKEND_COUNT; i++) {
         why[0] = '\0';
+        if (backends[i]->auto_passes_over && backends[i]->auto_passes_over(why, sizeof why)) {
+            passed_over(ctx, backends[i]->name, why);
+            continue;
+        }
         int count = backends[i]->device_count(why, sizeof why);
         if (count <= 0) {
             passed_over(ctx, backends[i]->name, why[0] ? why : "no devices");

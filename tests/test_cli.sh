@@ -41,15 +41,22 @@ printf 'not a checkpoint at all' >"$TMP/bad.safetensors"
 expect 3 "bad.safetensors" -- "$EMBER" eval --data random --load "$TMP/bad.safetensors"
 expect 0 "  cpu  " -- "$EMBER" devices
 
-# the PTX a GPU gets, without a GPU
+# the PTX a GPU gets, without a GPU; a build without the CUDA backend
+# (EMBER_TEST_CUDA=OFF, from tests/CMakeLists.txt) lists the kernels and says
+# why it has no PTX
 expect 0 "^sgemm " -- "$EMBER" ptx --list
-expect 0 ".target sm_30" -- "$EMBER" ptx fill --baseline
-expect 0 ".entry fill(" -- "$EMBER" ptx fill --baseline
 expect 2 "needs a kernel name" -- "$EMBER" ptx
 expect 2 "no kernel \"softmax\"" -- "$EMBER" ptx softmax --baseline
 expect 2 "--arch wants" -- "$EMBER" ptx fill --arch 86
-expect 4 "older than sm_30" -- "$EMBER" ptx fill --arch sm_21
-if "$EMBER" devices | grep -q "NVRTC 1[1-9]"; then
+if [ "${EMBER_TEST_CUDA:-ON}" = OFF ]; then
+    expect 4 "this build has no CUDA backend (built with -DEMBER_CUDA=OFF)" -- "$EMBER" ptx fill --baseline
+    expect 4 "this build has no CUDA backend" -- "$EMBER" ptx fill --arch sm_86
+else
+    expect 0 ".target sm_30" -- "$EMBER" ptx fill --baseline
+    expect 0 ".entry fill(" -- "$EMBER" ptx fill --baseline
+    expect 4 "older than sm_30" -- "$EMBER" ptx fill --arch sm_21
+fi
+if [ "${EMBER_TEST_CUDA:-ON}" != OFF ] && "$EMBER" devices | grep -q "NVRTC 1[1-9]"; then
     expect 0 ".target sm_86" -- "$EMBER" ptx sgemm --arch sm_86
     grep -q "^\.entry\|^\.visible \.entry sgemm(" "$TMP/out" || fail "ember ptx sgemm printed no sgemm entry"
     grep -q "\.entry fill(" "$TMP/out" && fail "ember ptx sgemm printed other kernels too"
@@ -134,6 +141,23 @@ expect 3 "cannot open model file $TMP/none.model" -- "$EMBER" summary --model "$
 docs=$(dirname "$0")/../docs/models.md
 awk '/^```$/ { on = 0 } on { print } /^# A small ResNet/ { on = 1; print }' "$docs" >"$TMP/doc.model"
 expect 0 "Total params" -- "$EMBER" summary --model "$TMP/doc.model"
+
+# "auto" on a machine whose only OpenCL devices are CPUs (PoCL here): the
+# first run loads the drivers to find that out and remembers it; the next
+# passes OpenCL over without loading it (no libOpenCL, no LLVM in the
+# process), and `ember devices` still asks afresh
+cache=$TMP/auto-cache
+EMBER_CACHE_DIR=$cache LD_DEBUG=files "$EMBER" train --data random --model linear --steps 1 --device auto \
+    --verbose >"$TMP/auto1" 2>&1
+if grep -q "opencl:0 (a CPU device" "$TMP/auto1"; then
+    EMBER_CACHE_DIR=$cache LD_DEBUG=files "$EMBER" train --data random --model linear --steps 1 --device auto \
+        --verbose >"$TMP/auto2" 2>&1
+    grep -q "opencl (no OpenCL device auto would take on this machine (remembered" "$TMP/auto2" ||
+        fail "auto did not remember OpenCL's answer: $(grep 'auto chose' "$TMP/auto2")"
+    ! grep -q "file=libOpenCL" "$TMP/auto2" || fail "the second auto loaded libOpenCL"
+    EMBER_CACHE_DIR=$cache "$EMBER" devices >"$TMP/auto3" 2>&1
+    grep -q "opencl:0" "$TMP/auto3" || fail "ember devices lost opencl:0 after auto remembered it"
+fi
 
 if [ "$failures" -ne 0 ]; then
     echo "test_cli: $failures failures" >&2

@@ -168,39 +168,45 @@ static unsigned char *gpu_cache_read(FILE *f, const struct ember_gpu_cache_key *
     return payload;
 }
 
+unsigned char *ember_gpu_cache_get(const char *kind, const struct ember_gpu_cache_key *key, size_t *size,
+                                   char *why, size_t why_len)
+{
+    char path[4096];
+    if (!gpu_cache_path(kind, key, path, sizeof path, why, why_len))
+        return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, why_len, "no entry at %.400s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char reason[512];
+    unsigned char *payload = gpu_cache_read(f, key, size, reason, sizeof reason);
+    fclose(f);
+    if (!payload)
+        snprintf(why, why_len, "ignoring the entry %.400s: %s", path, reason);
+    return payload;
+}
+
 unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
                                     const struct ember_gpu_cache_key *key, size_t *size)
 {
-    char path[4096], why[512];
-    if (!gpu_cache_path(kind, key, path, sizeof path, why, sizeof why)) {
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
-        return NULL;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO,
-                      "%s: no cached kernels at %s: %s", gpu->name, path, strerror(errno));
-        return NULL;
-    }
-    unsigned char *binary = gpu_cache_read(f, key, size, why, sizeof why);
-    fclose(f);
+    char why[1024];
+    errno = 0;
+    unsigned char *binary = ember_gpu_cache_get(kind, key, size, why, sizeof why);
     if (!binary)
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: ignoring the cache entry %s: %s", gpu->name, path,
-                      why);
+        gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO, "%s: cached kernels: %s",
+                      gpu->name, why);
     else
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels from %s",
-                      gpu->name, *size, path);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels", gpu->name, *size);
     return binary;
 }
 
-void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct ember_gpu_cache_key *key,
-                           const unsigned char *binary, size_t size)
+bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key, const unsigned char *binary,
+                         size_t size, char *why, size_t why_len)
 {
-    char path[4096], tmp[4200], why[512] = "";
-    if (!gpu_cache_path(kind, key, path, sizeof path, why, sizeof why)) {
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
-        return;
-    }
+    char path[4096], tmp[4200];
+    if (!gpu_cache_path(kind, key, path, sizeof path, why, why_len))
+        return false;
     struct cache_header h = {.format = CACHE_FORMAT,
                              .header_bytes = sizeof h,
                              .key = {key->hash[0], key->hash[1]},
@@ -208,10 +214,11 @@ void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct
                              .payload_hash = fnv1a(0xcbf29ce484222325ull, binary, size)};
     memcpy(h.magic, CACHE_MAGIC, sizeof h.magic);
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+    why[0] = '\0';
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        snprintf(why, sizeof why, "cannot create %.400s: %s", tmp, strerror(errno));
+        snprintf(why, why_len, "cannot create %.400s: %s", tmp, strerror(errno));
         if (fd >= 0)
             close(fd);
     } else {
@@ -223,15 +230,25 @@ void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct
             saved = errno;
         }
         if (!ok)
-            snprintf(why, sizeof why, "writing %.400s failed: %s", tmp, strerror(saved));
+            snprintf(why, why_len, "writing %.400s failed: %s", tmp, strerror(saved));
         else if (rename(tmp, path) != 0)
-            snprintf(why, sizeof why, "renaming to %.400s failed: %s", path, strerror(errno));
+            snprintf(why, why_len, "renaming to %.400s failed: %s", path, strerror(errno));
     }
     if (why[0]) {
         if (fd >= 0)
             unlink(tmp);
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
-        return;
+        return false;
     }
-    gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels cached in %s", gpu->name, path);
+    snprintf(why, why_len, "%.1000s", path);
+    return true;
+}
+
+void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct ember_gpu_cache_key *key,
+                           const unsigned char *binary, size_t size)
+{
+    char why[1100];
+    if (ember_gpu_cache_put(kind, key, binary, size, why, sizeof why))
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels cached in %s", gpu->name, why);
+    else
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: not caching kernels: %s", gpu->name, why);
 }

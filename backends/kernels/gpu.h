@@ -168,5 +168,12 @@ unsigned char *ember_gpu_cache_load(struct ember_gpu *g, const char *kind,
 /* A cache that cannot be written is logged at info level and otherwise ignored. */
 void ember_gpu_cache_store(struct ember_gpu *g, const char *kind, const struct ember_gpu_cache_key *key,
                            const unsigned char *bytes, size_t size);
+/* The same without a device to log through, for what a backend remembers
+ * before it opens one: get gives NULL with the reason in `why`; put gives
+ * false with the reason, or true with the entry's path in `why`. */
+unsigned char *ember_gpu_cache_get(const char *kind, const struct ember_gpu_cache_key *key, size_t *size,
+                                   char *why, size_t why_len);
+bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key, const unsigned char *bytes,
+                         size_t size, char *why, size_t why_len);
 
 #endif /* EMBER_GPU_H */

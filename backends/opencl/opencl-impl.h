@@ -49,6 +49,12 @@ struct opencl_runtime {
  * OpenCL library (runtime_why says why). Never NULL once count > 0. */
 const struct opencl_runtime *opencl_runtime_get(void);
 const char *opencl_runtime_why(void);
+
+/* What "auto" remembers (opencl-auto.c): skip is true, with the reason,
+ * when an earlier run on this machine's drivers found no device auto
+ * would take; remember records what an enumeration found. */
+bool opencl_auto_skip(char *why, size_t why_len);
+void opencl_auto_remember(const struct opencl_runtime *rt, int count);
 /* "CL_OUT_OF_RESOURCES", or "unknown OpenCL error -1234" (in a static buffer) */
 const char *opencl_error_name(cl_int err);
 

@@ -188,8 +188,10 @@ static void opencl_runtime_open(void)
     /* The library stays open for the life of the process: drivers start
      * threads and register handlers that a dlclose would pull the code
      * out from under. */
-    if (opencl_runtime_lookup_functions(lib, runtime.library, &runtime.cl))
+    if (opencl_runtime_lookup_functions(lib, runtime.library, &runtime.cl)) {
         opencl_runtime_enumerate();
+        opencl_auto_remember(&runtime, runtime.count);
+    }
 }
 
 const struct opencl_runtime *opencl_runtime_get(void)

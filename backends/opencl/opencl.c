@@ -312,6 +312,7 @@ const struct ember_backend_ops ember_opencl_backend = {
     .name = "opencl",
     .device_count = opencl_device_count,
     .device_preferred = opencl_device_preferred,
+    .auto_passes_over = opencl_auto_skip,
     .device_open = opencl_device_open,
     .device_close = opencl_device_close,
     .device_describe = opencl_device_describe,
