@@ -102,7 +102,11 @@ EMBER_API const char *ember_status_str(ember_status status);
  * ember_devices, ember_devices_report, ember_model_names and the other
  * catalogue queries, ember_ptx) are safe from any thread. The CPU
  * backend's worker threads are the context's own: they start at
- * ember_ctx_use_device and are joined by ember_ctx_free. */
+ * ember_ctx_use_device and are joined by ember_ctx_free. A GPU driver a
+ * context loads (libcuda, OpenCL's) stays loaded until the process exits;
+ * once "auto" has found that a machine's OpenCL devices are all CPUs, it
+ * remembers that and no longer loads OpenCL at all (docs/embedding.md,
+ * "Threads, the tape and process-wide state"). */
 typedef struct ember_ctx ember_ctx;
 
 typedef enum ember_log_level {

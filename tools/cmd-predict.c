@@ -284,8 +284,6 @@ int cmd_predict(int argc, char **argv)
         rc = EXIT_FAILURE_OTHER;
         goto done;
     }
-    ember_model_set_training(model, false);
-    ember_set_grad_enabled(ctx, false);
     for (int64_t first = 0; first < in.count && rc == EXIT_OK; first += batch) {
         int n = in.count - first < batch ? (int)(in.count - first) : (int)batch;
         for (int i = 0; i < n && rc == EXIT_OK; i++) {
@@ -303,18 +301,11 @@ int cmd_predict(int argc, char **argv)
         }
         if (rc != EXIT_OK)
             break;
-        int64_t xshape[4] = {n, shape[0], shape[1], shape[2]};
-        ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, xshape);
-        ember_tensor *p = x && ember_tensor_write(x, x_host, (size_t)(n * per_image) * sizeof *x_host) == EMBER_OK
-                              ? ember_softmax(ember_model_forward(model, x), 1)
-                              : NULL;
-        if (!p || ember_tensor_read(p, prob, (size_t)n * (size_t)classes * sizeof *prob) != EMBER_OK)
+        if (ember_model_predict_probs(model, x_host, n, prob) != EMBER_OK)
             rc = cli_fail(ctx, "classifying failed");
         for (int i = 0; i < n && rc == EXIT_OK; i++)
             print_result(in.items[first + i].name, prob + (size_t)i * (size_t)classes, classes, (int)top, names,
                          json);
-        ember_tensor_free(x);
-        ember_tape_clear(ctx);
     }
 done:
     for (int i = 0; names && i < classes; i++)
