@@ -10,6 +10,8 @@
 #define EMBER_CTX_IMPL_H
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "backend.h"
 #include "ember.h"
@@ -85,6 +87,13 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
 ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded);
 void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_cache_release(ember_ctx *ctx);
+
+/* Opens a file to read only if it is a regular file (files.c): a FIFO, a
+ * device or a folder is refused before anything could block on it. A
+ * descriptor or stream, with *info filled; -1 or NULL with the failure
+ * recorded ("cannot open PATH: ...", "PATH is a FIFO, not a regular file"). */
+int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
+FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);
 
 /* true when a device is open; otherwise records why not */
 bool ember_ctx_ready(ember_ctx *ctx);

@@ -40,7 +40,7 @@ static ember_status cifar_count(ember_ctx *ctx, const char *path, int64_t *recor
     if (stat(path, &info) != 0)
         return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     if (!S_ISREG(info.st_mode))
-        return ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
+        return ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file: ember reads only files", path);
     int64_t bytes = (int64_t)info.st_size;
     if (bytes == 0 || bytes % CIFAR_RECORD != 0)
         return ember_fail(ctx, EMBER_ERR_FORMAT,
@@ -55,9 +55,10 @@ static ember_status cifar_count(ember_ctx *ctx, const char *path, int64_t *recor
 static ember_status cifar_read(ember_dataset *ds, const char *path, int64_t first, int64_t records)
 {
     ember_ctx *ctx = ds->ctx;
-    FILE *file = fopen(path, "rb");
+    struct stat info;
+    FILE *file = ember_fopen_regular(ctx, path, &info);
     if (!file)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        return ember_last_status(ctx);
     ember_status st = EMBER_OK;
     for (int64_t r = 0; r < records && st == EMBER_OK; r++) {
         int64_t index = first + r;

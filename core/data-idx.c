@@ -53,14 +53,10 @@ struct idx_file {
 /* Opens f->path, gzipped or not. */
 static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
 {
-    int fd = open(f->path, O_RDONLY);
-    if (fd < 0)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", f->path, strerror(errno));
     struct stat info;
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-        close(fd);
-        return ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", f->path);
-    }
+    int fd = ember_open_regular(ctx, f->path, &info);
+    if (fd < 0)
+        return ember_last_status(ctx);
     f->file_bytes = (int64_t)info.st_size;
     if ((f->gz = gzdopen(fd, "rb")))
         gzbuffer(f->gz, 1 << 18); /* fewer, larger reads: inflate runs faster */

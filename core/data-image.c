@@ -19,15 +19,11 @@
 
 ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len)
 {
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    ember_status st = EMBER_OK;
     struct stat info;
-    if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
-        st = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
-        goto close;
-    }
+    FILE *file = ember_fopen_regular(ctx, path, &info);
+    if (!file)
+        return ember_last_status(ctx);
+    ember_status st = EMBER_OK;
     if ((int64_t)info.st_size > IMAGE_MAX_FILE_BYTES) {
         st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %lld bytes is too large for an image (limit %lld)", path,
                         (long long)info.st_size, (long long)IMAGE_MAX_FILE_BYTES);

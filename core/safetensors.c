@@ -702,17 +702,11 @@ ember_status ember_safetensors_open(ember_ctx *ctx, const char *path, struct emb
     *st = (struct ember_safetensors){0};
     if (!path)
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_open: NULL path");
-    ember_status status;
     struct stat info;
-    FILE *f = fopen(path, "rb");
+    FILE *f = ember_fopen_regular(ctx, path, &info);
     if (!f)
-        return ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &info) != 0)
-        status = ember_fail(ctx, EMBER_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-    else if (!S_ISREG(info.st_mode))
-        status = ember_fail(ctx, EMBER_ERR_IO, "%s is not a regular file", path);
-    else
-        status = open_stream(ctx, f, path, (uint64_t)info.st_size, st);
+        return ember_last_status(ctx);
+    ember_status status = open_stream(ctx, f, path, (uint64_t)info.st_size, st);
     if (status != EMBER_OK)
         fclose(f);
     return status;

@@ -5,10 +5,13 @@
  * caller's buffers in model-predict.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "models-impl.h"
 
@@ -180,13 +183,32 @@ static bool is_path(const char *model)
 }
 
 /* The file's contents, NUL-terminated (free it), or NULL with the error set. */
-static char *read_model_file(ember_ctx *ctx, const char *path)
+/* Opens a model file only if it is a regular file: open() on a FIFO
+ * would wait for a writer (O_NONBLOCK returns at once, for any file). */
+static FILE *open_model_file(ember_ctx *ctx, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    struct stat info;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+    if (fd < 0) {
         ember_set_error(ctx, EMBER_ERR_IO, "cannot open model file %s: %s", path, strerror(errno));
         return NULL;
     }
+    FILE *f = NULL;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+        ember_set_error(ctx, EMBER_ERR_IO, "model file %s is not a regular file: ember reads only files", path);
+    else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
+             !(f = fdopen(fd, "rb")))
+        ember_set_error(ctx, EMBER_ERR_IO, "cannot read model file %s: %s", path, strerror(errno));
+    if (!f)
+        close(fd);
+    return f;
+}
+
+static char *read_model_file(ember_ctx *ctx, const char *path)
+{
+    FILE *f = open_model_file(ctx, path);
+    if (!f)
+        return NULL;
     enum { LIMIT = 1 << 20 };
     char *text = malloc(LIMIT + 1);
     size_t n = text ? fread(text, 1, LIMIT + 1, f) : 0;

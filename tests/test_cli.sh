@@ -142,6 +142,14 @@ docs=$(dirname "$0")/../docs/models.md
 awk '/^```$/ { on = 0 } on { print } /^# A small ResNet/ { on = 1; print }' "$docs" >"$TMP/doc.model"
 expect 0 "Total params" -- "$EMBER" summary --model "$TMP/doc.model"
 
+# a FIFO (or any file that is not a regular file) given where ember reads a
+# file is refused at once: open() on a FIFO would wait for a writer forever
+mkfifo "$TMP/fifo.safetensors" "$TMP/fifo.png" "$TMP/fifo.model"
+expect 3 "fifo.safetensors is a FIFO, not a regular file" -- timeout 20 "$EMBER" eval --load "$TMP/fifo.safetensors"
+expect 3 "fifo.png is a FIFO, not a regular file" -- \
+    timeout 20 "$EMBER" predict --load "$TMP/mine.safetensors" "$TMP/fifo.png"
+expect 3 "fifo.model is not a regular file" -- timeout 20 "$EMBER" summary --model "$TMP/fifo.model"
+
 # "auto" on a machine whose only OpenCL devices are CPUs (PoCL here): the
 # first run loads the drivers to find that out and remembers it; the next
 # passes OpenCL over without loading it (no libOpenCL, no LLVM in the
