@@ -119,7 +119,10 @@ const char *ember_safetensors_meta_get(const struct ember_safetensors *st, const
 const char *ember_safetensors_shape_str(const struct ember_safetensors_entry *e, char *buf, size_t len);
 
 /* Reads an F32 entry of an open file into `values` ((end - begin) / 4
- * floats, in the host's byte order). */
+ * floats, in the host's byte order). A NaN or an infinity is
+ * EMBER_ERR_FORMAT naming the tensor: everything ember loads is a model's
+ * or an optimizer's state, where such a value means a run that diverged or
+ * a damaged file, and loading it would only make every answer wrong. */
 ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safetensors *st,
                                         const struct ember_safetensors_entry *e, float *values);
 

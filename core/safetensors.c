@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -794,6 +795,12 @@ ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safet
     if (fread(values, 1, (size_t)bytes, st->file) != bytes)
         return read_failed(ctx, st->file, st->path);
     f32_from_le(values, (size_t)(bytes / 4));
+    for (size_t i = 0; i < (size_t)(bytes / 4); i++)
+        if (!isfinite(values[i]))
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s: tensor \"%.200s\" holds %s at index %zu: the run that saved it had diverged, "
+                              "or the file is damaged; refusing to load it",
+                              st->path, e->name, isnan(values[i]) ? "NaN" : "an infinity", i);
     return EMBER_OK;
 }
 

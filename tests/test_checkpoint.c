@@ -598,6 +598,42 @@ static void test_malformed(ember_ctx *ctx, const char *dir)
     ember_params_free(p);
 }
 
+/* A NaN or an infinity anywhere in a file (a run that diverged, a damaged
+ * disk) is refused with the tensor's name, and loads nothing. */
+static void test_non_finite(ember_ctx *ctx, const char *dir)
+{
+    ember_params *src = make_set(ctx, ab, COUNT(ab), 7), *p = make_set(ctx, ab, COUNT(ab), 8);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/finite.safetensors", dir);
+    CHECK_OK(ctx, ember_params_save(src, path, NULL));
+    size_t len = 0;
+    unsigned char *good = slurp(path, &len);
+    float *before = values_of(p, NULL);
+    static const uint32_t bad[] = {0x7fc00000u, 0xff800000u, 0x7f800000u}; /* NaN, -inf, +inf */
+    static const char *const names[] = {"NaN", "an infinity", "an infinity"};
+    for (int k = 0; good && k < 3; k++) {
+        /* the last float of the file is b[1]; the first of the data, a[0] */
+        size_t at = k == 0 ? len - 4 : len - 4 * 8;
+        unsigned char *bent = malloc(len);
+        memcpy(bent, good, len);
+        memcpy(bent + at, &bad[k], 4); /* little-endian host, as the file */
+        char needle[64], what[64];
+        snprintf(needle, sizeof needle, "holds %s at index", names[k]);
+        snprintf(what, sizeof what, "a file holding %s", names[k]);
+        check_load(ctx, p, before, test_write_file(dir, "nan.safetensors", bent, len), EMBER_ERR_FORMAT, needle, what);
+        CHECK(strstr(ember_last_error(ctx), k == 0 ? "\"b\"" : "\"a\""), "the message names the tensor: %s",
+              ember_last_error(ctx));
+        ember_clear_error(ctx);
+        CHECK(ember_params_load_memory(p, bent, len) == EMBER_ERR_FORMAT, "%s, in memory, loaded", what);
+        CHECK(same_values(p, before), "%s, in memory: the parameters changed", what);
+        free(bent);
+    }
+    free(before);
+    free(good);
+    ember_params_free(src);
+    ember_params_free(p);
+}
+
 /* A good file cut short at every length, and with every header byte
  * replaced by characters that matter to JSON: refused cleanly each time. */
 static void test_truncated_and_corrupt(ember_ctx *ctx, const char *dir)
@@ -777,6 +813,7 @@ int main(int argc, char **argv)
     test_mismatch(ctx, dir);
     test_malformed(ctx, dir);
     test_truncated_and_corrupt(ctx, dir);
+    test_non_finite(ctx, dir);
     test_save_failures(ctx, dir);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);

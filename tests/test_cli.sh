@@ -142,6 +142,33 @@ docs=$(dirname "$0")/../docs/models.md
 awk '/^```$/ { on = 0 } on { print } /^# A small ResNet/ { on = 1; print }' "$docs" >"$TMP/doc.model"
 expect 0 "Total params" -- "$EMBER" summary --model "$TMP/doc.model"
 
+# a checkpoint holding a NaN is refused with the tensor's name; one whose
+# finite weights overflow gives a loss JSON can only spell null, never nan
+PYTHON=$(command -v python3 || true)
+if [ -n "$PYTHON" ]; then
+    "$PYTHON" - "$TMP" <<'PY'
+import json, struct, sys
+def save(path, fill):
+    shapes = {"weight": [10, 784], "bias": [10]}
+    header, data, at = {}, b"", 0
+    for name, shape in shapes.items():
+        n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [at, at + 4 * n]}
+        data += struct.pack("<%df" % n, *([fill] * n))
+        at += 4 * n
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+save(sys.argv[1] + "/nan.safetensors", float("nan"))
+save(sys.argv[1] + "/huge.safetensors", 3e38)
+PY
+    expect 3 'tensor "weight" holds NaN at index 0' -- \
+        "$EMBER" eval --model linear --data random --load "$TMP/nan.safetensors"
+    "$EMBER" eval --model linear --data random --load "$TMP/huge.safetensors" --json >"$TMP/huge.json" 2>"$TMP/err"
+    "$PYTHON" -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d['test_loss'] is not None)" \
+        "$TMP/huge.json" || fail "eval --json of an overflowing model: $(head -c 300 "$TMP/huge.json")"
+fi
+
 # a FIFO (or any file that is not a regular file) given where ember reads a
 # file is refused at once: open() on a FIFO would wait for a writer forever
 mkfifo "$TMP/fifo.safetensors" "$TMP/fifo.png" "$TMP/fifo.model"

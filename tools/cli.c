@@ -186,8 +186,20 @@ double cli_peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
 }
 
+void cli_json_number(FILE *f, double v, int decimals)
+{
+    if (isfinite(v))
+        fprintf(f, "%.*f", decimals, v);
+    else
+        fputs("null", f);
+}
+
 void cli_json_string(FILE *f, const char *s)
 {
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
     fputc('"', f);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;

@@ -68,8 +68,11 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
  * free, in an array to free; NULL when out of memory. */
 char **cli_class_names(const char *json, int classes);
 
-/* writes s as a JSON string, quotes and escapes included */
+/* writes s as a JSON string, quotes and escapes included; NULL as null */
 void cli_json_string(FILE *f, const char *s);
+/* writes v with that many decimals, or null for a NaN or an infinity, which
+ * JSON has no spelling for (a bare nan would make the whole line invalid) */
+void cli_json_number(FILE *f, double v, int decimals);
 
 /* seconds since an arbitrary fixed point (CLOCK_MONOTONIC) */
 double cli_now(void);

@@ -172,8 +172,9 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(ctx, "evaluation failed");
     }
     if (rc == EXIT_OK && json) {
-        printf("{\"test_acc\": %.6f, \"test_loss\": %.6f, \"images\": %lld, \"model\": ", acc, loss,
-               (long long)ember_dataset_count(test));
+        printf("{\"test_acc\": %.6f, \"test_loss\": ", acc);
+        cli_json_number(stdout, loss, 6);
+        printf(", \"images\": %lld, \"model\": ", (long long)ember_dataset_count(test));
         cli_json_string(stdout, ember_model_name(model));
         print_classes_json(test, confusion);
         printf("}\n");

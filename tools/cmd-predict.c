@@ -178,7 +178,9 @@ static void print_result(const char *path, const float *prob, int classes, int t
         for (int k = 0; k < top; k++) {
             fputs(k ? ", {\"class\": " : "{\"class\": ", stdout);
             cli_json_string(stdout, names[best[k]]);
-            printf(", \"index\": %d, \"probability\": %.6f}", best[k], prob[best[k]]);
+            printf(", \"index\": %d, \"probability\": ", best[k]);
+            cli_json_number(stdout, prob[best[k]], 6);
+            fputs("}", stdout);
         }
         fputs("]}\n", stdout);
         return;

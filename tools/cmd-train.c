@@ -239,8 +239,9 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
     double seconds = cli_now() - w->start;
     fprintf(f, "{\"run\": ");
     cli_json_string(f, o->run_id);
-    fprintf(f, ", \"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"train_acc\": %.6f, \"lr\": %g, "
-            "\"images_per_s\": %.1f}\n", (long long)epoch, (long long)step, w->loss_sum / (double)w->steps,
+    fprintf(f, ", \"epoch\": %lld, \"step\": %lld, \"train_loss\": ", (long long)epoch, (long long)step);
+    cli_json_number(f, w->loss_sum / (double)w->steps, 6);
+    fprintf(f, ", \"train_acc\": %.6f, \"lr\": %g, \"images_per_s\": %.1f}\n",
             w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0);
     bool ok = fclose(f) == 0;
     if (!ok)
@@ -276,11 +277,13 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     }
     fprintf(f, "{\"run\": ");
     cli_json_string(f, o->run_id);
-    fprintf(f, ", \"epoch\": %d, \"train_loss\": %.6f, \"train_acc\": %.6f, ", r->epoch, r->train_loss, r->train_acc);
-    if (o->eval)
-        fprintf(f, "\"test_loss\": %.6f, \"test_acc\": %.6f, ", r->test_loss, r->test_acc);
-    else
-        fprintf(f, "\"test_loss\": null, \"test_acc\": null, ");
+    fprintf(f, ", \"epoch\": %d, \"train_loss\": ", r->epoch);
+    cli_json_number(f, r->train_loss, 6);
+    fprintf(f, ", \"train_acc\": %.6f, \"test_loss\": ", r->train_acc);
+    cli_json_number(f, o->eval ? r->test_loss : NAN, 6);
+    fprintf(f, ", \"test_acc\": ");
+    cli_json_number(f, o->eval ? r->test_acc : NAN, 6);
+    fprintf(f, ", ");
     fprintf(f, "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, ",
             r->seconds > 0 ? (double)r->images / r->seconds : 0.0, r->seconds, r->eval_seconds,
             (long long)r->steps);
