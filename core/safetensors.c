@@ -10,12 +10,14 @@
  */
 #define _FILE_OFFSET_BITS 64 /* files over 2 GB on 32-bit hosts too */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -953,6 +955,39 @@ static void sync_folder(const char *path)
     }
 }
 
+/* A save killed before its rename leaves path.tmp.XXXXXX behind. Each save
+ * holds an flock on its temporary file while it writes; the next save to
+ * the same path removes every such file whose lock it can take, which is
+ * every file whose writer is gone (the kernel drops a dead process's
+ * locks), and never one another process is still writing. */
+static void remove_stale_temporaries(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    const char *base = slash ? slash + 1 : path;
+    int n = slash ? snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path) : snprintf(dir, sizeof dir, ".");
+    if (n < 0 || (size_t)n >= sizeof dir)
+        return;
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    size_t base_len = strlen(base);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        /* exactly base + ".tmp." + the six characters mkstemp chose */
+        if (strlen(e->d_name) != base_len + 11 || strncmp(e->d_name, base, base_len) != 0 ||
+            strncmp(e->d_name + base_len, ".tmp.", 5) != 0)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat info;
+        if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+        if (fd >= 0)
+            close(fd); /* drops the lock, after the unlink */
+    }
+    if (d)
+        closedir(d);
+}
+
 ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const struct ember_safetensors_tensor *tensors,
                                     int count, const char *const *metadata)
 {
@@ -974,12 +1009,15 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
     if (status != EMBER_OK)
         goto free_memory;
 
+    remove_stale_temporaries(path);
     sprintf(tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         err = errno;
         goto fail; /* nothing was created */
     }
+    /* held until the file is closed: while it is, the file is not stale */
+    flock(fd, LOCK_EX | LOCK_NB);
     set_mode(fd, path);
     if (!(f = fdopen(fd, "wb"))) {
         err = errno;

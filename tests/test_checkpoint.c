@@ -15,9 +15,11 @@
  *                                       it with VALUES; exit 0 when equal
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -598,6 +600,34 @@ static void test_malformed(ember_ctx *ctx, const char *dir)
     ember_params_free(p);
 }
 
+/* The temporary files of saves that were killed before their rename go at
+ * the next save to the same path; one another writer still holds (its
+ * flock) stays, as do files that only look alike. */
+static void test_stale_temporaries(ember_ctx *ctx, const char *dir)
+{
+    ember_params *p = make_set(ctx, ab, COUNT(ab), 7);
+    char stale[4200], live[4200], other[4200], path[4096];
+    snprintf(path, sizeof path, "%s/kill.safetensors", dir);
+    snprintf(stale, sizeof stale, "%s.tmp.a1B2c3", path);
+    snprintf(live, sizeof live, "%s.tmp.LIVE00", path);
+    snprintf(other, sizeof other, "%s.tmp.toolong", path);
+    test_write_file(dir, "kill.safetensors.tmp.a1B2c3", "half a checkpoint", 17);
+    test_write_file(dir, "kill.safetensors.tmp.LIVE00", "being written", 13);
+    test_write_file(dir, "kill.safetensors.tmp.toolong", "not ours", 8);
+    int held = open(live, O_RDONLY);
+    CHECK(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0, "locking %s", live);
+    CHECK_OK(ctx, ember_params_save(p, path, NULL));
+    CHECK(access(stale, F_OK) != 0, "the killed save's %s is still there", stale);
+    CHECK(access(live, F_OK) == 0, "a save removed %s, which another writer holds", live);
+    CHECK(access(other, F_OK) == 0, "a save removed %s, which is not its temporary", other);
+    if (held >= 0)
+        close(held);
+    unlink(live);
+    unlink(other);
+    unlink(path);
+    ember_params_free(p);
+}
+
 /* A NaN or an infinity anywhere in a file (a run that diverged, a damaged
  * disk) is refused with the tensor's name, and loads nothing. */
 static void test_non_finite(ember_ctx *ctx, const char *dir)
@@ -814,6 +844,7 @@ int main(int argc, char **argv)
     test_malformed(ctx, dir);
     test_truncated_and_corrupt(ctx, dir);
     test_non_finite(ctx, dir);
+    test_stale_temporaries(ctx, dir);
     test_save_failures(ctx, dir);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
