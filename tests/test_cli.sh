@@ -48,6 +48,8 @@ expect 0 "^sgemm " -- "$EMBER" ptx --list
 expect 2 "needs a kernel name" -- "$EMBER" ptx
 expect 2 "no kernel \"softmax\"" -- "$EMBER" ptx softmax --baseline
 expect 2 "--arch wants" -- "$EMBER" ptx fill --arch 86
+expect 2 "--arch wants" -- "$EMBER" ptx fill --arch sm_4294967326
+expect 2 "--arch wants" -- "$EMBER" ptx fill --arch sm_35x
 if [ "${EMBER_TEST_CUDA:-ON}" = OFF ]; then
     expect 4 "this build has no CUDA backend (built with -DEMBER_CUDA=OFF)" -- "$EMBER" ptx fill --baseline
     expect 4 "this build has no CUDA backend" -- "$EMBER" ptx fill --arch sm_86
@@ -161,7 +163,21 @@ def save(path, fill):
     open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
 save(sys.argv[1] + "/nan.safetensors", float("nan"))
 save(sys.argv[1] + "/huge.safetensors", 3e38)
+# a folder of one 8x8 gray PNG per class: nothing to hold out for a test
+import os, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+for c in "ab":
+    os.makedirs(f"{sys.argv[1]}/one/{c}")
+    rows = b"".join(b"\0" + bytes([40 if c == "a" else 200] * 8) for _ in range(8))
+    open(f"{sys.argv[1]}/one/{c}/0.png", "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 0, 0, 0, 0))
+                                                 + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 PY
+    expect 3 "has no images to test on" -- "$EMBER" train --data folder --data-dir "$TMP/one" --model linear \
+        --epochs 1 --save "$TMP/one.safetensors"
+    [ ! -e "$TMP/one.safetensors" ] || fail "a run that could not evaluate trained and saved first"
+    expect 0 "saved" -- "$EMBER" train --data folder --data-dir "$TMP/one" --model linear --epochs 1 --no-eval \
+        --save "$TMP/one.safetensors"
     expect 3 'tensor "weight" holds NaN at index 0' -- \
         "$EMBER" eval --model linear --data random --load "$TMP/nan.safetensors"
     "$EMBER" eval --model linear --data random --load "$TMP/huge.safetensors" --json >"$TMP/huge.json" 2>"$TMP/err"

@@ -19,6 +19,16 @@ static const char usage[] =
     "  --list          the kernels, with what each computes\n"
     "  -h, --help      this text\n";
 
+
+/* sm_NN or compute_NN (two or three digits, nothing after): the forms
+ * NVRTC takes, checked here so that a typo is a usage error */
+static bool arch_well_formed(const char *arch)
+{
+    const char *d = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : strncmp(arch, "compute_", 8) == 0 ? arch + 8 : NULL;
+    size_t n = d ? strspn(d, "0123456789") : 0;
+    return d && (n == 2 || n == 3) && d[n] == '\0';
+}
+
 int cmd_ptx(int argc, char **argv)
 {
     static const struct option longopts[] = {{"arch", required_argument, NULL, 'a'},
@@ -60,7 +70,7 @@ int cmd_ptx(int argc, char **argv)
         cli_error("there is no kernel \"%s\" (ember ptx --list lists them)", argv[optind]);
         return EXIT_USAGE;
     }
-    if (arch && strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0) {
+    if (arch && !arch_well_formed(arch)) {
         cli_error("--arch wants an arch such as sm_35 or sm_86, not \"%s\"", arch);
         return EXIT_USAGE;
     }

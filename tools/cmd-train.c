@@ -388,6 +388,14 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(ctx, "cannot load the data");
         goto done;
     }
+    /* found now, not after the first epoch's training, which would be lost */
+    if (test && ember_dataset_count(test) == 0) {
+        cli_error("%s has no images to test on (a folder needs at least two images in some class to hold one "
+                  "out, or a test/ folder): add images, or train without evaluating (--no-eval)",
+                  ember_dataset_describe(test));
+        rc = EXIT_DATA;
+        goto done;
+    }
     /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
     if (!(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
         rc = cli_fail(ctx, o.resume ? "cannot load the model to resume" : "cannot build the model");
