@@ -675,7 +675,7 @@ EMBER_API int ember_model_classes(const ember_model *model);
 /* The model file's text (NULL for a wrapped network): checkpoints keep it. */
 EMBER_API const char *ember_model_text(const ember_model *model);
 /* The built-in model names, NULL-terminated, and a one-line summary of each. */
-const char *const *ember_model_names(void);
+EMBER_API const char *const *ember_model_names(void);
 EMBER_API const char *ember_model_summary(const char *name);
 /* The layer types a model file may use: how many, and each one's name and
  * a one-line description of it and its options. */

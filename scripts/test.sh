@@ -1,6 +1,7 @@
 #!/bin/sh
 # scripts/test.sh — the whole test suite: set up (test packages included),
-# build, run every test, then rebuild with AddressSanitizer and
+# build, run every test, build twice more with backends left out and run the
+# quick tests there, then rebuild with AddressSanitizer and
 # UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
@@ -9,6 +10,23 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 scripts/setup.sh --tests
 ctest --test-dir build --output-on-failure -j "$jobs"
+
+# Every backend but the CPU's can be left out (docs/embedding.md). Each is
+# off in one of these two builds, which must build warnings-clean and pass
+# the quick tests; only what those need is built.
+quick="test_tensor test_gradcheck test_parity test_schedule test_models test_kernel_list"
+backends_off() { # DIR CMAKE-OPTIONS...
+    dir=$1
+    shift
+    echo "test: a build with $* in $dir/"
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON "$@" >/dev/null
+    # shellcheck disable=SC2086 # lists of targets and of tests
+    cmake --build "$dir" -j "$jobs" --target ember ember_cli $quick
+    # shellcheck disable=SC2086
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "^($(echo $quick | tr ' ' '|'))\$"
+}
+backends_off build-nocuda -DEMBER_CUDA=OFF
+backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF
 
 echo "test: sanitizer build (ASan + UBSan) in build-asan/"
 python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)

@@ -106,11 +106,22 @@ expect_text "auto chose cuda:0" "auto on a GPU that works"
 run "$K40 EMBER_NVRTC=none" -- train --device cuda:3 --data random --steps 1 --quiet
 expect_status 4 "cuda:3 of one GPU"
 expect_text "cuda has 1 device" "cuda:3 of one GPU"
-run -- train --device opencl:7 --data random --steps 1 --quiet
-expect_status 4 "opencl:7"
 run -- train --device cpu:1 --data random --steps 1 --quiet
 expect_status 4 "cpu:1"
 expect_text "cpu has 1 device" "cpu:1"
+
+# --- a build without the OpenCL backend (EMBER_TEST_OPENCL=OFF, from
+# tests/CMakeLists.txt): opencl is a device it does not know, and lists none
+if [ "${EMBER_TEST_OPENCL:-ON}" = OFF ]; then
+    run -- train --device opencl --data random --steps 1 --quiet
+    expect_status 2 "opencl in a build without it"
+    expect_text "this build knows auto, cuda, cpu" "opencl in a build without it"
+    run -- devices --json
+    jcheck "no opencl in a build without it" "not opencl and 'opencl' not in [e['backend'] for e in d['devices']]"
+    finish test_devices
+fi
+run -- train --device opencl:7 --data random --steps 1 --quiet
+expect_status 4 "opencl:7"
 
 # --- no OpenCL loader
 run "$NO_GPU EMBER_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1" -- devices --json

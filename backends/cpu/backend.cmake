@@ -17,7 +17,9 @@ if(OPENBLAS_FOUND)
   message(STATUS "cpu backend: sgemm from OpenBLAS ${OPENBLAS_VERSION}")
   target_compile_definitions(ember_objects PRIVATE EMBER_HAVE_OPENBLAS)
   target_link_libraries(ember_objects PRIVATE PkgConfig::OPENBLAS)
-  list(APPEND EMBER_LINK_LIBS PkgConfig::OPENBLAS)
+  # an installed libember.a names it as the CMake package finds it again
+  # (cmake/emberConfig.cmake.in), without the build's cache
+  list(APPEND EMBER_LINK_LIBS $<BUILD_INTERFACE:PkgConfig::OPENBLAS> $<INSTALL_INTERFACE:PkgConfig::ember_openblas>)
 else()
   message(STATUS "cpu backend: built-in sgemm (OpenBLAS not used; install libopenblas-dev)")
 endif()

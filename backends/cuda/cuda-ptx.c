@@ -6,6 +6,7 @@
  * sm_30 PTX), compiles to PTX (even where the backend would load a cubin:
  * PTX is what a person can read) and cuts one kernel out of the module:
  * the header, the module-scope declarations the kernel uses, its .entry.
+ * The list of kernels it takes names from is backends/kernels/catalogue.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,20 +14,6 @@
 
 #include "../../core/text-impl.h"
 #include "cuda-impl.h"
-
-int ember_kernel_count(void)
-{
-    return EMBER_KERNEL_COUNT;
-}
-
-const char *ember_kernel_name_at(int index, const char **summary)
-{
-    if (index < 0 || index >= EMBER_KERNEL_COUNT)
-        return NULL;
-    if (summary)
-        *summary = ember_kernel_summary(index);
-    return ember_kernel_name(index);
-}
 
 /* A line of `text` starting at `line`: its length, newline excluded. */
 static size_t line_length(const char *line)
@@ -95,12 +82,18 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
     return one;
 }
 
+/* "sm_86" or "compute_86" to 86; 0 for anything else. Digits only, two
+ * or three of them (sscanf's %d would take sm_4294967326 and overflow). */
 static int parse_arch(const char *arch)
 {
-    int cc = 0;
-    if (!arch || (sscanf(arch, "sm_%d", &cc) != 1 && sscanf(arch, "compute_%d", &cc) != 1))
-        return 0;
-    return cc;
+    const char *digits = !arch                                   ? NULL
+                         : strncmp(arch, "sm_", 3) == 0         ? arch + 3
+                         : strncmp(arch, "compute_", 8) == 0    ? arch + 8
+                                                                : NULL;
+    int cc = 0, n = 0;
+    for (; digits && digits[n] >= '0' && digits[n] <= '9' && n < 4; n++)
+        cc = cc * 10 + (digits[n] - '0');
+    return digits && (n == 2 || n == 3) && digits[n] == '\0' && cc >= 10 ? cc : 0;
 }
 
 char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,

@@ -37,16 +37,6 @@ static const char *const dialect_files[EMBER_DIALECT_COUNT][2] = {
     [EMBER_DIALECT_HOST] = {"prelude-host.kh", "softmath.kh"},
 };
 
-static const struct {
-    const char *name;
-    enum ember_kernel_family family;
-    const char *summary;
-} kernels[] = {
-#define KERNEL_ENTRY(FAMILY, name, what) {#name, EMBER_FAMILY_##FAMILY, what},
-    EMBER_KERNEL_LIST(KERNEL_ENTRY)
-#undef KERNEL_ENTRY
-};
-
 const char *ember_kernel_dialect_name(enum ember_kernel_dialect dialect)
 {
     return dialect < EMBER_DIALECT_COUNT ? dialect_names[dialect] : "unknown";
@@ -55,21 +45,6 @@ const char *ember_kernel_dialect_name(enum ember_kernel_dialect dialect)
 const char *ember_kernel_family_name(enum ember_kernel_family family)
 {
     return family < EMBER_FAMILY_COUNT ? family_names[family] : "unknown";
-}
-
-const char *ember_kernel_name(enum ember_kernel kernel)
-{
-    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].name : "unknown";
-}
-
-enum ember_kernel_family ember_kernel_family(enum ember_kernel kernel)
-{
-    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].family : EMBER_FAMILY_COUNT;
-}
-
-const char *ember_kernel_summary(enum ember_kernel kernel)
-{
-    return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].summary : "";
 }
 
 const char *ember_kernel_embedded_file(const char *name)

@@ -130,7 +130,8 @@ struct ember_kernel_tuning {
 const char *ember_kernel_dialect_name(enum ember_kernel_dialect dialect);
 /* "elementwise", ... */
 const char *ember_kernel_family_name(enum ember_kernel_family family);
-/* the entry point, "sgemm"; its family; one line on what it computes */
+/* the entry point, "sgemm"; its family; one line on what it computes
+ * (catalogue.c: in every build, GPU backends or not) */
 const char *ember_kernel_name(enum ember_kernel kernel);
 enum ember_kernel_family ember_kernel_family(enum ember_kernel kernel);
 const char *ember_kernel_summary(enum ember_kernel kernel);

@@ -1,0 +1,90 @@
+# cmake/install.cmake — what `cmake --install` puts in the prefix, for
+# programs that embed ember (docs/embedding.md):
+#
+#   include/ember.h
+#   lib/libember.so.0.2.0, libember.so.0.2 (the SONAME), libember.so; lib/libember.a
+#   lib/pkgconfig/ember.pc        pkg-config --cflags --libs ember (--static for libember.a)
+#   lib/cmake/ember/              find_package(ember): ember::ember, ember::ember_static
+#   bin/ember                     the command-line program
+#
+# Both ember.pc and the CMake package find the prefix from where they lie,
+# so an installed tree may be moved or copied elsewhere whole.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ember EXPORT emberTargets)
+install(TARGETS ember_static EXPORT emberStaticTargets)
+install(TARGETS ember_cli)
+install(FILES include/ember.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# What libember.a needs besides itself, read from EMBER_LINK_LIBS: the
+# packages of its imported targets, which the CMake config finds again, and
+# their pkg-config modules (Requires.private), the plain libraries and the
+# threads flag (Libs.private), for pkg-config --static. A new dependency
+# needs its module named here.
+set(EMBER_PC_MODULE_ZLIB zlib)
+set(EMBER_PC_MODULE_PNG libpng)
+set(EMBER_PC_MODULE_JPEG libjpeg)
+set(EMBER_CONFIG_PACKAGES "")
+set(EMBER_PC_REQUIRES "")
+set(EMBER_PC_LIBS_PRIVATE "${CMAKE_THREAD_LIBS_INIT}")
+foreach(lib IN LISTS EMBER_LINK_LIBS)
+  if(lib MATCHES "^\\$<")
+    # OpenBLAS as $<BUILD_INTERFACE:...> and $<INSTALL_INTERFACE:...>: below
+  elseif(lib MATCHES "^([A-Za-z0-9_]+)::")
+    set(package ${CMAKE_MATCH_1})
+    if(DEFINED EMBER_PC_MODULE_${package})
+      list(APPEND EMBER_PC_REQUIRES ${EMBER_PC_MODULE_${package}})
+    elseif(NOT package STREQUAL "Threads")
+      message(FATAL_ERROR "cmake/install.cmake: ember links ${lib}; set EMBER_PC_MODULE_${package} "
+                          "to its pkg-config module, for ember.pc")
+    endif()
+    list(APPEND EMBER_CONFIG_PACKAGES ${package})
+  else()
+    string(APPEND EMBER_PC_LIBS_PRIVATE " -l${lib}")
+  endif()
+endforeach()
+set(EMBER_CONFIG_PACKAGES_TEXT ${EMBER_CONFIG_PACKAGES})
+if(OPENBLAS_FOUND)
+  set(EMBER_USES_OPENBLAS TRUE)
+  list(APPEND EMBER_PC_REQUIRES openblas)
+  list(APPEND EMBER_CONFIG_PACKAGES_TEXT OpenBLAS)
+else()
+  set(EMBER_USES_OPENBLAS FALSE)
+endif()
+list(JOIN EMBER_CONFIG_PACKAGES_TEXT ", " EMBER_CONFIG_PACKAGES_TEXT)
+
+# The CMake package. The shared library's targets need nothing else; the
+# static library's name what it links, which the config finds first, so
+# they are a file of their own.
+set(EMBER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ember)
+install(EXPORT emberTargets NAMESPACE ember:: DESTINATION ${EMBER_CMAKE_DIR})
+install(EXPORT emberStaticTargets NAMESPACE ember:: DESTINATION ${EMBER_CMAKE_DIR})
+configure_package_config_file(cmake/emberConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/emberConfig.cmake
+                              INSTALL_DESTINATION ${EMBER_CMAKE_DIR})
+# while the major version is 0, minors break the ABI: 0.2 accepts 0.2.x only
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/emberConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/emberConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/emberConfigVersion.cmake
+        DESTINATION ${EMBER_CMAKE_DIR})
+
+# ember.pc, with the prefix relative to the file's own folder (${pcfiledir},
+# which pkg-config and pkgconf both define)
+set(EMBER_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE "${EMBER_PC_DIR}")
+  set(EMBER_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH up "/prefix/${EMBER_PC_DIR}" "/prefix")
+  string(REGEX REPLACE "/$" "" up "${up}")
+  set(EMBER_PC_PREFIX "\${pcfiledir}/${up}")
+endif()
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(EMBER_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(EMBER_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+list(JOIN EMBER_PC_REQUIRES ", " EMBER_PC_REQUIRES_PRIVATE)
+string(STRIP "${EMBER_PC_LIBS_PRIVATE}" EMBER_PC_LIBS_PRIVATE)
+configure_file(cmake/ember.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ember.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ember.pc DESTINATION ${EMBER_PC_DIR})
