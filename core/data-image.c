@@ -11,11 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "data-impl.h"
+#include "image-impl.h"
 
 /* No image file ember reads is larger (a 8192 x 8192 BMP is 256 MiB). */
 #define IMAGE_MAX_FILE_BYTES ((int64_t)256 << 20)
-#define IMAGE_MAX_SIDE 8192
 
 ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len)
 {
@@ -91,10 +90,10 @@ ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, in
 {
     if (!ctx)
         return EMBER_ERR_ARG;
-    if (!path || !out || (channels != 1 && channels != 3) || height < 1 || height > IMAGE_MAX_SIDE || width < 1 ||
-        width > IMAGE_MAX_SIDE)
+    if (!path || !out || (channels != 1 && channels != 3) || height < 1 || height > EMBER_IMAGE_MAX_SIDE || width < 1 ||
+        width > EMBER_IMAGE_MAX_SIDE)
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_image_load: a path, an output, 1 or 3 channels and sides of "
-                          "1 to %d", IMAGE_MAX_SIDE);
+                          "1 to %d", EMBER_IMAGE_MAX_SIDE);
     uint8_t *bytes = NULL, *planes = NULL;
     int64_t cap = 0;
     size_t len = 0, n = (size_t)channels * (size_t)height * (size_t)width;

@@ -20,7 +20,8 @@
  *     data-image.c    an image file as one sample (also ember_image_load)
  *     data-random.c   random: seeded bytes, for benchmarks
  *     data-arrays.c   arrays: the caller's own, borrowed
- *     image.c         stb_image, compiled here and nowhere else
+ *     image*.c        image files: PNG (libpng), JPEG (libjpeg-turbo), BMP
+ *                     (stb_image, held to ember's checks): image-impl.h
  */
 #ifndef EMBER_DATA_IMPL_H
 #define EMBER_DATA_IMPL_H
@@ -86,16 +87,16 @@ ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t 
                                 int w, bool resize, const char *size_from, uint8_t *dst);
 
 /* Images (image.c), from bytes already in memory; `name` (the file's path)
- * is for messages. A malformed image is EMBER_ERR_FORMAT with stb_image's
- * reason. */
+ * is for messages. A malformed image is EMBER_ERR_FORMAT with the decoding
+ * library's reason. */
 
 /* The size and channel count the file declares, without decoding it. */
 ember_status ember_image_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
                               int *height, int *channels);
 /* Decodes to 8-bit pixels interleaved as (H, W, channels), converting to
- * `channels` (1 or 3): RGB to gray by stb_image's luma (77 R + 150 G +
- * 29 B) / 256, gray to RGB by copying, alpha dropped. Free *pixels with
- * ember_image_free. */
+ * `channels` (1 or 3): RGB to gray by the luma (77 R + 150 G + 29 B) / 256
+ * (a JPEG's own Y channel), gray to RGB by copying, alpha dropped. Sides
+ * are 1 to EMBER_IMAGE_MAX_SIDE. Free *pixels with ember_image_free. */
 ember_status ember_image_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len,
                                 int channels, int *width, int *height, uint8_t **pixels);
 void ember_image_free(uint8_t *pixels);

@@ -1,29 +1,30 @@
 /*
- * core/image.c — PNG, JPEG and BMP decoding: the one translation unit that
- * compiles stb_image (Debian's libstb-dev).
+ * core/image.c — an image file's bytes to pixels: the format by its magic
+ * bytes, PNG and JPEG through their libraries (image-png.c,
+ * image-jpeg.c), BMP through stb_image (Debian's libstb-dev), and the
+ * conversion to the channels asked for.
  *
- * Image files are untrusted (DESIGN.md decision 7), so stb_image is held to
- * what ember needs: only its PNG, JPEG and BMP decoders are compiled in (GIF,
- * with its history of decoder bugs, explicitly not); dimensions are capped
- * so that no header can ask for more than 8192 x 8192 x 4 bytes; and stdio
- * is compiled out, so that ember opens, sizes and reads every file with its
- * own messages. The functions are static: the library exports no stbi_
- * symbols to clash with a caller's own copy of stb_image.
+ * stb_image's own documentation says it is not meant for untrusted files,
+ * and a fuzzing campaign found crashes in its PNG and JPEG decoders, so it
+ * decodes BMP alone here, a simple format, and what it returns is checked
+ * as if it were a file: a size of at least 1 and at most
+ * EMBER_IMAGE_MAX_SIDE each way, a known channel count. Its functions are
+ * static: the library exports no stbi_ symbols to clash with a caller's
+ * own copy of stb_image.
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "data-impl.h"
+#include "image-impl.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_NO_STDIO
-#define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
-#define STBI_NO_GIF
 #define STBI_NO_LINEAR
-#define STBI_MAX_DIMENSIONS 8192
+#define STBI_NO_HDR
+#define STBI_MAX_DIMENSIONS EMBER_IMAGE_MAX_SIDE
 #define STBI_FAILURE_USERMSG
 /* stb_image is third-party code: its warnings are not ours to fix. Unused
  * static functions are reported at the end of the file, after any pop, so
@@ -38,40 +39,137 @@
 #include <stb_image.h>
 #pragma GCC diagnostic pop
 
-static ember_status check_length(ember_ctx *ctx, const char *name, size_t len)
+enum image_format { FORMAT_UNKNOWN, FORMAT_PNG, FORMAT_JPEG, FORMAT_BMP };
+
+static enum image_format sniff(const uint8_t *bytes, size_t len)
+{
+    if (len >= 8 && memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0)
+        return FORMAT_PNG;
+    if (len >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+        return FORMAT_JPEG;
+    if (len >= 2 && bytes[0] == 'B' && bytes[1] == 'M')
+        return FORMAT_BMP;
+    return FORMAT_UNKNOWN;
+}
+
+static ember_status unknown_format(ember_ctx *ctx, const char *name)
+{
+    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a PNG, JPEG or BMP image (its first bytes are none of "
+                      "theirs)", name);
+}
+
+/* What stb_image says of a BMP, held to ember's limits. A top-down BMP
+ * declares a negative height, which stbi_info passes on as it is. */
+static ember_status bmp_checked(ember_ctx *ctx, const char *name, int width, int height, int channels)
+{
+    if (width < 1 || height < 1 || width > EMBER_IMAGE_MAX_SIDE || height > EMBER_IMAGE_MAX_SIDE ||
+        channels < 1 || channels > 4)
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a BMP of %dx%d pixels and %d channels; ember reads sides of "
+                          "1 to %d", name, width, height, channels, EMBER_IMAGE_MAX_SIDE);
+    return EMBER_OK;
+}
+
+static ember_status bmp_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
+                             int *height, int *channels)
 {
     if (len > INT_MAX) /* stb_image counts bytes in an int */
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %zu bytes is too large for an image", name, len);
-    return EMBER_OK;
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %zu bytes is too large for a BMP", name, len);
+    if (!stbi_info_from_memory(bytes, (int)len, width, height, channels))
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a BMP image ember can read (%s)", name,
+                          stbi_failure_reason());
+    if (*height < 0 && *height != INT_MIN)
+        *height = -*height; /* top-down rows */
+    return bmp_checked(ctx, name, *width, *height, *channels);
+}
+
+static ember_status bmp_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
+                               int *height, int *channels, uint8_t **pixels)
+{
+    ember_status st = bmp_info(ctx, name, bytes, len, width, height, channels);
+    if (st != EMBER_OK)
+        return st;
+    int w = 0, h = 0, c = 0;
+    uint8_t *decoded = stbi_load_from_memory(bytes, (int)len, &w, &h, &c, 0);
+    if (!decoded)
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the BMP image (%s)", name, stbi_failure_reason());
+    /* the decode must agree with the header it was checked by */
+    if (w != *width || h != *height || c != *channels || bmp_checked(ctx, name, w, h, c) != EMBER_OK) {
+        stbi_image_free(decoded);
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the BMP decodes to %dx%dx%d, not the %dx%dx%d its header says",
+                          name, w, h, c, *width, *height, *channels);
+    }
+    /* into memory of our own, so that every decoder's pixels free alike */
+    size_t bytes_out = (size_t)w * (size_t)h * (size_t)c;
+    *pixels = ember_host_alloc(ctx, bytes_out);
+    if (*pixels)
+        memcpy(*pixels, decoded, bytes_out);
+    stbi_image_free(decoded);
+    return *pixels ? EMBER_OK : EMBER_ERR_NOMEM;
 }
 
 ember_status ember_image_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
                               int *height, int *channels)
 {
-    ember_status st = check_length(ctx, name, len);
-    if (st != EMBER_OK)
-        return st;
-    if (!stbi_info_from_memory(bytes, (int)len, width, height, channels))
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a PNG, JPEG or BMP image ember can read (%s)", name,
-                          stbi_failure_reason());
-    return EMBER_OK;
+    switch (sniff(bytes, len)) {
+    case FORMAT_PNG: return ember_png_info(ctx, name, bytes, len, width, height, channels);
+    case FORMAT_JPEG: return ember_jpeg_info(ctx, name, bytes, len, width, height, channels);
+    case FORMAT_BMP: return bmp_info(ctx, name, bytes, len, width, height, channels);
+    default: return unknown_format(ctx, name);
+    }
+}
+
+/* (n, from) interleaved -> (n, to), in place when to <= from: gray to RGB by
+ * copying, RGB to gray by stb_image's luma (77 R + 150 G + 29 B) / 256, as
+ * ember always has, alpha dropped. */
+static void convert(const uint8_t *src, int from, uint8_t *dst, int to, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = src + i * (size_t)from;
+        uint8_t *q = dst + i * (size_t)to;
+        if (from <= 2) { /* gray, or gray and alpha */
+            uint8_t g = p[0];
+            for (int k = 0; k < to; k++)
+                q[k] = g;
+        } else if (to == 1) {
+            q[0] = (uint8_t)((p[0] * 77 + p[1] * 150 + p[2] * 29) >> 8);
+        } else {
+            uint8_t r = p[0], g = p[1], b = p[2];
+            q[0] = r, q[1] = g, q[2] = b;
+        }
+    }
 }
 
 ember_status ember_image_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len,
                                 int channels, int *width, int *height, uint8_t **pixels)
 {
     *pixels = NULL;
-    ember_status st = check_length(ctx, name, len);
-    if (st != EMBER_OK)
-        return st;
     if (channels != 1 && channels != 3)
         return ember_fail(ctx, EMBER_ERR_ARG, "%s: images load with 1 or 3 channels, not %d", name, channels);
-    int in_file;
-    *pixels = stbi_load_from_memory(bytes, (int)len, width, height, &in_file, channels);
-    if (!*pixels)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the image (%s)", name,
-                          stbi_failure_reason());
+    int have = 0;
+    uint8_t *decoded = NULL;
+    ember_status st;
+    switch (sniff(bytes, len)) {
+    case FORMAT_PNG: st = ember_png_decode(ctx, name, bytes, len, width, height, &have, &decoded); break;
+    case FORMAT_JPEG: st = ember_jpeg_decode(ctx, name, bytes, len, channels, width, height, &have, &decoded); break;
+    case FORMAT_BMP: st = bmp_decode(ctx, name, bytes, len, width, height, &have, &decoded); break;
+    default: return unknown_format(ctx, name);
+    }
+    if (st != EMBER_OK)
+        return st;
+    size_t n = (size_t)*width * (size_t)*height;
+    if (have != channels) {
+        uint8_t *out = channels < have ? decoded : ember_host_alloc(ctx, n * (size_t)channels);
+        if (!out) {
+            free(decoded);
+            return EMBER_ERR_NOMEM;
+        }
+        convert(decoded, have, out, channels, n);
+        if (out != decoded)
+            free(decoded);
+        decoded = out;
+    }
+    *pixels = decoded;
     return EMBER_OK;
 }
 
-void ember_image_free(uint8_t *pixels) { stbi_image_free(pixels); }
+void ember_image_free(uint8_t *pixels) { free(pixels); }

@@ -12,8 +12,9 @@ cd "$(dirname "$0")/.."
 want_tests=no
 [ "${1:-}" = "--tests" ] && want_tests=yes
 
-# Debian packages: the build, the CPU backend's BLAS, images, the default data set
-packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libstb-dev dataset-fashion-mnist"
+# Debian packages: the build, the CPU backend's BLAS, images (PNG, JPEG, and
+# stb_image for BMP), the default data set
+packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev libstb-dev dataset-fashion-mnist"
 # tests: PoCL gives an OpenCL device on the CPU; clang compiles the kernels
 # as sm_30 PTX and strict OpenCL C 1.2; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load

@@ -407,6 +407,30 @@ static void write_bmp(const char *path, const uint8_t *rgb, int w, int h)
     free(file);
 }
 
+/* The same with rows top-down, as a negative height declares them. */
+static void write_bmp_top_down(const char *path, const uint8_t *rgb, int w, int h)
+{
+    write_bmp(path, rgb, w, h);
+    size_t len = 0;
+    uint8_t *file = read_all(path, &len);
+    int row = (w * 3 + 3) / 4 * 4;
+    uint8_t *flipped = file ? malloc(len) : NULL;
+    if (flipped) {
+        memcpy(flipped, file, 54);
+        for (int y = 0; y < h; y++)
+            memcpy(flipped + 54 + (size_t)y * row, file + 54 + (size_t)(h - 1 - y) * row, (size_t)row);
+        uint32_t neg = (uint32_t)-h;
+        for (int b = 0; b < 4; b++)
+            flipped[22 + b] = (uint8_t)(neg >> (8 * b));
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(flipped, 1, len, f) == len, "cannot write %s", path);
+        if (f)
+            fclose(f);
+    }
+    free(flipped);
+    free(file);
+}
+
 /* A baseline JPEG by hand (stb_image_write's JPEG encoder trips UBSan): one
  * 8x8 gray block of 200. Quantisation all ones; one-code Huffman tables, DC
  * category 10 and AC end-of-block; the scan is DC code 0, the 10 bits of
@@ -594,6 +618,68 @@ static void test_folder_valid(void)
               mixed->pixels[2 * mixed->sample_bytes - 1] == 90,
           "jpeg and gray png: %s", ember_last_error(ctx));
     ember_dataset_free(mixed);
+}
+
+/* Files a fuzzer would write: each is a clear format error, never a crash
+ * or a read past a buffer (ASan runs this too). */
+static void test_folder_hostile_images(void)
+{
+    /* a top-down BMP (negative height) is a valid BMP: the same pixels */
+    const char *dir = dir_make("topdown");
+    uint8_t rgb[6 * 4 * 3];
+    image_fill(rgb, 5, 6, 4);
+    write_bmp_top_down(path_in(dir_make("topdown/a"), "0.bmp"), rgb, 6, 4); /* first: it sets the size */
+    write_bmp(path_in(dir_make("topdown/b"), "1.bmp"), rgb, 6, 4);
+    ember_dataset *ds = open_folder(dir, EMBER_TRAIN, 0, false, 0);
+    CHECK(ds && ds->count == 2 && ds->sample_shape[1] == 4 && ds->sample_shape[2] == 6 &&
+              memcmp(ds->pixels, ds->pixels + ds->sample_bytes, (size_t)ds->sample_bytes) == 0,
+          "a top-down BMP: %s", ds ? "different pixels" : ember_last_error(ctx));
+    ember_dataset_free(ds);
+
+    /* a BMP that declares a width or height of 0, first and later, resized
+     * or not: refused, and nothing read past the decoded pixels */
+    for (int zero = 0; zero < 2; zero++) {
+        dir = dir_make(zero ? "zero-bmp-h" : "zero-bmp-w");
+        const char *a = path_in(dir, "a");
+        dir_make(zero ? "zero-bmp-h/a" : "zero-bmp-w/a");
+        write_image(a, "0.png", 0, 5, 4);
+        write_bmp(path_in(a, "1.bmp"), rgb, 6, 4);
+        size_t len = 0;
+        uint8_t *bmp = read_all(path_in(a, "1.bmp"), &len);
+        if (bmp) {
+            memset(bmp + (zero ? 22 : 18), 0, 4);
+            test_write_file(a, "1.bmp", bmp, len);
+        }
+        free(bmp);
+        CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, true, 0), EMBER_ERR_FORMAT, "1.bmp",
+                    "a BMP of size 0 accepted (resized)");
+        CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 1, false, 0), EMBER_ERR_FORMAT, "1.bmp",
+                    "a BMP of size 0 accepted");
+    }
+
+    /* a JPEG whose Huffman table declares more than 256 codes (stb_image
+     * 2.27 read past its tables on one such file) */
+    dir = dir_make("bad-dht");
+    uint8_t jpeg[sizeof tiny_jpeg];
+    memcpy(jpeg, tiny_jpeg, sizeof jpeg);
+    size_t dht = 0;
+    while (dht + 1 < sizeof jpeg && !(jpeg[dht] == 0xff && jpeg[dht + 1] == 0xc4))
+        dht++;
+    memset(jpeg + dht + 5, 0xff, 16); /* 16 lengths of 255 codes each */
+    test_write_file(dir_make("bad-dht/a"), "0.jpg", jpeg, sizeof jpeg);
+    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "0.jpg", "a bogus DHT accepted");
+    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 1, true, 0), EMBER_ERR_FORMAT, "0.jpg", "a bogus DHT accepted");
+
+    /* a JPEG cut at every length, later in the folder (decoded, not just
+     * sized): refused, never filled with gray */
+    dir = dir_make("cut-jpeg");
+    const char *a = dir_make("cut-jpeg/a");
+    test_write_file(a, "0.jpg", tiny_jpeg, sizeof tiny_jpeg);
+    for (size_t cut = 0; cut < sizeof tiny_jpeg; cut++) {
+        test_write_file(a, "1.jpg", tiny_jpeg, cut);
+        CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "1.jpg", "jpeg cut at %zu accepted",
+                    cut);
+    }
 }
 
 static void test_folder_resize(void)
@@ -975,6 +1061,7 @@ int main(void)
     test_cifar();
     test_folder_valid();
     test_folder_resize();
+    test_folder_hostile_images();
     test_folder_malformed();
     test_random();
     test_batcher();
