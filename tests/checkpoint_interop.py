@@ -109,9 +109,21 @@ def ember_to_python(binary, tmp):
 def python_to_ember(binary, tmp):
     rng = np.random.default_rng(7)
     tensors = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in SHAPES.items()}
-    tensors["conv1.bias"][:4] = [np.inf, -0.0, 1e-45, np.nan]  # odd values cross bit for bit too
+    # odd values cross bit for bit too: the largest float, a negative zero, a
+    # denormal, the smallest normal
+    tensors["conv1.bias"][:4] = [np.finfo(np.float32).max, -0.0, 1e-45, np.finfo(np.float32).tiny]
     save_file(tensors, os.path.join(tmp, "numpy.safetensors"), metadata={"from": "numpy"})
     ember_loads(binary, tmp, "numpy.safetensors", tensors, "a file from safetensors.numpy")
+
+    # a NaN or an infinity (a diverged run) is refused, naming the tensor
+    for bad in (np.nan, np.inf):
+        broken = dict(tensors, **{"fc.weight": tensors["fc.weight"].copy()})
+        broken["fc.weight"][3, 5] = bad
+        save_file(broken, os.path.join(tmp, "bad.safetensors"))
+        write_raw(os.path.join(tmp, "bad.f32"), broken)
+        done = run_ember(binary, "check", os.path.join(tmp, "bad.safetensors"), os.path.join(tmp, "bad.f32"))
+        check(done.returncode != 0 and "fc.weight" in done.stderr,
+              f"a file holding {bad} was not refused by name: rc {done.returncode}, {done.stderr.strip()!r}")
 
     # a tensor of another dtype is refused, by name
     half = dict(tensors, **{"conv1.bias": tensors["conv1.bias"].astype(np.float16)})

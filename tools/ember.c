@@ -9,7 +9,9 @@
  *   ember ptx sgemm --arch sm_35
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -32,8 +34,27 @@ static const char usage[] =
     "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
     "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
 
+/* OpenBLAS starts a pool of threads of its own when it is loaded, before
+ * main, sized to the machine. ember never uses it (its own pool runs
+ * OpenBLAS one thread per task), and the pool is not free: a stack per
+ * thread, and under an address-space limit (ulimit -v) threads that fail
+ * to start or that OpenBLAS waits for forever at exit. The only way to
+ * keep OpenBLAS from starting them is OPENBLAS_NUM_THREADS=1 in the
+ * environment it loads in, so the program sets it and starts itself once
+ * more, unless the variable is already set (a user's choice is theirs). */
+static void restart_without_blas_threads(char **argv)
+{
+    if (getenv("OPENBLAS_NUM_THREADS"))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    /* no /proc, or exec refused: run on, with OpenBLAS's threads */
+}
+
 int main(int argc, char **argv)
 {
+    restart_without_blas_threads(argv);
     cli_start_time = cli_now();
     if (argc < 2) {
         fputs(usage, stderr);

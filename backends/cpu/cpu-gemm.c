@@ -1,76 +1,18 @@
 /*
  * backends/cpu/cpu-gemm.c — sgemm through OpenBLAS's cblas, threaded by
  * our pool: a batch is split by matrices, a single product by rows or
- * columns of C. Without OpenBLAS (EMBER_HAVE_OPENBLAS unset) a plain
- * blocked loop stands in, correct but several times slower.
+ * columns of C. Without OpenBLAS (EMBER_HAVE_OPENBLAS unset), or where
+ * its buffers would not fit an address-space limit, a plain blocked loop
+ * stands in, correct but several times slower.
  */
 #include <stdio.h>
 #include <string.h>
-
+#include "../../core/limits-impl.h"
 #include "cpu-impl.h"
-
-#ifdef EMBER_HAVE_OPENBLAS
-#include <cblas.h>
-
-const char *cpu_blas_name(void)
-{
-    static char name[64];
-    if (!name[0]) {
-        /* openblas_get_config() reads "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
-        const char *config = openblas_get_config();
-        int len = 0;
-        for (int spaces = 0; config[len] && !(config[len] == ' ' && ++spaces == 2); len++)
-            ;
-        snprintf(name, sizeof name, "%.*s", len, config);
-    }
-    return name;
-}
-
-/* OpenBLAS's thread count is the whole process's, and the host program
- * may use OpenBLAS too (numpy in the same process, its own solvers). ember
- * wants it single-threaded inside its own pool's tasks, so it sets 1 for
- * the length of each of its calls and puts the caller's count back after:
- * two stores, against a product of at least thousands of flops. */
-static int blas_threads_enter(void)
-{
-    int theirs = openblas_get_num_threads();
-    if (theirs != 1)
-        openblas_set_num_threads(1);
-    return theirs;
-}
-
-static void blas_threads_leave(int theirs)
-{
-    if (theirs != 1)
-        openblas_set_num_threads(theirs);
-}
-
-static void gemm_one(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
-{
-    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
-                (int)m, (int)n, (int)g->k, g->alpha, a, (int)g->lda, b, (int)g->ldb, g->beta, c, (int)g->ldc);
-}
-
-#else
-
-const char *cpu_blas_name(void)
-{
-    return "built-in sgemm (no OpenBLAS)";
-}
-
-static int blas_threads_enter(void)
-{
-    return 1;
-}
-
-static void blas_threads_leave(int theirs)
-{
-    (void)theirs;
-}
 
 /* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop
  * outside the j loop so the inner loop runs along contiguous rows. */
-static void gemm_one(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+static void gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
 {
     float row[512];
     for (int64_t i = 0; i < m; i++) {
@@ -93,10 +35,121 @@ static void gemm_one(const struct ember_gemm *g, int64_t m, int64_t n, const flo
     }
 }
 
+#ifdef EMBER_HAVE_OPENBLAS
+#include <cblas.h>
+
+/* "OpenBLAS 0.3.21" (openblas_get_config() reads "OpenBLAS 0.3.21 DYNAMIC_ARCH ...") */
+static const char *openblas_name(void)
+{
+    static char name[64];
+    if (!name[0]) {
+        const char *config = openblas_get_config();
+        int len = 0;
+        for (int spaces = 0; config[len] && !(config[len] == ' ' && ++spaces == 2); len++)
+            ;
+        snprintf(name, sizeof name, "%.*s", len, config);
+    }
+    return name;
+}
+
+/* OpenBLAS takes a work buffer of BUFFER_SIZE (128 MiB of address space on
+ * x86-64) for each thread that calls it, and when the allocation fails it
+ * tries again forever. Under an address-space limit (ulimit -v) that is a
+ * hang, so a device whose threads' buffers would not fit below the limit,
+ * with room left for the data and the model, uses the plain sgemm. */
+#define OPENBLAS_BUFFER_BYTES ((uint64_t)128 << 20)
+#define ROOM_FOR_THE_REST ((uint64_t)256 << 20)
+
+bool cpu_blas_fits(int threads, char *why, size_t why_len)
+{
+    char limit[256];
+    if (ember_address_space_fits((uint64_t)threads * OPENBLAS_BUFFER_BYTES + ROOM_FOR_THE_REST, limit, sizeof limit))
+        return true;
+    snprintf(why, why_len, "%s for OpenBLAS's buffers (%d x 128 MiB) and 256 MiB for the rest", limit, threads);
+    return false;
+}
+
+static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a, const float *b,
+                     float *c)
+{
+    if (!blas) {
+        gemm_plain(g, m, n, a, b, c);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)g->k, g->alpha, a, (int)g->lda, b, (int)g->ldb, g->beta, c, (int)g->ldc);
+}
+
+/* OpenBLAS's thread count is the whole process's, and the host program
+ * may use OpenBLAS too (numpy in the same process, its own solvers). ember
+ * wants it single-threaded inside its own pool's tasks, so it sets 1 for
+ * the length of each of its calls and puts the caller's count back after:
+ * two stores, against a product of at least thousands of flops. */
+static int blas_threads_enter(void)
+{
+    int theirs = openblas_get_num_threads();
+    if (theirs != 1)
+        openblas_set_num_threads(1);
+    return theirs;
+}
+
+static void blas_threads_leave(int theirs)
+{
+    if (theirs != 1)
+        openblas_set_num_threads(theirs);
+}
+
+const char *cpu_blas_library(void)
+{
+    return openblas_name();
+}
+
+const char *cpu_blas_name(const struct cpu_device *d)
+{
+    return d->blas ? openblas_name() : "built-in sgemm (OpenBLAS does not fit the address-space limit)";
+}
+
+#else
+
+bool cpu_blas_fits(int threads, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "built without OpenBLAS");
+    return false;
+}
+
+static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a, const float *b,
+                     float *c)
+{
+    (void)blas;
+    gemm_plain(g, m, n, a, b, c);
+}
+
+static int blas_threads_enter(void)
+{
+    return 1;
+}
+
+static void blas_threads_leave(int theirs)
+{
+    (void)theirs;
+}
+
+const char *cpu_blas_library(void)
+{
+    return "built-in sgemm (no OpenBLAS)";
+}
+
+const char *cpu_blas_name(const struct cpu_device *d)
+{
+    (void)d;
+    return cpu_blas_library();
+}
+
 #endif
 
 struct gemm_job {
     const struct ember_gemm *g;
+    bool blas;
     const float *a, *b;
     float *c;
     bool split_rows; /* for a single product: split C's rows, else its columns */
@@ -107,7 +160,7 @@ static void gemm_batch_range(void *p, int64_t begin, int64_t end)
     const struct gemm_job *j = p;
     const struct ember_gemm *g = j->g;
     for (int64_t i = begin; i < end; i++)
-        gemm_one(g, g->m, g->n, j->a + i * g->stride_a, j->b + i * g->stride_b, j->c + i * g->stride_c);
+        gemm_one(g, j->blas, g->m, g->n, j->a + i * g->stride_a, j->b + i * g->stride_b, j->c + i * g->stride_c);
 }
 
 static void gemm_part_range(void *p, int64_t begin, int64_t end)
@@ -116,17 +169,17 @@ static void gemm_part_range(void *p, int64_t begin, int64_t end)
     const struct ember_gemm *g = j->g;
     if (j->split_rows) {
         const float *a = g->trans_a ? j->a + begin : j->a + begin * g->lda;
-        gemm_one(g, end - begin, g->n, a, j->b, j->c + begin * g->ldc);
+        gemm_one(g, j->blas, end - begin, g->n, a, j->b, j->c + begin * g->ldc);
     } else {
         const float *b = g->trans_b ? j->b + begin * g->ldb : j->b + begin;
-        gemm_one(g, g->m, end - begin, j->a, b, j->c + begin);
+        gemm_one(g, j->blas, g->m, end - begin, j->a, b, j->c + begin);
     }
 }
 
 ember_status cpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c)
 {
     struct cpu_device *d = dev;
-    struct gemm_job j = {.g = g, .a = cpu_f32(a), .b = cpu_f32(b), .c = cpu_f32(c)};
+    struct gemm_job j = {.g = g, .blas = d->blas, .a = cpu_f32(a), .b = cpu_f32(b), .c = cpu_f32(c)};
     if (g->m == 0 || g->n == 0 || g->batch == 0)
         return EMBER_OK;
     if (g->k == 0) { /* an empty sum: C = beta * C */

@@ -18,6 +18,7 @@ struct cpu_device {
     struct ember_host host;
     struct cpu_pool *pool;
     int threads;
+    bool blas; /* sgemm through OpenBLAS (else the plain loop): cpu-gemm.c */
 };
 
 static inline float *cpu_f32(ember_ptr p)
@@ -59,7 +60,12 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane)
 EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 #undef CPU_PRIMITIVE_DECLARE
 
-/* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)" */
-const char *cpu_blas_name(void);
+/* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)": the build's, and
+ * the device's (the built-in one where OpenBLAS does not fit) */
+const char *cpu_blas_library(void);
+const char *cpu_blas_name(const struct cpu_device *d);
+/* Whether OpenBLAS's work buffers for `threads` threads fit below the
+ * process's address-space limit, with room to spare; why not, if not. */
+bool cpu_blas_fits(int threads, char *why, size_t why_len);
 
 #endif /* EMBER_CPU_IMPL_H */

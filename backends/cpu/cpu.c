@@ -26,6 +26,16 @@ static int online_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* OpenBLAS where its buffers fit the address-space limit, else the plain
+ * sgemm, said once at info level (`ember --verbose`, and the device's name) */
+static void cpu_choose_blas(struct cpu_device *d)
+{
+    char why[256] = "";
+    d->blas = cpu_blas_fits(d->threads, why, sizeof why);
+    if (!d->blas && strcmp(why, "built without OpenBLAS") != 0)
+        d->host.log(d->host.ctx, EMBER_LOG_INFO, "cpu: %s; using the built-in sgemm", why);
+}
+
 static ember_status cpu_device_open(const struct ember_host *host, int index, void **dev)
 {
     if (index != 0)
@@ -40,6 +50,7 @@ static ember_status cpu_device_open(const struct ember_host *host, int index, vo
         free(d);
         return host->fail(host->ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads", host->threads);
     }
+    cpu_choose_blas(d);
     *dev = d;
     return EMBER_OK;
 }
@@ -69,13 +80,14 @@ static ember_status cpu_set_threads(void *dev, int threads)
         return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads; running on 1", want);
     }
     d->threads = want;
+    cpu_choose_blas(d);
     return EMBER_OK;
 }
 
 static void cpu_device_describe(void *dev, char *out, size_t len)
 {
     struct cpu_device *d = dev;
-    snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name());
+    snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name(d));
 }
 
 static void cpu_diagnose(struct ember_report *r, int threads)
@@ -83,7 +95,7 @@ static void cpu_diagnose(struct ember_report *r, int threads)
     int cores = online_cores();
     ember_report_int(r, "cores", "cores", cores);
     ember_report_int(r, "threads", "threads used", threads > 0 ? threads : cores);
-    ember_report_string(r, "blas", "matrix products", "%s", cpu_blas_name());
+    ember_report_string(r, "blas", "matrix products", "%s", cpu_blas_library());
 }
 
 static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/limits-impl.h"
 #include "../../core/text-impl.h"
 #include "opencl-impl.h"
 
@@ -163,11 +164,22 @@ static void opencl_runtime_enumerate(void)
                  runtime.notes);
 }
 
+/* What OpenCL's drivers need to start: PoCL maps LLVM and reserves
+ * arenas, and under a tighter address-space limit it aborts or crashes
+ * inside its own start-up, which ember cannot catch. */
+#define OPENCL_ADDRESS_SPACE ((uint64_t)1 << 30)
+
 static void opencl_runtime_open(void)
 {
     const char *names[2] = {"libOpenCL.so.1", "libOpenCL.so"};
     const char *override = getenv("EMBER_OPENCL_LIBRARY");
     void *lib = NULL;
+    char limit[256];
+    if (!ember_address_space_fits(OPENCL_ADDRESS_SPACE, limit, sizeof limit)) {
+        snprintf(runtime.why, sizeof runtime.why, "OpenCL was not started: %s for its drivers; raise the limit, "
+                 "or use --device cpu", limit);
+        return;
+    }
     if (override && *override) {
         runtime.library = override;
         if (!(lib = dlopen(override, RTLD_NOW | RTLD_LOCAL))) {
@@ -190,7 +202,8 @@ static void opencl_runtime_open(void)
      * out from under. */
     if (opencl_runtime_lookup_functions(lib, runtime.library, &runtime.cl)) {
         opencl_runtime_enumerate();
-        opencl_auto_remember(&runtime, runtime.count);
+        if (runtime.count > 0) /* an answer worth remembering: devices, of some kind */
+            opencl_auto_remember(&runtime, runtime.count);
     }
 }
 
