@@ -161,6 +161,12 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
             strncat(known, ", ", sizeof known - strlen(known) - 1);
             strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
         }
+        /* a backend left out at build time is not a typo: say which option did it */
+        static const char *const optional[][2] = {{"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}};
+        for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+            if (strlen(optional[i][0]) == name_len && strncmp(device, optional[i][0], name_len) == 0)
+                return ember_fail(ctx, EMBER_ERR_UNSUPPORTED, "this build has no %s backend (it was built with "
+                                  "-D%s=OFF): it knows %s", optional[i][0], optional[i][1], known);
         return ember_fail(ctx, EMBER_ERR_ARG, "unknown device \"%s\": this build knows %s", device, known);
     }
     char why[512] = "";

@@ -69,6 +69,14 @@ static ember_status bmp_checked(ember_ctx *ctx, const char *name, int width, int
     return EMBER_OK;
 }
 
+static uint32_t le(const uint8_t *p, int bytes)
+{
+    uint32_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
 static ember_status bmp_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
                              int *height, int *channels)
 {
@@ -79,7 +87,20 @@ static ember_status bmp_info(ember_ctx *ctx, const char *name, const uint8_t *by
                           stbi_failure_reason());
     if (*height < 0 && *height != INT_MIN)
         *height = -*height; /* top-down rows */
-    return bmp_checked(ctx, name, *width, *height, *channels);
+    ember_status st = bmp_checked(ctx, name, *width, *height, *channels);
+    if (st != EMBER_OK)
+        return st;
+    /* stb_image reads uncompressed BMPs alone, whose pixels are all in the
+     * file: one that declares more rows than it holds would have stb_image
+     * allocate (up to 256 MiB) and fill an image from a few bytes. The
+     * pixel data start (offset 10) and bits per pixel (28) are the file's. */
+    uint64_t bits = len >= 30 ? le(bytes + 28, 2) : 0, start = len >= 14 ? le(bytes + 10, 4) : 0;
+    uint64_t row = ((uint64_t)*width * bits + 31) / 32 * 4, need = start + row * (uint64_t)*height;
+    if (bits == 0 || need > len)
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: a %dx%d BMP of %llu bits per pixel needs %llu "
+                          "bytes, the file has %zu", name, *width, *height, (unsigned long long)bits,
+                          (unsigned long long)need, len);
+    return EMBER_OK;
 }
 
 static ember_status bmp_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,

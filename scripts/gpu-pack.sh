@@ -5,7 +5,8 @@
 # under 60 MiB:
 #
 #   DIR/prefix.tar.xz     headers and libraries from Debian's packages: stb_image.h and
-#                         stb_image_write.h (libstb-dev), zlib.h and libz (zlib1g-dev), cblas.h
+#                         stb_image_write.h (libstb-dev), zlib.h and libz (zlib1g-dev), png.h
+#                         and libpng16 (libpng-dev), jpeglib.h and libjpeg (libjpeg62-turbo-dev), cblas.h
 #                         and libopenblas with libgfortran (libopenblas0-pthread), libOpenCL.so.1
 #                         (ocl-icd-libopencl1, the loader NVIDIA's OpenCL driver plugs into),
 #                         with a pkg-config file for OpenBLAS; unpacked by gpu-check.sh
@@ -31,7 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
 # --- Debian's packages, unpacked (no root needed) and cut down to what the build uses
-packages="libstb-dev zlib1g zlib1g-dev libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0 ocl-icd-libopencl1"
+packages="libstb-dev zlib1g zlib1g-dev libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0 ocl-icd-libopencl1 libpng16-16 libpng-dev libjpeg62-turbo libjpeg62-turbo-dev"
 (cd "$tmp" && apt-get download $packages >/dev/null 2>"$tmp/apt.log") || {
     echo "gpu-pack: apt-get download failed (no network, or run apt-get update first):" >&2
     cat "$tmp/apt.log" >&2
@@ -50,6 +51,15 @@ ln -s libopenblas.so.0 "$p/lib/libopenblas.so"
 cp -L "$tmp/root/lib/$arch/libz.so.1" "$p/lib/libz.so.1"
 ln -s libz.so.1 "$p/lib/libz.so"
 cp -L "$lib/libgfortran.so.5" "$lib/libquadmath.so.0" "$lib/libOpenCL.so.1" "$p/lib/"
+# PNG (libpng) and JPEG (libjpeg-turbo): the image decoders
+cp "$tmp/root/usr/include/libpng16/png.h" "$tmp/root/usr/include/libpng16/pngconf.h" \
+    "$tmp/root/usr/include/libpng16/pnglibconf.h" "$p/include/"
+cp "$tmp/root/usr/include/jpeglib.h" "$tmp/root/usr/include/jmorecfg.h" "$tmp/root/usr/include/jerror.h" \
+    "$tmp/root/usr/include/$arch/jconfig.h" "$p/include/"
+cp -L "$lib/libpng16.so.16" "$lib/libjpeg.so.62" "$p/lib/"
+ln -s libpng16.so.16 "$p/lib/libpng16.so"
+ln -s libpng16.so.16 "$p/lib/libpng.so"
+ln -s libjpeg.so.62 "$p/lib/libjpeg.so"
 version=$(sed -n 's/^version=//p' "$lib/openblas-pthread/pkgconfig/openblas.pc")
 cat >"$p/lib/pkgconfig/openblas.pc" <<EOF
 prefix=\${pcfiledir}/../..

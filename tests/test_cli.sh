@@ -53,6 +53,8 @@ expect 2 "--arch wants" -- "$EMBER" ptx fill --arch sm_35x
 if [ "${EMBER_TEST_CUDA:-ON}" = OFF ]; then
     expect 4 "this build has no CUDA backend (built with -DEMBER_CUDA=OFF)" -- "$EMBER" ptx fill --baseline
     expect 4 "this build has no CUDA backend" -- "$EMBER" ptx fill --arch sm_86
+    expect 4 "this build has no cuda backend (it was built with -DEMBER_CUDA=OFF)" -- \
+        "$EMBER" train --device cuda --data random --steps 1 --quiet
 else
     expect 0 ".target sm_30" -- "$EMBER" ptx fill --baseline
     expect 0 ".entry fill(" -- "$EMBER" ptx fill --baseline

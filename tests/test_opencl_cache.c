@@ -8,6 +8,8 @@
  *   3. an entry damaged in the middle, cut short, carrying another key, or
  *      whose payload the driver rejects is ignored and rebuilt, and the
  *      rebuilt entry is sound again;
+ *      An entry whose loading marker is left over (a run died inside the
+ *      driver loading it) is thrown away and rebuilt;
  *   4. a cache folder that cannot be made costs nothing but a log line.
  * Each context then computes a small function through the public API and
  * must get the right numbers. What happened is read from the log, at info
@@ -180,6 +182,17 @@ int main(void)
     free(payload);
     open_and_compute("rejected binary", "ignoring the cached kernels", "kernels built from source", log);
     open_and_compute("after the rejection", "kernels loaded from the cache", NULL, log);
+
+    /* a run that died inside the driver while it loaded the entry (its
+     * marker is still there): the entry goes, the kernels are rebuilt */
+    char marker[4400];
+    snprintf(marker, sizeof marker, "%.*s.loading", (int)(strlen(entry) - 4), entry);
+    test_write_file(folder, strrchr(marker, '/') + 1, "", 0);
+    open_and_compute("a run died loading the entry", "a run died while the driver loaded",
+                     "kernels built from source", log);
+    CHECK(access(marker, F_OK) != 0, "the marker %s is still there", marker);
+    open_and_compute("after the death", "kernels loaded from the cache", NULL, log);
+    CHECK(access(marker, F_OK) != 0, "a load that went well left its marker %s", marker);
 
     /* 4: a cache folder that cannot be made (a file stands in its way) */
     char blocked[4300];

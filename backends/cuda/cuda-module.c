@@ -287,6 +287,7 @@ static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_opt
         return NOT_BUILT;
     size_t size = 0;
     unsigned char *image = ember_gpu_cache_load(&d->gpu, "cuda", &refusal, &size);
+    ember_gpu_cache_loaded("cuda", &refusal); /* a note, never given to the driver */
     if (image) { /* this driver refused these very kernels before */
         snprintf(why, why_len, "refused by this driver before (remembered in the cache): %.*s", (int)size,
                  (const char *)image);
@@ -301,6 +302,7 @@ static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_opt
             image = terminated;
         }
         enum load_outcome cached = module_load(d, image, &t, why, why_len);
+        ember_gpu_cache_loaded("cuda", &key); /* the driver answered, and we are alive */
         free(image);
         if (cached == LOADED) {
             d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: kernels loaded from the cache", d->gpu.name);

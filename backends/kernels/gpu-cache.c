@@ -19,6 +19,7 @@
  * someone who can write to the folder.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,18 +188,58 @@ unsigned char *ember_gpu_cache_get(const char *kind, const struct ember_gpu_cach
     return payload;
 }
 
+/* The marker beside an entry while a driver loads it: <key>.loading. */
+static bool gpu_cache_marker(const char *kind, const struct ember_gpu_cache_key *key, char *out, size_t len)
+{
+    char why[512];
+    if (!gpu_cache_path(kind, key, out, len, why, sizeof why))
+        return false;
+    char *dot = strrchr(out, '.');
+    if (!dot || (size_t)(dot - out) + sizeof ".loading" > len)
+        return false;
+    strcpy(dot, ".loading");
+    return true;
+}
+
+/* A checksum proves an entry is what ember wrote, not that the driver
+ * survives it: a forged entry, or a driver bug, can crash the process
+ * inside the driver, where nothing can catch it, and would do so on every
+ * later start. So a marker is left beside the entry while the driver loads
+ * it and removed once the driver has answered (ember_gpu_cache_loaded); an
+ * entry found with its marker still there took a process down with it and
+ * is thrown away, so that a bad entry costs at most one crash. (Two runs
+ * loading the same entry at the same moment may cost one rebuild.) */
 unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
                                     const struct ember_gpu_cache_key *key, size_t *size)
 {
-    char why[1024];
+    char why[1024], marker[4200], entry[4200];
+    if (gpu_cache_marker(kind, key, marker, sizeof marker) && access(marker, F_OK) == 0 &&
+        gpu_cache_path(kind, key, entry, sizeof entry, why, sizeof why)) {
+        unlink(entry);
+        unlink(marker);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_WARN, "%s: a run died while the driver loaded the cached kernels "
+                      "%s: the entry is discarded and the kernels rebuilt", gpu->name, entry);
+        return NULL;
+    }
     errno = 0;
     unsigned char *binary = ember_gpu_cache_get(kind, key, size, why, sizeof why);
-    if (!binary)
+    if (!binary) {
         gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO, "%s: cached kernels: %s",
                       gpu->name, why);
-    else
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels", gpu->name, *size);
+        return NULL;
+    }
+    gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels", gpu->name, *size);
+    int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
     return binary;
+}
+
+void ember_gpu_cache_loaded(const char *kind, const struct ember_gpu_cache_key *key)
+{
+    char marker[4200];
+    if (gpu_cache_marker(kind, key, marker, sizeof marker))
+        unlink(marker);
 }
 
 bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key, const unsigned char *binary,

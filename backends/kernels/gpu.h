@@ -162,9 +162,12 @@ struct ember_gpu_cache_key {
 
 void ember_gpu_cache_key_make(const char *const *parts, int count, struct ember_gpu_cache_key *key);
 /* A sound entry's bytes (malloc'd), or NULL: a miss, or an entry that is
- * damaged or foreign, which is logged and left to be overwritten. */
+ * damaged or foreign, which is logged and left to be overwritten, or one a
+ * driver died loading (gpu-cache.c). The caller hands the bytes to the
+ * driver and then, whatever the driver said, calls ember_gpu_cache_loaded. */
 unsigned char *ember_gpu_cache_load(struct ember_gpu *g, const char *kind,
                                     const struct ember_gpu_cache_key *key, size_t *size);
+void ember_gpu_cache_loaded(const char *kind, const struct ember_gpu_cache_key *key);
 /* A cache that cannot be written is logged at info level and otherwise ignored. */
 void ember_gpu_cache_store(struct ember_gpu *g, const char *kind, const struct ember_gpu_cache_key *key,
                            const unsigned char *bytes, size_t size);

@@ -120,6 +120,7 @@ static bool opencl_program_from_cache(struct opencl_device *d, const struct embe
         snprintf(why, sizeof why, "clBuildProgram: %s", opencl_error_name(err));
     else
         opencl_program_kernels(d, why, sizeof why, &(bool){false});
+    ember_gpu_cache_loaded("opencl", key); /* the driver answered, and we are alive */
     free(binary);
     if (why[0]) {
         d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO,

@@ -1,0 +1,48 @@
+/* tests/fuzz/fuzz-util.c — the harnesses' shared context and scratch folder. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz-util.h"
+
+ember_ctx *fuzz_ctx(void)
+{
+    static ember_ctx *ctx;
+    if (!ctx) {
+        ctx = ember_ctx_new();
+        ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+        ember_ctx_set_threads(ctx, 1);
+        if (!ctx || ember_ctx_use_device(ctx, "cpu") != EMBER_OK) {
+            fprintf(stderr, "fuzz: cannot open the cpu device\n");
+            abort();
+        }
+    }
+    ember_clear_error(ctx);
+    return ctx;
+}
+
+const char *fuzz_dir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/ember-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            perror("fuzz: mkdtemp");
+            abort();
+        }
+    }
+    return dir;
+}
+
+const char *fuzz_write(const char *name, const uint8_t *data, size_t size)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", fuzz_dir(), name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return NULL;
+    size_t done = size ? fwrite(data, 1, size, f) : 0;
+    return fclose(f) == 0 && done == size ? path : NULL;
+}

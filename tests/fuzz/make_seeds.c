@@ -1,0 +1,240 @@
+/*
+ * tests/fuzz/make_seeds.c — the fuzzers' starting corpora, made from real
+ * files: the first images of Debian's Fashion-MNIST as IDX (plain and
+ * gzipped), as CIFAR-10 records, as PNG, JPEG (baseline and progressive,
+ * gray and colour) and BMP; a checkpoint of the safetensors harness's
+ * model; the model files given on the command line.
+ *
+ *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
+ * writes OUT/<harness>/<seed> for idx, cifar, safetensors, png, jpeg, bmp
+ * and model_file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <jpeglib.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#include <stb_image_write.h>
+#pragma GCC diagnostic pop
+
+#include "ember.h"
+
+#define SIDE 28
+#define IMAGES 3
+
+static char out[1024];
+
+static void put(const char *harness, const char *name, const void *data, size_t size)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", out, harness);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s", out, harness, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size) {
+        perror(path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+static size_t gzip(const uint8_t *in, size_t len, uint8_t *dst, size_t cap)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) /* 31: a gzip wrapper */
+        exit(1);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = dst;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        exit(1);
+    size_t n = z.total_out;
+    deflateEnd(&z);
+    return n;
+}
+
+static void be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+static void idx_seeds(const uint8_t *pixels, const uint8_t *labels)
+{
+    static uint8_t file[1 + 16 + IMAGES * SIDE * SIDE], packed[8192];
+    /* images: flag 0 plain, 2 gzipped */
+    file[0] = 0;
+    uint8_t *h = file + 1;
+    memset(h, 0, 16);
+    h[2] = 8, h[3] = 3;
+    be32(h + 4, IMAGES), be32(h + 8, SIDE), be32(h + 12, SIDE);
+    memcpy(h + 16, pixels, IMAGES * SIDE * SIDE);
+    size_t len = 1 + 16 + IMAGES * SIDE * SIDE;
+    put("idx", "images", file, len);
+    packed[0] = 2;
+    put("idx", "images.gz", packed, 1 + gzip(file + 1, len - 1, packed + 1, sizeof packed - 1));
+    /* labels: flag 1 plain, 3 gzipped */
+    uint8_t lab[1 + 8 + IMAGES] = {1, 0, 0, 8, 1};
+    be32(lab + 5, IMAGES);
+    memcpy(lab + 9, labels, IMAGES);
+    put("idx", "labels", lab, sizeof lab);
+    packed[0] = 3;
+    put("idx", "labels.gz", packed, 1 + gzip(lab + 1, sizeof lab - 1, packed + 1, sizeof packed - 1));
+}
+
+static void cifar_seeds(const uint8_t *pixels, const uint8_t *labels)
+{
+    static uint8_t records[IMAGES * (1 + 3 * 32 * 32)];
+    for (int i = 0; i < IMAGES; i++) {
+        uint8_t *r = records + i * (1 + 3 * 32 * 32);
+        r[0] = labels[i];
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < 32; y++)
+                for (int x = 0; x < 32; x++) {
+                    int sy = y - 2, sx = x - 2; /* 28 x 28 in the middle of 32 x 32 */
+                    bool in = sy >= 0 && sy < SIDE && sx >= 0 && sx < SIDE;
+                    r[1 + (c * 32 + y) * 32 + x] = in ? pixels[i * SIDE * SIDE + sy * SIDE + sx] : 0;
+                }
+    }
+    put("cifar", "three-records", records, sizeof records);
+    put("cifar", "one-record", records, 1 + 3 * 32 * 32);
+}
+
+struct buffer {
+    uint8_t *data;
+    size_t len, cap;
+};
+
+static void append(void *context, void *data, int size)
+{
+    struct buffer *b = context;
+    if (b->len + (size_t)size > b->cap) {
+        b->cap = (b->len + (size_t)size) * 2;
+        b->data = realloc(b->data, b->cap);
+        if (!b->data)
+            exit(1);
+    }
+    memcpy(b->data + b->len, data, (size_t)size);
+    b->len += (size_t)size;
+}
+
+static void jpeg_seed(const char *name, const uint8_t *pixels, int channels, bool progressive)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr err;
+    unsigned char *mem = NULL;
+    unsigned long size = 0;
+    c.err = jpeg_std_error(&err);
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, &mem, &size);
+    c.image_width = SIDE;
+    c.image_height = SIDE;
+    c.input_components = channels;
+    c.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 90, TRUE);
+    if (progressive)
+        jpeg_simple_progression(&c);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + c.next_scanline * SIDE * channels);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    put("jpeg", name, mem, size);
+    free(mem);
+}
+
+static void image_seeds(const uint8_t *gray)
+{
+    uint8_t rgb[SIDE * SIDE * 3];
+    for (int i = 0; i < SIDE * SIDE; i++) /* a colour version: the image in red, its negative in blue */
+        rgb[3 * i] = gray[i], rgb[3 * i + 1] = (uint8_t)(gray[i] / 2), rgb[3 * i + 2] = (uint8_t)(255 - gray[i]);
+    struct buffer b = {0};
+    stbi_write_png_to_func(append, &b, SIDE, SIDE, 1, gray, SIDE);
+    put("png", "gray.png", b.data, b.len);
+    b.len = 0;
+    stbi_write_png_to_func(append, &b, SIDE, SIDE, 3, rgb, SIDE * 3);
+    put("png", "rgb.png", b.data, b.len);
+    b.len = 0;
+    stbi_write_bmp_to_func(append, &b, SIDE, SIDE, 3, rgb);
+    put("bmp", "rgb.bmp", b.data, b.len);
+    b.len = 0;
+    stbi_write_bmp_to_func(append, &b, SIDE, SIDE, 1, gray);
+    put("bmp", "gray.bmp", b.data, b.len);
+    free(b.data);
+    jpeg_seed("gray.jpg", gray, 1, false);
+    jpeg_seed("rgb.jpg", rgb, 3, false);
+    jpeg_seed("progressive.jpg", rgb, 3, true);
+}
+
+static void safetensors_seeds(void)
+{
+    ember_ctx *ctx = ember_ctx_new();
+    ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+    if (ember_ctx_use_device(ctx, "cpu") != EMBER_OK)
+        exit(1);
+    const int64_t shape[1] = {6};
+    /* the harness's own model (fuzz_safetensors.c), so that the seed loads */
+    ember_model *m = ember_model_parse(ctx, "fuzz", "fc: linear 4\nbn: batch_norm1d\nout: linear classes\n", 1, shape,
+                                       3, 1);
+    void *data = NULL;
+    size_t size = 0;
+    const char *meta[] = {"note", "a seed", NULL};
+    if (!m || ember_model_save_memory(m, meta, &data, &size) != EMBER_OK)
+        exit(1);
+    put("safetensors", "model.safetensors", data, size);
+    free(data);
+    ember_model_free(m);
+    ember_ctx_free(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]\n");
+        return 2;
+    }
+    snprintf(out, sizeof out, "%s", argv[1]);
+    mkdir(out, 0755);
+    const char *data = argc > 2 ? argv[2] : "/usr/share/datasets/fashion-mnist";
+    char path[1024];
+    uint8_t header[16], pixels[IMAGES * SIDE * SIDE], labels[IMAGES] = {9, 2, 1};
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte.gz", data);
+    gzFile gz = gzopen(path, "rb");
+    if (!gz || gzread(gz, header, 16) != 16 || gzread(gz, pixels, sizeof pixels) != (int)sizeof pixels) {
+        fprintf(stderr, "make_seeds: cannot read %s\n", path);
+        return 1;
+    }
+    gzclose(gz);
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte.gz", data);
+    if ((gz = gzopen(path, "rb")) && gzread(gz, header, 8) == 8)
+        gzread(gz, labels, sizeof labels);
+    if (gz)
+        gzclose(gz);
+    idx_seeds(pixels, labels);
+    cifar_seeds(pixels, labels);
+    image_seeds(pixels);
+    safetensors_seeds();
+    for (int i = 3; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        static char text[1 << 16];
+        size_t n = f ? fread(text, 1, sizeof text, f) : 0;
+        if (f)
+            fclose(f);
+        const char *base = strrchr(argv[i], '/');
+        put("model_file", base ? base + 1 : argv[i], text, n);
+    }
+    return 0;
+}
