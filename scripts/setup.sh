@@ -16,11 +16,12 @@ want_tests=no
 # stb_image for BMP), the default data set
 packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev libstb-dev dataset-fashion-mnist"
 # tests: PoCL gives an OpenCL device on the CPU; clang compiles the kernels
-# as sm_30 PTX and strict OpenCL C 1.2; the Khronos headers check our own
+# as sm_30 PTX and strict OpenCL C 1.2, and with its runtime libraries
+# (libclang-rt) builds the fuzz harnesses; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang opencl-headers python3 python3-venv python3-numpy python3-torch"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch"
 
 missing=""
 for p in $packages; do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # scripts/test.sh — the whole test suite: set up (test packages included),
 # build, run every test, build twice more with backends left out and run the
-# quick tests there, then rebuild with AddressSanitizer and
+# quick tests there, fuzz every loader briefly, then rebuild with AddressSanitizer and
 # UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
@@ -27,6 +27,17 @@ backends_off() { # DIR CMAKE-OPTIONS...
 }
 backends_off build-nocuda -DEMBER_CUDA=OFF
 backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF
+
+# Every loader of untrusted files under libFuzzer for a few seconds each,
+# from seeds made of real files (tests/fuzz; docs/reliability.md has the
+# long runs). Only the harnesses are built.
+echo "test: the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/"
+fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
+    -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null
+# shellcheck disable=SC2086 # a list of targets
+cmake --build build-fuzz -j "$jobs" --target $fuzzers fuzz_seeds
+ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L fuzz
 
 echo "test: sanitizer build (ASan + UBSan) in build-asan/"
 python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)
