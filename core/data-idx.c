@@ -104,9 +104,10 @@ static ember_status idx_zlib_error(ember_ctx *ctx, struct idx_file *f, const cha
     if (zerr == Z_ERRNO)
         return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read %s: %s", f->path, what, zmsg);
     if (zerr == Z_BUF_ERROR)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: the gzip stream ends inside %s (zlib: %s)",
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the stream ends inside %s (zlib: %s)",
                           f->path, what, zmsg);
-    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: corrupt gzip data in %s (zlib: %s)", f->path, what, zmsg);
+    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
+                      what, zmsg);
 }
 
 /* Reads exactly `bytes`; a short read is a truncated file or corrupt gzip. */

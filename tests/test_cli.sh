@@ -187,6 +187,20 @@ PY
         "$TMP/huge.json" || fail "eval --json of an overflowing model: $(head -c 300 "$TMP/huge.json")"
 fi
 
+# Fashion-MNIST with its test labels cut short by 4 bytes (a download that
+# stopped inside the gzip trailer): refused, as gzip -t would
+fm=/usr/share/datasets/fashion-mnist
+if [ -f "$fm/t10k-labels-idx1-ubyte.gz" ]; then
+    mkdir -p "$TMP/cut-fm"
+    for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte; do
+        ln -s "$fm/$f.gz" "$TMP/cut-fm/$f.gz"
+    done
+    size=$(wc -c <"$fm/t10k-labels-idx1-ubyte.gz")
+    head -c $((size - 4)) "$fm/t10k-labels-idx1-ubyte.gz" >"$TMP/cut-fm/t10k-labels-idx1-ubyte.gz"
+    expect 3 "t10k-labels-idx1-ubyte.gz: truncated or corrupt gzip" -- \
+        "$EMBER" train --data fashion-mnist --data-dir "$TMP/cut-fm" --model linear --steps 1 --quiet
+fi
+
 # a FIFO (or any file that is not a regular file) given where ember reads a
 # file is refused at once: open() on a FIFO would wait for a writer forever
 mkfifo "$TMP/fifo.safetensors" "$TMP/fifo.png" "$TMP/fifo.model"
