@@ -47,6 +47,8 @@ expect_text "at epoch 1, step 700 of 938" "resuming inside an epoch"
 same "$TMP/whole.safetensors" "$TMP/cut.safetensors" || fail "stopped at step 700 and resumed differs from whole"
 
 # until the run in the background has begun training (its first progress line)
+# The caller empties $TMP/err before it starts the run in the background, so
+# that a line from the run before cannot be taken for this one's.
 started() {
     for _ in $(seq 1 600); do
         grep -q "adam lr" "$TMP/err" 2>/dev/null && break
@@ -56,6 +58,7 @@ started() {
 }
 
 # --- Ctrl-C: the step finishes, the run is saved, the status says so; resuming ends where the whole run did
+: >"$TMP/err"
 "$EMBER" train $common --epochs 2 --save "$TMP/int.safetensors" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 started
@@ -70,6 +73,7 @@ expect_status 0 "resuming after Ctrl-C"
 same "$TMP/whole.safetensors" "$TMP/int.safetensors" || fail "interrupted and resumed differs from whole"
 
 # --- SIGTERM the same way, with its own status
+: >"$TMP/err"
 "$EMBER" train $common --epochs 1 --save "$TMP/term.safetensors" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 started

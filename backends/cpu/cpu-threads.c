@@ -4,7 +4,14 @@
  * A training step launches a few dozen primitives of a few microseconds to
  * a few milliseconds each, so the hand-off must be cheap: workers spin for
  * a short while on the job counter before they sleep on a condition
- * variable, and the caller runs the first chunk itself.
+ * variable, and the caller works too.
+ *
+ * A job is cut into chunks, and every thread, the caller included, claims
+ * the next unclaimed chunk from a shared counter until none are left. So a
+ * worker that the system has not scheduled (the machine is busy: a second
+ * test, another program) costs nothing but its share of the speed-up: the
+ * caller runs the chunks it did not claim, instead of waiting for it to
+ * wake. The chunks are the same whoever runs them, so results are too.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -34,33 +41,53 @@ struct cpu_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_uint generation; /* bumped for every job */
-    atomic_int pending;     /* workers still busy with the current job */
     atomic_bool quit;
 
-    /* the current job */
+    /* the current job, written before its first claim is published */
     cpu_task_fn fn;
     void *arg;
     int64_t n, chunk;
+    /* the next claim: the job's generation (32 bits), its number of chunks
+     * (16) and the next chunk (16), in one word, so that a claim can only
+     * ever be made on the job it was meant for */
+    atomic_ullong claim;
+    atomic_llong done; /* chunks finished */
 };
+
+#define CLAIM(gen, chunks, next) ((uint64_t)(gen) << 32 | (uint64_t)(chunks) << 16 | (uint64_t)(next))
 
 struct worker_arg {
     struct cpu_pool *pool;
     int index; /* 1 .. threads - 1; the caller is 0 */
 };
 
-static void run_chunk(struct cpu_pool *pool, int index)
+/* Claims and runs job `gen`'s chunks until none are left. A thread late to
+ * a job finds the claim word of a newer one and leaves it alone; a claim
+ * that succeeds holds the job's fields still (the caller waits for every
+ * claimed chunk before it writes the next job's). */
+static void run_chunks(struct cpu_pool *pool, unsigned gen)
 {
-    int64_t begin = (int64_t)index * pool->chunk;
-    int64_t end = begin + pool->chunk < pool->n ? begin + pool->chunk : pool->n;
-    if (begin < end)
-        pool->fn(pool->arg, begin, end);
+    uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    for (;;) {
+        int64_t chunks = (int64_t)(c >> 16 & 0xffff), k = (int64_t)(c & 0xffff);
+        if ((unsigned)(c >> 32) != gen || k >= chunks)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&pool->claim, &c, c + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue; /* c now holds the word as it is: look again */
+        int64_t begin = k * pool->chunk;
+        int64_t end = begin + pool->chunk < pool->n ? begin + pool->chunk : pool->n;
+        if (begin < end)
+            pool->fn(pool->arg, begin, end);
+        atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
+        c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    }
 }
 
 static void *worker_main(void *p)
 {
     struct worker_arg *wa = p;
     struct cpu_pool *pool = wa->pool;
-    int index = wa->index;
     free(wa);
     unsigned seen = 0;
     for (;;) {
@@ -81,8 +108,7 @@ static void *worker_main(void *p)
         if (atomic_load(&pool->quit))
             return NULL;
         seen = gen;
-        run_chunk(pool, index);
-        atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_release);
+        run_chunks(pool, gen);
     }
 }
 
@@ -143,16 +169,22 @@ void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_
     }
     if (chunks > pool->threads)
         chunks = pool->threads;
+    if (chunks > 0xffff)
+        chunks = 0xffff;
     pool->fn = fn;
     pool->arg = arg;
     pool->n = n;
     pool->chunk = (n + chunks - 1) / chunks;
-    atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
+    chunks = (n + pool->chunk - 1) / pool->chunk;
+    unsigned gen = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->claim, CLAIM(gen, chunks, 0), memory_order_release);
     pthread_mutex_lock(&pool->lock);
-    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
+    atomic_store_explicit(&pool->generation, gen, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
-    run_chunk(pool, 0);
-    while (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0)
+    run_chunks(pool, gen);
+    /* only chunks a worker has claimed and not finished are waited for */
+    while (atomic_load_explicit(&pool->done, memory_order_acquire) < chunks)
         cpu_relax();
 }
