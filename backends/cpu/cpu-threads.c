@@ -54,7 +54,8 @@ struct cpu_pool {
     atomic_llong done; /* chunks finished */
 };
 
-#define CLAIM(gen, chunks, next) ((uint64_t)(gen) << 32 | (uint64_t)(chunks) << 16 | (uint64_t)(next))
+#define CLAIM(gen, chunks, next)                                                                               \
+    ((unsigned long long)(gen) << 32 | (unsigned long long)(chunks) << 16 | (unsigned long long)(next))
 
 struct worker_arg {
     struct cpu_pool *pool;
@@ -67,7 +68,7 @@ struct worker_arg {
  * claimed chunk before it writes the next job's). */
 static void run_chunks(struct cpu_pool *pool, unsigned gen)
 {
-    uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    unsigned long long c = atomic_load_explicit(&pool->claim, memory_order_acquire);
     for (;;) {
         int64_t chunks = (int64_t)(c >> 16 & 0xffff), k = (int64_t)(c & 0xffff);
         if ((unsigned)(c >> 32) != gen || k >= chunks)
