@@ -248,7 +248,38 @@ ember_status ember_params_load_memory(ember_params *p, const void *data, size_t 
 
 struct ember_checkpoint {
     struct ember_safetensors st;
+    char **class_names; /* ember.class_names, parsed; NULL when absent or malformed */
+    int class_count;
 };
+
+/* The names ember train records, read once at open. A value that is not a
+ * JSON array of strings is as good as none: the caller falls back to the
+ * class's index, and the context keeps whatever error it had before. */
+static void read_class_names(ember_ctx *ctx, struct ember_checkpoint *ck)
+{
+    const char *json = ember_safetensors_meta_get(&ck->st, "ember.class_names");
+    if (!json)
+        return;
+    ember_status kept = ctx->status;
+    char message[sizeof ctx->error];
+    memcpy(message, ctx->error, sizeof message);
+    if (ember_json_strings(ctx, json, &ck->class_names, &ck->class_count) != EMBER_OK) {
+        ctx->status = kept;
+        memcpy(ctx->error, message, sizeof message);
+    }
+}
+
+static void free_class_names(struct ember_checkpoint *ck)
+{
+    for (int i = 0; i < ck->class_count; i++)
+        free(ck->class_names[i]);
+    free(ck->class_names);
+}
+
+const char *ember_checkpoint_class_name(const ember_checkpoint *ck, int index)
+{
+    return ck && index >= 0 && index < ck->class_count ? ck->class_names[index] : NULL;
+}
 
 ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path)
 {
@@ -263,6 +294,8 @@ ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path)
         free(ck);
         return NULL;
     }
+    if (ck)
+        read_class_names(ctx, ck);
     return ck;
 }
 
@@ -275,6 +308,8 @@ ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data,
         free(ck);
         return NULL;
     }
+    if (ck)
+        read_class_names(ctx, ck);
     return ck;
 }
 
@@ -283,6 +318,7 @@ void ember_checkpoint_close(ember_checkpoint *ck)
     if (!ck)
         return;
     ember_safetensors_close(&ck->st);
+    free_class_names(ck);
     free(ck);
 }
 

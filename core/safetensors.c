@@ -314,6 +314,47 @@ fail:
     return EMBER_ERR_FORMAT;
 }
 
+ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items, int *count)
+{
+    *items = NULL;
+    *count = 0;
+    if (!text)
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "no JSON array");
+    struct parser ps = {.ctx = ctx, .what = "a metadata value", .start = (const unsigned char *)text,
+                        .p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text)};
+    int cap = 0;
+    ember_status st = expect(&ps, '[', "to open the array");
+    bool more = st == EMBER_OK && !accept(&ps, ']');
+    while (st == EMBER_OK && more) {
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = cap <= 1 << 20 ? realloc(*items, (size_t)cap * sizeof **items) : NULL;
+            if (!grown) {
+                st = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory reading a list of names");
+                break;
+            }
+            *items = grown;
+        }
+        if ((st = parse_string(&ps, &(*items)[*count])) == EMBER_OK) {
+            ++*count;
+            more = accept(&ps, ',');
+            if (!more)
+                st = expect(&ps, ']', "to close the array");
+        }
+    }
+    skip_space(&ps);
+    if (st == EMBER_OK && ps.p != ps.end)
+        st = parse_fail(&ps, "bytes after the array");
+    if (st != EMBER_OK) {
+        for (int i = 0; i < *count; i++)
+            free((*items)[i]);
+        free(*items);
+        *items = NULL;
+        *count = 0;
+    }
+    return st;
+}
+
 /* A non-negative integer that fits in 64 bits, in JSON's spelling. */
 static ember_status parse_u64(struct parser *ps, uint64_t *out, const char *field)
 {

@@ -412,6 +412,11 @@ EMBER_API const char *ember_checkpoint_meta(const ember_checkpoint *checkpoint, 
 /* Every pair, sorted by key. */
 EMBER_API int ember_checkpoint_meta_count(const ember_checkpoint *checkpoint);
 EMBER_API const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index, const char **value);
+/* The name of class `index` as the checkpoint records it (the
+ * "ember.class_names" that ember train writes: "Ankle boot"), or NULL when
+ * it records none or the index is out of range; valid until the checkpoint
+ * is closed. */
+EMBER_API const char *ember_checkpoint_class_name(const ember_checkpoint *checkpoint, int index);
 /* The same from a checkpoint in memory (`size` bytes at `data`, copied:
  * the caller's buffer may go once this returns). */
 EMBER_API ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data, size_t size);

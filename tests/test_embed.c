@@ -233,7 +233,9 @@ static void test_checkpoints_in_memory(void)
     CHECK(a && b, "%s", ember_last_error(ctx));
     if (!a || !b)
         goto done;
-    const char *meta[] = {"ember.class_names", "a,b,c,d,e,f,g,h,i,j", "mine", "kept", NULL};
+    const char *meta[] = {"ember.class_names", "[\"zero\", \"one\", \"t\\u00e9\", \"3\", \"4\", \"5\", \"6\", "
+                                               "\"7\", \"8\", \"nine\"]",
+                          "mine", "kept", NULL};
     void *bytes = NULL;
     size_t size = 0;
     CHECK_OK(ctx, ember_model_save_memory(a, meta, &bytes, &size));
@@ -256,7 +258,24 @@ static void test_checkpoints_in_memory(void)
           "metadata: %s", ck ? "no \"mine\"" : ember_last_error(ctx));
     CHECK(ck && ember_checkpoint_meta(ck, "ember.model") && strcmp(ember_checkpoint_meta(ck, "ember.model"), "lenet5") == 0,
           "ember.model is missing");
+    /* the class names ember train records, read for the caller */
+    CHECK(ck && ember_checkpoint_class_name(ck, 1) && strcmp(ember_checkpoint_class_name(ck, 1), "one") == 0 &&
+              strcmp(ember_checkpoint_class_name(ck, 2), "t\xc3\xa9") == 0 &&
+              strcmp(ember_checkpoint_class_name(ck, 9), "nine") == 0,
+          "class names from the checkpoint");
+    CHECK(!ember_checkpoint_class_name(ck, 10) && !ember_checkpoint_class_name(ck, -1), "a class out of range");
     ember_checkpoint_close(ck);
+    /* names that are not a JSON array of strings are none, and no error */
+    const char *bad_meta[] = {"ember.class_names", "[\"a\", 2]", NULL};
+    void *bad = NULL;
+    size_t bad_size = 0;
+    ember_clear_error(ctx);
+    CHECK_OK(ctx, ember_model_save_memory(a, bad_meta, &bad, &bad_size));
+    ck = ember_checkpoint_open_memory(ctx, bad, bad_size);
+    CHECK(ck && !ember_checkpoint_class_name(ck, 0) && ember_last_status(ctx) == EMBER_OK,
+          "malformed class names: %s", ember_last_error(ctx));
+    ember_checkpoint_close(ck);
+    free(bad);
 
     /* loading into another model, and building one from the bytes */
     enum { SAMPLE = 28 * 28 };

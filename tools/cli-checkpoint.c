@@ -4,7 +4,6 @@
  * predict --load CK` need nothing else, and an option given anyway must
  * agree with the checkpoint or the error says what differs.
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,83 +96,19 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     return EXIT_OK;
 }
 
-/* One JSON string at *p (after the opening quote) into out, as UTF-8;
- * false for anything this reader does not take (a surrogate pair). */
-static bool json_string_body(const char **p, char *out, size_t len)
-{
-    size_t at = 0;
-    const char *s = *p;
-    while (*s && *s != '"') {
-        unsigned code = (unsigned char)*s++;
-        if (code == '\\') {
-            static const char escapes[] = "\"\\/bfnrt", meanings[] = "\"\\/\b\f\n\r\t";
-            char e = *s;
-            if (!e)
-                return false;
-            s++;
-            const char *plain = strchr(escapes, e);
-            if (e == 'u') {
-                char hex[5] = {0};
-                for (int i = 0; i < 4; i++) {
-                    if (!isxdigit((unsigned char)*s))
-                        return false;
-                    hex[i] = *s++;
-                }
-                code = (unsigned)strtoul(hex, NULL, 16);
-                if (code >= 0xd800 && code <= 0xdfff)
-                    return false;
-            } else if (plain) {
-                code = (unsigned char)meanings[plain - escapes];
-            } else {
-                return false;
-            }
-            /* UTF-8 of code (escapes reach only the basic plane) */
-            unsigned char utf[3];
-            int n = code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
-            if (n == 1)
-                utf[0] = (unsigned char)code;
-            else if (n == 2)
-                utf[0] = (unsigned char)(0xc0 | code >> 6), utf[1] = (unsigned char)(0x80 | (code & 0x3f));
-            else
-                utf[0] = (unsigned char)(0xe0 | code >> 12), utf[1] = (unsigned char)(0x80 | ((code >> 6) & 0x3f)),
-                utf[2] = (unsigned char)(0x80 | (code & 0x3f));
-            for (int i = 0; i < n && at + 1 < len; i++)
-                out[at++] = (char)utf[i];
-        } else if (at + 1 < len) {
-            out[at++] = (char)code;
-        }
-    }
-    if (*s != '"')
-        return false;
-    out[at] = '\0';
-    *p = s + 1;
-    return true;
-}
-
-char **cli_class_names(const char *json, int classes)
+char **cli_class_names(const ember_checkpoint *ck, int classes)
 {
     char **names = calloc((size_t)classes + 1, sizeof *names);
     if (!names)
         return NULL;
-    /* ["T-shirt/top", "Trouser", ...]: a name for each class, or else every
-     * class by its index */
-    const char *p = json;
-    bool ok = p != NULL;
-    while (ok && p && (*p == ' ' || *p == '['))
-        p++;
-    char name[256];
-    for (int k = 0; ok && k < classes; k++) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        ok = *p++ == '"' && json_string_body(&p, name, sizeof name) && (names[k] = strdup(name));
-    }
+    /* the checkpoint's name for every class, or else every class by its index */
+    bool named = true;
+    for (int k = 0; k < classes && named; k++)
+        named = ember_checkpoint_class_name(ck, k) != NULL;
     for (int k = 0; k < classes; k++) {
-        if (ok)
-            continue;
-        free(names[k]);
         char number[16];
         snprintf(number, sizeof number, "%d", k);
-        if (!(names[k] = strdup(number))) {
+        if (!(names[k] = strdup(named ? ember_checkpoint_class_name(ck, k) : number))) {
             for (int j = 0; j < k; j++)
                 free(names[j]);
             free(names);

@@ -63,10 +63,10 @@ struct cli_settings {
  * none was given). */
 int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, const char *path,
                                  struct cli_settings *s);
-/* The class names of a checkpoint's "ember.class_names" (a JSON array of
- * strings), or their indices where it has none; `classes` strings to
+/* The class names a checkpoint records (ember_checkpoint_class_name), or
+ * their indices where it lacks a name for any class; `classes` strings to
  * free, in an array to free; NULL when out of memory. */
-char **cli_class_names(const char *json, int classes);
+char **cli_class_names(const ember_checkpoint *ck, int classes);
 
 /* writes s as a JSON string, quotes and escapes included; NULL as null */
 void cli_json_string(FILE *f, const char *s);

@@ -264,7 +264,7 @@ int cmd_predict(int argc, char **argv)
     }
     const char *resize_meta = ember_checkpoint_meta(ck, "ember.resize");
     bool resize = resize_given || (resize_meta && strcmp(resize_meta, "true") == 0);
-    if (!(names = cli_class_names(ember_checkpoint_meta(ck, "ember.class_names"), classes))) {
+    if (!(names = cli_class_names(ck, classes))) {
         cli_error("out of memory");
         rc = EXIT_FAILURE_OTHER;
         goto done;
