@@ -350,6 +350,7 @@ EMBER_API void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, em
  * ember_model_forward with recording off keeps only its output on the
  * tape, and ember_model_predict keeps nothing. */
 EMBER_API bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled);
+/* Whether ops record for a backward pass now (true for a new context). */
 EMBER_API bool ember_grad_enabled(const ember_ctx *ctx);
 
 /* -------------------------------------------------------------- parameters */
