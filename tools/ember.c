@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -36,15 +37,18 @@ static const char usage[] =
 
 /* OpenBLAS starts a pool of threads of its own when it is loaded, before
  * main, sized to the machine. ember never uses it (its own pool runs
- * OpenBLAS one thread per task), and the pool is not free: a stack per
- * thread, and under an address-space limit (ulimit -v) threads that fail
- * to start or that OpenBLAS waits for forever at exit. The only way to
- * keep OpenBLAS from starting them is OPENBLAS_NUM_THREADS=1 in the
- * environment it loads in, so the program sets it and starts itself once
- * more, unless the variable is already set (a user's choice is theirs). */
+ * OpenBLAS one thread per task). Idle, the pool costs little; under an
+ * address-space limit (ulimit -v) its threads fail to start or OpenBLAS
+ * waits for them forever at exit. The only way to keep OpenBLAS from
+ * starting them is OPENBLAS_NUM_THREADS=1 in the environment it loads in,
+ * so under such a limit the program sets it and starts itself once more,
+ * unless the variable is already set (a user's choice is theirs). Without
+ * a limit it runs as it was started, so that a debugger or valgrind keeps
+ * hold of it. */
 static void restart_without_blas_threads(char **argv)
 {
-    if (getenv("OPENBLAS_NUM_THREADS"))
+    struct rlimit limit;
+    if (getenv("OPENBLAS_NUM_THREADS") || getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
         return;
     if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
         return;
