@@ -86,6 +86,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_ptx(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;

@@ -218,6 +218,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 struct epoch_result {
     int epoch;
     int64_t steps, images;
+    int64_t total_steps; /* the run's steps so far, resumed ones included */
     double train_loss, train_acc, test_loss, test_acc, seconds, eval_seconds, first_step_s;
     float lr; /* the rate of the epoch's last step */
 };
@@ -284,9 +285,10 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     fprintf(f, ", \"test_acc\": ");
     cli_json_number(f, o->eval ? r->test_acc : NAN, 6);
     fprintf(f, ", ");
-    fprintf(f, "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, ",
+    fprintf(f, "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, "
+               "\"total_steps\": %lld, ",
             r->seconds > 0 ? (double)r->images / r->seconds : 0.0, r->seconds, r->eval_seconds,
-            (long long)r->steps);
+            (long long)r->steps, (long long)r->total_steps);
     fprintf(f, "\"device\": ");
     cli_json_string(f, ember_ctx_device_name(ctx));
     fprintf(f, ", \"model\": ");
@@ -530,6 +532,7 @@ int cmd_train(int argc, char **argv)
             break;
         }
         r.seconds = cli_now() - start;
+        r.total_steps = pos.total_steps;
         r.train_loss = pos.step_in_epoch ? pos.loss_sum / (double)pos.step_in_epoch : 0.0;
         r.train_acc = pos.seen ? (double)pos.correct / (double)pos.seen : 0.0;
         r.first_step_s = first_step_s;

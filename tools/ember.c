@@ -5,6 +5,7 @@
  *   ember eval --load model.safetensors
  *   ember predict --load model.safetensors shoe.png
  *   ember summary --model resnet8
+ *   ember plot metrics.jsonl -o curves.png
  *   ember devices
  *   ember ptx sgemm --arch sm_35
  */
@@ -26,6 +27,7 @@ static const char usage[] =
     "  eval       evaluate a saved model\n"
     "  predict    classify images with a saved model\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
+    "  plot       draw the loss and accuracy curves of runs from their metrics files\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
     "  ptx        print the PTX an NVIDIA GPU gets for one of ember's kernels, or with\n"
     "             --resources the registers and shared memory ptxas gives it\n"
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
         return cmd_predict(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
+    if (strcmp(command, "plot") == 0)
+        return cmd_plot(argc - 1, argv + 1);
     if (strcmp(command, "devices") == 0)
         return cmd_devices(argc - 1, argv + 1);
     if (strcmp(command, "ptx") == 0)

@@ -1,0 +1,355 @@
+/*
+ * tools/plot-draw.c — the layout of a figure (tools/plot.h): where the
+ * panels, axes, ticks, labels, curves and legend go, painted through a
+ * canvas so that PNG and SVG show the same picture.
+ *
+ * The legend goes under the panels, its rows counted first so the panels
+ * get what is left. Each panel's margins are measured from its own tick
+ * labels, and its ticks are round numbers (1, 2 or 5 times a power of
+ * ten) that cover the data, as Heckbert's "nice numbers" (Graphics Gems,
+ * 1990) choose them; the x axis is shared by all panels so that a step
+ * lines up across them. Text is scaled with the picture so that a large
+ * one stays readable.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "plot.h"
+
+static const struct plot_rgb white = {255, 255, 255}, ink = {40, 40, 40}, axis_grey = {150, 150, 150},
+                             grid = {232, 232, 232};
+
+struct plot_rgb plot_palette(int colour)
+{
+    /* ten colours far apart, in the order of matplotlib's default cycle */
+    static const struct plot_rgb palette[] = {
+        {31, 119, 180}, {214, 39, 40},   {44, 160, 44},   {255, 127, 14}, {148, 103, 189},
+        {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207},
+    };
+    int n = (int)(sizeof palette / sizeof palette[0]);
+    return palette[((colour % n) + n) % n];
+}
+
+/* The sizes of one picture, in pixels: they grow with the picture beyond
+ * 900 by 400. The font's strokes are 1 unit wide and its capitals 7
+ * (plot-png.c), so text grows by whole steps, and its strokes stay on
+ * whole pixels, sharp. */
+struct sizes {
+    double scale;
+    double tick_text, title_text, pad, gap, tick_len;
+    double stroke_width[PLOT_STROKES], dot_radius;
+};
+
+static struct sizes sizes_for(double width, double height)
+{
+    double s = fmax(1.0, fmin(width / 900.0, height / 400.0)), text = round(s);
+    return (struct sizes){
+        .scale = s,
+        .tick_text = 7.0 * text,
+        .title_text = 14.0 * text,
+        .pad = 10.0 * s,
+        .gap = 5.0 * s,
+        .tick_len = 4.0 * s,
+        .stroke_width = {1.2 * s, 1.8 * s, 2.2 * s},
+        .dot_radius = 2.6 * s,
+    };
+}
+
+/* ---- axes ---- */
+
+/* the number 1, 2 or 5 times a power of ten nearest x (round) or at least x */
+static double nice_number(double x, bool round)
+{
+    double power = pow(10.0, floor(log10(x))), f = x / power;
+    if (round)
+        return (f < 1.5 ? 1.0 : f < 3.0 ? 2.0 : f < 7.0 ? 5.0 : 10.0) * power;
+    return (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * power;
+}
+
+struct axis {
+    double lo, hi, step; /* lo and hi are multiples of step */
+    int decimals;        /* of a tick label */
+    bool thousands;      /* labels as 5k, 10k */
+};
+
+/* An axis of about `ticks` round ticks that covers [lo, hi]. */
+static struct axis axis_nice(double lo, double hi, int ticks)
+{
+    if (!isfinite(lo) || !isfinite(hi)) { /* no data */
+        lo = 0.0;
+        hi = 1.0;
+    }
+    if (!(hi > lo)) { /* one value: a range around it */
+        double half = lo != 0.0 ? fabs(lo) * 0.1 : 0.5;
+        lo -= half;
+        hi += half;
+    }
+    struct axis a;
+    a.step = nice_number(nice_number(hi - lo, false) / (ticks > 1 ? ticks - 1 : 1), true);
+    /* the slack keeps a bound that is already a multiple (1.0 of 0.2) from
+     * gaining a step through rounding */
+    a.lo = floor(lo / a.step + 1e-9) * a.step + 0.0; /* + 0.0: no -0 */
+    a.hi = ceil(hi / a.step - 1e-9) * a.step;
+    a.thousands = a.step >= 1000.0;
+    double step = a.thousands ? a.step / 1000.0 : a.step;
+    a.decimals = step >= 1.0 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    return a;
+}
+
+static int axis_ticks(const struct axis *a) { return (int)floor((a->hi - a->lo) / a->step + 0.5) + 1; }
+
+static double axis_tick(const struct axis *a, int i) { return a->lo + i * a->step + 0.0; }
+
+static void tick_label(const struct axis *a, double v, char *buf, size_t len)
+{
+    if (a->thousands && v != 0.0)
+        snprintf(buf, len, "%.*fk", a->decimals, v / 1000.0 + 0.0);
+    else
+        snprintf(buf, len, "%.*f", a->decimals, v + 0.0);
+}
+
+static double widest_tick_label(const struct axis *a, double size)
+{
+    char label[64];
+    double widest = 0.0;
+    for (int i = 0; i < axis_ticks(a); i++) {
+        tick_label(a, axis_tick(a, i), label, sizeof label);
+        widest = fmax(widest, plot_text_width(label, size));
+    }
+    return widest;
+}
+
+/* the range of the finite values of x (want_x) or y in the panels */
+static void data_range(const struct plot_panel *panels, int n_panels, bool want_x, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int p = 0; p < n_panels; p++)
+        for (int s = 0; s < panels[p].n_series; s++)
+            for (int i = 0; i < panels[p].series[s].count; i++) {
+                const struct plot_point *pt = &panels[p].series[s].points[i];
+                double v = want_x ? pt->x : pt->y;
+                if (isfinite(pt->x) && isfinite(pt->y)) {
+                    *lo = fmin(*lo, v);
+                    *hi = fmax(*hi, v);
+                }
+            }
+}
+
+/* ---- curves ---- */
+
+static struct plot_rgb stroke_colour(int colour, enum plot_stroke stroke)
+{
+    struct plot_rgb c = plot_palette(colour);
+    if (stroke == PLOT_STROKE_THIN) { /* halfway to white: noisy points recede */
+        c.r = (unsigned char)(c.r + (255 - c.r) / 2);
+        c.g = (unsigned char)(c.g + (255 - c.g) / 2);
+        c.b = (unsigned char)(c.b + (255 - c.b) / 2);
+    }
+    return c;
+}
+
+/* A sample of a stroke, as the legend shows it, `length` long from (x, y). */
+static void stroke_sample(const struct plot_canvas *cv, const struct sizes *m, double x, double y,
+                          double length, enum plot_stroke stroke, struct plot_rgb c)
+{
+    struct plot_point ends[2] = {{x, y}, {x + length, y}};
+    cv->line(cv->self, ends, 2, m->stroke_width[stroke], stroke == PLOT_STROKE_DASHED, c);
+    if (stroke == PLOT_STROKE_SOLID)
+        cv->dot(cv->self, (struct plot_point){x + length / 2.0, y}, m->dot_radius, c);
+}
+
+/* The plot area of a panel and the axes that map data into it. */
+struct plot_area {
+    double left, top, right, bottom;
+    struct axis x, y;
+};
+
+static struct plot_point to_pixels(const struct plot_area *f, struct plot_point p)
+{
+    return (struct plot_point){
+        f->left + (p.x - f->x.lo) / (f->x.hi - f->x.lo) * (f->right - f->left),
+        f->bottom - (p.y - f->y.lo) / (f->y.hi - f->y.lo) * (f->bottom - f->top),
+    };
+}
+
+/* A series as lines through its points, broken where a value is missing;
+ * a point alone between gaps is a dot. `pixels` holds count points. */
+static void draw_series(const struct plot_canvas *cv, const struct sizes *m, const struct plot_area *f,
+                        const struct plot_series *s, struct plot_point *pixels)
+{
+    struct plot_rgb c = stroke_colour(s->colour, s->stroke);
+    double width = m->stroke_width[s->stroke];
+    int i = 0;
+    while (i < s->count) {
+        int n = 0;
+        for (; i < s->count && isfinite(s->points[i].x) && isfinite(s->points[i].y); i++)
+            pixels[n++] = to_pixels(f, s->points[i]);
+        if (n >= 2)
+            cv->line(cv->self, pixels, n, width, s->stroke == PLOT_STROKE_DASHED, c);
+        if (n == 1 && s->stroke != PLOT_STROKE_SOLID)
+            cv->dot(cv->self, pixels[0], width, c);
+        for (int k = 0; s->stroke == PLOT_STROKE_SOLID && k < n; k++)
+            cv->dot(cv->self, pixels[k], m->dot_radius, c);
+        i++; /* past the gap */
+    }
+}
+
+/* ---- panels ---- */
+
+/* x or y at the middle of a pixel, so that 1-pixel lines there are sharp */
+static double pixel_middle(double v) { return floor(v) + 0.5; }
+
+static void draw_panel(const struct plot_canvas *cv, const struct sizes *m, const struct plot_panel *panel,
+                       double x_lo, double x_hi, double cx, double cy, double cw, double ch,
+                       struct plot_point *scratch)
+{
+    struct plot_area f;
+    f.top = cy + m->title_text + 2.0 * m->gap;
+    f.bottom = cy + ch - (m->tick_len + m->gap + m->tick_text + 2.0 * m->gap + m->tick_text);
+    double y_lo, y_hi;
+    data_range(panel, 1, false, &y_lo, &y_hi);
+    f.y = axis_nice(y_lo, y_hi, (int)fmax(3.0, fmin(8.0, (f.bottom - f.top) / (6.0 * m->tick_text))));
+    f.left = cx + m->tick_text + 2.0 * m->gap + widest_tick_label(&f.y, m->tick_text) + m->gap + m->tick_len;
+    f.right = cx + cw - plot_text_width("00000", m->tick_text) / 2.0;
+    f.left = pixel_middle(f.left);
+    f.right = pixel_middle(f.right);
+    f.top = pixel_middle(f.top);
+    f.bottom = pixel_middle(f.bottom);
+
+    /* as many x ticks as have room for their labels */
+    double plot_w = f.right - f.left;
+    for (int ticks = (int)fmax(2.0, plot_w / (8.0 * m->tick_text));; ticks--) {
+        f.x = axis_nice(x_lo, x_hi, ticks);
+        double spacing = plot_w * f.x.step / (f.x.hi - f.x.lo);
+        if (ticks <= 2 || spacing >= widest_tick_label(&f.x, m->tick_text) + 3.0 * m->gap)
+            break;
+    }
+
+    cv->text(cv->self, (f.left + f.right) / 2.0, cy + m->title_text / 2.0, panel->title, m->title_text,
+             PLOT_ALIGN_CENTRE, false, ink);
+    cv->text(cv->self, cx + m->tick_text / 2.0, (f.top + f.bottom) / 2.0, panel->y_title, m->tick_text,
+             PLOT_ALIGN_CENTRE, true, ink);
+    cv->text(cv->self, (f.left + f.right) / 2.0, f.bottom + m->tick_len + 3.0 * m->gap + 1.5 * m->tick_text,
+             panel->x_title, m->tick_text, PLOT_ALIGN_CENTRE, false, ink);
+
+    char label[64];
+    for (int i = 0; i < axis_ticks(&f.y); i++) {
+        double v = axis_tick(&f.y, i), y = pixel_middle(to_pixels(&f, (struct plot_point){f.x.lo, v}).y);
+        cv->line(cv->self, (struct plot_point[]){{f.left, y}, {f.right, y}}, 2, 1.0, false, grid);
+        cv->line(cv->self, (struct plot_point[]){{f.left - m->tick_len, y}, {f.left, y}}, 2, 1.0, false,
+                 axis_grey);
+        tick_label(&f.y, v, label, sizeof label);
+        cv->text(cv->self, f.left - m->tick_len - m->gap, y, label, m->tick_text, PLOT_ALIGN_RIGHT, false,
+                 ink);
+    }
+    for (int i = 0; i < axis_ticks(&f.x); i++) {
+        double v = axis_tick(&f.x, i), x = pixel_middle(to_pixels(&f, (struct plot_point){v, f.y.lo}).x);
+        cv->line(cv->self, (struct plot_point[]){{x, f.top}, {x, f.bottom}}, 2, 1.0, false, grid);
+        cv->line(cv->self, (struct plot_point[]){{x, f.bottom}, {x, f.bottom + m->tick_len}}, 2, 1.0, false,
+                 axis_grey);
+        tick_label(&f.x, v, label, sizeof label);
+        cv->text(cv->self, x, f.bottom + m->tick_len + m->gap + m->tick_text / 2.0, label, m->tick_text,
+                 PLOT_ALIGN_CENTRE, false, ink);
+    }
+    struct plot_point box[5] = {
+        {f.left, f.top}, {f.right, f.top}, {f.right, f.bottom}, {f.left, f.bottom}, {f.left, f.top}};
+    cv->line(cv->self, box, 5, 1.0, false, axis_grey);
+
+    /* pale noisy curves first, so that the epochs' curves stay on top */
+    bool any = false;
+    for (int stroke = 0; stroke < PLOT_STROKES; stroke++)
+        for (int s = 0; s < panel->n_series; s++)
+            if (panel->series[s].stroke == (enum plot_stroke)stroke) {
+                draw_series(cv, m, &f, &panel->series[s], scratch);
+                any = any || panel->series[s].count > 0;
+            }
+    if (!any)
+        cv->text(cv->self, (f.left + f.right) / 2.0, (f.top + f.bottom) / 2.0, "no data", m->tick_text,
+                 PLOT_ALIGN_CENTRE, false, axis_grey);
+}
+
+/* ---- legend ---- */
+
+/* The legend's entries flow in rows from the left: the strokes the figure
+ * uses, then a colour per run. Counts the rows `width` holds (at most
+ * max_rows, the runs left out counted as "and N more runs"); paints them
+ * from `top` when a canvas is given. */
+static int legend_flow(const struct plot_figure *fig, const struct sizes *m, double left, double top,
+                       double width, int max_rows, const struct plot_canvas *cv)
+{
+    bool used[PLOT_STROKES] = {false};
+    for (int p = 0; p < fig->n_panels; p++)
+        for (int s = 0; s < fig->panels[p].n_series; s++)
+            used[fig->panels[p].series[s].stroke] = true;
+    double sample = 22.0 * m->scale, spacing = 16.0 * m->scale, row_h = 2.2 * m->tick_text;
+    double x = left;
+    int row = 0;
+    int entries = PLOT_STROKES + fig->n_colours;
+    for (int e = 0; e < entries; e++) {
+        bool is_stroke = e < PLOT_STROKES;
+        if (is_stroke && !used[e])
+            continue;
+        const char *label = is_stroke ? fig->stroke_labels[e] : fig->colour_labels[e - PLOT_STROKES];
+        double w = sample + m->gap + plot_text_width(label, m->tick_text);
+        if (x > left && x + w > left + width) {
+            if (row + 1 == max_rows) {
+                char more[64];
+                int shown = e > PLOT_STROKES ? e - PLOT_STROKES : 0;
+                snprintf(more, sizeof more, "and %d more runs", fig->n_colours - shown);
+                if (cv)
+                    cv->text(cv->self, x, top + (row + 0.5) * row_h, more, m->tick_text, PLOT_ALIGN_LEFT,
+                             false, ink);
+                break;
+            }
+            row++;
+            x = left;
+        }
+        if (cv) {
+            double y = pixel_middle(top + (row + 0.5) * row_h);
+            struct plot_rgb c = is_stroke ? ink : plot_palette(e - PLOT_STROKES);
+            stroke_sample(cv, m, x, y, sample, is_stroke ? (enum plot_stroke)e : PLOT_STROKE_SOLID, c);
+            cv->text(cv->self, x + sample + m->gap, y, label, m->tick_text, PLOT_ALIGN_LEFT, false, ink);
+        }
+        x += w + spacing;
+    }
+    return row + 1;
+}
+
+bool plot_draw(const struct plot_figure *fig, double width, double height, const struct plot_canvas *canvas)
+{
+    struct sizes m = sizes_for(width, height);
+    canvas->rect(canvas->self, 0.0, 0.0, width, height, white);
+
+    /* the legend takes at most a quarter of the height */
+    double row_h = 2.2 * m.tick_text, legend_w = width - 2.0 * m.pad;
+    int max_rows = (int)fmax(1.0, floor(height / 4.0 / row_h));
+    int rows = legend_flow(fig, &m, m.pad, 0.0, legend_w, max_rows, NULL);
+    double legend_top = height - m.pad - rows * row_h;
+    legend_flow(fig, &m, m.pad, legend_top, legend_w, max_rows, canvas);
+
+    /* the panels in the rest: side by side when it is wide */
+    double x_lo, x_hi;
+    data_range(fig->panels, fig->n_panels, true, &x_lo, &x_hi);
+    double area_w = width - 2.0 * m.pad, area_h = legend_top - m.gap - m.pad;
+    bool side_by_side = area_w >= area_h * 1.2;
+    int n = fig->n_panels;
+    double cell_w = side_by_side ? (area_w - (n - 1) * 3.0 * m.pad) / n : area_w;
+    double cell_h = side_by_side ? area_h : (area_h - (n - 1) * 2.0 * m.pad) / n;
+
+    int most = 1;
+    for (int p = 0; p < n; p++)
+        for (int s = 0; s < fig->panels[p].n_series; s++)
+            most = fig->panels[p].series[s].count > most ? fig->panels[p].series[s].count : most;
+    struct plot_point *scratch = malloc((size_t)most * sizeof *scratch);
+    if (!scratch)
+        return false;
+    for (int p = 0; p < n; p++) {
+        double cx = m.pad + (side_by_side ? p * (cell_w + 3.0 * m.pad) : 0.0);
+        double cy = m.pad + (side_by_side ? 0.0 : p * (cell_h + 2.0 * m.pad));
+        draw_panel(canvas, &m, &fig->panels[p], x_lo, x_hi, cx, cy, cell_w, cell_h, scratch);
+    }
+    free(scratch);
+    return true;
+}
