@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "profile-impl.h"
 
 #define EMBER_OP_NAME(NAME, name) #name,
 static const char *const op_names[] = {EMBER_OPS(EMBER_OP_NAME)};
@@ -184,6 +185,7 @@ ember_status ember_backward(ember_tensor *loss)
         ctx->tape_tensors[i]->grad = NULL;
 
     /* d loss / d loss = 1 */
+    ember_profile_label(ctx, "backward", "seed");
     struct ember_tensor *seed = ember_tensor_alloc(ctx, EMBER_F32, loss->ndim, loss->shape, EMBER_OWNER_TAPE);
     if (!seed)
         return ctx->status;
@@ -195,6 +197,7 @@ ember_status ember_backward(ember_tensor *loss)
         struct ember_node *n = &ctx->nodes[i];
         if (!n->out->grad)
             continue; /* the loss does not depend on this node */
+        ember_profile_label(ctx, op_names[n->op], "backward");
         st = op_backward[n->op](n);
         if (st != EMBER_OK && ctx->status == EMBER_OK)
             st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));

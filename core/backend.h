@@ -49,6 +49,10 @@ struct ember_host {
     void (*log)(void *ctx, ember_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
     int threads; /* CPU threads to use; 0: every core */
+    /* While the core profiles (set_profiling), a GPU backend reports here
+     * each kernel it ran and the device's time for it, from the device's
+     * own events (core/profile-impl.h). */
+    void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
 };
 
 /* ------------------------------------------------------------ elementwise */
@@ -306,6 +310,11 @@ struct ember_backend_ops {
     ember_status (*read)(void *dev, void *dst, ember_ptr src, size_t bytes);
     /* waits for everything launched so far (optional) */
     ember_status (*sync)(void *dev);
+    /* (optional) on: time every kernel with the device's events, wait for
+     * it, and report it through host->kernel_timed; off: launch as fast as
+     * possible again. Backends without kernels of their own (the CPU's)
+     * leave it NULL: the core times their primitives itself. */
+    ember_status (*set_profiling)(void *dev, bool on);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

@@ -60,6 +60,9 @@ struct ember_ctx {
     bool grad_enabled;
 
     ember_memory_stats stats;
+
+    /* while profiling (core/profile-impl.h), ops and dev are the profiler's */
+    struct ember_profiler *profiler;
 };
 
 /* Records status and message on the context and returns the status, so

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "profile-impl.h"
 #include "tensor-impl.h"
 
 #define STRINGIFY_(x) #x
@@ -51,6 +52,7 @@ void ember_ctx_free(ember_ctx *ctx)
 {
     if (!ctx)
         return;
+    ember_profile_free(ctx); /* puts the backend's own table back */
     ember_tape_clear(ctx);
     while (ctx->free_tensors) {
         struct ember_tensor *t = ctx->free_tensors;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "data-impl.h"
+#include "profile-impl.h"
 #include "tensor-impl.h"
 
 typedef ember_status (*data_loader)(ember_dataset *ds, const char *dir, const ember_data_options *options);
@@ -422,6 +423,9 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
         return false;
     }
 
+    /* the profile's "batch" rows: filling it on the host, then the writes */
+    ember_profile_label(b->ctx, "batch", NULL);
+    double fill_start = ember_profile_host_begin(b->ctx);
     int64_t rows = ds->count - b->next < b->batch ? ds->count - b->next : b->batch;
     int64_t sample = ds->sample_bytes;
     bool augment = b->augment.crop_padding > 0 || b->augment.flip;
@@ -439,6 +443,7 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
         }
         b->y_host[r] = ds->labels[index];
     }
+    ember_profile_host_end(b->ctx, "fill (host)", fill_start);
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
     if (ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host) != EMBER_OK ||

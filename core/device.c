@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx-impl.h"
+#include "profile-impl.h"
 #include "report-impl.h"
 #include "text-impl.h"
 
@@ -65,7 +65,8 @@ static const struct ember_backend_ops *find_backend(const char *name, size_t len
 
 static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
 {
-    ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads};
+    ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads,
+                                    .kernel_timed = ember_profile_kernel_timed};
     ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
     if (st != EMBER_OK)
         return st;

@@ -1,5 +1,8 @@
 /* core/ops-common.c — helpers every op file uses (see ops-impl.h). */
+#include <string.h>
+
 #include "ops-impl.h"
+#include "profile-impl.h"
 
 ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a,
                           const struct ember_tensor *b, const struct ember_tensor *c)
@@ -20,6 +23,8 @@ ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a,
             return NULL;
         }
     }
+    /* the profile's op rows: what follows is this op's work ("ember_conv2d" -> "conv2d forward") */
+    ember_profile_label(ctx, strncmp(name, "ember_", 6) == 0 ? name + 6 : name, "forward");
     return ctx;
 }
 

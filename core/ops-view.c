@@ -1,16 +1,26 @@
 /* core/ops-view.c — reshape, flatten, transpose, contiguous: views and copies. */
 #include "ops-impl.h"
+#include "profile-impl.h"
 
-/* a contiguous copy of x, or x itself */
+/* A contiguous copy of x, or x itself. Ops call it on their inputs before
+ * their own work, so it gives the profile's label back to the op that
+ * called it when it is done. */
 ember_tensor *ember_contiguous(ember_tensor *x)
 {
-    ember_ctx *ctx = ember_op_begin("ember_contiguous", x, NULL, NULL);
-    if (!ctx || ember_tensor_is_contiguous(x))
-        return ctx ? x : NULL;
-    struct ember_tensor *y = ember_unary_new(EMBER_COPY, x, 0.0f);
-    if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
+    if (!x)
         return NULL;
-    return y;
+    const char *caller_op, *caller_phase;
+    ember_profile_label_get(x->ctx, &caller_op, &caller_phase);
+    ember_ctx *ctx = ember_op_begin("ember_contiguous", x, NULL, NULL);
+    struct ember_tensor *y = x;
+    if (ctx && !ember_tensor_is_contiguous(x)) {
+        y = ember_unary_new(EMBER_COPY, x, 0.0f);
+        if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
+            y = NULL;
+    }
+    if (caller_op)
+        ember_profile_label(x->ctx, caller_op, caller_phase);
+    return ctx ? y : NULL;
 }
 
 /* dx = dy */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "params-impl.h"
+#include "profile-impl.h"
 #include "safetensors-impl.h"
 
 enum optim_kind { OPTIM_ADAM, OPTIM_SGD };
@@ -106,8 +107,10 @@ void ember_optim_free(ember_optim *opt)
 
 void ember_optim_zero_grad(ember_optim *opt)
 {
-    if (opt)
-        ember_params_zero_grad(opt->params);
+    if (!opt)
+        return;
+    ember_profile_label(opt->params->ctx, "zero_grad", NULL);
+    ember_params_zero_grad(opt->params);
 }
 
 void ember_optim_set_lr(ember_optim *opt, float lr)
@@ -130,6 +133,7 @@ ember_status ember_optim_step(ember_optim *opt)
                                               "made; make the optimizer last");
     ember_ptr param = ember_tensor_ptr(p->flat), grad = ember_tensor_ptr(p->flat_grad);
     opt->steps++;
+    ember_profile_label(ctx, opt->kind == OPTIM_ADAM ? "adam" : "sgd", "step");
     if (opt->kind == OPTIM_ADAM) {
         const ember_adam_options *o = &opt->adam;
         struct ember_adam_step s = {

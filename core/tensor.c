@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "profile-impl.h"
 #include "tensor-impl.h"
 
 /* Largest tensor ember agrees to make: far beyond any device it runs on,
@@ -400,6 +401,7 @@ ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes)
     ember_status st = check_bytes(t, bytes, "ember_tensor_read");
     if (st != EMBER_OK)
         return st;
+    ember_profile_label(ctx, "tensor_read", NULL);
     if (ember_tensor_is_contiguous(t))
         return ctx->ops->read(ctx->dev, dst, ember_tensor_ptr(t), bytes);
     struct ember_tensor *tmp = ember_tensor_alloc(ctx, t->dtype, t->ndim, t->shape, EMBER_OWNER_USER);

@@ -197,6 +197,41 @@ EMBER_API void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *
  * The next step allocates them again. Tensors still alive are untouched. */
 EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
 
+/* Profiling: where a context's time goes (docs/how-it-works.md).
+ *
+ *     ember_profile_start(ctx, false);
+ *     ... train or evaluate ...
+ *     ember_profile_stop(ctx);
+ *     char *table = ember_profile_table(ctx);
+ *     fputs(table, stdout);
+ *     free(table);
+ *
+ * While it runs, every primitive the context's ops call is timed until the
+ * device has finished it, under the op that called it ("conv2d forward",
+ * "conv2d backward", "adam step"), with its FLOPs and bytes; on GPUs each
+ * kernel is also timed by the device's own events. It waits for the device
+ * after every primitive, so a profiled run is slower on a GPU; a context
+ * that is not profiling pays nothing. Start and stop may be repeated: the
+ * rows add up until ember_profile_clear. With `trace`, every call is also
+ * kept (up to a million) for ember_profile_write_trace. Needs an open
+ * device. Profiling is per context, from the thread that uses it. */
+EMBER_API ember_status ember_profile_start(ember_ctx *ctx, bool trace);
+EMBER_API void ember_profile_stop(ember_ctx *ctx);
+/* The table: one row per op, slowest first, and under it each primitive
+ * (and kernel) with calls, total and mean time, share of the profiled
+ * time, GFLOP/s and GB/s. A string to free(); NULL when nothing was
+ * profiled or out of memory. */
+EMBER_API char *ember_profile_table(const ember_ctx *ctx);
+/* The profiled seconds (between starts and stops) and the sum of the rows. */
+EMBER_API void ember_profile_totals(const ember_ctx *ctx, double *wall_seconds, double *row_seconds);
+/* Writes the trace as JSON in the Trace Event Format, which Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open: process 1 is the host (op
+ * spans with the calls they made inside them), process 2 the device (the
+ * kernels it ran; on the CPU, the primitives). Times in microseconds. */
+EMBER_API ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path);
+/* Stops profiling and forgets the rows and the trace. */
+EMBER_API void ember_profile_clear(ember_ctx *ctx);
+
 /* ----------------------------------------------------------------- tensors */
 
 #define EMBER_MAX_DIMS 6

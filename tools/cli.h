@@ -74,6 +74,11 @@ void cli_json_string(FILE *f, const char *s);
  * JSON has no spelling for (a bare nan would make the whole line invalid) */
 void cli_json_number(FILE *f, double v, int decimals);
 
+/* After a run profiled with --profile and --trace: prints the table to
+ * `table` (NULL: none; `what` says what was profiled: "training steps"),
+ * writes the trace (NULL: none); returns an exit status. */
+int cli_profile_report(ember_ctx *ctx, FILE *table, const char *trace, const char *what);
+
 /* seconds since an arbitrary fixed point (CLOCK_MONOTONIC) */
 double cli_now(void);
 /* peak resident memory of this process, in MiB */

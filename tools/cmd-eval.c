@@ -27,6 +27,9 @@ static const char usage[] =
     "  --threads N         cpu threads (default: every core)\n"
     "  --json              print {\"test_acc\", \"test_loss\", \"classes\": [{\"class\", \"accuracy\",\n"
     "                      \"images\"}, ...], \"confusion\": [[...], ...], ...} instead of text\n"
+    "  --profile           after the answer, a table of where the evaluation's time went\n"
+    "                      (on stderr with --json)\n"
+    "  --trace FILE        the same, every call, as a Chrome trace (open it in ui.perfetto.dev)\n"
     "  -h, --help          this text\n";
 
 static int classes_of(const ember_dataset *ds) { return ember_dataset_classes(ds); }
@@ -101,13 +104,14 @@ int cmd_eval(int argc, char **argv)
         {"device", required_argument, NULL, 'D'}, {"threads", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'J'},        {"verbose", no_argument, NULL, 'v'},
         {"fallback", required_argument, NULL, 'F'},
+        {"profile", no_argument, NULL, 'P'},    {"trace", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *load = NULL, *fallback = NULL;
+    const char *load = NULL, *fallback = NULL, *trace = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
     struct cli_settings set = {.data = {.kind = "fashion-mnist"}};
     int64_t batch = 256, threads = 0;
-    bool json = false, verbose = false, ok = true;
+    bool json = false, verbose = false, profile = false, ok = true;
     int c;
     optind = 1;
     while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -124,6 +128,8 @@ int cmd_eval(int argc, char **argv)
         case 'F': fallback = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &threads); break;
         case 'J': json = true; break;
+        case 'P': profile = true; break;
+        case 'T': trace = optarg; break;
         case 'v': verbose = true; break;
         case 'h': fputs(usage, stdout); return EXIT_OK;
         default: ok = false; break;
@@ -168,9 +174,12 @@ int cmd_eval(int argc, char **argv)
     } else if (!(confusion = calloc((size_t)classes_of(test) * (size_t)classes_of(test), sizeof *confusion))) {
         cli_error("out of memory");
         rc = EXIT_FAILURE_OTHER;
+    } else if ((profile || trace) && ember_profile_start(ctx, trace != NULL) != EMBER_OK) {
+        rc = cli_fail(ctx, "cannot profile");
     } else if (ember_model_evaluate_confusion(model, test, batch, &acc, &loss, confusion) != EMBER_OK) {
         rc = cli_fail(ctx, "evaluation failed");
     }
+    ember_profile_stop(ctx);
     if (rc == EXIT_OK && json) {
         printf("{\"test_acc\": %.6f, \"test_loss\": ", acc);
         cli_json_number(stdout, loss, 6);
@@ -183,6 +192,9 @@ int cmd_eval(int argc, char **argv)
                ember_ctx_device_name(ctx));
         print_classes(test, confusion);
     }
+    /* after the answer; beside --json's object, on stderr */
+    if (rc == EXIT_OK && (profile || trace))
+        rc = cli_profile_report(ctx, profile ? (json ? stderr : stdout) : NULL, trace, "evaluation");
     free(confusion);
     ember_model_free(model);
     ember_dataset_free(test);

@@ -65,13 +65,16 @@ static const char usage[] =
     "  --augment SPEC      training images shifted (crop:P, up to P pixels each way, zeros\n"
     "                      coming in) and mirrored (flip): crop:4,flip; seeded by --seed\n"
     "  --no-eval           skip the test-set evaluation\n"
+    "  --profile           after the run, a table of where the training steps' time went:\n"
+    "                      each op, the primitives and kernels it ran, GFLOP/s and GB/s\n"
+    "  --trace FILE        the same, every call, as a Chrome trace (open it in ui.perfetto.dev)\n"
     "  --quiet             no progress line\n"
     "  --verbose           say more (the device chosen and why)\n"
     "  -h, --help          this text\n";
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -127,6 +130,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
         {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
+        {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
@@ -172,6 +176,8 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_RUN_ID: o->run_id = optarg; break;
         case OPT_EARLY_STOP: ok = cli_parse_int("early-stop", optarg, 1, 1000000, &o->early_stop); break;
         case OPT_AUGMENT: o->augment = optarg; break;
+        case OPT_PROFILE: o->profile = true; break;
+        case OPT_TRACE: o->trace = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -470,6 +476,11 @@ int cmd_train(int argc, char **argv)
         struct progress bar;
         progress_begin(&bar, (int)epoch, (int)o.epochs, per_full_epoch - first, o.quiet);
         double start = cli_now();
+        /* the profile covers the training steps, not the test pass */
+        if ((o.profile || o.trace) && ember_profile_start(ctx, o.trace != NULL) != EMBER_OK) {
+            rc = cli_fail(ctx, "cannot profile");
+            break;
+        }
         bool turned = false; /* the batcher said no more: the epoch's end, or a device error */
         ember_tensor *x, *y;
         for (;;) {
@@ -525,6 +536,7 @@ int cmd_train(int argc, char **argv)
                 break;
         }
         progress_end(&bar);
+        ember_profile_stop(ctx);
         if (rc != EXIT_OK)
             break;
         if (turned && pos.step_in_epoch < per_full_epoch) { /* the batcher stopped early */
@@ -605,6 +617,8 @@ int cmd_train(int argc, char **argv)
     free(labels);
     if (rc == EXIT_OK && o.save)
         rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
+    if (rc == EXIT_OK && (o.profile || o.trace))
+        rc = cli_profile_report(ctx, o.profile ? stdout : NULL, o.trace, "training steps");
 done:
     ember_batcher_free(batches);
     ember_optim_free(opt);

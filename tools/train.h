@@ -23,6 +23,8 @@
 struct train_options {
     const char *model, *device, *fallback, *save, *metrics, *optim, *schedule, *resume, *run_id;
     const char *augment; /* "none", "flip", "crop:4", "crop:4,flip" */
+    const char *trace;   /* --trace FILE, or NULL */
+    bool profile;        /* --profile */
     ember_data_options data;
     int64_t epochs, steps, batch, threads;
     int64_t save_every; /* 0: only at the end; steps, or epochs when save_every_epochs */

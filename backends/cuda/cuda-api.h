@@ -26,6 +26,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef int CUjit_option;
 
 enum {
@@ -96,7 +97,12 @@ enum {
     X(CUresult, cuLaunchKernel,                                                                               \
       (CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,      \
        unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, CUstream stream, void **params, \
-       void **extra))
+       void **extra))                                                                                        \
+    X(CUresult, cuEventCreate, (CUevent * event, unsigned int flags))                                        \
+    X(CUresult, cuEventRecord, (CUevent event, CUstream stream))                                             \
+    X(CUresult, cuEventSynchronize, (CUevent event))                                                         \
+    X(CUresult, cuEventElapsedTime, (float *ms, CUevent start, CUevent end))                                 \
+    X(CUresult, cuEventDestroy_v2, (CUevent event))
 
 /* In newer drivers only (CUDA 12.4 and later); NULL where absent. */
 #define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                     \

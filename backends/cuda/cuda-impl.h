@@ -145,6 +145,10 @@ struct cuda_device {
      * context is unusable: every later call fails at once with this. */
     bool lost;
     char lost_reason[256];
+    /* while the core profiles: two events around every launch, whose
+     * elapsed time is the kernel's by the GPU's clock */
+    bool profiling;
+    CUevent kernel_start, kernel_end;
 };
 
 /* Reports a failed driver call, names the error, and marks the device

@@ -29,6 +29,7 @@
 
 static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                 size_t local, const struct ember_gpu_arg *args, int nargs);
+static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel);
 
 /* Errors after which the driver refuses every further call in the process. */
 static bool cuda_sticky(CUresult r)
@@ -127,6 +128,10 @@ static void cuda_device_close(void *dev)
         return;
     if (d->context && !d->lost) {
         d->probe->api.cuCtxSetCurrent(d->context);
+        if (d->kernel_start)
+            d->probe->api.cuEventDestroy_v2(d->kernel_start);
+        if (d->kernel_end)
+            d->probe->api.cuEventDestroy_v2(d->kernel_end);
         cuda_module_close(d);
     }
     if (d->context)
@@ -302,6 +307,8 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     for (int i = 0; i < nargs; i++)
         params[i] = (void *)&args[i].value;
     params[nargs] = NULL;
+    if (d->profiling && d->probe->api.cuEventRecord(d->kernel_start, NULL) != CUDA_SUCCESS)
+        d->profiling = false; /* then the core's own clock is all the profile has */
     CUresult r = d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
                                               (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
     if (r != CUDA_SUCCESS) /* refused, or a fault of an earlier kernel reported now */
@@ -312,6 +319,40 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     if (d->probe->sync && (r = d->probe->api.cuCtxSynchronize()) != CUDA_SUCCESS)
         return cuda_fail(d, r, "kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel), groups[0],
                          groups[1], groups[2], local);
+    return d->profiling ? cuda_kernel_timed(d, kernel) : EMBER_OK;
+}
+
+/* Profiling: waits for the kernel and reports the GPU's time for it. */
+static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel)
+{
+    const struct cuda_driver_api *api = &d->probe->api;
+    float ms = 0.0f;
+    CUresult r = api->cuEventRecord(d->kernel_end, NULL);
+    if (r == CUDA_SUCCESS)
+        r = api->cuEventSynchronize(d->kernel_end);
+    if (r == CUDA_SUCCESS)
+        r = api->cuEventElapsedTime(&ms, d->kernel_start, d->kernel_end);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(d, r, "kernel %s (timed by events)", ember_kernel_name(kernel));
+    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), (double)ms * 1e-3);
+    return EMBER_OK;
+}
+
+static ember_status cuda_set_profiling(void *dev, bool on)
+{
+    struct cuda_device *d = dev;
+    ember_status st = cuda_enter(d);
+    if (st != EMBER_OK)
+        return st;
+    const struct cuda_driver_api *api = &d->probe->api;
+    CUresult r = CUDA_SUCCESS;
+    if (on && !d->kernel_start && (r = api->cuEventCreate(&d->kernel_start, 0)) != CUDA_SUCCESS)
+        d->kernel_start = NULL;
+    if (on && r == CUDA_SUCCESS && !d->kernel_end && (r = api->cuEventCreate(&d->kernel_end, 0)) != CUDA_SUCCESS)
+        d->kernel_end = NULL;
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(d, r, "creating the events that time kernels");
+    d->profiling = on;
     return EMBER_OK;
 }
 
@@ -328,6 +369,7 @@ const struct ember_backend_ops ember_cuda_backend = {
     .memory_info = cuda_memory_info,
     .write = cuda_write,
     .read = cuda_read,
+    .set_profiling = cuda_set_profiling,
     .sync = cuda_sync,
     EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };

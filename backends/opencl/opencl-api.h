@@ -42,6 +42,7 @@ typedef cl_bitfield cl_mem_flags;
 typedef cl_uint cl_program_info;
 typedef cl_uint cl_program_build_info;
 typedef cl_uint cl_kernel_work_group_info;
+typedef cl_uint cl_profiling_info;
 
 /* Error codes: the values and, for messages, the names. */
 #define OPENCL_ERRORS(X)                                                                                     \
@@ -139,7 +140,10 @@ typedef cl_uint cl_kernel_work_group_info;
     X(CL_DEVICE_TYPE_CPU, (1 << 1))                                                                          \
     X(CL_DEVICE_TYPE_GPU, (1 << 2))                                                                          \
     X(CL_DEVICE_TYPE_ACCELERATOR, (1 << 3))                                                                  \
-    X(CL_MEM_READ_WRITE, (1 << 0))
+    X(CL_MEM_READ_WRITE, (1 << 0))                                                                           \
+    X(CL_QUEUE_PROFILING_ENABLE, (1 << 1))                                                                   \
+    X(CL_PROFILING_COMMAND_START, 0x1282)                                                                    \
+    X(CL_PROFILING_COMMAND_END, 0x1283)
 
 /* every device type; as a define, since it does not fit an int enum */
 #define OPENCL_DEVICE_TYPE_ALL ((cl_device_type)0xFFFFFFFF)
@@ -195,7 +199,11 @@ typedef cl_uint cl_kernel_work_group_info;
        const size_t *global, const size_t *local, cl_uint num_events, const cl_event *wait_list,             \
        cl_event *event))                                                                                     \
     X(cl_int, clFinish, (cl_command_queue queue))                                                            \
-    X(cl_int, clFlush, (cl_command_queue queue))
+    X(cl_int, clFlush, (cl_command_queue queue))                                                             \
+    X(cl_int, clWaitForEvents, (cl_uint num_events, const cl_event *events))                                 \
+    X(cl_int, clGetEventProfilingInfo,                                                                       \
+      (cl_event event, cl_profiling_info name, size_t size, void *value, size_t *size_ret))                  \
+    X(cl_int, clReleaseEvent, (cl_event event))
 
 #ifndef OPENCL_API_CHECK
 

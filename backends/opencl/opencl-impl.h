@@ -67,6 +67,7 @@ struct opencl_device {
     const struct opencl_api *cl;
     cl_context context;
     cl_command_queue queue;
+    bool profiling; /* the queue times its commands; each launch waits and reports */
     cl_program program;
     cl_kernel kernels[EMBER_KERNEL_COUNT];
 };

@@ -135,7 +135,8 @@ static ember_status opencl_device_open(const struct ember_host *host, int index,
         st = opencl_fail(d, err, "creating a context on %s", info->name);
         goto fail;
     }
-    /* in order, no profiling: every launch runs after the one before */
+    /* in order: every launch runs after the one before; no profiling
+     * until the core asks (opencl_set_profiling) */
     d->queue = d->cl->clCreateCommandQueue(d->context, info->id, 0, &err);
     if (!d->queue) {
         st = opencl_fail(d, err, "creating a command queue on %s", info->name);
@@ -289,6 +290,8 @@ static size_t opencl_arg_bytes(const struct ember_gpu_arg *arg)
     return 0;
 }
 
+static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel, cl_event event);
+
 static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                   size_t local, const struct ember_gpu_arg *args, int nargs)
 {
@@ -301,10 +304,49 @@ static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kerne
             return opencl_fail(d, err, "setting argument %d of kernel %s", i, ember_kernel_name(kernel));
     }
     size_t global[3] = {groups[0] * local, groups[1], groups[2]}, local3[3] = {local, 1, 1};
-    cl_int err = cl->clEnqueueNDRangeKernel(d->queue, k, 3, NULL, global, local3, 0, NULL, NULL);
+    cl_event event = NULL;
+    cl_int err = cl->clEnqueueNDRangeKernel(d->queue, k, 3, NULL, global, local3, 0, NULL,
+                                            d->profiling ? &event : NULL);
     if (err != CL_SUCCESS)
         return opencl_fail(d, err, "launching kernel %s on %zux%zux%zu work-groups of %zu",
                            ember_kernel_name(kernel), groups[0], groups[1], groups[2], local);
+    return event ? opencl_kernel_timed(d, kernel, event) : EMBER_OK;
+}
+
+/* Profiling: the kernel's start and end by the device's clock, in ns. */
+static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel, cl_event event)
+{
+    const struct opencl_api *cl = d->cl;
+    cl_ulong start = 0, end = 0;
+    cl_int err = cl->clWaitForEvents(1, &event);
+    if (err == CL_SUCCESS)
+        err = cl->clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    if (err == CL_SUCCESS)
+        err = cl->clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    cl->clReleaseEvent(event);
+    if (err != CL_SUCCESS)
+        return opencl_fail(d, err, "timing kernel %s", ember_kernel_name(kernel));
+    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), end > start ? (double)(end - start) * 1e-9 : 0.0);
+    return EMBER_OK;
+}
+
+/* A queue that times its commands replaces the one that does not, and
+ * back: OpenCL sets profiling when a queue is made. */
+static ember_status opencl_set_profiling(void *dev, bool on)
+{
+    struct opencl_device *d = dev;
+    if (d->profiling == on)
+        return EMBER_OK;
+    cl_int err = d->cl->clFinish(d->queue);
+    if (err != CL_SUCCESS)
+        return opencl_fail(d, err, "waiting for the queue before %s profiling", on ? "starting" : "ending");
+    cl_command_queue queue = d->cl->clCreateCommandQueue(d->context, d->info->id,
+                                                          on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    if (!queue)
+        return opencl_fail(d, err, "creating a command queue %s profiling", on ? "with" : "without");
+    d->cl->clReleaseCommandQueue(d->queue);
+    d->queue = queue;
+    d->profiling = on;
     return EMBER_OK;
 }
 
@@ -322,5 +364,6 @@ const struct ember_backend_ops ember_opencl_backend = {
     .write = opencl_write,
     .read = opencl_read,
     .sync = opencl_sync,
+    .set_profiling = opencl_set_profiling,
     EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };

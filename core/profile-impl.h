@@ -1,0 +1,64 @@
+/*
+ * core/profile-impl.h — the profiler: a backend that wraps a backend.
+ *
+ * While a context profiles (ember_profile_start), its backend table is
+ * swapped for one whose every entry times the real backend's entry and
+ * then calls it: the core and the backends do not change, and with
+ * profiling off nothing is swapped, so it costs nothing (docs/design.md,
+ * "Seeing where the time goes"). What is timed:
+ *
+ *   op rows        which op of the core was running: "conv2d forward" (set
+ *                  by ember_op_begin), "conv2d backward" (ember_backward),
+ *                  "adam step", "batch" (the batcher, host work included)
+ *   primitive rows each primitive the op called, on the host's clock after
+ *                  the device has finished it (the profiler waits for the
+ *                  device after every primitive, so a GPU's asynchronous
+ *                  launches are counted where they run)
+ *   kernel rows    on GPUs, each kernel a primitive launched, timed by the
+ *                  device itself (OpenCL and CUDA events), reported by the
+ *                  backend through ember_host.kernel_timed
+ *
+ * with the work of each call (FLOPs and bytes moved, from the primitive's
+ * geometry) for GFLOP/s and GB/s, and, when asked, every call as an event
+ * of a Chrome trace.
+ */
+#ifndef EMBER_PROFILE_IMPL_H
+#define EMBER_PROFILE_IMPL_H
+
+#include "ctx-impl.h"
+
+struct ember_profiler;
+
+/* The profiler's own, through the inline helpers below. */
+void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase);
+void ember_profile_get_label(const struct ember_profiler *p, const char **op, const char **phase);
+
+/* What runs now, for the op rows: `op` and `phase` are static strings
+ * ("conv2d", "forward"). Cheap when the context is not profiling. */
+static inline void ember_profile_label(ember_ctx *ctx, const char *op, const char *phase)
+{
+    if (ctx->profiler)
+        ember_profile_set_label(ctx->profiler, op, phase);
+}
+/* the label now, so that a helper op can put it back (ember_contiguous) */
+static inline void ember_profile_label_get(const ember_ctx *ctx, const char **op, const char **phase)
+{
+    *op = *phase = NULL;
+    if (ctx->profiler)
+        ember_profile_get_label(ctx->profiler, op, phase);
+}
+
+/* A stretch of host work with no primitive in it (the batcher filling a
+ * batch), timed as a row of its own under the op label. Returns the start,
+ * to give to ember_profile_host_end. */
+double ember_profile_host_begin(ember_ctx *ctx);
+void ember_profile_host_end(ember_ctx *ctx, const char *what, double start);
+
+/* ember_host.kernel_timed: a backend's report of one kernel's device time,
+ * which belongs to the primitive running now */
+void ember_profile_kernel_timed(void *ctx, const char *kernel, double seconds);
+
+/* Stops profiling and frees everything (ember_ctx_free). */
+void ember_profile_free(ember_ctx *ctx);
+
+#endif /* EMBER_PROFILE_IMPL_H */

@@ -1,0 +1,751 @@
+/*
+ * core/profile.c — where a context's time goes: a backend table that times
+ * the real one (core/profile-impl.h), the rows it adds up, the table people
+ * read and the Chrome trace Perfetto opens.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profile-impl.h"
+#include "text-impl.h"
+
+/* One row of the profile: what one op spent in one primitive, in one
+ * kernel a primitive launched (on GPUs), or in a stretch of host work.
+ * `name` says which: "sgemm", "unary copy" (a primitive's row is named with
+ * what it computed, where it computes several things), a kernel's name,
+ * "fill batch (host)", "write". */
+struct profile_row {
+    const char *op, *phase;
+    const char *name;
+    bool kernel;
+    const char *primitive; /* a kernel's row: the primitive that launched it */
+    int64_t calls;
+    double seconds, flops, bytes;
+};
+
+/* One event of the trace: X events of the Trace Event Format. */
+enum trace_track { TRACK_HOST = 1, TRACK_DEVICE = 2 };
+struct trace_event {
+    const char *name, *op, *phase, *category;
+    double start, seconds; /* since the profile started */
+    double flops, bytes;
+    enum trace_track track;
+};
+
+/* at most this many trace events are kept (about 64 MB): a trace of a
+ * whole long run is more than Perfetto opens anyway */
+#define TRACE_EVENT_LIMIT 1000000
+
+#define UNARY_ROW(NAME, name, math) "unary " #name,
+#define BINARY_ROW(NAME, name, math) "binary " #name,
+#define REDUCE_ROW(NAME, name, math) "reduce " #name,
+static const char *const unary_rows[] = {EMBER_UNARY_OPS(UNARY_ROW)};
+static const char *const binary_rows[] = {EMBER_BINARY_OPS(BINARY_ROW)};
+static const char *const reduce_rows[] = {EMBER_REDUCE_OPS(REDUCE_ROW)};
+#undef UNARY_ROW
+#undef BINARY_ROW
+#undef REDUCE_ROW
+
+struct ember_profiler {
+    struct ember_backend_ops table; /* what ctx->ops points at while profiling */
+    const struct ember_backend_ops *inner;
+    void *inner_dev;
+    ember_ctx *ctx;
+    bool running, tracing;
+    bool kernels_timed; /* the backend reports its kernels (GPUs) */
+
+    const char *op, *phase; /* the label now */
+    double label_since;     /* when it was set, for the trace's op spans */
+    /* the primitive running now (NULL between them), and its op */
+    const char *primitive;
+    const char *op_of_primitive, *phase_of_primitive;
+
+    double origin;       /* the clock at the first start */
+    double wall;         /* seconds spent running, over every start and stop */
+    double running_since;
+
+    struct profile_row *rows;
+    int64_t row_len, row_cap;
+    int64_t last_row;
+
+    struct trace_event *events;
+    int64_t event_len, event_cap;
+    bool events_dropped;
+};
+
+static double clock_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static struct profile_row *row_find(struct ember_profiler *p, const char *op, const char *phase, const char *name,
+                                    bool kernel, const char *primitive)
+{
+    /* labels and names are static strings, so pointers compare; the last
+     * row matches often (a primitive's kernels, one after another) */
+    for (int64_t probe = 0; probe <= p->row_len; probe++) {
+        int64_t i = probe == 0 ? p->last_row : probe - 1;
+        if (i < 0 || i >= p->row_len)
+            continue;
+        struct profile_row *r = &p->rows[i];
+        if (r->op == op && r->phase == phase && r->name == name && r->kernel == kernel &&
+            r->primitive == primitive) {
+            p->last_row = i;
+            return r;
+        }
+    }
+    if (ember_host_grow(p->ctx, (void **)&p->rows, &p->row_cap, p->row_len + 1, sizeof *p->rows) != EMBER_OK)
+        return NULL;
+    struct profile_row *r = &p->rows[p->row_len];
+    *r = (struct profile_row){.op = op, .phase = phase, .name = name, .kernel = kernel, .primitive = primitive};
+    p->last_row = p->row_len++;
+    return r;
+}
+
+static void trace_add(struct ember_profiler *p, const struct trace_event *e)
+{
+    if (!p->tracing)
+        return;
+    if (p->event_len >= TRACE_EVENT_LIMIT) {
+        p->events_dropped = true;
+        return;
+    }
+    if (ember_host_grow(p->ctx, (void **)&p->events, &p->event_cap, p->event_len + 1, sizeof *p->events) !=
+        EMBER_OK) {
+        ember_clear_error(p->ctx); /* a trace cut short is no reason to fail the step */
+        p->events_dropped = true;
+        return;
+    }
+    p->events[p->event_len++] = *e;
+}
+
+/* One call of a primitive (category "primitive"), a kernel ("kernel") or
+ * host work ("host"), added to its row and to the trace. */
+static void record(struct ember_profiler *p, const char *op, const char *phase, const char *name,
+                   const char *category, double start, double seconds, double flops, double bytes)
+{
+    bool kernel = strcmp(category, "kernel") == 0;
+    struct profile_row *r = row_find(p, op, phase, name, kernel, kernel ? p->primitive : NULL);
+    if (r) {
+        r->calls++;
+        r->seconds += seconds;
+        r->flops += flops;
+        r->bytes += bytes;
+    } else {
+        ember_clear_error(p->ctx); /* out of memory for a row: the profile is short of it */
+    }
+    /* the device's track holds what the device ran: kernels, and on the
+     * CPU, whose primitives are its kernels, the primitives */
+    bool on_device = kernel || (!p->kernels_timed && strcmp(category, "primitive") == 0);
+    trace_add(p, &(struct trace_event){.name = name, .op = op, .phase = phase, .category = category,
+                                       .start = start - p->origin, .seconds = seconds, .flops = flops,
+                                       .bytes = bytes, .track = on_device ? TRACK_DEVICE : TRACK_HOST});
+}
+
+/* ----------------------------------------------------------------- labels */
+
+static void close_label_span(struct ember_profiler *p, double now)
+{
+    if (p->op && p->tracing)
+        trace_add(p, &(struct trace_event){.name = p->op, .phase = p->phase, .category = "op",
+                                           .start = p->label_since - p->origin,
+                                           .seconds = now - p->label_since, .track = TRACK_HOST});
+}
+
+void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase)
+{
+    if (!p->running || (p->op == op && p->phase == phase))
+        return;
+    double now = clock_seconds();
+    close_label_span(p, now);
+    p->op = op;
+    p->phase = phase;
+    p->label_since = now;
+}
+
+void ember_profile_get_label(const struct ember_profiler *p, const char **op, const char **phase)
+{
+    *op = p->op;
+    *phase = p->phase;
+}
+
+double ember_profile_host_begin(ember_ctx *ctx)
+{
+    return ctx->profiler && ctx->profiler->running ? clock_seconds() : 0.0;
+}
+
+void ember_profile_host_end(ember_ctx *ctx, const char *what, double start)
+{
+    struct ember_profiler *p = ctx->profiler;
+    if (p && p->running && start > 0.0)
+        record(p, p->op, p->phase, what, "host", start, clock_seconds() - start, 0.0, 0.0);
+}
+
+void ember_profile_kernel_timed(void *host_ctx, const char *kernel, double seconds)
+{
+    ember_ctx *ctx = host_ctx;
+    struct ember_profiler *p = ctx->profiler;
+    if (!p || !p->running || !p->primitive)
+        return;
+    /* placed to end when the host saw it end: the device's clock is not the host's */
+    record(p, p->op_of_primitive, p->phase_of_primitive, kernel, "kernel", clock_seconds() - seconds, seconds,
+           0.0, 0.0);
+}
+
+/* ------------------------------------------------------- the timed table
+ *
+ * Every entry calls the real backend's. A primitive is timed from its call
+ * until the device has finished it (sync), with the work its geometry
+ * says, so that GFLOP/s and GB/s can be printed beside the time. */
+
+static double primitive_begin(struct ember_profiler *p, const char *name)
+{
+    p->primitive = name;
+    p->op_of_primitive = p->op;
+    p->phase_of_primitive = p->phase;
+    return clock_seconds();
+}
+
+static ember_status primitive_end(struct ember_profiler *p, double start, ember_status st, double flops,
+                                  double bytes)
+{
+    if (st == EMBER_OK && p->inner->sync)
+        st = p->inner->sync(p->inner_dev);
+    double end = clock_seconds();
+    record(p, p->op_of_primitive, p->phase_of_primitive, p->primitive, "primitive", start, end - start, flops,
+           bytes);
+    p->primitive = NULL;
+    return st;
+}
+
+#define NAME(primitive) ember_primitive_names[EMBER_PRIMITIVE_##primitive]
+#define F 4.0 /* bytes in an element */
+
+static ember_status timed_fill(void *dev, ember_ptr out, size_t n, float value)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(fill));
+    return primitive_end(p, t, p->inner->fill(p->inner_dev, out, n, value), 0.0, F * (double)n);
+}
+
+static ember_status timed_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
+                                ember_ptr a, float alpha)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, unary_rows[op]), n = (double)e->numel;
+    return primitive_end(p, t, p->inner->unary(p->inner_dev, op, e, out, a, alpha), n, 2.0 * F * n);
+}
+
+static ember_status timed_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e,
+                                 ember_ptr out, ember_ptr a, ember_ptr b, float alpha)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, binary_rows[op]), n = (double)e->numel;
+    return primitive_end(p, t, p->inner->binary(p->inner_dev, op, e, out, a, b, alpha), n, 3.0 * F * n);
+}
+
+static ember_status timed_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r,
+                                 ember_ptr out, ember_ptr in)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, reduce_rows[op]), n = (double)(r->outer * r->r * r->inner);
+    return primitive_end(p, t, p->inner->reduce(p->inner_dev, op, r, out, in), n,
+                         F * (n + (double)(r->outer * r->inner)));
+}
+
+/* 2mnk multiply-adds per matrix; each matrix read once and C written */
+static ember_status timed_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(sgemm));
+    double m = (double)g->m, n = (double)g->n, k = (double)g->k, batch = (double)g->batch;
+    double a_bytes = F * m * k * (g->stride_a ? batch : 1.0), b_bytes = F * k * n * (g->stride_b ? batch : 1.0);
+    return primitive_end(p, t, p->inner->sgemm(p->inner_dev, g, a, b, c), 2.0 * m * n * k * batch,
+                         a_bytes + b_bytes + F * m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
+}
+
+static double conv_bytes(const struct ember_conv_geom *g)
+{
+    return F * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
+}
+
+static ember_status timed_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(im2col));
+    return primitive_end(p, t, p->inner->im2col(p->inner_dev, g, x, col), 0.0, conv_bytes(g));
+}
+
+static ember_status timed_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(col2im));
+    return primitive_end(p, t, p->inner->col2im(p->inner_dev, g, col, dx),
+                         (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), conv_bytes(g));
+}
+
+/* input and output planes, and the argmax beside the output where there is one */
+static double pool_bytes(const struct ember_pool_geom *g, int outputs)
+{
+    return F * (double)(g->n * g->c) * (double)(g->h * g->w + outputs * g->oh * g->ow);
+}
+static double pool_flops(const struct ember_pool_geom *g)
+{
+    return (double)(g->n * g->c * g->oh * g->ow * g->k * g->k);
+}
+
+static ember_status timed_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
+                                             ember_ptr argmax)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(max_pool2d_forward));
+    return primitive_end(p, t, p->inner->max_pool2d_forward(p->inner_dev, g, x, y, argmax), pool_flops(g),
+                         pool_bytes(g, 2));
+}
+
+static ember_status timed_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
+                                              ember_ptr argmax, ember_ptr dx)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(max_pool2d_backward));
+    return primitive_end(p, t, p->inner->max_pool2d_backward(p->inner_dev, g, dy, argmax, dx), 0.0,
+                         pool_bytes(g, 2));
+}
+
+static ember_status timed_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(avg_pool2d_forward));
+    return primitive_end(p, t, p->inner->avg_pool2d_forward(p->inner_dev, g, x, y), pool_flops(g),
+                         pool_bytes(g, 1));
+}
+
+static ember_status timed_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
+                                              ember_ptr dx)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(avg_pool2d_backward));
+    return primitive_end(p, t, p->inner->avg_pool2d_backward(p->inner_dev, g, dy, dx), pool_flops(g),
+                         pool_bytes(g, 1));
+}
+
+static ember_status timed_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits,
+                                                ember_ptr target, ember_ptr prob, ember_ptr loss)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(cross_entropy_forward)), nc = (double)(n * classes);
+    return primitive_end(p, t, p->inner->cross_entropy_forward(p->inner_dev, n, classes, logits, target, prob, loss),
+                         4.0 * nc, F * (2.0 * nc + 2.0 * (double)n));
+}
+
+static ember_status timed_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob,
+                                                 ember_ptr target, ember_ptr dloss, float scale, ember_ptr dlogits)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(cross_entropy_backward)), nc = (double)(n * classes);
+    return primitive_end(p, t,
+                         p->inner->cross_entropy_backward(p->inner_dev, n, classes, prob, target, dloss, scale,
+                                                          dlogits),
+                         2.0 * nc, F * (2.0 * nc + (double)n));
+}
+
+static ember_status timed_dropout_mask(void *dev, ember_ptr mask, size_t n, float prob, uint64_t seed)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(dropout_mask));
+    return primitive_end(p, t, p->inner->dropout_mask(p->inner_dev, mask, n, prob, seed), 0.0, F * (double)n);
+}
+
+/* Adam reads param, grad, m and v and writes three of them: about a dozen
+ * operations an element */
+static ember_status timed_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
+                                   ember_ptr grad, ember_ptr m, ember_ptr v)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(adam_step));
+    return primitive_end(p, t, p->inner->adam_step(p->inner_dev, n, s, param, grad, m, v), 12.0 * (double)n,
+                         7.0 * F * (double)n);
+}
+
+static ember_status timed_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
+                                  ember_ptr grad, ember_ptr velocity)
+{
+    struct ember_profiler *p = dev;
+    double t = primitive_begin(p, NAME(sgd_step));
+    return primitive_end(p, t, p->inner->sgd_step(p->inner_dev, n, s, param, grad, velocity), 5.0 * (double)n,
+                         5.0 * F * (double)n);
+}
+
+#undef F
+#undef NAME
+
+/* Transfers are host rows of the op that asked ("write", "read"), timed
+ * like primitives: a read is where a GPU's queue drains. */
+static ember_status timed_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
+{
+    struct ember_profiler *p = dev;
+    double start = clock_seconds();
+    ember_status st = p->inner->write(p->inner_dev, dst, src, bytes);
+    if (st == EMBER_OK && p->inner->sync)
+        st = p->inner->sync(p->inner_dev);
+    record(p, p->op, p->phase, "write", "host", start, clock_seconds() - start, 0.0, (double)bytes);
+    return st;
+}
+
+static ember_status timed_read(void *dev, void *dst, ember_ptr src, size_t bytes)
+{
+    struct ember_profiler *p = dev;
+    double start = clock_seconds();
+    ember_status st = p->inner->read(p->inner_dev, dst, src, bytes);
+    record(p, p->op, p->phase, "read", "host", start, clock_seconds() - start, 0.0, (double)bytes);
+    return st;
+}
+
+/* The rest only passes through. */
+static void pass_describe(void *dev, char *out, size_t len)
+{
+    struct ember_profiler *p = dev;
+    p->inner->device_describe(p->inner_dev, out, len);
+}
+static ember_status pass_set_threads(void *dev, int threads)
+{
+    struct ember_profiler *p = dev;
+    return p->inner->set_threads(p->inner_dev, threads);
+}
+static ember_status pass_alloc(void *dev, size_t bytes, void **buf)
+{
+    struct ember_profiler *p = dev;
+    return p->inner->alloc(p->inner_dev, bytes, buf);
+}
+static void pass_release(void *dev, void *buf)
+{
+    struct ember_profiler *p = dev;
+    p->inner->release(p->inner_dev, buf);
+}
+static ember_status pass_memory_info(void *dev, size_t *free_bytes, size_t *total_bytes)
+{
+    struct ember_profiler *p = dev;
+    return p->inner->memory_info(p->inner_dev, free_bytes, total_bytes);
+}
+static ember_status pass_sync(void *dev)
+{
+    struct ember_profiler *p = dev;
+    return p->inner->sync(p->inner_dev);
+}
+
+/* The timed table over `inner`: every entry the core calls through
+ * ctx->ops, optional ones only where the inner backend has them. */
+static struct ember_backend_ops timed_table(const struct ember_backend_ops *inner)
+{
+    struct ember_backend_ops t = {
+        .name = inner->name,
+        .device_describe = pass_describe,
+        .set_threads = inner->set_threads ? pass_set_threads : NULL,
+        .alloc = pass_alloc,
+        .release = pass_release,
+        .memory_info = inner->memory_info ? pass_memory_info : NULL,
+        .write = timed_write,
+        .read = timed_read,
+        .sync = inner->sync ? pass_sync : NULL,
+#define TIMED_ENTRY(name, params) .name = timed_##name,
+        EMBER_PRIMITIVES(TIMED_ENTRY)
+#undef TIMED_ENTRY
+    };
+    return t;
+}
+
+/* ------------------------------------------------------- start and stop */
+
+ember_status ember_profile_start(ember_ctx *ctx, bool trace)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!ember_ctx_ready(ctx))
+        return ctx->status;
+    struct ember_profiler *p = ctx->profiler;
+    if (p && p->running) {
+        p->tracing = p->tracing || trace;
+        return EMBER_OK;
+    }
+    if (ctx->ops->set_profiling) {
+        ember_status st = ctx->ops->set_profiling(ctx->dev, true);
+        if (st != EMBER_OK)
+            return st;
+    }
+    if (!p) {
+        p = ember_host_calloc(ctx, 1, sizeof *p);
+        if (!p) {
+            if (ctx->ops->set_profiling)
+                ctx->ops->set_profiling(ctx->dev, false);
+            return ctx->status;
+        }
+        p->ctx = ctx;
+        p->origin = clock_seconds();
+        p->last_row = -1;
+        ctx->profiler = p;
+    }
+    p->inner = ctx->ops;
+    p->inner_dev = ctx->dev;
+    p->table = timed_table(ctx->ops);
+    p->tracing = p->tracing || trace;
+    p->kernels_timed = ctx->ops->set_profiling != NULL;
+    ctx->ops = &p->table;
+    ctx->dev = p;
+    p->running = true;
+    p->running_since = clock_seconds();
+    p->label_since = p->running_since;
+    return EMBER_OK;
+}
+
+void ember_profile_stop(ember_ctx *ctx)
+{
+    struct ember_profiler *p = ctx ? ctx->profiler : NULL;
+    if (!p || !p->running)
+        return;
+    if (p->inner->sync)
+        p->inner->sync(p->inner_dev);
+    double now = clock_seconds();
+    close_label_span(p, now);
+    p->op = p->phase = NULL;
+    p->wall += now - p->running_since;
+    p->running = false;
+    ctx->ops = p->inner;
+    ctx->dev = p->inner_dev;
+    if (ctx->ops->set_profiling)
+        ctx->ops->set_profiling(ctx->dev, false);
+}
+
+void ember_profile_free(ember_ctx *ctx)
+{
+    if (!ctx || !ctx->profiler)
+        return;
+    ember_profile_stop(ctx);
+    free(ctx->profiler->rows);
+    free(ctx->profiler->events);
+    free(ctx->profiler);
+    ctx->profiler = NULL;
+}
+
+void ember_profile_clear(ember_ctx *ctx)
+{
+    ember_profile_free(ctx);
+}
+
+static double profiled_seconds(const struct ember_profiler *p)
+{
+    return p->wall + (p->running ? clock_seconds() - p->running_since : 0.0);
+}
+
+void ember_profile_totals(const ember_ctx *ctx, double *wall_seconds, double *row_seconds)
+{
+    const struct ember_profiler *p = ctx ? ctx->profiler : NULL;
+    double rows = 0.0;
+    for (int64_t i = 0; p && i < p->row_len; i++)
+        if (!p->rows[i].kernel) /* a kernel's time is inside its primitive's */
+            rows += p->rows[i].seconds;
+    if (wall_seconds)
+        *wall_seconds = p ? profiled_seconds(p) : 0.0;
+    if (row_seconds)
+        *row_seconds = rows;
+}
+
+/* ------------------------------------------------------------ the table */
+
+struct op_total {
+    const char *op, *phase;
+    int64_t calls;
+    double seconds, flops, bytes;
+};
+
+static int slowest_first(const void *a, const void *b)
+{
+    double x = ((const struct op_total *)a)->seconds, y = ((const struct op_total *)b)->seconds;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void row_line(struct ember_text *out, int indent, const char *name, int64_t calls, double seconds,
+                     double wall, double flops, double bytes)
+{
+    char label[64], gflops[16] = "", gbps[16] = "";
+    snprintf(label, sizeof label, "%*s%s", indent, "", name);
+    if (flops > 0.0 && seconds > 0.0)
+        snprintf(gflops, sizeof gflops, "%.1f", flops / seconds * 1e-9);
+    if (bytes > 0.0 && seconds > 0.0)
+        snprintf(gbps, sizeof gbps, "%.1f", bytes / seconds * 1e-9);
+    ember_text_printf(out, "%-34s %8lld %10.2f %10.1f %6.1f%% %8s %8s\n", label, (long long)calls, seconds * 1e3,
+                      calls ? seconds / (double)calls * 1e6 : 0.0, wall > 0.0 ? 100.0 * seconds / wall : 0.0,
+                      gflops, gbps);
+}
+
+/* The rows of one op's primitives (kernel false) or of the kernels one
+ * primitive launched, slowest first; on GPUs each primitive's row is
+ * followed by its kernels'. */
+static void op_lines(const struct ember_profiler *p, struct ember_text *out, const struct op_total *op,
+                     bool kernels, const char *primitive, bool *done, double wall)
+{
+    for (;;) {
+        int64_t next = -1;
+        for (int64_t i = 0; i < p->row_len; i++) {
+            const struct profile_row *r = &p->rows[i];
+            if (!done[i] && r->op == op->op && r->phase == op->phase && r->kernel == kernels &&
+                r->primitive == primitive && (next < 0 || r->seconds > p->rows[next].seconds))
+                next = i;
+        }
+        if (next < 0)
+            return;
+        done[next] = true;
+        const struct profile_row *r = &p->rows[next];
+        row_line(out, kernels ? 4 : 2, r->name, r->calls, r->seconds, wall, r->flops, r->bytes);
+        if (!kernels)
+            op_lines(p, out, op, true, r->name, done, wall);
+    }
+}
+
+char *ember_profile_table(const ember_ctx *ctx)
+{
+    const struct ember_profiler *p = ctx ? ctx->profiler : NULL;
+    if (!p)
+        return NULL;
+    double wall = profiled_seconds(p), covered = 0.0;
+    struct op_total *ops = calloc((size_t)p->row_len + 1, sizeof *ops);
+    bool *done = calloc((size_t)p->row_len + 1, sizeof *done);
+    if (!ops || !done) {
+        free(ops);
+        free(done);
+        return NULL;
+    }
+    int nops = 0;
+    for (int64_t i = 0; i < p->row_len; i++) {
+        const struct profile_row *r = &p->rows[i];
+        if (r->kernel)
+            continue; /* inside its primitive's time */
+        int k = 0;
+        while (k < nops && !(ops[k].op == r->op && ops[k].phase == r->phase))
+            k++;
+        if (k == nops)
+            ops[nops++] = (struct op_total){.op = r->op, .phase = r->phase};
+        ops[k].calls += r->calls;
+        ops[k].seconds += r->seconds;
+        ops[k].flops += r->flops;
+        ops[k].bytes += r->bytes;
+        covered += r->seconds;
+    }
+    qsort(ops, (size_t)nops, sizeof *ops, slowest_first);
+
+    struct ember_text out = {0};
+    ember_text_printf(&out, "%.3f s on %s; the rows add up to %.3f s (%.1f%%), the rest is host work between them\n",
+                      wall, ctx->device_name, covered, wall > 0.0 ? 100.0 * covered / wall : 0.0);
+    if (p->kernels_timed)
+        ember_text_printf(&out, "primitives are timed on the host until the device is done; kernels (indented "
+                                "under them) by the device's events\n");
+    ember_text_printf(&out, "%-34s %8s %10s %10s %7s %8s %8s\n", "op / primitive / kernel", "calls", "total ms",
+                      "mean us", "share", "GFLOP/s", "GB/s");
+    for (int k = 0; k < nops; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s%s", ops[k].op ? ops[k].op : "(outside any op)", ops[k].phase ? " " : "",
+                 ops[k].phase ? ops[k].phase : "");
+        row_line(&out, 0, name, ops[k].calls, ops[k].seconds, wall, ops[k].flops, ops[k].bytes);
+        op_lines(p, &out, &ops[k], false, NULL, done, wall);
+    }
+    free(ops);
+    free(done);
+    return ember_text_take(&out);
+}
+
+/* ------------------------------------------------------------ the trace */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* per track, by start, and an enclosing event before what it encloses:
+ * the order the format's viewers nest by */
+static int trace_order(const void *a, const void *b)
+{
+    const struct trace_event *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->seconds > y->seconds ? -1 : x->seconds < y->seconds ? 1 : 0;
+}
+
+static void write_event(FILE *f, const struct trace_event *e)
+{
+    bool op = strcmp(e->category, "op") == 0;
+    char label[64];
+    snprintf(label, sizeof label, "%s%s%s", e->op ? e->op : "", e->op && e->phase ? " " : "",
+             e->op && e->phase ? e->phase : "");
+    fputs(",\n{\"name\": ", f);
+    if (op) { /* an op's span: "conv2d forward" */
+        snprintf(label, sizeof label, "%s%s%s", e->name, e->phase ? " " : "", e->phase ? e->phase : "");
+        json_string(f, label);
+    } else {
+        json_string(f, e->name);
+    }
+    fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1", e->category,
+            e->start * 1e6, e->seconds * 1e6, (int)e->track);
+    if (!op) {
+        fputs(", \"args\": {\"op\": ", f);
+        json_string(f, label);
+        if (e->flops > 0.0)
+            fprintf(f, ", \"flops\": %.0f", e->flops);
+        if (e->bytes > 0.0)
+            fprintf(f, ", \"bytes\": %.0f", e->bytes);
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    struct ember_profiler *p = ctx->profiler;
+    if (!path)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_profile_write_trace: the path is NULL");
+    if (!p || !p->tracing)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_profile_write_trace: nothing was traced (start with "
+                                              "ember_profile_start(ctx, true))");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return ember_fail(ctx, EMBER_ERR_IO, "cannot write the trace %s: %s", path, strerror(errno));
+    qsort(p->events, (size_t)p->event_len, sizeof *p->events, trace_order);
+    /* process 1 is the host (op spans with the calls made inside them),
+     * process 2 the device (what it ran), each one track */
+    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"device\": ", f);
+    json_string(f, ctx->device_name);
+    fprintf(f, ", \"events_dropped\": %s},\n\"traceEvents\": [\n", p->events_dropped ? "true" : "false");
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"host\"}},\n",
+            TRACK_HOST);
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": ",
+            TRACK_DEVICE);
+    json_string(f, ctx->device_name);
+    fputs("}},\n", f);
+    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"ops and "
+               "calls\"}},\n", TRACK_HOST);
+    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"%s\"}}",
+            TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
+    for (int64_t i = 0; i < p->event_len; i++)
+        write_event(f, &p->events[i]);
+    fputs("\n]}\n", f);
+    if (ferror(f) | (fclose(f) != 0))
+        return ember_fail(ctx, EMBER_ERR_IO, "cannot write the trace %s: %s", path, strerror(errno));
+    return EMBER_OK;
+}

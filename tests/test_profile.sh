@@ -1,0 +1,118 @@
+#!/bin/sh
+# tests/test_profile.sh — `--profile` and `--trace` as a student uses them
+# (docs/how-it-works.md):
+#
+#   1. on every device given, the op rows of `ember train --profile` add up
+#      to the training time the run reports itself (its metrics' "seconds",
+#      measured by the program's own clock) within 10%;
+#   2. the trace parses as JSON in the Trace Event Format: the documented
+#      fields on every event, each track's events in order and nested (a
+#      call inside its op's span), a host and a device track; on a GPU
+#      backend the device track holds kernels timed by the device;
+#   3. `ember eval --profile` prints its table after the answer, and with
+#      --json keeps stdout one JSON object.
+#
+#   test_profile.sh path/to/ember PYTHON DEVICE...
+#
+# Needs Fashion-MNIST (Debian's dataset-fashion-mnist).
+set -u
+EMBER=$1 PY=$2
+shift 2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
+
+for device in "$@"; do
+    name=$(echo "$device" | tr ':' '_')
+    if ! "$EMBER" train --model simplecnn --device "$device" --steps 40 --no-eval --quiet --profile \
+        --trace "$TMP/$name.json" --metrics "$TMP/$name.jsonl" >"$TMP/$name.txt" 2>"$TMP/$name.err"; then
+        fail "$device: ember train --profile: $(cat "$TMP/$name.err")"
+        continue
+    fi
+    "$PY" - "$TMP/$name.txt" "$TMP/$name.jsonl" "$TMP/$name.json" "$device" <<'EOF' || fail "$device: see above"
+import json, sys
+table, metrics, trace, device = sys.argv[1:5]
+gpu = not device.startswith("cpu")
+problems = []
+
+# 1. the op rows (not indented) against the run's own training seconds
+lines = open(table).read().splitlines()
+head = next(i for i, l in enumerate(lines) if l.startswith("op / primitive / kernel"))
+ops = [l for l in lines[head + 1:] if l and not l.startswith(" ")]
+total_ms = sum(float(l[34:].split()[1]) for l in ops)
+seconds = [json.loads(l) for l in open(metrics)][-1]["seconds"]
+share = total_ms / 1000 / seconds
+print(f"{device}: {len(ops)} op rows add up to {total_ms:.1f} ms of {seconds * 1000:.1f} ms trained ({share:.1%})")
+if not 0.9 <= share <= 1.1:
+    problems.append(f"the op rows add up to {share:.1%} of the training time, not within 10%")
+for op in ("conv2d forward", "conv2d backward", "adam step", "batch"):
+    if not any(l.startswith(op + " ") for l in ops):
+        problems.append(f"no row for {op}")
+kernel_rows = [l for l in lines[head + 1:] if l.startswith("    ")]
+if gpu and not kernel_rows:
+    problems.append("no kernel rows on a GPU backend")
+if not gpu and kernel_rows:
+    problems.append("kernel rows on the cpu")
+
+# 2. the trace
+doc = json.load(open(trace))
+events = doc["traceEvents"]
+spans = [e for e in events if e["ph"] == "X"]
+names = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+if len({pid for pid, _ in names}) != 2:
+    problems.append(f"processes {names}, not a host and a device")
+for e in spans:
+    missing = {"name", "cat", "ph", "ts", "dur", "pid", "tid"} - e.keys()
+    if missing or e["dur"] < 0:
+        problems.append(f"event {e} lacks {missing} or lasts less than nothing")
+        break
+cats = {e["cat"] for e in spans}
+want = {"op", "primitive", "host"} | ({"kernel"} if gpu else set())
+if not want <= cats:
+    problems.append(f"categories {cats}, not {want}")
+slack = 0.01  # microseconds: times are written with three decimals
+for track in sorted({(e["pid"], e["tid"]) for e in spans}):
+    stack, last = [], -1.0
+    for e in (e for e in spans if (e["pid"], e["tid"]) == track):
+        if e["ts"] + slack < last:
+            problems.append(f"track {track}: {e['name']} at {e['ts']} after one at {last}")
+            break
+        last = e["ts"]
+        while stack and e["ts"] >= stack[-1] - slack:
+            stack.pop()
+        if stack and e["ts"] + e["dur"] > stack[-1] + slack:
+            problems.append(f"track {track}: {e['name']} overlaps the event it starts in")
+            break
+        stack.append(e["ts"] + e["dur"])
+host_calls = [e for e in spans if e["pid"] == 1 and e["cat"] != "op"]
+op_spans = [e for e in spans if e["cat"] == "op"]
+if op_spans and host_calls and not any(o["ts"] <= host_calls[0]["ts"] <= o["ts"] + o["dur"] for o in op_spans):
+    problems.append("the host's first call is inside no op's span")
+print(f"{device}: trace of {len(spans)} events, categories {sorted(cats)}")
+for p in problems:
+    print(f"FAILED: {device}: {p}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
+done
+
+# 3. eval --profile, in text and beside --json
+"$EMBER" train --model simplecnn --device cpu --steps 20 --no-eval --quiet --save "$TMP/m.safetensors" 2>/dev/null ||
+    fail "cannot train the model to evaluate"
+if "$EMBER" eval --load "$TMP/m.safetensors" --device cpu --profile >"$TMP/eval.txt" 2>"$TMP/eval.err"; then
+    grep -q '^test accuracy' "$TMP/eval.txt" && grep -q '^profile of the evaluation' "$TMP/eval.txt" &&
+        grep -q '^conv2d forward ' "$TMP/eval.txt" && ! grep -q 'backward' "$TMP/eval.txt" ||
+        fail "eval --profile printed: $(cat "$TMP/eval.txt")"
+else
+    fail "eval --profile: $(cat "$TMP/eval.err")"
+fi
+"$EMBER" eval --load "$TMP/m.safetensors" --device cpu --profile --json >"$TMP/eval.json" 2>"$TMP/eval.err" &&
+    "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/eval.json" &&
+    grep -q '^conv2d forward ' "$TMP/eval.err" || fail "eval --json --profile: stdout is not one JSON object, or no table on stderr"
+"$EMBER" train --model linear --data random --shape 4 --steps 2 --device cpu --quiet --trace "$TMP/no/such/dir/t.json" \
+    2>"$TMP/trace.err"
+[ $? -ne 0 ] && grep -q 'cannot write the trace' "$TMP/trace.err" || fail "an unwritable --trace: $(cat "$TMP/trace.err")"
+
+[ "$failures" -eq 0 ] && echo "test_profile: ok" && exit 0
+echo "test_profile: $failures failure(s)" >&2
+exit 1
