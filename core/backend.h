@@ -315,6 +315,9 @@ struct ember_backend_ops {
      * possible again. Backends without kernels of their own (the CPU's)
      * leave it NULL: the core times their primitives itself. */
     ember_status (*set_profiling)(void *dev, bool on);
+    /* (optional) the device's peak FP32 GFLOP/s and memory GB/s, 0 where
+     * unknown, printed beside what the profile measured */
+    void (*peak)(void *dev, double *gflops, double *gbps);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

@@ -643,6 +643,17 @@ char *ember_profile_table(const ember_ctx *ctx)
     if (p->kernels_timed)
         ember_text_printf(&out, "primitives are timed on the host until the device is done; kernels (indented "
                                 "under them) by the device's events\n");
+    double peak_gflops = 0.0, peak_gbps = 0.0;
+    if (p->inner && p->inner->peak)
+        p->inner->peak(p->inner_dev, &peak_gflops, &peak_gbps);
+    if (peak_gflops > 0.0 || peak_gbps > 0.0) {
+        ember_text_printf(&out, "the device's peak, from its clocks and units:");
+        if (peak_gflops > 0.0)
+            ember_text_printf(&out, " %.0f GFLOP/s (FP32)", peak_gflops);
+        if (peak_gbps > 0.0)
+            ember_text_printf(&out, "%s %.0f GB/s", peak_gflops > 0.0 ? "," : "", peak_gbps);
+        ember_text_printf(&out, "\n");
+    }
     ember_text_printf(&out, "%-34s %8s %10s %10s %7s %8s %8s\n", "op / primitive / kernel", "calls", "total ms",
                       "mean us", "share", "GFLOP/s", "GB/s");
     for (int k = 0; k < nops; k++) {

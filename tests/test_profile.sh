@@ -8,7 +8,8 @@
 #   2. the trace parses as JSON in the Trace Event Format: the documented
 #      fields on every event, each track's events in order and nested (a
 #      call inside its op's span), a host and a device track; on a GPU
-#      backend the device track holds kernels timed by the device;
+#      backend the device track holds kernels timed by the device, and on
+#      CUDA the table states the GPU's peak;
 #   3. `ember eval --profile` prints its table after the answer, and with
 #      --json keeps stdout one JSON object.
 #
@@ -54,6 +55,10 @@ if gpu and not kernel_rows:
     problems.append("no kernel rows on a GPU backend")
 if not gpu and kernel_rows:
     problems.append("kernel rows on the cpu")
+# the CUDA backend knows its GPU's peak (the test double's: 15 SMs of 128 lanes at 745 MHz)
+if device.startswith("cuda") and not any(l.startswith("the device's peak") and "2861 GFLOP/s" in l
+                                         for l in lines[:head]):
+    problems.append("no peak line for the CUDA GPU")
 
 # 2. the trace
 doc = json.load(open(trace))

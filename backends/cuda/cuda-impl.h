@@ -85,6 +85,7 @@ struct cuda_gpu {
     int cc;                   /* compute capability times ten: 35 for 3.5 */
     size_t memory;            /* bytes */
     int multiprocessors;
+    int clock_khz, memory_clock_khz, bus_bits; /* 0: the driver did not say */
     int max_threads_per_block;
     int shared_per_block;     /* bytes */
     int max_grid[3];          /* blocks along x, y, z */

@@ -142,6 +142,13 @@ static void probe_driver(struct cuda_probe *p)
         p->api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
         p->api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
         p->api.cuDeviceGetAttribute(&g->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+        /* for the profile's peak figures only; a driver that does not say leaves them unknown */
+        if (p->api.cuDeviceGetAttribute(&g->clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS)
+            g->clock_khz = 0;
+        if (p->api.cuDeviceGetAttribute(&g->memory_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) !=
+                CUDA_SUCCESS ||
+            p->api.cuDeviceGetAttribute(&g->bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) != CUDA_SUCCESS)
+            g->memory_clock_khz = g->bus_bits = 0;
         p->api.cuDeviceGetAttribute(&g->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
         p->api.cuDeviceGetAttribute(&g->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
         for (int d = 0; d < 3; d++)

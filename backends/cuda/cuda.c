@@ -338,6 +338,27 @@ static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel k
     return EMBER_OK;
 }
 
+/* FP32 lanes of one multiprocessor, by compute capability (NVIDIA's
+ * programming guide, "arithmetic instructions"): two FLOPs each a cycle */
+static int cuda_fp32_lanes(int cc)
+{
+    if (cc < 50)
+        return 192; /* Kepler */
+    if (cc == 60 || (cc >= 70 && cc <= 80))
+        return 64; /* P100, Volta, Turing, A100 */
+    return 128;    /* Maxwell, the other Pascals, GA10x, Ada, Hopper, Blackwell */
+}
+
+/* The GPU's peak from its clocks and units: the FP32 FLOPs of every lane
+ * each cycle, and the memory's two transfers a clock over its bus. */
+static void cuda_peak(void *dev, double *gflops, double *gbps)
+{
+    struct cuda_device *d = dev;
+    const struct cuda_gpu *g = &d->probe->gpus[d->index];
+    *gflops = 2.0 * g->multiprocessors * cuda_fp32_lanes(g->cc) * (g->clock_khz * 1e-6);
+    *gbps = 2.0 * (g->memory_clock_khz * 1e3) * (g->bus_bits / 8.0) * 1e-9;
+}
+
 static ember_status cuda_set_profiling(void *dev, bool on)
 {
     struct cuda_device *d = dev;
@@ -370,6 +391,7 @@ const struct ember_backend_ops ember_cuda_backend = {
     .write = cuda_write,
     .read = cuda_read,
     .set_profiling = cuda_set_profiling,
+    .peak = cuda_peak,
     .sync = cuda_sync,
     EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };
