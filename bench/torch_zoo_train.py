@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""bench/torch_zoo_train.py — the peer for bench/zoo_vs_pytorch.sh: ember's zoo trained by PyTorch.
+"""bench/torch_zoo_train.py — the PyTorch peer for bench/cpu_vs_peers.sh and bench/zoo_vs_pytorch.sh.
 
-    torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--schedule cosine] [--data-dir DIR]
+    torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--steps N] [--schedule cosine] [--data-dir DIR]
 
 Trains the PyTorch twin of an ember built-in model (tests/torch_zoo.py: the
 same layers, the same parameter names) on Fashion-MNIST as `ember train`
 does: batch 64, Adam lr 0.001, a fresh shuffle each epoch, the last short
 batch kept, evaluation in eval() mode after every epoch. Prints one JSON
 line per epoch: {"epoch", "images_per_s" (the training loop only, data in
-memory), "train_loss", "test_acc", "seconds"}.
+memory), "train_loss", "test_acc", "seconds", "peak_rss_mib"}. --steps N
+stops each epoch after N steps: speed alone, the accuracy is then of a
+part-epoch.
 """
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 
@@ -82,7 +85,9 @@ def main():
         print(json.dumps({"peer": "pytorch " + torch.__version__, "model": a.model, "epoch": epoch,
                           "threads": a.threads, "images_per_s": round(images / seconds, 1),
                           "train_loss": round(total / steps, 4), "test_acc": correct / xte.shape[0],
-                          "seconds": round(seconds, 1)}), flush=True)
+                          "seconds": round(seconds, 3),
+                          "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}),
+              flush=True)
 
 
 if __name__ == "__main__":

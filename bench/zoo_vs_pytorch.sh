@@ -29,9 +29,11 @@ echo "| model | epoch | ember test acc | PyTorch test acc | ember images/s | PyT
 echo "|---|---|---|---|---|---|---|"
 for model in ${MODELS:-lenet5 vgg8 resnet8}; do
     rm -f "$TMP/e.jsonl"
+    # shellcheck disable=SC2086  # steps_arg is one option and its value, or nothing
     "$EMBER" train --model "$model" --data fashion-mnist --epochs "$EPOCHS" --batch 64 --lr 0.001 --seed 0 \
         --schedule "$SCHEDULE" --device "$DEVICE" --threads "$THREADS" --quiet --metrics "$TMP/e.jsonl" \
         $steps_arg 2>/dev/null || true
+    # shellcheck disable=SC2086
     "$PY" "$HERE/torch_zoo_train.py" --model "$model" --epochs "$EPOCHS" --threads "$THREADS" --schedule "$SCHEDULE" \
         $steps_arg >"$TMP/p.jsonl" 2>/dev/null || true
     for epoch in $(seq 1 "$EPOCHS"); do
