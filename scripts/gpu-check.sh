@@ -293,6 +293,18 @@ if [ "$gpu_usable" = True ]; then
         record speed "primitives, $kernels" "$(outcome_of $rc)" \
             "$(grep -o "sgemm ${square}x[0-9x]* *[0-9.]* us *[0-9.]* GFLOP/s" "$out/logs/perf-$kernels.log" | tr -s ' '); logs/perf-$kernels.log"
     done
+    # where a step's time goes on the GPU: --profile's rows, its kernels timed by CUDA events, and a trace
+    profile_steps="--steps 50"
+    [ $double = yes ] && profile_steps="--steps 2 --batch 8"
+    for kernels in nvrtc baseline; do
+        # shellcheck disable=SC2086
+        logged "profile-$kernels" env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels "$ember" \
+            train --device cuda:0 --model simplecnn $data_args $profile_steps --no-eval --quiet --profile \
+            --trace "$out/trace-$kernels.json"
+        record speed "profile, $kernels" "$(outcome_of $rc)" \
+            "$(grep -m1 '^the device' "$out/logs/profile-$kernels.log"); slowest: $(grep -m1 -A1 '^op / primitive' \
+            "$out/logs/profile-$kernels.log" | tail -n 1 | tr -s ' '); logs/profile-$kernels.log, trace-$kernels.json"
+    done
     # every kernel compiled by NVRTC into an empty cache, then the start from it
     for start in cold warm; do
         [ $start = cold ] && rm -rf "$work/cache-compile"
