@@ -92,6 +92,9 @@ int cmd_ptx(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+/* `ember plot` of a trace (cmd-plot-trace.c): the window from, to in ms, NULL when not given */
+int cmd_plot_trace(const char *path, const char *output, bool png, int width, int height, const double *from,
+                   const double *to);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;

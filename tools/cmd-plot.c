@@ -1,7 +1,8 @@
 /*
  * tools/cmd-plot.c — `ember plot`: the loss and accuracy curves of the runs
  * in metrics files that `ember train --metrics` wrote, as a PNG or SVG
- * picture (drawn by tools/plot-draw.c).
+ * picture (drawn by tools/plot-draw.c); a trace that `--trace` wrote goes
+ * to tools/cmd-plot-trace.c instead.
  *
  * Each line of a metrics file is one JSON object (tools/json-line.h). A line
  * with "step" is a window of --log-every training steps: its train_loss and
@@ -13,9 +14,10 @@
  * steps this process trained in the epoch: then the place is the sum of
  * "steps" up to it, or the last step logged in it if that is later (a run
  * resumed in the middle of an epoch, under the same run id, counts only
- * the steps after resuming); the epoch's number when neither is known. Lines are gathered by "run", across files, so a file that several
- * runs appended to, or several files, give a curve per run; a null (a
- * value that was not finite) breaks the curve there.
+ * the steps after resuming); the epoch's number when neither is known.
+ * Lines are gathered by "run", across files, so a file that several runs
+ * appended to, or several files, give a curve per run; a null (a value
+ * that was not finite) breaks the curve there.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,23 +30,32 @@
 #include "cli.h"
 #include "json-line.h"
 #include "plot.h"
+#include "trace-file.h"
 
 static const char usage[] =
     "usage: ember plot METRICS.jsonl [MORE.jsonl ...] -o FILE.png|FILE.svg [options]\n"
+    "       ember plot TRACE.json -o FILE.png|FILE.svg [--from MS] [--to MS] [options]\n"
     "\n"
     "Draws the loss and accuracy of the runs in files that `ember train --metrics FILE`\n"
     "wrote, against the training step: the training data's every --log-every steps\n"
     "(pale) and every epoch (dashed), and the test data's every epoch (solid, dots),\n"
     "with a colour per run (\"run\", set by --run-id) named in the legend.\n"
     "\n"
+    "Or draws a trace that `ember train --trace FILE` wrote as a timeline: the host's ops\n"
+    "with the calls inside them under them, and what the device ran, coloured by op.\n"
+    "It shows the last whole training step unless --from and --to say otherwise.\n"
+    "\n"
     "  -o, --output FILE   the picture to write; its ending says the format: .png or .svg\n"
     "  --width W           its width in pixels (default 900)\n"
     "  --height H          its height in pixels (default 400)\n"
+    "  --from MS, --to MS  a trace's window, in ms from its start; --from alone runs to\n"
+    "                      its end, --to alone from its start; outside the trace: exit 2\n"
     "  -h, --help          this text\n"
     "\n"
     "The fields read: run, model, step, epoch, steps, train_loss, train_acc, test_loss,\n"
     "test_acc. A line that is not a JSON object is skipped with a warning naming the\n"
-    "file and line. Exit status 3 when a file cannot be read or holds nothing to plot.\n";
+    "file and line. Exit status 3 when a file cannot be read or holds nothing to plot,\n"
+    "or a trace is not laid out as ember writes it (one event a line), naming the line.\n";
 
 /* The curves of a run: a curve per measure and per kind of line, the kind
  * being the stroke it is drawn with. */
@@ -349,12 +360,15 @@ int cmd_plot(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"width", required_argument, NULL, 'W'},
         {"height", required_argument, NULL, 'H'},
+        {"from", required_argument, NULL, 'F'},
+        {"to", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
     int64_t width = 900, height = 400;
-    bool ok = true;
+    double from, to;
+    bool has_from = false, has_to = false, ok = true;
     int c;
     optind = 1;
     while (ok && (c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -362,6 +376,8 @@ int cmd_plot(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'W': ok = cli_parse_int("width", optarg, 200, 8000, &width); break;
         case 'H': ok = cli_parse_int("height", optarg, 150, 8000, &height); break;
+        case 'F': ok = has_from = cli_parse_float("from", optarg, -1e12, 1e12, &from); break;
+        case 'T': ok = has_to = cli_parse_float("to", optarg, -1e12, 1e12, &to); break;
         case 'h': fputs(usage, stdout); return EXIT_OK;
         default: ok = false; break;
         }
@@ -378,10 +394,26 @@ int cmd_plot(int argc, char **argv)
         cli_error("-o wants a file ending in .png or .svg, not \"%s\"", output);
         ok = false;
     }
+    /* a trace is drawn alone; a window is a trace's */
+    int traces = 0;
+    for (int i = optind; ok && i < argc; i++)
+        traces += trace_file_is_trace(argv[i]);
+    if (ok && traces > 0 && argc - optind > 1) {
+        cli_error("a trace is drawn alone: plot it without metrics files or other traces");
+        ok = false;
+    }
+    if (ok && traces == 0 && (has_from || has_to)) {
+        cli_error("--from and --to choose the window of a trace (ember train --trace FILE), not of metrics");
+        ok = false;
+    }
     if (!ok) {
         fputs("try: ember plot --help\n", stderr);
         return EXIT_USAGE;
     }
+    bool png = strcmp(picture_format(output), "png") == 0;
+    if (traces > 0)
+        return cmd_plot_trace(argv[optind], output, png, (int)width, (int)height, has_from ? &from : NULL,
+                              has_to ? &to : NULL);
 
     struct runs runs = {0};
     struct plot_series *series = NULL;
@@ -416,8 +448,8 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr,
                 "ember: note: %lld epochs say nothing of their steps; they are placed at their number\n",
                 (long long)runs.at_epoch_number);
-    bool png = strcmp(picture_format(output), "png") == 0;
-    if (!(png ? plot_write_png : plot_write_svg)(&fig, (int)width, (int)height, output)) {
+    if (!(png ? plot_write_png : plot_write_svg)((struct plot_picture){.figure = &fig}, (int)width,
+                                                 (int)height, output)) {
         cli_error("cannot write %s: %s", output, strerror(errno));
         rc = EXIT_FAILURE_OTHER;
         goto done;

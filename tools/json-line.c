@@ -1,7 +1,8 @@
 /*
- * tools/json-line.c — a flat JSON object on one line, read in place
+ * tools/json-line.c — a JSON object on one line, read in place
  * (tools/json-line.h): a cursor walks the line, keys and string values are
- * unescaped over their own text, and each value becomes a field.
+ * unescaped over their own text, and each value becomes a field, those of
+ * an object inside the line's own too.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -133,7 +134,13 @@ static bool skip_nested(char **p, const char **why)
     return true;
 }
 
-static bool parse_value(char **p, struct json_field *field, const char **why)
+static bool parse_object(char **p, const char *object, struct json_field *fields, int max_fields, int *n,
+                         const char **why);
+
+/* A value at *p into *field; an object is read into `fields` when `nest`
+ * (its members after those already there), else skipped, as an array is. */
+static bool parse_value(char **p, struct json_field *field, bool nest, struct json_field *fields,
+                        int max_fields, int *n, const char **why)
 {
     static const struct {
         const char *word;
@@ -144,6 +151,10 @@ static bool parse_value(char **p, struct json_field *field, const char **why)
     if (c == '"') {
         field->kind = JSON_STRING;
         return (field->string = parse_string(p, why)) != NULL;
+    }
+    if (c == '{' && nest) {
+        field->kind = JSON_OBJECT;
+        return parse_object(p, field->key, fields, max_fields, n, why);
     }
     if (c == '[' || c == '{') {
         field->kind = JSON_OTHER;
@@ -169,6 +180,51 @@ static bool parse_value(char **p, struct json_field *field, const char **why)
     return true;
 }
 
+/* The object whose '{' is at *p, its fields added to fields[*n...] with
+ * `object` their object's key (NULL: the line's own object, whose objects
+ * are read too, one level deep); *p moves past its '}'. */
+static bool parse_object(char **p, const char *object, struct json_field *fields, int max_fields, int *n,
+                         const char **why)
+{
+    (*p)++;
+    skip_space(p);
+    if (**p == '}') { /* {} */
+        (*p)++;
+        return true;
+    }
+    for (;;) {
+        struct json_field field = {.object = object};
+        skip_space(p);
+        if (**p != '"') {
+            *why = **p ? "a key that is not a string" : "the line ends inside the object";
+            return false;
+        }
+        if (!(field.key = parse_string(p, why)))
+            return false;
+        skip_space(p);
+        if (**p != ':') {
+            *why = "no ':' after a key";
+            return false;
+        }
+        (*p)++;
+        skip_space(p);
+        if (!parse_value(p, &field, object == NULL, fields, max_fields, n, why))
+            return false;
+        if (*n < max_fields)
+            fields[(*n)++] = field;
+        skip_space(p);
+        if (**p == '}') {
+            (*p)++;
+            return true;
+        }
+        if (**p != ',') {
+            *why = **p ? "no ',' or '}' after a value" : "the line ends inside the object";
+            return false;
+        }
+        (*p)++;
+    }
+}
+
 int json_line_parse(char *line, struct json_field *fields, int max_fields, const char **why)
 {
     char *p = line;
@@ -178,42 +234,8 @@ int json_line_parse(char *line, struct json_field *fields, int max_fields, const
         *why = "not a JSON object";
         return -1;
     }
-    p++;
-    skip_space(&p);
-    if (*p == '}') /* {} */
-        p++;
-    else
-        for (;;) {
-            struct json_field field = {0};
-            skip_space(&p);
-            if (*p != '"') {
-                *why = *p ? "a key that is not a string" : "the line ends inside the object";
-                return -1;
-            }
-            if (!(field.key = parse_string(&p, why)))
-                return -1;
-            skip_space(&p);
-            if (*p != ':') {
-                *why = "no ':' after a key";
-                return -1;
-            }
-            p++;
-            skip_space(&p);
-            if (!parse_value(&p, &field, why))
-                return -1;
-            if (n < max_fields)
-                fields[n++] = field;
-            skip_space(&p);
-            if (*p == '}') {
-                p++;
-                break;
-            }
-            if (*p != ',') {
-                *why = *p ? "no ',' or '}' after a value" : "the line ends inside the object";
-                return -1;
-            }
-            p++;
-        }
+    if (!parse_object(&p, NULL, fields, max_fields, &n, why))
+        return -1;
     skip_space(&p);
     if (*p) {
         *why = "more after the object";
@@ -222,10 +244,19 @@ int json_line_parse(char *line, struct json_field *fields, int max_fields, const
     return n;
 }
 
+const struct json_field *json_member_find(const struct json_field *fields, int n, const char *object,
+                                          const char *key)
+{
+    for (int i = 0; i < n; i++) {
+        bool in_object =
+            object ? fields[i].object && strcmp(fields[i].object, object) == 0 : !fields[i].object;
+        if (in_object && strcmp(fields[i].key, key) == 0)
+            return &fields[i];
+    }
+    return NULL;
+}
+
 const struct json_field *json_field_find(const struct json_field *fields, int n, const char *key)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(fields[i].key, key) == 0)
-            return &fields[i];
-    return NULL;
+    return json_member_find(fields, n, NULL, key);
 }

@@ -15,10 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "plot.h"
-
-static const struct plot_rgb white = {255, 255, 255}, ink = {40, 40, 40}, axis_grey = {150, 150, 150},
-                             grid = {232, 232, 232};
+#include "plot-impl.h"
 
 struct plot_rgb plot_palette(int colour)
 {
@@ -31,20 +28,10 @@ struct plot_rgb plot_palette(int colour)
     return palette[((colour % n) + n) % n];
 }
 
-/* The sizes of one picture, in pixels: they grow with the picture beyond
- * 900 by 400. The font's strokes are 1 unit wide and its capitals 7
- * (plot-png.c), so text grows by whole steps, and its strokes stay on
- * whole pixels, sharp. */
-struct sizes {
-    double scale;
-    double tick_text, title_text, pad, gap, tick_len;
-    double stroke_width[PLOT_STROKES], dot_radius;
-};
-
-static struct sizes sizes_for(double width, double height)
+struct plot_sizes plot_sizes_for(double width, double height)
 {
     double s = fmax(1.0, fmin(width / 900.0, height / 400.0)), text = round(s);
-    return (struct sizes){
+    return (struct plot_sizes){
         .scale = s,
         .tick_text = 7.0 * text,
         .title_text = 14.0 * text,
@@ -67,14 +54,7 @@ static double nice_number(double x, bool round)
     return (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * power;
 }
 
-struct axis {
-    double lo, hi, step; /* lo and hi are multiples of step */
-    int decimals;        /* of a tick label */
-    bool thousands;      /* labels as 5k, 10k */
-};
-
-/* An axis of about `ticks` round ticks that covers [lo, hi]. */
-static struct axis axis_nice(double lo, double hi, int ticks)
+struct plot_axis plot_axis_nice(double lo, double hi, int ticks)
 {
     if (!isfinite(lo) || !isfinite(hi)) { /* no data */
         lo = 0.0;
@@ -85,7 +65,7 @@ static struct axis axis_nice(double lo, double hi, int ticks)
         lo -= half;
         hi += half;
     }
-    struct axis a;
+    struct plot_axis a;
     a.step = nice_number(nice_number(hi - lo, false) / (ticks > 1 ? ticks - 1 : 1), true);
     /* the slack keeps a bound that is already a multiple (1.0 of 0.2) from
      * gaining a step through rounding */
@@ -97,11 +77,11 @@ static struct axis axis_nice(double lo, double hi, int ticks)
     return a;
 }
 
-static int axis_ticks(const struct axis *a) { return (int)floor((a->hi - a->lo) / a->step + 0.5) + 1; }
+int plot_axis_ticks(const struct plot_axis *a) { return (int)floor((a->hi - a->lo) / a->step + 0.5) + 1; }
 
-static double axis_tick(const struct axis *a, int i) { return a->lo + i * a->step + 0.0; }
+double plot_axis_tick(const struct plot_axis *a, int i) { return a->lo + i * a->step + 0.0; }
 
-static void tick_label(const struct axis *a, double v, char *buf, size_t len)
+void plot_tick_label(const struct plot_axis *a, double v, char *buf, size_t len)
 {
     if (a->thousands && v != 0.0)
         snprintf(buf, len, "%.*fk", a->decimals, v / 1000.0 + 0.0);
@@ -109,12 +89,12 @@ static void tick_label(const struct axis *a, double v, char *buf, size_t len)
         snprintf(buf, len, "%.*f", a->decimals, v + 0.0);
 }
 
-static double widest_tick_label(const struct axis *a, double size)
+static double widest_tick_label(const struct plot_axis *a, double size)
 {
     char label[64];
     double widest = 0.0;
-    for (int i = 0; i < axis_ticks(a); i++) {
-        tick_label(a, axis_tick(a, i), label, sizeof label);
+    for (int i = 0; i < plot_axis_ticks(a); i++) {
+        plot_tick_label(a, plot_axis_tick(a, i), label, sizeof label);
         widest = fmax(widest, plot_text_width(label, size));
     }
     return widest;
@@ -151,7 +131,7 @@ static struct plot_rgb stroke_colour(int colour, enum plot_stroke stroke)
 }
 
 /* A sample of a stroke, as the legend shows it, `length` long from (x, y). */
-static void stroke_sample(const struct plot_canvas *cv, const struct sizes *m, double x, double y,
+static void stroke_sample(const struct plot_canvas *cv, const struct plot_sizes *m, double x, double y,
                           double length, enum plot_stroke stroke, struct plot_rgb c)
 {
     struct plot_point ends[2] = {{x, y}, {x + length, y}};
@@ -163,7 +143,7 @@ static void stroke_sample(const struct plot_canvas *cv, const struct sizes *m, d
 /* The plot area of a panel and the axes that map data into it. */
 struct plot_area {
     double left, top, right, bottom;
-    struct axis x, y;
+    struct plot_axis x, y;
 };
 
 static struct plot_point to_pixels(const struct plot_area *f, struct plot_point p)
@@ -176,7 +156,7 @@ static struct plot_point to_pixels(const struct plot_area *f, struct plot_point 
 
 /* A series as lines through its points, broken where a value is missing;
  * a point alone between gaps is a dot. `pixels` holds count points. */
-static void draw_series(const struct plot_canvas *cv, const struct sizes *m, const struct plot_area *f,
+static void draw_series(const struct plot_canvas *cv, const struct plot_sizes *m, const struct plot_area *f,
                         const struct plot_series *s, struct plot_point *pixels)
 {
     struct plot_rgb c = stroke_colour(s->colour, s->stroke);
@@ -198,64 +178,63 @@ static void draw_series(const struct plot_canvas *cv, const struct sizes *m, con
 
 /* ---- panels ---- */
 
-/* x or y at the middle of a pixel, so that 1-pixel lines there are sharp */
-static double pixel_middle(double v) { return floor(v) + 0.5; }
-
-static void draw_panel(const struct plot_canvas *cv, const struct sizes *m, const struct plot_panel *panel,
-                       double x_lo, double x_hi, double cx, double cy, double cw, double ch,
-                       struct plot_point *scratch)
+static void draw_panel(const struct plot_canvas *cv, const struct plot_sizes *m,
+                       const struct plot_panel *panel, double x_lo, double x_hi, double cx, double cy,
+                       double cw, double ch, struct plot_point *scratch)
 {
     struct plot_area f;
     f.top = cy + m->title_text + 2.0 * m->gap;
     f.bottom = cy + ch - (m->tick_len + m->gap + m->tick_text + 2.0 * m->gap + m->tick_text);
     double y_lo, y_hi;
     data_range(panel, 1, false, &y_lo, &y_hi);
-    f.y = axis_nice(y_lo, y_hi, (int)fmax(3.0, fmin(8.0, (f.bottom - f.top) / (6.0 * m->tick_text))));
+    f.y = plot_axis_nice(y_lo, y_hi, (int)fmax(3.0, fmin(8.0, (f.bottom - f.top) / (6.0 * m->tick_text))));
     f.left = cx + m->tick_text + 2.0 * m->gap + widest_tick_label(&f.y, m->tick_text) + m->gap + m->tick_len;
     f.right = cx + cw - plot_text_width("00000", m->tick_text) / 2.0;
-    f.left = pixel_middle(f.left);
-    f.right = pixel_middle(f.right);
-    f.top = pixel_middle(f.top);
-    f.bottom = pixel_middle(f.bottom);
+    f.left = plot_pixel_middle(f.left);
+    f.right = plot_pixel_middle(f.right);
+    f.top = plot_pixel_middle(f.top);
+    f.bottom = plot_pixel_middle(f.bottom);
 
     /* as many x ticks as have room for their labels */
     double plot_w = f.right - f.left;
     for (int ticks = (int)fmax(2.0, plot_w / (8.0 * m->tick_text));; ticks--) {
-        f.x = axis_nice(x_lo, x_hi, ticks);
+        f.x = plot_axis_nice(x_lo, x_hi, ticks);
         double spacing = plot_w * f.x.step / (f.x.hi - f.x.lo);
         if (ticks <= 2 || spacing >= widest_tick_label(&f.x, m->tick_text) + 3.0 * m->gap)
             break;
     }
 
     cv->text(cv->self, (f.left + f.right) / 2.0, cy + m->title_text / 2.0, panel->title, m->title_text,
-             PLOT_ALIGN_CENTRE, false, ink);
+             PLOT_ALIGN_CENTRE, false, plot_ink);
     cv->text(cv->self, cx + m->tick_text / 2.0, (f.top + f.bottom) / 2.0, panel->y_title, m->tick_text,
-             PLOT_ALIGN_CENTRE, true, ink);
+             PLOT_ALIGN_CENTRE, true, plot_ink);
     cv->text(cv->self, (f.left + f.right) / 2.0, f.bottom + m->tick_len + 3.0 * m->gap + 1.5 * m->tick_text,
-             panel->x_title, m->tick_text, PLOT_ALIGN_CENTRE, false, ink);
+             panel->x_title, m->tick_text, PLOT_ALIGN_CENTRE, false, plot_ink);
 
     char label[64];
-    for (int i = 0; i < axis_ticks(&f.y); i++) {
-        double v = axis_tick(&f.y, i), y = pixel_middle(to_pixels(&f, (struct plot_point){f.x.lo, v}).y);
-        cv->line(cv->self, (struct plot_point[]){{f.left, y}, {f.right, y}}, 2, 1.0, false, grid);
+    for (int i = 0; i < plot_axis_ticks(&f.y); i++) {
+        double v = plot_axis_tick(&f.y, i),
+               y = plot_pixel_middle(to_pixels(&f, (struct plot_point){f.x.lo, v}).y);
+        cv->line(cv->self, (struct plot_point[]){{f.left, y}, {f.right, y}}, 2, 1.0, false, plot_grid);
         cv->line(cv->self, (struct plot_point[]){{f.left - m->tick_len, y}, {f.left, y}}, 2, 1.0, false,
-                 axis_grey);
-        tick_label(&f.y, v, label, sizeof label);
+                 plot_axis_grey);
+        plot_tick_label(&f.y, v, label, sizeof label);
         cv->text(cv->self, f.left - m->tick_len - m->gap, y, label, m->tick_text, PLOT_ALIGN_RIGHT, false,
-                 ink);
+                 plot_ink);
     }
-    for (int i = 0; i < axis_ticks(&f.x); i++) {
-        double v = axis_tick(&f.x, i), x = pixel_middle(to_pixels(&f, (struct plot_point){v, f.y.lo}).x);
-        cv->line(cv->self, (struct plot_point[]){{x, f.top}, {x, f.bottom}}, 2, 1.0, false, grid);
+    for (int i = 0; i < plot_axis_ticks(&f.x); i++) {
+        double v = plot_axis_tick(&f.x, i),
+               x = plot_pixel_middle(to_pixels(&f, (struct plot_point){v, f.y.lo}).x);
+        cv->line(cv->self, (struct plot_point[]){{x, f.top}, {x, f.bottom}}, 2, 1.0, false, plot_grid);
         cv->line(cv->self, (struct plot_point[]){{x, f.bottom}, {x, f.bottom + m->tick_len}}, 2, 1.0, false,
-                 axis_grey);
-        tick_label(&f.x, v, label, sizeof label);
+                 plot_axis_grey);
+        plot_tick_label(&f.x, v, label, sizeof label);
         cv->text(cv->self, x, f.bottom + m->tick_len + m->gap + m->tick_text / 2.0, label, m->tick_text,
-                 PLOT_ALIGN_CENTRE, false, ink);
+                 PLOT_ALIGN_CENTRE, false, plot_ink);
     }
     struct plot_point box[5] = {
         {f.left, f.top}, {f.right, f.top}, {f.right, f.bottom}, {f.left, f.bottom}, {f.left, f.top}};
-    cv->line(cv->self, box, 5, 1.0, false, axis_grey);
+    cv->line(cv->self, box, 5, 1.0, false, plot_axis_grey);
 
     /* pale noisy curves first, so that the epochs' curves stay on top */
     bool any = false;
@@ -267,67 +246,95 @@ static void draw_panel(const struct plot_canvas *cv, const struct sizes *m, cons
             }
     if (!any)
         cv->text(cv->self, (f.left + f.right) / 2.0, (f.top + f.bottom) / 2.0, "no data", m->tick_text,
-                 PLOT_ALIGN_CENTRE, false, axis_grey);
+                 PLOT_ALIGN_CENTRE, false, plot_axis_grey);
 }
 
 /* ---- legend ---- */
 
-/* The legend's entries flow in rows from the left: the strokes the figure
- * uses, then a colour per run. Counts the rows `width` holds (at most
- * max_rows, the runs left out counted as "and N more runs"); paints them
- * from `top` when a canvas is given. */
-static int legend_flow(const struct plot_figure *fig, const struct sizes *m, double left, double top,
-                       double width, int max_rows, const struct plot_canvas *cv)
+/* Counts the rows the entries take in `width` (at most max_rows); paints
+ * them from `top` when a canvas is given. */
+static int legend_flow(const struct plot_sizes *m, const struct plot_legend_entry *entries, int n,
+                       const char *more, double left, double top, double width, int max_rows,
+                       const struct plot_canvas *cv)
 {
-    bool used[PLOT_STROKES] = {false};
-    for (int p = 0; p < fig->n_panels; p++)
-        for (int s = 0; s < fig->panels[p].n_series; s++)
-            used[fig->panels[p].series[s].stroke] = true;
     double sample = 22.0 * m->scale, spacing = 16.0 * m->scale, row_h = 2.2 * m->tick_text;
     double x = left;
     int row = 0;
-    int entries = PLOT_STROKES + fig->n_colours;
-    for (int e = 0; e < entries; e++) {
-        bool is_stroke = e < PLOT_STROKES;
-        if (is_stroke && !used[e])
-            continue;
-        const char *label = is_stroke ? fig->stroke_labels[e] : fig->colour_labels[e - PLOT_STROKES];
-        double w = sample + m->gap + plot_text_width(label, m->tick_text);
-        if (x > left && x + w > left + width) {
+    char rest[64];
+    for (int e = 0; e < n; e++) {
+        const struct plot_legend_entry *entry = &entries[e];
+        double w = sample + m->gap + plot_text_width(entry->label, m->tick_text);
+        /* the last row keeps room for what it leaves out */
+        snprintf(rest, sizeof rest, "and %d more %s", n - e - 1, more);
+        double reserve =
+            row + 1 == max_rows && e + 1 < n ? plot_text_width(rest, m->tick_text) + spacing : 0.0;
+        if (x > left && x + w + reserve > left + width) {
             if (row + 1 == max_rows) {
-                char more[64];
-                int shown = e > PLOT_STROKES ? e - PLOT_STROKES : 0;
-                snprintf(more, sizeof more, "and %d more runs", fig->n_colours - shown);
+                snprintf(rest, sizeof rest, "and %d more %s", n - e, more);
                 if (cv)
-                    cv->text(cv->self, x, top + (row + 0.5) * row_h, more, m->tick_text, PLOT_ALIGN_LEFT,
-                             false, ink);
+                    cv->text(cv->self, x, top + (row + 0.5) * row_h, rest, m->tick_text, PLOT_ALIGN_LEFT,
+                             false, plot_ink);
                 break;
             }
             row++;
             x = left;
         }
         if (cv) {
-            double y = pixel_middle(top + (row + 0.5) * row_h);
-            struct plot_rgb c = is_stroke ? ink : plot_palette(e - PLOT_STROKES);
-            stroke_sample(cv, m, x, y, sample, is_stroke ? (enum plot_stroke)e : PLOT_STROKE_SOLID, c);
-            cv->text(cv->self, x + sample + m->gap, y, label, m->tick_text, PLOT_ALIGN_LEFT, false, ink);
+            double y = plot_pixel_middle(top + (row + 0.5) * row_h);
+            if (entry->sample == PLOT_SAMPLE_BOX)
+                cv->rect(cv->self, round(x + sample / 2.0 - m->tick_text), round(y - m->tick_text),
+                         round(2.0 * m->tick_text), round(2.0 * m->tick_text), entry->colour);
+            else
+                stroke_sample(cv, m, x, y, sample, (enum plot_stroke)entry->sample, entry->colour);
+            cv->text(cv->self, x + sample + m->gap, y, entry->label, m->tick_text, PLOT_ALIGN_LEFT, false,
+                     plot_ink);
         }
         x += w + spacing;
     }
     return row + 1;
 }
 
-bool plot_draw(const struct plot_figure *fig, double width, double height, const struct plot_canvas *canvas)
+double plot_legend(const struct plot_sizes *m, const struct plot_legend_entry *entries, int n,
+                   const char *more, double width, double height, double bottom, const struct plot_canvas *cv)
 {
-    struct sizes m = sizes_for(width, height);
-    canvas->rect(canvas->self, 0.0, 0.0, width, height, white);
-
-    /* the legend takes at most a quarter of the height */
-    double row_h = 2.2 * m.tick_text, legend_w = width - 2.0 * m.pad;
+    double row_h = 2.2 * m->tick_text, legend_w = width - 2.0 * m->pad;
     int max_rows = (int)fmax(1.0, floor(height / 4.0 / row_h));
-    int rows = legend_flow(fig, &m, m.pad, 0.0, legend_w, max_rows, NULL);
-    double legend_top = height - m.pad - rows * row_h;
-    legend_flow(fig, &m, m.pad, legend_top, legend_w, max_rows, canvas);
+    int rows = legend_flow(m, entries, n, more, m->pad, 0.0, legend_w, max_rows, NULL);
+    double top = bottom - rows * row_h;
+    if (cv)
+        legend_flow(m, entries, n, more, m->pad, top, legend_w, max_rows, cv);
+    return top;
+}
+
+/* the figure's legend: the strokes it uses, then a colour per run */
+static struct plot_legend_entry *figure_legend(const struct plot_figure *fig, int *n)
+{
+    bool used[PLOT_STROKES] = {false};
+    for (int p = 0; p < fig->n_panels; p++)
+        for (int s = 0; s < fig->panels[p].n_series; s++)
+            used[fig->panels[p].series[s].stroke] = true;
+    struct plot_legend_entry *entries = malloc((size_t)(PLOT_STROKES + fig->n_colours) * sizeof *entries);
+    *n = 0;
+    for (int k = 0; entries && k < PLOT_STROKES; k++)
+        if (used[k])
+            entries[(*n)++] = (struct plot_legend_entry){fig->stroke_labels[k], plot_ink, k};
+    for (int i = 0; entries && i < fig->n_colours; i++)
+        entries[(*n)++] =
+            (struct plot_legend_entry){fig->colour_labels[i], plot_palette(i), PLOT_STROKE_SOLID};
+    return entries;
+}
+
+static bool draw_figure(const struct plot_figure *fig, double width, double height,
+                        const struct plot_canvas *canvas)
+{
+    struct plot_sizes m = plot_sizes_for(width, height);
+    canvas->rect(canvas->self, 0.0, 0.0, width, height, plot_white);
+    int n_entries;
+    struct plot_legend_entry *entries = figure_legend(fig, &n_entries);
+    if (!entries)
+        return false;
+    double legend_top = plot_legend(&m, entries, n_entries, "runs", width, height, height - m.pad, canvas);
+    free(entries);
 
     /* the panels in the rest: side by side when it is wide */
     double x_lo, x_hi;
@@ -352,4 +359,10 @@ bool plot_draw(const struct plot_figure *fig, double width, double height, const
     }
     free(scratch);
     return true;
+}
+
+bool plot_draw(struct plot_picture what, double width, double height, const struct plot_canvas *canvas)
+{
+    return what.timeline ? plot_draw_timeline(what.timeline, width, height, canvas)
+                         : draw_figure(what.figure, width, height, canvas);
 }

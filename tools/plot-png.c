@@ -271,7 +271,7 @@ static void png_sink_write(void *context, void *data, int size)
         sink->failed = true;
 }
 
-bool plot_write_png(const struct plot_figure *fig, int width, int height, const char *path)
+bool plot_write_png(struct plot_picture what, int width, int height, const char *path)
 {
     struct raster r = {malloc((size_t)width * (size_t)height * 3), width, height};
     if (!r.rgb) {
@@ -279,7 +279,7 @@ bool plot_write_png(const struct plot_figure *fig, int width, int height, const 
         return false;
     }
     const struct plot_canvas canvas = {&r, raster_line, raster_dot, raster_rect, raster_text};
-    if (!plot_draw(fig, width, height, &canvas)) {
+    if (!plot_draw(what, width, height, &canvas)) {
         free(r.rgb);
         errno = ENOMEM;
         return false;

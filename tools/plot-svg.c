@@ -103,7 +103,7 @@ static void svg_text(void *self, double x, double y, const char *text, double si
     fputs("</text>\n", f);
 }
 
-bool plot_write_svg(const struct plot_figure *fig, int width, int height, const char *path)
+bool plot_write_svg(struct plot_picture what, int width, int height, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -115,7 +115,7 @@ bool plot_write_svg(const struct plot_figure *fig, int width, int height, const 
             "stroke-linecap=\"round\" stroke-linejoin=\"round\">\n",
             width, height, width, height);
     const struct plot_canvas canvas = {f, svg_line, svg_dot, svg_rect, svg_text};
-    bool drawn = plot_draw(fig, width, height, &canvas);
+    bool drawn = plot_draw(what, width, height, &canvas);
     fputs("</g>\n</svg>\n", f);
     int error = !drawn ? ENOMEM : ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) != 0 && !error)

@@ -1,12 +1,14 @@
 /*
- * tools/plot.h — the charts `ember plot` draws: panels of curves, laid out
- * once (plot-draw.c) and painted on one of two canvases, an RGB picture
- * written as PNG (plot-png.c) or an SVG document (plot-svg.c).
+ * tools/plot.h — the pictures `ember plot` draws: panels of curves, or a
+ * timeline of spans in lanes, laid out once (plot-draw.c, plot-timeline.c)
+ * and painted on one of two canvases, an RGB picture written as PNG
+ * (plot-png.c) or an SVG document (plot-svg.c).
  *
  * A figure is data only: panels, each a list of series (points, a colour
- * index, a stroke), and the legend's labels. The layout turns data into
- * pixel positions, ticks and labels and calls the canvas's four functions,
- * so both formats show the same picture and nothing is drawn twice:
+ * index, a stroke), and the legend's labels; a timeline likewise (lanes of
+ * spans). The layout turns data into pixel positions, ticks and labels and
+ * calls the canvas's four functions, so both formats show the same picture
+ * and nothing is drawn twice:
  *
  *   struct plot_point pts[] = {{0, 2.3}, {100, 0.9}, {200, 0.6}};
  *   struct plot_series loss = {pts, 3, 0, PLOT_STROKE_SOLID};
@@ -15,7 +17,7 @@
  *       .colour_labels = (const char *[]){"run 1"}, .n_colours = 1,
  *       .stroke_labels = {"train", "train (epoch)", "test (epoch)"},
  *   };
- *   if (!plot_write_png(&fig, 640, 360, "loss.png"))
+ *   if (!plot_write_png((struct plot_picture){.figure = &fig}, 640, 360, "loss.png"))
  *       perror("loss.png");
  *
  * Coordinates on a canvas are pixels, x to the right and y down, as in PNG
@@ -69,6 +71,40 @@ struct plot_figure {
     const char *stroke_labels[PLOT_STROKES]; /* the legend's label for each stroke */
 };
 
+/* ---- a timeline: spans of time, in lanes ---- */
+
+struct plot_span {
+    double start, end; /* on the time axis, in ms */
+    int depth;         /* its row in its lane: 0 at the top, 1 for what a span there encloses, ... */
+    int colour;        /* an index into the timeline's colour_labels */
+    const char *label; /* written inside it where it fits; NULL: none */
+};
+
+#define PLOT_MAX_LANES 16
+#define PLOT_MAX_ROWS  16 /* rows in a lane; deeper spans share the last */
+
+struct plot_lane {
+    const char *title;
+    const struct plot_span *spans; /* in order of start */
+    int count;
+    int rows; /* 1 + the deepest span's depth, at least 1 */
+};
+
+struct plot_timeline {
+    double from, to; /* the window shown, in ms on the time axis */
+    struct plot_lane lanes[PLOT_MAX_LANES];
+    int n_lanes;                      /* one above the other */
+    const char *const *colour_labels; /* the legend's label for each colour (an op) */
+    int n_colours;
+    const char *note; /* written across a window without spans; NULL: none */
+};
+
+/* What a picture shows: a figure or a timeline (the other NULL). */
+struct plot_picture {
+    const struct plot_figure *figure;
+    const struct plot_timeline *timeline;
+};
+
 /* The canvas a layout paints on: a table of drawing functions, one per
  * output format. Sizes are pixels; `size` of text is its capital letters'
  * height. */
@@ -88,9 +124,9 @@ struct plot_canvas {
                  bool upright, struct plot_rgb colour);
 };
 
-/* Lays out `fig` on a canvas `width` by `height` pixels and paints it;
- * false when out of memory. */
-bool plot_draw(const struct plot_figure *fig, double width, double height, const struct plot_canvas *canvas);
+/* Lays out the picture on a canvas `width` by `height` pixels and paints
+ * it; false when out of memory. */
+bool plot_draw(struct plot_picture what, double width, double height, const struct plot_canvas *canvas);
 
 /* The width of `text` in pixels at that size in the PNG's font; SVG
  * viewers' sans-serif fonts come close, so the layout uses it for both. */
@@ -101,7 +137,7 @@ double plot_text_width(const char *text, double size);
 struct plot_rgb plot_palette(int colour);
 
 /* Each returns false with errno set when the file cannot be written. */
-bool plot_write_png(const struct plot_figure *fig, int width, int height, const char *path);
-bool plot_write_svg(const struct plot_figure *fig, int width, int height, const char *path);
+bool plot_write_png(struct plot_picture what, int width, int height, const char *path);
+bool plot_write_svg(struct plot_picture what, int width, int height, const char *path);
 
 #endif /* EMBER_PLOT_H */
