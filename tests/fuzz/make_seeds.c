@@ -3,11 +3,12 @@
  * files: the first images of Debian's Fashion-MNIST as IDX (plain and
  * gzipped), as CIFAR-10 records, as PNG, JPEG (baseline and progressive,
  * gray and colour) and BMP; a checkpoint of the safetensors harness's
- * model; the model files given on the command line.
+ * model; the trace of two profiled training steps of that model; the model
+ * files given on the command line.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
- * writes OUT/<harness>/<seed> for idx, cifar, safetensors, png, jpeg, bmp
- * and model_file.
+ * writes OUT/<harness>/<seed> for idx, cifar, safetensors, png, jpeg, bmp,
+ * trace and model_file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,34 @@ static void safetensors_seeds(void)
         exit(1);
     put("safetensors", "model.safetensors", data, size);
     free(data);
+
+    /* two training steps of it, traced, for `ember plot`'s trace reader */
+    char trace_dir[1100], trace_path[1200];
+    snprintf(trace_dir, sizeof trace_dir, "%s/trace", out);
+    mkdir(trace_dir, 0755);
+    snprintf(trace_path, sizeof trace_path, "%s/two-steps.json", trace_dir);
+    const int64_t x_shape[2] = {8, 6}, y_shape[1] = {8};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, x_shape), *y = ember_tensor_new(ctx, EMBER_I32, 1, y_shape);
+    ember_optim *opt = ember_adam_new(ember_model_params(m), ember_adam_defaults(0.001f));
+    float inputs[8 * 6];
+    for (int i = 0; i < 8 * 6; i++)
+        inputs[i] = (float)(i % 7) * 0.25f;
+    if (!x || !y || !opt || ember_tensor_write(x, inputs, sizeof inputs) != EMBER_OK ||
+        ember_profile_start(ctx, true) != EMBER_OK)
+        exit(1);
+    for (int step = 0; step < 2; step++) {
+        ember_optim_zero_grad(opt);
+        if (ember_backward(ember_cross_entropy(ember_model_forward(m, x), y)) != EMBER_OK ||
+            ember_optim_step(opt) != EMBER_OK)
+            exit(1);
+        ember_tape_clear(ctx);
+    }
+    ember_profile_stop(ctx);
+    if (ember_profile_write_trace(ctx, trace_path) != EMBER_OK)
+        exit(1);
+    ember_optim_free(opt);
+    ember_tensor_free(x);
+    ember_tensor_free(y);
     ember_model_free(m);
     ember_ctx_free(ctx);
 }
