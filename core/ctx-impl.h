@@ -51,6 +51,13 @@ struct ember_ctx {
     struct ember_storage *free_storages;
     struct ember_cached_buffer *cache;
     int cache_len, cache_cap;
+    /* The cache keeps at most twice as many bytes as the context has ever
+     * had in use at once (and 16 MiB more): a training step's working set
+     * and its temporaries fit, so steady steps still allocate nothing, but
+     * a long-lived context that builds networks of many sizes does not keep
+     * a buffer of every size it ever used (the fuzzer saw RSS pass 2.5 GB
+     * that way). */
+    uint64_t cached_bytes, in_use_peak;
 
     /* the autograd tape: every tensor the ops made, and the recorded nodes */
     struct ember_tensor **tape_tensors;

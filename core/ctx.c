@@ -229,6 +229,14 @@ static size_t round_request(size_t bytes)
     return (bytes + quantum - 1) / quantum * quantum;
 }
 
+/* the most bytes in use at once, for the cache's bound (ctx-impl.h) */
+static void note_in_use(ember_ctx *ctx)
+{
+    uint64_t in_use = ctx->stats.device_bytes - ctx->cached_bytes;
+    if (in_use > ctx->in_use_peak)
+        ctx->in_use_peak = in_use;
+}
+
 ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded)
 {
     size_t want = round_request(bytes ? bytes : 1);
@@ -237,6 +245,8 @@ ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *
         if (ctx->cache[i].bytes == want) {
             *buf = ctx->cache[i].buf;
             ctx->cache[i] = ctx->cache[--ctx->cache_len];
+            ctx->cached_bytes -= want;
+            note_in_use(ctx);
             *rounded = want;
             return EMBER_OK;
         }
@@ -259,8 +269,27 @@ ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *
         return st;
     ctx->stats.device_allocs++;
     ctx->stats.device_bytes += want;
+    note_in_use(ctx);
     *rounded = want;
     return EMBER_OK;
+}
+
+/* Gives the oldest cached buffers back until the cache is within its bound
+ * (ctx-impl.h). */
+static void cache_trim(ember_ctx *ctx)
+{
+    uint64_t bound = 2 * ctx->in_use_peak + ((uint64_t)16 << 20);
+    int gone = 0;
+    while (gone < ctx->cache_len && ctx->cached_bytes > bound) {
+        ctx->ops->release(ctx->dev, ctx->cache[gone].buf);
+        ctx->stats.device_bytes -= ctx->cache[gone].bytes;
+        ctx->cached_bytes -= ctx->cache[gone].bytes;
+        gone++;
+    }
+    if (gone) {
+        memmove(ctx->cache, ctx->cache + gone, (size_t)(ctx->cache_len - gone) * sizeof *ctx->cache);
+        ctx->cache_len -= gone;
+    }
 }
 
 void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes)
@@ -278,6 +307,8 @@ void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes)
         ctx->cache_cap = cap;
     }
     ctx->cache[ctx->cache_len++] = (struct ember_cached_buffer){.buf = buf, .bytes = bytes};
+    ctx->cached_bytes += bytes;
+    cache_trim(ctx);
 }
 
 void ember_buffer_cache_release(ember_ctx *ctx)
@@ -287,6 +318,7 @@ void ember_buffer_cache_release(ember_ctx *ctx)
         ctx->stats.device_bytes -= ctx->cache[i].bytes;
     }
     ctx->cache_len = 0;
+    ctx->cached_bytes = 0;
 }
 
 void ember_ctx_release_cached(ember_ctx *ctx)

@@ -219,6 +219,39 @@ static void test_predict(void)
     ember_ctx_free(ctx);
 }
 
+/* ----------------------------------------------------------- many models */
+
+/* A long-lived program that builds networks of many sizes in one context:
+ * the device buffers the context holds (in use and cached for reuse) stay
+ * within a bound of the largest network, instead of keeping a buffer of
+ * every size ever used (the model-file fuzzer passed 2.5 GB that way). */
+static void test_many_models(void)
+{
+    ember_ctx *ctx = ember_ctx_new();
+    CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
+    const int64_t shape[1] = {256};
+    uint64_t most = 0;
+    char text[128];
+    for (int width = 64; width <= 1024; width += 8) { /* 121 networks, none the same size */
+        snprintf(text, sizeof text, "fc: linear %d\nout: linear classes\n", width);
+        ember_model *m = ember_model_parse(ctx, "many", text, 1, shape, 10, 0);
+        CHECK(m, "%s", ember_last_error(ctx));
+        ember_memory_stats s;
+        ember_ctx_memory_stats(ctx, &s);
+        if (s.device_bytes > most)
+            most = s.device_bytes;
+        ember_model_free(m);
+    }
+    /* the largest: (256 + 1) * 1024 + (1024 + 1) * 10 floats, with its gradients */
+    uint64_t largest = 2 * 4 * ((256 + 1) * 1024 + (1024 + 1) * 10);
+    CHECK(most < 4 * largest + ((uint64_t)20 << 20),
+          "building 121 networks held up to %.1f MiB of buffers; the largest needs %.1f MiB",
+          (double)most / 1048576.0, (double)largest / 1048576.0);
+    printf("many models: at most %.1f MiB held while building 121 networks (the largest: %.1f MiB)\n",
+           (double)most / 1048576.0, (double)largest / 1048576.0);
+    ember_ctx_free(ctx);
+}
+
 /* ------------------------------------------------------------ checkpoints */
 
 static void test_checkpoints_in_memory(void)
@@ -491,5 +524,6 @@ int main(void)
     test_checkpoints_in_memory();
     test_arrays();
     test_process_state();
+    test_many_models();
     return test_finish("test_embed");
 }
