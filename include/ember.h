@@ -194,7 +194,9 @@ typedef struct ember_memory_stats {
 EMBER_API void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
 /* Gives the device buffers the context keeps for reuse back to the device
  * (or the host allocator): for a long-lived program between bursts of work.
- * The next step allocates them again. Tensors still alive are untouched. */
+ * The next step allocates them again. Tensors still alive are untouched.
+ * (The context bounds what it keeps by itself too: at most twice the most
+ * it has had in use at once, plus 16 MiB.) */
 EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
 
 /* Profiling: where a context's time goes (docs/how-it-works.md).
