@@ -96,6 +96,8 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
  * empties the cache and tries once more before failing with the sizes. */
 ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded);
 void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes);
+/* the same, straight back to the device, not into the cache */
+void ember_buffer_give_back(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_cache_release(ember_ctx *ctx);
 
 /* Opens a file to read only if it is a regular file (files.c): a FIFO, a

@@ -311,6 +311,12 @@ void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes)
     cache_trim(ctx);
 }
 
+void ember_buffer_give_back(ember_ctx *ctx, void *buf, size_t bytes)
+{
+    ctx->ops->release(ctx->dev, buf);
+    ctx->stats.device_bytes -= bytes;
+}
+
 void ember_buffer_cache_release(ember_ctx *ctx)
 {
     for (int i = 0; i < ctx->cache_len; i++) {

@@ -53,6 +53,7 @@ static struct ember_tensor *grow_flat(ember_ctx *ctx, struct ember_tensor *old, 
     struct ember_tensor *flat = ember_tensor_alloc(ctx, EMBER_F32, 1, &numel, EMBER_OWNER_PARAMS);
     if (!flat)
         return NULL;
+    flat->storage->uncached = true; /* when the next layer replaces it, its size is of no more use */
     ember_status st = ember_tensor_fill(flat, 0.0f);
     if (st == EMBER_OK && old && keep > 0) {
         struct ember_ewise e = {.ndim = 1, .dense = true, .numel = keep, .shape = {keep},

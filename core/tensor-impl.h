@@ -22,6 +22,10 @@ struct ember_storage {
     void *buf;
     size_t bytes;
     int refs;
+    /* given back to the device when freed instead of kept in the context's
+     * cache: a parameter bank's, replaced by a larger one at each layer a
+     * network adds, whose old sizes never come back */
+    bool uncached;
     struct ember_storage *next_free;
 };
 

@@ -104,7 +104,10 @@ static void storage_unref(struct ember_storage *s)
     if (--s->refs > 0)
         return;
     ember_ctx *ctx = s->ctx;
-    ember_buffer_put(ctx, s->buf, s->bytes);
+    if (s->uncached)
+        ember_buffer_give_back(ctx, s->buf, s->bytes);
+    else
+        ember_buffer_put(ctx, s->buf, s->bytes);
     s->next_free = ctx->free_storages;
     ctx->free_storages = s;
 }

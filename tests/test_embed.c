@@ -249,6 +249,30 @@ static void test_many_models(void)
           (double)most / 1048576.0, (double)largest / 1048576.0);
     printf("many models: at most %.1f MiB held while building 121 networks (the largest: %.1f MiB)\n",
            (double)most / 1048576.0, (double)largest / 1048576.0);
+
+    /* and one network asked about batches of every size from 1 to 256:
+     * every size's activations are cached for reuse, up to the bound */
+    snprintf(text, sizeof text, "fc: linear 1024\nout: linear classes\n");
+    ember_model *m = ember_model_parse(ctx, "many", text, 1, shape, 10, 0);
+    float *in = calloc(256 * 256, sizeof *in), *logits = malloc(256 * 10 * sizeof *logits);
+    CHECK(m && in && logits, "%s", ember_last_error(ctx));
+    most = 0;
+    for (int n = 1; m && in && logits && n <= 256; n++) {
+        CHECK_OK(ctx, ember_model_predict(m, in, n, logits));
+        ember_memory_stats s;
+        ember_ctx_memory_stats(ctx, &s);
+        if (s.device_bytes > most)
+            most = s.device_bytes;
+    }
+    /* the network and its gradients, and one pass of 256: input, hidden, logits */
+    uint64_t need = 2 * 4 * ((256 + 1) * 1024 + (1024 + 1) * 10) + 4 * 256 * (256 + 1024 + 10);
+    CHECK(most < 2 * need + ((uint64_t)20 << 20), "batches of 256 sizes held up to %.1f MiB; the largest needs %.1f",
+          (double)most / 1048576.0, (double)need / 1048576.0);
+    printf("many batch sizes: at most %.1f MiB held (the network and its largest pass: %.1f MiB)\n",
+           (double)most / 1048576.0, (double)need / 1048576.0);
+    free(in);
+    free(logits);
+    ember_model_free(m);
     ember_ctx_free(ctx);
 }
 
