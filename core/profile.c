@@ -670,21 +670,6 @@ char *ember_profile_table(const ember_ctx *ctx)
 
 /* ------------------------------------------------------------ the trace */
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* per track, by start, and an enclosing event before what it encloses:
  * the order the format's viewers nest by */
 static int trace_order(const void *a, const void *b)
@@ -697,31 +682,36 @@ static int trace_order(const void *a, const void *b)
     return x->seconds > y->seconds ? -1 : x->seconds < y->seconds ? 1 : 0;
 }
 
-static void write_event(FILE *f, const struct trace_event *e)
+/* One event as a line of the trace, appended to `line`. */
+static void write_event(struct ember_text *line, const struct trace_event *e)
 {
     bool op = strcmp(e->category, "op") == 0;
-    char label[64];
-    snprintf(label, sizeof label, "%s%s%s", e->op ? e->op : "", e->op && e->phase ? " " : "",
-             e->op && e->phase ? e->phase : "");
-    fputs(",\n{\"name\": ", f);
-    if (op) { /* an op's span: "conv2d forward" */
-        snprintf(label, sizeof label, "%s%s%s", e->name, e->phase ? " " : "", e->phase ? e->phase : "");
-        json_string(f, label);
-    } else {
-        json_string(f, e->name);
-    }
-    fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1", e->category,
-            e->start * 1e6, e->seconds * 1e6, (int)e->track);
+    char label[64]; /* an op span's name, or the op a call belongs to: "conv2d forward" */
+    const char *op_name = op ? e->name : e->op;
+    snprintf(label, sizeof label, "%s%s%s", op_name ? op_name : "", op_name && e->phase ? " " : "",
+             op_name && e->phase ? e->phase : "");
+    ember_text_printf(line, ",\n{\"name\": ");
+    ember_text_json_string(line, op ? label : e->name);
+    ember_text_printf(line, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1",
+                      e->category, e->start * 1e6, e->seconds * 1e6, (int)e->track);
     if (!op) {
-        fputs(", \"args\": {\"op\": ", f);
-        json_string(f, label);
+        ember_text_printf(line, ", \"args\": {\"op\": ");
+        ember_text_json_string(line, label);
         if (e->flops > 0.0)
-            fprintf(f, ", \"flops\": %.0f", e->flops);
+            ember_text_printf(line, ", \"flops\": %.0f", e->flops);
         if (e->bytes > 0.0)
-            fprintf(f, ", \"bytes\": %.0f", e->bytes);
-        fputc('}', f);
+            ember_text_printf(line, ", \"bytes\": %.0f", e->bytes);
+        ember_text_printf(line, "}");
     }
-    fputc('}', f);
+    ember_text_printf(line, "}");
+}
+
+/* Writes what `line` holds and empties it, keeping its buffer for the next. */
+static void line_write(struct ember_text *line, FILE *f)
+{
+    if (line->len)
+        fwrite(line->s, 1, line->len, f);
+    line->len = 0;
 }
 
 ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
@@ -740,22 +730,31 @@ ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
     qsort(p->events, (size_t)p->event_len, sizeof *p->events, trace_order);
     /* process 1 is the host (op spans with the calls made inside them),
      * process 2 the device (what it ran), each one track */
-    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"device\": ", f);
-    json_string(f, ctx->device_name);
-    fprintf(f, ", \"events_dropped\": %s},\n\"traceEvents\": [\n", p->events_dropped ? "true" : "false");
-    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"host\"}},\n",
-            TRACK_HOST);
-    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": ",
-            TRACK_DEVICE);
-    json_string(f, ctx->device_name);
-    fputs("}},\n", f);
-    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"ops and "
-               "calls\"}},\n", TRACK_HOST);
-    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"%s\"}}",
-            TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
-    for (int64_t i = 0; i < p->event_len; i++)
-        write_event(f, &p->events[i]);
+    struct ember_text line = {0};
+    ember_text_printf(&line, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"device\": ");
+    ember_text_json_string(&line, ctx->device_name);
+    ember_text_printf(&line, ", \"events_dropped\": %s},\n\"traceEvents\": [\n", p->events_dropped ? "true" : "false");
+    ember_text_printf(&line, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
+                             "\"host\"}},\n", TRACK_HOST);
+    ember_text_printf(&line, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": ",
+                      TRACK_DEVICE);
+    ember_text_json_string(&line, ctx->device_name);
+    ember_text_printf(&line, "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
+                             "{\"name\": \"ops and calls\"}},\n", TRACK_HOST);
+    ember_text_printf(&line, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
+                             "\"%s\"}}", TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
+    line_write(&line, f);
+    for (int64_t i = 0; i < p->event_len && !line.failed; i++) {
+        write_event(&line, &p->events[i]);
+        line_write(&line, f);
+    }
     fputs("\n]}\n", f);
+    bool out_of_memory = line.failed;
+    free(ember_text_take(&line));
+    if (out_of_memory) {
+        fclose(f);
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory writing the trace %s", path);
+    }
     if (ferror(f) | (fclose(f) != 0))
         return ember_fail(ctx, EMBER_ERR_IO, "cannot write the trace %s: %s", path, strerror(errno));
     return EMBER_OK;

@@ -5,6 +5,8 @@
 #                                     in $TMP/err, status in $status
 #   expect_status N WHAT              the last run exited N
 #   expect_text TEXT WHAT             the last run's output, either stream, holds TEXT
+#   expect STATUS PATTERN -- CMD...   runs any command (env -u ... too): it exits STATUS and its
+#                                     output, both streams in $TMP/out, matches the grep PATTERN
 #   jcheck WHAT PYTHON-EXPRESSION     the last run's output, JSON from `ember devices --json`, passes
 #                                     the expression (d the whole; cuda, opencl, cpu the backends'
 #                                     sections; dev the devices by name)
@@ -21,6 +23,15 @@ run() {
     # shellcheck disable=SC2086 # vars is a list of assignments
     env $vars "$EMBER" "$@" >"$TMP/out" 2>"$TMP/err"
     status=$?
+}
+
+expect() {
+    want=$1 pattern=$2
+    shift 3
+    "$@" >"$TMP/out" 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 800 "$TMP/out")"
+    grep -q -- "$pattern" "$TMP/out" || fail "$*: output lacks \"$pattern\": $(head -c 800 "$TMP/out")"
 }
 
 expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1: $(cat "$TMP/out" "$TMP/err" | head -c 500)"; }

@@ -5,19 +5,7 @@ set -u
 EMBER=$1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
-
-# expect STATUS PATTERN-IN-OUTPUT -- command...
-expect() {
-    want=$1 pattern=$2
-    shift 3
-    "$@" >"$TMP/out" 2>&1
-    got=$?
-    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 600 "$TMP/out")"
-    grep -q -- "$pattern" "$TMP/out" || fail "$*: output lacks \"$pattern\": $(head -c 600 "$TMP/out")"
-}
+. "$(dirname "$0")/cli-util.sh"
 
 expect 0 "usage: ember" -- "$EMBER" --help
 expect 0 "^ember [0-9]" -- "$EMBER" --version

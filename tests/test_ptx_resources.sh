@@ -21,18 +21,8 @@ set -u
 EMBER=$1 CU11=${2:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-failures=0 ran=0 skipped=""
-fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
-
-# expect STATUS PATTERN-IN-OUTPUT -- command...
-expect() {
-    want=$1 pattern=$2
-    shift 3
-    "$@" >"$TMP/out" 2>&1
-    got=$?
-    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 800 "$TMP/out")"
-    grep -q -- "$pattern" "$TMP/out" || fail "$*: output lacks \"$pattern\": $(head -c 800 "$TMP/out")"
-}
+. "$(dirname "$0")/cli-util.sh"
+ran=0 skipped=""
 
 # ptxas -v's numbers for one kernel, read here independently of ember:
 # registers, shared, constant (every bank), stack, spill stores, spill loads
