@@ -1,7 +1,7 @@
 # cmake/install.cmake — what `cmake --install` puts in the prefix, for
 # programs that embed ember (docs/embedding.md):
 #
-#   include/ember.h
+#   include/ember.h, include/ember-mpi.h (an ember_collective over MPI, header only)
 #   lib/libember.so.0.2.0, libember.so.0.2 (the SONAME), libember.so; lib/libember.a
 #   lib/pkgconfig/ember.pc        pkg-config --cflags --libs ember (--static for libember.a)
 #   lib/cmake/ember/              find_package(ember): ember::ember, ember::ember_static
@@ -14,7 +14,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS ember EXPORT emberTargets)
 install(TARGETS ember_static EXPORT emberStaticTargets)
 install(TARGETS ember_cli)
-install(FILES include/ember.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/ember.h include/ember-mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # What libember.a needs besides itself, read from EMBER_LINK_LIBS: the
 # packages of its imported targets, which the CMake config finds again, and

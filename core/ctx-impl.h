@@ -79,8 +79,6 @@ struct ember_ctx {
 ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap);
-void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Host allocations the context counts (memory stats). They report out of
  * memory on the context and return NULL. */

@@ -183,6 +183,10 @@ EMBER_API void ember_clear_error(ember_ctx *ctx);
  * or layer of your own) to report the same way; returns `status`. */
 EMBER_API ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Logs a message through the context's callback (ember_ctx_set_log), as
+ * the library's own notes and warnings go. */
+EMBER_API void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
  * leaves every counter unchanged. */
@@ -784,6 +788,84 @@ EMBER_API ember_status ember_model_evaluate(ember_model *model, ember_dataset *d
  * classes, filled). */
 EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_dataset *data, int64_t batch,
                                             double *accuracy, double *loss, int64_t *confusion);
+
+/* ----------------------------------------------------------- data parallel
+ *
+ * One model trained on several devices at once, and across processes
+ * (docs/parallel.md). The model and its optimizer stay where they are: the
+ * model's own context is the first device and holds the master copy. Every
+ * other device gets a replica, in a context and a thread of its own. A
+ * step splits the batch between the devices in proportion to their
+ * measured speed, runs each share's forward and backward at the same time,
+ * sums the gradients on the host in a fixed order (weighted by each share's
+ * rows, so the sum is the whole batch's mean gradient), takes one
+ * optimizer step on the master copy and writes its parameters back to
+ * every replica: the replicas stay identical bit for bit, whatever mix of
+ * devices they run on.
+ *
+ *     const char *others[] = {"opencl:0"};
+ *     ember_parallel_options po = {.devices = others, .device_count = 1};
+ *     ember_parallel *par = ember_parallel_new(net, opt, &po);
+ *     while (ember_batcher_next(batches, &x, &y))
+ *         if (ember_parallel_step(par, x, y, &loss, &correct) != EMBER_OK) break;
+ *
+ * Across processes, `collective` sums the gradients over every process
+ * after each one's own devices have: each process trains its part of every
+ * batch (rank r of N the rows [rB/N, (r+1)B/N) of a batch of B, all drawing
+ * the same batches), and each takes the same optimizer step.
+ * include/ember-mpi.h makes an ember_collective of an MPI communicator. */
+typedef struct ember_parallel ember_parallel;
+
+/* Sums across processes, implemented by the caller over its transport
+ * (ember-mpi.h: MPI). Every function returns EMBER_OK, or a failure whose
+ * reason `error` then gives ("rank 1 did not answer for 60 s"). */
+typedef struct ember_collective {
+    int rank, size; /* this process's place, and how many take part */
+    void *user;     /* handed back to every call */
+    /* Starts summing `count` floats over every process, in place; after
+     * sum_wait of the same `bucket` (0 up to 63, one step's sums in
+     * flight at once) every process holds the same sums. */
+    ember_status (*sum_start)(void *user, int bucket, float *data, size_t count);
+    ember_status (*sum_wait)(void *user, int bucket);
+    /* Copies `count` floats from rank 0 to every other rank, in place. */
+    ember_status (*broadcast)(void *user, float *data, size_t count);
+    const char *(*error)(void *user);
+} ember_collective;
+
+typedef struct ember_parallel_options {
+    const char *const *devices; /* the other devices: "cuda:1", "cpu", "opencl:0" */
+    int device_count;
+    int threads;       /* CPU threads of each cpu device, the model's own included
+                        * (0: the cores shared between them) */
+    bool keep_all;     /* never leave a slow device out (see below) */
+    bool fixed_shares; /* equal shares, never rebalanced: the same split every run */
+    const ember_collective *collective; /* NULL: this process alone */
+} ember_parallel_options;
+
+/* Sets up replicas of `model` (built from a model file or a built-in: a
+ * wrapped C network cannot be copied to another device) on the other
+ * devices; with a collective, every process starts from rank 0's
+ * parameters. `opt` must be the model's optimizer. Neither is taken over:
+ * free the parallel trainer before them. Unless keep_all, the trainer
+ * times its first steps with every device and then without each of the
+ * others, and leaves out a device the step is faster without (a note
+ * through the log says so); the model's own device always trains. */
+EMBER_API ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt,
+                                             const ember_parallel_options *options);
+EMBER_API void ember_parallel_free(ember_parallel *par);
+/* One training step over the batch x (B, sample shape...) and y (B), on
+ * the model's context: zero_grad, forward, cross-entropy, backward and the
+ * optimizer's step on every device. `loss` (the mean) and `correct` (right
+ * predictions) are the whole batch's, over every process; either may be
+ * NULL. A device that fails stops the step with its name and reason; the
+ * master copy is then as it was before the step. */
+EMBER_API ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_tensor *y, float *loss,
+                                           int64_t *correct);
+/* Checks that every process holds the same parameters (a hash, summed
+ * across them); if not, rank 0's go to all and *drifted says so. */
+EMBER_API ember_status ember_parallel_check(ember_parallel *par, bool *drifted);
+/* "cpu 41% + opencl:0 59%": the devices and this step's shares */
+EMBER_API const char *ember_parallel_describe(ember_parallel *par);
 
 #ifdef __cplusplus
 }

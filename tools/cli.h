@@ -31,6 +31,17 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* prints the context's last error and returns its exit status */
 int cli_fail(ember_ctx *ctx, const char *doing);
 
+/* Under mpirun (tools/cli-mpi.c): joins the other ranks when the launcher
+ * started several (or says this build cannot); the collective for
+ * ember_parallel (NULL when alone); this rank and the number of ranks; and
+ * the end, which on a failure stops every rank (MPI_Abort) rather than
+ * leave them waiting. Returns exit statuses. */
+int cli_mpi_start(int *argc, char ***argv);
+const ember_collective *cli_mpi_collective(void);
+int cli_mpi_rank(void);
+int cli_mpi_size(void);
+int cli_mpi_end(int rc);
+
 /* A context logging to stderr: warnings, or info too when verbose. */
 ember_ctx *cli_ctx_new(bool verbose, int threads);
 

@@ -47,7 +47,12 @@ static const char usage[] =
     "  --momentum X        sgd momentum (default 0)\n"
     "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
     "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
-    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
+    "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N;\n"
+    "                      several at once, each training its share of every batch:\n"
+    "                      cuda:0,cuda:1 or cpu,opencl:0 (the first keeps the model), or all\n"
+    "                      (docs/parallel.md; under mpirun, each rank its part of the batch)\n"
+    "  --keep-devices      with several devices, never leave out one the step is faster\n"
+    "                      without\n"
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "                      instead of failing\n"
     "  --threads N         cpu threads (default: every core)\n"
@@ -74,7 +79,7 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -132,7 +137,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
         {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
-        {"fallback", required_argument, NULL, OPT_FALLBACK},
+        {"fallback", required_argument, NULL, OPT_FALLBACK}, {"keep-devices", no_argument, NULL, OPT_KEEP_DEVICES},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
         {"metrics", required_argument, NULL, 'j'},  {"no-eval", no_argument, NULL, OPT_NO_EVAL},
         {"quiet", no_argument, NULL, 'q'},          {"verbose", no_argument, NULL, 'v'},
@@ -165,6 +170,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
         case 'D': o->device = optarg; break;
         case OPT_FALLBACK: o->fallback = optarg; break;
+        case OPT_KEEP_DEVICES: o->keep_devices = true; break;
         case OPT_SCHEDULE: o->schedule = optarg; break;
         case OPT_WARMUP: ok = cli_parse_float("warmup", optarg, 0.0, 1e6, &o->warmup); break;
         case OPT_STEP_EPOCHS: ok = cli_parse_float("step-epochs", optarg, 1e-6, 1e6, &o->step_epochs); break;
@@ -363,22 +369,91 @@ static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *
     return rc;
 }
 
+/* --device's list: "cpu,opencl:0" split, or "all" as every usable device in
+ * the order auto tries them (the best first, to keep the model). Returns
+ * how many, or 0 after saying what is wrong. */
+enum { MAX_DEVICES = 16 };
+static int device_list(const char *spec, int64_t threads, char names[MAX_DEVICES][32])
+{
+    int n = 0;
+    if (strcmp(spec, "all") == 0) {
+        ember_device_info found[MAX_DEVICES];
+        int count = ember_devices(found, MAX_DEVICES, (int)threads);
+        for (int i = 0; i < count && i < MAX_DEVICES; i++)
+            if (found[i].usable) {
+                memcpy(names[n], found[i].name, sizeof names[0]);
+                names[n++][sizeof names[0] - 1] = '\0';
+            }
+        if (n == 0)
+            cli_error("--device all: no device can train here (ember devices says why)");
+        return n;
+    }
+    for (const char *at = spec; *at; n++) {
+        size_t len = strcspn(at, ",");
+        if (len == 0 || len >= sizeof names[0] || n == MAX_DEVICES) {
+            cli_error("--device takes up to %d devices, joined by commas (cpu,opencl:0), not \"%s\"", MAX_DEVICES,
+                      spec);
+            return 0;
+        }
+        snprintf(names[n], sizeof names[0], "%.*s", (int)len, at);
+        at += len + (at[len] == ',');
+    }
+    return n;
+}
+
+/* With several devices, or as one of several ranks: the data-parallel
+ * trainer over the model (docs/parallel.md); NULL when neither. */
+static int start_parallel(const struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
+                          char names[MAX_DEVICES][32], int devices, ember_parallel **par)
+{
+    *par = NULL;
+    if (devices < 2 && !cli_mpi_collective())
+        return EXIT_OK;
+    const char *others[MAX_DEVICES];
+    for (int i = 1; i < devices; i++)
+        others[i - 1] = names[i];
+    ember_parallel_options po = {.devices = others, .device_count = devices - 1, .threads = (int)o->threads,
+                                 .keep_all = o->keep_devices, .collective = cli_mpi_collective()};
+    if (!(*par = ember_parallel_new(model, opt, &po)))
+        return cli_fail(ctx, "cannot train on several devices");
+    return EXIT_OK;
+}
+
 int cmd_train(int argc, char **argv)
 {
     struct train_options o;
-    int rc = parse_options(argc, argv, &o);
+    int rc = cli_mpi_start(&argc, &argv);
     if (rc != EXIT_OK)
-        return rc < 0 ? EXIT_OK : rc;
+        return rc;
+    if ((rc = parse_options(argc, argv, &o)) != EXIT_OK)
+        return cli_mpi_end(rc < 0 ? EXIT_OK : rc);
+    /* under mpirun, rank 0 alone speaks and writes: progress, metrics, checkpoints */
+    bool lead = cli_mpi_rank() == 0;
+    if (!lead) {
+        o.quiet = true;
+        o.metrics = NULL;
+        o.save = NULL;
+        o.save_every = 0;
+        o.profile = false;
+        o.trace = NULL;
+    }
+    char devices[MAX_DEVICES][32];
+    int device_count = device_list(o.device, o.threads, devices);
+    if (device_count == 0) {
+        train_options_free(&o);
+        return cli_mpi_end(EXIT_USAGE);
+    }
 
     ember_dataset *train = NULL, *test = NULL;
     ember_model *model = NULL;
     ember_optim *opt = NULL;
     ember_batcher *batches = NULL;
+    ember_parallel *par = NULL;
     struct train_position pos = {.best_acc = -1.0};
     ember_ctx *ctx = cli_ctx_new(o.verbose, (int)o.threads);
     if (!ctx)
-        return EXIT_FAILURE_OTHER;
-    if ((rc = cli_open_device(ctx, o.device, o.fallback)) != EXIT_OK)
+        return cli_mpi_end(EXIT_FAILURE_OTHER);
+    if ((rc = cli_open_device(ctx, devices[0], o.fallback)) != EXIT_OK)
         goto done;
     if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
         goto done;
@@ -431,13 +506,19 @@ int cmd_train(int argc, char **argv)
             rc = cli_fail(ctx, "cannot resume: the checkpoint's place is not in this data");
             goto done;
         }
-        fprintf(stderr, "ember: resuming %s at epoch %lld, step %lld of %lld\n", o.resume,
-                (long long)pos.epochs_done + 1, (long long)pos.step_in_epoch, (long long)ember_batcher_steps(batches));
+        if (lead)
+            fprintf(stderr, "ember: resuming %s at epoch %lld, step %lld of %lld\n", o.resume,
+                    (long long)pos.epochs_done + 1, (long long)pos.step_in_epoch,
+                    (long long)ember_batcher_steps(batches));
     }
-    fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n", ember_model_describe(model),
-            ember_dataset_describe(train), ember_ctx_device_name(ctx), o.optim, o.lr,
-            strcmp(o.schedule, "constant") ? " " : "", strcmp(o.schedule, "constant") ? o.schedule : "",
-            (long long)o.batch);
+    /* after the resume: every replica and rank starts from the master's state */
+    if ((rc = start_parallel(&o, ctx, model, opt, devices, device_count, &par)) != EXIT_OK)
+        goto done;
+    if (lead)
+        fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n", ember_model_describe(model),
+                ember_dataset_describe(train), par ? ember_parallel_describe(par) : ember_ctx_device_name(ctx),
+                o.optim, o.lr, strcmp(o.schedule, "constant") ? " " : "",
+                strcmp(o.schedule, "constant") ? o.schedule : "", (long long)o.batch);
 
     int64_t per_full_epoch = ember_batcher_steps(batches), classes = ember_dataset_classes(train);
     float *scratch = malloc((size_t)(o.batch * classes) * sizeof *scratch);
@@ -490,16 +571,23 @@ int cmd_train(int argc, char **argv)
             }
             r.lr = ember_lr_at(&schedule, pos.total_steps);
             ember_optim_set_lr(opt, r.lr);
-            ember_optim_zero_grad(opt);
-            ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
-            ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
             float value = NAN;
             int64_t correct = 0;
-            if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
-                ember_tensor_item(loss, &value) != EMBER_OK ||
-                count_correct(logits, y, scratch, labels, &correct) != EMBER_OK) {
-                rc = cli_fail(ctx, "training failed");
-                break;
+            if (par) { /* the same step, shared between devices or ranks */
+                if (ember_parallel_step(par, x, y, &value, &correct) != EMBER_OK) {
+                    rc = cli_fail(ctx, "training failed");
+                    break;
+                }
+            } else {
+                ember_optim_zero_grad(opt);
+                ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
+                ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
+                if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
+                    ember_tensor_item(loss, &value) != EMBER_OK ||
+                    count_correct(logits, y, scratch, labels, &correct) != EMBER_OK) {
+                    rc = cli_fail(ctx, "training failed");
+                    break;
+                }
             }
             ember_tape_clear(ctx);
             if (!isfinite(value)) {
@@ -551,6 +639,10 @@ int cmd_train(int argc, char **argv)
         if (stop_signal) {
             /* the step is done: save where the run stands (after an epoch's
              * last batch too: resuming then ends that epoch, test pass included) */
+            if (!lead) {
+                rc = 128 + stop_signal;
+                break;
+            }
             if (!o.save)
                 o.save = "ember-interrupted.safetensors";
             rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
@@ -573,6 +665,18 @@ int cmd_train(int argc, char **argv)
             pos.correct = pos.seen = 0;
         }
 
+        if (par) { /* every rank still holds rank 0's parameters; the shares the step settled on */
+            bool drifted = false;
+            if (ember_parallel_check(par, &drifted) != EMBER_OK) {
+                rc = cli_fail(ctx, "training failed");
+                break;
+            }
+            if (drifted && lead)
+                fprintf(stderr, "ember: warning: the ranks' parameters had drifted apart; rank 0's went to all\n");
+            if (lead)
+                fprintf(stderr, "ember: devices: %s\n", ember_parallel_describe(par));
+        }
+        /* every rank evaluates (the same figure), so none waits on rank 0 past the time limit */
         if (o.eval) {
             double t0 = cli_now();
             if (ember_model_evaluate(model, test, o.batch, &r.test_acc, &r.test_loss) != EMBER_OK) {
@@ -580,10 +684,11 @@ int cmd_train(int argc, char **argv)
                 break;
             }
             r.eval_seconds = cli_now() - t0;
-            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
+            if (lead)
+                fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
                     "%.4f, %.0f images/s, %.1f s\n", (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc,
                     r.test_loss, r.test_acc, (double)r.images / r.seconds, r.seconds);
-        } else {
+        } else if (lead) {
             fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, %.0f images/s, %.1f s\n",
                     (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc, (double)r.images / r.seconds,
                     r.seconds);
@@ -599,7 +704,8 @@ int cmd_train(int argc, char **argv)
                 break;
         }
         if (o.early_stop && epoch - pos.best_epoch >= o.early_stop && epoch < o.epochs) {
-            fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
+            if (lead)
+                fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
                     "epoch %lld%s%s)\n", (long long)o.early_stop, pos.best_acc, (long long)pos.best_epoch,
                     o.save ? "; its model is in " : "", o.save ? "the .best checkpoint" : "");
             break;
@@ -620,6 +726,7 @@ int cmd_train(int argc, char **argv)
     if (rc == EXIT_OK && (o.profile || o.trace))
         rc = cli_profile_report(ctx, o.profile ? stdout : NULL, o.trace, "training steps");
 done:
+    ember_parallel_free(par);
     ember_batcher_free(batches);
     ember_optim_free(opt);
     ember_model_free(model);
@@ -627,5 +734,5 @@ done:
     ember_dataset_free(test);
     ember_ctx_free(ctx);
     train_options_free(&o);
-    return rc;
+    return cli_mpi_end(rc);
 }

@@ -34,6 +34,7 @@ struct train_options {
     double lr, momentum, weight_decay, warmup, step_epochs, gamma, min_lr;
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
+    bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
     uint32_t given; /* bit i: train_settings[i] was on the command line */
     char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;

@@ -5,6 +5,7 @@
  * its buffers would not fit an address-space limit, a plain blocked loop
  * stands in, correct but several times slower.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "../../core/limits-impl.h"
@@ -84,19 +85,30 @@ static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n
  * may use OpenBLAS too (numpy in the same process, its own solvers). ember
  * wants it single-threaded inside its own pool's tasks, so it sets 1 for
  * the length of each of its calls and puts the caller's count back after:
- * two stores, against a product of at least thousands of flops. */
-static int blas_threads_enter(void)
+ * two stores, against a product of at least thousands of flops. Several
+ * contexts may multiply at once (data-parallel replicas, docs/parallel.md),
+ * so the first one in sets 1 and the last one out restores: no call runs
+ * while another has put the caller's count back. */
+static pthread_mutex_t blas_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_threads_inside, blas_threads_theirs;
+
+static void blas_threads_enter(void)
 {
-    int theirs = openblas_get_num_threads();
-    if (theirs != 1)
-        openblas_set_num_threads(1);
-    return theirs;
+    pthread_mutex_lock(&blas_threads_lock);
+    if (blas_threads_inside++ == 0) {
+        blas_threads_theirs = openblas_get_num_threads();
+        if (blas_threads_theirs != 1)
+            openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_threads_lock);
 }
 
-static void blas_threads_leave(int theirs)
+static void blas_threads_leave(void)
 {
-    if (theirs != 1)
-        openblas_set_num_threads(theirs);
+    pthread_mutex_lock(&blas_threads_lock);
+    if (--blas_threads_inside == 0 && blas_threads_theirs != 1)
+        openblas_set_num_threads(blas_threads_theirs);
+    pthread_mutex_unlock(&blas_threads_lock);
 }
 
 const char *cpu_blas_library(void)
@@ -124,14 +136,12 @@ static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n
     gemm_plain(g, m, n, a, b, c);
 }
 
-static int blas_threads_enter(void)
+static void blas_threads_enter(void)
 {
-    return 1;
 }
 
-static void blas_threads_leave(int theirs)
+static void blas_threads_leave(void)
 {
-    (void)theirs;
 }
 
 const char *cpu_blas_library(void)
@@ -192,7 +202,7 @@ ember_status cpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember
         return EMBER_OK;
     }
     int64_t flops = 2 * g->m * g->n * g->k;
-    int theirs = blas_threads_enter();
+    blas_threads_enter();
     if (g->batch > 1) {
         /* one task per matrix, at least ~100k flops per task */
         cpu_parallel_for(d->pool, g->batch, 100000 / flops + 1, gemm_batch_range, &j);
@@ -203,6 +213,6 @@ ember_status cpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember
         int64_t grain = flops < 200000 ? len : 32;
         cpu_parallel_for(d->pool, len, grain, gemm_part_range, &j);
     }
-    blas_threads_leave(theirs);
+    blas_threads_leave();
     return EMBER_OK;
 }

@@ -1,0 +1,92 @@
+/*
+ * tools/cli-mpi.c — `ember train` as one rank of many, under mpirun
+ * (docs/parallel.md, "Many processes").
+ *
+ * mpirun starts the same command N times; each rank finds its place in the
+ * environment the launcher sets and joins through MPI. Only a build with
+ * MPI can (CMake finds Debian's Open MPI when it is installed); any other
+ * says how to get one rather than train N separate copies of the model.
+ */
+#include <stdlib.h>
+
+#include "cli.h"
+
+#ifdef EMBER_HAVE_MPI
+#include <mpi.h>
+
+#include "ember-mpi.h"
+
+static ember_mpi mpi;
+#endif
+static int mpi_size = 1, mpi_rank = 0;
+
+/* How many processes the launcher started: Open MPI's and the PMI
+ * launchers' variables (MPICH, Slurm); 1 when not under one. */
+static int launched_size(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *v = getenv(names[i]);
+        if (v && atoi(v) > 0)
+            return atoi(v);
+    }
+    return 1;
+}
+
+int cli_mpi_start(int *argc, char ***argv)
+{
+    int launched = launched_size();
+    if (launched < 2)
+        return EXIT_OK;
+#ifdef EMBER_HAVE_MPI
+    const char *limit = getenv("EMBER_MPI_TIMEOUT");
+    double timeout = limit ? atof(limit) : 60.0;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        cli_error("MPI_Init failed: this process cannot join the other %d", launched - 1);
+        return EXIT_DEVICE;
+    }
+    if (ember_mpi_open(&mpi, MPI_COMM_WORLD, timeout) != 0) {
+        cli_error("%s", mpi.error);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_DEVICE);
+        return EXIT_DEVICE;
+    }
+    mpi_rank = mpi.collective.rank;
+    mpi_size = mpi.collective.size;
+    return EXIT_OK;
+#else
+    (void)argc;
+    (void)argv;
+    cli_error("this ember was built without MPI, so it cannot train as one of %d processes: install Open MPI "
+              "(apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh --tests) and build again "
+              "(docs/parallel.md)", launched);
+    return EXIT_USAGE;
+#endif
+}
+
+const ember_collective *cli_mpi_collective(void)
+{
+#ifdef EMBER_HAVE_MPI
+    if (mpi_size > 1)
+        return &mpi.collective;
+#endif
+    return NULL;
+}
+
+int cli_mpi_rank(void) { return mpi_rank; }
+int cli_mpi_size(void) { return mpi_size; }
+
+int cli_mpi_end(int rc)
+{
+#ifdef EMBER_HAVE_MPI
+    if (mpi_size > 1) {
+        if (rc != EXIT_OK) { /* the others may be waiting on this rank: end them all, now */
+            fprintf(stderr, "ember: rank %d of %d stops every rank (MPI_Abort, exit %d)\n", mpi_rank, mpi_size, rc);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, rc);
+        }
+        ember_mpi_close(&mpi);
+        MPI_Finalize();
+    }
+#endif
+    return rc;
+}
