@@ -109,7 +109,7 @@ static void trial_next(struct ember_parallel *par)
         return;
     par->replicas[best].left_out = true;
     ember_log(par->ctx, EMBER_LOG_WARN,
-              "note: leaving %s out of the training: the step ran at %.0f images/s with it and %.0f without "
+              "leaving %s out of the training: the step ran at %.0f images/s with it and %.0f without "
               "(docs/parallel.md, \"Shares\"; keep every device with --keep-devices)",
               par->replicas[best].device, t->rate[0], t->rate[best]);
 }

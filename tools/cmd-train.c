@@ -369,8 +369,8 @@ static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *
     return rc;
 }
 
-/* --device's list: "cpu,opencl:0" split, or "all" as every usable device in
- * the order auto tries them (the best first, to keep the model). Returns
+/* --device's list: "cpu,opencl:0" split, or "all": every usable device,
+ * the one auto would choose first (it keeps the model). Returns
  * how many, or 0 after saying what is wrong. */
 enum { MAX_DEVICES = 16 };
 static int device_list(const char *spec, int64_t threads, char names[MAX_DEVICES][32])
@@ -379,11 +379,13 @@ static int device_list(const char *spec, int64_t threads, char names[MAX_DEVICES
     if (strcmp(spec, "all") == 0) {
         ember_device_info found[MAX_DEVICES];
         int count = ember_devices(found, MAX_DEVICES, (int)threads);
-        for (int i = 0; i < count && i < MAX_DEVICES; i++)
-            if (found[i].usable) {
-                memcpy(names[n], found[i].name, sizeof names[0]);
-                names[n++][sizeof names[0] - 1] = '\0';
-            }
+        /* auto's choice first: it keeps the model and always trains */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < count && i < MAX_DEVICES; i++)
+                if (found[i].usable && found[i].preferred == (pass == 0)) {
+                    memcpy(names[n], found[i].name, sizeof names[0]);
+                    names[n++][sizeof names[0] - 1] = '\0';
+                }
         if (n == 0)
             cli_error("--device all: no device can train here (ember devices says why)");
         return n;
