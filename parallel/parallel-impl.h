@@ -106,6 +106,7 @@ struct ember_parallel {
 
     struct trial trial;
     int64_t steps;
+    double sum_seconds; /* in the sums across processes, over every step */
     char describe[512];
 };
 

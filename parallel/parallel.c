@@ -356,6 +356,7 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
     double seconds = now_seconds() - start;
     if ((st = sum_across(par, par->sum, par->total + 3)) != EMBER_OK)
         return st;
+    par->sum_seconds += now_seconds() - start - seconds;
     double all_rows = par->sum[par->total + 2];
     if (all_rows < 1.0)
         return ember_set_error(par->ctx, EMBER_ERR_ARG, "ember_parallel_step: no rows to train on");
@@ -633,5 +634,8 @@ const char *ember_parallel_describe(ember_parallel *par)
         else
             at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s", plus, r->device);
     }
+    if (par->collective.size > 1 && par->steps && at < sizeof par->describe)
+        snprintf(par->describe + at, sizeof par->describe - at, "; the sum of %.0f KiB across the ranks took %.2f ms "
+                 "a step", (double)(par->total + 3) * 4.0 / 1024.0, 1e3 * par->sum_seconds / (double)par->steps);
     return par->describe;
 }

@@ -26,7 +26,15 @@ backends_off() { # DIR CMAKE-OPTIONS...
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "^($(echo $quick | tr ' ' '|'))\$"
 }
 backends_off build-nocuda -DEMBER_CUDA=OFF
-backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF
+backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF -DEMBER_MPI=OFF
+# a program built without MPI, started by mpirun, says how to get MPI
+# rather than train two separate models
+echo "test: ember train under mpirun, built without MPI"
+if OMPI_COMM_WORLD_SIZE=2 build-noopencl-noblas/ember train --steps 1 >build-noopencl-noblas/nompi.out 2>&1; then
+    echo "FAILED: a build without MPI trained as one of two ranks"; exit 1
+fi
+grep -q "built without MPI.*libopenmpi-dev" build-noopencl-noblas/nompi.out ||
+    { echo "FAILED: no advice: $(cat build-noopencl-noblas/nompi.out)"; exit 1; }
 
 # Every loader of untrusted files under libFuzzer for a few seconds each,
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the
