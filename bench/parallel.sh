@@ -88,3 +88,26 @@ echo '```'
 cat "$TMP/notes"
 echo '```'
 [ -n "$torch_py" ] || echo "- PyTorch: not run: no Python with torch (set TORCH_PYTHON)."
+
+# --- the cost model for the zoo: what N machines would give
+echo
+echo "The cost model for the zoo (docs/parallel.md, \"What it costs\"): a step of the global batch of 64 takes"
+echo "T1 on one machine (measured here: two threads, the first 30 steps), T1/N of compute on each of N, plus the"
+echo "ring all-reduce's 2(N-1)/N x the gradient's bytes over the link, nothing overlapped. The speedup over"
+echo "one machine, predicted:"
+echo
+echo "| model | parameters | T1 (ms a step) | link | N = 2 | 4 | 8 | 16 | 32 | 64 |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for model in simplecnn kerascnn lenet5 vgg8 resnet8; do
+    params=$("$EMBER" summary --model "$model" 2>/dev/null | sed -n 's/^Total params: \([0-9,]*\).*/\1/p' | tr -d ,)
+    ember_run cost "$EMBER" train --model "$model" --steps 30 --no-eval --quiet --device cpu --threads 2
+    r=$(get cost)
+    for gbit in 1 10; do
+        awk -v p="$params" -v r="$r" -v g="$gbit" -v m="$model" 'BEGIN {
+            if (p == "" || r == "") { printf "| %s | - | - | %d Gbit/s | - | - | - | - | - | - |\n", m, g; exit }
+            t1 = 64 / r; bytes = 4 * p; bw = g * 1e9 / 8
+            printf "| %s | %d | %.2f | %d Gbit/s |", m, p, 1e3 * t1, g
+            for (n = 2; n <= 64; n *= 2) printf " %.1fx |", t1 / (t1 / n + 2 * (n - 1) / n * bytes / bw)
+            printf "\n" }'
+    done
+done
