@@ -51,6 +51,8 @@ struct ember_node {
     struct ember_tensor *saved[2]; /* tape tensors kept for backward (im2col, argmax, prob) */
     int64_t arg[4];                /* integer arguments (stride, padding, axis) */
     float farg;                    /* a float argument (scale) */
+    uint8_t final_inputs;          /* bit k: in[k] is a leaf this node is the last to add to
+                                    * (the earliest node using it), for ember_set_grad_ready */
 };
 
 #define EMBER_OP_BACKWARD_DECL(NAME, name) ember_status ember_backward_##name(struct ember_node *n);

@@ -166,6 +166,37 @@ ember_status ember_grad_commit_reduced(struct ember_tensor *t, struct ember_tens
     return ember_grad_commit(t, cur);
 }
 
+void ember_set_grad_ready(ember_ctx *ctx, ember_grad_ready_fn fn, void *user)
+{
+    if (!ctx)
+        return;
+    ctx->grad_ready = fn;
+    ctx->grad_ready_user = user;
+}
+
+/* For the grad-ready callback: a leaf's gradient is final once the
+ * backward pass has passed the earliest node that uses it (the pass runs
+ * from the last node to the first). Marks, in each node, the leaves it is
+ * the earliest user of. */
+static void mark_final_inputs(ember_ctx *ctx)
+{
+    for (int64_t i = 0; i < ctx->node_len; i++) {
+        struct ember_node *n = &ctx->nodes[i];
+        n->final_inputs = 0;
+        for (int k = 0; k < 3; k++) {
+            struct ember_tensor *t = n->in[k];
+            if (t && is_leaf(t) && t->requires_grad && !t->grad_seen) {
+                t->grad_seen = true;
+                n->final_inputs |= (uint8_t)(1u << k);
+            }
+        }
+    }
+    for (int64_t i = 0; i < ctx->node_len; i++) /* the scratch flag back, for the next pass */
+        for (int k = 0; k < 3; k++)
+            if (ctx->nodes[i].in[k])
+                ctx->nodes[i].in[k]->grad_seen = false;
+}
+
 ember_status ember_backward(ember_tensor *loss)
 {
     if (!loss)
@@ -193,14 +224,19 @@ ember_status ember_backward(ember_tensor *loss)
     if (st == EMBER_OK)
         st = ember_grad_commit(loss, seed);
 
+    if (ctx->grad_ready)
+        mark_final_inputs(ctx);
     for (int64_t i = ctx->node_len - 1; i >= 0 && st == EMBER_OK; i--) {
         struct ember_node *n = &ctx->nodes[i];
-        if (!n->out->grad)
-            continue; /* the loss does not depend on this node */
-        ember_profile_label(ctx, op_names[n->op], "backward");
-        st = op_backward[n->op](n);
-        if (st != EMBER_OK && ctx->status == EMBER_OK)
-            st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));
+        if (n->out->grad) { /* else the loss does not depend on this node */
+            ember_profile_label(ctx, op_names[n->op], "backward");
+            st = op_backward[n->op](n);
+            if (st != EMBER_OK && ctx->status == EMBER_OK)
+                st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));
+        }
+        for (int k = 0; k < 3 && st == EMBER_OK && ctx->grad_ready; k++)
+            if ((n->final_inputs >> k & 1) && n->in[k]->grad)
+                ctx->grad_ready(ctx->grad_ready_user, n->in[k]);
     }
     return st;
 }

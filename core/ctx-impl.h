@@ -65,6 +65,8 @@ struct ember_ctx {
     struct ember_node *nodes;
     int64_t node_len, node_cap;
     bool grad_enabled;
+    ember_grad_ready_fn grad_ready; /* ember_set_grad_ready */
+    void *grad_ready_user;
 
     ember_memory_stats stats;
 

@@ -52,6 +52,7 @@ struct ember_tensor {
      * set by the first contribution and replaced, never changed in place,
      * by later ones, so one gradient may safely serve several tensors. */
     bool requires_grad;
+    bool grad_seen; /* ember_backward's scratch: a node using this leaf was found */
     struct ember_tensor *grad;
 
     struct ember_tensor *next_free;

@@ -105,6 +105,19 @@ static inline ember_status ember_mpi_broadcast(void *user, float *data, size_t c
     return ember_mpi_wait(m, &request, "the copy from rank 0");
 }
 
+static inline ember_status ember_mpi_poll(void *user)
+{
+    ember_mpi *m = (ember_mpi *)user;
+    for (int i = 0; i < 64; i++) {
+        int done = 0;
+        if (m->requests[i] != MPI_REQUEST_NULL && MPI_Test(&m->requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            snprintf(m->error, sizeof m->error, "MPI_Test failed while a sum was in flight");
+            return EMBER_ERR_DEVICE;
+        }
+    }
+    return EMBER_OK;
+}
+
 static inline const char *ember_mpi_error(void *user)
 {
     return ((ember_mpi *)user)->error;
@@ -116,6 +129,8 @@ static inline int ember_mpi_open(ember_mpi *m, MPI_Comm comm, double timeout_sec
 {
     int rank = 0, size = 1, rc = MPI_Comm_dup(comm, &m->comm);
     m->error[0] = '\0';
+    for (int i = 0; i < 64; i++)
+        m->requests[i] = MPI_REQUEST_NULL;
     m->timeout_seconds = timeout_seconds > 0 ? timeout_seconds : 60.0;
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
@@ -127,7 +142,7 @@ static inline int ember_mpi_open(ember_mpi *m, MPI_Comm comm, double timeout_sec
         snprintf(m->error, sizeof m->error, "cannot set up the MPI communicator (error %d)", rc);
     m->collective = (ember_collective){.rank = rank, .size = size, .user = m, .sum_start = ember_mpi_sum_start,
                                        .sum_wait = ember_mpi_sum_wait, .broadcast = ember_mpi_broadcast,
-                                       .error = ember_mpi_error};
+                                       .poll = ember_mpi_poll, .error = ember_mpi_error};
     return rc;
 }
 

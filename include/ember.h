@@ -371,6 +371,12 @@ EMBER_API ember_tensor *ember_contiguous(ember_tensor *x);
 /* Fills .grad of every tensor that requires grad and that `loss` (a
  * one-element tensor) depends on, adding to what is there. */
 EMBER_API ember_status ember_backward(ember_tensor *loss);
+/* While set, ember_backward calls `fn` for each leaf that requires grad
+ * (each parameter) as soon as its gradient is final, in the order the
+ * pass finishes them (the last layer's first): to start sending gradients
+ * while the rest of the pass runs (ember_parallel does). NULL: none. */
+typedef void (*ember_grad_ready_fn)(void *user, ember_tensor *leaf);
+EMBER_API void ember_set_grad_ready(ember_ctx *ctx, ember_grad_ready_fn fn, void *user);
 /* Releases every tensor the ops made since the last clear; their memory goes
  * back to the context's pools for the next step. */
 EMBER_API void ember_tape_clear(ember_ctx *ctx);
@@ -812,7 +818,10 @@ EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_
  * Across processes, `collective` sums the gradients over every process
  * after each one's own devices have: each process trains its part of every
  * batch (rank r of N the rows [rB/N, (r+1)B/N) of a batch of B, all drawing
- * the same batches), and each takes the same optimizer step.
+ * the same batches), and each takes the same optimizer step. The sums go
+ * in buckets of whole parameters, the last layer's first; on a process
+ * with one device training, each bucket starts during the backward pass,
+ * as soon as its gradients are final.
  * include/ember-mpi.h makes an ember_collective of an MPI communicator. */
 typedef struct ember_parallel ember_parallel;
 
@@ -829,6 +838,9 @@ typedef struct ember_collective {
     ember_status (*sum_wait)(void *user, int bucket);
     /* Copies `count` floats from rank 0 to every other rank, in place. */
     ember_status (*broadcast)(void *user, float *data, size_t count);
+    /* Lets the sums in flight move (MPI progresses while it is called);
+     * called between parameters during the backward pass. May be NULL. */
+    ember_status (*poll)(void *user);
     const char *(*error)(void *user);
 } ember_collective;
 
@@ -840,6 +852,7 @@ typedef struct ember_parallel_options {
     bool keep_all;     /* never leave a slow device out (see below) */
     bool fixed_shares; /* equal shares, never rebalanced: the same split every run */
     const ember_collective *collective; /* NULL: this process alone */
+    int64_t bucket_floats; /* the least floats in one sum across processes (0: 65536) */
 } ember_parallel_options;
 
 /* Sets up replicas of `model` (built from a model file or a built-in: a

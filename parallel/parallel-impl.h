@@ -60,6 +60,14 @@ struct replica {
     bool left_out;  /* slows the whole down: trains no more rows */
 };
 
+/* A bucket of the sum across processes: whole tensors, contiguous in the
+ * vector. Buckets run from the last tensors to the first, the order the
+ * backward pass finishes them; one more, after them, holds the loss. */
+struct bucket {
+    int first, last; /* tensor indices */
+    int pending;     /* parameters whose gradients are not in the sum yet */
+};
+
 /* The leave-out trial: a few steps with every device, then a few without
  * each of the others; a device the step is faster without is left out. */
 struct trial {
@@ -86,6 +94,16 @@ struct ember_parallel {
     bool *is_buffer, *is_count; /* a buffer; a scalar buffer (num_batches_tracked) */
     int64_t total;
     float *sum;    /* (total + 3): the sum of the contributions, then loss, correct, rows */
+
+    /* the sums across processes: the same buckets on every rank, started
+     * in the same order (collectives match by order) */
+    struct bucket bucket[PARALLEL_BUCKETS];
+    int buckets;       /* of tensors; bucket[buckets] is the loss's */
+    int *bucket_of;    /* (tensors) */
+    bool *delivered;   /* (tensors): in the sum this step */
+    int next_bucket;   /* the next to start */
+    bool overlap;      /* this step: buckets start during replica 0's backward */
+    ember_status overlap_status;
     float *values; /* (total): the master's parameters and buffers after the step */
 
     /* the step's batch on the host, and the share every replica reads */

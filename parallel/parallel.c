@@ -27,6 +27,109 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* ---------------------------------------------------------- across processes */
+
+static ember_status collective_failed(struct ember_parallel *par, const char *doing)
+{
+    const char *why = par->collective.error ? par->collective.error(par->collective.user) : "";
+    return ember_set_error(par->ctx, EMBER_ERR_DEVICE, "%s across %d processes (this is rank %d) failed: %s", doing,
+                           par->collective.size, par->collective.rank, why && why[0] ? why : "no reason given");
+}
+
+/* Starts the buckets whose gradients are all in the sum, in order: every
+ * rank starts the same buckets in the same order, as collectives must. */
+static ember_status start_ready(struct ember_parallel *par)
+{
+    while (par->next_bucket < par->buckets && par->bucket[par->next_bucket].pending == 0) {
+        const struct bucket *b = &par->bucket[par->next_bucket];
+        int64_t lo = par->offset[b->first], hi = par->offset[b->last] + par->numel[b->last];
+        if (par->collective.sum_start(par->collective.user, par->next_bucket, par->sum + lo, (size_t)(hi - lo)) !=
+            EMBER_OK)
+            return collective_failed(par, "summing the gradients");
+        par->next_bucket++;
+    }
+    return EMBER_OK;
+}
+
+/* The rest of the step's sums: the buckets not started yet, the loss's,
+ * then every wait. */
+static ember_status finish_sums(struct ember_parallel *par)
+{
+    if (par->collective.size < 2)
+        return EMBER_OK;
+    for (int b = 0; b < par->buckets; b++)
+        par->bucket[b].pending = 0;
+    ember_status st = start_ready(par);
+    if (st == EMBER_OK &&
+        par->collective.sum_start(par->collective.user, par->buckets, par->sum + par->total, 3) != EMBER_OK)
+        st = collective_failed(par, "summing the loss");
+    for (int b = 0; b <= par->buckets && st == EMBER_OK; b++)
+        if (par->collective.sum_wait(par->collective.user, b) != EMBER_OK)
+            st = collective_failed(par, "summing the gradients");
+    return st;
+}
+
+/* The buckets: whole tensors from the last to the first, each of at least
+ * `least` floats but the one closed by the first tensor: at most
+ * PARALLEL_BUCKETS - 1, the loss's being the last. */
+static void plan_buckets(struct ember_parallel *par, int64_t least)
+{
+    int64_t most = PARALLEL_BUCKETS - 2; /* buckets of `least` or more, and one of less */
+    if (least < (par->total + most - 1) / most)
+        least = (par->total + most - 1) / most;
+    par->buckets = 0;
+    int64_t held = 0;
+    for (int i = par->tensors - 1; i >= 0; i--) {
+        if (held == 0)
+            par->bucket[par->buckets].last = i;
+        par->bucket_of[i] = par->buckets;
+        held += par->numel[i];
+        if (held >= least || i == 0) {
+            par->bucket[par->buckets++].first = i;
+            held = 0;
+        }
+    }
+}
+
+/* Tensor i of replica r into the sum: rows x its gradient (a parameter) or
+ * value (a buffer), and the buckets it completes started. Replica 0 alone
+ * trains this step (par->overlap), so the sum is its contribution. */
+static ember_status deliver(struct ember_parallel *par, struct replica *r, int i)
+{
+    if (par->delivered[i])
+        return EMBER_OK;
+    par->delivered[i] = true;
+    ember_tensor *t = ember_params_at(ember_model_params(r->model), i);
+    ember_tensor *from = par->is_buffer[i] ? t : ember_tensor_grad(t);
+    float *out = par->sum + par->offset[i], rows = (float)r->rows;
+    if (from) {
+        if (ember_tensor_read(from, out, (size_t)par->numel[i] * sizeof(float)) != EMBER_OK)
+            return ember_last_status(r->ctx);
+        for (int64_t k = 0; k < par->numel[i]; k++)
+            out[k] *= rows;
+    } else {
+        memset(out, 0, (size_t)par->numel[i] * sizeof(float));
+    }
+    if (!par->is_buffer[i])
+        par->bucket[par->bucket_of[i]].pending--;
+    ember_status st = start_ready(par);
+    if (st == EMBER_OK && par->collective.poll && par->collective.poll(par->collective.user) != EMBER_OK)
+        st = collective_failed(par, "summing the gradients");
+    return st;
+}
+
+/* ember_backward's word that a parameter's gradient is final */
+static void on_grad_ready(void *user, ember_tensor *leaf)
+{
+    struct ember_parallel *par = user;
+    ember_params *params = ember_model_params(par->model);
+    for (int i = 0; i < par->tensors && par->overlap_status == EMBER_OK; i++)
+        if (ember_params_at(params, i) == leaf) {
+            par->overlap_status = deliver(par, &par->replicas[0], i);
+            break;
+        }
+}
+
 /* ------------------------------------------------------------ one share */
 
 /* Keeps a replica's failure, with its context's message, for the step. */
@@ -113,7 +216,19 @@ static void replica_share(struct ember_parallel *par, struct replica *r)
     ember_tensor *logits = ember_model_forward(r->model, x);
     ember_tensor *loss = ember_cross_entropy(logits, y);
     float value = NAN;
-    if (ember_backward(loss) != EMBER_OK || ember_tensor_item(loss, &value) != EMBER_OK) {
+    /* the only device training here: its buffers are final after the
+     * forward pass, each parameter's gradient as the backward pass ends with
+     * it, and each goes into the sum (and across processes) at once */
+    bool overlap = par->overlap && r == &par->replicas[0];
+    for (int i = 0; overlap && i < par->tensors && par->overlap_status == EMBER_OK; i++)
+        if (par->is_buffer[i] && logits)
+            par->overlap_status = deliver(par, r, i);
+    if (overlap)
+        ember_set_grad_ready(r->ctx, on_grad_ready, par);
+    ember_status st = ember_backward(loss);
+    if (overlap)
+        ember_set_grad_ready(r->ctx, NULL, NULL);
+    if (st != EMBER_OK || ember_tensor_item(loss, &value) != EMBER_OK) {
         replica_failed(r, "its forward and backward pass");
         goto done;
     }
@@ -140,8 +255,14 @@ static void replica_share(struct ember_parallel *par, struct replica *r)
                 best = k;
         r->correct += best == par->y_host[first + i];
     }
-    if (!read_contribution(par, r))
+    if (overlap) { /* parameters the backward pass did not reach */
+        for (int i = 0; i < par->tensors && par->overlap_status == EMBER_OK; i++)
+            par->overlap_status = deliver(par, r, i);
+        if (par->overlap_status != EMBER_OK)
+            replica_failed(r, "summing its gradients");
+    } else if (!read_contribution(par, r)) {
         replica_failed(r, "reading its gradients");
+    }
 done:
     ember_tape_clear(r->ctx);
     ember_tensor_free(x);
@@ -187,38 +308,6 @@ static void run_shares(struct ember_parallel *par)
     while (par->busy > 0)
         pthread_cond_wait(&par->done, &par->lock);
     pthread_mutex_unlock(&par->lock);
-}
-
-/* ---------------------------------------------------------- across processes */
-
-static ember_status collective_failed(struct ember_parallel *par, const char *doing)
-{
-    const char *why = par->collective.error ? par->collective.error(par->collective.user) : "";
-    return ember_set_error(par->ctx, EMBER_ERR_DEVICE, "%s across %d processes (this is rank %d) failed: %s", doing,
-                           par->collective.size, par->collective.rank, why && why[0] ? why : "no reason given");
-}
-
-/* Sums `count` floats over every process in buckets: each starts as soon
- * as it is handed over, so one bucket's transfer overlaps the next's start
- * (and, with a transport that moves data in the background, the caller's
- * work until the wait). */
-static ember_status sum_across(struct ember_parallel *par, float *data, int64_t count)
-{
-    if (!par->has_collective || par->collective.size < 2)
-        return EMBER_OK;
-    int64_t per = (count + PARALLEL_BUCKETS - 1) / PARALLEL_BUCKETS;
-    if (per < 65536) /* 256 KiB: fewer, larger messages below that */
-        per = 65536;
-    int buckets = 0;
-    for (int64_t at = 0; at < count; at += per, buckets++) {
-        int64_t n = count - at < per ? count - at : per;
-        if (par->collective.sum_start(par->collective.user, buckets, data + at, (size_t)n) != EMBER_OK)
-            return collective_failed(par, "summing the gradients");
-    }
-    for (int b = 0; b < buckets; b++)
-        if (par->collective.sum_wait(par->collective.user, b) != EMBER_OK)
-            return collective_failed(par, "summing the gradients");
-    return EMBER_OK;
 }
 
 /* ------------------------------------------------------------ the master */
@@ -329,6 +418,18 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
     par->process_lo = batch * rank / size;
     int64_t rows = batch * (rank + 1) / size - par->process_lo;
     parallel_split(par, rows);
+    /* the buckets anew; they start during the backward pass when one device trains here */
+    par->next_bucket = 0;
+    par->overlap_status = EMBER_OK;
+    par->overlap = size > 1 && rows > 0 && par->replicas[0].rows == rows;
+    for (int b = 0; b < par->buckets; b++)
+        par->bucket[b].pending = 0;
+    for (int i = 0; i < par->tensors; i++) {
+        par->delivered[i] = false;
+        par->bucket[par->bucket_of[i]].pending += !par->is_buffer[i];
+    }
+    if (par->overlap)
+        memset(par->sum, 0, (size_t)par->total * sizeof *par->sum);
     run_shares(par);
     for (int k = 0; k < par->count; k++) { /* the first failure, in the devices' order */
         struct replica *r = &par->replicas[k];
@@ -337,15 +438,17 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
                                    r->error);
     }
 
-    /* the sum, device 0 first: the same order, the same float sums, every run */
-    memset(par->sum, 0, (size_t)(par->total + 3) * sizeof *par->sum);
+    /* the sum, device 0 first: the same order, the same float sums, every
+     * run (already made during the backward pass when one device trained) */
+    if (!par->overlap)
+        memset(par->sum, 0, (size_t)par->total * sizeof *par->sum);
     double loss_sum = 0.0;
     int64_t right = 0;
     for (int k = 0; k < par->count; k++) {
         const struct replica *r = &par->replicas[k];
         if (r->rows == 0)
             continue;
-        for (int64_t i = 0; i < par->total; i++)
+        for (int64_t i = 0; i < par->total && !par->overlap; i++)
             par->sum[i] += r->contribution[i];
         loss_sum += r->loss_sum;
         right += r->correct;
@@ -354,7 +457,7 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
     par->sum[par->total + 1] = (float)right;
     par->sum[par->total + 2] = (float)rows;
     double seconds = now_seconds() - start;
-    if ((st = sum_across(par, par->sum, par->total + 3)) != EMBER_OK)
+    if ((st = finish_sums(par)) != EMBER_OK)
         return st;
     par->sum_seconds += now_seconds() - start - seconds;
     double all_rows = par->sum[par->total + 2];
@@ -397,7 +500,9 @@ static bool lay_out(struct ember_parallel *par)
     par->numel = calloc((size_t)n + 1, sizeof *par->numel);
     par->is_buffer = calloc((size_t)n + 1, sizeof *par->is_buffer);
     par->is_count = calloc((size_t)n + 1, sizeof *par->is_count);
-    if (!par->offset || !par->numel || !par->is_buffer || !par->is_count)
+    par->bucket_of = calloc((size_t)n + 1, sizeof *par->bucket_of);
+    par->delivered = calloc((size_t)n + 1, sizeof *par->delivered);
+    if (!par->offset || !par->numel || !par->is_buffer || !par->is_count || !par->bucket_of || !par->delivered)
         return false;
     for (int i = 0; i < n; i++) {
         ember_tensor *t = ember_params_at(params, i);
@@ -497,6 +602,8 @@ ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt, const e
     ember_status st = lay_out(par) && (master->contribution = calloc((size_t)par->total + 1, sizeof(float)))
                           ? EMBER_OK
                           : ember_set_error(ctx, EMBER_ERR_NOMEM, "ember_parallel_new: out of memory");
+    if (st == EMBER_OK)
+        plan_buckets(par, o->bucket_floats > 0 ? o->bucket_floats : 65536);
     void *checkpoint = NULL;
     size_t checkpoint_size = 0;
     if (st == EMBER_OK && o->device_count)
@@ -559,6 +666,8 @@ void ember_parallel_free(ember_parallel *par)
     free(par->numel);
     free(par->is_buffer);
     free(par->is_count);
+    free(par->bucket_of);
+    free(par->delivered);
     free(par->sum);
     free(par->values);
     free(par->x_host);

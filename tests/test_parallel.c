@@ -35,6 +35,7 @@ static const char bn_text[] = "conv1: conv2d 4 kernel=3 padding=1 bias=false\n"
                               "fc: linear classes\n";
 
 enum { SAMPLES = 96, CLASSES = 3, SIDE = 8 };
+static int64_t bucket_floats; /* the sums' buckets: 0, the default (one bucket here), or small: many */
 static float images[SAMPLES * SIDE * SIDE];
 static int32_t labels[SAMPLES];
 
@@ -137,7 +138,7 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
     ember_optim *opt = ember_adam_new(ember_model_params(m), ember_adam_defaults(0.01f));
     ember_batcher *b = ember_batcher_new(ds, batch, true, 3);
     ember_parallel_options po = {.devices = others, .device_count = n_others, .threads = 1, .keep_all = true,
-                                 .fixed_shares = fixed, .collective = collective};
+                                 .fixed_shares = fixed, .collective = collective, .bucket_floats = bucket_floats};
     ember_parallel *par = ember_parallel_new(m, opt, &po);
     CHECK(par != NULL, "ember_parallel_new: %s", ember_last_error(ctx));
     ember_tensor *x, *y;
@@ -297,21 +298,85 @@ static void *rank_thread(void *arg)
     return NULL;
 }
 
+/* Rank 0 trains alone on its device, so its buckets start during the
+ * backward pass; rank 1 has two devices and starts them after: with one
+ * bucket, and with buckets of 8 floats (the first ones the fc layer's) */
 static void test_two_ranks(void)
 {
     float one[4096], loss_one[64];
     int64_t n = train_single(net_text, SAMPLES, 16, 20, one, loss_one);
     static struct rank_run runs[2] = {{.rank = 0}, {.rank = 1}};
-    pthread_barrier_init(&shared.barrier, NULL, 2);
-    pthread_t threads[2];
-    for (int r = 0; r < 2; r++)
-        pthread_create(&threads[r], NULL, rank_thread, &runs[r]);
-    for (int r = 0; r < 2; r++)
-        pthread_join(threads[r], NULL);
-    pthread_barrier_destroy(&shared.barrier);
-    check_same("two ranks, rank 0", one, runs[0].params, n, loss_one, runs[0].losses, 20);
-    CHECK(memcmp(runs[0].params, runs[1].params, (size_t)n * sizeof(float)) == 0,
-          "the two ranks' parameters differ by %g", max_diff(runs[0].params, runs[1].params, n));
+    for (int many = 0; many < 2; many++) {
+        bucket_floats = many ? 8 : 0;
+        pthread_barrier_init(&shared.barrier, NULL, 2);
+        pthread_t threads[2];
+        for (int r = 0; r < 2; r++)
+            pthread_create(&threads[r], NULL, rank_thread, &runs[r]);
+        for (int r = 0; r < 2; r++)
+            pthread_join(threads[r], NULL);
+        pthread_barrier_destroy(&shared.barrier);
+        check_same(many ? "two ranks, many buckets" : "two ranks", one, runs[0].params, n, loss_one, runs[0].losses,
+                   20);
+        CHECK(memcmp(runs[0].params, runs[1].params, (size_t)n * sizeof(float)) == 0,
+              "the two ranks' parameters differ by %g", max_diff(runs[0].params, runs[1].params, n));
+    }
+    bucket_floats = 0;
+}
+
+/* ------------------------------------------------- gradients as they are final */
+
+struct ready_log {
+    ember_tensor *leaf[16];
+    float grad[16][256];
+    int count;
+};
+
+static void on_ready(void *user, ember_tensor *leaf)
+{
+    struct ready_log *log = user;
+    if (log->count < 16 && ember_tensor_numel(leaf) <= 256) {
+        log->leaf[log->count] = leaf;
+        ember_tensor_read(ember_tensor_grad(leaf), log->grad[log->count],
+                          (size_t)ember_tensor_numel(leaf) * sizeof(float));
+    }
+    log->count++;
+}
+
+/* ember_set_grad_ready: each parameter once, the last layer's first, with
+ * the gradient it ends the pass with */
+static void test_grad_ready(void)
+{
+    ember_ctx *ctx = test_ctx("cpu");
+    ember_dataset *ds = dataset(ctx, 16);
+    ember_model *m = model(ctx, net_text);
+    ember_batcher *b = ember_batcher_new(ds, 16, false, 0);
+    ember_tensor *x, *y;
+    ember_batcher_next(b, &x, &y);
+    static struct ready_log log;
+    ember_set_grad_ready(ctx, on_ready, &log);
+    CHECK_OK(ctx, ember_backward(ember_cross_entropy(ember_model_forward(m, x), y)));
+    ember_set_grad_ready(ctx, NULL, NULL);
+    ember_params *p = ember_model_params(m);
+    CHECK(log.count == ember_params_count(p), "%d calls for %d parameters", log.count, ember_params_count(p));
+    CHECK(log.count > 0 &&
+              (log.leaf[0] == ember_params_find(p, "fc.weight") || log.leaf[0] == ember_params_find(p, "fc.bias")),
+          "the first parameter final is not the last layer's");
+    for (int i = 0; i < log.count && i < 16; i++) {
+        float now[256];
+        int64_t numel = ember_tensor_numel(log.leaf[i]);
+        if (numel > 256)
+            continue; /* too large to keep here: conv1 and fc are small enough */
+        ember_tensor_read(ember_tensor_grad(log.leaf[i]), now, (size_t)numel * sizeof(float));
+        CHECK(memcmp(now, log.grad[i], (size_t)numel * sizeof(float)) == 0,
+              "call %d: the gradient changed after it was said to be final", i);
+        for (int j = 0; j < i; j++)
+            CHECK(log.leaf[j] != log.leaf[i], "a parameter was said final twice");
+    }
+    ember_tape_clear(ctx);
+    ember_batcher_free(b);
+    ember_model_free(m);
+    ember_dataset_free(ds);
+    ember_ctx_free(ctx);
 }
 
 /* ---------------------------------------------------------------- mistakes */
@@ -375,6 +440,7 @@ int main(int argc, char **argv)
     test_uneven();
     test_batch_norm();
     test_two_ranks();
+    test_grad_ready();
     test_mistakes();
     return test_finish("test_parallel");
 }
