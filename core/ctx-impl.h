@@ -107,6 +107,11 @@ void ember_buffer_cache_release(ember_ctx *ctx);
 int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
 FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);
 
+/* The cache folder of `kind` ("cuda", "opencl", "datasets"), created if
+ * need be: $EMBER_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/ember/<kind>, else
+ * ~/.cache/ember/<kind>. False, with the reason in why, when there is none. */
+bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len);
+
 /* true when a device is open; otherwise records why not */
 bool ember_ctx_ready(ember_ctx *ctx);
 

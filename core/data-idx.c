@@ -45,6 +45,7 @@ static const char *const fashion_classes[IDX_CLASSES] = {
 struct idx_file {
     char path[4096];
     gzFile gz;
+    struct stat info;
     int64_t file_bytes; /* on disk, compressed or not */
     int64_t dim[3];
     int64_t header_bytes;
@@ -53,11 +54,10 @@ struct idx_file {
 /* Opens f->path, gzipped or not. */
 static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
 {
-    struct stat info;
-    int fd = ember_open_regular(ctx, f->path, &info);
+    int fd = ember_open_regular(ctx, f->path, &f->info);
     if (fd < 0)
         return ember_last_status(ctx);
-    f->file_bytes = (int64_t)info.st_size;
+    f->file_bytes = (int64_t)f->info.st_size;
     if ((f->gz = gzdopen(fd, "rb")))
         gzbuffer(f->gz, 1 << 18); /* fewer, larger reads: inflate runs faster */
     if (!f->gz) {
@@ -241,12 +241,21 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
 
     int64_t count = images.dim[0];
     int64_t shape[3] = {1, images.dim[1], images.dim[2]};
-    if ((st = ember_dataset_reserve(ds, count, 3, shape, IDX_CLASSES)) != EMBER_OK ||
-        (st = idx_read(ctx, &images, ds->pixels, count * ds->sample_bytes, "pixels")) != EMBER_OK ||
-        (st = idx_check_end(ctx, &images)) != EMBER_OK ||
-        (st = idx_read_labels(ctx, &labels, ds->labels, count)) != EMBER_OK)
+    if ((st = ember_dataset_reserve(ds, count, 3, shape, IDX_CLASSES)) != EMBER_OK)
         goto close_labels;
-    if ((st = idx_check_end(ctx, &labels)) == EMBER_OK && strcmp(ds->kind, "fashion-mnist") == 0)
+    /* gzipped images inflated before: their checked copy (data-cache.c) */
+    bool gzipped = !gzdirect(images.gz), cached = false;
+    int64_t pixel_bytes = count * ds->sample_bytes;
+    if (gzipped)
+        cached = ember_data_cache_load(ctx, images.path, &images.info, ds->pixels, pixel_bytes);
+    if ((!cached && ((st = idx_read(ctx, &images, ds->pixels, pixel_bytes, "pixels")) != EMBER_OK ||
+                     (st = idx_check_end(ctx, &images)) != EMBER_OK)) ||
+        (st = idx_read_labels(ctx, &labels, ds->labels, count)) != EMBER_OK ||
+        (st = idx_check_end(ctx, &labels)) != EMBER_OK)
+        goto close_labels;
+    if (gzipped && !cached) /* every check passed: worth keeping */
+        ember_data_cache_store(ctx, images.path, &images.info, ds->pixels, pixel_bytes);
+    if (strcmp(ds->kind, "fashion-mnist") == 0)
         st = ember_dataset_name_classes(ds, fashion_classes); /* MNIST's digits are their indices */
 
 close_labels:

@@ -77,6 +77,15 @@ ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const emb
 ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
 
+/* An inflated, checked copy of a gzipped data file in the cache folder
+ * (data-cache.c): load fills dst with the source's `bytes` of payload and
+ * returns true only when an entry matches the source as it is now and its
+ * checksum; store keeps one (quietly doing nothing where it cannot). */
+bool ember_data_cache_load(ember_ctx *ctx, const char *source, const struct stat *info, uint8_t *dst,
+                           int64_t bytes);
+void ember_data_cache_store(ember_ctx *ctx, const char *source, const struct stat *info, const uint8_t *src,
+                            int64_t bytes);
+
 /* Reads a whole file into *buf, grown as needed (data-image.c); files over
  * 256 MiB are refused. */
 ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, int64_t *cap, size_t *len);

@@ -6,8 +6,13 @@
  * devices it does worse, so a file is opened with O_NONBLOCK (which makes
  * open return at once for any kind of file), checked to be a regular file,
  * and only then switched back to ordinary blocking reads.
+ *
+ * And the folder ember keeps what it can make again in: compiled GPU
+ * programs, inflated data files.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,4 +58,47 @@ FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info)
         close(fd);
     }
     return f;
+}
+
+/* The cache folder's `kind` (see ctx-impl.h), created if need be. */
+bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
+{
+    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (ember && *ember)
+        n = snprintf(out, len, "%s/%s", ember, kind);
+    else if (xdg && *xdg)
+        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
+    else if (home && *home)
+        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
+    else {
+        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
+        return false;
+    }
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(why, why_len, "the cache folder's path is too long");
+        return false;
+    }
+    /* mkdir -p: each parent, then the folder itself */
+    for (char *p = out + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char keep = *p;
+        *p = '\0';
+        int rc = mkdir(out, 0755);
+        int saved = errno;
+        *p = keep;
+        if (rc != 0 && saved != EEXIST && keep == '\0') {
+            snprintf(why, why_len, "cannot create the cache folder %s: %s", out, strerror(saved));
+            return false;
+        }
+        if (keep == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, why_len, "the cache folder %s is not a folder", out);
+        return false;
+    }
+    return true;
 }

@@ -10,6 +10,8 @@
  * under the sanitizer build, without a crash or a leak. The real
  * Fashion-MNIST is checked too where Debian's package is installed.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -185,6 +187,104 @@ static void test_idx_valid(void)
               "test pixels and labels");
     }
     ember_dataset_free(test);
+}
+
+/* The inflated copy of a gzipped file in the cache folder (data-cache.c):
+ * written at the first load, used at the next, never trusted when it or
+ * its source changed. */
+#define CACHE_N 1500 /* 1.2 MB of 28x28 pixels: big enough to be kept */
+static uint8_t cache_pixels[CACHE_N * 28 * 28], cache_file[16 + sizeof cache_pixels];
+static uint8_t cache_labels[CACHE_N], cache_labels_file[8 + CACHE_N];
+
+/* the folder's train split loads with cache_pixels and cache_labels */
+static void check_cache_split(const char *dir, const char *what)
+{
+    ember_dataset *ds = open_kind("mnist", dir, EMBER_TRAIN);
+    CHECK(ds && ds->count == CACHE_N, "%s: %s", what, ember_last_error(ctx));
+    if (ds)
+        CHECK(memcmp(ds->pixels, cache_pixels, sizeof cache_pixels) == 0 &&
+                  memcmp(ds->labels, (int32_t[]){cache_labels[0], cache_labels[1]}, 2 * sizeof(int32_t)) == 0,
+              "%s: the pixels or labels differ", what);
+    ember_dataset_free(ds);
+    ember_clear_error(ctx);
+}
+
+/* the entry's path, or "" when there is none */
+static const char *cache_entry(void)
+{
+    static char path[4600];
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s/cache/datasets", root);
+    path[0] = '\0';
+    DIR *d = opendir(folder);
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+        if (strncmp(e->d_name, "train-images-idx3-ubyte.gz-", 27) == 0 && !strstr(e->d_name, ".tmp"))
+            snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
+    if (d)
+        closedir(d);
+    return path;
+}
+
+static void test_idx_cache(void)
+{
+    for (size_t i = 0; i < sizeof cache_pixels; i++)
+        cache_pixels[i] = (uint8_t)(i * 2654435761u >> 13);
+    for (int i = 0; i < CACHE_N; i++)
+        cache_labels[i] = (uint8_t)(i % 10);
+    const uint32_t image_dims[3] = {CACHE_N, 28, 28}, label_dims[1] = {CACHE_N};
+    size_t images_len = idx_build(cache_file, 0x08, 3, image_dims, cache_pixels, sizeof cache_pixels);
+    size_t labels_len = idx_build(cache_labels_file, 0x08, 1, label_dims, cache_labels, CACHE_N);
+    const char *dir = dir_make("idx-cache");
+    char images_gz[4200];
+    snprintf(images_gz, sizeof images_gz, "%s", path_in(dir, "train-images-idx3-ubyte.gz"));
+    write_gz(images_gz, cache_file, images_len);
+    write_gz(path_in(dir, "train-labels-idx1-ubyte.gz"), cache_labels_file, labels_len);
+    size_t gz_len = 0;
+    uint8_t *gz = read_all(images_gz, &gz_len);
+
+    /* the first load inflates and keeps a copy */
+    check_cache_split(dir, "the first load");
+    CHECK(cache_entry()[0], "no inflated copy was kept in %s/cache/datasets", root);
+
+    /* the next one reads the copy: the source, garbled in place with its
+     * size and time kept, is not even read (a change that keeps both goes
+     * unseen, as it does for make) */
+    struct stat before;
+    stat(images_gz, &before);
+    FILE *f = fopen(images_gz, "r+b");
+    uint8_t zeros[64] = {0};
+    /* past what inflating the header reads (its first buffer), which the loader still does */
+    CHECK(f && fseek(f, (long)gz_len / 2, SEEK_SET) == 0 && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros,
+          "garbling");
+    if (f)
+        fclose(f);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    utimensat(AT_FDCWD, images_gz, times, 0);
+    check_cache_split(dir, "a load from the inflated copy");
+
+    /* a source that changed (a new time): inflated again, so the garbled one is refused */
+    times[1].tv_sec += 10;
+    utimensat(AT_FDCWD, images_gz, times, 0);
+    CHECK_FAILS(open_kind("mnist", dir, EMBER_TRAIN), EMBER_ERR_FORMAT, "train-images-idx3-ubyte.gz",
+                "a changed source was read from the copy");
+
+    /* the source back: a new copy; then that copy damaged (one byte of
+     * pixels, then cut short): each time inflated again, right */
+    test_write_file(dir, "train-images-idx3-ubyte.gz", gz, gz_len);
+    check_cache_split(dir, "the source restored");
+    const char *entry = cache_entry();
+    struct stat st;
+    CHECK(entry[0] && stat(entry, &st) == 0, "the copy after the source was restored");
+    f = entry[0] ? fopen(entry, "r+b") : NULL;
+    if (f) {
+        fseek(f, -100, SEEK_END);
+        fputc(0x5a ^ fgetc(f), f);
+        fclose(f);
+    }
+    check_cache_split(dir, "a copy with a damaged byte");
+    if (entry[0] && truncate(entry, st.st_size - 10) == 0)
+        check_cache_split(dir, "a copy cut short");
+    free(gz);
 }
 
 static void test_idx_malformed(void)
@@ -1049,14 +1149,17 @@ int main(void)
     root = test_tmpdir();
     if (!ctx || !root)
         return 1;
-    static char root_copy[4096];
+    static char root_copy[4096], cache[4200];
     snprintf(root_copy, sizeof root_copy, "%s", root);
     root = root_copy;
+    snprintf(cache, sizeof cache, "%s/cache", root); /* the inflated copies go here, not to ~/.cache */
+    setenv("EMBER_CACHE_DIR", cache, 1);
 
     int fd_before = dup(0); /* the lowest free descriptor: a leaked one would take it */
     close(fd_before);
     idx_files_init();
     test_idx_valid();
+    test_idx_cache();
     test_idx_malformed();
     test_cifar();
     test_folder_valid();

@@ -195,6 +195,10 @@ void cuda_diagnose(struct ember_report *section, int threads);
 
 /* The probe, made on first call (thread-safe) and kept for the process. */
 const struct cuda_probe *cuda_probe(void);
+/* Its driver part alone (driver_ok, why, the GPUs): what opening a device
+ * asks first, so that a machine without a driver never loads an NVRTC (a
+ * large library) just to be told no. */
+const struct cuda_probe *cuda_probe_driver(void);
 
 /* The PTX ISA (times ten) a given CUDA version emits or, for a driver,
  * the highest it loads: 11040 (CUDA 11.4) -> 74. 0 when too old to know. */

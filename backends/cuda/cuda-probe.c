@@ -35,7 +35,7 @@
 #include "cuda-impl.h"
 
 static struct cuda_probe probe;
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT, driver_once = PTHREAD_ONCE_INIT;
 
 /* --------------------------------------------------------------- the driver */
 
@@ -334,12 +334,23 @@ static void probe_run(void)
         note(p, "EMBER_CUDA_KERNELS=%s ignored: it takes nvrtc, nvrtc-cubin, nvrtc-ptx or baseline", forced);
     const char *sync = getenv("EMBER_CUDA_SYNC");
     p->sync = sync && *sync && strcmp(sync, "0") != 0;
-    probe_driver(p);
+    cuda_probe_driver();
     probe_nvrtc(p);
     probe_driver_as(p);
     for (int i = 0; i < p->gpu_count; i++)
         cuda_choose_path(p->gpus[i].cc, p->path_driver, p->path_ptx_isa, p->nvrtc, p->nvrtc_count,
                          p->baseline_ptx_isa, p->forced, &p->gpus[i].choice);
+}
+
+static void probe_driver_run(void)
+{
+    probe_driver(&probe);
+}
+
+const struct cuda_probe *cuda_probe_driver(void)
+{
+    pthread_once(&driver_once, probe_driver_run);
+    return &probe;
 }
 
 const struct cuda_probe *cuda_probe(void)

@@ -103,10 +103,10 @@ static CUdeviceptr device_ptr(ember_ptr p)
 
 static int cuda_device_count(char *why, size_t why_len)
 {
-    const struct cuda_probe *p = cuda_probe();
+    const struct cuda_probe *p = cuda_probe_driver(); /* no driver: no NVRTC loaded to say so */
     if (!p->driver_ok)
         snprintf(why, why_len, "%s", p->why);
-    return p->driver_ok ? p->gpu_count : 0;
+    return p->driver_ok ? cuda_probe()->gpu_count : 0;
 }
 
 /* `auto` passes over a GPU no kernel path reaches (cuda-path.c says why). */
@@ -141,9 +141,9 @@ static void cuda_device_close(void *dev)
 
 static ember_status cuda_device_open(const struct ember_host *host, int index, void **dev)
 {
+    if (!cuda_probe_driver()->driver_ok)
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d cannot be used: %s", index, cuda_probe_driver()->why);
     const struct cuda_probe *p = cuda_probe();
-    if (!p->driver_ok)
-        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d cannot be used: %s", index, p->why);
     if (index < 0 || index >= p->gpu_count)
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no cuda:%d: the driver reports %d GPU%s", index,
                           p->gpu_count, p->gpu_count == 1 ? "" : "s");

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 
+#include "../../core/ctx-impl.h" /* ember_cache_folder */
 #include "gpu.h"
 
 #define CACHE_MAGIC     "EMBERCL\n"
@@ -74,55 +75,11 @@ void ember_gpu_cache_key_make(const char *const *parts, int count, struct ember_
     key->hash[1] = mix(b ^ 0x9e3779b97f4a7c15ull);
 }
 
-/* The folder, created if need be; false (with the reason in why) when
- * there is none to be had. */
-static bool gpu_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
-{
-    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (ember && *ember)
-        n = snprintf(out, len, "%s/%s", ember, kind);
-    else if (xdg && *xdg)
-        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
-    else if (home && *home)
-        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
-    else {
-        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
-        return false;
-    }
-    if (n < 0 || (size_t)n >= len) {
-        snprintf(why, why_len, "the cache folder's path is too long");
-        return false;
-    }
-    /* mkdir -p: each parent, then the folder itself */
-    for (char *p = out + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char keep = *p;
-        *p = '\0';
-        int rc = mkdir(out, 0755);
-        int saved = errno;
-        *p = keep;
-        if (rc != 0 && saved != EEXIST && keep == '\0') {
-            snprintf(why, why_len, "cannot create the cache folder %s: %s", out, strerror(saved));
-            return false;
-        }
-        if (keep == '\0')
-            break;
-    }
-    struct stat st;
-    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(why, why_len, "the cache folder %s is not a folder", out);
-        return false;
-    }
-    return true;
-}
-
 static bool gpu_cache_path(const char *kind, const struct ember_gpu_cache_key *key, char *out, size_t len,
                            char *why, size_t why_len)
 {
     char folder[4000];
-    if (!gpu_cache_folder(kind, folder, sizeof folder, why, why_len))
+    if (!ember_cache_folder(kind, folder, sizeof folder, why, why_len))
         return false;
     snprintf(out, len, "%s/%016llx%016llx.bin", folder, (unsigned long long)key->hash[0],
              (unsigned long long)key->hash[1]);

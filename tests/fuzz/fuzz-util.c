@@ -10,6 +10,11 @@ ember_ctx *fuzz_ctx(void)
 {
     static ember_ctx *ctx;
     if (!ctx) {
+        /* a loader's inflated copies (core/data-cache.c) stay in the scratch
+         * folder, one per input file name, not in the user's cache */
+        static char cache[320];
+        snprintf(cache, sizeof cache, "%s/cache", fuzz_dir());
+        setenv("EMBER_CACHE_DIR", cache, 1);
         ctx = ember_ctx_new();
         ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
         ember_ctx_set_threads(ctx, 1);
