@@ -630,6 +630,13 @@ static const struct row rows[] = {
     {"sgemm", "conv forward at training size", run_sgemm, {16, 784, 9, 0, 0, 4, 1, 1}},
     {"sgemm", "fc input grad at training size", run_sgemm, {64, 3136, 10, 0, 0, 1, 0, 0}},
     {"sgemm", "fc weight grad at training size", run_sgemm, {10, 3136, 64, 1, 0, 1, 0, 1}},
+    /* the CPU's skinny kernels (backends/cpu/cpu-gemm-skinny.c): dots of every tile width, an odd last
+     * row, k with and without a tail; columns with a ragged last block */
+    {"sgemm", "B transposed, 12 wide, accumulate", run_sgemm, {5, 12, 17, 0, 1, 1, 0, 1}},
+    {"sgemm", "B transposed, 11 wide", run_sgemm, {4, 11, 40, 0, 1, 2, 0, 0}},
+    {"sgemm", "B transposed, 1 wide, k = 8", run_sgemm, {3, 1, 8, 0, 1, 1, 0, 0}},
+    {"sgemm", "A transposed, 7 rows, ragged columns, accumulate", run_sgemm, {7, 1003, 33, 1, 0, 2, 0, 1}},
+    {"sgemm", "A transposed, 12 rows", run_sgemm, {12, 64, 5, 1, 0, 1, 0, 0}},
     /* a small C over a long k (sgemm_split, or runs of k), k no run divides */
     {"sgemm", "small C, long k, A transposed", run_sgemm, {3, 5, 1000, 1, 0, 2, 0, 1}},
     {"sgemm", "small C, long k, B transposed", run_sgemm, {7, 3, 555, 0, 1, 1, 0, 0}},

@@ -73,6 +73,8 @@ bool cpu_blas_fits(int threads, char *why, size_t why_len)
 static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a, const float *b,
                      float *c)
 {
+    if (cpu_gemm_skinny(g, m, n, a, b, c))
+        return;
     if (!blas) {
         gemm_plain(g, m, n, a, b, c);
         return;

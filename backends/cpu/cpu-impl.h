@@ -60,6 +60,11 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane)
 EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 #undef CPU_PRIMITIVE_DECLARE
 
+/* The products with one short side (cpu-gemm-skinny.c): computes C for the
+ * m x n part given and returns true, or returns false for a shape it does
+ * not take (or a CPU without AVX2 and FMA, or EMBER_CPU_GEMM=blas). */
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c);
+
 /* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)": the build's, and
  * the device's (the built-in one where OpenBLAS does not fit) */
 const char *cpu_blas_library(void);

@@ -1,0 +1,200 @@
+/*
+ * backends/cpu/cpu-gemm-skinny.c — the products with one short side, which
+ * the small models are made of and OpenBLAS runs slowly.
+ *
+ * A 10-class linear layer multiplies by a matrix 10 wide, and a one-channel
+ * 3x3 convolution's weight gradient is 9 wide; OpenBLAS packs and tiles for
+ * large squares and runs these at a third of its speed (docs/benchmarks.md,
+ * "the compute bound"). Three shapes, C = alpha op(A) op(B) + beta C, row
+ * major, each a loop that keeps every partial sum in a register:
+ *
+ *   dots     C (m x n) = A (m x k) B^T,  n <= 12: each C entry a dot product
+ *            of a row of A with a row of B, both along k (a linear layer's
+ *            forward pass; a convolution's weight gradient)
+ *   columns  C (m x n) = A^T B,          m <= 12, A stored (k x m): each row
+ *            of C a sum of k rows of B scaled by a column of A (a linear
+ *            layer's weight gradient)
+ *
+ * The third skinny shape, a short k (C = A B with k <= 16: a linear layer's
+ * input gradient, a one-channel convolution's forward pass), was tried the
+ * same way and lost to OpenBLAS (61 against 95 GFLOP/s on the convolution),
+ * so it stays there.
+ *
+ * They need AVX2 and FMA (x86-64 from 2013 on), which the build does not
+ * assume: the functions are compiled for them alone and used when the CPU
+ * says it has them. Anything else goes to OpenBLAS as before, and
+ * EMBER_CPU_GEMM=blas sends everything there (to compare).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define INLINE_AVX2 static inline __attribute__((always_inline, target("avx2,fma")))
+
+/* AVX2 and FMA here, and not turned off (EMBER_CPU_GEMM=blas, to compare) */
+static bool skinny_usable(void)
+{
+    static int known = -1; /* racing threads store the same answer */
+    if (known < 0) {
+        const char *choice = getenv("EMBER_CPU_GEMM");
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                !(choice && strcmp(choice, "blas") == 0);
+    }
+    return known;
+}
+
+INLINE_AVX2 float hsum(__m256 v)
+{
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+
+static inline void put(float *c, float v, float alpha, float beta)
+{
+    *c = alpha * v + (beta != 0.0f ? beta * *c : 0.0f);
+}
+
+INLINE_AVX2 void put8(float *c, __m256 v, float alpha, float beta)
+{
+    v = _mm256_mul_ps(v, _mm256_set1_ps(alpha));
+    if (beta != 0.0f)
+        v = _mm256_fmadd_ps(_mm256_loadu_ps(c), _mm256_set1_ps(beta), v);
+    _mm256_storeu_ps(c, v);
+}
+
+/* ---------------------------------------------------------------- dots */
+
+/* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from j. */
+INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b, float *c0,
+                           float *c1, const int cols)
+{
+    int64_t k = g->k, k8 = k & ~(int64_t)7;
+    __m256 s0[6], s1[6];
+    const float *bt[6];
+    for (int t = 0; t < cols; t++) {
+        s0[t] = s1[t] = _mm256_setzero_ps();
+        bt[t] = b + t * g->ldb;
+    }
+    for (int64_t p = 0; p < k8; p += 8) {
+        __m256 x0 = _mm256_loadu_ps(a0 + p), x1 = _mm256_loadu_ps(a1 + p);
+        for (int t = 0; t < cols; t++) {
+            __m256 y = _mm256_loadu_ps(bt[t] + p);
+            s0[t] = _mm256_fmadd_ps(x0, y, s0[t]);
+            s1[t] = _mm256_fmadd_ps(x1, y, s1[t]);
+        }
+    }
+    for (int t = 0; t < cols; t++) {
+        float d0 = hsum(s0[t]), d1 = hsum(s1[t]);
+        for (int64_t p = k8; p < k; p++) {
+            d0 += a0[p] * bt[t][p];
+            d1 += a1[p] * bt[t][p];
+        }
+        put(c0 + t, d0, g->alpha, g->beta);
+        if (c1)
+            put(c1 + t, d1, g->alpha, g->beta);
+    }
+}
+
+static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+{
+    for (int64_t i = 0; i < m; i += 2) {
+        const float *a0 = a + i * g->lda, *a1 = i + 1 < m ? a0 + g->lda : a0;
+        float *c0 = c + i * g->ldc, *c1 = i + 1 < m ? c0 + g->ldc : NULL;
+        for (int64_t j = 0; j < n;) {
+            /* tiles of at most six columns, as even as they come: 10 is 5 + 5 */
+            int64_t left = n - j, tiles = (left + 5) / 6;
+            int cols = (int)((left + tiles - 1) / tiles);
+            const float *bj = b + j * g->ldb;
+            switch (cols) { /* a constant each: the partial sums stay in registers */
+            case 1: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 1); break;
+            case 2: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 2); break;
+            case 3: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 3); break;
+            case 4: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 4); break;
+            case 5: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 5); break;
+            default: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 6); break;
+            }
+            j += cols;
+        }
+    }
+}
+
+/* ------------------------------------------------------------- columns */
+
+/* Every row of C (ROWS of them) by eight columns from j: A^T's rows are
+ * A's columns, so row r scales by a[p * lda + r]. */
+INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const float *b, float *c, const int rows)
+{
+    __m256 s[12];
+    for (int r = 0; r < rows; r++)
+        s[r] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < g->k; p++) {
+        __m256 y = _mm256_loadu_ps(b + p * g->ldb);
+        const float *ap = a + p * g->lda;
+        for (int r = 0; r < rows; r++)
+            s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + r), y, s[r]);
+    }
+    for (int r = 0; r < rows; r++)
+        put8(c + r * g->ldc, s[r], g->alpha, g->beta);
+}
+
+static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+{
+    int64_t n8 = n & ~(int64_t)7;
+    for (int64_t j = 0; j < n8; j += 8) {
+        switch (m) { /* a constant each: the partial sums stay in registers */
+        case 1: columns_tile(g, a, b + j, c + j, 1); break;
+        case 2: columns_tile(g, a, b + j, c + j, 2); break;
+        case 3: columns_tile(g, a, b + j, c + j, 3); break;
+        case 4: columns_tile(g, a, b + j, c + j, 4); break;
+        case 5: columns_tile(g, a, b + j, c + j, 5); break;
+        case 6: columns_tile(g, a, b + j, c + j, 6); break;
+        case 7: columns_tile(g, a, b + j, c + j, 7); break;
+        case 8: columns_tile(g, a, b + j, c + j, 8); break;
+        case 9: columns_tile(g, a, b + j, c + j, 9); break;
+        case 10: columns_tile(g, a, b + j, c + j, 10); break;
+        case 11: columns_tile(g, a, b + j, c + j, 11); break;
+        default: columns_tile(g, a, b + j, c + j, 12); break;
+        }
+    }
+    for (int64_t r = 0; r < m; r++) /* the last columns, one at a time */
+        for (int64_t j = n8; j < n; j++) {
+            float sum = 0.0f;
+            for (int64_t p = 0; p < g->k; p++)
+                sum += a[p * g->lda + r] * b[p * g->ldb + j];
+            put(c + r * g->ldc + j, sum, g->alpha, g->beta);
+        }
+}
+
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+{
+    if (!skinny_usable())
+        return false;
+    if (!g->trans_a && g->trans_b && n <= 12 && g->k >= 8) {
+        dots(g, m, n, a, b, c);
+        return true;
+    }
+    if (g->trans_a && !g->trans_b && m <= 12 && n >= 8) {
+        columns(g, m, n, a, b, c);
+        return true;
+    }
+    return false;
+}
+
+#else /* not x86-64: OpenBLAS (or the plain loop) for every shape */
+
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+{
+    (void)g, (void)m, (void)n, (void)a, (void)b, (void)c;
+    return false;
+}
+
+#endif
