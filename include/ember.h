@@ -877,6 +877,11 @@ EMBER_API ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x,
 /* Checks that every process holds the same parameters (a hash, summed
  * across them); if not, rank 0's go to all and *drifted says so. */
 EMBER_API ember_status ember_parallel_check(ember_parallel *par, bool *drifted);
+/* A coordinated stop (Ctrl-C on one machine of many): the request goes
+ * with the next step's sums, so after that step ember_parallel_stopping is
+ * true on every process at once, and all can save and end together. */
+EMBER_API void ember_parallel_request_stop(ember_parallel *par);
+EMBER_API bool ember_parallel_stopping(const ember_parallel *par);
 /* "cpu 41% + opencl:0 59%": the devices and this step's shares */
 EMBER_API const char *ember_parallel_describe(ember_parallel *par);
 

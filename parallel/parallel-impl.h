@@ -34,6 +34,10 @@
 
 struct ember_parallel;
 
+/* What follows the contributions in the sum: the step's loss (times rows),
+ * right predictions, rows, and the processes asking to stop. */
+enum { TRAILER_LOSS, TRAILER_CORRECT, TRAILER_ROWS, TRAILER_STOPS, TRAILER };
+
 /* One device's copy of the model and what it did this step. */
 struct replica {
     struct ember_parallel *par;
@@ -93,7 +97,7 @@ struct ember_parallel {
     int64_t *offset, *numel;
     bool *is_buffer, *is_count; /* a buffer; a scalar buffer (num_batches_tracked) */
     int64_t total;
-    float *sum;    /* (total + 3): the sum of the contributions, then loss, correct, rows */
+    float *sum;    /* (total + TRAILER): the sum of the contributions, then the trailer */
 
     /* the sums across processes: the same buckets on every rank, started
      * in the same order (collectives match by order) */
@@ -122,6 +126,8 @@ struct ember_parallel {
     int busy;
     bool quit;
 
+    bool stop_asked; /* ember_parallel_request_stop: sent with the next step */
+    bool stopping;   /* the last step's sum said some process asked */
     struct trial trial;
     int64_t steps;
     double sum_seconds; /* in the sums across processes, over every step */

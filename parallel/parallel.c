@@ -61,7 +61,7 @@ static ember_status finish_sums(struct ember_parallel *par)
         par->bucket[b].pending = 0;
     ember_status st = start_ready(par);
     if (st == EMBER_OK &&
-        par->collective.sum_start(par->collective.user, par->buckets, par->sum + par->total, 3) != EMBER_OK)
+        par->collective.sum_start(par->collective.user, par->buckets, par->sum + par->total, TRAILER) != EMBER_OK)
         st = collective_failed(par, "summing the loss");
     for (int b = 0; b <= par->buckets && st == EMBER_OK; b++)
         if (par->collective.sum_wait(par->collective.user, b) != EMBER_OK)
@@ -453,22 +453,24 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
         loss_sum += r->loss_sum;
         right += r->correct;
     }
-    par->sum[par->total] = (float)loss_sum;
-    par->sum[par->total + 1] = (float)right;
-    par->sum[par->total + 2] = (float)rows;
+    par->sum[par->total + TRAILER_LOSS] = (float)loss_sum;
+    par->sum[par->total + TRAILER_CORRECT] = (float)right;
+    par->sum[par->total + TRAILER_ROWS] = (float)rows;
+    par->sum[par->total + TRAILER_STOPS] = par->stop_asked;
     double seconds = now_seconds() - start;
     if ((st = finish_sums(par)) != EMBER_OK)
         return st;
     par->sum_seconds += now_seconds() - start - seconds;
-    double all_rows = par->sum[par->total + 2];
+    double all_rows = par->sum[par->total + TRAILER_ROWS];
+    par->stopping = par->sum[par->total + TRAILER_STOPS] > 0.0f; /* the same answer on every process */
     if (all_rows < 1.0)
         return ember_set_error(par->ctx, EMBER_ERR_ARG, "ember_parallel_step: no rows to train on");
     if ((st = step_master(par, all_rows)) != EMBER_OK)
         return st;
     if (loss)
-        *loss = (float)(par->sum[par->total] / all_rows);
+        *loss = (float)(par->sum[par->total + TRAILER_LOSS] / all_rows);
     if (correct)
-        *correct = (int64_t)par->sum[par->total + 1];
+        *correct = (int64_t)par->sum[par->total + TRAILER_CORRECT];
     par->steps++;
     parallel_learn(par, rows, seconds);
     return EMBER_OK;
@@ -512,7 +514,7 @@ static bool lay_out(struct ember_parallel *par)
         par->is_count[i] = par->is_buffer[i] && ember_tensor_ndim(t) == 0;
         par->total += par->numel[i];
     }
-    return (par->sum = calloc((size_t)par->total + 3, sizeof *par->sum)) &&
+    return (par->sum = calloc((size_t)(par->total + TRAILER), sizeof *par->sum)) &&
            (par->values = calloc((size_t)par->total + 1, sizeof *par->values));
 }
 
@@ -721,6 +723,17 @@ ember_status ember_parallel_check(ember_parallel *par, bool *drifted)
     return write_master(par);
 }
 
+void ember_parallel_request_stop(ember_parallel *par)
+{
+    if (par)
+        par->stop_asked = true;
+}
+
+bool ember_parallel_stopping(const ember_parallel *par)
+{
+    return par && par->stopping;
+}
+
 const char *ember_parallel_describe(ember_parallel *par)
 {
     if (!par)
@@ -745,6 +758,6 @@ const char *ember_parallel_describe(ember_parallel *par)
     }
     if (par->collective.size > 1 && par->steps && at < sizeof par->describe)
         snprintf(par->describe + at, sizeof par->describe - at, "; the sum of %.0f KiB across the ranks took %.2f ms "
-                 "a step", (double)(par->total + 3) * 4.0 / 1024.0, 1e3 * par->sum_seconds / (double)par->steps);
+                 "a step", (double)(par->total + TRAILER) * 4.0 / 1024.0, 1e3 * par->sum_seconds / (double)par->steps);
     return par->describe;
 }

@@ -10,7 +10,8 @@
 #     K40m) reach one device's parameters;
 #   - faults: a rank killed mid-epoch (the others end, non-zero, within
 #     30 s); a rank stopped (SIGSTOP): the others give up after
-#     EMBER_MPI_TIMEOUT with a message; a GPU that fails mid-run in one
+#     EMBER_MPI_TIMEOUT with a message; Ctrl-C reaching one rank: all stop
+#     after the same step, rank 0 saves, the run resumes; a GPU that fails mid-run in one
 #     process (the CUDA test double): the run stops with its reason and the
 #     last checkpoint stays as it was.
 #
@@ -115,8 +116,9 @@ fault_run() { # SIGNAL [VAR=VALUE]
     rm -f "$TMP/m.jsonl"
     start=$(date +%s)
     # shellcheck disable=SC2086 # an optional -x
+    # shellcheck disable=SC2086 # EXTRA: more options, a list
     mpirun --oversubscribe -np 2 -x EMBER_TEST_TAG=$$ ${2:+-x $2} "$EMBER" train --epochs 30 --threads 1 --quiet \
-        --no-eval --metrics "$TMP/m.jsonl" --log-every 20 >"$TMP/fault.out" 2>&1 &
+        --no-eval --metrics "$TMP/m.jsonl" --log-every 20 ${EXTRA:-} >"$TMP/fault.out" 2>&1 &
     job=$!
     i=0
     while [ ! -s "$TMP/m.jsonl" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
@@ -144,6 +146,17 @@ if [ $has_mpi = yes ]; then
     grep -q "no answer from the other ranks for 4 s" "$TMP/fault.out" ||
         fail "a stopped rank: no message: $(cat "$TMP/fault.out")"
     echo "  a stopped rank: every rank ended in $fault_seconds s, exit $fault_status"
+
+    # Ctrl-C reaching one rank: every rank stops after the same step, rank 0 saves, the run resumes
+    EXTRA="--save $TMP/int.safetensors" fault_run INT
+    [ "$fault_seconds" -le 30 ] || fail "an interrupted rank: the others took $fault_seconds s to end"
+    grep -q "saved $TMP/int.safetensors (interrupted)" "$TMP/fault.out" ||
+        fail "an interrupted rank: rank 0 did not save: $(cat "$TMP/fault.out")"
+    grep -q "stopped (another rank was interrupted)" "$TMP/fault.out" ||
+        fail "an interrupted rank: no word of it: $(cat "$TMP/fault.out")"
+    run -- train --resume "$TMP/int.safetensors" --epochs 1 --steps 5 --no-eval --quiet
+    expect_status 0 "resuming after an interrupted rank"
+    echo "  an interrupted rank: every rank stopped after the same step in $fault_seconds s, rank 0 saved"
 fi
 
 # --- two GPUs of different generations (the CUDA test double: an H100 and a

@@ -79,7 +79,10 @@ int cli_mpi_end(int rc)
 {
 #ifdef EMBER_HAVE_MPI
     if (mpi_size > 1) {
-        if (rc != EXIT_OK) { /* the others may be waiting on this rank: end them all, now */
+        /* 128 + a signal: every rank stopped after the same step (ember_parallel_stopping)
+         * and ends as one; any other failure may leave the others waiting: end them all, now */
+        bool agreed = rc > 128 && rc < 128 + 32;
+        if (rc != EXIT_OK && !agreed) {
             fprintf(stderr, "ember: rank %d of %d stops every rank (MPI_Abort, exit %d)\n", mpi_rank, mpi_size, rc);
             fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, rc);

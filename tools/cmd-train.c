@@ -548,6 +548,7 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGTERM, &stop, &old_term);
 
     double first_step_s = 0.0;
+    bool stopping = false; /* a signal here, or under mpirun on any rank: stop after this step */
     for (int64_t epoch = pos.epochs_done + 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
         if (o.steps && pos.total_steps >= o.steps)
             break;
@@ -576,6 +577,8 @@ int cmd_train(int argc, char **argv)
             float value = NAN;
             int64_t correct = 0;
             if (par) { /* the same step, shared between devices or ranks */
+                if (stop_signal) /* every rank learns it with this step's sums, and all stop after it */
+                    ember_parallel_request_stop(par);
                 if (ember_parallel_step(par, x, y, &value, &correct) != EMBER_OK) {
                     rc = cli_fail(ctx, "training failed");
                     break;
@@ -619,7 +622,8 @@ int cmd_train(int argc, char **argv)
                 window = (struct window){.start = cli_now()};
             }
             progress_update(&bar, r.steps, value);
-            if (stop_signal || r.steps == limit)
+            stopping = par ? ember_parallel_stopping(par) : stop_signal != 0;
+            if (stopping || r.steps == limit)
                 break; /* interrupted, or --steps ran out, or the epoch's last batch */
             if (o.save_every && !o.save_every_epochs && pos.total_steps % o.save_every == 0 &&
                 (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK)
@@ -638,20 +642,24 @@ int cmd_train(int argc, char **argv)
         r.train_loss = pos.step_in_epoch ? pos.loss_sum / (double)pos.step_in_epoch : 0.0;
         r.train_acc = pos.seen ? (double)pos.correct / (double)pos.seen : 0.0;
         r.first_step_s = first_step_s;
-        if (stop_signal) {
+        if (stopping) {
             /* the step is done: save where the run stands (after an epoch's
-             * last batch too: resuming then ends that epoch, test pass included) */
+             * last batch too: resuming then ends that epoch, test pass included).
+             * Under mpirun every rank stops after the same step; rank 0 saves. */
+            int sig = stop_signal ? stop_signal : SIGTERM;
             if (!lead) {
-                rc = 128 + stop_signal;
+                rc = 128 + sig;
                 break;
             }
             if (!o.save)
                 o.save = "ember-interrupted.safetensors";
             rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
             fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s\n",
-                    stop_signal == SIGINT ? "interrupted (Ctrl-C)" : "stopped (SIGTERM)", (long long)epoch,
-                    (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save);
-            rc = rc == EXIT_OK ? 128 + stop_signal : rc;
+                    stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
+                    : stop_signal == SIGTERM ? "stopped (SIGTERM)"
+                                             : "stopped (another rank was interrupted)",
+                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save);
+            rc = rc == EXIT_OK ? 128 + sig : rc;
             break;
         }
         /* --steps may end the run inside the epoch: it is reported as far as it went */
