@@ -9,7 +9,10 @@
  *   - uneven shares: a batch of 7 over 3 devices, an epoch whose last batch
  *     (one row) is smaller than the device count;
  *   - two processes, stood in for by two threads with a collective over
- *     shared memory: each trains its rows, both reach one device's result;
+ *     shared memory: each trains its rows, both reach one device's result,
+ *     with one bucket and many (rank 0's started during its backward
+ *     pass), and a stop one asks for reaches both after the same step;
+ *   - ember_set_grad_ready: each parameter once, last layer first, final;
  *   - mistakes: a device that does not exist, a C network, a batch from
  *     another context: a status and a message naming them.
  */
@@ -36,6 +39,7 @@ static const char bn_text[] = "conv1: conv2d 4 kernel=3 padding=1 bias=false\n"
 
 enum { SAMPLES = 96, CLASSES = 3, SIDE = 8 };
 static int64_t bucket_floats; /* the sums' buckets: 0, the default (one bucket here), or small: many */
+static int stop_request_step = -1; /* rank 1 asks every rank to stop before this step */
 static float images[SAMPLES * SIDE * SIDE];
 static int32_t labels[SAMPLES];
 
@@ -129,7 +133,7 @@ static int64_t train_single(const char *text, int64_t count, int64_t batch, int 
 /* the same through ember_parallel over `others` beside the model's cpu */
 static void train_parallel(const char *text, int64_t count, int64_t batch, int steps, const char *const *others,
                            int n_others, bool fixed, const ember_collective *collective, float *out, float *losses,
-                           int *ran)
+                           int *ran, int *stopped_at)
 {
     ember_ctx *ctx = test_ctx("cpu");
     ember_ctx_set_threads(ctx, 1);
@@ -144,6 +148,8 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
     ember_tensor *x, *y;
     int n = 0;
     float *before = malloc(4096 * sizeof *before), *replica = malloc(4096 * sizeof *replica);
+    int *stopped = stopped_at ? stopped_at : &(int){0};
+    *stopped = -1;
     while (par && (steps == 0 || n < steps)) {
         if (!ember_batcher_next(b, &x, &y)) {
             if (steps == 0 || ember_last_status(ctx) != EMBER_OK)
@@ -152,7 +158,11 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
         }
         read_values(m, before, false);
         int64_t right = -1;
+        if (collective && collective->rank == 1 && n == stop_request_step)
+            ember_parallel_request_stop(par);
         CHECK_OK(ctx, ember_parallel_step(par, x, y, &losses[n], &right));
+        if (*stopped < 0 && ember_parallel_stopping(par))
+            *stopped = n;
         CHECK(right >= 0 && right <= ember_tensor_dim(x, 0), "correct %lld of %lld", (long long)right,
               (long long)ember_tensor_dim(x, 0));
         /* each replica that trained this step started from the master's
@@ -195,13 +205,13 @@ static void test_equivalence(bool with_opencl)
     int ran = 0;
     int64_t n = train_single(net_text, SAMPLES, 16, 30, one, loss_one);
     const char *cpu2[] = {"cpu"}, *cpu3[] = {"cpu", "cpu"}, *ocl[] = {"opencl:0"};
-    train_parallel(net_text, SAMPLES, 16, 30, cpu2, 1, false, NULL, many, loss_many, &ran);
+    train_parallel(net_text, SAMPLES, 16, 30, cpu2, 1, false, NULL, many, loss_many, &ran, NULL);
     CHECK(ran == 30, "ran %d steps", ran);
     check_same("cpu + cpu", one, many, n, loss_one, loss_many, 30);
-    train_parallel(net_text, SAMPLES, 16, 30, cpu3, 2, true, NULL, many, loss_many, &ran);
+    train_parallel(net_text, SAMPLES, 16, 30, cpu3, 2, true, NULL, many, loss_many, &ran, NULL);
     check_same("cpu + cpu + cpu, fixed shares", one, many, n, loss_one, loss_many, 30);
     if (with_opencl) {
-        train_parallel(net_text, SAMPLES, 16, 30, ocl, 1, false, NULL, many, loss_many, &ran);
+        train_parallel(net_text, SAMPLES, 16, 30, ocl, 1, false, NULL, many, loss_many, &ran, NULL);
         check_same("cpu + opencl:0", one, many, n, loss_one, loss_many, 30);
     } else {
         printf("note: no OpenCL device: cpu + opencl:0 not run\n");
@@ -216,10 +226,10 @@ static void test_uneven(void)
     int ran = 0;
     const char *cpu3[] = {"cpu", "cpu"};
     int64_t n = train_single(net_text, 70, 7, 10, one, loss_one);
-    train_parallel(net_text, 70, 7, 10, cpu3, 2, true, NULL, many, loss_many, &ran);
+    train_parallel(net_text, 70, 7, 10, cpu3, 2, true, NULL, many, loss_many, &ran, NULL);
     check_same("batch 7 on three devices", one, many, n, loss_one, loss_many, 10);
     n = train_single(net_text, 17, 8, 0, one, loss_one);
-    train_parallel(net_text, 17, 8, 0, cpu3, 2, true, NULL, many, loss_many, &ran);
+    train_parallel(net_text, 17, 8, 0, cpu3, 2, true, NULL, many, loss_many, &ran, NULL);
     CHECK(ran == 3, "an epoch of 17 in batches of 8 is 3 steps, ran %d", ran);
     check_same("a last batch of one row on three devices", one, many, n, loss_one, loss_many, 3);
 }
@@ -232,7 +242,7 @@ static void test_batch_norm(void)
     float many[4096], loss_many[64];
     int ran = 0;
     const char *cpu2[] = {"cpu"};
-    train_parallel(bn_text, SAMPLES, 16, 12, cpu2, 1, false, NULL, many, loss_many, &ran);
+    train_parallel(bn_text, SAMPLES, 16, 12, cpu2, 1, false, NULL, many, loss_many, &ran, NULL);
     CHECK(ran == 12 && loss_many[11] < loss_many[0], "BatchNorm on two devices: loss %g then %g", loss_many[0],
           loss_many[11]);
 }
@@ -284,7 +294,7 @@ static ember_status shm_broadcast(void *user, float *data, size_t count)
 struct rank_run {
     int rank;
     float params[4096], losses[64];
-    int ran;
+    int ran, stopped_at;
 };
 
 static void *rank_thread(void *arg)
@@ -294,7 +304,8 @@ static void *rank_thread(void *arg)
                           .sum_wait = shm_sum_wait, .broadcast = shm_broadcast};
     /* rank 1 beside a second cpu device: ranks may use several */
     const char *cpu2[] = {"cpu"};
-    train_parallel(net_text, SAMPLES, 16, 20, cpu2, run->rank, false, &c, run->params, run->losses, &run->ran);
+    train_parallel(net_text, SAMPLES, 16, 20, cpu2, run->rank, false, &c, run->params, run->losses, &run->ran,
+                   &run->stopped_at);
     return NULL;
 }
 
@@ -308,6 +319,7 @@ static void test_two_ranks(void)
     static struct rank_run runs[2] = {{.rank = 0}, {.rank = 1}};
     for (int many = 0; many < 2; many++) {
         bucket_floats = many ? 8 : 0;
+        stop_request_step = many ? 7 : -1; /* and rank 1 asks to stop at step 7 */
         pthread_barrier_init(&shared.barrier, NULL, 2);
         pthread_t threads[2];
         for (int r = 0; r < 2; r++)
@@ -319,8 +331,12 @@ static void test_two_ranks(void)
                    20);
         CHECK(memcmp(runs[0].params, runs[1].params, (size_t)n * sizeof(float)) == 0,
               "the two ranks' parameters differ by %g", max_diff(runs[0].params, runs[1].params, n));
+        /* a stop asked by one rank is known to both after the same step */
+        CHECK(runs[0].stopped_at == (many ? 7 : -1) && runs[1].stopped_at == runs[0].stopped_at,
+              "stopping after step %d on rank 0 and %d on rank 1", runs[0].stopped_at, runs[1].stopped_at);
     }
     bucket_floats = 0;
+    stop_request_step = -1;
 }
 
 /* ------------------------------------------------- gradients as they are final */
