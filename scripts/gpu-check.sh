@@ -305,6 +305,20 @@ if [ "$gpu_usable" = True ]; then
             "$(grep -m1 '^the device' "$out/logs/profile-$kernels.log"); slowest: $(grep -m1 -A1 '^op / primitive' \
             "$out/logs/profile-$kernels.log" | tail -n 1 | tr -s ' '); logs/profile-$kernels.log, trace-$kernels.json"
     done
+    # data parallel (docs/parallel.md): the GPU and the CPU training one model, every device kept,
+    # then as the trial decides (a CPU share that slows a GPU down is left out with a note)
+    par_steps="--steps 100"
+    [ $double = yes ] && par_steps="--steps 3 --batch 8"
+    for keep in kept trial; do
+        flag=""
+        [ $keep = kept ] && flag=--keep-devices
+        # shellcheck disable=SC2086
+        logged "parallel-$keep" env $ember_env $gpu_env "$ember" train --device cuda:0,cpu $flag --model simplecnn \
+            $data_args $par_steps --no-eval --quiet
+        record speed "cuda:0,cpu, $keep" "$(outcome_of $rc)" \
+            "$(grep -m1 'devices:' "$out/logs/parallel-$keep.log"); $(grep -o '[0-9]* images/s' \
+            "$out/logs/parallel-$keep.log" | tail -n 1); logs/parallel-$keep.log"
+    done
     # every kernel compiled by NVRTC into an empty cache, then the start from it
     for start in cold warm; do
         [ $start = cold ] && rm -rf "$work/cache-compile"
