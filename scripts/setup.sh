@@ -20,9 +20,9 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # (libclang-rt) builds the fuzz harnesses; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them; Open MPI trains across processes
-# (mpirun -np 2, docs/parallel.md)
+# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps"
 
 missing=""
 for p in $packages; do
