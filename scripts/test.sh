@@ -9,7 +9,8 @@ set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 scripts/setup.sh --tests
-ctest --test-dir build --output-on-failure -j "$jobs"
+# every test but the long ones (label long: a whole epoch of ResNet-8 on PoCL; ctest -L long)
+ctest --test-dir build --output-on-failure -j "$jobs" -LE long
 
 # Every backend but the CPU's can be left out (docs/embedding.md). Each is
 # off in one of these two builds, which must build warnings-clean and pass

@@ -3,7 +3,7 @@
 # the CPU's does: the same model, seed and data order on real Fashion-MNIST
 # images, on the cpu and on DEVICE, then the two compared.
 #
-#   test_model_devices.sh path/to/ember PYTHON MODEL DEVICE TRAIN TEST MAX_POINTS
+#   test_model_devices.sh path/to/ember PYTHON MODEL DEVICE TRAIN TEST MAX_POINTS [TRAIN OPTIONS...]
 #
 # Trains one epoch on the first TRAIN training images and evaluates on the
 # first TEST test images (tests/fashion_subset.py makes the subset). The
@@ -13,6 +13,7 @@
 # opened; a missing data set is a failure.
 set -u
 EMBER=$1 PYTHON=$2 MODEL=$3 DEVICE=$4 TRAIN=$5 TEST=$6 MAX=$7
+shift 7 # the rest: more options for both runs (--schedule cosine)
 DATA=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -28,7 +29,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 for device in cpu "$DEVICE"; do
     "$EMBER" train --model "$MODEL" --data fashion-mnist --data-dir "$TMP/data" --epochs 1 --batch 64 --lr 0.001 \
-        --seed 0 --device "$device" --quiet --metrics "$TMP/$device.jsonl" 2>"$TMP/err" || {
+        --seed 0 --device "$device" --quiet --metrics "$TMP/$device.jsonl" "$@" 2>"$TMP/err" || {
         echo "FAILED: ember train on $device exited $?: $(cat "$TMP/err")" >&2
         exit 1
     }
