@@ -91,25 +91,35 @@ static void plan_buckets(struct ember_parallel *par, int64_t least)
     }
 }
 
-/* Tensor i of replica r into the sum: rows x its gradient (a parameter) or
- * value (a buffer), and the buckets it completes started. Replica 0 alone
- * trains this step (par->overlap), so the sum is its contribution. */
+/* What tensor i of replica r adds to the step, into out: rows x its
+ * gradient (a parameter; zeros when the forward did not use it) or rows x
+ * its value (a buffer: BatchNorm's running statistics, which the step
+ * averages). */
+static bool read_scaled(const struct ember_parallel *par, const struct replica *r, int i, float *out)
+{
+    ember_tensor *t = ember_params_at(ember_model_params(r->model), i);
+    ember_tensor *from = par->is_buffer[i] ? t : ember_tensor_grad(t);
+    if (!from) {
+        memset(out, 0, (size_t)par->numel[i] * sizeof(float));
+        return true;
+    }
+    if (ember_tensor_read(from, out, (size_t)par->numel[i] * sizeof(float)) != EMBER_OK)
+        return false;
+    for (int64_t k = 0; k < par->numel[i]; k++)
+        out[k] *= (float)r->rows;
+    return true;
+}
+
+/* Tensor i of replica r into the sum, and the buckets it completes
+ * started. Replica 0 alone trains this step (par->overlap), so the sum is
+ * its contribution. */
 static ember_status deliver(struct ember_parallel *par, struct replica *r, int i)
 {
     if (par->delivered[i])
         return EMBER_OK;
     par->delivered[i] = true;
-    ember_tensor *t = ember_params_at(ember_model_params(r->model), i);
-    ember_tensor *from = par->is_buffer[i] ? t : ember_tensor_grad(t);
-    float *out = par->sum + par->offset[i], rows = (float)r->rows;
-    if (from) {
-        if (ember_tensor_read(from, out, (size_t)par->numel[i] * sizeof(float)) != EMBER_OK)
-            return ember_last_status(r->ctx);
-        for (int64_t k = 0; k < par->numel[i]; k++)
-            out[k] *= rows;
-    } else {
-        memset(out, 0, (size_t)par->numel[i] * sizeof(float));
-    }
+    if (!read_scaled(par, r, i, par->sum + par->offset[i]))
+        return ember_last_status(r->ctx);
     if (!par->is_buffer[i])
         par->bucket[par->bucket_of[i]].pending--;
     ember_status st = start_ready(par);
@@ -155,27 +165,12 @@ static bool load_params(const struct ember_parallel *par, struct replica *r)
     return true;
 }
 
-/* What a replica adds to the step: rows * gradient of each parameter,
- * rows * value of each buffer (BatchNorm's running statistics, which the
- * step then averages). */
+/* What a replica adds to the step, every tensor (read_scaled). */
 static bool read_contribution(const struct ember_parallel *par, struct replica *r)
 {
-    ember_params *params = ember_model_params(r->model);
-    float rows = (float)r->rows;
-    for (int i = 0; i < par->tensors; i++) {
-        float *out = r->contribution + par->offset[i];
-        size_t bytes = (size_t)par->numel[i] * sizeof(float);
-        ember_tensor *t = ember_params_at(params, i);
-        ember_tensor *from = par->is_buffer[i] ? t : ember_tensor_grad(t);
-        if (!from) { /* a parameter the forward did not use */
-            memset(out, 0, bytes);
-            continue;
-        }
-        if (ember_tensor_read(from, out, bytes) != EMBER_OK)
+    for (int i = 0; i < par->tensors; i++)
+        if (!read_scaled(par, r, i, r->contribution + par->offset[i]))
             return false;
-        for (int64_t k = 0; k < par->numel[i]; k++)
-            out[k] *= rows;
-    }
     return true;
 }
 
