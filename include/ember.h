@@ -827,7 +827,7 @@ typedef struct ember_parallel ember_parallel;
 
 /* Sums across processes, implemented by the caller over its transport
  * (ember-mpi.h: MPI). Every function returns EMBER_OK, or a failure whose
- * reason `error` then gives ("rank 1 did not answer for 60 s"). */
+ * reason `error` then gives ("no answer from the other ranks for 60 s"). */
 typedef struct ember_collective {
     int rank, size; /* this process's place, and how many take part */
     void *user;     /* handed back to every call */
@@ -874,8 +874,8 @@ EMBER_API void ember_parallel_free(ember_parallel *par);
  * master copy is then as it was before the step. */
 EMBER_API ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_tensor *y, float *loss,
                                            int64_t *correct);
-/* Checks that every process holds the same parameters (a hash, summed
- * across them); if not, rank 0's go to all and *drifted says so. */
+/* Checks that every process holds the same parameters (rank 0's hash of
+ * them, compared on each); if not, rank 0's go to all and *drifted says so. */
 EMBER_API ember_status ember_parallel_check(ember_parallel *par, bool *drifted);
 /* A coordinated stop (Ctrl-C on one machine of many): the request goes
  * with the next step's sums, so after that step ember_parallel_stopping is
