@@ -817,8 +817,9 @@ EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_
  *
  * Across processes, `collective` sums the gradients over every process
  * after each one's own devices have: each process trains its part of every
- * batch (rank r of N the rows [rB/N, (r+1)B/N) of a batch of B, all drawing
- * the same batches), and each takes the same optimizer step. The sums go
+ * batch (rank r of N the rows [B - (N-r)B/N, B - (N-r-1)B/N) of a batch of
+ * B, rounding down: as even as B divides, rank 0 never without a row; all
+ * draw the same batches), and each takes the same optimizer step. The sums go
  * in buckets of whole parameters, the last layer's first; on a process
  * with one device training, each bucket starts during the backward pass,
  * as soon as its gradients are final.

@@ -410,8 +410,10 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
     double start = now_seconds();
     /* this process's rows of the batch, then each device's of those */
     int rank = par->collective.rank, size = par->collective.size;
-    par->process_lo = batch * rank / size;
-    int64_t rows = batch * (rank + 1) / size - par->process_lo;
+    /* as even as B divides, the first ranks taking the extra rows: rank 0,
+     * which saves the model (and its BatchNorm count), trains in every step */
+    par->process_lo = batch - batch * (size - rank) / size;
+    int64_t rows = batch - batch * (size - rank - 1) / size - par->process_lo;
     parallel_split(par, rows);
     /* the buckets anew; they start during the backward pass when one device trains here */
     par->next_bucket = 0;
