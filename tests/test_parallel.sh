@@ -171,8 +171,8 @@ if [ -n "$FAKE_CUDA" ] && [ -f "$FAKE_CUDA" ]; then
     same_params "cuda:0,cuda:1 (an H100 and a K40m)" "$TMP/gpus.safetensors"
 
     DOUBLE="EMBER_CUDA_LIBRARY=$FAKE_CUDA EMBER_FAKE_CUDA_GPUS=90:H100-double EMBER_FAKE_CUDA_DRIVER=13000 EMBER_CUDA_KERNELS=baseline"
-    # the double's im2col fails on its second launch: cuda:0's share of step 2
-    run "$DOUBLE EMBER_FAKE_CUDA_FAULT=im2col:2:700" -- train --device cpu,cuda:0 --keep-devices --steps 10 --no-eval \
+    # the double's cross-entropy kernel fails on its second launch: cuda:0's share of step 2
+    run "$DOUBLE EMBER_FAKE_CUDA_FAULT=cross_entropy_backward:2:700" -- train --device cpu,cuda:0 --keep-devices --steps 10 --no-eval \
         --quiet --save "$TMP/gpu.safetensors" --save-every 1
     expect_status 4 "a GPU failing mid-run"
     expect_text "cuda:0 failed during its share of the step" "a GPU failing mid-run"
