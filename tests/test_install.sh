@@ -9,8 +9,9 @@
 #   3. pkg-config finds ember.pc there and its version is the header's;
 #   4. examples/ builds against the prefix through find_package (ember::ember
 #      and ember::ember_static) and through pkg-config, and the programs run:
-#      train_arrays learns its rings, classify names the class `ember
-#      predict` names for the same image;
+#      train_arrays learns its rings, train_mpi learns them as two processes
+#      through its own MPI communicator (where MPI is installed), classify
+#      names the class `ember predict` names for the same image;
 #   5. the Python (ctypes) example of docs/embedding.md, cut out of the page,
 #      runs on the installed library and agrees too.
 #
@@ -111,6 +112,17 @@ ldd "$TMP/examples/train_arrays" | grep -q "$LIBDIR/$soname" ||
     fail "train_arrays does not load the installed $soname: $(ldd "$TMP/examples/train_arrays")"
 LD_LIBRARY_PATH=$LIBDIR "$TMP/train_arrays_pc" >"$TMP/out" 2>&1 || fail "train_arrays (pkg-config): $(cat "$TMP/out")"
 grep -q "test accuracy" "$TMP/out" || fail "train_arrays printed no accuracy: $(cat "$TMP/out")"
+
+# train_mpi: two processes through the program's own MPI communicator (ember-mpi.h), one of them
+# with two cpu devices; built where MPI is installed
+if [ -x "$TMP/examples/train_mpi" ] && command -v mpirun >/dev/null; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+        LD_LIBRARY_PATH=$LIBDIR mpirun --oversubscribe -np 2 "$TMP/examples/train_mpi" cpu,cpu >"$TMP/out" 2>&1 ||
+        fail "mpirun -np 2 train_mpi: $(cat "$TMP/out")"
+    grep -q "trained by 2 processes" "$TMP/out" || fail "train_mpi said nothing of its two processes: $(cat "$TMP/out")"
+else
+    echo "note: no MPI here: examples/train_mpi was not built or run"
+fi
 
 # classify: a simplecnn of 30 steps, and a Fashion-MNIST test image as PNG
 [ -f "$DATA/t10k-images-idx3-ubyte.gz" ] || die "no Fashion-MNIST in $DATA (apt-get install dataset-fashion-mnist)"
