@@ -11,24 +11,12 @@
  * network needs its hidden layers: 2 -> 32 -> 32 -> 3, with ReLU.
  */
 #include <ember.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { CLASSES = 3, TRAIN = 3000, TEST = 600, HIDDEN = 32, EPOCHS = 20 };
+#include "rings.h"
 
-/* count points (x, y) into points (count, 2) and their rings into labels */
-static void make_rings(ember_rng *rng, int64_t count, float *points, int32_t *labels)
-{
-    for (int64_t i = 0; i < count; i++) {
-        int ring = (int)(ember_rng_u32(rng) % CLASSES);
-        float angle = ember_rng_uniform(rng, 0.0f, 6.2831853f);
-        float radius = 0.5f + (float)ring + ember_rng_uniform(rng, -0.3f, 0.3f);
-        points[2 * i] = radius * cosf(angle);
-        points[2 * i + 1] = radius * sinf(angle);
-        labels[i] = ring;
-    }
-}
+enum { HIDDEN = 32, EPOCHS = 20 };
 
 struct net {
     ember_tensor *w1, *b1, *w2, *b2, *w3, *b3;

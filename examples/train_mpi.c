@@ -13,31 +13,19 @@
  */
 #include <ember-mpi.h>
 #include <ember.h>
-#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { CLASSES = 3, TRAIN = 3000, TEST = 600, EPOCHS = 20 };
+#include "rings.h"
+
+enum { EPOCHS = 20 };
 
 static const char net_text[] = "fc1: linear 32\n"
                                "relu\n"
                                "fc2: linear 32\n"
                                "relu\n"
                                "fc3: linear classes\n";
-
-/* count points (x, y) into points (count, 2) and their rings into labels */
-static void make_rings(ember_rng *rng, int64_t count, float *points, int32_t *labels)
-{
-    for (int64_t i = 0; i < count; i++) {
-        int ring = (int)(ember_rng_u32(rng) % CLASSES);
-        float angle = ember_rng_uniform(rng, 0.0f, 6.2831853f);
-        float radius = 0.5f + (float)ring + ember_rng_uniform(rng, -0.3f, 0.3f);
-        points[2 * i] = radius * cosf(angle);
-        points[2 * i + 1] = radius * sinf(angle);
-        labels[i] = ring;
-    }
-}
 
 int main(int argc, char **argv)
 {

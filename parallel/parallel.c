@@ -152,17 +152,20 @@ static void replica_failed(struct replica *r, const char *doing)
     ember_clear_error(r->ctx);
 }
 
-/* The parameters of the master copy into this replica (after the step
- * that made them), so that every replica starts its share from the same
- * bits. */
-static bool load_params(const struct ember_parallel *par, struct replica *r)
+/* par->values (the master's parameters and buffers after a step) into
+ * `model`'s tensors, or back out of them (into_model false). */
+static ember_status copy_values(struct ember_parallel *par, ember_model *model, bool into_model)
 {
-    ember_params *params = ember_model_params(r->model);
-    for (int i = 0; i < par->tensors; i++)
-        if (ember_tensor_write(ember_params_at(params, i), par->values + par->offset[i],
-                               (size_t)par->numel[i] * sizeof(float)) != EMBER_OK)
-            return false;
-    return true;
+    ember_params *params = ember_model_params(model);
+    for (int i = 0; i < par->tensors; i++) {
+        ember_tensor *t = ember_params_at(params, i);
+        float *v = par->values + par->offset[i];
+        size_t bytes = (size_t)par->numel[i] * sizeof(float);
+        ember_status st = into_model ? ember_tensor_write(t, v, bytes) : ember_tensor_read(t, v, bytes);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
 }
 
 /* What a replica adds to the step, every tensor (read_scaled). */
@@ -183,8 +186,8 @@ static void replica_share(struct ember_parallel *par, struct replica *r)
     r->error[0] = '\0';
     r->loss_sum = 0.0;
     r->correct = 0;
-    if (r->load_params) {
-        if (!load_params(par, r)) {
+    if (r->load_params) { /* the master's parameters, so every replica starts from the same bits */
+        if (copy_values(par, r->model, true) != EMBER_OK) {
             replica_failed(r, "copying the parameters to it");
             return;
         }
@@ -310,29 +313,23 @@ static void run_shares(struct ember_parallel *par)
 /* The master copy's parameters and buffers into par->values. */
 static ember_status read_master(struct ember_parallel *par)
 {
-    ember_params *params = ember_model_params(par->model);
-    for (int i = 0; i < par->tensors; i++) {
-        ember_status st = ember_tensor_read(ember_params_at(params, i), par->values + par->offset[i],
-                                            (size_t)par->numel[i] * sizeof(float));
-        if (st != EMBER_OK)
-            return st;
-    }
-    return EMBER_OK;
+    return copy_values(par, par->model, false);
+}
+
+/* par->values for every replica, before its next share */
+static void replicas_reload(struct ember_parallel *par)
+{
+    for (int k = 1; k < par->count; k++)
+        par->replicas[k].load_params = true;
 }
 
 /* par->values into the master copy, and the replicas before their next share */
 static ember_status write_master(struct ember_parallel *par)
 {
-    ember_params *params = ember_model_params(par->model);
-    for (int i = 0; i < par->tensors; i++) {
-        ember_status st = ember_tensor_write(ember_params_at(params, i), par->values + par->offset[i],
-                                             (size_t)par->numel[i] * sizeof(float));
-        if (st != EMBER_OK)
-            return st;
-    }
-    for (int k = 1; k < par->count; k++)
-        par->replicas[k].load_params = true;
-    return EMBER_OK;
+    ember_status st = copy_values(par, par->model, true);
+    if (st == EMBER_OK)
+        replicas_reload(par);
+    return st;
 }
 
 /* The step's sum becomes the master's gradients and BatchNorm statistics;
@@ -356,10 +353,8 @@ static ember_status step_master(struct ember_parallel *par, double rows)
             return st;
     }
     ember_status st = ember_optim_step(par->opt);
-    if (st == EMBER_OK)
-        st = read_master(par);
-    for (int k = 1; k < par->count && st == EMBER_OK; k++)
-        par->replicas[k].load_params = true;
+    if (st == EMBER_OK && (st = read_master(par)) == EMBER_OK)
+        replicas_reload(par);
     return st;
 }
 
