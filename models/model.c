@@ -351,6 +351,21 @@ static uint64_t layer_seed(const struct ember_model *m, const struct model_layer
     return z ^ (z >> 31);
 }
 
+/* Whether layers i and i + 1 are a ReLU and then a max-pool. Run the other
+ * way round they give the same output and the same gradients: ReLU keeps
+ * positive values and makes the rest 0, so the largest of a window, where
+ * positive, is the same element either way, and where it is not, both
+ * orders pass back a gradient of 0 (docs/design.md, "The model's forward
+ * pass"). Pooling first leaves ReLU a quarter of the elements for a 2x2
+ * window, forward and backward. The orders differ only for a window that
+ * holds a NaN: ReLU makes it 0 before the pool, the pool keeps it after. */
+static bool relu_then_max_pool(const struct model_block *block, int i)
+{
+    const struct model_layer *l = &block->layers[i];
+    return i + 1 < block->count && l[0].type && l[1].type && strcmp(l[0].type->name, "relu") == 0 &&
+           strcmp(l[1].type->name, "max_pool2d") == 0;
+}
+
 static ember_tensor *run_block(struct ember_model *m, struct model_block *block, ember_tensor *x)
 {
     for (int i = 0; x && i < block->count; i++) {
@@ -359,6 +374,10 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
             ember_tensor *body = run_block(m, &l->body, x);
             ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x) : x;
             x = body && skip ? ember_add(body, skip) : NULL; /* (N, body's shape) */
+        } else if (relu_then_max_pool(block, i)) {
+            struct model_layer *pool = &block->layers[++i];
+            x = pool->type->forward(pool, x, m->training, layer_seed(m, pool));
+            x = x ? l->type->forward(l, x, m->training, layer_seed(m, l)) : NULL;
         } else {
             x = l->type->forward(l, x, m->training, layer_seed(m, l));
         }

@@ -322,6 +322,71 @@ static void test_wrap(ember_ctx *ctx, const char *dir)
     ember_dataset_free(ds);
 }
 
+/* ------------------------------------------- ReLU, then max-pool, reordered */
+
+/* x.grad and the linear layer's weight gradient after sum(logits).backward() */
+struct relu_pool_run {
+    float logits[2 * 3], dx[2 * 2 * 6 * 6], dw[3 * 2 * 3 * 3];
+};
+
+static void relu_pool_read(ember_tensor *logits, ember_tensor *x, ember_tensor *w, struct relu_pool_run *r)
+{
+    ember_tensor *loss = logits ? ember_sum(logits, EMBER_ALL_AXES, false) : NULL;
+    CHECK(loss && ember_backward(loss) == EMBER_OK && ember_tensor_read(logits, r->logits, sizeof r->logits) == EMBER_OK &&
+              ember_tensor_read(ember_tensor_grad(x), r->dx, sizeof r->dx) == EMBER_OK &&
+              ember_tensor_read(ember_tensor_grad(w), r->dw, sizeof r->dw) == EMBER_OK,
+          "a pass through relu and max_pool2d: %s", ember_last_error(ember_tensor_ctx(x)));
+}
+
+/* The model runs a ReLU followed by a max-pool as pool, then ReLU
+ * (models/model.c): the logits and both gradients must be bit for bit the
+ * ones of the file's order, on values with ties, zeros and windows with
+ * nothing positive. */
+static void test_relu_pool_order(ember_ctx *ctx)
+{
+    static const int64_t shape[3] = {2, 6, 6};
+    ember_model *m = ember_model_parse(ctx, "relu-pool", "relu\nmax_pool2d 2\nflatten\nfc: linear classes\n", 3,
+                                       shape, 3, 7);
+    CHECK(m, "a model of relu, max_pool2d: %s", ember_last_error(ctx));
+    if (!m)
+        return;
+    static const float values[] = {-2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f};
+    float host[2 * 2 * 6 * 6];
+    ember_rng rng = ember_rng_seed(11);
+    for (int i = 0; i < COUNT(host); i++)
+        host[i] = values[(int)ember_rng_uniform(&rng, 0.0f, 6.999f)];
+    for (int i = 0; i < 4; i++) /* the first window of plane 0: nothing positive */
+        host[(i / 2) * 6 + i % 2] = -1.0f;
+    int64_t full[4] = {2, 2, 6, 6};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, full), *x2 = ember_tensor_new(ctx, EMBER_F32, 4, full);
+    ember_params *p = ember_model_params(m);
+    ember_tensor *w = ember_params_find(p, "fc.weight"), *b = ember_params_find(p, "fc.bias");
+    bool ready = x && x2 && w && b;
+    for (int k = 0; ready && k < 2; k++)
+        ready = ember_tensor_write(k ? x2 : x, host, sizeof host) == EMBER_OK &&
+                ember_tensor_set_requires_grad(k ? x2 : x, true) == EMBER_OK;
+    CHECK(ready, "the relu-pool input: %s", ember_last_error(ctx));
+    struct relu_pool_run model = {0}, file_order = {0};
+    if (ready) {
+        relu_pool_read(ember_model_forward(m, x), x, w, &model);
+        ember_params_zero_grad(p);
+        ember_tape_clear(ctx);
+        relu_pool_read(ember_linear(ember_flatten(ember_max_pool2d(ember_relu(x2), 2, 2)), w, b), x2, w,
+                       &file_order);
+    }
+    CHECK(memcmp(&model, &file_order, sizeof model) == 0,
+          "pool then ReLU equals ReLU then pool, bit for bit: logits %g apart, dx %g, dw %g",
+          max_diff(model.logits, file_order.logits, COUNT(model.logits)),
+          max_diff(model.dx, file_order.dx, COUNT(model.dx)), max_diff(model.dw, file_order.dw, COUNT(model.dw)));
+    float zero[4] = {0};
+    CHECK(memcmp(model.dx, zero, sizeof zero) == 0 && memcmp(model.dx + 6, zero, 2 * sizeof *zero) == 0,
+          "no gradient into a window with nothing positive");
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_tensor_free(x2);
+    ember_model_free(m);
+}
+
 /* ---------------------------------------------------------- summary rows */
 
 static void test_layer_info(ember_ctx *ctx)
@@ -379,6 +444,7 @@ int main(void)
     test_zoo(ctx);
     test_modes(ctx, dir);
     test_wrap(ctx, dir);
+    test_relu_pool_order(ctx);
     test_layer_info(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
