@@ -46,6 +46,56 @@ static void pool2_row(const float *restrict top, const float *restrict bottom, i
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* even (0x88) or odd (0xdd) floats of the 16 from `row`, in order: the
+ * shuffle takes them per 128-bit half, the permute puts the halves back */
+#define POOL_SPLIT(row, imm)                                                                                   \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                    \
+        _mm256_castps_pd(_mm256_shuffle_ps(_mm256_loadu_ps(row), _mm256_loadu_ps((row) + 8), imm)), 0xd8))
+
+/* pool2_row eight outputs at a time (ow >= 8; the last eight may overlap
+ * the ones before, writing the same values again): the same selects and
+ * the same index arithmetic on lanes, for CPUs with AVX2 */
+__attribute__((target("avx2"))) static void pool2_row_avx2(const float *restrict top, const float *restrict bottom,
+                                                          int32_t w, int32_t base, int32_t ow, float *restrict y,
+                                                          int32_t *restrict argmax)
+{
+    const __m256i one = _mm256_set1_epi32(1), width = _mm256_set1_epi32(w);
+    const __m256i column = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    for (int32_t ox = 0;; ox += 8) {
+        ox = ox + 8 > ow ? ow - 8 : ox;
+        __m256 a = POOL_SPLIT(top + 2 * ox, 0x88), b = POOL_SPLIT(top + 2 * ox, 0xdd);
+        __m256 c = POOL_SPLIT(bottom + 2 * ox, 0x88), d = POOL_SPLIT(bottom + 2 * ox, 0xdd);
+        __m256 right_top = _mm256_cmp_ps(b, a, _CMP_GT_OQ), right_bottom = _mm256_cmp_ps(d, c, _CMP_GT_OQ);
+        __m256 best_top = _mm256_blendv_ps(a, b, right_top), best_bottom = _mm256_blendv_ps(c, d, right_bottom);
+        __m256 lower = _mm256_cmp_ps(best_bottom, best_top, _CMP_GT_OQ);
+        _mm256_storeu_ps(y + ox, _mm256_blendv_ps(best_top, best_bottom, lower));
+        __m256i from_top = _mm256_and_si256(_mm256_castps_si256(right_top), one);
+        __m256i from_bottom = _mm256_add_epi32(width, _mm256_and_si256(_mm256_castps_si256(right_bottom), one));
+        __m256i at = _mm256_blendv_epi8(from_top, from_bottom, _mm256_castps_si256(lower));
+        at = _mm256_add_epi32(_mm256_add_epi32(at, column), _mm256_set1_epi32(base + 2 * ox));
+        _mm256_storeu_si256((__m256i *)(argmax + ox), at);
+        if (ox + 8 >= ow)
+            return;
+    }
+}
+
+static bool pool_avx2(void)
+{
+    static int known = -1; /* racing threads store the same answer */
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2");
+    }
+    return known;
+}
+#else
+#define pool2_row_avx2 pool2_row
+static bool pool_avx2(void) { return false; }
+#endif
+
 /* whether a run holds a NaN: on the bits, so that the loop vectorises */
 static bool has_nan(const float *x, int64_t n)
 {
@@ -63,6 +113,8 @@ static void max_pool2d_forward_planes(void *p, int64_t begin, int64_t end)
     const struct pool_job *j = p;
     const struct ember_pool_geom *g = j->g;
     int64_t w = g->w;
+    void (*row_2x2)(const float *, const float *, int32_t, int32_t, int32_t, float *, int32_t *) =
+        g->ow >= 8 && pool_avx2() ? pool2_row_avx2 : pool2_row;
     for (int64_t plane = begin; plane < end; plane++) {
         const float *x = j->src + plane * g->h * w;
         float *y = j->dst + plane * g->oh * g->ow;
@@ -70,8 +122,8 @@ static void max_pool2d_forward_planes(void *p, int64_t begin, int64_t end)
         for (int64_t oy = 0; oy < g->oh; oy++) {
             int64_t row = oy * g->stride * w;
             if (g->k == 2 && g->stride == 2 && !has_nan(x + row, 2 * w)) {
-                pool2_row(x + row, x + row + w, (int32_t)w, (int32_t)row, (int32_t)g->ow, y + oy * g->ow,
-                          argmax + oy * g->ow);
+                row_2x2(x + row, x + row + w, (int32_t)w, (int32_t)row, (int32_t)g->ow, y + oy * g->ow,
+                        argmax + oy * g->ow);
                 continue;
             }
             for (int64_t ox = 0; ox < g->ow; ox++) {
