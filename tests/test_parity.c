@@ -642,6 +642,12 @@ static const struct row rows[] = {
     {"sgemm", "small C, long k, B transposed", run_sgemm, {7, 3, 555, 0, 1, 1, 0, 0}},
     {"sgemm", "small C, very long k, accumulate", run_sgemm, {6, 2, 20001, 0, 1, 1, 0, 1}},
     {"sgemm", "small C, long k, as stored", run_sgemm, {9, 6, 333, 0, 0, 3, 0, 0}},
+    /* kerascnn's linear layer (the CPU's short-k, blocked dots and prefetching columns) */
+    {"sgemm", "fc forward, kerascnn's 21632 long", run_sgemm, {64, 10, 21632, 0, 1, 1, 0, 0}},
+    {"sgemm", "fc input grad, kerascnn's 21632 wide", run_sgemm, {64, 21632, 10, 0, 0, 1, 0, 0}},
+    {"sgemm", "fc weight grad, kerascnn's 21632 wide, accumulate", run_sgemm, {10, 21632, 64, 1, 0, 1, 0, 1}},
+    {"sgemm", "short k, ragged rows and columns, accumulate", run_sgemm, {7, 4099, 10, 0, 0, 1, 0, 1}},
+    {"sgemm", "short k = 16, shared A, batched", run_sgemm, {3, 5000, 16, 0, 0, 2, 1, 0}},
     /* batches past the grid's 65535 along z */
     {"sgemm", "wide, batch of 70000", run_sgemm, {1, 32, 2, 0, 0, 70000, 1, 0}},
     {"sgemm", "long k, batch of 70000", run_sgemm, {1, 1, 32, 0, 1, 70000, 0, 0}},

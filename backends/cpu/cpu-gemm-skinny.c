@@ -14,11 +14,19 @@
  *   columns  C (m x n) = A^T B,          m <= 12, A stored (k x m): each row
  *            of C a sum of k rows of B scaled by a column of A (a linear
  *            layer's weight gradient)
+ *   short k  C (m x n) = A B,            k <= 16, n >= 4096: each four rows of
+ *            C by 16 columns a sum of k rows of B (a wide linear layer's
+ *            input gradient, kerascnn's 64 x 21632 from a 10-wide gradient)
  *
- * The third skinny shape, a short k (C = A B with k <= 16: a linear layer's
- * input gradient, a one-channel convolution's forward pass), was tried the
- * same way and lost to OpenBLAS (61 against 95 GFLOP/s on the convolution),
- * so it stays there.
+ * The products of a wide layer read or write megabytes that live in the
+ * last-level cache or memory, not in L1, so each kernel is also written for
+ * the way it walks memory: dots takes k in blocks whose rows of B stay in
+ * L2 while every row of A passes; columns reads k rows of B far apart and
+ * asks for each one's next lines ahead (the hardware's prefetcher follows
+ * a few such streams, not 64); short k writes C by column blocks whose
+ * rows of B stay in L1. A short k on a narrow product (a one-channel
+ * convolution's forward pass, 676 wide) lost to OpenBLAS (61 against 95
+ * GFLOP/s), so those stay there.
  *
  * They need AVX2 and FMA (x86-64 from 2013 on), which the build does not
  * assume: the functions are compiled for them alone and used when the CPU
@@ -73,11 +81,13 @@ INLINE_AVX2 void put8(float *c, __m256 v, float alpha, float beta)
 
 /* ---------------------------------------------------------------- dots */
 
-/* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from j. */
+/* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from
+ * j, over k entries of A's and B's rows; beta is the block's (g->beta for
+ * the first block of k, then 1: the blocks add up). */
 INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b, float *c0,
-                           float *c1, const int cols)
+                           float *c1, const int cols, int64_t k, float beta)
 {
-    int64_t k = g->k, k8 = k & ~(int64_t)7;
+    int64_t k8 = k & ~(int64_t)7;
     __m256 s0[6], s1[6];
     const float *bt[6];
     for (int t = 0; t < cols; t++) {
@@ -98,36 +108,49 @@ INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const fl
             d0 += a0[p] * bt[t][p];
             d1 += a1[p] * bt[t][p];
         }
-        put(c0 + t, d0, g->alpha, g->beta);
+        put(c0 + t, d0, g->alpha, beta);
         if (c1)
-            put(c1 + t, d1, g->alpha, g->beta);
+            put(c1 + t, d1, g->alpha, beta);
     }
 }
 
+/* k in blocks of this many: a block of 12 rows of B is 192 KiB, in L2 */
+#define DOTS_K_BLOCK 4096
+
 static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
 {
-    for (int64_t i = 0; i < m; i += 2) {
-        const float *a0 = a + i * g->lda, *a1 = i + 1 < m ? a0 + g->lda : a0;
-        float *c0 = c + i * g->ldc, *c1 = i + 1 < m ? c0 + g->ldc : NULL;
-        for (int64_t j = 0; j < n;) {
-            /* tiles of at most six columns, as even as they come: 10 is 5 + 5 */
-            int64_t left = n - j, tiles = (left + 5) / 6;
-            int cols = (int)((left + tiles - 1) / tiles);
-            const float *bj = b + j * g->ldb;
-            switch (cols) { /* a constant each: the partial sums stay in registers */
-            case 1: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 1); break;
-            case 2: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 2); break;
-            case 3: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 3); break;
-            case 4: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 4); break;
-            case 5: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 5); break;
-            default: dots_tile(g, a0, a1, bj, c0 + j, c1 ? c1 + j : NULL, 6); break;
+    for (int64_t k0 = 0; k0 < g->k; k0 += DOTS_K_BLOCK) {
+        int64_t k = g->k - k0 < DOTS_K_BLOCK ? g->k - k0 : DOTS_K_BLOCK;
+        float beta = k0 ? 1.0f : g->beta;
+        for (int64_t i = 0; i < m; i += 2) {
+            const float *a0 = a + i * g->lda + k0, *a1 = i + 1 < m ? a0 + g->lda : a0;
+            float *c0 = c + i * g->ldc, *c1 = i + 1 < m ? c0 + g->ldc : NULL;
+            for (int64_t j = 0; j < n;) {
+                /* tiles of at most six columns, as even as they come: 10 is 5 + 5 */
+                int64_t left = n - j, tiles = (left + 5) / 6;
+                int cols = (int)((left + tiles - 1) / tiles);
+                const float *bj = b + j * g->ldb + k0;
+                float *cj0 = c0 + j, *cj1 = c1 ? c1 + j : NULL;
+                switch (cols) { /* a constant each: the partial sums stay in registers */
+                case 1: dots_tile(g, a0, a1, bj, cj0, cj1, 1, k, beta); break;
+                case 2: dots_tile(g, a0, a1, bj, cj0, cj1, 2, k, beta); break;
+                case 3: dots_tile(g, a0, a1, bj, cj0, cj1, 3, k, beta); break;
+                case 4: dots_tile(g, a0, a1, bj, cj0, cj1, 4, k, beta); break;
+                case 5: dots_tile(g, a0, a1, bj, cj0, cj1, 5, k, beta); break;
+                default: dots_tile(g, a0, a1, bj, cj0, cj1, 6, k, beta); break;
+                }
+                j += cols;
             }
-            j += cols;
         }
     }
 }
 
 /* ------------------------------------------------------------- columns */
+
+/* how far ahead along each row of B columns asks for lines: 64 floats, four
+ * lines (measured: 16 to 128 all gain; kerascnn's weight gradient from a
+ * cold B 1110 -> 357 us, from the last-level cache 545 -> 312) */
+#define COLUMNS_AHEAD 64
 
 /* Every row of C (ROWS of them) by eight columns from j: A^T's rows are
  * A's columns, so row r scales by a[p * lda + r]. */
@@ -137,6 +160,8 @@ INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const 
     for (int r = 0; r < rows; r++)
         s[r] = _mm256_setzero_ps();
     for (int64_t p = 0; p < g->k; p++) {
+        /* a hint only: a line past the end of B is never read */
+        _mm_prefetch((const char *)(b + p * g->ldb + COLUMNS_AHEAD), _MM_HINT_T0);
         __m256 y = _mm256_loadu_ps(b + p * g->ldb);
         const float *ap = a + p * g->lda;
         for (int r = 0; r < rows; r++)
@@ -174,6 +199,59 @@ static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const
         }
 }
 
+/* ------------------------------------------------------------- short k */
+
+/* ROWS (<= 4) rows of C by 16 columns from j: a sum of k rows of B, each
+ * scaled by the rows' entries of A */
+INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const float *b, float *c, const int rows)
+{
+    __m256 s[4][2];
+    for (int r = 0; r < rows; r++)
+        s[r][0] = s[r][1] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < g->k; p++) {
+        __m256 y0 = _mm256_loadu_ps(b + p * g->ldb), y1 = _mm256_loadu_ps(b + p * g->ldb + 8);
+        for (int r = 0; r < rows; r++) {
+            __m256 x = _mm256_broadcast_ss(a + r * g->lda + p);
+            s[r][0] = _mm256_fmadd_ps(x, y0, s[r][0]);
+            s[r][1] = _mm256_fmadd_ps(x, y1, s[r][1]);
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        put8(c + r * g->ldc, s[r][0], g->alpha, g->beta);
+        put8(c + r * g->ldc + 8, s[r][1], g->alpha, g->beta);
+    }
+}
+
+/* columns of C in blocks of this many: k <= 16 rows of B of them, 16 KiB at
+ * most, stay in L1 while every row of C is written */
+#define SHORT_K_COLUMNS 256
+
+static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+{
+    int64_t n16 = n & ~(int64_t)15;
+    for (int64_t j0 = 0; j0 < n16; j0 += SHORT_K_COLUMNS) {
+        int64_t j1 = j0 + SHORT_K_COLUMNS < n16 ? j0 + SHORT_K_COLUMNS : n16;
+        for (int64_t i = 0; i < m; i += 4) {
+            const float *ai = a + i * g->lda;
+            float *ci = c + i * g->ldc;
+            for (int64_t j = j0; j < j1; j += 16)
+                switch (m - i < 4 ? m - i : 4) { /* a constant each: the partial sums stay in registers */
+                case 1: short_k_tile(g, ai, b + j, ci + j, 1); break;
+                case 2: short_k_tile(g, ai, b + j, ci + j, 2); break;
+                case 3: short_k_tile(g, ai, b + j, ci + j, 3); break;
+                default: short_k_tile(g, ai, b + j, ci + j, 4); break;
+                }
+        }
+    }
+    for (int64_t i = 0; i < m; i++) /* the last columns, one at a time */
+        for (int64_t j = n16; j < n; j++) {
+            float sum = 0.0f;
+            for (int64_t p = 0; p < g->k; p++)
+                sum += a[i * g->lda + p] * b[p * g->ldb + j];
+            put(c + i * g->ldc + j, sum, g->alpha, g->beta);
+        }
+}
+
 bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
 {
     if (!skinny_usable())
@@ -184,6 +262,10 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
     }
     if (g->trans_a && !g->trans_b && m <= 12 && n >= 8) {
         columns(g, m, n, a, b, c);
+        return true;
+    }
+    if (!g->trans_a && !g->trans_b && g->k <= 16 && n >= 4096) {
+        short_k(g, m, n, a, b, c);
         return true;
     }
     return false;
