@@ -432,14 +432,23 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     for (int64_t r = 0; r < rows; r++) {
         int64_t index = b->order[b->next + r];
         float *dst = b->x_host + r * sample;
+        if (r + 2 < rows && ds->pixels) { /* a shuffled batch's images lie anywhere in the data
+                                            * set: ask for the one two ahead while this one converts */
+            const uint8_t *ahead = ds->pixels + b->order[b->next + r + 2] * sample;
+            for (int64_t k = 0; k < sample; k += 64)
+                __builtin_prefetch(ahead + k);
+        }
         if (augment) {
             augment_sample(b, index, dst, b->next + r);
         } else if (ds->floats) {
             memcpy(dst, ds->floats + index * sample, (size_t)sample * sizeof *dst);
         } else {
+            /* the division the table holds, written out so that it
+             * vectorises (a table lookup cannot): the same floats, and
+             * every thread waits for this part of the step */
             const uint8_t *src = ds->pixels + index * sample;
             for (int64_t k = 0; k < sample; k++)
-                dst[k] = b->scale[src[k]];
+                dst[k] = (float)src[k] / 255.0f;
         }
         b->y_host[r] = ds->labels[index];
     }
