@@ -19,8 +19,10 @@
 # of percent between runs on a small VM), bench/compute_bound.sh and
 # bench/contention.sh, prints their Markdown, then the verdicts. A missed
 # peer row says whether twice the peer is beyond this machine's compute
-# bound (no implementation of the same arithmetic could reach it) and where
-# ember's time goes (`ember train --profile`'s largest ops).
+# bound (no implementation of the same arithmetic could reach it) or beyond
+# what the model's matrix products reach at their own shapes through
+# OpenBLAS (bench/limits.c), and where ember's time goes (`ember train
+# --profile`'s largest ops).
 #
 # ROUNDS   runs of the peer comparison (default 2);  STEPS  steps per run (300)
 # CONTENTION_STEPS  steps of each bench/contention.sh run (default 300)
@@ -94,6 +96,7 @@ for model in $MODELS; do
     for threads in $THREADS; do
         i=$((i + 1))
         bound=$(cellof "$TMP/bound.md" 9 "$model" "$threads" 5)
+        shapes=$(cellof "$TMP/bound.md" 9 "$model" "$threads" 6)
         bound_frac=$(cellof "$TMP/bound.md" 9 "$model" "$threads" 8)
         top=""
         for peer in PyTorch Keras; do
@@ -125,7 +128,11 @@ for model in $MODELS; do
             else
                 [ -n "$top" ] || top=$(profile_top "$model" "$threads")
                 why="twice $peer is $(fmt "$need" %.0f) images/s, $(ratio "$need" "$bound") of the compute bound;"
-                why="$why ember runs at $bound_frac of it; its time: $top"
+                if awk -v n="$need" -v s="$shapes" 'BEGIN { exit !(s + 0 > 0 && n + 0 > s + 0) }'; then
+                    why="$why more than its matrix products alone reach at their own shapes through OpenBLAS"
+                    why="$why ($(fmt "$shapes" %.0f) images/s), so it needs products faster than OpenBLAS's there;"
+                fi
+                why="$why ember runs at $bound_frac of the bound; its time: $top"
             fi
             echo "| twice $peer | $model | $threads | $figures | **missed** ($missed of $ROUNDS runs) | $why |"
         done
