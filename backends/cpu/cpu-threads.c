@@ -12,11 +12,24 @@
  * test, another program) costs nothing but its share of the speed-up: the
  * caller runs the chunks it did not claim, instead of waiting for it to
  * wake. The chunks are the same whoever runs them, so results are too.
+ *
+ * A worker the system takes off its core after it has claimed a chunk
+ * still holds the caller up until it runs again (a few milliseconds on a
+ * core shared with a busy program). So the caller times each job: a wait
+ * of more than 0.5 ms for a worker's chunk, longer than its own share
+ * took, is a straggler. Three within 100 ms mean a worker keeps losing its
+ * core (beside one busy program: 60 to 120 a second; on an idle VM: one or
+ * two a second, when the host takes a virtual CPU away), and the caller
+ * runs the following jobs' chunks alone for a while (50 ms, twice as long
+ * each time it happens again soon after, a second at most), then tries the
+ * workers again. On a busy machine ember then trains at the speed of one
+ * thread instead of at the speed of the slowest; idle, nothing changes.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cpu-impl.h"
 
@@ -25,6 +38,18 @@
  * sleeps on the condition variable. */
 #define SPIN_ROUNDS 4000
 #define YIELD_ROUNDS 2000
+
+/* a wait for a worker longer than this (and than the caller's own share)
+ * is a straggler; STRAGGLERS of them within STRAGGLER_WINDOW seconds send
+ * the caller solo for SOLO_FIRST seconds, twice as long each time that
+ * happens again within SOLO_CALM of the last stretch's end, SOLO_LONGEST
+ * at most */
+#define STRAGGLER_WAIT 0.0005
+#define STRAGGLERS 3
+#define STRAGGLER_WINDOW 0.1
+#define SOLO_FIRST 0.05
+#define SOLO_LONGEST 1.0
+#define SOLO_CALM 2.0
 
 static inline void cpu_relax(void)
 {
@@ -52,7 +77,37 @@ struct cpu_pool {
      * ever be made on the job it was meant for */
     atomic_ullong claim;
     atomic_llong done; /* chunks finished */
+
+    /* the caller's own bookkeeping (one caller per pool): when the last
+     * stragglers were (a ring), until when it runs jobs alone, and how
+     * long that stretch is */
+    double straggler_at[STRAGGLERS];
+    int stragglers;
+    double solo_until, solo_length;
 };
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A worker held the caller up at `now`: the third time within the window,
+ * the caller goes solo (see the top). */
+static void straggler(struct cpu_pool *pool, double now)
+{
+    pool->straggler_at[pool->stragglers++ % STRAGGLERS] = now;
+    double oldest = pool->straggler_at[pool->stragglers % STRAGGLERS];
+    if (pool->stragglers < STRAGGLERS || now - oldest > STRAGGLER_WINDOW)
+        return;
+    bool again = now - pool->solo_until < SOLO_CALM;
+    pool->solo_length = !again ? SOLO_FIRST
+                        : pool->solo_length * 2 < SOLO_LONGEST ? pool->solo_length * 2
+                                                               : SOLO_LONGEST;
+    pool->solo_until = now + pool->solo_length;
+    pool->stragglers = 0;
+}
 
 #define CLAIM(gen, chunks, next)                                                                               \
     ((unsigned long long)(gen) << 32 | (unsigned long long)(chunks) << 16 | (unsigned long long)(next))
@@ -177,6 +232,12 @@ void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_
     pool->n = n;
     pool->chunk = (n + chunks - 1) / chunks;
     chunks = (n + pool->chunk - 1) / pool->chunk;
+    double start = seconds_now();
+    if (start < pool->solo_until) { /* the same chunks, on the caller */
+        for (int64_t begin = 0; begin < n; begin += pool->chunk)
+            fn(arg, begin, begin + pool->chunk < n ? begin + pool->chunk : n);
+        return;
+    }
     unsigned gen = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->claim, CLAIM(gen, chunks, 0), memory_order_release);
@@ -185,7 +246,13 @@ void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     run_chunks(pool, gen);
+    double own = seconds_now();
     /* only chunks a worker has claimed and not finished are waited for */
+    if (atomic_load_explicit(&pool->done, memory_order_acquire) >= chunks)
+        return;
     while (atomic_load_explicit(&pool->done, memory_order_acquire) < chunks)
         cpu_relax();
+    double end = seconds_now(), waited = end - own;
+    if (waited > STRAGGLER_WAIT && waited > own - start)
+        straggler(pool, end);
 }
