@@ -92,17 +92,17 @@ static void im2col_planes(void *p, int64_t begin, int64_t end)
                     int64_t iy = oy * s - g->pad + ki;
                     float *row = col + oy * g->ow;
                     bool inside = iy >= 0 && iy < g->h;
-                    const float *xrow = x + (inside ? iy * g->w : 0) - g->pad + kj;
+                    int64_t at = iy * g->w - g->pad + kj; /* x[at + ox * s] is output column ox's input */
                     for (int64_t ox = 0; ox < (inside ? lo : g->ow); ox++)
                         row[ox] = 0.0f;
                     if (!inside)
                         continue;
                     if (s == 1)
                         for (int64_t ox = lo; ox < hi; ox++)
-                            row[ox] = xrow[ox];
+                            row[ox] = x[at + ox];
                     else
                         for (int64_t ox = lo; ox < hi; ox++)
-                            row[ox] = xrow[ox * s];
+                            row[ox] = x[at + ox * s];
                     for (int64_t ox = hi; ox < g->ow; ox++)
                         row[ox] = 0.0f;
                 }
