@@ -190,13 +190,8 @@ static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const
         default: columns_tile(g, a, b + j, c + j, 12); break;
         }
     }
-    for (int64_t r = 0; r < m; r++) /* the last columns, one at a time */
-        for (int64_t j = n8; j < n; j++) {
-            float sum = 0.0f;
-            for (int64_t p = 0; p < g->k; p++)
-                sum += a[p * g->lda + r] * b[p * g->ldb + j];
-            put(c + r * g->ldc + j, sum, g->alpha, g->beta);
-        }
+    if (n8 < n) /* the last columns (B as stored, so they start at b + n8) */
+        cpu_gemm_plain(g, m, n - n8, a, b + n8, c + n8);
 }
 
 /* ------------------------------------------------------------- short k */
@@ -243,13 +238,8 @@ static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const
                 }
         }
     }
-    for (int64_t i = 0; i < m; i++) /* the last columns, one at a time */
-        for (int64_t j = n16; j < n; j++) {
-            float sum = 0.0f;
-            for (int64_t p = 0; p < g->k; p++)
-                sum += a[i * g->lda + p] * b[p * g->ldb + j];
-            put(c + i * g->ldc + j, sum, g->alpha, g->beta);
-        }
+    if (n16 < n) /* the last columns (B as stored, so they start at b + n16) */
+        cpu_gemm_plain(g, m, n - n16, a, b + n16, c + n16);
 }
 
 bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)

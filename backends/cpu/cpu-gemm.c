@@ -13,7 +13,7 @@
 
 /* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop
  * outside the j loop so the inner loop runs along contiguous rows. */
-static void gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
 {
     float row[512];
     for (int64_t i = 0; i < m; i++) {
@@ -76,7 +76,7 @@ static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n
     if (cpu_gemm_skinny(g, m, n, a, b, c))
         return;
     if (!blas) {
-        gemm_plain(g, m, n, a, b, c);
+        cpu_gemm_plain(g, m, n, a, b, c);
         return;
     }
     cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
@@ -135,7 +135,7 @@ static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n
                      float *c)
 {
     (void)blas;
-    gemm_plain(g, m, n, a, b, c);
+    cpu_gemm_plain(g, m, n, a, b, c);
 }
 
 static void blas_threads_enter(void)
