@@ -38,7 +38,14 @@
     X(BATCH_NORM, batch_norm)     \
     X(RESHAPE, reshape)           \
     X(TRANSPOSE, transpose)       \
-    X(CONTIGUOUS, contiguous)
+    X(CONTIGUOUS, contiguous)     \
+    X(NARROW, narrow)             \
+    X(GELU_TANH, gelu_tanh)       \
+    X(EMBEDDING, embedding)       \
+    X(LAYER_NORM, layer_norm)     \
+    X(CAUSAL_SOFTMAX, causal_softmax) \
+    X(BMM, bmm)                   \
+    X(ATTENTION, attention)
 
 #define EMBER_OP_ENUM(NAME, name) EMBER_OP_##NAME,
 enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };

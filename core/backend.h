@@ -71,7 +71,8 @@ struct ember_host {
     X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                           \
     X(TANH, tanh, "y = tanh x")                                         \
     X(GELU, gelu, "y = x * Phi(x)")                                     \
-    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")
+    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")                          \
+    X(GELU_TANH, gelu_tanh, "y = x / 2 * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2 / pi)")
 
 /* Binary ops: out = f(a, b), alpha where the op says. The backward ones
  * take a = dy and b = what the op's forward pass saw or made. */
@@ -84,7 +85,8 @@ struct ember_host {
     X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")         \
     X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")            \
     X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                    \
-    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")
+    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")                 \
+    X(GELU_TANH_BACKWARD, gelu_tanh_backward, "y = a * gelu_tanh'(b) (b: x)")
 
 #define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
 enum ember_unary_op { EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_COUNT };
@@ -188,7 +190,8 @@ static inline uint32_t ember_dropout_threshold(float p)
 /* ------------------------------------------------------ fused optimizers */
 
 /* Adam as PyTorch computes it, over n elements:
- *   g = grad + weight_decay * param
+ *   g = grad + weight_decay * param              (Adam: decay added to the gradient)
+ *   param *= 1 - lr * weight_decay; g = grad     (decoupled: AdamW)
  *   m = beta1 * m + (1 - beta1) * g
  *   v = beta2 * v + (1 - beta2) * g * g
  *   param -= lr / bias_correction1 * m / (sqrt(v) / sqrt(bias_correction2) + eps)
@@ -196,6 +199,7 @@ static inline uint32_t ember_dropout_threshold(float p)
 struct ember_adam_step {
     float lr, beta1, beta2, eps, weight_decay;
     float bias_correction1, bias_correction2;
+    bool decoupled; /* AdamW's weight decay, which shrinks the parameter instead */
 };
 
 /* SGD with momentum as PyTorch computes it:
@@ -247,6 +251,19 @@ struct ember_sgd_step {
  *   dropout_mask    mask[i] = keep ? 1 / (1 - p) : 0 for i < n, keep when ember_dropout_hash(seed,
  *                   i) >= p * 2^32: the same mask on every backend for the same seed
  *   adam_step, sgd_step     see struct ember_adam_step, struct ember_sgd_step
+ *   softmax_forward y = softmax of each row of x (rows, cols), stable (the row's max first). With
+ *                   causal_rows > 0 the rows come in matrices of causal_rows queries over cols keys,
+ *                   query q (row % causal_rows) at position q + cols - causal_rows, and the keys after
+ *                   it are masked: y = 0 there (attention's causal mask; a row that sees no key is 0)
+ *   softmax_backward        dx = y * (dy - sum over the row of dy * y)
+ *   layer_norm_forward      per row of x (rows, cols): xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps)
+ *                   (var biased), y = xhat * weight + bias (weight, bias: (cols)); xhat and rstd (rows)
+ *                   are kept for the backward pass
+ *   layer_norm_backward     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = dy * weight
+ *   embedding_forward       out[i, :] = weight[index[i], :] for i < n, weight (vocab, dim), index I32;
+ *                   a row of NaN for an index outside [0, vocab)
+ *   embedding_backward      dweight[v, :] += the sum of dy[i, :] over the i with index[i] == v, in
+ *                   order of i (no atomics: the same sums on every backend)
  */
 
 /* bytes in an F32 or I32 element, and in `count` of them, for the cost columns */
@@ -335,7 +352,32 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
     X(sgd_step,                                                                                              \
       (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,                 \
        ember_ptr velocity),                                                                                  \
-      (n, s, param, grad, velocity), NULL, 5.0 * (double)n, EMBER_BYTES_OF(5 * n))
+      (n, s, param, grad, velocity), NULL, 5.0 * (double)n, EMBER_BYTES_OF(5 * n))                           \
+    /* a max, a subtraction, an exponential, a sum and a division an element */                             \
+    X(softmax_forward,                                                                                       \
+      (void *dev, int64_t rows, int64_t cols, int64_t causal_rows, ember_ptr x, ember_ptr y),                \
+      (rows, cols, causal_rows, x, y), NULL, 5.0 * (double)(rows * cols), EMBER_BYTES_OF(2 * rows * cols))   \
+    X(softmax_backward, (void *dev, int64_t rows, int64_t cols, ember_ptr y, ember_ptr dy, ember_ptr dx),    \
+      (rows, cols, y, dy, dx), NULL, 4.0 * (double)(rows * cols), EMBER_BYTES_OF(3 * rows * cols))           \
+    /* the mean, the variance, then xhat and y: about eight operations an element */                        \
+    X(layer_norm_forward,                                                                                    \
+      (void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x, ember_ptr weight, ember_ptr bias,      \
+       ember_ptr y, ember_ptr xhat, ember_ptr rstd),                                                         \
+      (rows, cols, eps, x, weight, bias, y, xhat, rstd), NULL, 8.0 * (double)(rows * cols),                  \
+      EMBER_BYTES_OF(3 * rows * cols + 2 * cols + rows))                                                     \
+    X(layer_norm_backward,                                                                                   \
+      (void *dev, int64_t rows, int64_t cols, ember_ptr dy, ember_ptr xhat, ember_ptr weight, ember_ptr rstd, \
+       ember_ptr dx),                                                                                        \
+      (rows, cols, dy, xhat, weight, rstd, dx), NULL, 7.0 * (double)(rows * cols),                           \
+      EMBER_BYTES_OF(3 * rows * cols + cols + rows))                                                         \
+    X(embedding_forward,                                                                                     \
+      (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr weight, ember_ptr out),  \
+      (n, dim, vocab, index, weight, out), NULL, 0.0, EMBER_BYTES_OF(n + 2 * n * dim))                       \
+    /* each index is read once per row of dweight that looks for it */                                      \
+    X(embedding_backward,                                                                                    \
+      (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr dy, ember_ptr dweight),  \
+      (n, dim, vocab, index, dy, dweight), NULL, (double)(n * dim),                                          \
+      EMBER_BYTES_OF(n + n * dim + 2 * vocab * dim))
 
 #define EMBER_PRIMITIVE_FIELD(name, params, ...) ember_status(*name) params;
 

@@ -188,3 +188,15 @@ ember_status ember_backward_gelu(struct ember_node *n)
 {
     return activation_backward(n, EMBER_GELU_BACKWARD, false);
 }
+
+/* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GPT-2's GELU */
+ember_tensor *ember_gelu_tanh(ember_tensor *x)
+{
+    return activation("ember_gelu_tanh", EMBER_GELU_TANH, EMBER_OP_GELU_TANH, x, 0.0f);
+}
+
+/* dx = dy * gelu_tanh'(x) */
+ember_status ember_backward_gelu_tanh(struct ember_node *n)
+{
+    return activation_backward(n, EMBER_GELU_TANH_BACKWARD, false);
+}

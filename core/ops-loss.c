@@ -1,5 +1,20 @@
-/* core/ops-loss.c — cross-entropy through the fused softmax primitive. */
+/* core/ops-loss.c — cross-entropy through the fused softmax primitive, over samples or over
+ * every position of sequences. */
 #include "ops-impl.h"
+
+/* Sequences, logits (N, T, classes) and targets (N, T): every position a
+ * row, as PyTorch's F.cross_entropy(logits.view(-1, classes),
+ * targets.view(-1)), the mean over all N * T. */
+static ember_tensor *cross_entropy_sequence(ember_tensor *logits, ember_tensor *target)
+{
+    int64_t rows = logits->shape[0] * logits->shape[1], shape[2] = {rows, logits->shape[2]}, one = 1;
+    if (!ember_tensor_is_contiguous(target)) {
+        ember_fail(logits->ctx, EMBER_ERR_ARG, "ember_cross_entropy: the targets must be contiguous");
+        return NULL;
+    }
+    struct ember_tensor *flat = ember_tensor_view(target, 1, &rows, &one, target->offset, EMBER_OWNER_TAPE);
+    return flat ? ember_cross_entropy(ember_reshape(logits, 2, shape), flat) : NULL;
+}
 
 /* loss = mean over n of -log softmax(logits_n)[target_n] */
 ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
@@ -7,12 +22,15 @@ ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
     ember_ctx *ctx = ember_op_begin("ember_cross_entropy", logits, NULL, NULL);
     if (!ctx || !target)
         return NULL;
+    if (logits->ndim == 3 && target->ndim == 2 && target->shape[0] == logits->shape[0] &&
+        target->shape[1] == logits->shape[1] && target->dtype == EMBER_I32 && target->ctx == ctx)
+        return cross_entropy_sequence(logits, target);
     char s1[96], s2[96];
     if (logits->ndim != 2 || target->ndim != 1 || target->shape[0] != logits->shape[0] ||
         target->dtype != EMBER_I32 || target->ctx != ctx) {
         ember_fail(ctx, EMBER_ERR_ARG,
-                   "ember_cross_entropy takes logits (N, classes) F32 and targets (N) I32 from one "
-                   "context; got %s and %s%s",
+                   "ember_cross_entropy takes logits (N, classes) F32 and targets (N) I32, or a sequence's "
+                   "(N, T, classes) and (N, T), from one context; got %s and %s%s",
                    ember_shape_str(logits, s1, sizeof s1), ember_shape_str(target, s2, sizeof s2),
                    target->dtype != EMBER_I32 ? " F32" : "");
         return NULL;

@@ -1,6 +1,7 @@
 /*
  * core/ops-norm.c — batch normalization, forward and backward, from the
- * elementwise and reduce primitives (no primitive of its own).
+ * elementwise and reduce primitives (no primitive of its own); and layer
+ * normalization, through its fused primitives (at the end).
  *
  * x is (N, C) or (N, C, H, W); each channel c is normalized over the batch
  * and the positions, m = N * H * W values. With xhat = (x - mean) * invstd,
@@ -187,5 +188,95 @@ ember_status ember_backward_batch_norm(struct ember_node *n)
     } else if (ember_binary_into(EMBER_MUL, dx, dy, scale_v, 0.0f) != EMBER_OK) {
         return ctx->status;
     }
+    return ember_grad_commit(x, dx);
+}
+
+/* ------------------------------------------------------------ layer norm
+ *
+ * Each row of x (..., C) normalised over its C values, as PyTorch's
+ * LayerNorm(C): y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(var
+ * + eps), var biased. One primitive launch each way; the backward pass of
+ * weight and bias is a sum over the rows:
+ *
+ *   dx = rstd (g - mean g - xhat mean(g xhat)), g = dy weight     (the primitive)
+ *   dweight = sum over rows of dy xhat,  dbias = sum over rows of dy
+ */
+
+/* a (C) tensor of `value`, standing in for a missing weight or bias */
+static struct ember_tensor *constant_row(ember_ctx *ctx, int64_t c, float value)
+{
+    struct ember_tensor *t = ember_op_out(ctx, 1, &c);
+    return t && ember_tensor_fill(t, value) == EMBER_OK ? t : NULL;
+}
+
+ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, float eps)
+{
+    ember_ctx *ctx = ember_op_begin("ember_layer_norm", x, weight, bias);
+    if (!ctx)
+        return NULL;
+    int64_t c = x->ndim ? x->shape[x->ndim - 1] : 0;
+    char sx[96];
+    for (int i = 0; i < 2; i++) {
+        struct ember_tensor *t = i ? bias : weight;
+        if (t && (t->ndim != 1 || t->shape[0] != c)) {
+            ember_fail(ctx, EMBER_ERR_ARG, "ember_layer_norm: %s must have one value for each of the %lld of x %s's "
+                       "last axis", i ? "bias" : "weight", (long long)c, ember_shape_str(x, sx, sizeof sx));
+            return NULL;
+        }
+    }
+    if (c == 0 || !(eps >= 0.0f)) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_layer_norm normalises x's last axis with eps >= 0; got x %s, eps %g",
+                   ember_shape_str(x, sx, sizeof sx), eps);
+        return NULL;
+    }
+    struct ember_tensor *cx = ember_contiguous(x);
+    struct ember_tensor *w = cx ? (weight ? ember_contiguous(weight) : constant_row(ctx, c, 1.0f)) : NULL;
+    struct ember_tensor *b = w ? (bias ? ember_contiguous(bias) : constant_row(ctx, c, 0.0f)) : NULL;
+    int64_t rows = ember_tensor_numel(x) / c;
+    struct ember_tensor *y = b ? ember_op_out_like(x) : NULL, *xhat = y ? ember_op_out_like(x) : NULL;
+    struct ember_tensor *rstd = xhat ? ember_op_out(ctx, 1, &rows) : NULL;
+    if (!rstd || ctx->ops->layer_norm_forward(ctx->dev, rows, c, eps, ember_tensor_ptr(cx), ember_tensor_ptr(w),
+                                              ember_tensor_ptr(b), ember_tensor_ptr(y), ember_tensor_ptr(xhat),
+                                              ember_tensor_ptr(rstd)) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, cx, weight, bias)) {
+        struct ember_node *n = ember_record(EMBER_OP_LAYER_NORM, y, cx, w, b);
+        if (!n)
+            return NULL;
+        n->saved[0] = xhat;
+        n->saved[1] = rstd;
+    }
+    return y;
+}
+
+ember_status ember_backward_layer_norm(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *xhat = n->saved[0], *rstd = n->saved[1];
+    ember_ctx *ctx = x->ctx;
+    int64_t c = w->shape[0], rows = ember_tensor_numel(x) / c;
+    struct ember_tensor *dy = ember_contiguous(n->out->grad);
+    if (!dy)
+        return ctx->status;
+    float beta;
+    if (b->requires_grad) {
+        struct ember_tensor *db = ember_grad_target(b, &beta);
+        if (!db || ember_reduce_into(EMBER_SUM, db, dy, 1, rows, c, 1.0f, beta) != EMBER_OK ||
+            ember_grad_commit(b, db) != EMBER_OK)
+            return ctx->status;
+    }
+    if (w->requires_grad) {
+        struct ember_tensor *dy_xhat = ember_binary_new(EMBER_MUL, dy, xhat, 0.0f);
+        struct ember_tensor *dw = dy_xhat ? ember_grad_target(w, &beta) : NULL;
+        if (!dw || ember_reduce_into(EMBER_SUM, dw, dy_xhat, 1, rows, c, 1.0f, beta) != EMBER_OK ||
+            ember_grad_commit(w, dw) != EMBER_OK)
+            return ctx->status;
+    }
+    if (!x->requires_grad)
+        return EMBER_OK;
+    struct ember_tensor *dx = ember_op_out_like(x);
+    if (!dx || ctx->ops->layer_norm_backward(ctx->dev, rows, c, ember_tensor_ptr(dy), ember_tensor_ptr(xhat),
+                                             ember_tensor_ptr(w), ember_tensor_ptr(rstd),
+                                             ember_tensor_ptr(dx)) != EMBER_OK)
+        return ctx->status;
     return ember_grad_commit(x, dx);
 }

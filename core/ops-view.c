@@ -1,4 +1,6 @@
-/* core/ops-view.c — reshape, flatten, transpose, contiguous: views and copies. */
+/* core/ops-view.c — reshape, flatten, transpose, narrow, contiguous: views and copies. */
+#include <string.h>
+
 #include "ops-impl.h"
 #include "profile-impl.h"
 
@@ -138,4 +140,50 @@ ember_status ember_backward_transpose(struct ember_node *n)
         return x->ctx->status;
     struct ember_tensor *dx = ember_unary_new(EMBER_COPY, back, 0.0f);
     return dx ? ember_grad_commit(x, dx) : x->ctx->status;
+}
+
+/* y = x[..., start : start + length, ...] along `axis`: a view */
+ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, int64_t length)
+{
+    ember_ctx *ctx = ember_op_begin("ember_narrow", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    int a = ember_op_axis(ctx, "ember_narrow", axis, x->ndim);
+    if (a < 0)
+        return NULL;
+    if (start < 0 || length < 0 || start + length > x->shape[a]) {
+        char sx[96];
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_narrow: positions %lld to %lld are not inside axis %d of %s",
+                   (long long)start, (long long)(start + length), axis, ember_shape_str(x, sx, sizeof sx));
+        return NULL;
+    }
+    int64_t shape[EMBER_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[a] = length;
+    struct ember_tensor *y =
+        ember_tensor_view(x, x->ndim, shape, x->stride, x->offset + (size_t)(start * x->stride[a]), EMBER_OWNER_TAPE);
+    if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_NARROW, y, x, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->arg[0] = a;
+        n->arg[1] = start;
+    }
+    return y;
+}
+
+/* dx = dy in the narrowed part, 0 elsewhere; a leaf's gradient has dy added to that part in place */
+ember_status ember_backward_narrow(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *dy = n->out->grad;
+    int a = (int)n->arg[0];
+    float beta;
+    struct ember_tensor *dx = ember_grad_target(x, &beta);
+    if (!dx || (beta == 0.0f && ember_tensor_fill(dx, 0.0f) != EMBER_OK))
+        return x->ctx->status;
+    struct ember_tensor *part = ember_tensor_view(dx, x->ndim, dy->shape, dx->stride,
+                                                  dx->offset + (size_t)(n->arg[1] * dx->stride[a]), EMBER_OWNER_TAPE);
+    if (!part || ember_binary_into(EMBER_ADD, part, part, dy, 0.0f) != EMBER_OK)
+        return x->ctx->status;
+    return ember_grad_commit(x, dx);
 }

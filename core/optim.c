@@ -1,17 +1,20 @@
 /*
- * core/optim.c — Adam and SGD with momentum, each one fused primitive
- * launch over the parameter set's flat storage.
+ * core/optim.c — Adam, AdamW and SGD with momentum, each one fused
+ * primitive launch over the parameter set's flat storage (AdamW one per
+ * run of parameters that decay alike), and gradient clipping by the
+ * global norm.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops-impl.h"
 #include "params-impl.h"
 #include "profile-impl.h"
 #include "safetensors-impl.h"
 
-enum optim_kind { OPTIM_ADAM, OPTIM_SGD };
+enum optim_kind { OPTIM_ADAM, OPTIM_ADAMW, OPTIM_SGD };
 
 struct ember_optim {
     enum optim_kind kind;
@@ -81,6 +84,14 @@ ember_optim *ember_adam_new(ember_params *params, ember_adam_options o)
     return opt;
 }
 
+ember_optim *ember_adamw_new(ember_params *params, ember_adam_options o)
+{
+    ember_optim *opt = ember_adam_new(params, o);
+    if (opt)
+        opt->kind = OPTIM_ADAMW;
+    return opt;
+}
+
 ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options o)
 {
     if (params && (!(o.lr >= 0 && o.momentum >= 0 && o.weight_decay >= 0) ||
@@ -121,6 +132,37 @@ void ember_optim_set_lr(ember_optim *opt, float lr)
     opt->sgd.lr = lr;
 }
 
+/* AdamW: one launch per run of neighbouring parameters that decay alike,
+ * those of two or more dimensions (weights, embeddings) with the decay and
+ * the rest (biases, the norms' weights) without, as nanoGPT groups them.
+ * A run reaches to the next run's start, padding included (zeros, which
+ * stay zero). */
+static ember_status adamw_runs(ember_optim *opt, struct ember_adam_step s, ember_ptr param, ember_ptr grad)
+{
+    ember_params *p = opt->params;
+    ember_ctx *ctx = p->ctx;
+    float decay = s.weight_decay;
+    int64_t start = 0;
+    int run = -1; /* whether the run under way decays; -1 before the first */
+    ember_status st = EMBER_OK;
+    for (int i = 0; i <= p->count && st == EMBER_OK; i++) {
+        if (i < p->count && p->items[i].buffer)
+            continue;
+        int decays = i < p->count ? p->items[i].value->ndim >= 2 : !run;
+        if (run >= 0 && (decays != run || i == p->count)) {
+            int64_t end = i < p->count ? ember_params_flat_index(p, i) : p->used;
+            ember_ptr at[4] = {param, grad, ember_tensor_ptr(opt->m), ember_tensor_ptr(opt->v)};
+            for (int k = 0; k < 4; k++)
+                at[k].off += (size_t)start;
+            s.weight_decay = run ? decay : 0.0f;
+            st = ctx->ops->adam_step(ctx->dev, (size_t)(end - start), &s, at[0], at[1], at[2], at[3]);
+            start = end;
+        }
+        run = decays;
+    }
+    return st;
+}
+
 ember_status ember_optim_step(ember_optim *opt)
 {
     if (!opt)
@@ -133,13 +175,17 @@ ember_status ember_optim_step(ember_optim *opt)
                                               "made; make the optimizer last");
     ember_ptr param = ember_tensor_ptr(p->flat), grad = ember_tensor_ptr(p->flat_grad);
     opt->steps++;
-    ember_profile_label(ctx, opt->kind == OPTIM_ADAM ? "adam" : "sgd", "step");
-    if (opt->kind == OPTIM_ADAM) {
+    static const char *const names[] = {"adam", "adamw", "sgd"};
+    ember_profile_label(ctx, names[opt->kind], "step");
+    if (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) {
         const ember_adam_options *o = &opt->adam;
         struct ember_adam_step s = {
             .lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps, .weight_decay = o->weight_decay,
             .bias_correction1 = (float)(1.0 - pow(o->beta1, (double)opt->steps)),
-            .bias_correction2 = (float)(1.0 - pow(o->beta2, (double)opt->steps))};
+            .bias_correction2 = (float)(1.0 - pow(o->beta2, (double)opt->steps)),
+            .decoupled = opt->kind == OPTIM_ADAMW};
+        if (opt->kind == OPTIM_ADAMW && o->weight_decay != 0.0f)
+            return adamw_runs(opt, s, param, grad);
         return ctx->ops->adam_step(ctx->dev, n, &s, param, grad, ember_tensor_ptr(opt->m),
                                    ember_tensor_ptr(opt->v));
     }
@@ -160,10 +206,14 @@ ember_status ember_optim_step(ember_optim *opt)
 static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
 static const char *const sgd_state[] = {"momentum_buffer"};
 
-static int state_count(const ember_optim *opt) { return opt->kind == OPTIM_ADAM ? 2 : 1; }
+static int state_count(const ember_optim *opt) { return opt->kind == OPTIM_SGD ? 1 : 2; }
 static const char *state_name(const ember_optim *opt, int k)
 {
-    return opt->kind == OPTIM_ADAM ? adam_state[k] : sgd_state[k];
+    return opt->kind == OPTIM_SGD ? sgd_state[k] : adam_state[k];
+}
+static const char *kind_name(const ember_optim *opt)
+{
+    return opt->kind == OPTIM_SGD ? "sgd" : opt->kind == OPTIM_ADAMW ? "adamw" : "adam";
 }
 static struct ember_tensor *state_flat(const ember_optim *opt, int k) { return k == 0 ? opt->m : opt->v; }
 
@@ -214,7 +264,7 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
         st = EMBER_ERR_NOMEM;
     if (st == EMBER_OK) {
         snprintf(steps, sizeof steps, "%lld", (long long)opt->steps);
-        meta[0] = "ember.optimizer", meta[1] = opt->kind == OPTIM_ADAM ? "adam" : "sgd";
+        meta[0] = "ember.optimizer", meta[1] = kind_name(opt);
         meta[2] = "ember.optimizer_steps", meta[3] = steps;
         memcpy(meta + 4, metadata, extra * sizeof *meta);
         st = ember_safetensors_save(ctx, path, t, n * kinds, meta);
@@ -241,7 +291,7 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
         return status;
     const char *kind = ember_safetensors_meta_get(&st, "ember.optimizer");
     const char *steps = ember_safetensors_meta_get(&st, "ember.optimizer_steps");
-    const char *want = opt->kind == OPTIM_ADAM ? "adam" : "sgd";
+    const char *want = kind_name(opt);
     int kinds = state_count(opt), *index = ember_host_alloc(ctx, (size_t)p->count * sizeof *index + 1);
     int n = index ? trained_items(p, index) : 0;
     size_t used = (size_t)p->used;
@@ -290,3 +340,39 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
 }
 
 int64_t ember_optim_steps(const ember_optim *opt) { return opt ? opt->steps : 0; }
+
+/* ------------------------------------------------------------- clipping */
+
+/* As torch.nn.utils.clip_grad_norm_: the norm of every gradient taken as
+ * one vector, and every gradient scaled by max_norm / (norm + 1e-6) when
+ * that is below 1. One sum of squares over the flat gradient (its padding
+ * is zero), read back: a wait for the device each step. */
+ember_status ember_clip_grad_norm(ember_params *params, float max_norm, float *total_norm)
+{
+    if (!params)
+        return EMBER_ERR_ARG;
+    ember_ctx *ctx = params->ctx;
+    if (!(max_norm > 0.0f))
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_clip_grad_norm: max_norm is %g; it must be above 0", max_norm);
+    if (!params->flat_grad) {
+        if (total_norm)
+            *total_norm = 0.0f;
+        return EMBER_OK;
+    }
+    ember_profile_label(ctx, "clip_grad_norm", NULL);
+    struct ember_tensor *g = params->flat_grad;
+    ember_tape_mark mark = ember_tape_mark_now(ctx);
+    struct ember_tensor *squares = ember_binary_new(EMBER_MUL, g, g, 0.0f);
+    struct ember_tensor *sum = squares ? ember_op_out(ctx, 0, NULL) : NULL;
+    float value = 0.0f;
+    ember_status st = sum ? ember_reduce_into(EMBER_SUM, sum, squares, 1, g->shape[0], 1, 1.0f, 0.0f) : ctx->status;
+    if (st == EMBER_OK)
+        st = ember_tensor_item(sum, &value);
+    ember_tape_release_since(ctx, mark, NULL);
+    float norm = sqrtf(value), coef = max_norm / (norm + 1e-6f);
+    if (st == EMBER_OK && coef < 1.0f)
+        st = ember_unary_into(EMBER_SCALE, g, g, coef);
+    if (total_norm)
+        *total_norm = norm;
+    return st;
+}

@@ -365,6 +365,45 @@ EMBER_API ember_tensor *ember_flatten(ember_tensor *x);
 EMBER_API ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
 /* a contiguous copy of x, or x itself when it already is contiguous */
 EMBER_API ember_tensor *ember_contiguous(ember_tensor *x);
+/* y = x's positions [start, start + length) along `axis`: a view (PyTorch's narrow) */
+EMBER_API ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, int64_t length);
+
+/* Sequences and attention: the ops of a GPT (docs/how-it-works.md,
+ * "Attention"). Loss over every position of a sequence is
+ * ember_cross_entropy with logits (N, T, classes) and targets (N, T). */
+
+/* y (..., dim) = the rows of weight (vocab, dim) that index (...) I32
+ * names, as PyTorch's Embedding; an index outside [0, vocab) gives a row of
+ * NaN. The gradient goes to weight alone. */
+EMBER_API ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weight);
+/* y = (x - mean) / sqrt(var + eps) * weight + bias over x's last axis (C),
+ * var biased, as PyTorch's LayerNorm(C) (its eps: 1e-5); weight and bias
+ * (C), or NULL for 1 and 0. */
+EMBER_API ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, float eps);
+/* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): the tanh form
+ * of GELU that GPT-2 uses (PyTorch's GELU(approximate='tanh')) */
+EMBER_API ember_tensor *ember_gelu_tanh(ember_tensor *x);
+/* y = a @ b for each of B pairs: a (B, M, K), b (B, K, N), y (B, M, N)
+ * (torch.bmm). A transposed view of either, ember_transpose(t, 1, 2), is
+ * read in place, not copied. */
+EMBER_API ember_tensor *ember_bmm(ember_tensor *a, ember_tensor *b);
+/* Softmax over the last axis of scores x (..., Tq, Tk) of Tq queries over
+ * Tk keys (Tq <= Tk, the queries being the last Tq positions), each query
+ * seeing only the keys up to its own position: the others get 0. */
+EMBER_API ember_tensor *ember_causal_softmax(ember_tensor *x);
+/* Causal multi-head self-attention (a GPT's, before its output
+ * projection): x (B, T, 3C) holds each position's query, key and value
+ * side by side (C each, split into `heads` heads of C / heads); y (B, T, C)
+ * = softmax(q k^T / sqrt(C / heads), causal) v per head, the heads side by
+ * side. With `training` and dropout > 0 the attention weights go through
+ * dropout (its mask drawn from `seed`, as ember_dropout's). */
+EMBER_API ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool training, uint64_t seed);
+/* The same for generation with a key/value cache: x (B, n, 3C) holds n new
+ * positions; their keys and values are written into `cache` (2, B, heads,
+ * L, C / heads), caller-owned and contiguous, at [position, position + n),
+ * and each new query attends over the cache's first position + n places.
+ * No gradient; one new token costs one position's work. */
+EMBER_API ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *cache, int64_t position);
 
 /* ---------------------------------------------------------------- autograd */
 
@@ -514,9 +553,20 @@ EMBER_API ember_sgd_options ember_sgd_defaults(float lr);
  * moments, SGD's velocity) is one allocation each. */
 EMBER_API ember_optim *ember_adam_new(ember_params *params, ember_adam_options options);
 EMBER_API ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options options);
+/* AdamW (PyTorch's): Adam whose weight decay shrinks the parameters,
+ * param *= 1 - lr * weight_decay, instead of adding to the gradient; only
+ * parameters of two or more dimensions decay (weights and embeddings, not
+ * biases or the norms' weights), as nanoGPT groups them. Its state saves
+ * and loads as Adam's does, under the kind "adamw". */
+EMBER_API ember_optim *ember_adamw_new(ember_params *params, ember_adam_options options);
 EMBER_API void ember_optim_free(ember_optim *opt);
 EMBER_API void ember_optim_zero_grad(ember_optim *opt);
 EMBER_API ember_status ember_optim_step(ember_optim *opt);
+/* Gradient clipping by the global norm (torch.nn.utils.clip_grad_norm_):
+ * the norm of all the set's gradients as one vector into *total_norm (may
+ * be NULL), and every gradient scaled by max_norm / (norm + 1e-6) when
+ * that is below 1. Call it between ember_backward and ember_optim_step. */
+EMBER_API ember_status ember_clip_grad_norm(ember_params *params, float max_norm, float *total_norm);
 /* Learning rate, for schedules. */
 EMBER_API void ember_optim_set_lr(ember_optim *opt, float lr);
 /* Steps taken (Adam's bias correction counts them). */

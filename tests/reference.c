@@ -18,6 +18,17 @@ static double normal_cdf(double x)
     return 0.5 * erfc(-x / sqrt(2.0));
 }
 
+/* GELU's tanh form and its derivative (core/backend.h) */
+static double gelu_tanh(double x)
+{
+    return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+static double gelu_tanh_grad(double x)
+{
+    double k = sqrt(2.0 / 3.14159265358979323846), t = tanh(k * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
 /* the element offsets of flat index i in each operand */
 static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, int64_t *oa, int64_t *ob)
 {
@@ -53,6 +64,7 @@ ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
         case EMBER_TANH: y = (float)tanh(x); break;
         case EMBER_GELU: y = (float)(x * normal_cdf(x)); break;
         case EMBER_RSQRT: y = (float)(1.0 / sqrt((double)x + alpha)); break;
+        case EMBER_GELU_TANH: y = (float)gelu_tanh(x); break;
         case EMBER_UNARY_COUNT: break;
         }
         out[oo] = y;
@@ -79,6 +91,7 @@ ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_e
         case EMBER_SIGMOID_BACKWARD: y = (float)((double)x * z * (1.0 - z)); break;
         case EMBER_TANH_BACKWARD: y = (float)((double)x * (1.0 - (double)z * z)); break;
         case EMBER_GELU_BACKWARD: y = (float)(x * (normal_cdf(z) + z * exp(-0.5 * z * z) / sqrt(2.0 * 3.14159265358979323846))); break;
+        case EMBER_GELU_TANH_BACKWARD: y = (float)(x * gelu_tanh_grad(z)); break;
         case EMBER_BINARY_COUNT: break;
         }
         out[oo] = y;
@@ -284,7 +297,9 @@ ember_status ref_adam_step(void *dev, size_t n, const struct ember_adam_step *s,
     float *param = REF_F32(param_p), *m = REF_F32(m_p), *v = REF_F32(v_p);
     const float *grad = REF_F32(grad_p);
     for (size_t i = 0; i < n; i++) {
-        double g = (double)grad[i] + s->weight_decay * (double)param[i];
+        double g = (double)grad[i] + (s->decoupled ? 0.0 : s->weight_decay * (double)param[i]);
+        if (s->decoupled) /* AdamW: the parameter shrinks first */
+            param[i] = (float)((double)param[i] * (1.0 - (double)s->lr * s->weight_decay));
         m[i] = (float)(s->beta1 * (double)m[i] + (1.0 - s->beta1) * g);
         v[i] = (float)(s->beta2 * (double)v[i] + (1.0 - s->beta2) * g * g);
         double denom = sqrt((double)v[i]) / sqrt((double)s->bias_correction2) + s->eps;
@@ -306,5 +321,118 @@ ember_status ref_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, e
         }
         param[i] = (float)(param[i] - s->lr * g);
     }
+    return EMBER_OK;
+}
+
+ember_status ref_softmax_forward(void *dev, int64_t rows, int64_t cols, int64_t causal_rows, ember_ptr x_p,
+                                 ember_ptr y_p)
+{
+    const float *x = REF_F32(x_p);
+    float *y = REF_F32(y_p);
+    for (int64_t r = 0; r < rows; r++) {
+        /* the keys this row's query sees: all, or those up to its position */
+        int64_t seen = cols;
+        if (causal_rows > 0) {
+            seen = r % causal_rows + cols - causal_rows + 1;
+            seen = seen < 0 ? 0 : seen > cols ? cols : seen;
+        }
+        const float *xr = x + r * cols;
+        double m = -INFINITY, sum = 0.0;
+        for (int64_t k = 0; k < seen; k++)
+            if (isnan(xr[k]) || xr[k] > m)
+                m = isnan(m) ? m : xr[k];
+        for (int64_t k = 0; k < seen; k++)
+            sum += exp(xr[k] - m);
+        for (int64_t k = 0; k < cols; k++)
+            y[r * cols + k] = k < seen ? (float)(exp(xr[k] - m) / sum) : 0.0f;
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_softmax_backward(void *dev, int64_t rows, int64_t cols, ember_ptr y_p, ember_ptr dy_p,
+                                  ember_ptr dx_p)
+{
+    const float *y = REF_F32(y_p), *dy = REF_F32(dy_p);
+    float *dx = REF_F32(dx_p);
+    for (int64_t r = 0; r < rows; r++) {
+        double dot = 0.0;
+        for (int64_t k = 0; k < cols; k++)
+            dot += (double)dy[r * cols + k] * y[r * cols + k];
+        for (int64_t k = 0; k < cols; k++)
+            dx[r * cols + k] = (float)(y[r * cols + k] * (dy[r * cols + k] - dot));
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_layer_norm_forward(void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x_p,
+                                    ember_ptr weight_p, ember_ptr bias_p, ember_ptr y_p, ember_ptr xhat_p,
+                                    ember_ptr rstd_p)
+{
+    const float *x = REF_F32(x_p), *weight = REF_F32(weight_p), *bias = REF_F32(bias_p);
+    float *y = REF_F32(y_p), *xhat = REF_F32(xhat_p), *rstd = REF_F32(rstd_p);
+    for (int64_t r = 0; r < rows; r++) {
+        double mean = 0.0, var = 0.0;
+        for (int64_t k = 0; k < cols; k++)
+            mean += x[r * cols + k];
+        mean /= (double)cols;
+        for (int64_t k = 0; k < cols; k++)
+            var += (x[r * cols + k] - mean) * (x[r * cols + k] - mean);
+        double inv = 1.0 / sqrt(var / (double)cols + eps);
+        for (int64_t k = 0; k < cols; k++) {
+            double h = (x[r * cols + k] - mean) * inv;
+            xhat[r * cols + k] = (float)h;
+            y[r * cols + k] = (float)(h * weight[k] + bias[k]);
+        }
+        rstd[r] = (float)inv;
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_layer_norm_backward(void *dev, int64_t rows, int64_t cols, ember_ptr dy_p, ember_ptr xhat_p,
+                                     ember_ptr weight_p, ember_ptr rstd_p, ember_ptr dx_p)
+{
+    const float *dy = REF_F32(dy_p), *xhat = REF_F32(xhat_p), *weight = REF_F32(weight_p), *rstd = REF_F32(rstd_p);
+    float *dx = REF_F32(dx_p);
+    for (int64_t r = 0; r < rows; r++) {
+        double g_mean = 0.0, gx_mean = 0.0;
+        for (int64_t k = 0; k < cols; k++) {
+            double g = (double)dy[r * cols + k] * weight[k];
+            g_mean += g;
+            gx_mean += g * xhat[r * cols + k];
+        }
+        g_mean /= (double)cols;
+        gx_mean /= (double)cols;
+        for (int64_t k = 0; k < cols; k++)
+            dx[r * cols + k] = (float)(rstd[r] * ((double)dy[r * cols + k] * weight[k] - g_mean -
+                                                  xhat[r * cols + k] * gx_mean));
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_embedding_forward(void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index_p,
+                                   ember_ptr weight_p, ember_ptr out_p)
+{
+    const int32_t *index = REF_I32(index_p);
+    const float *weight = REF_F32(weight_p);
+    float *out = REF_F32(out_p);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < dim; c++)
+            out[i * dim + c] = index[i] >= 0 && index[i] < vocab ? weight[index[i] * dim + c] : NAN;
+    return EMBER_OK;
+}
+
+ember_status ref_embedding_backward(void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index_p,
+                                    ember_ptr dy_p, ember_ptr dweight_p)
+{
+    const int32_t *index = REF_I32(index_p);
+    const float *dy = REF_F32(dy_p);
+    float *dweight = REF_F32(dweight_p);
+    for (int64_t v = 0; v < vocab; v++)
+        for (int64_t c = 0; c < dim; c++) {
+            double sum = dweight[v * dim + c];
+            for (int64_t i = 0; i < n; i++)
+                sum += index[i] == v ? dy[i * dim + c] : 0.0;
+            dweight[v * dim + c] = (float)sum;
+        }
     return EMBER_OK;
 }

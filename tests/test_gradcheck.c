@@ -126,6 +126,28 @@ static ember_tensor *batch_norm(ember_tensor **x, bool training, bool affine)
 static ember_tensor *f_batch_norm_train(ember_tensor **x) { return batch_norm(x, true, true); }
 static ember_tensor *f_batch_norm_eval(ember_tensor **x) { return batch_norm(x, false, true); }
 static ember_tensor *f_batch_norm_plain(ember_tensor **x) { return batch_norm(x, true, false); }
+/* sequences and attention */
+static ember_tensor *f_gelu_tanh(ember_tensor **x) { return ember_gelu_tanh(x[0]); }
+static ember_tensor *f_narrow(ember_tensor **x) { return ember_mul(ember_narrow(x[0], 1, 1, 2), x[1]); }
+static ember_tensor *f_embedding(ember_tensor **x) { return ember_embedding(x[1], x[0]); }
+static ember_tensor *f_layer_norm(ember_tensor **x) { return ember_layer_norm(x[0], x[1], x[2], 1e-5f); }
+static ember_tensor *f_layer_norm_plain(ember_tensor **x)
+{
+    return ember_layer_norm(ember_transpose(x[0], 0, 1), NULL, NULL, 1e-5f);
+}
+static ember_tensor *f_causal_softmax(ember_tensor **x) { return ember_causal_softmax(x[0]); }
+static ember_tensor *f_bmm(ember_tensor **x) { return ember_bmm(x[0], x[1]); }
+static ember_tensor *f_bmm_transposed(ember_tensor **x)
+{
+    return ember_bmm(ember_transpose(x[0], 1, 2), ember_transpose(x[1], 1, 2));
+}
+static ember_tensor *f_attention(ember_tensor **x) { return ember_attention(x[0], 2, 0.0f, true, 0); }
+static ember_tensor *f_attention_dropout(ember_tensor **x) { return ember_attention(x[0], 3, 0.3f, true, 77); }
+static ember_tensor *f_attention_leaf_twice(ember_tensor **x)
+{
+    /* the gradient of one leaf from two attentions: the second adds to the first */
+    return ember_add(ember_attention(x[0], 1, 0.0f, true, 0), ember_attention(x[0], 2, 0.0f, true, 0));
+}
 #define T(...) {__VA_ARGS__}
 static const struct gcase cases[] = {
     {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
@@ -175,6 +197,20 @@ static const struct gcase cases[] = {
     {"batch_norm1d_train", 3, {{2, T(5, 3)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
     {"batch_norm2d_eval", 3, {{4, T(2, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_eval},
     {"batch_norm2d_no_affine", 1, {{4, T(2, 3, 2, 3)}}, f_batch_norm_plain},
+    {"gelu_tanh", 1, {{3, T(2, 3, 4)}}, f_gelu_tanh},
+    {"narrow", 2, {{2, T(3, 4)}, {2, T(3, 2)}}, f_narrow},
+    /* a square table, so that the targets' fill draws indices over all its rows; 8 indices, repeats */
+    {"embedding", 2, {{2, T(5, 5)}, {2, T(2, 4), FILL_TARGETS, true}}, f_embedding},
+    {"layer_norm", 3, {{3, T(2, 3, 5)}, {1, T(5)}, {1, T(5)}}, f_layer_norm},
+    {"layer_norm_transposed_no_affine", 1, {{3, T(4, 2, 3)}}, f_layer_norm_plain},
+    {"causal_softmax", 1, {{3, T(2, 4, 4)}}, f_causal_softmax},
+    {"causal_softmax_fewer_queries", 1, {{3, T(2, 3, 5)}}, f_causal_softmax},
+    {"bmm", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 5)}}, f_bmm},
+    {"bmm_transposed", 2, {{3, T(2, 4, 3)}, {3, T(2, 5, 4)}}, f_bmm_transposed},
+    {"attention", 1, {{3, T(2, 4, 12)}}, f_attention},
+    {"attention_dropout", 1, {{3, T(2, 5, 18)}}, f_attention_dropout},
+    {"attention_leaf_twice", 1, {{3, T(1, 3, 12)}}, f_attention_leaf_twice},
+    {"cross_entropy_sequence", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy},
 };
 #undef T
 

@@ -508,7 +508,7 @@ static bool run_optim(struct harness *h, const struct row *r, const char *what)
         struct ember_adam_step s = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
                                     .weight_decay = (float)r->d[1] / 1000.0f,
                                     .bias_correction1 = (float)(1 - pow(0.9, step)),
-                                    .bias_correction2 = (float)(1 - pow(0.999, step))};
+                                    .bias_correction2 = (float)(1 - pow(0.999, step)), .decoupled = r->d[4]};
         ok = ok && h->ops->adam_step(h->dev, n, &s, at(dp), at(dg), at(dm), at(dv)) == EMBER_OK;
         ref_adam_step(NULL, n, &s, REF_PTR(param), REF_PTR(grad), REF_PTR(m), REF_PTR(v));
         ok = ok && dbuf_fetch(h, dv, got_v, what) && compare_f32(what, got_v, v, n, TOL_EXACTISH);
@@ -527,6 +527,102 @@ static bool run_optim(struct harness *h, const struct row *r, const char *what)
 }
 
 #define U(op) EMBER_##op
+/* softmax over rows: d = {rows, cols, causal_rows, logit scale, specials} */
+static bool run_softmax(struct harness *h, const struct row *r, const char *what)
+{
+    int64_t rows = r->d[0], cols = r->d[1], causal = r->d[2];
+    size_t n = (size_t)(rows * cols);
+    float *x = random_floats(h, n, -(float)r->d[3], (float)r->d[3], r->d[4]);
+    float *y = malloc(n * 4), *got = malloc(n * 4);
+    ref_softmax_forward(NULL, rows, cols, causal, REF_PTR(x), REF_PTR(y));
+    struct dbuf dx = {0}, dy = {0}, dd = {0};
+    bool ok;
+    if (strcmp(r->prim, "softmax_forward") == 0) {
+        ok = dbuf_new(h, n, x, &dx) && dbuf_new(h, n, NULL, &dy) &&
+             h->ops->softmax_forward(h->dev, rows, cols, causal, at(dx), at(dy)) == EMBER_OK &&
+             dbuf_fetch(h, dy, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH);
+    } else { /* the backward pass of that forward's y, x standing in for dy */
+        float *want = malloc(n * 4);
+        ref_softmax_backward(NULL, rows, cols, REF_PTR(y), REF_PTR(x), REF_PTR(want));
+        ok = dbuf_new(h, n, y, &dy) && dbuf_new(h, n, x, &dx) && dbuf_new(h, n, NULL, &dd) &&
+             h->ops->softmax_backward(h->dev, rows, cols, at(dy), at(dx), at(dd)) == EMBER_OK &&
+             dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, n, TOL_EXACTISH);
+        free(want);
+    }
+    dbuf_free(h, &dx), dbuf_free(h, &dy), dbuf_free(h, &dd);
+    free(x), free(y), free(got);
+    return ok;
+}
+
+/* layer norm over rows: d = {rows, cols, offset of the values, eps x 1e6} */
+static bool run_layer_norm(struct harness *h, const struct row *r, const char *what)
+{
+    int64_t rows = r->d[0], cols = r->d[1];
+    size_t n = (size_t)(rows * cols);
+    float off = (float)r->d[2], eps = (float)r->d[3] * 1e-6f;
+    float *x = random_floats(h, n, off - 2.0f, off + 2.0f, false);
+    float *w = random_floats(h, (size_t)cols, 0.5f, 1.5f, false), *b = random_floats(h, (size_t)cols, -1, 1, false);
+    float *y = malloc(n * 4), *xhat = malloc(n * 4), *rstd = malloc((size_t)rows * 4);
+    float *got = malloc(n * 4), *got_h = malloc(n * 4), *got_r = malloc((size_t)rows * 4);
+    ref_layer_norm_forward(NULL, rows, cols, eps, REF_PTR(x), REF_PTR(w), REF_PTR(b), REF_PTR(y), REF_PTR(xhat),
+                           REF_PTR(rstd));
+    struct dbuf dx = {0}, dw = {0}, db = {0}, dy = {0}, dh = {0}, dr = {0}, dd = {0};
+    bool ok = dbuf_new(h, n, x, &dx) && dbuf_new(h, (size_t)cols, w, &dw) && dbuf_new(h, (size_t)cols, b, &db);
+    if (strcmp(r->prim, "layer_norm_forward") == 0) {
+        ok = ok && dbuf_new(h, n, NULL, &dy) && dbuf_new(h, n, NULL, &dh) && dbuf_new(h, (size_t)rows, NULL, &dr) &&
+             h->ops->layer_norm_forward(h->dev, rows, cols, eps, at(dx), at(dw), at(db), at(dy), at(dh), at(dr)) ==
+                 EMBER_OK &&
+             dbuf_fetch(h, dy, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH) &&
+             dbuf_fetch(h, dh, got_h, what) && compare_f32(what, got_h, xhat, n, TOL_EXACTISH) &&
+             dbuf_fetch(h, dr, got_r, what) && compare_f32(what, got_r, rstd, (size_t)rows, TOL_EXACTISH);
+    } else { /* the backward pass of that forward, x standing in for dy */
+        float *want = malloc(n * 4);
+        ref_layer_norm_backward(NULL, rows, cols, REF_PTR(x), REF_PTR(xhat), REF_PTR(w), REF_PTR(rstd), REF_PTR(want));
+        ok = ok && dbuf_new(h, n, xhat, &dh) && dbuf_new(h, (size_t)rows, rstd, &dr) && dbuf_new(h, n, NULL, &dd) &&
+             h->ops->layer_norm_backward(h->dev, rows, cols, at(dx), at(dh), at(dw), at(dr), at(dd)) == EMBER_OK &&
+             dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, n, TOL_EXACTISH);
+        free(want);
+    }
+    dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &db), dbuf_free(h, &dy), dbuf_free(h, &dh);
+    dbuf_free(h, &dr), dbuf_free(h, &dd);
+    free(x), free(w), free(b), free(y), free(xhat), free(rstd), free(got), free(got_h), free(got_r);
+    return ok;
+}
+
+/* an embedding: d = {n, dim, vocab, an index out of range} */
+static bool run_embedding(struct harness *h, const struct row *r, const char *what)
+{
+    int64_t n = r->d[0], dim = r->d[1], vocab = r->d[2];
+    int32_t *index = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) /* vocabularies smaller than n: rows repeat, as a text's bytes do */
+        index[i] = (int32_t)(ember_rng_u32(&h->rng) % (uint32_t)vocab);
+    if (r->d[3])
+        index[n / 2] = (int32_t)vocab, index[n / 3] = -1;
+    size_t table = (size_t)(vocab * dim), rows = (size_t)(n * dim);
+    float *weight = random_floats(h, table, -1, 1, false), *dy = random_floats(h, rows, -1, 1, false);
+    struct dbuf di = {0}, dw = {0}, dd = {0};
+    bool ok = dbuf_new(h, (size_t)n, index, &di);
+    if (strcmp(r->prim, "embedding_forward") == 0) {
+        float *want = malloc(rows * 4), *got = malloc(rows * 4);
+        ref_embedding_forward(NULL, n, dim, vocab, REF_PTR(index), REF_PTR(weight), REF_PTR(want));
+        ok = ok && dbuf_new(h, table, weight, &dw) && dbuf_new(h, rows, NULL, &dd) &&
+             h->ops->embedding_forward(h->dev, n, dim, vocab, at(di), at(dw), at(dd)) == EMBER_OK &&
+             dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, rows, 0.0);
+        free(want), free(got);
+    } else { /* accumulating into a table that is not zero, as a gradient does */
+        float *got = malloc(table * 4);
+        ok = ok && dbuf_new(h, table, weight, &dw) && dbuf_new(h, rows, dy, &dd) &&
+             h->ops->embedding_backward(h->dev, n, dim, vocab, at(di), at(dd), at(dw)) == EMBER_OK &&
+             dbuf_fetch(h, dw, got, what);
+        ref_embedding_backward(NULL, n, dim, vocab, REF_PTR(index), REF_PTR(dy), REF_PTR(weight));
+        ok = ok && compare_f32(what, got, weight, table, TOL_EXACTISH);
+        free(got);
+    }
+    dbuf_free(h, &di), dbuf_free(h, &dw), dbuf_free(h, &dd);
+    free(index), free(weight), free(dy);
+    return ok;
+}
+
 static const struct row rows[] = {
     {"fill", "1 element", run_fill, {1}},
     {"fill", "1000003 elements", run_fill, {1000003}},
@@ -562,6 +658,8 @@ static const struct row rows[] = {
     {"unary", "tanh reversed 6d", run_ewise, {U(TANH), REVERSED_6D, 2, 3, 7}},
     {"unary", "gelu tiled 4d", run_ewise, {U(GELU), TILED_4D, 2, 3, 40}},
     {"unary", "rsqrt broadcast row", run_ewise, {U(RSQRT), B_ROW_BROADCAST, 17, 33}},
+    {"unary", "gelu_tanh dense", run_ewise, {U(GELU_TANH), DENSE, 70001}},
+    {"unary", "gelu_tanh permuted 3d", run_ewise, {U(GELU_TANH), PERMUTED_3D, 5, 7, 9}},
     /* binary: {op, layout, r, c, s} */
     {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
     {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
@@ -586,6 +684,8 @@ static const struct row rows[] = {
     {"binary", "gelu_backward permuted 3d", run_ewise, {U(GELU_BACKWARD), PERMUTED_3D, 6, 5, 13}},
     {"binary", "tanh_backward reversed 6d", run_ewise, {U(TANH_BACKWARD), REVERSED_6D, 3, 5, 2}},
     {"binary", "sigmoid_backward column broadcast", run_ewise, {U(SIGMOID_BACKWARD), B_COL_BROADCAST, 33, 129}},
+    {"binary", "gelu_tanh_backward dense", run_ewise, {U(GELU_TANH_BACKWARD), DENSE, 70001}},
+    {"binary", "gelu_tanh_backward transposed", run_ewise, {U(GELU_TANH_BACKWARD), A_TRANSPOSED, 31, 67}},
     /* reduce: {op, outer, r, inner, beta, specials} */
     {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
     {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
@@ -714,6 +814,35 @@ static const struct row rows[] = {
     {"sgd_step", "momentum, first step", run_optim, {1031, 0, 1, 90, 0}},
     {"sgd_step", "momentum, later step, weight decay", run_optim, {70001, 5, 2, 90, 0}},
     {"sgd_step", "nesterov", run_optim, {1031, 0, 3, 90, 1}},
+    /* AdamW: {n, weight decay x1000, step, -, decoupled} */
+    {"adam_step", "AdamW, step 7, decoupled decay", run_optim, {70001, 100, 7, 0, 1}},
+    /* softmax: {rows, cols, causal_rows, logit scale, specials}; attention's rows are (batch x heads x
+     * queries) of keys, gpt-tiny's 128 long */
+    {"softmax_forward", "rows of 10", run_softmax, {65, 10, 0, 3, 0}},
+    {"softmax_forward", "rows of 1000, large logits", run_softmax, {7, 1000, 0, 80, 0}},
+    {"softmax_forward", "with NaN and Inf", run_softmax, {9, 33, 0, 3, 1}},
+    {"softmax_forward", "causal 128 x 128, 3 matrices", run_softmax, {384, 128, 128, 5, 0}},
+    {"softmax_forward", "causal 13 x 13 (no group divides)", run_softmax, {5 * 13, 13, 13, 5, 0}},
+    {"softmax_forward", "causal, 3 new queries over 70 keys (a cache)", run_softmax, {2 * 3, 70, 3, 5, 0}},
+    {"softmax_forward", "causal, one query over 129 keys", run_softmax, {4, 129, 1, 5, 0}},
+    {"softmax_backward", "rows of 10", run_softmax, {65, 10, 0, 3, 0}},
+    {"softmax_backward", "causal 128 x 128", run_softmax, {256, 128, 128, 5, 0}},
+    {"softmax_backward", "rows of 1000", run_softmax, {7, 1000, 0, 5, 0}},
+    /* layer norm: {rows, cols, offset, eps x 1e6} */
+    {"layer_norm_forward", "128 wide", run_layer_norm, {300, 128, 0, 10}},
+    {"layer_norm_forward", "odd width, far from zero", run_layer_norm, {17, 77, 1000, 10}},
+    {"layer_norm_forward", "1000 wide, large eps", run_layer_norm, {5, 1000, 3, 100000}},
+    {"layer_norm_forward", "3 wide", run_layer_norm, {70, 3, 0, 10}},
+    {"layer_norm_backward", "128 wide", run_layer_norm, {300, 128, 0, 10}},
+    {"layer_norm_backward", "odd width", run_layer_norm, {17, 77, 5, 10}},
+    {"layer_norm_backward", "1000 wide", run_layer_norm, {5, 1000, 0, 10}},
+    /* embedding: {n, dim, vocab, an index out of range} */
+    {"embedding_forward", "4096 x 128 of 65", run_embedding, {4096, 128, 65, 0}},
+    {"embedding_forward", "odd sizes, indices out of range", run_embedding, {301, 33, 7, 1}},
+    {"embedding_forward", "one wide", run_embedding, {100, 1, 256, 0}},
+    {"embedding_backward", "4096 x 128 of 65", run_embedding, {4096, 128, 65, 0}},
+    {"embedding_backward", "odd sizes, indices out of range", run_embedding, {301, 33, 7, 1}},
+    {"embedding_backward", "vocabulary larger than the rows", run_embedding, {50, 70, 300, 0}},
 };
 #undef U
 

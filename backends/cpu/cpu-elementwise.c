@@ -14,29 +14,6 @@
 /* elements per task below which threading costs more than it gains */
 #define EWISE_GRAIN 16384
 
-/* e^x without libm, in plain arithmetic the compiler vectorises (glibc's
- * expf and tanhf are calls, one element at a time, and were a third of
- * LeNet-5's training step). x = k ln 2 + r, |r| <= ln 2 / 2; e^r from its
- * Taylor series to r^6 (error below 2e-7 relative), 2^k put straight into
- * the exponent bits. k is rounded by adding and taking away 1.5 * 2^23,
- * which needs no rounding instruction, and the sum's low bits then hold k
- * itself, read as an unsigned integer: no float-to-int cast, which for a
- * NaN input would be undefined (a NaN still comes out NaN, through p). x is
- * clamped to where 2^k is a normal float, so e^x saturates to about 1e-38
- * and 2e38 beyond. */
-static inline float poly_expf(float x)
-{
-    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    union { float f; uint32_t u; } rounded = {.f = x * 1.44269504f + 12582912.0f};
-    float k = rounded.f - 12582912.0f;
-    float r = (x - k * 0.693145752f) - k * 1.42860677e-6f; /* ln 2 in two parts: k * hi is exact */
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666667e-1f + r * (4.16666667e-2f +
-                                       r * (8.33333333e-3f + r * 1.38888889e-3f)))));
-    /* 0x4B400000 is 1.5 * 2^23's bits; unsigned arithmetic wraps, defined */
-    union { uint32_t u; float f; } scale = {.u = (rounded.u - 0x4B400000u + 127u) << 23};
-    return p * scale.f;
-}
-
 /* tanh x: near zero its odd Taylor series (to x^9: error below 1e-8 for
  * |x| < 0.25), elsewhere (1 - t) / (1 + t) with t = e^-2|x|, which loses no
  * precision there (t < 0.61); both computed, one kept, so the loop has no
@@ -52,6 +29,20 @@ static inline float poly_tanhf(float x)
 
 /* 1 / (1 + e^-x) */
 static inline float poly_sigmoidf(float x) { return 1.0f / (1.0f + poly_expf(-x)); }
+
+/* GELU's tanh form (GPT-2's) and its derivative: with u = k (x + c x^3) and
+ * t = tanh u, y = x (1 + t) / 2 and y' = (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2 */
+#define GELU_TANH_K 0.7978845608f /* sqrt(2 / pi) */
+#define GELU_TANH_C 0.044715f
+static inline float gelu_tanhf(float x)
+{
+    return 0.5f * x * (1.0f + poly_tanhf(GELU_TANH_K * (x + GELU_TANH_C * x * x * x)));
+}
+static inline float gelu_tanh_grad(float x)
+{
+    float t = poly_tanhf(GELU_TANH_K * (x + GELU_TANH_C * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_TANH_K * (1.0f + 3.0f * GELU_TANH_C * x * x);
+}
 
 /* Phi(x), the standard normal CDF, and phi(x), its density: GELU's parts */
 static float normal_cdf(float x) { return 0.5f * erfcf(-x * 0.70710678f); }
@@ -72,6 +63,7 @@ static float unary_value(enum ember_unary_op op, float x, float alpha)
     case EMBER_TANH: return poly_tanhf(x);
     case EMBER_GELU: return x * normal_cdf(x);
     case EMBER_RSQRT: return 1.0f / sqrtf(x + alpha);
+    case EMBER_GELU_TANH: return gelu_tanhf(x);
     case EMBER_UNARY_COUNT: break;
     }
     return NAN;
@@ -89,6 +81,7 @@ static float binary_value(enum ember_binary_op op, float a, float b, float alpha
     case EMBER_SIGMOID_BACKWARD: return a * b * (1.0f - b);
     case EMBER_TANH_BACKWARD: return a * (1.0f - b * b);
     case EMBER_GELU_BACKWARD: return a * (normal_cdf(b) + b * normal_pdf(b));
+    case EMBER_GELU_TANH_BACKWARD: return a * gelu_tanh_grad(b);
     case EMBER_BINARY_COUNT: break;
     }
     return NAN;
@@ -112,6 +105,7 @@ static float binary_value(enum ember_binary_op op, float a, float b, float alpha
     case EMBER_SIGMOID_BACKWARD: BINARY_LOOP(a[i] * (B) * (1.0f - (B)));                                      \
     case EMBER_TANH_BACKWARD: BINARY_LOOP(a[i] * (1.0f - (B) * (B)));                                         \
     case EMBER_GELU_BACKWARD: BINARY_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], (B), alpha));               \
+    case EMBER_GELU_TANH_BACKWARD: BINARY_LOOP(a[i] * gelu_tanh_grad(B));                                     \
     case EMBER_RELU_BACKWARD:                                                                                 \
         /* a mask on the bits, not a select: the signs of b are a coin toss to                                \
          * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */                               \
@@ -173,6 +167,7 @@ static void ewise_dense(void *p, int64_t begin, int64_t end)
         case EMBER_LEAKY_RELU: DENSE_LOOP(a[i] < 0.0f ? alpha * a[i] : a[i]);
         case EMBER_SIGMOID: DENSE_LOOP(poly_sigmoidf(a[i]));
         case EMBER_TANH: DENSE_LOOP(poly_tanhf(a[i]));
+        case EMBER_GELU_TANH: DENSE_LOOP(gelu_tanhf(a[i]));
         case EMBER_GELU: case EMBER_RSQRT: DENSE_LOOP(unary_value(j->op, a[i], alpha));
         case EMBER_UNARY_COUNT: return;
         }

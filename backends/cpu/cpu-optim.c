@@ -27,8 +27,12 @@ CPU_WIDEST_VECTORS static void adam_range(void *p, int64_t begin, int64_t end)
     const struct optim_job *j = p;
     const struct ember_adam_step *s = j->adam;
     float step = s->lr / s->bias_correction1, root_bc2 = sqrtf(s->bias_correction2);
+    /* Adam adds the decay to the gradient; AdamW shrinks the parameter */
+    float coupled = s->decoupled ? 0.0f : s->weight_decay;
+    float shrink = s->decoupled ? 1.0f - s->lr * s->weight_decay : 1.0f;
     for (int64_t i = begin; i < end; i++) {
-        float g = j->grad[i] + s->weight_decay * j->param[i];
+        float g = j->grad[i] + coupled * j->param[i];
+        j->param[i] *= shrink;
         float m = j->m[i] = s->beta1 * j->m[i] + (1.0f - s->beta1) * g;
         float v = j->v[i] = s->beta2 * j->v[i] + (1.0f - s->beta2) * g * g;
         j->param[i] -= step * m / (sqrtf(v) / root_bc2 + s->eps);

@@ -122,12 +122,12 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 static bool gpu_unary_is_math(int op)
 {
     return op == EMBER_EXP || op == EMBER_LOG || op == EMBER_SIGMOID || op == EMBER_TANH || op == EMBER_GELU ||
-           op == EMBER_RSQRT;
+           op == EMBER_RSQRT || op == EMBER_GELU_TANH;
 }
 
 static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
 {
-    if (j->binary && j->op == EMBER_GELU_BACKWARD)
+    if (j->binary && (j->op == EMBER_GELU_BACKWARD || j->op == EMBER_GELU_TANH_BACKWARD))
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense_math, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
                                GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
     if (j->binary)

@@ -83,6 +83,14 @@ struct ember_gpu {
  * them, at most max_groups */
 size_t ember_gpu_groups_for(const struct ember_gpu *g, int64_t work);
 
+/* A launch of one work-group of wg_size per row, for kernels that loop
+ * over rows by group (row = GROUP_ID_X; row < rows; row += NUM_GROUPS_X):
+ * a group for each row, at most max_groups of them. */
+#define GPU_LAUNCH_ROWS(g, kernel, rows, ...)                                                                \
+    GPU_LAUNCH(g, kernel,                                                                                    \
+               ((const size_t[3]){(rows) < (int64_t)(g)->max_groups ? (size_t)(rows) : (g)->max_groups, 1, 1}), \
+               (size_t)(g)->tuning.wg_size, __VA_ARGS__)
+
 /* A launch of one work-item per element of [0, n), in groups of wg_size,
  * for kernels whose last argument is `int first` (see element_index in
  * common.kh): as many launches of at most max_groups groups as n needs,

@@ -48,7 +48,10 @@
     X(POOL, pool, "max-pool and average-pool, forward and backward")                                         \
     X(LOSS, loss, "fused softmax-cross-entropy forward and backward")                                        \
     X(OPTIM, optim, "fused Adam and SGD steps")                                                              \
-    X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")
+    X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")                              \
+    X(SOFTMAX, softmax, "softmax over each row, with attention's causal mask, forward and backward")         \
+    X(NORM, norm, "layer normalization over each row, forward and backward")                                \
+    X(EMBEDDING, embedding, "an embedding's gather and scatter-add")
 
 /* Every kernel: its family, its entry-point name (the same in every
  * dialect) and what it computes. The order is the enum's. */
@@ -83,7 +86,13 @@
     X(LOSS, cross_entropy_backward, "dlogits = (prob - onehot(target)) * scale * dloss")                     \
     X(OPTIM, adam_step, "param -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)")                               \
     X(OPTIM, sgd_step, "param -= lr * (momentum, nesterov) g")                                               \
-    X(DROPOUT, dropout_mask, "mask[i] = hash(seed, i) >= p * 2^32 ? 1 / (1 - p) : 0")
+    X(DROPOUT, dropout_mask, "mask[i] = hash(seed, i) >= p * 2^32 ? 1 / (1 - p) : 0")                        \
+    X(SOFTMAX, softmax_forward, "y = softmax of each row, the keys after a query masked when causal")        \
+    X(SOFTMAX, softmax_backward, "dx = y * (dy - sum(dy * y)) over each row")                                \
+    X(NORM, layer_norm_forward, "y = (x - mean) * rstd * weight + bias over each row; xhat, rstd kept")      \
+    X(NORM, layer_norm_backward, "dx = rstd * (g - mean g - xhat * mean(g xhat)), g = dy * weight")          \
+    X(EMBEDDING, embedding_forward, "out[i, :] = weight[index[i], :]")                                       \
+    X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")
 
 /* The values a program is compiled with, as -D<NAME>=<value>: each kernel
  * reads them as constants (local array sizes, tile shapes). Defaults suit
