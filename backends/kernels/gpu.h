@@ -26,7 +26,10 @@
  *   gpu-conv.c          im2col, col2im
  *   gpu-pool.c          max-pool
  *   gpu-loss.c          softmax-cross-entropy
- *   gpu-optim.c         Adam, SGD
+ *   gpu-optim.c         Adam, AdamW, SGD
+ *   gpu-softmax.c       softmax over rows, with attention's causal mask
+ *   gpu-norm.c          layer norm
+ *   gpu-embedding.c     an embedding's gather and scatter-add
  *   gpu-cache.c         compiled programs kept on disk
  */
 #ifndef EMBER_GPU_H
