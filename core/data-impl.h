@@ -20,6 +20,7 @@
  *     data-image.c    an image file as one sample (also ember_image_load)
  *     data-random.c   random: seeded bytes, for benchmarks
  *     data-arrays.c   arrays: the caller's own, borrowed
+ *     data-text.c     text: a file's bytes as tokens, in windows
  *     image*.c        image files: PNG (libpng), JPEG (libjpeg-turbo), BMP
  *                     (stb_image, held to ember's checks): image-impl.h
  */
@@ -54,6 +55,13 @@ struct ember_dataset {
     bool borrowed;
     const float *floats; /* (count, sample_shape...) or NULL */
     char **class_names; /* (classes): "0", "1", ... unless the loader names them */
+    /* text (data-text.c): pixels holds the split's token_count tokens, each
+     * an index into vocab, the file's distinct bytes; no labels, and a
+     * sample is a window of sample_shape[0] tokens (ember_text_window) */
+    bool text;
+    int64_t token_count;
+    uint8_t vocab[256];
+    int vocab_size;
 
     char describe[256];
 };
@@ -76,6 +84,13 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
 ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
+/* text: `dir` is the file */
+ember_status ember_data_load_text(ember_dataset *ds, const char *dir, const ember_data_options *options);
+
+/* A text sample: window `index` of the side-by-side windows, or, given a
+ * generator, a window at an offset drawn from it; x is its tokens and y
+ * the tokens one place on (each of sample_shape[0]). */
+void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *random, int32_t *x, int32_t *y);
 
 /* An inflated, checked copy of a gzipped data file in the cache folder
  * (data-cache.c): load fills dst with the source's `bytes` of payload and

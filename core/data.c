@@ -22,6 +22,7 @@ static const struct data_kind {
     bool needs_dir;
     const char *default_dir;
     const char *hint; /* added to a missing-file error */
+    bool file;        /* the "folder" given is a file */
 } kinds[] = {
     {"fashion-mnist", ember_data_load_idx, true, "/usr/share/datasets/fashion-mnist",
      "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or pass its folder as "
@@ -31,6 +32,7 @@ static const struct data_kind {
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
     {"folder", ember_data_load_folder, true, NULL, NULL},
     {"random", ember_data_load_random, false, NULL, NULL},
+    {"text", ember_data_load_text, true, NULL, "--data-dir names the text file", true},
 };
 #define KIND_COUNT (int)(sizeof kinds / sizeof kinds[0])
 
@@ -71,9 +73,9 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
     *dir = given ? given : kind->default_dir;
     if (!*dir)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "%s has no default folder: pass the folder that holds its files as "
-                          "options->dir (--data-dir DIR on the command line)",
-                          kind->name);
+                          "%s has no default %s: pass the %s as options->dir (--data-dir %s on the command line)",
+                          kind->name, kind->file ? "file" : "folder",
+                          kind->file ? "file" : "folder that holds its files", kind->file ? "FILE" : "DIR");
     struct stat info;
     if (stat(*dir, &info) != 0) {
         ember_fail(ctx, EMBER_ERR_IO, "cannot open the data folder %s (%s): %s", *dir, kind->name,
@@ -81,7 +83,10 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
         add_hint(ctx, kind->hint ? kind->hint : "pass the right folder with --data-dir");
         return EMBER_ERR_IO;
     }
-    if (!S_ISDIR(info.st_mode))
+    if (kind->file && S_ISDIR(info.st_mode))
+        return ember_fail(ctx, EMBER_ERR_IO, "%s is a folder; %s data is one file: give its path", *dir,
+                          kind->name);
+    if (!kind->file && !S_ISDIR(info.st_mode))
         return ember_fail(ctx, EMBER_ERR_IO, "the data folder %s (%s) is not a folder", *dir, kind->name);
     return EMBER_OK;
 }
@@ -237,7 +242,8 @@ struct ember_batcher {
 
     int64_t *order;   /* (count): the epoch's order of samples */
     float *x_host;    /* (batch, sample_bytes) */
-    int32_t *y_host;  /* (batch) */
+    int32_t *y_host;  /* (batch), or text's (batch, context) */
+    int32_t *tokens_host; /* text: x's tokens (batch, context) */
     float scale[256]; /* byte -> byte / 255.0f */
 
     struct ember_tensor *x, *y;           /* (batch, ...) and (batch) */
@@ -356,11 +362,15 @@ ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle,
     for (int i = 0; i < ds->sample_ndim; i++)
         shape[1 + i] = ds->sample_shape[i];
     int64_t tail = ds->count % batch;
+    /* text: tokens x (B, T) I32 and the next tokens y (B, T) */
+    int64_t per_sample = ds->text ? ds->sample_bytes : 1;
     if (!(b->order = ember_host_alloc(ctx, (size_t)ds->count * sizeof *b->order)) ||
-        !(b->x_host = ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host)) ||
-        !(b->y_host = ember_host_alloc(ctx, (size_t)batch * sizeof *b->y_host)) ||
-        !(b->x = ember_tensor_alloc(ctx, EMBER_F32, 1 + ds->sample_ndim, shape, EMBER_OWNER_BATCHER)) ||
-        !(b->y = ember_tensor_alloc(ctx, EMBER_I32, 1, shape, EMBER_OWNER_BATCHER)) ||
+        (ds->text ? !(b->tokens_host = ember_host_alloc(ctx, (size_t)(batch * per_sample) * sizeof(int32_t)))
+                  : !(b->x_host = ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host))) ||
+        !(b->y_host = ember_host_alloc(ctx, (size_t)(batch * per_sample) * sizeof *b->y_host)) ||
+        !(b->x = ember_tensor_alloc(ctx, ds->text ? EMBER_I32 : EMBER_F32, 1 + ds->sample_ndim, shape,
+                                    EMBER_OWNER_BATCHER)) ||
+        !(b->y = ember_tensor_alloc(ctx, EMBER_I32, ds->text ? 2 : 1, shape, EMBER_OWNER_BATCHER)) ||
         (tail && !(b->x_tail = rows_view(b->x, tail))) || (tail && !(b->y_tail = rows_view(b->y, tail)))) {
         ember_batcher_free(b);
         return NULL;
@@ -380,6 +390,7 @@ void ember_batcher_free(ember_batcher *b)
     free(b->order);
     free(b->x_host);
     free(b->y_host);
+    free(b->tokens_host);
     free(b);
 }
 
@@ -401,6 +412,30 @@ ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step)
     b->epoch = epoch;
     b->next = step * b->batch < b->ds->count ? step * b->batch : b->ds->count;
     return EMBER_OK;
+}
+
+/* A batch of text windows (data-text.c): shuffled, at offsets drawn from
+ * the seed, the epoch and each window's place in it; in order, side by side. */
+static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_tensor **x, ember_tensor **y)
+{
+    int64_t context = b->ds->sample_bytes;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t place = b->next + r;
+        ember_rng rng = ember_rng_seed(b->seed ^ ((uint64_t)b->epoch * 0x9e3779b97f4a7c15ull) ^
+                                       ((uint64_t)place * 0xbf58476d1ce4e5b9ull));
+        ember_text_window(b->ds, b->order[place], b->shuffle ? &rng : NULL, b->tokens_host + r * context,
+                          b->y_host + r * context);
+    }
+    ember_profile_host_end(b->ctx, "fill (host)", fill_start);
+    struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
+    struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
+    size_t bytes = (size_t)(rows * context) * sizeof(int32_t);
+    if (ember_tensor_write(bx, b->tokens_host, bytes) != EMBER_OK || ember_tensor_write(by, b->y_host, bytes) != EMBER_OK)
+        return false;
+    b->next += rows;
+    *x = bx;
+    *y = by;
+    return true;
 }
 
 bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
@@ -427,6 +462,8 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     ember_profile_label(b->ctx, "batch", NULL);
     double fill_start = ember_profile_host_begin(b->ctx);
     int64_t rows = ds->count - b->next < b->batch ? ds->count - b->next : b->batch;
+    if (ds->text)
+        return text_batch(b, rows, fill_start, x, y);
     int64_t sample = ds->sample_bytes;
     bool augment = b->augment.crop_padding > 0 || b->augment.flip;
     for (int64_t r = 0; r < rows; r++) {

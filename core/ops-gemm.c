@@ -1,4 +1,6 @@
 /* core/ops-gemm.c — matmul and linear: forward and backward through sgemm. */
+#include <string.h>
+
 #include "ops-impl.h"
 
 /* One (m, k) @ (k, n) product of contiguous row-major matrices, with the
@@ -57,12 +59,24 @@ ember_status ember_backward_matmul(struct ember_node *n)
     return EMBER_OK;
 }
 
-/* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL */
+/* x (..., in) with more than one leading axis: the rows of every
+ * position, (-1, in), through the layer, and back to (..., out) */
+static ember_tensor *linear_positions(ember_tensor *x, ember_tensor *w, ember_tensor *b)
+{
+    int64_t rows[2] = {-1, x->shape[x->ndim - 1]}, shape[EMBER_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = w->shape[0];
+    return ember_reshape(ember_linear(ember_reshape(x, 2, rows), w, b), x->ndim, shape);
+}
+
+/* y = x @ w^T + b: x is (N, in) or (..., in), w is (out, in), b is (out) or NULL */
 ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b)
 {
     ember_ctx *ctx = ember_op_begin("ember_linear", x, w, b);
     if (!ctx || !w)
         return NULL;
+    if (x->ndim > 2 && w->ndim == 2 && x->shape[x->ndim - 1] == w->shape[1])
+        return linear_positions(x, w, b);
     if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[1] ||
         (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))) {
         char sx[96], sw[96], sb[96] = "none";

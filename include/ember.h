@@ -326,7 +326,9 @@ EMBER_API ember_tensor *ember_log_softmax(ember_tensor *x, int axis);
  * an index outside that range gives a NaN loss. */
 EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target);
 
-/* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is (N, out) */
+/* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is
+ * (N, out). x (N, T, in) (or more axes) gives y (N, T, out): every
+ * position through the layer, as PyTorch's Linear. */
 EMBER_API ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b);
 /* y = a @ b: a is (M, K), b is (K, N); y is (M, N) */
 EMBER_API ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
@@ -600,13 +602,15 @@ typedef struct ember_dataset ember_dataset;
 typedef enum ember_split { EMBER_TRAIN, EMBER_TEST } ember_split;
 
 typedef struct ember_data_options {
-    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random" */
+    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random",
+     * "text" (a file's bytes as tokens: see ember_dataset_vocab) */
     const char *kind;
     /* where the files are; NULL: the kind's default (fashion-mnist:
      * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist) */
     const char *dir;
     /* random: the shape of one sample, such as {1, 28, 28} or {100};
-     * folder: {channels, height, width} to load at, zeros for the first image's */
+     * folder: {channels, height, width} to load at, zeros for the first image's;
+     * text: {context}, the tokens of a window (0 dimensions: 128) */
     int sample_ndim;
     int64_t sample_shape[3];
     /* random: samples in the split (0: 4096 train, 1024 test) and classes (0: 10) */
@@ -633,6 +637,18 @@ EMBER_API const char *ember_dataset_describe(const ember_dataset *ds);
  * folder's subfolder names; the index ("0", "1", ...) for MNIST and random
  * data. NULL for an index out of range. */
 EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int index);
+
+/* Text (kind "text", `dir` the file): every byte a token, the vocabulary
+ * the file's distinct bytes in order, token k being vocab[k]; the first
+ * 90% of the file is the training split, the last 10% the test split. A
+ * sample is a window of `context` tokens, x (context) I32, and its target
+ * y (context), the tokens one place on; batches are x (B, context) I32 and
+ * y (B, context). Shuffled batches take windows at offsets drawn from the
+ * seed (an epoch: as many as fit in the split side by side); unshuffled
+ * ones the side-by-side windows in order. The classes are the vocabulary's
+ * tokens. Fills vocab (256 bytes, or NULL) and returns its size: 0 for
+ * data that is not text. */
+EMBER_API int ember_dataset_vocab(const ember_dataset *ds, uint8_t *vocab);
 
 /* A data set over arrays the caller owns, for training and evaluating on
  * data ember has no loader for. Nothing is copied: the arrays must stay
@@ -836,7 +852,10 @@ EMBER_API int ember_model_layer_count(const ember_model *model);
 EMBER_API ember_status ember_model_layer_info(const ember_model *model, int index, ember_layer_info *info);
 
 /* Test accuracy (fraction correct) and mean cross-entropy over a data set,
- * in evaluation mode with grad off; either output may be NULL. */
+ * in evaluation mode with grad off; either output may be NULL. On text,
+ * every position of every window counts: the accuracy is the next token's,
+ * and the loss, in nats per token, is the mean over all the positions
+ * (divided by ln 2: bits per byte). */
 EMBER_API ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
                                   double *accuracy, double *loss);
 /* The same, and the confusion matrix: confusion[true * classes + predicted]

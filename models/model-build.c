@@ -131,8 +131,10 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
         if (len >= (int)sizeof l->full_name)
             return fail_at(w, l, "the name \"%s%s%s\" is over %d characters", prefix, dot, l->name,
                            (int)sizeof l->full_name - 1);
+        /* two residual blocks may share a name, a prefix for their layers (a
+         * transformer block's two halves); their layers' names must differ */
         for (int k = 0; k < w->count && l->full_name[0]; k++)
-            if (strcmp(w->named[k]->full_name, l->full_name) == 0)
+            if (strcmp(w->named[k]->full_name, l->full_name) == 0 && (l->type || w->named[k]->type))
                 return fail_at(w, l, "the name \"%s\" is taken by the %s at line %d", l->full_name,
                                w->named[k]->type ? w->named[k]->type->name : "residual block", w->named[k]->line);
         if (w->count == w->cap) {
@@ -172,8 +174,12 @@ ember_status model_file_build(struct model_file *file, struct model_build *b, in
     free(w.named);
     if (st != EMBER_OK)
         return st;
-    if (out_ndim != 1 || out[0] != classes) {
+    /* the class scores, or a sequence's (T, classes): scores at every position */
+    if ((out_ndim != 1 || out[0] != classes) && (out_ndim != 2 || out[1] != classes)) {
         model_shape_str(out_ndim, out, have, sizeof have);
+        if (out_ndim == 2)
+            return fail_at(&w, last, "the model ends with %s, but a sequence's model gives the %d class scores "
+                           "at each position: end with \"linear classes\"", have, classes);
         if (out_ndim != 1)
             return fail_at(&w, last, "the model ends with %s, but it must give the %d class scores: end with "
                            "flatten (or global_avg_pool2d) and \"linear classes\"", have, classes);

@@ -130,20 +130,22 @@ static void conv_describe(const struct model_layer *l, char *out, size_t len)
 
 enum { LINEAR_OUT, LINEAR_BIAS };
 
+/* (in) -> (out), or a sequence's (T, in) -> (T, out), every position alike */
 static bool linear_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
                          char *why, size_t why_len)
 {
-    if (ndim != 1)
+    if (ndim == 3)
         return WHY("linear takes features (a vector per sample): put flatten or global_avg_pool2d before it");
-    *out_ndim = 1;
-    out[0] = (int64_t)l->value[LINEAR_OUT];
+    *out_ndim = ndim;
+    out[0] = in[0];
+    out[ndim - 1] = (int64_t)l->value[LINEAR_OUT];
     return true;
 }
 
 /* weight (out, in) and bias (out), as nn.Linear */
 static ember_status linear_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
 {
-    int64_t wshape[2] = {l->out_shape[0], l->in_shape[0]};
+    int64_t wshape[2] = {l->out_shape[l->out_ndim - 1], l->in_shape[l->in_ndim - 1]};
     bool bias = l->value[LINEAR_BIAS] != 0.0;
     l->t[0] = add(b, prefix, "weight", false, 2, wshape);
     l->t[1] = bias && l->t[0] ? add(b, prefix, "bias", false, 1, wshape) : NULL;
@@ -154,18 +156,19 @@ static ember_status linear_add_params(struct model_layer *l, struct model_build 
 
 static ember_tensor *linear_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_linear(x, l->t[0], l->t[1]); /* (N, out) */
+    return ember_linear(x, l->t[0], l->t[1]); /* (N, out) or (N, T, out) */
 }
 
 static double linear_flops(const struct model_layer *l)
 {
-    return (double)l->out_shape[0] * (2.0 * (double)l->in_shape[0] + (l->value[LINEAR_BIAS] != 0.0));
+    double in = (double)l->in_shape[l->in_ndim - 1], positions = l->in_ndim == 2 ? (double)l->in_shape[0] : 1.0;
+    return positions * (double)l->value[LINEAR_OUT] * (2.0 * in + (l->value[LINEAR_BIAS] != 0.0));
 }
 
 static void linear_describe(const struct model_layer *l, char *out, size_t len)
 {
-    snprintf(out, len, "Linear(%lld, %lld%s)", (long long)l->in_shape[0], (long long)l->out_shape[0],
-             l->value[LINEAR_BIAS] != 0.0 ? "" : ", bias=False");
+    snprintf(out, len, "Linear(%lld, %lld%s)", (long long)l->in_shape[l->in_ndim - 1],
+             (long long)l->out_shape[l->out_ndim - 1], l->value[LINEAR_BIAS] != 0.0 ? "" : ", bias=False");
 }
 
 /* -------------------------------------------------------------- batch norm */
@@ -266,7 +269,7 @@ static ember_tensor *tanh_forward(struct model_layer *l, ember_tensor *x, bool t
 }
 static ember_tensor *gelu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_gelu(x);
+    return l->value[0] != 0.0 ? ember_gelu_tanh(x) : ember_gelu(x);
 }
 
 static void relu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "ReLU()"); }
@@ -276,7 +279,10 @@ static void leaky_relu_describe(const struct model_layer *l, char *out, size_t l
 }
 static void sigmoid_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Sigmoid()"); }
 static void tanh_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Tanh()"); }
-static void gelu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "GELU()"); }
+static void gelu_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "GELU(%s)", l->value[0] != 0.0 ? "approximate='tanh'" : "");
+}
 
 /* ------------------------------------------------------------------- pools */
 
@@ -414,7 +420,9 @@ const struct model_layer_type model_layer_types[] = {
     {"sigmoid", "1 / (1 + e^-x)", NULL, {{NULL}}, same_infer, NULL, sigmoid_forward, elementwise_flops,
      sigmoid_describe},
     {"tanh", "tanh x", NULL, {{NULL}}, same_infer, NULL, tanh_forward, elementwise_flops, tanh_describe},
-    {"gelu", "x * Phi(x), exact", NULL, {{NULL}}, same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
+    {"gelu", "x * Phi(x), exact, or GPT-2's tanh form: gelu [tanh=false]", "tanh",
+     {BOOL_OPTION("tanh", 0, "the tanh approximation, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")},
+     same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
     {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K]", "kernel",
      {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
       INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},
@@ -430,6 +438,27 @@ const struct model_layer_type model_layer_types[] = {
      same_infer, NULL, dropout_forward, no_flops, dropout_describe},
     {"flatten", "(C, H, W) -> (C * H * W)", NULL, {{NULL}}, flatten_infer, NULL, flatten_forward, no_flops,
      flatten_describe},
+    /* the layers of a GPT (model-layers-text.c) */
+    {"embedding", "a learned vector per token (Embedding): (T) tokens -> (T, DIM): embedding DIM [vocab=classes]",
+     "dim",
+     {INT_OPTION("dim", true, 0, 1, 1 << 20, NULL, 0, "the vectors' size"),
+      INT_OPTION("vocab", false, -1, 1, 1 << 24, "classes", -1, "the tokens, the data's classes if not given")},
+     model_embedding_infer, model_embedding_add_params, model_embedding_forward, no_flops,
+     model_embedding_describe},
+    {"position_embedding", "a learned vector per position, added: (T, C) -> (T, C)", NULL, {{NULL}},
+     model_position_infer, model_position_add_params, model_position_forward, elementwise_flops,
+     model_position_describe},
+    {"layer_norm", "normalises each position's vector (LayerNorm): [eps=1e-5] [bias=true]", NULL,
+     {FLOAT_OPTION("eps", 1e-5, 1e-12, 1.0, "added to the variance"), BOOL_OPTION("bias", 1, "learn a bias")},
+     model_layer_norm_infer, model_layer_norm_add_params, model_layer_norm_forward, model_layer_norm_flops,
+     model_layer_norm_describe},
+    {"attention", "causal multi-head self-attention with its projections c_attn and c_proj (nanoGPT's): "
+     "attention heads=H [dropout=0] [bias=true]", "heads",
+     {INT_OPTION("heads", true, 0, 1, 4096, NULL, 0, "the heads, which divide the features"),
+      FLOAT_OPTION("dropout", 0.0, 0.0, 0.99, "dropout on the attention weights and the output, in training"),
+      BOOL_OPTION("bias", 1, "the projections learn a bias")},
+     model_attention_infer, model_attention_add_params, model_attention_forward, model_attention_flops,
+     model_attention_describe},
 };
 const int model_layer_type_count = sizeof model_layer_types / sizeof model_layer_types[0];
 

@@ -528,7 +528,8 @@ ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer
     l->type->describe(l, info->describe, sizeof info->describe);
     info->params = l->params;
     info->forward_flops = l->type->flops(l);
-    bool products = strcmp(l->type->name, "conv2d") == 0 || strcmp(l->type->name, "linear") == 0;
+    bool products = strcmp(l->type->name, "conv2d") == 0 || strcmp(l->type->name, "linear") == 0 ||
+                    strcmp(l->type->name, "attention") == 0;
     info->backward_flops = products ? info->forward_flops * (w.grad_before_found ? 2.0 : 1.0) : info->forward_flops;
     return EMBER_OK;
 }
@@ -550,10 +551,12 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
     ember_batcher *batches = ember_batcher_new(data, batch, false, 0);
     if (!batches)
         return ember_last_status(ctx);
-    int64_t classes = m->classes, correct = 0, seen = 0;
+    /* a sequence model scores every position of a sample (text: each of its tokens) */
+    int64_t classes = m->classes, correct = 0, seen = 0, scored = 0;
+    int64_t positions = ember_dataset_vocab(data, NULL) ? ember_dataset_sample_shape(data)[0] : 1;
     double loss_sum = 0.0;
-    float *logits = malloc((size_t)(batch * classes) * sizeof *logits);
-    int32_t *labels = malloc((size_t)batch * sizeof *labels);
+    float *logits = malloc((size_t)(batch * positions * classes) * sizeof *logits);
+    int32_t *labels = malloc((size_t)(batch * positions) * sizeof *labels);
     bool was_training = m->training;
     ember_status st = EMBER_OK;
     if (!logits || !labels) {
@@ -568,18 +571,18 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
     ember_tape_mark mark = ember_tape_mark_now(ctx);
     ember_tensor *x, *y;
     while (st == EMBER_OK && ember_batcher_next(batches, &x, &y)) {
-        int64_t n = ember_tensor_dim(x, 0);
+        int64_t n = ember_tensor_dim(x, 0), rows = ember_tensor_numel(y);
         ember_tensor *out = ember_model_forward(m, x);
         ember_tensor *l = ember_cross_entropy(out, y);
         float value;
         if (!l || (st = ember_tensor_item(l, &value)) != EMBER_OK ||
-            (st = ember_tensor_read(out, logits, (size_t)(n * classes) * sizeof *logits)) != EMBER_OK ||
-            (st = ember_tensor_read(y, labels, (size_t)n * sizeof *labels)) != EMBER_OK) {
+            (st = ember_tensor_read(out, logits, (size_t)(rows * classes) * sizeof *logits)) != EMBER_OK ||
+            (st = ember_tensor_read(y, labels, (size_t)rows * sizeof *labels)) != EMBER_OK) {
             if (st == EMBER_OK)
                 st = ember_last_status(ctx);
             break;
         }
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < rows; i++) {
             const float *row = logits + i * classes;
             int64_t best = 0;
             for (int64_t k = 1; k < classes; k++)
@@ -591,6 +594,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         }
         loss_sum += (double)value * (double)n;
         seen += n;
+        scored += rows;
         ember_tape_release_since(ctx, mark, NULL);
     }
     ember_tape_release_since(ctx, mark, NULL);
@@ -600,7 +604,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         st = ember_last_status(ctx) != EMBER_OK ? ember_last_status(ctx) : EMBER_ERR_DEVICE;
     if (st == EMBER_OK && seen > 0) {
         if (accuracy)
-            *accuracy = (double)correct / (double)seen;
+            *accuracy = (double)correct / (double)scored;
         if (loss)
             *loss = loss_sum / (double)seen;
     }

@@ -77,6 +77,30 @@ struct model_layer_type {
     void (*describe)(const struct model_layer *layer, char *out, size_t len);
 };
 
+/* the layers of a GPT (model-layers-text.c), for the table */
+bool model_embedding_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                           char *why, size_t why_len);
+ember_status model_embedding_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
+ember_tensor *model_embedding_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+void model_embedding_describe(const struct model_layer *l, char *out, size_t len);
+bool model_position_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                          char *why, size_t why_len);
+ember_status model_position_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
+ember_tensor *model_position_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+void model_position_describe(const struct model_layer *l, char *out, size_t len);
+bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                            char *why, size_t why_len);
+ember_status model_layer_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
+ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+double model_layer_norm_flops(const struct model_layer *l);
+void model_layer_norm_describe(const struct model_layer *l, char *out, size_t len);
+bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                           char *why, size_t why_len);
+ember_status model_attention_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
+ember_tensor *model_attention_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+double model_attention_flops(const struct model_layer *l);
+void model_attention_describe(const struct model_layer *l, char *out, size_t len);
+
 extern const struct model_layer_type model_layer_types[];
 extern const int model_layer_type_count;
 const struct model_layer_type *model_layer_type_find(const char *name);
@@ -107,6 +131,11 @@ struct model_layer {
     int64_t params;                      /* elements of its parameters (buffers not counted) */
     int64_t batches_tracked;             /* BatchNorm: training forwards seen (num_batches_tracked) */
     int index;                           /* its place in the whole model, for dropout's seed */
+    /* generation (model-generate.c): the position of the forward's first
+     * token, which position_embedding reads (0 otherwise), and attention's
+     * key/value cache (2, 1, heads, context, head size) while it has one */
+    int64_t position;
+    ember_tensor *cache;
 };
 
 /* The parsed file. */

@@ -16,7 +16,7 @@ expect 0 "usage: ember eval" -- "$EMBER" eval --help
 expect 2 "unrecognized option" -- "$EMBER" train --frobnicate
 expect 2 "--batch wants a whole number" -- "$EMBER" train --batch 0
 expect 2 "--lr wants a number" -- "$EMBER" train --lr fast
-expect 2 "--optim is adam or sgd" -- "$EMBER" train --optim lbfgs
+expect 2 "--optim is adam, adamw or sgd" -- "$EMBER" train --optim lbfgs
 expect 2 "--shape wants" -- "$EMBER" train --data random --shape 1x0x28
 expect 2 "unknown model" -- "$EMBER" train --model resnet --data random --quiet
 expect 2 "unknown device" -- "$EMBER" train --device quantum --data random

@@ -112,6 +112,8 @@ static void test_zoo(ember_ctx *ctx)
     int n = 0;
     for (const char *const *name = ember_model_names(); *name; name++, n++) {
         CHECK(ember_model_summary(*name) && *ember_model_summary(*name), "%s has no summary line", *name);
+        if (strcmp(*name, "gpt-tiny") == 0)
+            continue; /* a model of text: test_gpt_tiny */
         for (int shape = 0; shape < 2; shape++) {
             ember_model *m = ember_model_build(ctx, *name, 3, shape ? cifar : mnist, 10, 0);
             CHECK(m != NULL, "%s on %s: %s", *name, shape ? "3x32x32" : "1x28x28", ember_last_error(ctx));
@@ -141,6 +143,43 @@ static void test_zoo(ember_ctx *ctx)
     CHECK(m && ember_params_find(ember_model_params(m), "weight") && ember_params_find(ember_model_params(m), "bias"),
           "linear's parameters are a bare nn.Linear's: weight, bias");
     ember_model_free(m);
+}
+
+/* gpt-tiny has nanoGPT's names and parameter count (n_layer 4, n_head 4,
+ * n_embd 128, block_size 128, bias, lm_head untied: 809,728 + 256 per
+ * token of the vocabulary, in 53 tensors), and takes a sequence's tokens
+ * to scores at every position; it refuses images. */
+static void test_gpt_tiny(ember_ctx *ctx)
+{
+    const int64_t context[1] = {128};
+    ember_model *m = ember_model_build(ctx, "gpt-tiny", 1, context, 65, 0);
+    CHECK(m != NULL, "gpt-tiny: %s", ember_last_error(ctx));
+    if (!m)
+        return;
+    ember_params *p = ember_model_params(m);
+    CHECK(ember_params_numel(p) == 809728 + 256 * 65 && ember_params_count(p) == 53,
+          "gpt-tiny: %lld parameters in %d tensors; nanoGPT's has %d in 53", (long long)ember_params_numel(p),
+          ember_params_count(p), 809728 + 256 * 65);
+    const char *names[] = {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.ln_1.weight",
+                           "transformer.h.0.attn.c_attn.weight", "transformer.h.1.attn.c_proj.bias",
+                           "transformer.h.2.ln_2.bias", "transformer.h.3.mlp.c_fc.weight",
+                           "transformer.h.3.mlp.c_proj.bias", "transformer.ln_f.weight", "lm_head.weight"};
+    for (int i = 0; i < COUNT(names); i++)
+        CHECK(ember_params_find(p, names[i]), "gpt-tiny has no %s", names[i]);
+    CHECK(!ember_params_find(p, "lm_head.bias"), "gpt-tiny's lm_head has no bias");
+    /* tokens (2, 128) -> scores (2, 128, 65) */
+    const int64_t shape[2] = {2, 128};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_I32, 2, shape);
+    ember_tensor *y = ember_model_forward(m, x);
+    CHECK(y && ember_tensor_ndim(y) == 3 && ember_tensor_dim(y, 1) == 128 && ember_tensor_dim(y, 2) == 65,
+          "gpt-tiny's output: %s", ember_last_error(ctx));
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_model_free(m);
+    ember_clear_error(ctx);
+    CHECK(!ember_model_build(ctx, "gpt-tiny", 3, mnist, 10, 0) && strstr(ember_last_error(ctx), "input 128"),
+          "gpt-tiny on images: %s", ember_last_error(ctx));
+    ember_clear_error(ctx);
 }
 
 /* ------------------------------------------------------ training and eval */
@@ -442,6 +481,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s", tmp);
     test_mistakes(ctx);
     test_zoo(ctx);
+    test_gpt_tiny(ctx);
     test_modes(ctx, dir);
     test_wrap(ctx, dir);
     test_relu_pool_order(ctx);

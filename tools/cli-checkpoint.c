@@ -64,8 +64,10 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         if (!s->seed_given && !cli_parse_u64("seed", seed, &s->data.seed))
             return EXIT_DATA;
     }
-    /* folders load at the size trained on, random data is made in it */
-    if (input && s->data.kind && (strcmp(s->data.kind, "folder") == 0 || strcmp(s->data.kind, "random") == 0)) {
+    /* folders load at the size trained on, random data is made in it, text is read in its windows */
+    if (input && s->data.kind &&
+        (strcmp(s->data.kind, "folder") == 0 || strcmp(s->data.kind, "random") == 0 ||
+         strcmp(s->data.kind, "text") == 0)) {
         int ndim = 0;
         int64_t shape[3];
         if (!cli_parse_shape_quiet(input, &ndim, shape)) {

@@ -29,23 +29,26 @@ static const char usage[] =
     "\n"
     "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
     "                      names them all) or a model file (docs/models.md)\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, text\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
-    "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist)\n"
+    "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist);\n"
+    "                      text: the file, every byte a token, its last tenth held out\n"
+    "  --context T         text: tokens per window (default 128)\n"
     "  --shape CxHxW       random: one sample's shape (default 1x28x28; 100 for linear);\n"
     "                      folder: the size to load images at (default: the first image's)\n"
     "  --resize            folder: resize images of another size instead of rejecting them\n"
     "  --epochs N          passes over the training set (default 1)\n"
     "  --steps N           stop after N steps in all, for benchmarks (default: whole epochs)\n"
     "  --batch N           images per step (default 64)\n"
-    "  --optim NAME        adam (default) or sgd\n"
+    "  --optim NAME        adam (default), adamw (decay on weights, not biases or norms) or sgd\n"
     "  --lr X              learning rate (default 0.001)\n"
     "  --schedule NAME     the rate over the run, set each step: constant (default), step\n"
     "                      (times --gamma, default 0.1, every --step-epochs, default a third\n"
     "                      of the epochs), cosine (down to --min-lr, default 0, at the end)\n"
     "  --warmup E          first rise linearly to --lr over E epochs (default 0)\n"
     "  --momentum X        sgd momentum (default 0)\n"
-    "  --weight-decay X    L2 penalty added to the gradient (default 0)\n"
+    "  --weight-decay X    L2 penalty added to the gradient (default 0); adamw's decoupled decay\n"
+    "  --clip X            scale the gradients down to a global norm of X when above it\n"
     "  --seed N            seeds initialisation, shuffling and random data (default 0)\n"
     "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N;\n"
     "                      several at once, each training its share of every batch:\n"
@@ -79,7 +82,7 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_CONTEXT, OPT_CLIP };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -136,6 +139,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
         {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
+        {"context", required_argument, NULL, OPT_CONTEXT}, {"clip", required_argument, NULL, OPT_CLIP},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK}, {"keep-devices", no_argument, NULL, OPT_KEEP_DEVICES},
         {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
@@ -184,6 +188,11 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_AUGMENT: o->augment = optarg; break;
         case OPT_PROFILE: o->profile = true; break;
         case OPT_TRACE: o->trace = optarg; break;
+        case OPT_CONTEXT:
+            ok = o->shape_given = cli_parse_int("context", optarg, 1, 1 << 20, &o->data.sample_shape[0]);
+            o->data.sample_ndim = 1;
+            break;
+        case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
@@ -198,8 +207,8 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         cli_error("unexpected argument \"%s\"", argv[optind]);
         ok = false;
     }
-    if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "sgd") != 0) {
-        cli_error("--optim is adam or sgd, not \"%s\"", o->optim);
+    if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "sgd") != 0) {
+        cli_error("--optim is adam, adamw or sgd, not \"%s\"", o->optim);
         ok = false;
     }
     if (ok && strcmp(o->schedule, "constant") != 0 && strcmp(o->schedule, "step") != 0 &&
@@ -233,6 +242,7 @@ struct epoch_result {
     int64_t total_steps; /* the run's steps so far, resumed ones included */
     double train_loss, train_acc, test_loss, test_acc, seconds, eval_seconds, first_step_s;
     float lr; /* the rate of the epoch's last step */
+    bool text; /* losses also in bits per byte */
 };
 
 /* The --log-every window: steps since the last line. */
@@ -262,11 +272,12 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
     return ok;
 }
 
-/* How many of a batch's predictions are right: logits (n, classes) against y (n). */
+/* How many of a batch's predictions are right: logits (n, classes) against
+ * y (n), or a sequence's (n, T, classes) against (n, T), every position */
 static ember_status count_correct(ember_tensor *logits, ember_tensor *y, float *scratch, int32_t *labels,
                                   int64_t *correct)
 {
-    int64_t n = ember_tensor_dim(logits, 0), classes = ember_tensor_dim(logits, 1);
+    int64_t n = ember_tensor_numel(y), classes = ember_tensor_dim(logits, -1);
     ember_status st = ember_tensor_read(logits, scratch, (size_t)(n * classes) * sizeof *scratch);
     if (st == EMBER_OK)
         st = ember_tensor_read(y, labels, (size_t)n * sizeof *labels);
@@ -310,6 +321,12 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"lr_last\": %g, \"schedule\": \"%s\", \"optim\": ", (long long)o->batch,
             o->lr, r->lr, o->schedule);
     cli_json_string(f, o->optim);
+    if (r->text) { /* a loss in nats per byte over ln 2 */
+        fprintf(f, ", \"train_bits_per_byte\": ");
+        cli_json_number(f, r->train_loss / M_LN2, 6);
+        fprintf(f, ", \"test_bits_per_byte\": ");
+        cli_json_number(f, o->eval ? r->test_loss / M_LN2 : NAN, 6);
+    }
     fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n", (unsigned long long)o->seed,
             r->first_step_s, cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
@@ -332,10 +349,11 @@ static void on_stop_signal(int sig)
 /* The optimizer the options ask for, over the model's parameters. */
 static ember_optim *make_optimizer(const struct train_options *o, ember_model *model)
 {
-    if (strcmp(o->optim, "adam") == 0) {
+    if (strncmp(o->optim, "adam", 4) == 0) {
         ember_adam_options a = ember_adam_defaults((float)o->lr);
         a.weight_decay = (float)o->weight_decay;
-        return ember_adam_new(ember_model_params(model), a);
+        return strcmp(o->optim, "adamw") == 0 ? ember_adamw_new(ember_model_params(model), a)
+                                              : ember_adam_new(ember_model_params(model), a);
     }
     ember_sgd_options s = ember_sgd_defaults((float)o->lr);
     s.momentum = (float)o->momentum;
@@ -411,6 +429,10 @@ static int start_parallel(const struct train_options *o, ember_ctx *ctx, ember_m
     *par = NULL;
     if (devices < 2 && !cli_mpi_collective())
         return EXIT_OK;
+    if (o->clip > 0) {
+        cli_error("--clip works on one device in one process; train without it, or on one device");
+        return EXIT_USAGE;
+    }
     const char *others[MAX_DEVICES];
     for (int i = 1; i < devices; i++)
         others[i - 1] = names[i];
@@ -523,8 +545,11 @@ int cmd_train(int argc, char **argv)
                 strcmp(o.schedule, "constant") ? o.schedule : "", (long long)o.batch);
 
     int64_t per_full_epoch = ember_batcher_steps(batches), classes = ember_dataset_classes(train);
-    float *scratch = malloc((size_t)(o.batch * classes) * sizeof *scratch);
-    int32_t *labels = malloc((size_t)o.batch * sizeof *labels);
+    /* text: every position of a window is scored, and its loss in bits per byte too */
+    bool text = ember_dataset_vocab(train, NULL) > 0;
+    int64_t positions = text ? ember_dataset_sample_shape(train)[0] : 1;
+    float *scratch = malloc((size_t)(o.batch * positions * classes) * sizeof *scratch);
+    int32_t *labels = malloc((size_t)(o.batch * positions) * sizeof *labels);
     if (!scratch || !labels) {
         free(scratch);
         free(labels);
@@ -556,7 +581,7 @@ int cmd_train(int argc, char **argv)
         int64_t first = pos.step_in_epoch, limit = per_full_epoch - first;
         if (o.steps && o.steps - pos.total_steps < limit)
             limit = o.steps - pos.total_steps;
-        struct epoch_result r = {.epoch = (int)epoch};
+        struct epoch_result r = {.epoch = (int)epoch, .text = text};
         struct progress bar;
         progress_begin(&bar, (int)epoch, (int)o.epochs, per_full_epoch - first, o.quiet);
         double start = cli_now();
@@ -585,9 +610,11 @@ int cmd_train(int argc, char **argv)
                 }
             } else {
                 ember_optim_zero_grad(opt);
-                ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) */
+                ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) or (B, T, classes) */
                 ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
-                if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
+                if (ember_backward(loss) != EMBER_OK ||
+                    (o.clip > 0 && ember_clip_grad_norm(ember_model_params(model), (float)o.clip, NULL) != EMBER_OK) ||
+                    ember_optim_step(opt) != EMBER_OK ||
                     ember_tensor_item(loss, &value) != EMBER_OK ||
                     count_correct(logits, y, scratch, labels, &correct) != EMBER_OK) {
                     rc = cli_fail(ctx, "training failed");
@@ -609,11 +636,11 @@ int cmd_train(int argc, char **argv)
             pos.step_in_epoch++;
             pos.loss_sum += value;
             pos.correct += correct;
-            pos.seen += ember_tensor_dim(x, 0);
+            pos.seen += ember_tensor_numel(y); /* images, or text's tokens */
             window.steps++;
             window.loss_sum += value;
             window.correct += correct;
-            window.seen += ember_tensor_dim(x, 0);
+            window.seen += ember_tensor_numel(y);
             if (o.log_every && o.metrics && pos.total_steps % o.log_every == 0) {
                 if (!write_window(&o, epoch, pos.total_steps, r.lr, &window)) {
                     rc = EXIT_DATA;
@@ -694,10 +721,19 @@ int cmd_train(int argc, char **argv)
                 break;
             }
             r.eval_seconds = cli_now() - t0;
-            if (lead)
+            if (lead && text)
+                fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), validation loss %.4f (%.3f bits "
+                    "per byte), next-byte accuracy %.4f, %.0f tokens/s, %.1f s\n", (long long)epoch,
+                    (long long)o.epochs, r.train_loss, r.train_loss / M_LN2, r.test_loss, r.test_loss / M_LN2,
+                    r.test_acc, (double)(r.images * positions) / r.seconds, r.seconds);
+            else if (lead)
                 fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
                     "%.4f, %.0f images/s, %.1f s\n", (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc,
                     r.test_loss, r.test_acc, (double)r.images / r.seconds, r.seconds);
+        } else if (lead && text) {
+            fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), %.0f tokens/s, %.1f s\n",
+                    (long long)epoch, (long long)o.epochs, r.train_loss, r.train_loss / M_LN2,
+                    (double)(r.images * positions) / r.seconds, r.seconds);
         } else if (lead) {
             fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, %.0f images/s, %.1f s\n",
                     (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc, (double)r.images / r.seconds,

@@ -36,7 +36,8 @@ static const struct train_setting {
     {"min-lr", "ember.min_lr", SETTING_FLOAT, offsetof(struct train_options, min_lr)},
     {"augment", "ember.augment", SETTING_STRING, offsetof(struct train_options, augment)},
     {"run-id", "ember.run", SETTING_STRING, offsetof(struct train_options, run_id)},
-    {"epochs", "ember.epochs", SETTING_INT, offsetof(struct train_options, epochs)},
+    {"clip", "ember.clip", SETTING_FLOAT, offsetof(struct train_options, clip)},
+    {"epochs", "ember.epochs", SETTING_INT, offsetof(struct train_options, epochs)}, /* last: may differ */
 };
 enum { SETTING_COUNT = sizeof train_settings / sizeof train_settings[0] };
 
@@ -105,6 +106,7 @@ const char *train_sibling_path(const char *path, const char *what, char *buf, si
 struct meta {
     const char *kv[2 * (SETTING_COUNT + 16) + 1];
     char values[SETTING_COUNT + 16][48];
+    char vocab[2 * 256 + 1];
     int n, owned;
 };
 
@@ -158,6 +160,13 @@ static int model_meta(const struct train_options *o, const ember_dataset *train,
         meta_add(m, train_settings[i].key, m->values[m->owned++]);
     }
     meta_add(m, "ember.class_names", *names);
+    /* text: the vocabulary, byte k of the token k, in hex (the bytes need not be UTF-8) */
+    uint8_t vocab[256];
+    int tokens = ember_dataset_vocab(train, vocab);
+    for (int k = 0; k < tokens; k++)
+        snprintf(m->vocab + 2 * k, 3, "%02x", vocab[k]);
+    if (tokens)
+        meta_add(m, "ember.vocab", m->vocab);
     meta_add(m, "ember.normalize", "pixel / 255");
     meta_add(m, "ember.epoch", meta_number(m, "%.0f", (double)pos->epochs_done));
     meta_add(m, "ember.step", meta_number(m, "%.0f", (double)pos->total_steps));
@@ -260,7 +269,8 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     if (rc == EXIT_OK && dir && !o->data.dir)
         o->data.dir = own(o, dir);
     if (rc == EXIT_OK && input && !o->shape_given &&
-        (strcmp(o->data.kind, "folder") == 0 || strcmp(o->data.kind, "random") == 0))
+        (strcmp(o->data.kind, "folder") == 0 || strcmp(o->data.kind, "random") == 0 ||
+         strcmp(o->data.kind, "text") == 0))
         cli_parse_shape_quiet(input, &o->data.sample_ndim, o->data.sample_shape);
     o->data.seed = o->seed;
     if (rc == EXIT_OK && !o->save)

@@ -32,6 +32,7 @@ struct train_options {
     int64_t early_stop; /* 0: never; else stop after N epochs without a better test accuracy */
     bool save_every_epochs;
     double lr, momentum, weight_decay, warmup, step_epochs, gamma, min_lr;
+    double clip; /* --clip: the gradients' largest global norm; 0: no clipping */
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
     bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
