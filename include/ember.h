@@ -835,6 +835,44 @@ EMBER_API ember_status ember_model_predict(ember_model *model, const float *in, 
 /* The same with softmax probabilities (each row sums to 1) in `probs_out`. */
 EMBER_API ember_status ember_model_predict_probs(ember_model *model, const float *in, int64_t n, float *probs_out);
 
+/* Generation from a model of text (one that takes a sequence of tokens and
+ * scores every position, as gpt-tiny does), a token at a time:
+ *
+ *     ember_generate_options o = {.temperature = 0.8f, .top_k = 40, .seed = 1};
+ *     ember_generator *g = ember_generator_new(model, &o);
+ *     ember_generator_feed(g, prompt, prompt_len);      // tokens: indices into the vocabulary
+ *     for (int i = 0; i < 100; i++)
+ *         ember_generator_next(g, &token);              // drawn, then fed back in
+ *     ember_generator_free(g);
+ *
+ * Tokens are the model's classes: for text data, indices into the
+ * vocabulary that ember_dataset_vocab gives and `ember train` keeps in the
+ * checkpoint as "ember.vocab" (byte k of token k, in hex). Each attention
+ * layer keeps its keys and values (a key/value cache), so a new token costs
+ * one position's work. The model sees at most its context: when the cache
+ * is full it starts again from the last half context (one pass over it);
+ * with no_cache, every token runs the last whole context, which gives the
+ * same tokens while the text fits in the context (docs/models.md). The
+ * model runs in evaluation mode and records nothing. */
+typedef struct ember_generate_options {
+    float temperature; /* 0: the most likely token every time; 1: the model's own odds */
+    int top_k;         /* draw among the k most likely tokens (0: all) */
+    uint64_t seed;     /* the draws' generator */
+    bool no_cache;     /* run the whole window for every token: slower, for checking */
+} ember_generate_options;
+typedef struct ember_generator ember_generator;
+/* NULL (with the reason) for a model that is not of text */
+EMBER_API ember_generator *ember_generator_new(ember_model *model, const ember_generate_options *options);
+EMBER_API void ember_generator_free(ember_generator *g);
+/* Feeds n >= 1 tokens (a prompt, or tokens chosen elsewhere): the next
+ * token is then drawn from what the model says follows them. */
+EMBER_API ember_status ember_generator_feed(ember_generator *g, const int32_t *tokens, int64_t n);
+/* Draws the next token into *token and feeds it. */
+EMBER_API ember_status ember_generator_next(ember_generator *g, int32_t *token);
+/* The whole loop: the prompt fed, then `count` tokens into out. */
+EMBER_API ember_status ember_model_generate(ember_model *model, const ember_generate_options *options,
+                                            const int32_t *prompt, int64_t prompt_len, int64_t count, int32_t *out);
+
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * residual block before its layers; `depth` is how deep in blocks. */
 typedef struct ember_layer_info {

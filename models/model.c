@@ -385,6 +385,11 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
     return x;
 }
 
+ember_tensor *model_run(struct ember_model *m, ember_tensor *x)
+{
+    return run_block(m, &m->file.root, x);
+}
+
 ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
 {
     if (!m || !x)

@@ -212,6 +212,10 @@ struct ember_model {
     char describe[512];
 };
 
+/* The layers on x as it is, without checking its shape against the
+ * model's (model.c): generation runs a text model on fewer positions. */
+ember_tensor *model_run(struct ember_model *m, ember_tensor *x);
+
 /* Writes BatchNorm's batch counts, kept on the host while training, back
  * into their buffers (model.c): before a save or an evaluation. */
 ember_status model_counts_write_back(struct ember_model *m);

@@ -20,9 +20,10 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # (libclang-rt) builds the fuzz harnesses; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them; Open MPI trains across processes
-# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill
+# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill;
+# fortunes is the text gpt-tiny trains on against its PyTorch twin
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps fortunes"
 
 missing=""
 for p in $packages; do

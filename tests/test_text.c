@@ -9,6 +9,7 @@
  *     windows side by side; and the mistakes a user makes, each with words
  *   - AdamW decays the weights and embeddings and leaves biases and norms
  *   - clipping by the global norm
+ *   - generation: with the key/value cache as without it, token for token
  *
  * The device is cpu, or $EMBER_TEST_DEVICE.
  */
@@ -189,6 +190,68 @@ static void test_clip(ember_ctx *ctx)
     ember_params_free(p);
 }
 
+/* gpt-tiny trained a few steps on the words: generation with the key/value
+ * cache gives the tokens that running the whole window for each gives,
+ * at temperature 0; sampling is seeded; top-k 1 is greedy; past the context
+ * the cache starts again and goes on */
+static void test_generate(ember_ctx *ctx)
+{
+    ember_data_options o = {.kind = "text", .dir = write_text("story.txt", 20000), .sample_ndim = 1,
+                            .sample_shape = {128}};
+    ember_dataset *train = ember_dataset_open(ctx, &o, EMBER_TRAIN);
+    ember_model *m = train ? ember_model_new(ctx, "gpt-tiny", train, 1) : NULL;
+    ember_optim *opt = m ? ember_adamw_new(ember_model_params(m), ember_adam_defaults(3e-3f)) : NULL;
+    ember_batcher *b = opt ? ember_batcher_new(train, 8, true, 1) : NULL;
+    CHECK(b != NULL, "gpt-tiny on text: %s", ember_last_error(ctx));
+    ember_tensor *x, *y;
+    for (int s = 0; b && s < 8 && ember_batcher_next(b, &x, &y); s++) {
+        ember_optim_zero_grad(opt);
+        CHECK_OK(ctx, ember_backward(ember_cross_entropy(ember_model_forward(m, x), y)));
+        CHECK_OK(ctx, ember_optim_step(opt));
+        ember_tape_clear(ctx);
+    }
+    int32_t prompt[10], cached[100], whole[100], drawn[2][100], top1[100];
+    for (int i = 0; i < 10; i++)
+        prompt[i] = i % ember_dataset_classes(train);
+    ember_generate_options greedy = {0}, no_cache = {.no_cache = true};
+    ember_generate_options hot = {.temperature = 1.0f, .seed = 9}, one = {.temperature = 1.0f, .top_k = 1, .seed = 9};
+    CHECK_OK(ctx, ember_model_generate(m, &greedy, prompt, 10, 100, cached));
+    CHECK_OK(ctx, ember_model_generate(m, &no_cache, prompt, 10, 100, whole));
+    int same = 0;
+    while (same < 100 && cached[same] == whole[same])
+        same++;
+    CHECK(same == 100, "with the cache and without, the tokens part at token %d of 100", same);
+    CHECK_OK(ctx, ember_model_generate(m, &hot, prompt, 10, 100, drawn[0]));
+    CHECK_OK(ctx, ember_model_generate(m, &hot, prompt, 10, 100, drawn[1]));
+    CHECK(memcmp(drawn[0], drawn[1], sizeof drawn[0]) == 0, "the same seed drew other tokens");
+    CHECK(memcmp(drawn[0], cached, sizeof cached) != 0, "at temperature 1 the draws are the greedy tokens");
+    CHECK_OK(ctx, ember_model_generate(m, &one, prompt, 10, 100, top1));
+    CHECK(memcmp(top1, cached, sizeof top1) == 0, "top-k 1 is not the greedy choice");
+    /* 300 tokens: past the context of 128, the cache starts again from the last 64 */
+    int32_t *past = malloc(300 * sizeof *past);
+    CHECK_OK(ctx, ember_model_generate(m, &greedy, prompt, 10, 300, past));
+    CHECK(memcmp(past, cached, sizeof cached) == 0, "the first 100 of 300 tokens are not the 100's");
+    free(past);
+    /* the mistakes: a model of images, a token outside the vocabulary, next before feeding */
+    ember_clear_error(ctx);
+    ember_model *cnn = ember_model_build(ctx, "simplecnn", 0, NULL, 10, 0);
+    CHECK(!ember_generator_new(cnn, NULL) && strstr(ember_last_error(ctx), "not a model of text"),
+          "generating from simplecnn: %s", ember_last_error(ctx));
+    ember_model_free(cnn);
+    ember_generator *g = ember_generator_new(m, NULL);
+    int32_t bad = 999, token;
+    CHECK(g && ember_generator_next(g, &token) == EMBER_ERR_ARG && strstr(ember_last_error(ctx), "feed"),
+          "next before feeding: %s", ember_last_error(ctx));
+    CHECK(g && ember_generator_feed(g, &bad, 1) == EMBER_ERR_ARG && strstr(ember_last_error(ctx), "999"),
+          "token 999: %s", ember_last_error(ctx));
+    ember_generator_free(g);
+    ember_clear_error(ctx);
+    ember_batcher_free(b);
+    ember_optim_free(opt);
+    ember_model_free(m);
+    ember_dataset_free(train);
+}
+
 int main(void)
 {
     ember_ctx *ctx = test_ctx(NULL);
@@ -198,6 +261,7 @@ int main(void)
     test_text_mistakes(ctx);
     test_adamw(ctx);
     test_clip(ctx);
+    test_generate(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
     return test_finish("test_text");

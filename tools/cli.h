@@ -103,6 +103,7 @@ int cmd_ptx(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 /* `ember plot` of a trace (cmd-plot-trace.c): the window from, to in ms, NULL when not given */
 int cmd_plot_trace(const char *path, const char *output, bool png, int width, int height, const double *from,
                    const double *to);

@@ -1,4 +1,6 @@
 /* tools/cmd-eval.c — `ember eval`: the test accuracy of a saved model. */
+#define _XOPEN_SOURCE 700 /* M_LN2 */
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@ static const char usage[] =
     "\n"
     "  --load FILE         the safetensors checkpoint (required)\n"
     "  --model NAME|FILE   the model it was trained as\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, text\n"
     "  --data-dir DIR      where the data set's files are\n"
     "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
     "  --resize            folder: resize images of another size\n"
@@ -185,8 +187,16 @@ int cmd_eval(int argc, char **argv)
         cli_json_number(stdout, loss, 6);
         printf(", \"images\": %lld, \"model\": ", (long long)ember_dataset_count(test));
         cli_json_string(stdout, ember_model_name(model));
+        if (ember_dataset_vocab(test, NULL)) { /* text: a loss in nats per byte, over ln 2 */
+            printf(", \"bits_per_byte\": ");
+            cli_json_number(stdout, loss / M_LN2, 6);
+        }
         print_classes_json(test, confusion);
         printf("}\n");
+    } else if (rc == EXIT_OK && ember_dataset_vocab(test, NULL)) {
+        printf("validation loss %.4f nats per byte (%.3f bits per byte), next-byte accuracy %.4f (%s, %s)\n", loss,
+               loss / M_LN2, acc, ember_dataset_describe(test), ember_ctx_device_name(ctx));
+        print_classes(test, confusion);
     } else if (rc == EXIT_OK) {
         printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),
                ember_ctx_device_name(ctx));

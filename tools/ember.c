@@ -4,6 +4,7 @@
  *   ember train --model simplecnn --data fashion-mnist --epochs 1
  *   ember eval --load model.safetensors
  *   ember predict --load model.safetensors shoe.png
+ *   ember generate --load gpt.safetensors --prompt "Q: " --tokens 200
  *   ember summary --model resnet8
  *   ember plot metrics.jsonl -o curves.png
  *   ember devices
@@ -26,6 +27,7 @@ static const char usage[] =
     "  train      train a model and report its test accuracy\n"
     "  eval       evaluate a saved model\n"
     "  predict    classify images with a saved model\n"
+    "  generate   continue a prompt with text from a model trained on text\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
     "  plot       draw the loss and accuracy curves of runs from their metrics files\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 1, argv + 1);
     if (strcmp(command, "predict") == 0)
         return cmd_predict(argc - 1, argv + 1);
+    if (strcmp(command, "generate") == 0)
+        return cmd_generate(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0)
