@@ -119,13 +119,13 @@ static float binary_value(enum ember_binary_op op, float a, float b, float alpha
     case EMBER_BINARY_COUNT: return;                                                                          \
     }
 
-static void binary_dense(int op, float alpha, float *out, const float *a, const float *b, int64_t begin,
+CPU_WIDEST_VECTORS static void binary_dense(int op, float alpha, float *out, const float *a, const float *b, int64_t begin,
                          int64_t end)
 {
     BINARY_CASES(b[i])
 }
 
-static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0, int64_t begin,
+CPU_WIDEST_VECTORS static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0, int64_t begin,
                             int64_t end)
 {
     BINARY_CASES(b0)
@@ -144,7 +144,7 @@ struct ewise_job {
 
 /* Dense: the switch sits outside the loops so each loop is a plain,
  * vectorisable one. COPY moves bits (it also copies I32 tensors). */
-static void ewise_dense(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void ewise_dense(void *p, int64_t begin, int64_t end)
 {
     const struct ewise_job *j = p;
     float *out = j->out;

@@ -54,6 +54,17 @@ static inline float poly_expf(float x)
     return p * scale.f;
 }
 
+/* Loops bound by arithmetic (exponentials, divisions, square roots per
+ * element) are compiled for wider vectors too, and the widest the CPU has
+ * is picked when the library loads; the build itself assumes only SSE2.
+ * No clone fuses a multiply and an add (C11 keeps them apart), so every
+ * clone gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CPU_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_WIDEST_VECTORS
+#endif
+
 /* ------------------------------------------------------------ threads */
 
 typedef void (*cpu_task_fn)(void *arg, int64_t begin, int64_t end);

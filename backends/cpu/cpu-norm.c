@@ -18,7 +18,7 @@ struct layer_norm_job {
     float *y, *xhat, *rstd, *dx;
 };
 
-static void layer_norm_forward_rows(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void layer_norm_forward_rows(void *p, int64_t begin, int64_t end)
 {
     const struct layer_norm_job *j = p;
     int64_t c = j->cols;
@@ -41,7 +41,7 @@ static void layer_norm_forward_rows(void *p, int64_t begin, int64_t end)
 }
 
 /* dx = rstd (g - mean g - xhat mean(g xhat)), g = dy weight */
-static void layer_norm_backward_rows(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void layer_norm_backward_rows(void *p, int64_t begin, int64_t end)
 {
     const struct layer_norm_job *j = p;
     int64_t c = j->cols;

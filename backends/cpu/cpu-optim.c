@@ -14,13 +14,8 @@ struct optim_job {
 };
 
 /* The one primitive here that is bound by arithmetic (a square root and a
- * division per parameter), so it is compiled for wider vectors too and the
- * widest the CPU has is picked when the library loads. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CPU_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CPU_WIDEST_VECTORS
-#endif
+ * division per parameter), so it is compiled for wider vectors too
+ * (CPU_WIDEST_VECTORS, cpu-impl.h). */
 
 CPU_WIDEST_VECTORS static void adam_range(void *p, int64_t begin, int64_t end)
 {

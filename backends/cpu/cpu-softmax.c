@@ -26,7 +26,7 @@ static int64_t visible_keys(const struct softmax_job *j, int64_t r)
     return seen < 0 ? 0 : seen > j->cols ? j->cols : seen;
 }
 
-static void softmax_forward_rows(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void softmax_forward_rows(void *p, int64_t begin, int64_t end)
 {
     const struct softmax_job *j = p;
     int64_t c = j->cols;
@@ -54,7 +54,7 @@ static void softmax_forward_rows(void *p, int64_t begin, int64_t end)
     }
 }
 
-static void softmax_backward_rows(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void softmax_backward_rows(void *p, int64_t begin, int64_t end)
 {
     const struct softmax_job *j = p;
     int64_t c = j->cols;

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/gpt_vs_pytorch.sh — gpt-tiny trained by ember and its PyTorch twin
+# on this CPU, side by side in one run: training tokens per second at 1
+# and 2 threads (batch 32, context 128, AdamW, clipping), peak memory, and
+# generation bytes per second (ember with its key/value cache and without;
+# PyTorch's twin, as nanoGPT's generate(), without). The two run in turns,
+# ROUNDS times each, so that a machine shared with other work slows both
+# alike; each figure is the best of its rounds. Prints a Markdown section
+# for docs/benchmarks.md.
+#
+#   bench/gpt_vs_pytorch.sh [build/ember]
+#
+# PEER_PYTHON   a Python with torch (default: build/pyenv/bin/python, Debian's PyTorch)
+# TEXT          the corpus (default: Debian's fortunes, concatenated by scripts/fortunes.sh)
+# STEPS         training steps per run (default 30; the first is left out of the rate)
+# THREADS       default "1 2";  ROUNDS  default 2;  GENERATE  bytes to generate (default 200)
+set -eu
+EMBER=${1:-build/ember}
+PY=${PEER_PYTHON:-build/pyenv/bin/python}
+HERE=$(dirname "$0")
+. "$HERE/common.sh"
+STEPS=${STEPS:-30} ROUNDS=${ROUNDS:-2} GENERATE=${GENERATE:-200}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+TEXT=${TEXT:-$TMP/fortunes.txt}
+[ -f "$TEXT" ] || "$HERE/../scripts/fortunes.sh" "$TEXT" >/dev/null
+
+# ember's rate: the steps after the first, from the --log-every 1 lines (each a step's tokens per second)
+ember_rate() {
+    awk -F'"images_per_s": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += 1 / v[1]; n++ }
+        END { if (n) printf "%.1f", n / t }' "$1"
+}
+best() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 > b + 0) print a; else print b }'; }
+least() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a != "" && a + 0 < b + 0)) print a; else print b }'; }
+
+header "gpt-tiny against its PyTorch twin" "$(command_line "bench/gpt_vs_pytorch.sh $EMBER" STEPS ROUNDS THREADS TEXT)"
+echo
+echo "| threads | ember tokens/s | PyTorch tokens/s | ratio | ember peak MiB | PyTorch peak MiB |"
+echo "|---|---|---|---|---|---|"
+for threads in ${THREADS:-1 2}; do
+    e_best="" p_best="" e_mem="" p_mem=""
+    round=0
+    while [ $round -lt "$ROUNDS" ]; do
+        rm -f "$TMP/e.jsonl"
+        "$EMBER" train --model gpt-tiny --data text --data-dir "$TEXT" --steps "$STEPS" --batch 32 --optim adamw \
+            --lr 1e-3 --weight-decay 0.1 --clip 1 --no-eval --quiet --device cpu --threads "$threads" \
+            --log-every 1 --metrics "$TMP/e.jsonl" 2>/dev/null || true
+        "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps "$STEPS" --threads "$threads" --generate 0 \
+            >"$TMP/p.json" 2>/dev/null || true
+        e_best=$(best "$(ember_rate "$TMP/e.jsonl")" "$e_best")
+        p_best=$(best "$(field tokens_per_s "$TMP/p.json")" "$p_best")
+        e_mem=$(least "$(field peak_rss_mib "$TMP/e.jsonl")" "$e_mem")
+        p_mem=$(least "$(field peak_rss_mib "$TMP/p.json")" "$p_mem")
+        round=$((round + 1))
+    done
+    echo "| $threads | $(fmt "$e_best" %.0f) | $(fmt "$p_best" %.0f) | $(ratio "$e_best" "$p_best") |" \
+        "$(fmt "$e_mem" %.0f) | $(fmt "$p_mem" %.0f) |"
+done
+
+# generation: a model trained a few steps, greedy, GENERATE bytes after a newline, 1 thread
+"$EMBER" train --model gpt-tiny --data text --data-dir "$TEXT" --steps 5 --batch 32 --optim adamw --no-eval \
+    --quiet --device cpu --save "$TMP/gpt.safetensors" 2>/dev/null
+g_cache="" g_whole="" g_torch=""
+round=0
+while [ $round -lt "$ROUNDS" ]; do
+    for mode in cache whole; do
+        flag=""
+        [ $mode = whole ] && flag=--no-cache
+        # shellcheck disable=SC2086 # flag is one option or nothing
+        rate=$("$EMBER" generate --load "$TMP/gpt.safetensors" --tokens "$GENERATE" --temperature 0 --device cpu \
+            --threads 1 --verbose $flag 2>&1 >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p')
+        if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
+    done
+    "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --threads 1 --generate "$GENERATE" >"$TMP/p.json" \
+        2>/dev/null || true
+    g_torch=$(best "$(field generate_tokens_per_s "$TMP/p.json")" "$g_torch")
+    round=$((round + 1))
+done
+echo
+echo "| generation, 1 thread, $GENERATE bytes | bytes/s | against PyTorch's |"
+echo "|---|---|---|"
+echo "| ember, key/value cache | $(fmt "$g_cache" %.0f) | $(ratio "$g_cache" "$g_torch") |"
+echo "| ember, the whole context each byte | $(fmt "$g_whole" %.0f) | $(ratio "$g_whole" "$g_torch") |"
+echo "| PyTorch twin (nanoGPT's generate: the whole context each byte) | $(fmt "$g_torch" %.0f) | 1.00 |"
