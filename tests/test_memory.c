@@ -14,9 +14,21 @@
 
 static int64_t batch = 64;
 
-static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim)
+/* A GPT as gpt-tiny is, one block of width 32 over windows of 16 bytes:
+ * every op of gpt-tiny, small enough for the CUDA test double. */
+static const char small_gpt[] = "input 16\n"
+                                "wte: embedding 32\n"
+                                "wpe: position_embedding\n"
+                                "h.0: residual\n    ln_1: layer_norm\n    attn: attention heads=2\nend\n"
+                                "h.0: residual\n    ln_2: layer_norm\n    mlp.c_fc: linear 64\n"
+                                "    gelu tanh=true\n    mlp.c_proj: linear 32\nend\n"
+                                "ln_f: layer_norm\nlm_head: linear classes bias=false\n";
+
+/* trains on random data of `shape`, or on `text` (a file) when not NULL */
+static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim, const char *text)
 {
-    ember_data_options data = {.kind = "random", .sample_ndim = ndim, .count = batch * 8};
+    ember_data_options data = {.kind = text ? "text" : "random", .dir = text, .sample_ndim = ndim,
+                               .count = text ? 0 : batch * 8};
     memcpy(data.sample_shape, shape, (size_t)ndim * sizeof *shape);
     ember_dataset *ds = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     ember_model *model = ds ? ember_model_new(ctx, model_name, ds, 1) : NULL;
@@ -68,10 +80,23 @@ int main(int argc, char **argv)
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
-    const int64_t image[3] = {1, 28, 28}, features[1] = {100};
+    const int64_t image[3] = {1, 28, 28}, features[1] = {100}, window[1] = {16};
     for (const char *const *name = ember_model_names(); *name; name++)
-        train_steps(ctx, *name, image, 3); /* every built-in model, BatchNorm and Dropout included */
-    train_steps(ctx, "linear", features, 1);
+        if (strcmp(*name, "gpt-tiny") != 0) /* a model of text: the small GPT below */
+            train_steps(ctx, *name, image, 3, NULL); /* every built-in model, BatchNorm and Dropout included */
+    train_steps(ctx, "linear", features, 1, NULL);
+    /* text: a small GPT, AdamW, its embedding's scatter-add and attention's scores */
+    const char *dir = test_tmpdir();
+    size_t len = (size_t)(160 * batch + 16); /* 8 whole batches of windows in its first nine tenths */
+    char *text = malloc(len);
+    for (size_t i = 0; text && i < len; i++)
+        text[i] = "the cat sat on the mat. "[i % 24];
+    const char *model = dir && text ? test_write_file(dir, "small-gpt.model", small_gpt, strlen(small_gpt)) : NULL;
+    const char *corpus = model ? test_write_file(dir, "text.txt", text, len) : NULL;
+    if (corpus)
+        train_steps(ctx, model, window, 1, corpus);
+    free(text);
+    test_cleanup_dir(dir);
     ember_ctx_free(ctx);
     return test_finish("test_memory");
 }
