@@ -89,8 +89,12 @@
     X(DROPOUT, dropout_mask, "mask[i] = hash(seed, i) >= p * 2^32 ? 1 / (1 - p) : 0")                        \
     X(SOFTMAX, softmax_forward, "y = softmax of each row, the keys after a query masked when causal")        \
     X(SOFTMAX, softmax_backward, "dx = y * (dy - sum(dy * y)) over each row")                                \
+    X(SOFTMAX, softmax_forward_rows, "softmax_forward, one work-item per row (CPU devices, short rows)")     \
+    X(SOFTMAX, softmax_backward_rows, "softmax_backward, one work-item per row")                             \
     X(NORM, layer_norm_forward, "y = (x - mean) * rstd * weight + bias over each row; xhat, rstd kept")      \
     X(NORM, layer_norm_backward, "dx = rstd * (g - mean g - xhat * mean(g xhat)), g = dy * weight")          \
+    X(NORM, layer_norm_forward_rows, "layer_norm_forward, one work-item per row (CPU devices, short rows)")  \
+    X(NORM, layer_norm_backward_rows, "layer_norm_backward, one work-item per row")                          \
     X(EMBEDDING, embedding_forward, "out[i, :] = weight[index[i], :]")                                       \
     X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")
 
