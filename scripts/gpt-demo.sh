@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# scripts/gpt-demo.sh — the README's GPT: Debian's fortunes as one file
+# (scripts/fortunes.sh installs the package if it is missing), gpt-tiny
+# trained on it on the best device, its validation loss, and text from it.
+# Builds ember first if there is no build (scripts/setup.sh). Arguments are
+# passed on to `ember train` (--epochs 1 for a shorter run, --device cpu).
+#
+#   scripts/gpt-demo.sh [ember train options...]
+set -eu
+cd "$(dirname "$0")/.."
+[ -x build/ember ] || scripts/setup.sh
+scripts/fortunes.sh build/fortunes.txt
+build/ember train --model gpt-tiny --data text --data-dir build/fortunes.txt --context 128 --batch 32 \
+    --epochs 3 --optim adamw --lr 1e-3 --weight-decay 0.1 --clip 1 --seed 0 --save build/gpt-tiny.safetensors \
+    --metrics build/gpt-tiny.jsonl "$@"
+build/ember generate --load build/gpt-tiny.safetensors --prompt "The " --tokens 300 --temperature 0.8 --top-k 20
