@@ -254,8 +254,9 @@ struct ember_sgd_step {
  *   softmax_forward y = softmax of each row of x (rows, cols), stable (the row's max first). With
  *                   causal_rows > 0 the rows come in matrices of causal_rows queries over cols keys,
  *                   query q (row % causal_rows) at position q + cols - causal_rows, and the keys after
- *                   it are masked: y = 0 there (attention's causal mask; a row that sees no key is 0)
- *   softmax_backward        dx = y * (dy - sum over the row of dy * y)
+ *                   it are masked: y = 0 there (attention's causal mask; a row that sees no key is 0).
+ *                   x and y may be one buffer: attention runs it in place over its scores
+ *   softmax_backward        dx = y * (dy - sum over the row of dy * y); dy and dx may be one buffer
  *   layer_norm_forward      per row of x (rows, cols): xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps)
  *                   (var biased), y = xhat * weight + bias (weight, bias: (cols)); xhat and rstd (rows)
  *                   are kept for the backward pass
