@@ -6,8 +6,10 @@
 # generation bytes per second (ember with its key/value cache and without;
 # PyTorch's twin, as nanoGPT's generate(), without). The two run in turns,
 # ROUNDS times each, so that a machine shared with other work slows both
-# alike; each figure is the best of its rounds. Prints a Markdown section
-# for docs/benchmarks.md.
+# alike; each figure is the best of its rounds. Tokens per CPU second (the
+# steps' tokens over the process's CPU time) say what the steps cost on a
+# machine so busy that wall-clock rates measure the neighbours. Prints a
+# Markdown section for docs/benchmarks.md.
 #
 #   bench/gpt_vs_pytorch.sh [build/ember]
 #
@@ -26,20 +28,25 @@ trap 'rm -rf "$TMP"' EXIT
 TEXT=${TEXT:-$TMP/fortunes.txt}
 [ -f "$TEXT" ] || "$HERE/../scripts/fortunes.sh" "$TEXT" >/dev/null
 
-# ember's rate: the steps after the first, from the --log-every 1 lines (each a step's tokens per second)
+# ember's rate: the steps after the first, from the --log-every 1 lines (each a step's tokens per
+# second); and per CPU second, from their cpu_seconds (a step is 32 x 128 tokens)
 ember_rate() {
     awk -F'"images_per_s": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += 1 / v[1]; n++ }
         END { if (n) printf "%.1f", n / t }' "$1"
+}
+ember_cpu_rate() {
+    awk -F'"cpu_seconds": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += v[1]; n++ }
+        END { if (n && t > 0) printf "%.1f", n * 32 * 128 / t }' "$1"
 }
 best() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 > b + 0) print a; else print b }'; }
 least() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a != "" && a + 0 < b + 0)) print a; else print b }'; }
 
 header "gpt-tiny against its PyTorch twin" "$(command_line "bench/gpt_vs_pytorch.sh $EMBER" STEPS ROUNDS THREADS TEXT)"
 echo
-echo "| threads | ember tokens/s | PyTorch tokens/s | ratio | ember peak MiB | PyTorch peak MiB |"
-echo "|---|---|---|---|---|---|"
+echo "| threads | ember tokens/s | PyTorch tokens/s | ratio | ember tokens/CPU-s | PyTorch tokens/CPU-s | ratio | ember peak MiB | PyTorch peak MiB |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for threads in ${THREADS:-1 2}; do
-    e_best="" p_best="" e_mem="" p_mem=""
+    e_best="" p_best="" e_mem="" p_mem="" e_cpu="" p_cpu=""
     round=0
     while [ $round -lt "$ROUNDS" ]; do
         rm -f "$TMP/e.jsonl"
@@ -50,11 +57,14 @@ for threads in ${THREADS:-1 2}; do
             >"$TMP/p.json" 2>/dev/null || true
         e_best=$(best "$(ember_rate "$TMP/e.jsonl")" "$e_best")
         p_best=$(best "$(field tokens_per_s "$TMP/p.json")" "$p_best")
+        e_cpu=$(best "$(ember_cpu_rate "$TMP/e.jsonl")" "$e_cpu")
+        p_cpu=$(best "$(field tokens_per_cpu_s "$TMP/p.json")" "$p_cpu")
         e_mem=$(least "$(field peak_rss_mib "$TMP/e.jsonl")" "$e_mem")
         p_mem=$(least "$(field peak_rss_mib "$TMP/p.json")" "$p_mem")
         round=$((round + 1))
     done
     echo "| $threads | $(fmt "$e_best" %.0f) | $(fmt "$p_best" %.0f) | $(ratio "$e_best" "$p_best") |" \
+        "$(fmt "$e_cpu" %.0f) | $(fmt "$p_cpu" %.0f) | $(ratio "$e_cpu" "$p_cpu") |" \
         "$(fmt "$e_mem" %.0f) | $(fmt "$p_mem" %.0f) |"
 done
 

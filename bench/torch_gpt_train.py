@@ -12,8 +12,9 @@ embeddings) with the gradients clipped to a norm of 1. Then generates
 --generate bytes greedily as nanoGPT's generate() does, running the model
 over the last context for every byte (PyTorch's GPT has no key/value
 cache). Prints one JSON line: {"tokens_per_s" (the training steps after
-the first), "generate_tokens_per_s", "train_loss" (the last step's),
-"peak_rss_mib"}.
+the first), "tokens_per_cpu_s" (the same over the process's CPU time: on
+a shared machine, what the steps cost whatever else runs),
+"generate_tokens_per_s", "train_loss" (the last step's), "peak_rss_mib"}.
 """
 import argparse
 import json
@@ -49,10 +50,10 @@ def main():
     no_decay = [p for p in net.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3)
-    start = None
+    start = cpu_start = None
     for step in range(a.steps):
         if step == 1:  # the first step allocates; the rest are the steady state
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
         ix = torch.randint(len(train) - context, (a.batch,))
         x = torch.stack([train[i:i + context] for i in ix])
         y = torch.stack([train[i + 1:i + 1 + context] for i in ix])
@@ -62,7 +63,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     net.eval()
     idx = torch.tensor([[token.get(ord("\n"), 0)]], dtype=torch.long)
     g0 = time.perf_counter()
@@ -71,7 +72,8 @@ def main():
             logits = net(idx[:, -context:])
             idx = torch.cat((idx, logits[:, -1, :].argmax(-1, keepdim=True)), dim=1)
     g = time.perf_counter() - g0
-    print(json.dumps({"tokens_per_s": round((a.steps - 1) * a.batch * context / seconds, 1),
+    tokens = (a.steps - 1) * a.batch * context
+    print(json.dumps({"tokens_per_s": round(tokens / seconds, 1), "tokens_per_cpu_s": round(tokens / cpu_seconds, 1),
                       "generate_tokens_per_s": round(a.generate / g, 1), "train_loss": round(loss.item(), 4),
                       "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 

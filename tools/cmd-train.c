@@ -248,8 +248,16 @@ struct epoch_result {
 /* The --log-every window: steps since the last line. */
 struct window {
     int64_t steps, correct, seen;
-    double loss_sum, start;
+    double loss_sum, start, cpu_start;
 };
+
+/* the process's CPU seconds so far: on a machine shared with other work,
+ * the time a run's steps really took of the CPU */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec * 1e-9 : 0.0;
+}
 
 /* One --log-every line: the window's loss and accuracy, at a step. */
 static bool write_window(const struct train_options *o, int64_t epoch, int64_t step, float lr, const struct window *w)
@@ -264,8 +272,9 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
     cli_json_string(f, o->run_id);
     fprintf(f, ", \"epoch\": %lld, \"step\": %lld, \"train_loss\": ", (long long)epoch, (long long)step);
     cli_json_number(f, w->loss_sum / (double)w->steps, 6);
-    fprintf(f, ", \"train_acc\": %.6f, \"lr\": %g, \"images_per_s\": %.1f}\n",
-            w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0);
+    fprintf(f, ", \"train_acc\": %.6f, \"lr\": %g, \"images_per_s\": %.1f, \"cpu_seconds\": %.4f}\n",
+            w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0,
+            cpu_seconds() - w->cpu_start);
     bool ok = fclose(f) == 0;
     if (!ok)
         cli_error("writing --metrics file %s failed", o->metrics);
@@ -557,7 +566,7 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_FAILURE_OTHER;
         goto done;
     }
-    struct window window = {.start = cli_now()};
+    struct window window = {.start = cli_now(), .cpu_start = cpu_seconds()};
     ember_lr_schedule schedule = make_schedule(&o, per_full_epoch);
     if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
         fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
@@ -646,7 +655,7 @@ int cmd_train(int argc, char **argv)
                     rc = EXIT_DATA;
                     break;
                 }
-                window = (struct window){.start = cli_now()};
+                window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
             }
             progress_update(&bar, r.steps, value);
             stopping = par ? ember_parallel_stopping(par) : stop_signal != 0;
