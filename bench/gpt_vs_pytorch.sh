@@ -53,8 +53,9 @@ for threads in ${THREADS:-1 2}; do
         "$EMBER" train --model gpt-tiny --data text --data-dir "$TEXT" --steps "$STEPS" --batch 32 --optim adamw \
             --lr 1e-3 --weight-decay 0.1 --clip 1 --no-eval --quiet --device cpu --threads "$threads" \
             --log-every 1 --metrics "$TMP/e.jsonl" 2>/dev/null || true
-        "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps "$STEPS" --threads "$threads" --generate 0 \
-            >"$TMP/p.json" 2>/dev/null || true
+        # PyTorch's OpenBLAS keeps threads of its own, which set_num_threads leaves alone: held to the same count
+        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" \
+            --steps "$STEPS" --threads "$threads" --generate 0 >"$TMP/p.json" 2>/dev/null || true
         e_best=$(best "$(ember_rate "$TMP/e.jsonl")" "$e_best")
         p_best=$(best "$(field tokens_per_s "$TMP/p.json")" "$p_best")
         e_cpu=$(best "$(ember_cpu_rate "$TMP/e.jsonl")" "$e_cpu")
@@ -82,8 +83,8 @@ while [ $round -lt "$ROUNDS" ]; do
             --threads 1 --verbose $flag 2>&1 >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p')
         if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
     done
-    "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --threads 1 --generate "$GENERATE" >"$TMP/p.json" \
-        2>/dev/null || true
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --threads 1 \
+        --generate "$GENERATE" >"$TMP/p.json" 2>/dev/null || true
     g_torch=$(best "$(field generate_tokens_per_s "$TMP/p.json")" "$g_torch")
     round=$((round + 1))
 done
