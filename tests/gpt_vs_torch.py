@@ -33,6 +33,10 @@ import subprocess
 import sys
 import tempfile
 
+# one thread for PyTorch's OpenBLAS too (torch.set_num_threads leaves its pool alone, and on a busy machine
+# its spinning threads cost more than they give); read when the library loads, so before torch is imported
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 try:
     import torch
     import torch.nn as nn
