@@ -45,6 +45,13 @@
 #ifndef EMBER_H
 #define EMBER_H
 
+/* C99 or later (or C++): the header uses bool, int64_t, and the examples
+ * designated initializers. An older compiler mode gets this one error and
+ * none of the rest, rather than a cascade from the first `bool` below. */
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
+#error "ember.h needs C99 or later (-std=c99, or any newer standard)"
+#else
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,8 +65,11 @@ extern "C" {
  * backends' tables) cannot clash with a host program's names. */
 #if defined(__GNUC__) || defined(__clang__)
 #define EMBER_API __attribute__((visibility("default")))
+/* printf-style arguments checked by GCC and clang; other compilers see nothing */
+#define EMBER_PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
 #else
 #define EMBER_API
+#define EMBER_PRINTF_LIKE(fmt, first)
 #endif
 
 /* The version this header belongs to; CMake reads it from here. While the
@@ -182,11 +192,11 @@ EMBER_API void ember_clear_error(ember_ctx *ctx);
 /* Records a failure as the library does, for code built on ember (a model
  * or layer of your own) to report the same way; returns `status`. */
 EMBER_API ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    EMBER_PRINTF_LIKE(3, 4);
 /* Logs a message through the context's callback (ember_ctx_set_log), as
  * the library's own notes and warnings go. */
 EMBER_API void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    EMBER_PRINTF_LIKE(3, 4);
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
  * leaves every counter unchanged. */
@@ -890,4 +900,5 @@ EMBER_API const char *ember_parallel_describe(ember_parallel *par);
 }
 #endif
 
+#endif /* C99 or later */
 #endif /* EMBER_H */
