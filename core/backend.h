@@ -53,6 +53,11 @@ struct ember_host {
      * each kernel it ran and the device's time for it, from the device's
      * own events (core/profile-impl.h). */
     void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
+    /* Around work the caller waits for (compiling the kernels): begin says
+     * what, with the cache folder it will be kept in; the host is told the
+     * time so far each second until end (core/wait.c). */
+    void (*wait_begin)(void *ctx, const char *what);
+    void (*wait_end)(void *ctx);
 };
 
 /* ------------------------------------------------------------ elementwise */

@@ -224,15 +224,15 @@ static ember_status folder_geometry(ember_ctx *ctx, const ember_data_options *op
     const int64_t *want = options->sample_ndim ? options->sample_shape : from_image;
     if (options->sample_ndim != 0 && options->sample_ndim != 3)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "folder: the shape of its images is CxHxW (--shape 3x64x64; sample_ndim 3, or 0 "
-                          "for the first image's), not %d dimensions",
+                          "folder: the shape of its images is CxHxW (ember_data_options.sample_shape "
+                          "3x64x64, or none for the first image's), not %d dimensions",
                           options->sample_ndim);
     if ((want[0] != 0 && want[0] != 1 && want[0] != 3) || want[1] < 0 || want[1] > FOLDER_MAX_SIDE ||
         want[2] < 0 || want[2] > FOLDER_MAX_SIDE)
         return ember_fail(
             ctx, EMBER_ERR_ARG,
-            "folder: the shape %lldx%lldx%lld (--shape, sample_shape): channels are 1 or 3, sides 1 to %d "
-            "(0: the first image's)",
+            "folder: the shape %lldx%lldx%lld (ember_data_options.sample_shape): channels are 1 or 3, sides 1 "
+            "to %d (0: the first image's)",
             (long long)want[0], (long long)want[1], (long long)want[2], FOLDER_MAX_SIDE);
     uint8_t *bytes = NULL;
     int64_t cap = 0;
@@ -368,7 +368,7 @@ ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const em
         (st = ember_dataset_reserve(ds, samples.len, 3, shape, (int)classes.len)) != EMBER_OK)
         goto cleanup;
     bool size_given = options->sample_ndim == 3 && options->sample_shape[1] && options->sample_shape[2];
-    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (--shape, sample_shape)" : first);
+    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (ember_data_options.sample_shape)" : first);
     if (st == EMBER_OK) /* the subfolders' names */
         st = ember_dataset_name_classes(ds, (const char *const *)classes.names);
 

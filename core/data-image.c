@@ -77,7 +77,7 @@ ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t 
     if ((width != w || height != h) && !resize)
         st = ember_fail(ctx, EMBER_ERR_FORMAT,
                         "%s: the image is %dx%d (width x height) but the images are %dx%d here (set by %s); "
-                        "resize such images (--resize) or give them at that size",
+                        "resize such images (ember_data_options.resize) or give them at that size",
                         path, width, height, w, h, size_from);
     else
         image_to_chw(pixels, width, height, c, dst, w, h);

@@ -24,8 +24,8 @@ static const struct data_kind {
     const char *hint; /* added to a missing-file error */
 } kinds[] = {
     {"fashion-mnist", ember_data_load_idx, true, "/usr/share/datasets/fashion-mnist",
-     "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or pass its folder as "
-     "--data-dir"},
+     "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or name its folder with "
+     "ember_data_options.dir"},
     {"mnist", ember_data_load_idx, true, NULL, NULL},
     {"cifar10", ember_data_load_cifar, true, NULL,
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
@@ -71,14 +71,14 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
     *dir = given ? given : kind->default_dir;
     if (!*dir)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "%s has no default folder: pass the folder that holds its files as "
-                          "options->dir (--data-dir DIR on the command line)",
+                          "%s has no default folder: name the folder that holds its files with "
+                          "ember_data_options.dir",
                           kind->name);
     struct stat info;
     if (stat(*dir, &info) != 0) {
         ember_fail(ctx, EMBER_ERR_IO, "cannot open the data folder %s (%s): %s", *dir, kind->name,
                    strerror(errno));
-        add_hint(ctx, kind->hint ? kind->hint : "pass the right folder with --data-dir");
+        add_hint(ctx, kind->hint ? kind->hint : "name the right folder with ember_data_options.dir");
         return EMBER_ERR_IO;
     }
     if (!S_ISDIR(info.st_mode))

@@ -55,6 +55,9 @@ static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
     ember_log(ctx, level, "%s", message);
 }
 
+static void host_wait_begin(void *ctx, const char *what) { ember_wait_begin(ctx, what); }
+static void host_wait_end(void *ctx) { ember_wait_end(ctx); }
+
 static const struct ember_backend_ops *find_backend(const char *name, size_t len)
 {
     for (int i = 0; i < BACKEND_COUNT; i++)
@@ -66,7 +69,8 @@ static const struct ember_backend_ops *find_backend(const char *name, size_t len
 static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
 {
     ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads,
-                                    .kernel_timed = ember_profile_kernel_timed};
+                                    .kernel_timed = ember_profile_kernel_timed, .wait_begin = host_wait_begin,
+                                    .wait_end = host_wait_end};
     ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
     if (st != EMBER_OK)
         return st;
@@ -263,7 +267,7 @@ char *ember_devices_report(bool json, int threads)
 
     /* every device, in auto's order, and what auto would take */
     struct ember_report *list =
-        ember_report_array(root, "devices", "devices, in the order --device auto tries them");
+        ember_report_array(root, "devices", "devices, in the order auto tries them");
     const char *chosen = NULL;
     for (int i = 0; i < n; i++) {
         struct ember_report *e = ember_report_object(list, NULL, NULL);
@@ -281,7 +285,7 @@ char *ember_devices_report(bool json, int threads)
         if (!chosen && info[i].usable && info[i].preferred)
             chosen = info[i].name;
     }
-    ember_report_string(root, "auto", "\n--device auto chooses", "%s",
+    ember_report_string(root, "auto", "\nauto chooses", "%s",
                         chosen ? chosen : "nothing: no device is usable");
 
     /* each backend's own facts */

@@ -133,8 +133,39 @@ EMBER_API ember_ctx *ember_ctx_new(void);
 EMBER_API void ember_ctx_free(ember_ctx *ctx);
 
 /* Messages at `max_level` or more severe go to `fn` (NULL: silence). The
- * default prints warnings and errors to stderr. */
+ * default is silence: the library prints nothing unless its host asks, and
+ * its failures come back as statuses and ember_last_error either way. The
+ * messages name the API ("ember_data_options.dir"), never a program's
+ * options; the `ember` program words them for its own. */
 EMBER_API void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level);
+
+/* Work the caller waits for that ember cannot avoid, such as compiling a
+ * device's kernels the first time it meets that device and driver, is
+ * announced to `fn` (NULL, the default: to no one): fn(user, what, 0,
+ * false) as it starts, where `what` says what and why ("compiling kernels
+ * for opencl:0 (...) (once; kept in /home/me/.cache/ember/opencl)"); then,
+ * while it lasts more than a second, about once a second with the seconds
+ * so far, from a thread of the library's own (the calling thread is
+ * waiting inside the driver); and fn(user, what, seconds, true) when it
+ * ends. */
+typedef void (*ember_progress_fn)(void *user, const char *what, double seconds, bool done);
+EMBER_API void ember_ctx_set_progress(ember_ctx *ctx, ember_progress_fn fn, void *user);
+
+/* The callbacks a context was given, to give another context the same. */
+EMBER_API void ember_ctx_get_log(const ember_ctx *ctx, ember_log_fn *fn, void **user, ember_log_level *max_level);
+EMBER_API void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **user);
+
+/* Where ember keeps what it can make again: the GPU kernels it compiled
+ * for each device (so that a device compiles them once, not at every
+ * start), what "auto" found of a machine's OpenCL, and inflated copies of
+ * gzipped data files. `dir` is created when first needed. NULL (the
+ * default): $EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else
+ * ~/.cache/ember where the home folder exists (ember never creates a home
+ * folder; without one nothing is kept). "": keep nothing on disk, so every
+ * start compiles again. Process-wide, since ember_devices, which has no
+ * context, uses it too: set it before opening devices. The string is
+ * copied. */
+EMBER_API void ember_set_cache_dir(const char *dir);
 
 /* Threads the CPU backend uses; 0 (the default) means every core. Before
  * ember_ctx_use_device it sets what the device opens with; after, it

@@ -142,7 +142,7 @@ static ember_model *from_checkpoint(ember_ctx *ctx, const struct source *src)
     if (!name || !input || !classes) {
         ember_set_error(ctx, EMBER_ERR_FORMAT, "%s does not say which model it holds (its metadata has no %s): "
                         "it was written by another program or an older ember; build the model and load it "
-                        "with ember_model_load (ember eval: give --model)", what,
+                        "with ember_model_load", what,
                         !name ? "ember.model" : !input ? "ember.input" : "ember.classes");
     } else if (!model_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
         ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "

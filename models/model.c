@@ -168,7 +168,7 @@ ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *tex
         char in_blocks[48] = "";
         if (blocks)
             snprintf(in_blocks, sizeof in_blocks, ", %d of them residual blocks", blocks);
-        snprintf(layers, sizeof layers, "%d layers%s (ember summary --model %s lists them)", rows, in_blocks, m->name);
+        snprintf(layers, sizeof layers, "%d layers%s (ember_model_layer_info lists them)", rows, in_blocks);
     }
     snprintf(m->describe, sizeof m->describe, "%s: %s; %" PRId64 " parameters", m->name, layers,
              ember_params_numel(m->params));

@@ -110,7 +110,7 @@ static void trial_next(struct ember_parallel *par)
     par->replicas[best].left_out = true;
     ember_log(par->ctx, EMBER_LOG_WARN,
               "leaving %s out of the training: the step ran at %.0f images/s with it and %.0f without "
-              "(docs/parallel.md, \"Shares\"; keep every device with --keep-devices)",
+              "(docs/parallel.md, \"Shares\"; ember_parallel_options.keep_all keeps every device)",
               par->replicas[best].device, t->rate[0], t->rate[best]);
 }
 

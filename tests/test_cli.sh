@@ -23,6 +23,9 @@ expect 2 "unknown device" -- "$EMBER" train --device quantum --data random
 expect 4 "cpu:3" -- "$EMBER" train --device cpu:3 --data random
 expect 3 "/nonexistent" -- "$EMBER" train --data mnist --data-dir /nonexistent --quiet
 expect 2 "data-dir" -- "$EMBER" train --data cifar10 --quiet
+# the library's message, in the program's words: the option, not the API's field
+expect 2 "holds its files with --data-dir" -- "$EMBER" train --data mnist --quiet
+grep -q "ember_data_options\|options->" "$TMP/out" && fail "a message names the C API to a user of the program: $(cat "$TMP/out")"
 expect 2 "needs --load" -- "$EMBER" eval
 expect 3 "missing.safetensors" -- "$EMBER" eval --data random --load "$TMP/missing.safetensors"
 printf 'not a checkpoint at all' >"$TMP/bad.safetensors"

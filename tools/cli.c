@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -41,15 +42,73 @@ int cli_fail(ember_ctx *ctx, const char *doing)
     ember_status st = ember_last_status(ctx);
     if (st == EMBER_OK)
         st = EMBER_ERR_DEVICE; /* a failure with no recorded reason: treat it as the device's */
-    cli_error("%s: %s", doing, ember_last_error(ctx)[0] ? ember_last_error(ctx) : ember_status_str(st));
+    char said[4096];
+    cli_error("%s: %s", doing,
+              ember_last_error(ctx)[0] ? cli_words(ember_last_error(ctx), said, sizeof said) : ember_status_str(st));
     return cli_exit_status(st);
+}
+
+/* The library's messages name its API, where a user of this program knows
+ * the options that set the same thing: each phrase on the left is said as
+ * the one on the right. */
+static const struct {
+    const char *api, *cli;
+} cli_phrases[] = {
+    {"ember_data_options.sample_shape", "--shape"},
+    {"ember_data_options.resize", "--resize"},
+    {"ember_data_options.dir", "--data-dir"},
+    {"ember_parallel_options.keep_all", "--keep-devices"},
+    {"the device \"cpu\"", "--device cpu"},
+    {"ember_devices_report", "`ember devices`"},
+    {"ember_kernel_name_at", "`ember ptx --list`"},
+    {"ember_model_layer_info", "`ember summary`"},
+    {"EMBER_CACHE_DIR or ember_set_cache_dir", "EMBER_CACHE_DIR"},
+};
+
+const char *cli_words(const char *message, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *at = message; *at && used + 1 < len;) {
+        size_t i = 0, n = sizeof cli_phrases / sizeof cli_phrases[0];
+        while (i < n && strncmp(at, cli_phrases[i].api, strlen(cli_phrases[i].api)) != 0)
+            i++;
+        const char *put = i < n ? cli_phrases[i].cli : at;
+        size_t put_len = i < n ? strlen(put) : 1;
+        if (used + put_len >= len)
+            break;
+        memcpy(out + used, put, put_len);
+        used += put_len;
+        at += i < n ? strlen(cli_phrases[i].api) : 1;
+    }
+    out[used] = '\0';
+    return out;
 }
 
 static void log_stderr(void *user, ember_log_level level, const char *message)
 {
     static const char *const prefix[] = {"error: ", "warning: ", "", "debug: "};
+    char said[4096];
     (void)user;
-    fprintf(stderr, "ember: %s%s\n", prefix[level], message);
+    fprintf(stderr, "ember: %s%s\n", prefix[level], cli_words(message, said, sizeof said));
+}
+
+/* Work the library makes us wait for (compiling kernels): said as it
+ * starts; on a terminal the seconds so far on the same line, then the
+ * total; elsewhere a line at the start and one at the end. */
+static void progress_stderr(void *user, const char *what, double seconds, bool done)
+{
+    bool tty = isatty(STDERR_FILENO);
+    (void)user;
+    if (!done && seconds == 0.0)
+        fprintf(stderr, tty ? "ember: %s ..." : "ember: %s ...\n", what);
+    else if (!done && tty)
+        fprintf(stderr, "\r\033[Kember: %s ... %.0f s", what, seconds);
+    else if (done && tty)
+        fprintf(stderr, "\r\033[Kember: %s: done in %.1f s\n", what, seconds);
+    else if (done)
+        fprintf(stderr, "ember: done in %.1f s: %s\n", seconds, what);
+    fflush(stderr);
 }
 
 /* --verbose, as the context was made with it */
@@ -64,6 +123,7 @@ ember_ctx *cli_ctx_new(bool verbose, int threads)
         return NULL;
     }
     ember_ctx_set_log(ctx, log_stderr, NULL, verbose ? EMBER_LOG_INFO : EMBER_LOG_WARN);
+    ember_ctx_set_progress(ctx, progress_stderr, NULL);
     ember_ctx_set_threads(ctx, threads);
     return ctx;
 }
@@ -90,14 +150,16 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
     if (ember_ctx_use_device(ctx, device) != EMBER_OK) {
         if (!fallback)
             return cli_fail(ctx, "cannot use the device");
+        char said[4096];
         fprintf(stderr, "ember: warning: cannot use %s: %s; falling back to %s, as --fallback asks\n", device,
-                ember_last_error(ctx), fallback);
+                cli_words(ember_last_error(ctx), said, sizeof said), fallback);
         ember_clear_error(ctx);
         if (ember_ctx_use_device(ctx, fallback) != EMBER_OK)
             return cli_fail(ctx, "cannot use the fallback device either");
     }
+    char said[4096];
     if (worth_saying(ember_ctx_device_choice(ctx), verbose_run))
-        fprintf(stderr, "ember: %s\n", ember_ctx_device_choice(ctx));
+        fprintf(stderr, "ember: %s\n", cli_words(ember_ctx_device_choice(ctx), said, sizeof said));
     return EXIT_OK;
 }
 

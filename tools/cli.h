@@ -42,7 +42,14 @@ int cli_mpi_rank(void);
 int cli_mpi_size(void);
 int cli_mpi_end(int rc);
 
-/* A context logging to stderr: warnings, or info too when verbose. */
+/* The library's message in this program's words: the API it names
+ * ("ember_data_options.dir") said as the option that sets it ("--data-dir").
+ * Returns out. */
+const char *cli_words(const char *message, char *out, size_t len);
+
+/* A context logging to stderr: warnings, or info too when verbose; and
+ * saying what it makes the user wait for (compiling kernels), with the
+ * seconds so far. */
 ember_ctx *cli_ctx_new(bool verbose, int threads);
 
 /* Opens `device`; when it cannot work, opens `fallback` (NULL: none) with a

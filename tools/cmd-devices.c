@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -48,7 +49,11 @@ int cmd_devices(int argc, char **argv)
         cli_error("out of memory");
         return EXIT_FAILURE_OTHER;
     }
-    fputs(report, stdout);
+    /* the text is for people, in this program's words; JSON stays as the library wrote it */
+    size_t room = 2 * strlen(report) + 64;
+    char *said = json ? NULL : malloc(room);
+    fputs(said ? cli_words(report, said, room) : report, stdout);
+    free(said);
     free(report);
     return EXIT_OK;
 }

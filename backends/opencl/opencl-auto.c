@@ -118,7 +118,7 @@ bool opencl_auto_skip(char *why, size_t why_len)
     free(answer);
     if (skip)
         snprintf(why, why_len, "no OpenCL device auto would take on this machine (remembered from an earlier "
-                 "run: OpenCL was not loaded; `ember devices` asks afresh)");
+                 "run: OpenCL was not loaded; ember_devices_report asks afresh)");
     return skip;
 }
 
