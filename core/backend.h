@@ -55,8 +55,9 @@ struct ember_host {
     void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
     /* Around work the caller waits for (compiling the kernels): begin says
      * what, with the cache folder it will be kept in; the host is told the
-     * time so far each second until end (core/wait.c). */
-    void (*wait_begin)(void *ctx, const char *what);
+     * time so far each second until end (core/wait.c). `maybe_short`: say
+     * nothing unless it lasts a second. */
+    void (*wait_begin)(void *ctx, const char *what, bool maybe_short);
     void (*wait_end)(void *ctx);
 };
 

@@ -121,8 +121,11 @@ bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size
 /* A wait the host is told about (ember_ctx_set_progress; core/wait.c):
  * begin announces `what` and, when the host listens, starts a thread that
  * reports the seconds so far each second; end stops it and reports the
- * total. One at a time per context; end without begin does nothing. */
-void ember_wait_begin(ember_ctx *ctx, const char *what);
+ * total. A wait that is `maybe_short` (a driver's compile that its own
+ * cache may answer at once) is announced only once it has lasted a second,
+ * and not at all if it ends sooner. One at a time per context; end without
+ * begin does nothing. */
+void ember_wait_begin(ember_ctx *ctx, const char *what, bool maybe_short);
 void ember_wait_end(ember_ctx *ctx);
 
 /* true when a device is open; otherwise records why not */

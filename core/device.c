@@ -55,7 +55,10 @@ static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
     ember_log(ctx, level, "%s", message);
 }
 
-static void host_wait_begin(void *ctx, const char *what) { ember_wait_begin(ctx, what); }
+static void host_wait_begin(void *ctx, const char *what, bool maybe_short)
+{
+    ember_wait_begin(ctx, what, maybe_short);
+}
 static void host_wait_end(void *ctx) { ember_wait_end(ctx); }
 
 static const struct ember_backend_ops *find_backend(const char *name, size_t len)

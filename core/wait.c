@@ -25,6 +25,7 @@ struct ember_wait {
     pthread_cond_t wake;
     pthread_condattr_t attr;
     bool stop, ticking;
+    bool announced; /* fn has heard of it: at once, or after a second for a wait that may be short */
     pthread_t ticker;
 };
 
@@ -48,6 +49,9 @@ static void *tick(void *arg)
         if (w->stop)
             break;
         pthread_mutex_unlock(&w->lock);
+        if (!w->announced)
+            w->fn(w->user, w->what, 0.0, false);
+        w->announced = true;
         w->fn(w->user, w->what, seconds_since(&w->start), false);
         pthread_mutex_lock(&w->lock);
     }
@@ -55,7 +59,7 @@ static void *tick(void *arg)
     return NULL;
 }
 
-void ember_wait_begin(ember_ctx *ctx, const char *what)
+void ember_wait_begin(ember_ctx *ctx, const char *what, bool maybe_short)
 {
     if (!ctx || !ctx->progress_fn || ctx->wait)
         return;
@@ -72,7 +76,9 @@ void ember_wait_begin(ember_ctx *ctx, const char *what)
     pthread_condattr_setclock(&w->attr, CLOCK_MONOTONIC);
     pthread_cond_init(&w->wake, &w->attr);
     ctx->wait = w;
-    w->fn(w->user, w->what, 0.0, false);
+    w->announced = !maybe_short;
+    if (w->announced)
+        w->fn(w->user, w->what, 0.0, false);
     w->ticking = pthread_create(&w->ticker, NULL, tick, w) == 0; /* without it: the start and the end */
 }
 
@@ -88,7 +94,8 @@ void ember_wait_end(ember_ctx *ctx)
     pthread_mutex_unlock(&w->lock);
     if (w->ticking)
         pthread_join(w->ticker, NULL);
-    w->fn(w->user, w->what, seconds_since(&w->start), true);
+    if (w->announced)
+        w->fn(w->user, w->what, seconds_since(&w->start), true);
     pthread_cond_destroy(&w->wake);
     pthread_condattr_destroy(&w->attr);
     pthread_mutex_destroy(&w->lock);

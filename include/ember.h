@@ -143,7 +143,9 @@ EMBER_API void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, em
  * device's kernels the first time it meets that device and driver, is
  * announced to `fn` (NULL, the default: to no one): fn(user, what, 0,
  * false) as it starts, where `what` says what and why ("compiling kernels
- * for opencl:0 (...) (once; kept in /home/me/.cache/ember/opencl)"); then,
+ * for opencl:0 (...) (once; kept in /home/me/.cache/ember/opencl)"; a
+ * driver's compile that its own cache may answer at once is announced only
+ * once it has lasted a second, and not at all when it ends sooner); then,
  * while it lasts more than a second, about once a second with the seconds
  * so far, from a thread of the library's own (the calling thread is
  * waiting inside the driver); and fn(user, what, seconds, true) when it

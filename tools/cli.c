@@ -93,21 +93,24 @@ static void log_stderr(void *user, ember_log_level level, const char *message)
     fprintf(stderr, "ember: %s%s\n", prefix[level], cli_words(message, said, sizeof said));
 }
 
-/* Work the library makes us wait for (compiling kernels): said as it
- * starts; on a terminal the seconds so far on the same line, then the
- * total; elsewhere a line at the start and one at the end. */
+/* Work the library makes us wait for (compiling kernels): a line saying
+ * what, why and where it is kept as it starts; on a terminal, a line under
+ * it counting the seconds; at the end, the total. The short form,
+ * "compiling kernels for opencl:0", is `what` up to its details. */
 static void progress_stderr(void *user, const char *what, double seconds, bool done)
 {
     bool tty = isatty(STDERR_FILENO);
+    int brief = (int)strcspn(what, "(");
+    while (brief > 0 && what[brief - 1] == ' ')
+        brief--;
     (void)user;
     if (!done && seconds == 0.0)
-        fprintf(stderr, tty ? "ember: %s ..." : "ember: %s ...\n", what);
+        fprintf(stderr, "ember: %s\n", what);
     else if (!done && tty)
-        fprintf(stderr, "\r\033[Kember: %s ... %.0f s", what, seconds);
-    else if (done && tty)
-        fprintf(stderr, "\r\033[Kember: %s: done in %.1f s\n", what, seconds);
+        fprintf(stderr, "\r\033[Kember: %.*s: %.0f s", brief, what, seconds);
     else if (done)
-        fprintf(stderr, "ember: done in %.1f s: %s\n", seconds, what);
+        fprintf(stderr, "%sember: %.*s: done in %.1f s\n", tty && seconds >= 1.0 ? "\r\033[K" : "", brief, what,
+                seconds);
     fflush(stderr);
 }
 
