@@ -91,6 +91,15 @@ assert len(list(root.iter(ns + "polyline"))) >= 8, "too few curves"
 EOF
 fi
 
+# a run with the id ember made up ("20261125T130312-31396") is named in the
+# legend by its model, rate and start, not by that id
+run -- train --model linear --data random --shape 1x8x8 --steps 10 --quiet --lr 0.003 --metrics "$TMP/plain.jsonl"
+expect_status 0 "a run without --run-id"
+run -- plot "$TMP/plain.jsonl" -o "$TMP/plain.svg"
+expect_status 0 "plot of a run without --run-id"
+grep -q '>linear, lr 0.003, [A-Z][a-z][a-z] [0-9]* [0-9][0-9]:[0-9][0-9]<' "$TMP/plain.svg" ||
+    fail "the legend does not name the run by model, rate and start: $(grep -o '<text[^<]*</text>' "$TMP/plain.svg" | head -12)"
+
 # what goes wrong, and how it says so
 run -- plot --help
 expect_status 0 "plot --help"

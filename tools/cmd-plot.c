@@ -88,7 +88,8 @@ struct epoch_end {
 
 struct run {
     char *id, *model;
-    char *label;                           /* the legend's: "id (model)" */
+    double lr;                             /* the first epoch line's "lr" (NaN: none) */
+    char *label;                           /* the legend's: "id (model)", or see run_label */
     struct curve curves[MEASURES][CURVES]; /* epochs' points at their number until run_place_epochs */
     struct epoch_end *ends;
     int n_ends, cap_ends;
@@ -121,6 +122,33 @@ static int compare_x(const void *a, const void *b)
 }
 
 /* the run named `id`, added when new; NULL when out of memory */
+/* The legend's name for a run. An id given with --run-id is the user's
+ * own ("lr 0.001 (simplecnn)"); the one ember train makes up,
+ * "20261125T130312-31396" (when, and which process), says little to a
+ * reader, so such a run is named by its model, rate and start instead:
+ * "simplecnn, lr 0.001, Nov 25 13:03". */
+static char *run_label(const struct run *r)
+{
+    static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    int year, month, day, hour, minute, second, used = 0;
+    long pid;
+    char label[512];
+    bool made_up = sscanf(r->id, "%4d%2d%2dT%2d%2d%2d-%ld%n", &year, &month, &day, &hour, &minute, &second, &pid,
+                          &used) == 7 && r->id[used] == '\0' && month >= 1 && month <= 12;
+    if (made_up && isfinite(r->lr))
+        snprintf(label, sizeof label, "%s, lr %g, %s %d %02d:%02d", r->model ? r->model : "run", r->lr,
+                 months[month - 1], day, hour, minute);
+    else if (made_up)
+        snprintf(label, sizeof label, "%s, %s %d %02d:%02d", r->model ? r->model : "run", months[month - 1], day,
+                 hour, minute);
+    else if (r->model)
+        snprintf(label, sizeof label, "%.300s (%.200s)", r->id, r->model);
+    else
+        snprintf(label, sizeof label, "%.500s", r->id);
+    return strdup(label);
+}
+
 static struct run *run_find(struct runs *runs, const char *id)
 {
     for (int i = 0; i < runs->count; i++)
@@ -135,7 +163,7 @@ static struct run *run_find(struct runs *runs, const char *id)
         runs->cap = cap;
     }
     struct run *r = &runs->items[runs->count];
-    *r = (struct run){.id = strdup(id)};
+    *r = (struct run){.id = strdup(id), .lr = NAN};
     if (!r->id)
         return NULL;
     runs->count++;
@@ -237,6 +265,8 @@ static bool add_line(struct runs *runs, const char *path, const struct json_fiel
         return false;
     if (!r->model && model && model->kind == JSON_STRING && !(r->model = strdup(model->string)))
         return false;
+    if (!per_step && isnan(r->lr))
+        r->lr = field_number(json_field_find(fields, n, "lr"));
     /* an epoch's points go at its number for now, and where it ends is noted */
     double x = per_step ? step : epoch;
     struct epoch_end *end = isfinite(epoch) ? run_epoch_end(r, epoch) : NULL;
@@ -432,9 +462,7 @@ int cmd_plot(int argc, char **argv)
     bool labelled = labels != NULL;
     for (int i = 0; labelled && i < runs.count; i++) {
         struct run *r = &runs.items[i];
-        size_t len = strlen(r->id) + (r->model ? strlen(r->model) + 3 : 0) + 1;
-        if ((r->label = malloc(len)))
-            snprintf(r->label, len, r->model ? "%s (%s)" : "%s", r->id, r->model);
+        r->label = run_label(r);
         labelled = (labels[i] = r->label) != NULL;
     }
     if (!series || !labelled) {
