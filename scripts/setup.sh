@@ -33,9 +33,11 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # (libclang-rt) builds the fuzz harnesses; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them; Open MPI trains across processes
-# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill
+# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill;
+# dpkg-dev's dpkg-shlibdeps gives the Debian package its Depends, and man-db
+# renders its man pages (tests/test_deb.sh)
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db"
 
 missing=""
 for p in $packages; do
@@ -76,12 +78,13 @@ if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ 
 fi
 
 if [ $want_tests = no ]; then
-    # The library and the program only: no tests, fuzzers or test doubles
-    # (105 objects instead of 159), and the compiler's warnings as warnings,
+    # The library and the program (and its man pages) only: no tests,
+    # fuzzers or test doubles (105 objects instead of 159), so that
+    # `cmake --install build` works, and the compiler's warnings as warnings,
     # so that a newer compiler than CI's cannot stop a user's first command.
     # (A build that scripts/test.sh made keeps its -Werror: nothing rebuilds.)
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build build -j "$(nproc)" --target ember ember_static ember_cli
+    cmake --build build -j "$(nproc)" --target ember ember_static ember_cli ember_man
     exit 0
 fi
 # the interop test's Python: the environment above, else whatever python3 there is (it then says skipped)

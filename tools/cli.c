@@ -12,6 +12,7 @@
 #include "cli.h"
 
 double cli_start_time;
+char **cli_argv;
 
 int cli_exit_status(ember_status status)
 {

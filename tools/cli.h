@@ -116,5 +116,7 @@ int cmd_plot_trace(const char *path, const char *output, bool png, int width, in
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;
+/* main()'s own arguments, for running ember-mpi in this program's place */
+extern char **cli_argv;
 
 #endif /* EMBER_CLI_H */

@@ -36,7 +36,10 @@ static const char usage[] =
     "  ember --version          prints the version\n"
     "\n"
     "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
-    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
+    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n"
+    "\n"
+    "The documents the help cites (docs/models.md, ...) are in the source tree, and\n"
+    "installed in " EMBER_DOC_DIR ".\n";
 
 /* OpenBLAS starts a pool of threads of its own when it is loaded, before
  * main, sized to the machine. ember never uses it (its own pool runs
@@ -63,6 +66,7 @@ int main(int argc, char **argv)
 {
     restart_without_blas_threads(argv);
     cli_start_time = cli_now();
+    cli_argv = argv;
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;
