@@ -4,6 +4,8 @@
 # simplecnn and kerascnn (MODELS and THREADS as there).
 #
 #   bench/cpu_vs_pytorch.sh [build/ember]
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n "2,6s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
 set -eu
 MODELS=${MODELS:-simplecnn kerascnn} PEERS=pytorch
 export MODELS PEERS

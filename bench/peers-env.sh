@@ -22,6 +22,8 @@
 # Where PyPI cannot be reached it says so and exits 1 without printing a
 # path; the benchmarks then run PyTorch from build/pyenv and leave Keras's
 # columns as "-". Delete the folder to start again.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n "2,24s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
 set -eu
 ENV=${BENCH_ENV:-build/bench-env}
 TORCH=${BENCH_TORCH:-cpu}

@@ -5,6 +5,8 @@
 # UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n "2,7s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -23,6 +23,9 @@ expect 2 "unknown device" -- "$EMBER" train --device quantum --data random
 expect 4 "cpu:3" -- "$EMBER" train --device cpu:3 --data random
 expect 3 "/nonexistent" -- "$EMBER" train --data mnist --data-dir /nonexistent --quiet
 expect 2 "data-dir" -- "$EMBER" train --data cifar10 --quiet
+# --steps ends the epoch sooner: the progress and its ETA count to it, not to the epoch's end
+expect 0 "step 30/30 " -- "$EMBER" train --data random --steps 30 --device cpu --no-eval
+grep -q "/64 " "$TMP/out" && fail "the progress counts to the epoch's 64 steps, not --steps 30: $(cat "$TMP/out")"
 # the library's message, in the program's words: the option, not the API's field
 expect 2 "holds its files with --data-dir" -- "$EMBER" train --data mnist --quiet
 grep -q "ember_data_options\|options->" "$TMP/out" && fail "a message names the C API to a user of the program: $(cat "$TMP/out")"

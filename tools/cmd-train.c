@@ -168,7 +168,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case 'M': ok = cli_parse_float("momentum", optarg, 0.0, 1e6, &o->momentum); break;
         case OPT_WEIGHT_DECAY: ok = cli_parse_float("weight-decay", optarg, 0.0, 1e6, &o->weight_decay); break;
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
-        case 'D': o->device = optarg; break;
+        case 'D': o->device = optarg; o->device_given = true; break;
         case OPT_FALLBACK: o->fallback = optarg; break;
         case OPT_KEEP_DEVICES: o->keep_devices = true; break;
         case OPT_SCHEDULE: o->schedule = optarg; break;
@@ -184,7 +184,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_AUGMENT: o->augment = optarg; break;
         case OPT_PROFILE: o->profile = true; break;
         case OPT_TRACE: o->trace = optarg; break;
-        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
+        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); o->threads_given = true; break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
         case OPT_NO_EVAL: o->eval = false; break;
@@ -459,6 +459,8 @@ int cmd_train(int argc, char **argv)
         goto done;
     if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
         goto done;
+    if (o.resume) /* the threads the run had, on the device already open */
+        ember_ctx_set_threads(ctx, (int)o.threads);
     char run_id[64];
     if (!o.run_id) { /* "20261122T235501-4242": when, and which process */
         time_t now = time(NULL);
@@ -558,7 +560,7 @@ int cmd_train(int argc, char **argv)
             limit = o.steps - pos.total_steps;
         struct epoch_result r = {.epoch = (int)epoch};
         struct progress bar;
-        progress_begin(&bar, (int)epoch, (int)o.epochs, per_full_epoch - first, o.quiet);
+        progress_begin(&bar, (int)epoch, (int)o.epochs, limit, o.quiet); /* --steps ends it sooner: the ETA says so */
         double start = cli_now();
         /* the profile covers the training steps, not the test pass */
         if ((o.profile || o.trace) && ember_profile_start(ctx, o.trace != NULL) != EMBER_OK) {
@@ -654,11 +656,13 @@ int cmd_train(int argc, char **argv)
             if (!o.save)
                 o.save = "ember-interrupted.safetensors";
             rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
-            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s\n",
+            /* the settings and threads come back from the checkpoint; the device is the one option to repeat */
+            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s%s%s\n",
                     stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
                     : stop_signal == SIGTERM ? "stopped (SIGTERM)"
                                              : "stopped (another rank was interrupted)",
-                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save);
+                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save,
+                    o.device_given ? " --device " : "", o.device_given ? o.device : "");
             rc = rc == EXIT_OK ? 128 + sig : rc;
             break;
         }

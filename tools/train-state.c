@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "train.h"
 
@@ -159,6 +160,9 @@ static int model_meta(const struct train_options *o, const ember_dataset *train,
     }
     meta_add(m, "ember.class_names", *names);
     meta_add(m, "ember.normalize", "pixel / 255");
+    /* the CPU threads the run had (every core when not given): a resume takes the same, for the same sums */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    meta_add(m, "ember.threads", meta_number(m, "%.0f", (double)(o->threads ? o->threads : cores > 0 ? cores : 1)));
     meta_add(m, "ember.epoch", meta_number(m, "%.0f", (double)pos->epochs_done));
     meta_add(m, "ember.step", meta_number(m, "%.0f", (double)pos->total_steps));
     if (*dir)
@@ -254,6 +258,17 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
             cli_error("%s: %s is \"%.40s\", not a value of --%s", o->resume, s->key, saved, s->option);
             rc = EXIT_DATA;
         }
+    }
+    /* the threads, which a bit-exact resume on the CPU needs (ember.threads; older checkpoints lack it) */
+    const char *threads = ember_checkpoint_meta(ck, "ember.threads");
+    long saved_threads = threads ? strtol(threads, NULL, 10) : 0;
+    if (rc == EXIT_OK && saved_threads > 0 && !o->threads_given) {
+        o->threads = saved_threads;
+    } else if (rc == EXIT_OK && saved_threads > 0 && o->threads != saved_threads &&
+               !(o->threads == 0 && sysconf(_SC_NPROCESSORS_ONLN) == saved_threads)) {
+        fprintf(stderr, "ember: warning: --threads %lld, but %s was trained with %ld: it goes on, but a CPU run "
+                "will not end bit for bit as an unbroken one would (leave --threads out to keep %ld)\n",
+                (long long)o->threads, o->resume, saved_threads, saved_threads);
     }
     /* the data's folder and shape, as eval takes them */
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"), *input = ember_checkpoint_meta(ck, "ember.input");

@@ -35,6 +35,7 @@ struct train_options {
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
     bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
+    bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     uint32_t given; /* bit i: train_settings[i] was on the command line */
     char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;
@@ -68,7 +69,10 @@ int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *
                     const struct train_position *pos);
 
 /* --resume: the settings from o->resume's metadata where not given, and a
- * clear error (exit 3) where given and different; returns an exit status. */
+ * clear error (exit 3) where given and different; returns an exit status.
+ * The CPU threads the run had (ember.threads) come back too unless
+ * --threads is given, since the CPU's sums, and so a bit-exact resume,
+ * depend on them; a --threads that differs is a warning, not an error. */
 int train_resume_settings(ember_ctx *ctx, struct train_options *o);
 /* --resume: the optimizer's state and the position, from the state file
  * beside o->resume, checked against the checkpoint's step. */
