@@ -654,6 +654,31 @@ EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_a
 EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
                               float *out);
 
+/* The size and channels an image file (PNG, JPEG, BMP) declares, read from
+ * its header without decoding it: channels 1 (gray), 2 (gray and alpha), 3
+ * (RGB) or 4 (RGBA). ember_image_load then converts to the channels asked
+ * for (alpha dropped) and resizes to the size asked for: a program can say
+ * what it did. */
+EMBER_API ember_status ember_image_file_info(ember_ctx *ctx, const char *path, int *width, int *height,
+                                             int *channels);
+
+/* What images look like, in the [0, 1] the batches have them in: the mean
+ * pixel, the mean of the pixels on the images' edges (the background: near
+ * 0 for Fashion-MNIST's light things on black), and how far the images'
+ * own means spread (their standard deviation), so that an image unlike a
+ * model's training data can be told apart from one that is merely
+ * brighter. */
+typedef struct ember_image_stats {
+    double mean, mean_spread;     /* over every pixel; the images' own means' standard deviation */
+    double border, border_spread; /* the same of the pixels on each image's edge */
+} ember_image_stats;
+/* Of a data set of images (sample shape (C, H, W)): EMBER_ERR_ARG for
+ * other data. Reads every sample once (60,000 28x28 images: a few ms). */
+EMBER_API ember_status ember_dataset_image_stats(const ember_dataset *ds, ember_image_stats *stats);
+/* Of n images in the caller's buffer, (n, C, H, W) floats. */
+EMBER_API void ember_image_stats_of(const float *images, int64_t n, int channels, int height, int width,
+                                    ember_image_stats *stats);
+
 /* The images of an IDX file (Fashion-MNIST's and MNIST's format, gzipped or
  * not) as samples: (count, 1, height, width) floats in [0, 1], checked as
  * ember_dataset_open checks them, in an array to free(). */

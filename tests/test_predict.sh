@@ -102,6 +102,25 @@ run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$TMP/big.png"
 expect_status 0 "--resize"
 run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/none.png"
 expect_status 3 "a missing image"
+
+# --- what predict did to each image, said; an image unlike the training images, warned about
+# (examples/images/boot-photo.png: the first test image as a colour photo of a boot on white)
+EXAMPLES=$(cd "$(dirname "$0")/../examples/images" && pwd)
+run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$EXAMPLES/boot-photo.png" "$EXAMPLES/boot.png"
+expect_status 0 "a colour photo, with --resize"
+expect_text "boot-photo.png: converted from colour to gray, resized from 112x112 to 28x28 (the model takes 1x28x28 gray images like fashion-mnist's: light things on a dark background)" "a colour photo, with --resize"
+expect_text "warning: $EXAMPLES/boot-photo.png: its background is light" "a photo on white"
+grep "boot.png:" "$TMP/err" | grep -v "boot-photo" && fail "predict said something of boot.png, a training-like image: $(cat "$TMP/err")"
+# --- a folder with a file that cannot be read: that one said, the others classified, exit 3
+mkdir "$TMP/mixed"
+cp "$EXAMPLES/boot.png" "$EXAMPLES/sneaker.png" "$TMP/mixed/"
+printf 'not a png at all' >"$TMP/mixed/broken.png"
+run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/mixed"
+expect_status 3 "a folder with a broken image"
+expect_text "$TMP/mixed/boot.png: Ankle boot" "a folder with a broken image: the good ones"
+expect_text "$TMP/mixed/sneaker.png: " "a folder with a broken image: the good ones"
+expect_text "$TMP/mixed/broken.png" "a folder with a broken image: the broken one named"
+expect_text "1 of 3 images could not be classified" "a folder with a broken image"
 run -- eval --load "$TMP/fm.safetensors" --model kerascnn
 expect_status 3 "another model named"
 expect_text "--model kerascnn, but" "another model named"
@@ -132,5 +151,7 @@ EOF
     expect_status 0 "... with --model"
     run -- predict --load "$TMP/bare.safetensors" --device cpu "$TMP/pics/0000_9.png"
     expect_status 3 "predict on a checkpoint without metadata"
+else
+    echo "note: $PY has no safetensors: a checkpoint without ember's metadata is not checked"
 fi
 finish test_predict

@@ -2,13 +2,21 @@
  * tools/cmd-predict.c — `ember predict`: a trained model classifies images.
  *
  * The checkpoint says everything: the model (its file's text), the input
- * size, the class names, whether training resized images. Each image is
- * loaded as training loaded it (ember_image_load), a batch goes through the
- * model in evaluation mode, and a softmax turns the logits into
- * probabilities.
+ * size, the class names, whether training resized images, and what the
+ * training images looked like. Each image is loaded as training loaded it
+ * (ember_image_load), a batch goes through the model in evaluation mode,
+ * and a softmax turns the logits into probabilities.
+ *
+ * What the user should know is said on stderr, image by image: what was
+ * done to it (converted from colour to gray, resized), and when it looks
+ * unlike the training images (a light background where theirs was dark,
+ * pixels far brighter or darker on the whole), since the model then
+ * answers confidently and wrongly. An image that cannot be read is said
+ * and skipped; the rest are classified, and the exit status is 3.
  */
 #include <dirent.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +35,12 @@ static const char usage[] =
     "  FOLDER              every such image in it, in name order\n"
     "  FILE-idx3-ubyte[.gz] every image of an IDX file (as Fashion-MNIST's), named FILE#index\n"
     "  --load FILE         the checkpoint (required): it names the model, input size and classes\n"
+    "\n"
+    "On stderr, for each image: what was done to it (converted to gray or colour, resized)\n"
+    "and a warning when it looks unlike the training images (background, brightness).\n"
+    "An image that cannot be read is reported and the others classified; the exit\n"
+    "status is then 3.\n"
+    "\n"
     "  --top K             how many classes to show (default 3)\n"
     "  --resize            resize images of another size (default: as in training)\n"
     "  --json              one JSON object per image: {\"input\", \"top\": [{\"class\", \"index\",\n"
@@ -143,7 +157,7 @@ static int gather(ember_ctx *ctx, struct inputs *in, const char *arg)
     bool ok = true;
     while (ok && (e = readdir(dir)))
         if (e->d_name[0] != '.' && is_image_name(e->d_name)) {
-            snprintf(path, sizeof path, "%s/%s", arg, e->d_name);
+            snprintf(path, sizeof path, "%s%s%s", arg, arg[strlen(arg) - 1] == '/' ? "" : "/", e->d_name);
             ok = inputs_add(in, path, NULL, 0, 0);
         }
     closedir(dir);
@@ -189,6 +203,100 @@ static void print_result(const char *path, const float *prob, int classes, int t
     for (int k = 0; k < top; k++)
         printf("%s %s %.3f", k ? "," : "", names[best[k]], prob[best[k]]);
     putchar('\n');
+}
+
+/* What the model was trained on, from its checkpoint: the shape, and what
+ * the images looked like (ember.image_*; absent in older checkpoints). */
+struct expected {
+    bool known;
+    ember_image_stats stats;
+    char describe[256]; /* "1x28x28 gray images like fashion-mnist's: light things on a dark background" */
+};
+
+static void expected_from(const ember_checkpoint *ck, const int64_t shape[3], struct expected *e)
+{
+    const char *mean = ember_checkpoint_meta(ck, "ember.image_mean"),
+               *mean_spread = ember_checkpoint_meta(ck, "ember.image_mean_spread"),
+               *border = ember_checkpoint_meta(ck, "ember.image_border"),
+               *border_spread = ember_checkpoint_meta(ck, "ember.image_border_spread"),
+               *data = ember_checkpoint_meta(ck, "ember.data");
+    *e = (struct expected){.known = mean && mean_spread && border && border_spread};
+    if (e->known)
+        e->stats = (ember_image_stats){.mean = atof(mean), .mean_spread = atof(mean_spread),
+                                       .border = atof(border), .border_spread = atof(border_spread)};
+    const char *look = !e->known                  ? ""
+                       : e->stats.border < 0.25 ? ": light things on a dark background"
+                       : e->stats.border > 0.75 ? ": dark things on a light background"
+                                                : "";
+    snprintf(e->describe, sizeof e->describe, "%lldx%lldx%lld %s images%s%s%s%s", (long long)shape[0],
+             (long long)shape[1], (long long)shape[2], shape[0] == 1 ? "gray" : "colour", data ? " like " : "",
+             data ? data : "", data ? "'s" : "", look);
+}
+
+/* Loads one input as the model takes it into x, saying in `did` what that
+ * took ("converted from colour to gray, resized from 300x400"); false,
+ * after saying why, when it cannot. */
+static bool load_input(ember_ctx *ctx, const struct input *item, const int64_t shape[3], bool resize, float *x,
+                       char *did, size_t did_len)
+{
+    int64_t per_image = shape[0] * shape[1] * shape[2];
+    if (item->pixels) {
+        if (shape[0] != 1 || item->height != shape[1] || item->width != shape[2]) {
+            cli_error("%s is a %dx%d gray image; the model takes %lldx%lldx%lld", item->name, item->width,
+                      item->height, (long long)shape[0], (long long)shape[1], (long long)shape[2]);
+            return false;
+        }
+        memcpy(x, item->pixels, (size_t)per_image * sizeof *x);
+        return true;
+    }
+    int width, height, channels;
+    if (ember_image_file_info(ctx, item->name, &width, &height, &channels) != EMBER_OK ||
+        ember_image_load(ctx, item->name, (int)shape[0], (int)shape[1], (int)shape[2], resize, x) != EMBER_OK) {
+        cli_fail(ctx, "cannot classify an image");
+        ember_clear_error(ctx);
+        return false;
+    }
+    bool colour = channels >= 3;
+    if (colour != (shape[0] == 3))
+        snprintf(did, did_len, "converted from %s to %s", colour ? "colour" : "gray", colour ? "gray" : "colour");
+    if (width != shape[2] || height != shape[1]) {
+        size_t used = strlen(did);
+        snprintf(did + used, did_len - used, "%sresized from %dx%d to %lldx%lld", used ? ", " : "", width, height,
+                 (long long)shape[2], (long long)shape[1]);
+    }
+    return true;
+}
+
+/* What was done to an image, and whether it looks like the training
+ * images: a background of another brightness (Fashion-MNIST's things are
+ * light on black: a photo on white is not what the model knows), or
+ * pixels far brighter or darker on the whole. */
+static void say_unlike(const char *name, const float *x, const int64_t shape[3], const char *did,
+                       const struct expected *e)
+{
+    if (did[0])
+        fprintf(stderr, "ember: note: %s: %s (the model takes %s)\n", name, did, e->describe);
+    if (!e->known)
+        return;
+    ember_image_stats s;
+    ember_image_stats_of(x, 1, (int)shape[0], (int)shape[1], (int)shape[2], &s);
+    const ember_image_stats *t = &e->stats;
+    if (fabs(s.border - t->border) > fmax(0.25, 4.0 * t->border_spread)) {
+        const char *mine = s.border >= 0.5 ? "light" : "dark", *theirs = t->border >= 0.5 ? "light" : "dark";
+        if (strcmp(mine, theirs) != 0)
+            fprintf(stderr, "ember: warning: %s: its background is %s (%.2f) where the training images' is %s "
+                    "(%.2f): the model has not seen such images, so its answer means little (%s)\n", name, mine,
+                    s.border, theirs, t->border, s.border > t->border ? "invert it, or train on such images"
+                                                                       : "train on such images");
+        else
+            fprintf(stderr, "ember: warning: %s: its background (%.2f) is much %s than the training images' "
+                    "(%.2f): the model's answer may mean little\n", name, s.border,
+                    s.border > t->border ? "lighter" : "darker", t->border);
+    } else if (fabs(s.mean - t->mean) > 4.0 * t->mean_spread + 0.02) {
+        fprintf(stderr, "ember: warning: %s: its pixels are on the whole much %s (mean %.2f) than the training "
+                "images' (%.2f, most within %.2f of it): the model's answer may mean little\n", name,
+                s.mean > t->mean ? "brighter" : "darker", s.mean, t->mean, 2.0 * t->mean_spread);
+    }
 }
 
 int cmd_predict(int argc, char **argv)
@@ -281,33 +389,42 @@ int cmd_predict(int argc, char **argv)
         batch = in.count;
     x_host = malloc((size_t)(batch * per_image) * sizeof *x_host);
     prob = malloc((size_t)(batch * classes) * sizeof *prob);
-    if (!x_host || !prob) {
+    int64_t *members = malloc((size_t)batch * sizeof *members); /* the inputs in this batch */
+    if (!x_host || !prob || !members) {
+        free(members);
         cli_error("out of memory for a batch of %lld images", (long long)batch);
         rc = EXIT_FAILURE_OTHER;
         goto done;
     }
-    for (int64_t first = 0; first < in.count && rc == EXIT_OK; first += batch) {
-        int n = in.count - first < batch ? (int)(in.count - first) : (int)batch;
-        for (int i = 0; i < n && rc == EXIT_OK; i++) {
-            const struct input *item = &in.items[first + i];
-            if (item->pixels && (shape[0] != 1 || item->height != shape[1] || item->width != shape[2])) {
-                cli_error("%s is a %dx%d gray image; the model takes %lldx%lldx%lld", item->name, item->width,
-                          item->height, (long long)shape[0], (long long)shape[1], (long long)shape[2]);
-                rc = EXIT_DATA;
-            } else if (item->pixels) {
-                memcpy(x_host + i * per_image, item->pixels, (size_t)per_image * sizeof *x_host);
-            } else if (ember_image_load(ctx, item->name, (int)shape[0], (int)shape[1], (int)shape[2], resize,
-                                        x_host + i * per_image) != EMBER_OK) {
-                rc = cli_fail(ctx, "cannot load an image");
+    struct expected expect;
+    expected_from(ck, shape, &expect);
+    int64_t failed = 0;
+    for (int64_t next = 0; next < in.count && rc == EXIT_OK;) {
+        int n = 0;
+        for (; next < in.count && n < batch; next++) { /* a batch of the images that load */
+            const struct input *item = &in.items[next];
+            float *x = x_host + n * per_image;
+            char did[256] = "";
+            if (!load_input(ctx, item, shape, resize, x, did, sizeof did)) {
+                failed++;
+                continue;
             }
+            say_unlike(item->name, x, shape, did, &expect);
+            members[n++] = next;
         }
-        if (rc != EXIT_OK)
+        if (n == 0)
             break;
         if (ember_model_predict_probs(model, x_host, n, prob) != EMBER_OK)
             rc = cli_fail(ctx, "classifying failed");
         for (int i = 0; i < n && rc == EXIT_OK; i++)
-            print_result(in.items[first + i].name, prob + (size_t)i * (size_t)classes, classes, (int)top, names,
+            print_result(in.items[members[i]].name, prob + (size_t)i * (size_t)classes, classes, (int)top, names,
                          json);
+    }
+    free(members);
+    if (rc == EXIT_OK && failed) {
+        fprintf(stderr, "ember: %lld of %lld images could not be classified (said above); the others were\n",
+                (long long)failed, (long long)in.count);
+        rc = EXIT_DATA;
     }
 done:
     for (int i = 0; names && i < classes; i++)

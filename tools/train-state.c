@@ -140,6 +140,23 @@ static char *class_names_json(const ember_dataset *train)
     return fclose(f) == 0 ? names : (free(names), NULL);
 }
 
+/* What the training images look like (ember_dataset_image_stats), for
+ * predict to tell an image unlike them: found once a run (a third of a
+ * second for Fashion-MNIST's 60,000), at its first save. Data that is not
+ * images has none. */
+static bool train_image_stats(const ember_dataset *train, ember_image_stats *stats)
+{
+    static const ember_dataset *known;
+    static ember_image_stats found;
+    static bool images;
+    if (known != train) {
+        known = train;
+        images = ember_dataset_sample_ndim(train) == 3 && ember_dataset_image_stats(train, &found) == EMBER_OK;
+    }
+    *stats = found;
+    return images;
+}
+
 /* The model checkpoint's metadata: what eval and predict need to use it
  * with --load alone, and what --resume needs to go on (docs/models.md,
  * "Checkpoints"). */
@@ -167,6 +184,13 @@ static int model_meta(const struct train_options *o, const ember_dataset *train,
     meta_add(m, "ember.step", meta_number(m, "%.0f", (double)pos->total_steps));
     if (*dir)
         meta_add(m, "ember.data_dir", *dir);
+    ember_image_stats stats;
+    if (train_image_stats(train, &stats)) {
+        meta_add(m, "ember.image_mean", meta_number(m, "%.4f", stats.mean));
+        meta_add(m, "ember.image_mean_spread", meta_number(m, "%.4f", stats.mean_spread));
+        meta_add(m, "ember.image_border", meta_number(m, "%.4f", stats.border));
+        meta_add(m, "ember.image_border_spread", meta_number(m, "%.4f", stats.border_spread));
+    }
     return EXIT_OK;
 }
 
