@@ -494,7 +494,9 @@ EMBER_API ember_status ember_params_load_memory(ember_params *params, const void
  * "ember.model_text", "ember.input", "ember.classes", "ember.forwards",
  * "ember.model_seed", and from `ember train` "ember.class_names",
  * "ember.data", "ember.data_dir", "ember.seed", "ember.resize",
- * "ember.normalize", "ember.epoch", "ember.step" and the run's settings. */
+ * "ember.normalize", "ember.image_mean" (and the other ember_image_stats
+ * fields), "ember.threads", "ember.epoch", "ember.step" and the run's
+ * settings. */
 typedef struct ember_checkpoint ember_checkpoint;
 EMBER_API ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
 EMBER_API void ember_checkpoint_close(ember_checkpoint *checkpoint);
