@@ -222,6 +222,30 @@ if grep -q "opencl:0 (a CPU device" "$TMP/auto1"; then
     grep -q "opencl:0" "$TMP/auto3" || fail "ember devices lost opencl:0 after auto remembered it"
 fi
 
+# training that is not learning: said, with its likely causes; --stop-if-diverging stops it and keeps
+# the model of its lowest loss (Fashion-MNIST; a healthy run says nothing: test_train_e2e.sh)
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+    expect 0 "warning: the training loss is .* more than twice a uniform guess's" -- \
+        "$EMBER" train --lr 100 --steps 200 --device cpu --no-eval --quiet
+    grep -qF "a learning rate too high (--lr 100: try 10)" "$TMP/out" || fail "--lr 100: no likely cause: $(cat "$TMP/out")"
+    # a rate that rises in its warm-up: the loss falls, then grows
+    expect 1 "warning: the training loss has grown for 3 intervals of 20 steps in a row" -- \
+        "$EMBER" train --lr 1 --warmup 1 --epochs 1 --device cpu --no-eval --quiet --log-every 20 \
+        --stop-if-diverging --save "$TMP/diverged.safetensors"
+    grep -qF "stopped: the run was not learning (--stop-if-diverging); saved $TMP/diverged.safetensors: the model of step" \
+        "$TMP/out" || fail "--stop-if-diverging did not say what it kept: $(cat "$TMP/out")"
+    "$EMBER" eval --load "$TMP/diverged.safetensors" --device cpu --json >"$TMP/out" 2>&1 ||
+        fail "eval of the model --stop-if-diverging kept: $(cat "$TMP/out")"
+    acc=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
+    awk -v a="$acc" 'BEGIN { exit !(a > 0.5) }' || fail "the model --stop-if-diverging kept is no better than chance: $acc"
+    # worse than a guess from the start: nothing worth keeping
+    expect 1 "never did better than a uniform guess's" -- \
+        "$EMBER" train --lr 100 --steps 300 --device cpu --no-eval --quiet --stop-if-diverging --save "$TMP/none.safetensors"
+    [ -e "$TMP/none.safetensors" ] && fail "--stop-if-diverging saved a model that never beat a guess"
+else
+    echo "note: no Fashion-MNIST: training that is not learning is not checked"
+fi
+
 if [ "$failures" -ne 0 ]; then
     echo "test_cli: $failures failures" >&2
     exit 1

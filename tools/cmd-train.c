@@ -67,6 +67,10 @@ static const char usage[] =
     "  --log-every N       also a metrics object every N steps\n"
     "  --run-id NAME       the run's id in the metrics (default: the start time and process id)\n"
     "  --early-stop N      stop after N epochs without a better test accuracy\n"
+    "  --stop-if-diverging stop a run that is not learning (its loss growing for three\n"
+    "                      intervals of --log-every, or a tenth of an epoch, or chance\n"
+    "                      accuracy after an epoch: said as a warning without it) and save\n"
+    "                      the model of its lowest loss to --save; exit status 1\n"
     "  --augment SPEC      training images shifted (crop:P, up to P pixels each way, zeros\n"
     "                      coming in) and mirrored (flip): crop:4,flip; seeded by --seed\n"
     "  --no-eval           skip the test-set evaluation\n"
@@ -79,7 +83,7 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_STOP_DIVERGING };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -135,6 +139,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
         {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
+        {"stop-if-diverging", no_argument, NULL, OPT_STOP_DIVERGING},
         {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK}, {"keep-devices", no_argument, NULL, OPT_KEEP_DEVICES},
@@ -182,6 +187,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_RUN_ID: o->run_id = optarg; break;
         case OPT_EARLY_STOP: ok = cli_parse_int("early-stop", optarg, 1, 1000000, &o->early_stop); break;
         case OPT_AUGMENT: o->augment = optarg; break;
+        case OPT_STOP_DIVERGING: o->stop_if_diverging = true; break;
         case OPT_PROFILE: o->profile = true; break;
         case OPT_TRACE: o->trace = optarg; break;
         case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); o->threads_given = true; break;
@@ -551,6 +557,9 @@ int cmd_train(int argc, char **argv)
 
     double first_step_s = 0.0;
     bool stopping = false; /* a signal here, or under mpirun on any rank: stop after this step */
+    bool diverging = false; /* not learning, and --stop-if-diverging: stop now */
+    struct train_watch watch;
+    train_watch_begin(&watch, &o, per_full_epoch, (int)classes, lead);
     for (int64_t epoch = pos.epochs_done + 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
         if (o.steps && pos.total_steps >= o.steps)
             break;
@@ -601,6 +610,8 @@ int cmd_train(int argc, char **argv)
                 cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
                           isnan(value) ? "NaN" : "infinite", (long long)(pos.total_steps + 1));
                 rc = EXIT_FAILURE_OTHER;
+                if (o.stop_if_diverging && lead)
+                    train_watch_stop(&watch, &o, ctx, model, train);
                 break;
             }
             if (pos.total_steps == 0)
@@ -624,6 +635,8 @@ int cmd_train(int argc, char **argv)
                 window = (struct window){.start = cli_now()};
             }
             progress_update(&bar, r.steps, value);
+            if ((diverging = train_watch_step(&watch, &o, model, &pos, value)))
+                break;
             stopping = par ? ember_parallel_stopping(par) : stop_signal != 0;
             if (stopping || r.steps == limit)
                 break; /* interrupted, or --steps ran out, or the epoch's last batch */
@@ -633,7 +646,7 @@ int cmd_train(int argc, char **argv)
         }
         progress_end(&bar);
         ember_profile_stop(ctx);
-        if (rc != EXIT_OK)
+        if (rc != EXIT_OK || diverging)
             break;
         if (turned && pos.step_in_epoch < per_full_epoch) { /* the batcher stopped early */
             rc = cli_fail(ctx, "training failed");
@@ -717,6 +730,8 @@ int cmd_train(int argc, char **argv)
             if (o.save && (rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK)
                 break;
         }
+        if ((diverging = train_watch_epoch(&watch, &o, epoch, o.eval ? r.test_acc : r.train_acc, (int)classes)))
+            break;
         if (o.early_stop && epoch - pos.best_epoch >= o.early_stop && epoch < o.epochs) {
             if (lead)
                 fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
@@ -735,6 +750,9 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     free(scratch);
     free(labels);
+    if (diverging && rc == EXIT_OK)
+        rc = lead ? train_watch_stop(&watch, &o, ctx, model, train) : EXIT_FAILURE_OTHER;
+    train_watch_free(&watch);
     if (rc == EXIT_OK && o.save)
         rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
     if (rc == EXIT_OK && (o.profile || o.trace))

@@ -227,6 +227,12 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
     return save_model(o, ctx, model, train, pos, path);
 }
 
+int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
+                     const struct train_position *pos, const char *path)
+{
+    return save_model(o, ctx, model, train, pos, path);
+}
+
 int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
                     const struct train_position *pos)
 {

@@ -35,6 +35,7 @@ struct train_options {
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
     bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
+    bool stop_if_diverging; /* --stop-if-diverging (tools/train-watch.c) */
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     uint32_t given; /* bit i: train_settings[i] was on the command line */
     char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
@@ -64,6 +65,9 @@ const char *train_sibling_path(const char *path, const char *what, char *buf, si
  * position) and its training state; returns an exit status. */
 int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_optim *opt,
                const ember_dataset *train, const struct train_position *pos, const char *path);
+/* Writes the model alone, with its metadata, to `path` (no state beside it). */
+int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
+                     const struct train_position *pos, const char *path);
 /* Writes the model alone to FILE's ".best" sibling. */
 int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
                     const struct train_position *pos);
@@ -78,5 +82,38 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o);
  * beside o->resume, checked against the checkpoint's step. */
 int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_optim *opt,
                        struct train_position *pos);
+
+/* Training that is not learning (tools/train-watch.c): a loss that grows
+ * over several intervals of steps, or chance accuracy after an epoch, is
+ * said once with its likely causes; with --stop-if-diverging the run
+ * stops, and the model of the lowest loss is what is saved. */
+struct train_watch {
+    int64_t every;           /* steps per interval */
+    double sum;              /* this interval's losses so far */
+    int64_t count;
+    double last, lowest;     /* the last interval's mean, and the lowest */
+    double guess;            /* a uniform guess's loss: ln(classes) */
+    int64_t intervals;
+    int growing;             /* intervals in a row whose mean grew */
+    struct train_position lowest_position;
+    void *good;              /* --stop-if-diverging: the model at the lowest interval (a checkpoint in memory) */
+    size_t good_size;
+    bool warned;
+    bool speak; /* under mpirun, rank 0 alone says it (every rank sees the same losses, and stops with it) */
+};
+void train_watch_begin(struct train_watch *w, const struct train_options *o, int64_t per_epoch, int classes,
+                       bool speak);
+void train_watch_free(struct train_watch *w);
+/* After each step (pos already counts it); true: stop the run now. */
+bool train_watch_step(struct train_watch *w, const struct train_options *o, ember_model *model,
+                      const struct train_position *pos, double loss);
+/* After each epoch, with its accuracy (the test set's, else the training
+ * set's); true: stop the run now. */
+bool train_watch_epoch(struct train_watch *w, const struct train_options *o, int64_t epoch, double accuracy,
+                       int classes);
+/* The stop: saves the model of the lowest loss to --save, says so, and
+ * returns the exit status of a diverged run. */
+int train_watch_stop(struct train_watch *w, const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                     const ember_dataset *train);
 
 #endif /* EMBER_TRAIN_H */
