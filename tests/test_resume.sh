@@ -60,9 +60,9 @@ wait $pid
 status=$?
 expect_status 130 "Ctrl-C"
 expect_text "interrupted (Ctrl-C) at epoch" "Ctrl-C"
-expect_text "to go on: ember train --resume $TMP/int.safetensors" "Ctrl-C"
+expect_text "to go on: $EMBER train --resume $TMP/int.safetensors" "Ctrl-C"
 # the very command the hint gives: the threads (1, not every core) come back from the checkpoint
-hint=$(sed -n 's/.*to go on: ember //p' "$TMP/err")
+hint=$(sed -n "s|.*to go on: $EMBER ||p" "$TMP/err")
 # shellcheck disable=SC2086 # the hint is a list of arguments
 run -- $hint --quiet
 expect_status 0 "resuming after Ctrl-C as the hint says ($hint)"

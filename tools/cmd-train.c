@@ -669,13 +669,15 @@ int cmd_train(int argc, char **argv)
             if (!o.save)
                 o.save = "ember-interrupted.safetensors";
             rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
-            /* the settings and threads come back from the checkpoint; the device is the one option to repeat */
-            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s%s%s\n",
+            /* the settings and threads come back from the checkpoint; the device is the one option to
+             * repeat; the program as it was typed (build/ember), so that the line can be pasted */
+            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: %s train --resume %s%s%s\n",
                     stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
                     : stop_signal == SIGTERM ? "stopped (SIGTERM)"
                                              : "stopped (another rank was interrupted)",
-                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save,
-                    o.device_given ? " --device " : "", o.device_given ? o.device : "");
+                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch,
+                    cli_argv && cli_argv[0] ? cli_argv[0] : "ember", o.save, o.device_given ? " --device " : "",
+                    o.device_given ? o.device : "");
             rc = rc == EXIT_OK ? 128 + sig : rc;
             break;
         }
