@@ -28,7 +28,8 @@ int main(int argc, char **argv)
     double tolerance = argc == 4 ? atof(argv[3]) : 0.0;
     ember_ctx *ctx = ember_ctx_new();
     if (!ctx || ember_ctx_use_device(ctx, "cpu") != EMBER_OK) {
-        fprintf(stderr, "checkpoint-compare: no cpu device: %s\n", ctx ? ember_last_error(ctx) : "out of memory");
+        fprintf(stderr, "checkpoint-compare: no cpu device: %s\n",
+                ctx ? ember_last_error(ctx) : "out of memory");
         return 2;
     }
     ember_model *a = ember_model_from_checkpoint(ctx, argv[1]);
@@ -41,11 +42,12 @@ int main(int argc, char **argv)
     }
     ember_params *pa = ember_model_params(a), *pb = ember_model_params(b);
     int rc = 0;
-    double worst = 0.0;     /* the largest difference, |a - b| */
-    int64_t differing = 0;  /* values beyond the tolerance (with 0: of other bits) */
+    double worst = 0.0;    /* the largest difference, |a - b| */
+    int64_t differing = 0; /* values beyond the tolerance (with 0: of other bits) */
     const char *worst_name = "";
     if (ember_params_count(pa) != ember_params_count(pb)) {
-        printf("%s holds %d tensors, %s %d\n", argv[1], ember_params_count(pa), argv[2], ember_params_count(pb));
+        printf("%s holds %d tensors, %s %d\n", argv[1], ember_params_count(pa), argv[2],
+               ember_params_count(pb));
         rc = 1;
     }
     for (int i = 0; rc == 0 && i < ember_params_count(pa); i++) {
@@ -79,8 +81,9 @@ int main(int argc, char **argv)
         free(vb);
     }
     if (rc == 0 && differing) {
-        printf("%s and %s differ: %lld values, by up to %g in %s (%s)\n", argv[1], argv[2], (long long)differing, worst,
-               worst_name, tolerance == 0.0 ? "the same bits asked for" : "beyond the tolerance given");
+        printf("%s and %s differ: %lld values, by up to %g in %s (%s)\n", argv[1], argv[2],
+               (long long)differing, worst, worst_name,
+               tolerance == 0.0 ? "the same bits asked for" : "beyond the tolerance given");
         rc = 1;
     } else if (rc == 0) {
         printf("%s and %s: every tensor within %g (%s)\n", argv[1], argv[2], worst,

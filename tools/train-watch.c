@@ -30,7 +30,7 @@
 
 #include "train.h"
 
-enum { GROWING = 3 };         /* intervals of growth in a row */
+enum { GROWING = 3 };             /* intervals of growth in a row */
 static const double GROWTH = 2.0; /* ... ending above this times the lowest */
 static const double CHANCE = 1.5; /* accuracy at most this times 1/classes */
 
@@ -38,7 +38,9 @@ void train_watch_begin(struct train_watch *w, const struct train_options *o, int
                        bool speak)
 {
     *w = (struct train_watch){.every = o->log_every ? o->log_every : (per_epoch >= 10 ? per_epoch / 10 : 1),
-                              .lowest = INFINITY, .guess = log(classes >= 2 ? classes : 2), .speak = speak,
+                              .lowest = INFINITY,
+                              .guess = log(classes >= 2 ? classes : 2),
+                              .speak = speak,
                               .warned = !speak};
 }
 
@@ -52,11 +54,14 @@ void train_watch_free(struct train_watch *w)
 static void say_causes(const struct train_options *o)
 {
     bool sgd_momentum = strcmp(o->optim, "sgd") == 0 && o->momentum >= 0.9;
-    fprintf(stderr, "ember: likely causes: a learning rate too high (--lr %g: try %g)%s%s; or labels that do not "
-            "match the images.%s\n", o->lr, o->lr / 10.0,
-            sgd_momentum ? ", a --momentum too high" : "",
+    fprintf(stderr,
+            "ember: likely causes: a learning rate too high (--lr %g: try %g)%s%s; or labels that do not "
+            "match the images.%s\n",
+            o->lr, o->lr / 10.0, sgd_momentum ? ", a --momentum too high" : "",
             o->warmup == 0.0 ? ", no warm-up (--warmup 1 rises to the rate over an epoch)" : "",
-            o->stop_if_diverging ? "" : " --stop-if-diverging stops such a run and keeps the model of its lowest loss");
+            o->stop_if_diverging
+                ? ""
+                : " --stop-if-diverging stops such a run and keeps the model of its lowest loss");
 }
 
 bool train_watch_step(struct train_watch *w, const struct train_options *o, ember_model *model,
@@ -86,16 +91,18 @@ bool train_watch_step(struct train_watch *w, const struct train_options *o, embe
         return false;
     if (!w->warned && worse_than_guessing) {
         w->warned = true;
-        fprintf(stderr, "ember: warning: the training loss is %.4g over steps %lld to %lld, more than twice a "
-                "uniform guess's (%.2f): the run is diverging\n", mean, (long long)(pos->total_steps - w->every + 1),
-                (long long)pos->total_steps, w->guess);
+        fprintf(stderr,
+                "ember: warning: the training loss is %.4g over steps %lld to %lld, more than twice a "
+                "uniform guess's (%.2f): the run is diverging\n",
+                mean, (long long)(pos->total_steps - w->every + 1), (long long)pos->total_steps, w->guess);
         say_causes(o);
     } else if (!w->warned) {
         w->warned = true;
-        fprintf(stderr, "ember: warning: the training loss has grown for %d intervals of %lld steps in a row, to "
-                "%.4g at step %lld, %.1f times its lowest (%.4g at step %lld): the run is diverging\n", w->growing,
-                (long long)w->every, mean, (long long)pos->total_steps, mean / w->lowest, w->lowest,
-                (long long)w->lowest_position.total_steps);
+        fprintf(stderr,
+                "ember: warning: the training loss has grown for %d intervals of %lld steps in a row, to "
+                "%.4g at step %lld, %.1f times its lowest (%.4g at step %lld): the run is diverging\n",
+                w->growing, (long long)w->every, mean, (long long)pos->total_steps, mean / w->lowest,
+                w->lowest, (long long)w->lowest_position.total_steps);
         say_causes(o);
     }
     return o->stop_if_diverging;
@@ -108,8 +115,10 @@ bool train_watch_epoch(struct train_watch *w, const struct train_options *o, int
         return false;
     if (!w->warned) {
         w->warned = true;
-        fprintf(stderr, "ember: warning: after epoch %lld the accuracy, %.4f, is chance for %d classes (%.4f): the "
-                "model is not learning\n", (long long)epoch, accuracy, classes, 1.0 / classes);
+        fprintf(stderr,
+                "ember: warning: after epoch %lld the accuracy, %.4f, is chance for %d classes (%.4f): the "
+                "model is not learning\n",
+                (long long)epoch, accuracy, classes, 1.0 / classes);
         say_causes(o);
     }
     return o->stop_if_diverging;
@@ -120,22 +129,27 @@ int train_watch_stop(struct train_watch *w, const struct train_options *o, ember
 {
     const struct train_position *at = &w->lowest_position;
     if (!o->save) {
-        fprintf(stderr, "ember: stopped: the run was not learning (--stop-if-diverging); nothing saved (--save FILE "
+        fprintf(stderr,
+                "ember: stopped: the run was not learning (--stop-if-diverging); nothing saved (--save FILE "
                 "keeps the model of its lowest loss)\n");
         return EXIT_FAILURE_OTHER;
     }
     if (!w->good || w->lowest >= w->guess) {
-        fprintf(stderr, "ember: stopped: the run was not learning (--stop-if-diverging), and its loss never did "
-                "better than a uniform guess's (%.2f): nothing saved\n", w->guess);
+        fprintf(stderr,
+                "ember: stopped: the run was not learning (--stop-if-diverging), and its loss never did "
+                "better than a uniform guess's (%.2f): nothing saved\n",
+                w->guess);
         return EXIT_FAILURE_OTHER;
     }
     if (ember_model_load_memory(model, w->good, w->good_size) != EMBER_OK)
         return cli_fail(ctx, "cannot go back to the model of the lowest loss");
     int rc = train_save_model(o, ctx, model, train, at, o->save);
     if (rc == EXIT_OK)
-        fprintf(stderr, "ember: stopped: the run was not learning (--stop-if-diverging); saved %s: the model of "
-                "step %lld, where the loss was lowest (%.4g over its %lld steps). It has no optimizer state to "
-                "resume from: train again, with a lower --lr\n", o->save, (long long)at->total_steps, w->lowest,
-                (long long)w->every);
+        fprintf(
+            stderr,
+            "ember: stopped: the run was not learning (--stop-if-diverging); saved %s: the model of "
+            "step %lld, where the loss was lowest (%.4g over its %lld steps). It has no optimizer state to "
+            "resume from: train again, with a lower --lr\n",
+            o->save, (long long)at->total_steps, w->lowest, (long long)w->every);
     return rc == EXIT_OK ? EXIT_FAILURE_OTHER : rc;
 }
