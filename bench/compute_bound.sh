@@ -21,7 +21,7 @@
 # forward. The optimizer's step is not counted (for Adam about 10 FLOPs per
 # parameter per step, shared by the batch's 64 images).
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,22s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

@@ -10,7 +10,7 @@
 #
 # MODELS  default "simplecnn kerascnn";  STEPS  default 300;  ROUNDS  default 2
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,11s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 STEPS=${STEPS:-300} ROUNDS=${ROUNDS:-2}

@@ -21,7 +21,7 @@
 # The peers are bench/torch_zoo_train.py (the models of tests/torch_zoo.py)
 # and bench/keras_train.py (model.fit, timed after a warm-up fit).
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,22s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

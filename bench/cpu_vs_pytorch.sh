@@ -5,7 +5,7 @@
 #
 #   bench/cpu_vs_pytorch.sh [build/ember]
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,6s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 MODELS=${MODELS:-simplecnn kerascnn} PEERS=pytorch
 export MODELS PEERS

@@ -8,7 +8,7 @@
 #
 # PEER_PYTHON  a Python with tinygrad (default python3); STEPS (default 300)
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,9s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-python3}

@@ -23,7 +23,7 @@
 # path; the benchmarks then run PyTorch from build/pyenv and leave Keras's
 # columns as "-". Delete the folder to start again.
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,24s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 ENV=${BENCH_ENV:-build/bench-env}
 TORCH=${BENCH_TORCH:-cpu}

@@ -29,7 +29,7 @@
 # MODELS   default "simplecnn kerascnn resnet8";  THREADS  default "1 2"
 # Everything else (PEERS, TORCH_PYTHON, BENCH_TORCH, ...) as bench/cpu_vs_peers.sh.
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,30s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

@@ -13,7 +13,7 @@
 # SCHEDULE      constant (default) or cosine: the learning rate over the run, on both sides
 # STEPS         stop each run after N steps: speed alone (the accuracy is then of a part-epoch)
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,14s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}

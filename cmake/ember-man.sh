@@ -14,7 +14,7 @@
 set -eu
 case "${1:-}" in
 -h | --help)
-    sed -n '2,13s/^# \{0,1\}//p' "$0"
+    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 esac

@@ -19,7 +19,7 @@
 #   KERNEL_SOURCE=build/tests/kernel-source scripts/baseline-ptx.sh OUT
 #                                           that tool for the program, no build (the test uses it)
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,20s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 out=${1:-backends/cuda/baseline/kernels-sm30.ptx}

@@ -34,7 +34,7 @@
 # Exits 0 when every check passed or was skipped for a stated reason, 1 when
 # one failed, 2 on bad usage.
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,35s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 usage() { echo "usage: scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR" >&2; exit 2; }
 pack="" build="" double=no

@@ -21,7 +21,7 @@
 #                                      ignores, e.g. .gpu-pack: the device tool carries it)
 # Then, on the GPU machine: scripts/gpu-check.sh --pack DIR OUTDIR
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,22s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 [ $# -eq 1 ] || { echo "usage: scripts/gpu-pack.sh DIR" >&2; exit 2; }
 dir=$1

@@ -16,7 +16,7 @@ case "${1:-}" in
 --tests) want_tests=yes ;;
 "") ;;
 -h | --help)
-    sed -n '2,9s/^# \{0,1\}//p' "$0"
+    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 *)

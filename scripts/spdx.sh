@@ -22,7 +22,7 @@ case "${1:-}" in
 --check) mode=check ;;
 "") ;;
 -h | --help)
-    sed -n '2,18s/^# \{0,1\}//p' "$0"
+    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 *)

@@ -6,7 +6,7 @@
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,7s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

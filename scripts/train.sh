@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
 -h | --help)
-    sed -n '2,10s/^# \{0,1\}//p' "$0"
+    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
     [ -x build/ember ] && echo && build/ember train --help
     exit 0
     ;;

@@ -21,6 +21,7 @@ for script in "$SRC"/scripts/*.sh "$SRC"/bench/*.sh "$SRC"/cmake/*.sh "$SRC"/tes
     [ $status -eq 0 ] || fail "$name --help exited $status: $(head -c 400 "$TMP/out")"
     grep -q "$(basename "$script")" "$TMP/out" || fail "$name --help does not name itself: $(head -c 300 "$TMP/out")"
     [ "$(wc -l <"$TMP/out")" -ge 2 ] || fail "$name --help says next to nothing: $(cat "$TMP/out")"
+    grep -q "SPDX-License-Identifier" "$TMP/out" && fail "$name --help prints its licence line, not just its usage"
     left=$(ls -A "$TMP/cwd")
     [ -z "$left" ] || fail "$name --help left files where it ran: $left"
     rm -rf "$TMP/cwd"

@@ -11,7 +11,7 @@
 # ordinary suite replays it on every build. Prints libFuzzer's own last
 # lines: executions, coverage, corpus.
 # --help: the comment above, and nothing else done
-case "${1:-}" in -h | --help) sed -n "2,12s/^# \{0,1\}//p" "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 fuzzer=$1 seeds=$2 regressions=$3 seconds=$4
 shift 4
