@@ -399,7 +399,7 @@ static void test_idx_malformed(void)
                 "dataset-fashion-mnist", "missing folder: no hint");
     CHECK_FAILS(open_kind("mnist", path_in(root, "nowhere"), EMBER_TEST), EMBER_ERR_IO, "nowhere",
                 "missing folder");
-    CHECK_FAILS(open_kind("mnist", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "--data-dir", "mnist without a folder");
+    CHECK_FAILS(open_kind("mnist", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "ember_data_options.dir", "mnist without a folder");
 }
 
 /* --------------------------------------------------------------- CIFAR-10 */
@@ -461,7 +461,7 @@ static void test_cifar(void)
 
     remove(path_in(dir, "data_batch_4.bin"));
     CHECK_FAILS(open_kind("cifar10", dir, EMBER_TRAIN), EMBER_ERR_IO, "data_batch_4.bin", "missing batch");
-    CHECK_FAILS(open_kind("cifar10", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "--data-dir",
+    CHECK_FAILS(open_kind("cifar10", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "ember_data_options.dir",
                 "cifar10 without a folder");
 }
 
@@ -792,7 +792,7 @@ static void test_folder_resize(void)
     write_image(a, "2.png", 2, 5, 4);
     CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "sizes/a/1.bmp",
                 "an image of another size accepted");
-    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "--resize", "no hint");
+    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "ember_data_options.resize", "no hint");
     ember_dataset *ds = open_folder(dir, EMBER_TRAIN, 0, true, 0);
     CHECK(ds && ds->count == 2 && /* one of three held out */ ds->sample_shape[1] == 4 &&
               ds->sample_shape[2] == 5,
