@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/compute_bound.sh — how close ember trains to this machine's limit:
 # for each model and thread count, its FLOPs per training image, the images
 # per second those FLOPs allow at the large-sgemm rate (the compute bound),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/contention.sh — training speed when another program wants a core:
 # ember with its default threads (every core) and with --threads 1, on an
 # idle machine and beside one busy process (a shell loop that never

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/cpu_vs_peers.sh — training speed of ember, PyTorch and Keras
 # (TensorFlow) on this CPU, side by side in one run: Fashion-MNIST, batch 64,
 # Adam 0.001, seed 0, one epoch (or the first STEPS steps), for each model and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/cpu_vs_pytorch.sh — the older name of bench/cpu_vs_peers.sh, kept
 # for the commands docs/benchmarks.md records: ember and PyTorch alone, on
 # simplecnn and kerascnn (MODELS and THREADS as there).

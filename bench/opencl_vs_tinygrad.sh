@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/opencl_vs_tinygrad.sh — training speed on the OpenCL device, next to
 # ember's own cpu backend and to tinygrad's OpenCL backend on the same
 # device, in one run: Fashion-MNIST, batch 64, Adam 0.001, the first STEPS

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/parallel.sh — data-parallel training speed on this machine
 # (docs/parallel.md): images per second of ember with one process, with
 # `mpirun -np 2`, with two cpu replicas in one process and with PoCL's

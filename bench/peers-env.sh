@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/peers-env.sh — the Python environment the benchmarks' peers run in:
 # a venv at build/bench-env (or $BENCH_ENV) with NumPy and TensorFlow (for
 # bench/keras_train.py) and PyTorch (for bench/torch_zoo_train.py), made once

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/targets.sh — ember's CPU speed targets, measured in one run and
 # judged: each one met or missed, with its figures and, for a miss, why.
 #

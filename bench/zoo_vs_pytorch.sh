@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/zoo_vs_pytorch.sh — the built-in models trained by ember and by
 # PyTorch on this CPU, side by side in one run: Fashion-MNIST, batch 64,
 # Adam 0.001, seed 0, test accuracy after every epoch. Prints a Markdown

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cmake/ember-man.sh — the man pages, made from the program's own help text,
 # so that they never say other than `--help` does: ember(1) from
 # `ember --help`, with its commands, and ember-COMMAND(1) from each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/install.cmake — what `cmake --install` puts in the prefix, for
 # programs that embed ember (docs/embedding.md):
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/package.cmake — a Debian package of what `cmake --install` puts in
 # the prefix (cmake/install.cmake), made by CPack:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/checkpoint.c — parameter sets as safetensors files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ctx-impl.h — the context: its device, its pools, its last error.
  *

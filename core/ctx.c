@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ctx.c — contexts: errors, logging, counted host memory, the buffer cache. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-cache.c — an inflated, checked copy of a gzipped data file, so
  * that the next start need not inflate it again.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-folder.c — a folder of images, one subfolder per class:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-idx.c — MNIST and Fashion-MNIST: IDX files, gzipped or not.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-image.c — an image file as one sample: read, decoded
  * (image.c), converted to the channels wanted, resized or refused, laid out

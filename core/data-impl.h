@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-impl.h — data sets in host memory, and the loaders that fill them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/device.c — the compiled-in backends and choosing one.
  *

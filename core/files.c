@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/files.c — opening a file ember is asked to read.
  *

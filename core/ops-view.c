@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-view.c — reshape, flatten, transpose, contiguous: views and copies. */
 #include "ops-impl.h"
 #include "profile-impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/optim.c — Adam and SGD with momentum, each one fused primitive
  * launch over the parameter set's flat storage.

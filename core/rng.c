@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/rng.c — the seeded generator behind initialisation, shuffling and
  * random data: SplitMix64, small, fast, and the same on every machine.

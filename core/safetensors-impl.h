@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/safetensors-impl.h — reading and writing safetensors files.
  *

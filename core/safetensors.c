@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/safetensors.c — a strict reader and an atomic writer of safetensors
  * files (the format, and what the reader refuses: safetensors-impl.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/tensor-impl.h — tensors, their storage, and who owns them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/wait.c — telling the host about work it waits for (ember_ctx_set_progress).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """examples/make_images.py — remakes the example images the README's and docs' commands use.
 
     python3 examples/make_images.py [FASHION-MNIST-DIR]

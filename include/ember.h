@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ember.h — the public C API of ember, a minimal deep-learning runtime.
  *

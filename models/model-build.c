@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-build.c — a parsed model made real for one input shape.
  *

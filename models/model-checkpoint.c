@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-checkpoint.c — a model's checkpoints, in files or in memory.
  *

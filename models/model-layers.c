@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-layers.c — the layer types a model file may use: their
  * options, the shapes they take and give, their parameters (named and

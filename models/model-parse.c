@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-parse.c — a model file's text into a tree of layers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model.c — models: built from a file's text or wrapped around a C
  * forward function, run forward in training or evaluation mode, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/models-impl.h — networks as data: a model file parsed into layers,
  * the layers' table, and the model that runs them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel/balance.c — how a batch is shared between devices, and which
  * devices are worth their share (docs/parallel.md, "Shares").

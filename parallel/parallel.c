@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel/parallel.c — one model on several devices and processes at once:
  * the replicas, their threads, and the step (parallel-impl.h has the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/baseline-ptx.sh — remakes the CUDA backend's built-in PTX,
 # backends/cuda/baseline/kernels-sm30.ptx, from the shared kernel sources
 # (backends/kernels), with Debian's clang and no CUDA installation:

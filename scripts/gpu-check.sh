@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/gpu-check.sh — everything the CUDA backend needs a GPU to show,
 # in one call, from a clone on a machine with an NVIDIA GPU and no network
 # (a lent GPU machine's half hour: under 8 minutes on an H100 with 16 cores):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/gpu-pack.sh — gathers, on a development machine with a network,
 # what a lent GPU machine (no network; an image with CUDA, PyTorch, CMake)
 # lacks to build ember and run scripts/gpu-check.sh, into one folder of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/setup.sh — installs what ember needs on Debian (bookworm) and builds it.
 #
 #   scripts/setup.sh            packages to build and train, then the library and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/spdx.sh — the licence line of every source file: ember is MIT
 # (LICENSE), and each file says so on its first line (after a #! line), in
 # its own comment syntax:

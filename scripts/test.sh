@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/test.sh — the whole test suite: set up (test packages included),
 # build, run every test, build twice more with backends left out and run the
 # quick tests there, fuzz every loader briefly, then rebuild with AddressSanitizer and

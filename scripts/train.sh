@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/train.sh — the main job: set up, build, and train the PyTorch
 # document's SimpleCNN on Fashion-MNIST for one epoch on the best device.
 #

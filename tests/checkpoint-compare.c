@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/checkpoint-compare.c — two checkpoints of `ember train`, compared
  * tensor by tensor through ember's own reader, for the shell tests that

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/checkpoint_interop.py — ember checkpoints against Python's safetensors and PyTorch.
 
     checkpoint_interop.py path/to/test_checkpoint

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/docs-commands.awk — the commands of a Markdown file's shell blocks,
 # for tests/test_docs.sh (which says what the markers mean).
 #

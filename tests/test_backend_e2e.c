@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_backend_e2e.c — a GPU backend trains as the CPU does.
  *

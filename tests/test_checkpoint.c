@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_checkpoint.c — safetensors checkpoints: round trips, strict
  * matching against the parameter set, atomic saving, and malformed files of

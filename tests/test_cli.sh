@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_cli.sh — the `ember` program's contract: help, exit statuses,
 # diagnostics, metrics. Usage: test_cli.sh path/to/ember
 set -u

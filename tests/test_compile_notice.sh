@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_compile_notice.sh — a compile the user waits for says so, and
 # --verbose tells the truth about the cache (README, "Devices"):
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_crash.sh — training killed (SIGKILL) at random moments, saves
 # included: every checkpoint left behind is whole (the previous one or the
 # new one, never a torn file), a resume either goes on or refuses a pair

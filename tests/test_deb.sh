@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_deb.sh — the Debian package as a user gets it (cmake/package.cmake):
 #
 #   1. CPack makes ember_VERSION_ARCH.deb (and ember-mpi's, where MPI was

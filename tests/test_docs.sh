@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_docs.sh — every command in README.md and docs/*.md runs as
 # written, after the README's first command (scripts/train.sh), in the
 # order the pages give them.

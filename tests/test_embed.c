@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_embed.c — the library as a host program meets it: inference
  * from its own buffers, checkpoints in memory, data sets over its own

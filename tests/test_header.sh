@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_header.sh — include/ember.h as the compilers of its users see it:
 # C99 and C11 with -pedantic-errors compile it cleanly; C89 stops at one
 # #error that names the floor rather than at the first `bool`; a compiler

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_install.sh — ember installed, as a program that embeds it sees
 # it (docs/embedding.md):
 #

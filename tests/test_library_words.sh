@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_library_words.sh — the library speaks in its API's words, never
 # in the `ember` program's: no message string in core/, backends/, parallel/
 # or models/ cites a command-line option ("--data-dir") or a subcommand

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_models.c — model files and models: every mistake in a file
  * reported at its line and column, the built-in zoo building for 28x28 and

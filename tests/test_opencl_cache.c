@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_opencl_cache.c — the OpenCL backend's on-disk cache of
  * compiled kernels (backends/opencl/opencl-cache.c), in a fresh folder

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_parallel.sh — data-parallel training as a user of `ember train`
 # sees it (docs/parallel.md):
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_plot.sh — `ember plot`: the metrics of two real runs in one
 # file drawn as PNG and SVG, and the contract around it: exit statuses,
 # warnings that name the line. Then traces of simplecnn training on the CPU

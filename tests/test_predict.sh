@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_predict.sh — a trained model used with --load alone: `ember
 # eval` and `ember predict` read the model, data and classes from the
 # checkpoint, and predict classifies PNG files as eval scores them.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_profile.sh — `--profile` and `--trace` as a student uses them
 # (docs/how-it-works.md):
 #

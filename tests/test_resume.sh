@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_resume.sh — stopping and going on: a run interrupted or cut
 # short and then resumed ends with the same parameters, bit for bit, as one
 # that never stopped (Fashion-MNIST, simplecnn, the CPU with one thread).

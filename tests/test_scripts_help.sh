@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_scripts_help.sh — every script a person runs (scripts/, bench/,
 # cmake/, tests/fuzz/run.sh) answers --help: at once, with exit 0, its own
 # name and usage, and nothing else done: no file written where it ran, no

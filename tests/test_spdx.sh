@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_spdx.sh — every source file carries its licence line
 # (scripts/spdx.sh --check on the tree), and scripts/spdx.sh puts it where
 # it belongs: first, or after a #! line, in the file's own comment syntax,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_train_e2e.sh — the documents' models trained on real
 # Fashion-MNIST (Debian's dataset-fashion-mnist), to the accuracy they reach
 # in PyTorch and Keras, and the saved model evaluating to the same accuracy.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tests/torch_zoo.py — ember's built-in models written in PyTorch, as a PyTorch user would.
 
 Each class has the module attributes that give the state_dict the names

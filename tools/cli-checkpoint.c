@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli-checkpoint.c — what a checkpoint says about its run, merged
  * with what the command line says: `ember eval --load CK` and `ember

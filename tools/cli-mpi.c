@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli-mpi.c — `ember train` as one rank of many, under mpirun
  * (docs/parallel.md, "Many processes").

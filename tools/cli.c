@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cli.c — helpers for the subcommands (see cli.h). */
 #include <errno.h>
 #include <math.h>

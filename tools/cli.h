@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli.h — what the `ember` subcommands share: exit statuses, messages,
  * option values.

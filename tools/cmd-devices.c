@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cmd-devices.c — `ember devices`: what this machine offers ember, and why not more. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cmd-eval.c — `ember eval`: the test accuracy of a saved model. */
 #include <getopt.h>
 #include <stdio.h>

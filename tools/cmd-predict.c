@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-predict.c — `ember predict`: a trained model classifies images.
  *

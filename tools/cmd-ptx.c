@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cmd-ptx.c — `ember ptx`: the PTX a GPU gets for one kernel, and what it costs the GPU. */
 #include <getopt.h>
 #include <stdio.h>

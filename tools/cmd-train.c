@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-train.c — `ember train`: the documents' training loop.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tools/completion.bash — bash completion for ember (installed as
 # share/bash-completion/completions/ember; or `source tools/completion.bash`).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/ember.c — the `ember` program: subcommands over the library.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/trace-file.c — a trace that ember wrote, read back line by line
  * (tools/trace-file.h): the lines before `"traceEvents": [` open the

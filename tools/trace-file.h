@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/trace-file.h — a Chrome trace that `ember train --trace` (or eval)
  * wrote, read back for `ember plot`: its tracks, each a list of spans.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/train-state.c — `ember train`'s checkpoints: the run's settings as
  * metadata, the training state beside the model, and reading both back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/train-watch.c — training that is not learning, said while it runs
  * (tools/train.h).

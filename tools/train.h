@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/train.h — what `ember train` is asked to do, and the checkpoints
  * that let it stop and go on.

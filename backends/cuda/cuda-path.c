@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-path.c — which way the kernels reach a GPU, and why.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-ptx.c — `ember ptx`: the PTX a GPU gets, to read.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda.c — the CUDA backend's table: devices, memory,
  * launches. The primitives are the shared ones of backends/kernels/gpu.h;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-cache.c — compiled programs kept on disk, so that a
  * device compiles ember's kernels once rather than at every start; for

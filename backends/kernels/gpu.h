@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu.h — the host side of the shared kernels: how each
  * primitive of core/backend.h picks its kernel and its launch, written once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-auto.c — what "auto" remembers of OpenCL, so that
  * it never starts a driver it will pass over.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-program.c — the kernels' program for one device:
  * loaded from the on-disk cache when a sound entry is there, built from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-runtime.c — the OpenCL library, opened at run time,
  * and the devices it reports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl.c — the OpenCL backend's table: devices, memory,
  * launches. The primitives are in the files beside this one, the kernels

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda.h — the insides of the CUDA test double, a
  * libcuda.so.1 that runs ember's kernels on the CPU, so that CI drives the

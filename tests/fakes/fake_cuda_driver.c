@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_driver.c — the CUDA test double's driver API:
  * devices, primary contexts, memory, copies, streams and events (see

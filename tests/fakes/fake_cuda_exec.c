@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_exec.c — the CUDA test double's "GPU" (see
  * fake_cuda.h): launches checked as a driver checks them, queued per

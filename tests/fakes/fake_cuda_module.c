@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_module.c — the CUDA test double loading modules
  * (see fake_cuda.h): what ember gives cuModuleLoadDataEx is read as a

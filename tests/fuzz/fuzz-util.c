@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/fuzz/fuzz-util.c — the harnesses' shared context and scratch folder. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/make_seeds.c — the fuzzers' starting corpora, made from real
  * files: the first images of Debian's Fashion-MNIST as IDX (plain and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fuzz/run.sh — one bounded fuzzing run of a harness, as CI runs it:
 #
 #   run.sh FUZZER SEEDS REGRESSIONS SECONDS [LIBFUZZER-OPTIONS...]
