@@ -432,7 +432,11 @@ EMBER_API void ember_params_zero_grad(ember_params *params);
 
 /* Checkpoints as safetensors: little-endian F32 under the parameters' and
  * buffers' names, readable by Python's safetensors and PyTorch's
- * load_state_dict (which converts num_batches_tracked to int64). Saving
+ * load_state_dict (which converts num_batches_tracked to int64). Loading
+ * also takes what PyTorch saves: F16, BF16, F64, I64 and I32 tensors become
+ * float32, each value checked (integers within 2^24, doubles within
+ * float32's range, no NaN or infinity); a torch.save pickle is refused with
+ * the line of Python that rewrites it as safetensors. Saving
  * writes a temporary file, fsyncs it and renames it into place; loading
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
