@@ -620,6 +620,17 @@ EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int ch
  * ember_dataset_open checks them, in an array to free(). */
 EMBER_API float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
 
+/* NumPy's .npy files (docs/interop.md). Loading gives the array's values
+ * as floats in an array to free(), its shape in ndim and shape
+ * [EMBER_MAX_DIMS]; uint8, float16/32/64 and int32/64 (little-endian, C
+ * order) are read, and *bytes (may be NULL) says whether it was uint8
+ * (images, which ember scales to [0, 1]; the values here are 0 to 255).
+ * An integer past 2^24 or a float past float32's range is refused. Saving
+ * writes float32 as numpy.load reads it. */
+EMBER_API float *ember_npy_load(ember_ctx *ctx, const char *path, int *ndim, int64_t *shape, bool *bytes);
+EMBER_API ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *values, int ndim,
+                                      const int64_t *shape);
+
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
  * seed. The last batch of an epoch may be smaller. */
@@ -761,6 +772,32 @@ EMBER_API ember_status ember_model_save_memory(ember_model *model, const char *c
                                                size_t *size);
 EMBER_API ember_status ember_model_load_memory(ember_model *model, const void *data, size_t size);
 EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const void *data, size_t size);
+
+/* ONNX (docs/interop.md): the model as an ONNX file at opset 13, for ONNX
+ * Runtime, OpenCV's DNN module and the like: its layers as the operators
+ * PyTorch's exporter writes, the weights under their PyTorch names, input
+ * "input" (batch, sample shape...) and output "logits" (batch, classes)
+ * with the batch dynamic, and in metadata_props the model's name, file,
+ * input shape and class count, then `metadata`'s pairs (NULL-terminated:
+ * "ember.class_names", "ember.normalize", ...). Dropout is left out: the
+ * file is for inference. A network wrapped from C cannot be exported
+ * (EMBER_ERR_UNSUPPORTED). */
+EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path, const char *const *metadata);
+
+/* An ONNX model (opset 9 and up, as torch.onnx.export writes it) as an
+ * ember checkpoint in memory (a buffer to free()): the graph read back
+ * into a model file (its text in "ember.model_text"), its weights under
+ * the layers' names, and the file's metadata_props (class names, input
+ * scaling) carried over; then ember_model_from_checkpoint_memory,
+ * ember_checkpoint_open_memory and the rest take it. The operators and
+ * patterns read are those of ember's own layers (docs/interop.md); any
+ * other node is EMBER_ERR_UNSUPPORTED naming the node, its operator and
+ * what is supported. The file is checked as every loader checks its input
+ * (io/onnx-impl.h). ember_model_from_onnx does both steps. */
+EMBER_API ember_status ember_onnx_to_checkpoint(ember_ctx *ctx, const char *path, void **data, size_t *size);
+EMBER_API ember_status ember_onnx_to_checkpoint_memory(ember_ctx *ctx, const char *name, const void *onnx,
+                                                       size_t onnx_size, void **data, size_t *size);
+EMBER_API ember_model *ember_model_from_onnx(ember_ctx *ctx, const char *path);
 
 /* Inference from the caller's buffers: `in` holds n samples of the model's
  * sample shape, as floats laid out as a batch tensor would be
