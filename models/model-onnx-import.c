@@ -25,7 +25,7 @@
  *   Flatten, Reshape to          flatten (a Reshape's shape may be computed
  *   (batch, -1), Squeeze          by Shape, Gather, Unsqueeze, Concat: the
  *                                 constants are folded here)
- *   Dropout, Identity            nothing
+ *   Dropout, Identity, Pad of 0  nothing
  *   Add of two branches          a residual block
  *
  * Every node must be on that walk exactly once; anything else (an operator
@@ -90,7 +90,7 @@ struct importer {
 static const char supported[] =
     "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), Squeeze, "
-    "Dropout, Identity, Constant, and Add of two branches (residual blocks)";
+    "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
 
 static ember_status fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -326,6 +326,9 @@ static int fold(struct importer *im, const char *name, int64_t *out, int depth)
     if (!n || n->input_count < 1)
         return -1;
     take(im, n);
+    for (int i = 1; i < n->input_count; i++) /* axes and the like: folded with the node */
+        if (is_constant(im, n->inputs[i]))
+            constant(im, n->inputs[i]);
     int64_t a[FOLD_MAX], b[FOLD_MAX];
     const char *op = n->op_type;
     if (strcmp(op, "Shape") == 0) { /* only its first element, the batch, is known here */
@@ -630,6 +633,22 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         return fail_node(im, n, "an operator of domain %s; ember supports %s", n->domain, supported);
     take(im, n);
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
+        *x = n->inputs[0];
+        return EMBER_OK;
+    }
+    if (strcmp(op, "Pad") == 0) { /* PyTorch writes a Pad of zeros before AveragePool: nothing */
+        const struct onnx_attr *attr = onnx_attr_find(n, "pads");
+        const struct onnx_tensor *pads = n->input_count > 1 ? constant(im, n->inputs[1]) : NULL;
+        const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
+        int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
+        for (int64_t i = 0; p && i < count; i++)
+            if (p[i] != 0)
+                p = NULL;
+        if (!p)
+            return fail_node(im, n, "padding other than zeros of nothing; ember pads only inside conv2d");
+        for (int i = 2; i < n->input_count; i++) /* the constant value */
+            if (n->inputs[i][0])
+                constant(im, n->inputs[i]);
         *x = n->inputs[0];
         return EMBER_OK;
     }
@@ -1041,7 +1060,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     if (st == EMBER_OK)
         st = walk(&im, om->graph.outputs[0].name, im.input, &root);
     for (int i = 0; st == EMBER_OK && i < om->graph.node_count; i++)
-        if (!im.used[i])
+        if (!im.used[i] && strcmp(om->graph.nodes[i].op_type, "Constant") != 0) /* an unused constant does nothing */
             st = fail_node(&im, &om->graph.nodes[i], "it is not on the way from the input to the output (ember's "
                            "networks are chains of layers and residual blocks)");
     int rank = ndim;
