@@ -450,6 +450,17 @@ EMBER_API ember_status ember_params_save_memory(const ember_params *params, cons
                                                 size_t *size);
 EMBER_API ember_status ember_params_load_memory(ember_params *params, const void *data, size_t size);
 
+/* Starts a set from another's weights, for fine-tuning (`ember train
+ * --init`): every parameter and buffer is read from the checkpoint at
+ * `path` (or from `size` bytes at `data` when data is not NULL, `path`
+ * then naming it in messages) except those under a name in `skip`
+ * (NULL-terminated; "fc" leaves fc.weight and fc.bias as they are, for a
+ * new head). The rest must match by name and shape, or nothing changes and
+ * the error lists every difference; a name in `skip` that is no layer's is
+ * an error too. Dtypes convert as ember_params_load's do. */
+EMBER_API ember_status ember_params_init_from(ember_params *params, const char *path, const void *data, size_t size,
+                                              const char *const *skip);
+
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
  * "ember.model_text", "ember.input", "ember.classes", "ember.forwards",

@@ -1070,6 +1070,15 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     if (st == EMBER_OK && (!last || strcmp(last->type, "linear") != 0))
         st = fail_node(&im, last ? last->node : NULL, "the model must end with a linear layer giving the class "
                        "scores (logits); ember adds the softmax itself");
+    int classes = 0;
+    if (st == EMBER_OK) { /* the head gives as many outputs as the data has classes: another data set can take it */
+        struct imp_layer *head = &root.items[root.count - 1];
+        char rest[sizeof head->options];
+        classes = atoi(head->options);
+        snprintf(rest, sizeof rest, "%s", head->options + strcspn(head->options, " "));
+        if (snprintf(head->options, sizeof head->options, "classes%s", rest) >= (int)sizeof head->options)
+            st = fail_node(&im, head->node, "options too long");
+    }
     if (st == EMBER_OK && !unique_names(&root, &ns))
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", what);
     if (st == EMBER_OK) {
@@ -1081,9 +1090,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         if (t.failed)
             st = ember_set_error(ctx, EMBER_ERR_NOMEM, "%s: the model file would be over 1 MiB", what);
     }
-    int classes = 0;
     if (st == EMBER_OK) {
-        classes = atoi(last->options);
         if (!(model = ember_model_parse(ctx, what, t.s, ndim, shape, classes, 0)))
             st = ember_last_status(ctx);
     }

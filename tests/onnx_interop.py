@@ -20,10 +20,14 @@ PyTorch -> ONNX -> ember: the PyTorch twins of the zoo (tests/torch_zoo.py)
     1e-4. An operator ember lacks exits 3 naming the node and the operator.
 PyTorch's state_dict: ResNet-8's, saved by safetensors.torch (its
     num_batches_tracked int64), loads into `ember eval --model resnet8`.
+Fine-tuning: a SimpleCNN trained a little in PyTorch and exported to ONNX
+    is trained on by `ember train --init`: its test accuracy rises;
+    --init-skip fc leaves the head fresh; another model's mismatch is named.
 
 Needs torch, onnx, onnxruntime and safetensors; exits 77 (CTest's
 "skipped") without them. About 40 s on two cores.
 """
+import json
 import os
 import subprocess
 import sys
@@ -217,6 +221,50 @@ def state_dict_loads(ember, tmp, data_dir):
     check(done.returncode == 0 and "test_acc" in done.stdout, f"a PyTorch state_dict did not load: {done.stderr!r}")
 
 
+def finetune(ember, tmp, data_dir):
+    """A model trained in PyTorch, exported to ONNX, fine-tunes in ember."""
+    dims, pixels = read_idx(os.path.join(data_dir, "train-images-idx3-ubyte.gz"))
+    _, labels = read_idx(os.path.join(data_dir, "train-labels-idx1-ubyte.gz"))
+    x = torch.from_numpy(np.frombuffer(pixels, dtype=np.uint8).reshape(-1, 1, 28, 28) / 255.0).float()
+    y = torch.from_numpy(np.frombuffer(labels, dtype=np.uint8).astype(np.int64))
+    torch.manual_seed(0)
+    net = ZOO["simplecnn"]()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    for step in range(10):  # a little training elsewhere: far from done
+        opt.zero_grad()
+        F.cross_entropy(net(x[step * 64:(step + 1) * 64]), y[step * 64:(step + 1) * 64]).backward()
+        opt.step()
+    path = os.path.join(tmp, "elsewhere.onnx")
+    torch.onnx.export(net.eval(), x[:1], path, input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13)
+
+    def accuracy(load):
+        done = run(ember, "eval", "--load", load, "--data-dir", data_dir, "--device", "cpu", "--json")
+        return json.loads(done.stdout)["test_acc"] if done.returncode == 0 else -1.0
+
+    before = accuracy(path)
+    tuned = os.path.join(tmp, "tuned.safetensors")
+    run(ember, "train", "--init", path, "--data-dir", data_dir, "--epochs", 2, "--no-eval", "--quiet", "--device",
+        "cpu", "--save", tuned)
+    after = accuracy(tuned)
+    check(before >= 0 and after > before + 0.05, f"fine-tuning did not raise the accuracy: {before} -> {after}")
+    print(f"onnx_interop: a PyTorch model fine-tuned in ember: test accuracy {before:.3f} -> {after:.3f}")
+
+    # --init-skip: the head starts fresh, the rest is the file's
+    fresh = os.path.join(tmp, "fresh-head.safetensors")
+    run(ember, "train", "--init", path, "--init-skip", "fc", "--data-dir", data_dir, "--steps", 1, "--lr", 0,
+        "--no-eval", "--quiet", "--device", "cpu", "--save", fresh)
+    from safetensors.numpy import load_file
+    got, theirs = load_file(fresh), {k: v.detach().numpy() for k, v in net.state_dict().items()}
+    check(np.array_equal(got["conv1.weight"], theirs["conv1.weight"]), "--init did not take conv1 from the file")
+    check(not np.allclose(got["fc.weight"], theirs["fc.weight"]), "--init-skip fc still took fc from the file")
+    # another network: every difference named, exit 2
+    done = run(ember, "train", "--init", path, "--model", "mlp", "--data-dir", data_dir, "--steps", 1, "--quiet",
+               "--device", "cpu", expect=2)
+    check("does not fit" in done.stderr and "missing fc1.weight (256, 784)" in done.stderr and
+          "unexpected conv1.weight" in done.stderr, f"a mismatch was not listed: {done.stderr.strip()!r}")
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -234,6 +282,7 @@ def main():
         ember_to_onnx(ember, tmp, data_dir, x)
         torch_to_ember(ember, tmp, x)
         state_dict_loads(ember, tmp, data_dir)
+        finetune(ember, tmp, data_dir)
     if failures:
         print(f"onnx_interop: {failures} check(s) failed", file=sys.stderr)
         return 1
