@@ -631,6 +631,8 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     struct imp_layer *l;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
         return fail_node(im, n, "an operator of domain %s; ember supports %s", n->domain, supported);
+    if (n->input_count < 1 || !n->inputs[0][0])
+        return fail_node(im, n, "it has no input to compute from");
     take(im, n);
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
         *x = n->inputs[0];
