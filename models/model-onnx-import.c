@@ -1013,6 +1013,10 @@ static ember_status index_values(struct importer *im)
     im->used = calloc((size_t)g->node_count + 1, sizeof *im->used);
     if (!im->values || !im->used)
         return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+    /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
+    for (int i = 0; i < g->node_count; i++)
+        if (g->nodes[i].input_count < 1 && strcmp(g->nodes[i].op_type, "Constant") != 0)
+            return fail_node(im, &g->nodes[i], "it has no input; ember supports %s", supported);
     for (int i = 0; i < g->input_count; i++)
         im->values[im->value_count++] = (struct value_ref){g->inputs[i].name, -1, NULL};
     for (int i = 0; i < g->initializer_count; i++)
