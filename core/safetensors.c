@@ -701,9 +701,10 @@ static ember_status read_failed(ember_ctx *ctx, FILE *f, const char *path)
 
 /* What torch.save writes: a zip archive ("PK\3\4", PyTorch 1.6 on) or a
  * bare pickle (opcode PROTO 0x80, then protocol 2 to 5). A safetensors
- * file starts with its header's length: read from a zip's signature it is
- * 67 MB or more, from a pickle's (when the length is impossible anyway) past
- * the file's end; a real header that starts so is left to be read. */
+ * file starts with its header's length instead: read from a zip's
+ * signature that is at least 67 MB of JSON, which no checkpoint has; a
+ * pickle's is taken for one only when the length is impossible anyway, so
+ * a real header of 640 bytes (0x80 0x02) is still read. */
 static bool is_torch_pickle(const unsigned char *b, uint64_t claimed, uint64_t size)
 {
     bool absurd = claimed == 0 || claimed > size - 8 || claimed > EMBER_SAFETENSORS_MAX_HEADER;
