@@ -122,10 +122,13 @@ static struct onnx_node *add_node(struct exporter *ex, const char *op, const cha
     int same = 0;
     for (int i = 0; i < g->node_count; i++)
         same += strncmp(g->nodes[i].name, name, strlen(name)) == 0;
-    if (same)
-        snprintf(name + strlen(name), sizeof name - strlen(name), "_%d", same);
-    char output[sizeof name + 8];
-    snprintf(output, sizeof output, "%s_output_0", name);
+    size_t used = strlen(name);
+    if (same && snprintf(name + used, sizeof name - used, "_%d", same) >= (int)(sizeof name - used)) {
+        ember_set_error(ex->ctx, EMBER_ERR_ARG, "exporting to ONNX: the node name %s is too long", name);
+        ex->nomem = true; /* stops the export; the error above is the one reported */
+    }
+    char output[sizeof name + 16];
+    snprintf(output, sizeof output, "%.*s_output_0", (int)(sizeof output - 16), name); /* room for the suffix */
     n->name = dup_or_fail(ex, name);
     n->op_type = dup_or_fail(ex, op);
     n->domain = dup_or_fail(ex, "");
