@@ -3,7 +3,9 @@
  *
  * A checkpoint holds each parameter under its name ("conv1.weight") as an
  * F32 tensor of its shape, which is what PyTorch's state_dict holds, so
- * load_state_dict(strict=True) takes the file as it is. Either way all the
+ * load_state_dict(strict=True) takes the file as it is. The other way, a
+ * state_dict PyTorch saved loads too: its I64 num_batches_tracked, and
+ * F16, BF16 or F64 tensors, become float32 with every value checked. Either way all the
  * values cross between host and device once: save reads the flat tensor and
  * points each entry into that copy; load checks the whole file against the
  * set first, then fills a host copy of the flat tensor (padding zero) and
@@ -147,14 +149,16 @@ static bool same_shape(const struct ember_tensor *t, const struct ember_safetens
     return true;
 }
 
-/* Every tensor of the file is F32: anything else is a file ember does not
- * write, so a format error rather than a mismatch. */
+/* Every tensor of the file is one ember reads as float32: F32, or what
+ * PyTorch's own state_dicts hold (I64 num_batches_tracked, F16, BF16, F64),
+ * converted on loading with each value checked. Anything else (U8, BOOL,
+ * 8-bit floats) is a format error rather than a mismatch. */
 static ember_status check_dtypes(ember_ctx *ctx, const char *path, const struct ember_safetensors *st)
 {
     for (int i = 0; i < st->count; i++)
-        if (strcmp(st->entries[i].dtype, "F32") != 0)
+        if (!ember_safetensors_convertible(st->entries[i].dtype))
             return ember_fail(ctx, EMBER_ERR_FORMAT,
-                              "%s: tensor \"%.200s\" is %s; ember checkpoints hold F32 only "
+                              "%s: tensor \"%.200s\" is %s; ember loads F32, F16, BF16, F64, I64 and I32 "
                               "(convert it to float32 before saving)",
                               path, st->entries[i].name, st->entries[i].dtype);
     return EMBER_OK;
@@ -212,7 +216,7 @@ static ember_status params_load_from(ember_params *p, struct ember_safetensors s
     if ((status = banks_alloc(ctx, p, &host)) != EMBER_OK)
         goto close;
     for (int i = 0; i < p->count && status == EMBER_OK; i++)
-        status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
+        status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
                                             host_values(p, &host, i));
     if (status == EMBER_OK && p->flat)
         status = ember_tensor_write(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);

@@ -131,6 +131,15 @@ const char *ember_safetensors_shape_str(const struct ember_safetensors_entry *e,
 ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safetensors *st,
                                         const struct ember_safetensors_entry *e, float *values);
 
+/* Whether ember reads entries of `dtype` as float32 (F32, F16, BF16, F64,
+ * I64, I32: what PyTorch's state_dicts hold), and reads one so
+ * (core/safetensors-convert.c): (end - begin) / width floats into `values`.
+ * A value float32 cannot hold (an integer past 2^24, a double past its
+ * range, NaN, an infinity) is EMBER_ERR_FORMAT naming the tensor and index. */
+bool ember_safetensors_convertible(const char *dtype);
+ember_status ember_safetensors_read_as_f32(ember_ctx *ctx, const struct ember_safetensors *st,
+                                           const struct ember_safetensors_entry *e, float *values);
+
 /* One tensor to write: F32 values in host memory, in the host's byte order. */
 struct ember_safetensors_tensor {
     const char *name;      /* UTF-8, unique, not "__metadata__" */

@@ -432,7 +432,11 @@ EMBER_API void ember_params_zero_grad(ember_params *params);
 
 /* Checkpoints as safetensors: little-endian F32 under the parameters' and
  * buffers' names, readable by Python's safetensors and PyTorch's
- * load_state_dict (which converts num_batches_tracked to int64). Saving
+ * load_state_dict (which converts num_batches_tracked to int64). Loading
+ * also takes what PyTorch saves: F16, BF16, F64, I64 and I32 tensors become
+ * float32, each value checked (integers within 2^24, doubles within
+ * float32's range, no NaN or infinity); a torch.save pickle is refused with
+ * the line of Python that rewrites it as safetensors. Saving
  * writes a temporary file, fsyncs it and renames it into place; loading
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
@@ -445,6 +449,17 @@ EMBER_API ember_status ember_params_load(ember_params *params, const char *path)
 EMBER_API ember_status ember_params_save_memory(const ember_params *params, const char *const *metadata, void **data,
                                                 size_t *size);
 EMBER_API ember_status ember_params_load_memory(ember_params *params, const void *data, size_t size);
+
+/* Starts a set from another's weights, for fine-tuning (`ember train
+ * --init`): every parameter and buffer is read from the checkpoint at
+ * `path` (or from `size` bytes at `data` when data is not NULL, `path`
+ * then naming it in messages) except those under a name in `skip`
+ * (NULL-terminated; "fc" leaves fc.weight and fc.bias as they are, for a
+ * new head). The rest must match by name and shape, or nothing changes and
+ * the error lists every difference; a name in `skip` that is no layer's is
+ * an error too. Dtypes convert as ember_params_load's do. */
+EMBER_API ember_status ember_params_init_from(ember_params *params, const char *path, const void *data, size_t size,
+                                              const char *const *skip);
 
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
@@ -616,6 +631,17 @@ EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int ch
  * ember_dataset_open checks them, in an array to free(). */
 EMBER_API float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
 
+/* NumPy's .npy files (docs/interop.md). Loading gives the array's values
+ * as floats in an array to free(), its shape in ndim and shape
+ * [EMBER_MAX_DIMS]; uint8, float16/32/64 and int32/64 (little-endian, C
+ * order) are read, and *bytes (may be NULL) says whether it was uint8
+ * (images, which ember scales to [0, 1]; the values here are 0 to 255).
+ * An integer past 2^24 or a float past float32's range is refused. Saving
+ * writes float32 as numpy.load reads it. */
+EMBER_API float *ember_npy_load(ember_ctx *ctx, const char *path, int *ndim, int64_t *shape, bool *bytes);
+EMBER_API ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *values, int ndim,
+                                      const int64_t *shape);
+
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
  * seed. The last batch of an epoch may be smaller. */
@@ -757,6 +783,32 @@ EMBER_API ember_status ember_model_save_memory(ember_model *model, const char *c
                                                size_t *size);
 EMBER_API ember_status ember_model_load_memory(ember_model *model, const void *data, size_t size);
 EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const void *data, size_t size);
+
+/* ONNX (docs/interop.md): the model as an ONNX file at opset 13, for ONNX
+ * Runtime, OpenCV's DNN module and the like: its layers as the operators
+ * PyTorch's exporter writes, the weights under their PyTorch names, input
+ * "input" (batch, sample shape...) and output "logits" (batch, classes)
+ * with the batch dynamic, and in metadata_props the model's name, file,
+ * input shape and class count, then `metadata`'s pairs (NULL-terminated:
+ * "ember.class_names", "ember.normalize", ...). Dropout is left out: the
+ * file is for inference. A network wrapped from C cannot be exported
+ * (EMBER_ERR_UNSUPPORTED). */
+EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path, const char *const *metadata);
+
+/* An ONNX model (opset 9 and up, as torch.onnx.export writes it) as an
+ * ember checkpoint in memory (a buffer to free()): the graph read back
+ * into a model file (its text in "ember.model_text"), its weights under
+ * the layers' names, and the file's metadata_props (class names, input
+ * scaling) carried over; then ember_model_from_checkpoint_memory,
+ * ember_checkpoint_open_memory and the rest take it. The operators and
+ * patterns read are those of ember's own layers (docs/interop.md); any
+ * other node is EMBER_ERR_UNSUPPORTED naming the node, its operator and
+ * what is supported. The file is checked as every loader checks its input
+ * (io/onnx-impl.h). ember_model_from_onnx does both steps. */
+EMBER_API ember_status ember_onnx_to_checkpoint(ember_ctx *ctx, const char *path, void **data, size_t *size);
+EMBER_API ember_status ember_onnx_to_checkpoint_memory(ember_ctx *ctx, const char *name, const void *onnx,
+                                                       size_t onnx_size, void **data, size_t *size);
+EMBER_API ember_model *ember_model_from_onnx(ember_ctx *ctx, const char *path);
 
 /* Inference from the caller's buffers: `in` holds n samples of the model's
  * sample shape, as floats laid out as a batch tensor would be

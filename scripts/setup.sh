@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh            packages to build and train, then the build in build/
 #   scripts/setup.sh --tests    also what the test suite needs (PoCL for OpenCL,
-#                               Python's safetensors for the checkpoint interop test)
+#                               Python's safetensors, onnx and onnxruntime for the
+#                               interop tests, ONNX's own operator test cases)
 #
 # Safe to run again: it installs only what is missing and rebuilds what changed.
 set -eu
@@ -20,9 +21,10 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # (libclang-rt) builds the fuzz harnesses; the Khronos headers check our own
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them; Open MPI trains across processes
-# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill
+# (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill;
+# libonnx-testdata holds ONNX's own test case for each operator (docs/interop.md)
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps libonnx-testdata"
 
 missing=""
 for p in $packages; do
@@ -36,16 +38,21 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
 
-# a Python environment in the build tree for the checkpoint interop test:
-# safetensors from PyPI (Debian has none) on top of Debian's NumPy and PyTorch
+# a Python environment in the build tree for the interop tests, on top of
+# Debian's NumPy and PyTorch (whose torch.onnx.export writes the ONNX files
+# ember reads): from PyPI, safetensors (Debian has none), and onnx (its
+# checker) and onnxruntime (the reference runtime) at versions that work
+# with Debian's NumPy 1.24. An environment from before onnx gets it added.
 if [ $want_tests = yes ] && [ ! -x build/pyenv/bin/python ]; then
     mkdir -p build
-    if /usr/bin/python3 -m venv --system-site-packages build/pyenv &&
-        build/pyenv/bin/python -m pip install -q safetensors; then
-        echo "setup: build/pyenv has safetensors"
+    /usr/bin/python3 -m venv --system-site-packages build/pyenv || rm -rf build/pyenv
+fi
+if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
+    ! build/pyenv/bin/python -c "import safetensors, onnx, onnxruntime" 2>/dev/null; then
+    if build/pyenv/bin/python -m pip install -q safetensors onnx==1.23.2 onnxruntime==1.32.0 "numpy<2"; then
+        echo "setup: build/pyenv has safetensors, onnx and onnxruntime"
     else
-        echo "setup: could not install Python's safetensors (no PyPI?); the interop test will say skipped"
-        rm -rf build/pyenv
+        echo "setup: could not install Python's safetensors, onnx or onnxruntime (no PyPI?); the interop tests will say skipped"
     fi
 fi
 

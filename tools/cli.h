@@ -79,6 +79,13 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
  * free, in an array to free; NULL when out of memory. */
 char **cli_class_names(const ember_checkpoint *ck, int classes);
 
+/* Opens what --load names: a checkpoint, or an ONNX model imported into a
+ * checkpoint in memory (*data, *size, to free(); NULL for a file). Returns
+ * an exit status after saying what is wrong (3 for an ONNX file ember
+ * cannot read). cli_load_model then builds and loads its model. */
+int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size);
+ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size);
+
 /* writes s as a JSON string, quotes and escapes included; NULL as null */
 void cli_json_string(FILE *f, const char *s);
 /* writes v with that many decimals, or null for a NaN or an infinity, which
@@ -103,6 +110,8 @@ int cmd_ptx(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 /* `ember plot` of a trace (cmd-plot-trace.c): the window from, to in ms, NULL when not given */
 int cmd_plot_trace(const char *path, const char *output, bool png, int width, int height, const double *from,
                    const double *to);

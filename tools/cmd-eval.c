@@ -14,7 +14,7 @@ static const char usage[] =
     "The checkpoint says which model and data it was trained with; the options below\n"
     "are for checkpoints that do not, and must agree with those that do.\n"
     "\n"
-    "  --load FILE         the safetensors checkpoint (required)\n"
+    "  --load FILE         the safetensors checkpoint (required), or an ONNX model\n"
     "  --model NAME|FILE   the model it was trained as\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
     "  --data-dir DIR      where the data set's files are\n"
@@ -150,6 +150,8 @@ int cmd_eval(int argc, char **argv)
 
     int rc = EXIT_OK;
     ember_checkpoint *ck = NULL;
+    void *onnx = NULL; /* an ONNX model imported into a checkpoint in memory */
+    size_t onnx_size = 0;
     ember_dataset *test = NULL;
     ember_model *model = NULL;
     double acc = 0.0, loss = 0.0;
@@ -159,13 +161,13 @@ int cmd_eval(int argc, char **argv)
         return EXIT_FAILURE_OTHER;
     if ((rc = cli_open_device(ctx, device, fallback)) != EXIT_OK)
         ;
-    else if (!(ck = ember_checkpoint_open(ctx, load)))
-        rc = cli_fail(ctx, "cannot read the checkpoint");
+    else if ((rc = cli_open_checkpoint(ctx, load, &ck, &onnx, &onnx_size)) != EXIT_OK)
+        ;
     else if ((rc = cli_settings_from_checkpoint(ctx, ck, load, &set)) != EXIT_OK)
         ;
     else if (!(test = ember_dataset_open(ctx, &set.data, EMBER_TEST)))
         rc = cli_fail(ctx, "cannot load the data");
-    else if (set.from_checkpoint ? !(model = ember_model_from_checkpoint(ctx, load))
+    else if (set.from_checkpoint ? !(model = cli_load_model(ctx, load, onnx, onnx_size))
                                  : (!(model = ember_model_new(ctx, set.model, test, 0)) ||
                                     ember_model_load(model, load) != EMBER_OK)) {
         rc = cli_fail(ctx, "cannot load the model");
@@ -199,6 +201,7 @@ int cmd_eval(int argc, char **argv)
     ember_model_free(model);
     ember_dataset_free(test);
     ember_checkpoint_close(ck);
+    free(onnx);
     ember_ctx_free(ctx);
     return rc;
 }

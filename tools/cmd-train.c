@@ -60,6 +60,9 @@ static const char usage[] =
     "                      FILE.state.safetensors (the optimizer's state, for --resume) and\n"
     "                      FILE.best.safetensors (the epoch of the best test accuracy)\n"
     "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
+    "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
+    "                      model, unless --model is given), with a fresh optimizer and schedule\n"
+    "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
     "                      place in the data; --epochs counts from the run's start\n"
     "  --metrics FILE      append one JSON object per epoch (and per --log-every steps), each\n"
@@ -79,7 +82,7 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -133,6 +136,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
         {"min-lr", required_argument, NULL, OPT_MIN_LR},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
+        {"init", required_argument, NULL, OPT_INIT}, {"init-skip", required_argument, NULL, OPT_INIT_SKIP},
         {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
         {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
@@ -155,7 +159,9 @@ static int parse_options(int argc, char **argv, struct train_options *o)
             train_mark_given(o, longopts[index].name);
         index = 0;
         switch (c) {
-        case 'm': o->model = optarg; break;
+        case 'm': o->model = optarg, o->model_given = true; break;
+        case OPT_INIT: o->init = optarg; break;
+        case OPT_INIT_SKIP: o->init_skip = optarg; break;
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
         case 'S': ok = o->shape_given = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
@@ -213,6 +219,14 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     }
     if (ok && o->early_stop && !o->eval) {
         cli_error("--early-stop watches the test accuracy, which --no-eval turns off");
+        ok = false;
+    }
+    if (ok && o->init && o->resume) {
+        cli_error("--init starts a new run from weights; --resume goes on with a run: give one of them");
+        ok = false;
+    }
+    if (ok && o->init_skip && !o->init) {
+        cli_error("--init-skip names layers --init leaves out: give --init FILE");
         ok = false;
     }
     if (ok && o->save_every && !o->save && !o->resume) {
@@ -482,7 +496,9 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
-    if (!(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
+    if (o.init && !(model = train_init_model(ctx, &o, train, &rc)))
+        goto done;
+    if (!model && !(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
         rc = cli_fail(ctx, o.resume ? "cannot load the model to resume" : "cannot build the model");
         goto done;
     }

@@ -35,6 +35,8 @@ struct train_options {
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
     bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
+    const char *init, *init_skip; /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
+    bool model_given;
     uint32_t given; /* bit i: train_settings[i] was on the command line */
     char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;
@@ -66,6 +68,11 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
 /* Writes the model alone to FILE's ".best" sibling. */
 int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
                     const struct train_position *pos);
+
+/* --init: the model FILE holds (built for this data's shape and classes)
+ * unless --model is given or FILE holds no model file, with FILE's weights
+ * but for --init-skip's layers. NULL after saying what is wrong (*rc). */
+ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train, int *rc);
 
 /* --resume: the settings from o->resume's metadata where not given, and a
  * clear error (exit 3) where given and different; returns an exit status. */

@@ -7,7 +7,7 @@
  * files given on the command line.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
- * writes OUT/<harness>/<seed> for idx, cifar, safetensors, png, jpeg, bmp,
+ * writes OUT/<harness>/<seed> for idx, cifar, safetensors, onnx, png, jpeg, bmp,
  * trace and model_file.
  */
 #include <stdio.h>
@@ -197,6 +197,23 @@ static void safetensors_seeds(void)
         exit(1);
     put("safetensors", "model.safetensors", data, size);
     free(data);
+    /* the same model and a small residual network as ONNX files, for the onnx harness */
+    char onnx_dir[1100], onnx_path[1200];
+    snprintf(onnx_dir, sizeof onnx_dir, "%s/onnx", out);
+    mkdir(onnx_dir, 0755);
+    snprintf(onnx_path, sizeof onnx_path, "%s/features.onnx", onnx_dir);
+    const int64_t image[3] = {1, 6, 6};
+    ember_model *res = ember_model_parse(ctx, "fuzz-res",
+                                         "c: conv2d 4 kernel=3 padding=1 bias=false\nb: batch_norm2d\ngelu\n"
+                                         "r: residual\n  c: conv2d 4 kernel=3 padding=1\n  leaky_relu\nend\n"
+                                         "avg_pool2d 2 stride=1\nsigmoid\nmax_pool2d 2\nglobal_avg_pool2d\n"
+                                         "fc: linear classes\n", 3, image, 3, 1);
+    if (!res || ember_model_export_onnx(m, onnx_path, meta) != EMBER_OK)
+        exit(1);
+    snprintf(onnx_path, sizeof onnx_path, "%s/residual.onnx", onnx_dir);
+    if (ember_model_export_onnx(res, onnx_path, meta) != EMBER_OK)
+        exit(1);
+    ember_model_free(res);
 
     /* two training steps of it, traced, for `ember plot`'s trace reader */
     char trace_dir[1100], trace_path[1200];
