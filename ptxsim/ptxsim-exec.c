@@ -31,10 +31,16 @@
 
 /* for every lane l of `mask`, lowest first */
 #define FOR_LANES(l, mask) for (uint32_t rest_ = (mask), l = 0; rest_ && ((l = (uint32_t)__builtin_ctz(rest_)), 1); rest_ &= rest_ - 1)
-/* d[l] = expr for every lane of mask */
+/* d[l] = expr for every lane of mask; a whole warp as a plain loop, which
+ * the compiler vectorises */
 #define LANEWISE(expr)                                                                                       \
     do {                                                                                                     \
-        FOR_LANES(l, mask) d[l] = (expr);                                                                    \
+        if (mask == ~0u) {                                                                                   \
+            for (uint32_t l = 0; l < PTXSIM_LANES; l++)                                                      \
+                d[l] = (expr);                                                                               \
+        } else {                                                                                             \
+            FOR_LANES(l, mask) d[l] = (expr);                                                                \
+        }                                                                                                    \
     } while (0)
 
 static const uint64_t *operand(const struct run *r, const struct warp *w, int32_t o)
@@ -181,6 +187,16 @@ static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
                        const uint64_t *c, uint32_t mask)
 {
     bool ftz = in->mods & MOD_FTZ;
+    if (!ftz && !(in->mods & MOD_SAT) && in->rnd <= RND_RN) { /* the common cases, one loop each */
+        switch ((enum ptx_op)in->op) {
+        case OP_ADD: LANEWISE(ptx_bits32(ptx_f32(a[l]) + ptx_f32(b[l]))); return;
+        case OP_SUB: LANEWISE(ptx_bits32(ptx_f32(a[l]) - ptx_f32(b[l]))); return;
+        case OP_MUL: LANEWISE(ptx_bits32(ptx_f32(a[l]) * ptx_f32(b[l]))); return;
+        case OP_MAD:
+        case OP_FMA: LANEWISE(ptx_bits32(fmaf(ptx_f32(a[l]), ptx_f32(b[l]), ptx_f32(c[l])))); return;
+        default: break;
+        }
+    }
     int mode = round_begin((enum ptx_round)in->rnd);
     FOR_LANES(l, mask) {
         float x = ptx_f32(a[l]), y = b ? ptx_f32(b[l]) : 0.0f, z = c ? ptx_f32(c[l]) : 0.0f, v = 0.0f;
@@ -395,14 +411,29 @@ static void convert(const struct run *r, struct warp *w, const struct ptx_ins *i
 
 /* the value of `bytes` loaded into a register: extended by the type's sign
  * to at least 32 bits */
-static uint64_t loaded(const unsigned char *p, enum ptx_type t)
+static inline uint64_t loaded(const unsigned char *p, enum ptx_type t, unsigned bytes)
 {
+    if (bytes == 4) { /* nearly every load ember's kernels make */
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
     uint64_t v = 0;
-    unsigned bytes = ptx_type_bytes(t);
     memcpy(&v, p, bytes);
     if (bytes < 4 && ptx_type_signed(t))
         v = (uint64_t)sext(v, bytes) & 0xffffffffu;
     return v;
+}
+
+/* a register's low `bytes` into memory */
+static inline void stored(unsigned char *p, uint64_t v, unsigned bytes)
+{
+    if (bytes == 4) {
+        uint32_t low = (uint32_t)v;
+        memcpy(p, &low, 4);
+    } else {
+        memcpy(p, &v, bytes);
+    }
 }
 
 /* sectors and lines a global access of the active lanes touches, for the report */
@@ -431,7 +462,7 @@ static void record_global(struct run *r, const struct ptx_ins *in, const uint64_
     struct ptxsim_ins_stats *is = &s->ins[in - r->k->code];
     is->sectors += (uint64_t)ns;
     is->lines += (uint64_t)nl;
-    s->global_bytes += (uint64_t)__builtin_popcount(mask) * bytes;
+    s->global_bytes += (uint64_t)ptx_popcount(mask) * bytes;
 }
 
 /* the passes the 32 banks need for one shared access: the most distinct
@@ -472,7 +503,7 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
             (in->offset < 0 || (size_t)in->offset + bytes > r->k->module->variables[in->target].size))
             return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, __builtin_ctz(mask), in, "a read past the constant %s",
                             r->k->module->variables[in->target].name);
-        uint64_t value = loaded(base + in->offset, t);
+        uint64_t value = loaded(base + in->offset, t, bytes);
         LANEWISE(value);
         w->written[in->dst[0]] |= mask;
         return true;
@@ -486,9 +517,9 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
                 return false;
             unsigned char *p = (unsigned char *)(uintptr_t)addresses[l];
             if (store)
-                memcpy(p, &v[l], bytes);
+                stored(p, v[l], bytes);
             else
-                d[l] = loaded(p, t);
+                d[l] = loaded(p, t, bytes);
         }
         if (r->launch->stats)
             record_global(r, in, addresses, mask, bytes);
@@ -498,9 +529,9 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
                 return false;
             unsigned char *p = r->shared + addresses[l];
             if (store)
-                memcpy(p, &v[l], bytes);
+                stored(p, v[l], bytes);
             else
-                d[l] = loaded(p, t);
+                d[l] = loaded(p, t, bytes);
         }
         if (r->launch->stats)
             record_shared(r, in, addresses, mask);

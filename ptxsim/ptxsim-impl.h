@@ -266,8 +266,23 @@ static inline uint64_t ptx_bits64(double d)
 
 /* ".u32" or "u32" to its type; T_NONE for anything else */
 enum ptx_type ptx_type_from_name(const char *name);
-/* bytes of a type */
-unsigned ptx_type_bytes(enum ptx_type t);
+/* bytes of a type (a predicate: 1) */
+static inline unsigned ptx_type_bytes(enum ptx_type t)
+{
+    static const unsigned char bytes[] = {[T_PRED] = 1, [T_B8] = 1,  [T_B16] = 2, [T_B32] = 4, [T_B64] = 8,
+                                          [T_U8] = 1,   [T_U16] = 2, [T_U32] = 4, [T_U64] = 8, [T_S8] = 1,
+                                          [T_S16] = 2,  [T_S32] = 4, [T_S64] = 8, [T_F16] = 2, [T_F32] = 4,
+                                          [T_F64] = 8};
+    return (unsigned)t < sizeof bytes ? bytes[t] : 0;
+}
+
+/* set bits: the host may lack a popcount instruction, and this is on the hot path */
+static inline int ptx_popcount(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (int)((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
+}
 bool ptx_type_float(enum ptx_type t);
 bool ptx_type_signed(enum ptx_type t);
 const char *ptx_type_name(enum ptx_type t);

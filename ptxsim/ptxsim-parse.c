@@ -195,14 +195,6 @@ enum ptx_type ptx_type_from_name(const char *name)
     return T_NONE;
 }
 
-unsigned ptx_type_bytes(enum ptx_type t)
-{
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (types[i].type == t)
-            return types[i].bytes;
-    return 0;
-}
-
 const char *ptx_type_name(enum ptx_type t)
 {
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)

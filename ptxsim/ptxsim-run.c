@@ -159,7 +159,7 @@ static bool warp_run(struct run *r, struct warp *w)
         if (stats) {
             struct ptxsim_ins_stats *s = &stats->ins[g->pc];
             s->issued++;
-            s->threads += (uint64_t)__builtin_popcount(lanes);
+            s->threads += (uint64_t)ptx_popcount(lanes);
         }
         if (++r->issued_since_clock >= (1u << 16)) {
             r->issued_since_clock = 0;
@@ -235,13 +235,13 @@ static bool barrier_release(struct run *r, bool *done)
                 first_waiting = w;
                 waiting_lane = __builtin_ctz(lg->lanes);
             }
-            waiting += __builtin_popcount(lg->lanes);
+            waiting += ptx_popcount(lg->lanes);
         }
         if (w->exited && !first_exited) {
             first_exited = w;
             exited_lane = __builtin_ctz(w->exited);
         }
-        exited += __builtin_popcount(w->exited);
+        exited += ptx_popcount(w->exited);
     }
     *done = waiting == 0;
     if (*done)

@@ -18,6 +18,10 @@
  *                                watchdog), as a faulty kernel or a GPU would
  *   EMBER_FAKE_CUDA_WATCHDOG_MS  a display GPU's watchdog: a launch running longer
  *                                fails with CUDA_ERROR_LAUNCH_TIMEOUT (702)
+ *   EMBER_FAKE_CUDA_KERNEL_MS    every kernel holds its completion back this long (the
+ *                                worker sleeps before the next command), as a slow GPU would
+ *   EMBER_FAKE_CUDA_EVENTS       "fail": cuEventRecord fails (CUDA_ERROR_NOT_SUPPORTED), so
+ *                                the backend cannot time kernels with events
  *   EMBER_FAKE_CUDA_EXEC         "host" (default) or "ptx": how kernels run (fake_cuda.h)
  *   EMBER_FAKE_CUDA_SEED         in PTX mode, a seed that shuffles the order of each
  *                                block's warps between barriers (0, the default: in order)
@@ -609,6 +613,9 @@ CUresult cuEventRecord(CUevent e, CUstream stream)
     struct fake_ctx *c = working_ctx(&r);
     if (!c)
         return r;
+    const char *events = getenv("EMBER_FAKE_CUDA_EVENTS");
+    if (events && strcmp(events, "fail") == 0)
+        return FAKE_NOT_SUPPORTED;
     if (!e || e->ctx != c)
         return FAKE_INVALID_HANDLE;
     struct fake_command *cmd = calloc(1, sizeof *cmd);

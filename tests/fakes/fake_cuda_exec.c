@@ -470,6 +470,10 @@ static void *worker_main(void *arg)
             c->running = true;
             pthread_mutex_unlock(&c->lock);
             CUresult r = fake_exec_launch(&cmd->launch);
+            /* EMBER_FAKE_CUDA_KERNEL_MS: the kernel is not done until then, as a slow GPU's */
+            int hold = fake_env_int("EMBER_FAKE_CUDA_KERNEL_MS", 0);
+            if (hold > 0)
+                nanosleep(&(struct timespec){.tv_sec = hold / 1000, .tv_nsec = hold % 1000 * 1000000L}, NULL);
             pthread_mutex_lock(&c->lock);
             c->running = false;
             if (r != FAKE_SUCCESS && c->sticky == FAKE_SUCCESS)
