@@ -13,7 +13,9 @@
  *                   current barrier interval (an *epoch*): a write after
  *                   another thread's read or write, or a read after another
  *                   thread's write, in one epoch, is a race. A read of a
- *                   word no thread of the block has written is reported too.
+ *                   word no thread of the block has written is reported at
+ *                   the next barrier (or the block's end), unless a write by
+ *                   another thread in the same epoch shows it to be a race.
  *   registers       each register keeps the lanes that wrote it; an
  *                   instruction reading it for a lane that never did reads
  *                   garbage
@@ -72,6 +74,10 @@ bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins 
                         bytes, (unsigned long long)address, (unsigned long long)size, (unsigned long long)base,
                         (unsigned long long)(address - base));
     }
+    if (m->find && address > 0 && m->find(m->user, address - 1, &base, &size) && address == base + size)
+        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in,
+                        "a %u-byte access at %#llx, just past the end of an allocation of %llu bytes at %#llx",
+                        bytes, (unsigned long long)address, (unsigned long long)size, (unsigned long long)base);
     return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in, "a %u-byte access at %#llx, outside every allocation", bytes,
                     (unsigned long long)address);
 }
@@ -103,11 +109,16 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
                                 "a shared-memory race: it writes the word at %llu, which thread %d also wrote since "
                                 "the last barrier",
                                 (unsigned long long)word * 4, s->writer);
-            if (races && read_now && (s->readers || s->reader != thread))
+            if (races && read_now && s->reader != thread)
                 return ptx_fail(r, PTXSIM_RACE, w, lane, in,
                                 "a shared-memory race: it writes the word at %llu, which thread %d read since the "
                                 "last barrier",
-                                (unsigned long long)word * 4, s->reader != thread ? s->reader : -1);
+                                (unsigned long long)word * 4, s->reader);
+            if (races && read_now && s->readers)
+                return ptx_fail(r, PTXSIM_RACE, w, lane, in,
+                                "a shared-memory race: it writes the word at %llu, which other threads read since "
+                                "the last barrier",
+                                (unsigned long long)word * 4);
             s->epoch_written = r->epoch;
             s->writer = thread;
         } else {
@@ -116,10 +127,16 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
                                 "a shared-memory race: it reads the word at %llu, which thread %d wrote since the "
                                 "last barrier",
                                 (unsigned long long)word * 4, s->writer);
-            if (unwritten && s->epoch_written < r->block_epoch)
-                return ptx_fail(r, PTXSIM_UNINITIALISED, w, lane, in,
-                                "it reads the shared word at %llu, which no thread of this block has written",
-                                (unsigned long long)word * 4);
+            if (unwritten && s->epoch_written < r->block_epoch && !r->unwritten_read[0]) {
+                /* reported at the next barrier, unless another thread writes the word before
+                 * it: then it is a race (a read before a write), found below */
+                ptx_fail(r, PTXSIM_UNINITIALISED, w, lane, in,
+                         "it reads the shared word at %llu, which no thread of this block had written",
+                         (unsigned long long)word * 4);
+                memcpy(r->unwritten_read, r->result->message, sizeof r->unwritten_read);
+                r->result->outcome = PTXSIM_OK;
+                r->result->message[0] = '\0';
+            }
             if (!read_now) {
                 s->epoch_read = r->epoch;
                 s->reader = thread;

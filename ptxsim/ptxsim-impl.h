@@ -216,6 +216,7 @@ struct run {
     struct shared_shadow *shadow; /* one per 4-byte word of shared memory */
     uint32_t epoch;       /* the barrier interval: every block start and barrier makes a new one */
     uint32_t block_epoch; /* the block's first */
+    char unwritten_read[1024]; /* a shared read of a word never written, reported at the next barrier */
     uint64_t rng;
     /* allocations found, for the memory checks */
     struct { uint64_t base, bytes; } known[16];

@@ -217,6 +217,11 @@ static bool warp_run(struct run *r, struct warp *w)
  * no thread waits. */
 static bool barrier_release(struct run *r, bool *done)
 {
+    if (r->unwritten_read[0]) { /* no write came to make it a race: it read garbage */
+        r->result->outcome = PTXSIM_UNINITIALISED;
+        memcpy(r->result->message, r->unwritten_read, sizeof r->result->message);
+        return false;
+    }
     const struct warp *first_waiting = NULL, *first_exited = NULL;
     int barrier_pc = -1, waiting = 0, exited = 0, waiting_lane = 0, exited_lane = 0;
     for (int i = 0; i < r->warp_count; i++) {
