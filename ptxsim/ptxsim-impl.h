@@ -177,6 +177,9 @@ const struct ptxsim_kernel *ptx_builder_kernel(const struct ptx_builder *b);
 bool ptx_builder_symbol(struct ptx_builder *b, const char *name, uint8_t *space, int64_t *address);
 int ptx_builder_label(struct ptx_builder *b, const char *name);            /* a label's number */
 
+/* Sets k->registers32 from the kernel's liveness (ptxsim-registers.c). */
+void ptx_count_registers(struct ptxsim_kernel *k);
+
 /* ------------------------------------------------------------- the run */
 
 /* One lane group of a warp: lanes at the same instruction. */

@@ -747,6 +747,8 @@ static bool parse_entry(struct parser *ps)
             ok = parse_error(ps, ps->c.line, "the kernel %s has no body", name);
     }
     ok = ok && parse_body(ps, &b) && resolve_labels(ps, &b);
+    if (ok)
+        ptx_count_registers(k);
     free(b.ranges);
     free(b.labels);
     ps->kernel = NULL;

@@ -156,6 +156,7 @@ static bool warp_run(struct run *r, struct warp *w)
         uint32_t lanes = g->lanes;
         if (!guarded(r, w, in, &lanes))
             return false;
+        r->result->warp_instructions++;
         if (stats) {
             struct ptxsim_ins_stats *s = &stats->ins[g->pc];
             s->issued++;
@@ -345,6 +346,7 @@ enum ptxsim_outcome ptxsim_run(const struct ptxsim_launch *l, struct ptxsim_resu
 {
     res->outcome = PTXSIM_OK;
     res->message[0] = '\0';
+    res->warp_instructions = 0;
     if (!launch_fits(l, res))
         return res->outcome;
     const struct ptxsim_kernel *k = l->kernel;

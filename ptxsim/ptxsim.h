@@ -127,9 +127,10 @@ bool ptxsim_kernel_param(const struct ptxsim_kernel *k, int index, size_t *offse
 size_t ptxsim_kernel_param_bytes(const struct ptxsim_kernel *k);
 /* Static shared memory per block, in bytes. */
 size_t ptxsim_kernel_shared_bytes(const struct ptxsim_kernel *k);
-/* 32-bit registers per thread the PTX declares (a 64-bit one counts two,
- * predicates none): an upper bound on what ptxas allocates, which
- * reuses them; the report prefers ptxas's own figure when there is one. */
+/* 32-bit registers per thread, counted: the most values the PTX keeps
+ * live at once (a 64-bit one counts two, predicates none), which is what
+ * ptxas must at least allocate; it adds a few of its own. The report
+ * prefers ptxas's figure (`ptxas -v`) when there is one. */
 int ptxsim_kernel_registers(const struct ptxsim_kernel *k);
 /* Its instructions: how many, and each one's PTX line and text (as written). */
 int ptxsim_kernel_instruction_count(const struct ptxsim_kernel *k);
@@ -235,6 +236,7 @@ struct ptxsim_result {
     enum ptxsim_outcome outcome;
     /* what went wrong: kernel, block, thread, line, instruction, address */
     char message[1024];
+    uint64_t warp_instructions; /* issued, whatever the outcome: the simulator's work */
 };
 
 /* Runs the launch to its end, or to the first problem the checks find. */
@@ -257,8 +259,10 @@ struct ptxsim_gpu {
     int register_unit;  /* registers are granted a warp at a time, in units of this many per warp */
     int shared_bytes;   /* shared memory a multiprocessor */
     int max_shared_per_block;
+    int shared_unit;    /* shared memory is granted a block at a time, in units of this many bytes */
     int max_threads;    /* resident threads a multiprocessor */
     int max_blocks;     /* resident blocks a multiprocessor */
+    int memory_mib;     /* device memory */
     const char *source; /* where the figures come from */
 };
 

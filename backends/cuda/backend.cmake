@@ -2,8 +2,6 @@
 # build. libcuda.so.1 and libnvrtc are opened at run time; the built-in PTX
 # (baseline/kernels-sm30.ptx, made by scripts/baseline-ptx.sh) is embedded.
 include(${CMAKE_CURRENT_LIST_DIR}/../kernels/kernels.cmake)
-# the PTX simulator, for the simulated GPUs (cuda-sim.c)
-include(${CMAKE_CURRENT_LIST_DIR}/../../ptxsim/ptxsim.cmake)
 file(GLOB EMBER_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 set(EMBER_CUDA_BASELINE ${CMAKE_CURRENT_LIST_DIR}/baseline/kernels-sm30.ptx)
 set(EMBER_CUDA_BASELINE_EMBEDDED ${CMAKE_BINARY_DIR}/generated/cuda-baseline-embedded.c)
