@@ -115,7 +115,7 @@ static void report_global(struct text *t, const struct ptxsim_stats *s)
         return;
     add(t, "  a whole warp reading 32 neighbouring floats touches 4 sectors of 1 line (coalesced); 32 floats far "
            "apart, 32 of 32\n");
-    add(t, "  %6s %9s %12s %10s  %s\n", "line", "requests", "sectors/req", "lines/req", "instruction");
+    add(t, "  %6s %9s %12s %10s  %-12s %s\n", "line", "requests", "sectors/req", "lines/req", "", "instruction");
     for (int i = 0; i < s->count; i++) {
         const struct ptxsim_ins_stats *is = &s->ins[i];
         if ((k->code[i].klass != PTXSIM_CLASS_LOAD_GLOBAL && k->code[i].klass != PTXSIM_CLASS_STORE_GLOBAL) ||
@@ -124,8 +124,8 @@ static void report_global(struct text *t, const struct ptxsim_stats *s)
         double lanes = per(is->threads, is->issued), spr = per(is->sectors, is->issued);
         /* the fewest sectors the lanes' bytes could fill */
         double ideal = lanes * ptx_type_bytes((enum ptx_type)k->code[i].type) / 32.0;
-        add(t, "  %6d %9llu %12.1f %10.1f  %-40.60s%s\n", k->code[i].line, (unsigned long long)is->issued, spr,
-            per(is->lines, is->issued), k->text[i], spr > 2.0 * (ideal < 1 ? 1 : ideal) + 0.5 ? "  uncoalesced" : "");
+        add(t, "  %6d %9llu %12.1f %10.1f  %-12s %.60s\n", k->code[i].line, (unsigned long long)is->issued, spr,
+            per(is->lines, is->issued), spr > 2.0 * (ideal < 1 ? 1 : ideal) + 0.5 ? "uncoalesced" : "", k->text[i]);
     }
     if (s->global_bytes <= sectors * 32)
         add(t, "  the sectors move %llu bytes for the %llu the threads asked for: %.0f%% of what moves is used\n",

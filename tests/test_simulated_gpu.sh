@@ -29,12 +29,12 @@ tests=$build/tests
 
 nvrtc="" # the real NVRTC ember compiles with on this GPU
 case $gpu in
-k2100m) cc=30 name="Quadro K2100M" driver=10010 kernels=baseline path="built-in sm_30 PTX" ;;
-k40m) cc=35 name="Tesla K40m" driver=11040 kernels=nvrtc-cubin path="NVRTC 11.8 cubin for sm_35"
+k2100m) seed=0 cc=30 name="Quadro K2100M" driver=10010 kernels=baseline path="built-in sm_30 PTX" ;;
+k40m) seed=1 cc=35 name="Tesla K40m" driver=11040 kernels=nvrtc-cubin path="NVRTC 11.8 cubin for sm_35"
     nvrtc=$cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2 ;;
-gtx1080) cc=61 name="GeForce GTX 1080" driver=13000 kernels=nvrtc-cubin path="NVRTC 12.[0-9]* cubin for sm_61"
+gtx1080) seed=2 cc=61 name="GeForce GTX 1080" driver=13000 kernels=nvrtc-cubin path="NVRTC 12.[0-9]* cubin for sm_61"
     nvrtc=$cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ;;
-h100) cc=90 name="H100" driver=13000 kernels=nvrtc-cubin path="NVRTC 13.[0-9]* cubin for sm_90"
+h100) seed=3 cc=90 name="H100" driver=13000 kernels=nvrtc-cubin path="NVRTC 13.[0-9]* cubin for sm_90"
     nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda*/lib64/libnvrtc.so.13 2>/dev/null | head -n 1) ;;
 *) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100 parity|gradcheck|train BUILD_DIR" >&2; exit 2 ;;
 esac
@@ -44,6 +44,8 @@ if [ "$kernels" != baseline ] && [ ! -f "$nvrtc" ]; then
 fi
 
 export EMBER_TEST_DEVICE=cuda:0 EMBER_CUDA_LIBRARY="$tests/libfake-cuda.so" EMBER_FAKE_CUDA_EXEC=ptx
+# each GPU runs its blocks' warps in another order (0: as numbered), the seed of ptxsim.h
+export EMBER_FAKE_CUDA_SEED=$seed
 export EMBER_FAKE_CUDA_GPUS="$cc:$name (simulated)" EMBER_FAKE_CUDA_DRIVER=$driver EMBER_CUDA_KERNELS=$kernels
 # a cache of its own: ember's cubins and the PTX kept for them stay together
 export EMBER_CACHE_DIR="$build/test-cache-simulated/$gpu"
