@@ -371,19 +371,23 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
     unsigned bytes = ptx_type_bytes(t);
     bool fp = ptx_type_float(t), ok = true;
     switch ((enum ptx_op)in->op) {
+    /* floating point is .f32 alone: ember's kernels use no doubles (backends/kernels/README.md) */
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAD: case OP_MIN: case OP_MAX: case OP_NEG: case OP_ABS:
-        ok = t != T_PRED && t != T_F16 && !(t >= T_B8 && t <= T_B64) && bytes >= 2;
+        ok = t != T_PRED && t != T_F16 && t != T_F64 && !(t >= T_B8 && t <= T_B64) && bytes >= 2;
         break;
-    case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: ok = t == T_F32 || t == T_F64; break;
-    case OP_EX2: case OP_LG2: ok = t == T_F32; break;
-    case OP_DIV: case OP_REM: ok = (in->op == OP_DIV && (t == T_F32 || t == T_F64)) || (!fp && t != T_PRED && bytes >= 2 && !(t >= T_B8 && t <= T_B64)); break;
+    case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_EX2: case OP_LG2: ok = t == T_F32; break;
+    case OP_DIV: case OP_REM:
+        ok = (in->op == OP_DIV && t == T_F32) ||
+             (!fp && t != T_PRED && bytes >= 2 && !(t >= T_B8 && t <= T_B64));
+        break;
     case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: ok = t == T_PRED || (t >= T_B16 && t <= T_B64); break;
     case OP_SHL: ok = t >= T_B16 && t <= T_B64; break;
     case OP_SHR: ok = !fp && t != T_PRED && bytes >= 2; break;
-    case OP_SETP: ok = t != T_PRED && t != T_F16 && bytes >= 2; break;
+    case OP_SETP: ok = t != T_PRED && t != T_F16 && t != T_F64 && bytes >= 2; break;
     case OP_SELP: ok = t != T_PRED && t != T_F16 && bytes >= 2; break;
     case OP_CVT:
-        ok = t != T_PRED && in->type2 != T_PRED && t != T_F16 && in->type2 != T_F16;
+        ok = t != T_PRED && in->type2 != T_PRED && t != T_F16 && in->type2 != T_F16 && t != T_F64 &&
+             in->type2 != T_F64;
         break;
     case OP_CVTA: ok = t == T_U64 || t == T_U32; break;
     case OP_MOV: ok = t != T_F16; break;
@@ -396,7 +400,8 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
     if (ok && fp && (in->mods & (MOD_WIDE | MOD_HI)))
         ok = false;
     if (!ok)
-        snprintf(why, why_len, "this simulator does not run it with these types and modifiers");
+        snprintf(why, why_len, "this simulator does not run it with these types and modifiers%s",
+                 t == T_F64 || in->type2 == T_F64 ? " (doubles: ember's kernels use none)" : "");
     return ok;
 }
 

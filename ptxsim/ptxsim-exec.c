@@ -233,36 +233,6 @@ static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
     round_end(mode);
 }
 
-static void float64_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a, const uint64_t *b,
-                       const uint64_t *c, uint32_t mask)
-{
-    int mode = round_begin((enum ptx_round)in->rnd);
-    FOR_LANES(l, mask) {
-        double x = ptx_f64(a[l]), y = b ? ptx_f64(b[l]) : 0.0, z = c ? ptx_f64(c[l]) : 0.0, v = 0.0;
-        switch ((enum ptx_op)in->op) {
-        case OP_MOV: v = x; break;
-        case OP_ADD: v = x + y; break;
-        case OP_SUB: v = x - y; break;
-        case OP_MUL: v = x * y; break;
-        case OP_MAD:
-        case OP_FMA: v = fma(x, y, z); break;
-        case OP_DIV: v = x / y; break;
-        case OP_MIN: v = fmin(x, y); break;
-        case OP_MAX: v = fmax(x, y); break;
-        case OP_NEG: v = -x; break;
-        case OP_ABS: v = fabs(x); break;
-        case OP_RCP: v = 1.0 / x; break;
-        case OP_SQRT: v = sqrt(x); break;
-        case OP_RSQRT: v = 1.0 / sqrt(x); break;
-        default: break;
-        }
-        if (in->mods & MOD_SAT)
-            v = v > 0.0 ? (v < 1.0 ? v : 1.0) : 0.0;
-        d[l] = ptx_bits64(v);
-    }
-    round_end(mode);
-}
-
 /* -------------------------------------------------------- comparisons */
 
 static bool compare(enum ptx_cmp cmp, double x, double y)
@@ -315,8 +285,6 @@ static void setp(const struct run *r, struct warp *w, const struct ptx_ins *in, 
         if (t == T_F32)
             v = compare((enum ptx_cmp)in->cmp, ftz ? ftz32(ptx_f32(a[l])) : ptx_f32(a[l]),
                         ftz ? ftz32(ptx_f32(b[l])) : ptx_f32(b[l]));
-        else if (t == T_F64)
-            v = compare((enum ptx_cmp)in->cmp, ptx_f64(a[l]), ptx_f64(b[l]));
         else if (ptx_type_signed(t))
             v = compare_int((enum ptx_cmp)in->cmp, (uint64_t)sext(a[l], bytes), (uint64_t)sext(b[l], bytes), true);
         else
@@ -370,18 +338,11 @@ static void convert(const struct run *r, struct warp *w, const struct ptx_ins *i
             continue;
         }
         if (!ptx_type_float(from)) { /* an integer to a float: the host's conversion rounds by its mode */
-            int64_t sv = sext(a[l], from_bytes);
-            uint64_t uv = a[l] & keep_bits(from_bytes);
-            if (to == T_F32) {
-                float f = ptx_type_signed(from) ? (float)sv : (float)uv;
-                d[l] = ptx_bits32(sat ? (f > 0.0f ? (f < 1.0f ? f : 1.0f) : 0.0f) : f);
-            } else {
-                double f = ptx_type_signed(from) ? (double)sv : (double)uv;
-                d[l] = ptx_bits64(sat ? (f > 0.0 ? (f < 1.0 ? f : 1.0) : 0.0) : f);
-            }
+            float f = ptx_type_signed(from) ? (float)sext(a[l], from_bytes) : (float)(a[l] & keep_bits(from_bytes));
+            d[l] = ptx_bits32(sat ? (f > 0.0f ? (f < 1.0f ? f : 1.0f) : 0.0f) : f);
             continue;
         }
-        double x = from == T_F32 ? (double)(ftz ? ftz32(ptx_f32(a[l])) : ptx_f32(a[l])) : ptx_f64(a[l]);
+        double x = ftz ? ftz32(ptx_f32(a[l])) : ptx_f32(a[l]); /* exact: a float is a double */
         if (!ptx_type_float(to)) {
             d[l] = float_to_int(x, rnd, to);
             continue;
@@ -397,12 +358,8 @@ static void convert(const struct run *r, struct warp *w, const struct ptx_ins *i
             x = ceil(x);
         if (sat)
             x = x > 0.0 ? (x < 1.0 ? x : 1.0) : 0.0;
-        if (to == T_F32) {
-            float f = (float)x; /* rounded by the mode .rn/.rz/.rm/.rp set */
-            d[l] = ptx_bits32(ftz ? ftz32(f) : f);
-        } else {
-            d[l] = ptx_bits64(x);
-        }
+        float f = (float)x; /* exact: it was a float, and an integral value of one is one */
+        d[l] = ptx_bits32(ftz ? ftz32(f) : f);
     }
     round_end(mode);
 }
@@ -579,8 +536,6 @@ bool ptx_execute(struct run *r, struct warp *w, const struct ptx_ins *in, uint32
         }
     } else if (t == T_F32 && op != OP_MOV) {
         float32_op(in, d, a, b, c, mask);
-    } else if (t == T_F64 && op != OP_MOV) {
-        float64_op(in, d, a, b, c, mask);
     } else {
         integer_op(in, d, a, b, c, mask);
     }

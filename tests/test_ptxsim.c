@@ -482,6 +482,8 @@ static void test_parser(void)
     refused(".reg .b32 %r<4>;\nadd.s32 %r1, %r9, 1;\nret;",
             (const char *const[]){"the register %r9 is not declared", NULL}, "a register not declared");
     refused("bra.uni NOWHERE;\nret;", (const char *const[]){"NOWHERE, which is no label", NULL}, "a missing label");
+    refused(".reg .f64 %fd<4>;\nadd.f64 %fd1, %fd2, %fd3;\nret;",
+            (const char *const[]){"add.f64", "doubles: ember's kernels use none", NULL}, "a double");
     refused(".local .align 4 .b8 stack[16];\nret;", (const char *const[]){".local", NULL}, "a stack");
     char why[512];
     struct ptxsim_module *m =
