@@ -195,7 +195,8 @@ static bool warp_run(struct run *r, struct warp *w)
                 int pc = g->pc;
                 g->lanes &= ~lanes;
                 group_moved(w, gi, pc + 1);
-                group_add(w, pc, lanes, true);
+                if (lanes)
+                    group_add(w, pc, lanes, true);
             } else {
                 g->waiting = true;
                 group_moved(w, gi, g->pc);

@@ -79,9 +79,10 @@
  *   ptxsim-exec.c     what each instruction does to its active lanes
  *   ptxsim-run.c      a launch: blocks, warps, divergence, barriers
  *   ptxsim-check.c    the checkers' records and their messages
+ *   ptxsim-registers.c  registers a thread, counted from the PTX's liveness
  *   ptxsim-report.c   what a launch did, for people: classes, efficiency,
  *                     coalescing, bank conflicts, occupancy, a roofline
- *   ptxsim-gpus.c     the real GPUs the report can speak for
+ *   ptxsim-gpus.c     the real GPUs the report can speak for, and occupancy
  */
 #ifndef EMBER_PTXSIM_H
 #define EMBER_PTXSIM_H

@@ -440,6 +440,15 @@ static void test_checkers(void)
                                    "@%p1 bra OTHER;\nbar.sync 0;\nret;\nOTHER:\nbar.sync 0;\nret;"),
            64, one, PTXSIM_BARRIER, (const char *const[]){"waits at this barrier while thread", NULL},
            "two different barriers");
+    /* a barrier whose guard is off in every lane is no barrier: the block ends normally */
+    {
+        struct ptxsim_result r;
+        struct ptxsim_module *m = module(".param .u64 p", ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n"
+                                                          "mov.u32 %r1, %tid.x;\nsetp.gt.u32 %p1, %r1, 999;\n"
+                                                          "@%p1 bar.sync 0;\nret;");
+        CHECK(run(m, 1, 64, one, 0, 0, NULL, &r) == PTXSIM_OK, "a barrier guarded off: %s", r.message);
+        ptxsim_module_free(m);
+    }
     /* a register read before any write */
     expect(module(".param .u64 p", ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\n"
                                    "add.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;"),

@@ -302,7 +302,7 @@ static CUresult ptx_functions(struct fake_module *m, const void *image, bool cub
         while (named < im->count && strcmp(im->names[named], name) != 0)
             named++;
         if (named == im->count) {
-            snprintf(log, log_len, "the PTX's kernel %s is not in the %s", name, cubin ? "cubin" : "module");
+            snprintf(log, log_len, "the PTX's kernel %s is not in the module ember loaded", name);
             return FAKE_INVALID_PTX;
         }
         int n = ptxsim_kernel_param_count(f->ptx);
