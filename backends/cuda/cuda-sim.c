@@ -323,10 +323,10 @@ static char *sim_summary(const struct sim_device *d)
     if (!s)
         return NULL;
     len += (size_t)snprintf(s + len, cap - len,
-                            "%d launches of %s kernels on %s, the simulated %s; the first launch of each:\n"
+                            "%s, the simulated %s: %d launches; the first of each kernel:\n"
                             "%-28s %8s %12s %11s %12s %12s\n",
-                            d->launches, d->kernels_from, d->gpu.name, d->spec->name, "kernel", "launches",
-                            "warp instr", "efficiency", "sectors/req", "bank passes");
+                            d->gpu.name, d->spec->name, d->launches, "kernel", "launches", "warp instr",
+                            "efficiency", "sectors/req", "bank passes");
     for (int k = 0; k < EMBER_KERNEL_COUNT && len < cap; k++) {
         const struct ptxsim_stats *st = d->first[k];
         if (!st)
