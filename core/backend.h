@@ -393,6 +393,13 @@ struct ember_backend_ops {
     /* (optional) the device's peak FP32 GFLOP/s and memory GB/s, 0 where
      * unknown, printed beside what the profile measured */
     void (*peak)(void *dev, double *gflops, double *gbps);
+    /* (optional) a simulated GPU's record (backends/cuda/cuda-sim.c): what
+     * the first launch of `kernel` did, or with kernel NULL a line for each
+     * kernel launched, as text to free(); `registers` a thread (0: counted
+     * from the PTX) for the occupancy, said to come from `registers_from`.
+     * NULL with the reason in `why`. */
+    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
+                           size_t why_len);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

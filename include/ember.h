@@ -693,6 +693,20 @@ EMBER_API const char *ember_kernel_name_at(int index, const char **summary);
 EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
                 size_t why_len);
 
+/* What a simulated GPU saw. A context on "ptxsim:N" runs the kernels the
+ * CUDA backend would give one of four real GPUs (0 a Quadro K2100M, 1 a
+ * Tesla K40m, 2 a GeForce GTX 1080, 3 an H100) in ember's PTX simulator,
+ * checking every launch (docs/how-it-works.md). This reports the first
+ * launch of `kernel` there: instructions per thread by class, warp
+ * execution efficiency, each global access's coalescing, shared-memory bank
+ * conflicts, occupancy on that GPU with `registers` a thread (0: counted
+ * from the PTX; `registers_from` says where a given count came from) and a
+ * roofline estimate of its time; with `kernel` NULL, a line per kernel
+ * launched. Text to free(), or NULL with the reason in `why` (a device that
+ * is not simulated, a kernel it never launched). */
+EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from,
+                                    char *why, size_t why_len);
+
 /* ------------------------------------------------------------------ models
  *
  * A model is a network with its parameters. Networks are data: a model file

@@ -69,6 +69,18 @@ if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ 
     fi
 fi
 
+# CUDA 12.x's NVRTC, the last to target Maxwell, Pascal and Volta (sm_50 to sm_72), from
+# NVIDIA's PyPI wheel into the build tree: the simulated GTX 1080 runs its PTX
+# (tests/test_simulated_gpu.sh). No GPU or driver is involved.
+if [ $want_tests = yes ] && [ ! -f build/cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ] && [ -x build/pyenv/bin/python ]; then
+    if build/pyenv/bin/python -m pip install -q --target build/cu12 nvidia-cuda-nvrtc-cu12==12.9.86; then
+        echo "setup: CUDA 12.9 NVRTC in build/cu12"
+    else
+        echo "setup: could not install the CUDA 12 NVRTC wheel (no PyPI?); the simulated GTX 1080 will say skipped"
+        rm -rf build/cu12
+    fi
+fi
+
 # the interop test's Python: the environment above, else whatever python3 there is (it then says skipped)
 python="$(pwd)/build/pyenv/bin/python"
 [ -x "$python" ] || python=$(command -v python3 || echo python3)
