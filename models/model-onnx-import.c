@@ -14,7 +14,8 @@
  *
  *   Conv                         conv2d (square kernel, equal strides and pads,
  *                                no dilation or groups)
- *   Gemm, MatMul + Add, MatMul   linear (the weight a constant)
+ *   Gemm, MatMul + Add, MatMul   linear (the weight a constant; a bias of
+ *                                one value is broadcast, as Gemm allows)
  *   BatchNormalization           batch_norm2d, or batch_norm1d on features
  *   Relu, LeakyRelu, Sigmoid,    relu, leaky_relu, sigmoid, tanh
  *   Tanh
@@ -444,7 +445,7 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
         return fail_node(im, mm, "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
                          "y = x W^T + b");
     int64_t out = trans_b ? w->dims[0] : w->dims[1];
-    if (b && (!b->values || b->numel != out))
+    if (b && (!b->values || (b->numel != out && b->numel != 1)))
         return fail_node(im, n, "the bias has %lld values for %lld outputs", (long long)(b ? b->numel : 0),
                          (long long)out);
     struct imp_layer *l = block_add(im, block, "linear", mm);
@@ -455,8 +456,16 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
     if (!trans_b && !owned)
         return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
     add_values(l, trans_b ? w->values : owned, w->numel, owned);
-    if (b)
+    if (b && b->numel == out) {
         add_values(l, b->values, b->numel, NULL);
+    } else if (b) { /* one value broadcast to every output, as Gemm allows */
+        float *bias = malloc((size_t)out * sizeof *bias);
+        if (!bias)
+            return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+        for (int64_t i = 0; i < out; i++)
+            bias[i] = b->values[0];
+        add_values(l, bias, out, bias);
+    }
     onnx_name_layer(l, w->name);
     take(im, mm);
     take(im, n);
