@@ -44,6 +44,10 @@ struct csv_reader {
     int64_t line;     /* of `at`, from 1 */
     int columns;
     char **names;     /* (columns) the header's */
+    struct csv_named { /* (columns) the names in byte order, with their columns, for csv_column */
+        const char *name;
+        int column;
+    } *by_name;
 };
 
 /* The rows read: (count, features) numbers, and for each row the index of
@@ -66,7 +70,7 @@ ember_status csv_read_rows(struct csv_reader *r, const int *role, int features, 
 void csv_rows_free(struct csv_rows *rows);
 void csv_end(struct csv_reader *r);
 
-/* The column named `name`, or -1. */
+/* The column named `name`, or -1 (a binary search). */
 int csv_column(const struct csv_reader *r, const char *name);
 
 /* A whole file into memory (at most CSV_MAX_BYTES), NUL-terminated, to free(). */

@@ -98,12 +98,17 @@ static bool skip_blank_lines(struct csv_reader *r)
     return r->at < r->end;
 }
 
+static int compare_named(const void *a, const void *b)
+{
+    return strcmp(((const struct csv_named *)a)->name, ((const struct csv_named *)b)->name);
+}
+
 int csv_column(const struct csv_reader *r, const char *name)
 {
-    for (int i = 0; i < r->columns; i++)
-        if (strcmp(r->names[i], name) == 0)
-            return i;
-    return -1;
+    struct csv_named key = {name, -1};
+    const struct csv_named *at =
+        r->by_name ? bsearch(&key, r->by_name, (size_t)r->columns, sizeof key, compare_named) : NULL;
+    return at ? at->column : -1;
 }
 
 void csv_end(struct csv_reader *r)
@@ -111,6 +116,7 @@ void csv_end(struct csv_reader *r)
     for (int i = 0; r->names && i < r->columns; i++)
         free(r->names[i]);
     free(r->names);
+    free(r->by_name);
     memset(r, 0, sizeof *r);
 }
 
@@ -133,9 +139,6 @@ ember_status csv_begin(ember_ctx *ctx, const char *name, const char *bytes, size
         else if ((st = next_cell(r, r->columns, &c)) == EMBER_OK && c.len == 0)
             st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: column %d of the header has no name; the first row of a "
                             "table names its columns", where(r, c.line, -1, at, sizeof at), r->columns + 1);
-        else if (st == EMBER_OK && csv_column(r, c.text) >= 0)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the header names two columns \"%s\"",
-                            where(r, c.line, -1, at, sizeof at), c.text);
         else if (st == EMBER_OK)
             st = ember_host_grow(ctx, (void **)&r->names, &cap, r->columns + 1, sizeof *r->names);
         if (st == EMBER_OK && !(r->names[r->columns] = ember_host_strdup(ctx, c.text)))
@@ -146,7 +149,21 @@ ember_status csv_begin(ember_ctx *ctx, const char *name, const char *bytes, size
         }
         r->columns++;
     } while (!c.last);
-    return EMBER_OK;
+    /* the names in order, for csv_column; two alike sit side by side */
+    ember_status st = EMBER_OK;
+    if (!(r->by_name = ember_host_alloc(ctx, (size_t)r->columns * sizeof *r->by_name)))
+        st = EMBER_ERR_NOMEM;
+    for (int i = 0; st == EMBER_OK && i < r->columns; i++)
+        r->by_name[i] = (struct csv_named){r->names[i], i};
+    if (st == EMBER_OK)
+        qsort(r->by_name, (size_t)r->columns, sizeof *r->by_name, compare_named);
+    for (int i = 1; st == EMBER_OK && i < r->columns; i++)
+        if (strcmp(r->by_name[i].name, r->by_name[i - 1].name) == 0)
+            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the header names two columns \"%s\"",
+                            where(r, c.line, -1, at, sizeof at), r->by_name[i].name);
+    if (st != EMBER_OK)
+        csv_end(r);
+    return st;
 }
 
 /* ------------------------------------------------------------------ labels */
@@ -177,7 +194,8 @@ static int32_t label_index(ember_ctx *ctx, struct label_set *set, struct csv_row
             free(labels);
             return -1;
         }
-        memcpy(labels, rows->labels, (size_t)rows->label_count * sizeof *labels);
+        if (rows->label_count) /* memcpy may not see a NULL, even for nothing */
+            memcpy(labels, rows->labels, (size_t)rows->label_count * sizeof *labels);
         free(rows->labels);
         rows->labels = labels;
         for (int64_t i = 0; i < size; i++)

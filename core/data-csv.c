@@ -300,19 +300,33 @@ static ember_status classes_from_labels(ember_ctx *ctx, const struct csv_rows *r
 }
 
 /* Each row's class: its label's place among the classes; a label that is
- * not a class (in a test split, or against a checkpoint's) names its line. */
+ * not a class (in a test split, or against a checkpoint's) names its line.
+ * The classes' names are searched through a sorted copy of the pointers,
+ * whatever their order (indices' names "0", "1", ..., "10" are not in
+ * strcmp's). */
+struct named_class {
+    const char *name; /* first, so that compare_names reads it */
+    int32_t index;
+};
+
 static ember_status rows_classes(ember_ctx *ctx, const struct table *t, const struct classes *k, int32_t *out)
 {
     int32_t *of_label = ember_host_alloc(ctx, (size_t)t->rows.label_count * sizeof *of_label + 1);
-    if (!of_label)
+    struct named_class *sorted = ember_host_alloc(ctx, (size_t)k->count * sizeof *sorted + 1);
+    if (!of_label || !sorted) {
+        free(of_label);
+        free(sorted);
         return EMBER_ERR_NOMEM;
-    for (int i = 0; i < t->rows.label_count; i++) {
-        char **at = bsearch(&t->rows.labels[i], k->names, (size_t)k->count, sizeof *k->names, compare_names);
-        of_label[i] = at ? (int32_t)(at - k->names) : -1;
-        for (int c = 0; !at && c < k->count; c++) /* a checkpoint's names need not be sorted */
-            if (strcmp(k->names[c], t->rows.labels[i]) == 0)
-                of_label[i] = c;
     }
+    for (int c = 0; c < k->count; c++)
+        sorted[c] = (struct named_class){k->names[c], c};
+    qsort(sorted, (size_t)k->count, sizeof *sorted, compare_names);
+    for (int i = 0; i < t->rows.label_count; i++) {
+        struct named_class key = {t->rows.labels[i], -1};
+        const struct named_class *at = bsearch(&key, sorted, (size_t)k->count, sizeof *sorted, compare_names);
+        of_label[i] = at ? at->index : -1;
+    }
+    free(sorted);
     ember_status st = EMBER_OK;
     for (int64_t r = 0; r < t->rows.count && st == EMBER_OK; r++)
         if ((out[r] = of_label[t->rows.label_of[r]]) < 0)
@@ -346,23 +360,32 @@ static void standardise_from(ember_feature_scaling *s, const float *values, cons
     }
 }
 
-/* Which rows of the hold-out file are the test split's: per class, seeded. */
+/* Which rows of the hold-out file are the test split's: per class, seeded.
+ * The rows are bucketed by class first (a counting sort), so that many
+ * classes cost no more than few. */
 static ember_status hold_out_rows(ember_ctx *ctx, const int32_t *cls, int64_t rows, const struct classes *k,
                                   uint64_t seed, bool *is_test)
 {
+    int64_t *start = ember_host_calloc(ctx, (size_t)k->count + 2, sizeof *start);
     int64_t *members = ember_host_alloc(ctx, (size_t)rows * sizeof *members + 1);
     bool *picked = ember_host_alloc(ctx, (size_t)rows * sizeof *picked + 1);
-    ember_status st = members && picked ? EMBER_OK : EMBER_ERR_NOMEM;
+    ember_status st = start && members && picked ? EMBER_OK : EMBER_ERR_NOMEM;
+    for (int64_t r = 0; st == EMBER_OK && r < rows; r++)
+        start[cls[r] + 2]++;
+    for (int c = 0; st == EMBER_OK && c < k->count; c++)
+        start[c + 2] += start[c + 1];
+    for (int64_t r = 0; st == EMBER_OK && r < rows; r++) /* class c's rows, in order, from start[c] */
+        members[start[cls[r] + 1]++] = r;
     for (int c = 0; c < k->count && st == EMBER_OK; c++) {
-        int64_t n = 0;
-        for (int64_t r = 0; r < rows; r++)
-            if (cls[r] == c)
-                members[n++] = r;
+        int64_t n = start[c + 1] - start[c];
+        if (n < 2)
+            continue;
         memset(picked, 0, (size_t)n * sizeof *picked);
         st = ember_data_hold_out(ctx, n, seed, k->names[c], picked);
         for (int64_t i = 0; i < n && st == EMBER_OK; i++)
-            is_test[members[i]] = picked[i];
+            is_test[members[start[c] + i]] = picked[i];
     }
+    free(start);
     free(members);
     free(picked);
     return st;

@@ -17,8 +17,9 @@
  * must account for exactly the bytes the file (or the archive's entry)
  * holds, which is known before anything is allocated; an archive's entry
  * is checked against its CRC-32 and its declared sizes, and inflating
- * stops at the size declared, so a small file cannot become a large
- * allocation. Every failure names the file (and the entry).
+ * stops at the size declared, which deflate's densest packing bounds
+ * (npz.c), so a small file cannot become a large allocation. Every
+ * failure names the file (and the entry).
  */
 #ifndef EMBER_NPY_IMPL_H
 #define EMBER_NPY_IMPL_H

@@ -13,7 +13,10 @@
  * The archive is untrusted: the directory must lie inside the file and hold
  * at most NPZ_MAX_ENTRIES entries, each entry's data must lie inside the
  * file before the directory, its local header must name it too, and only
- * the methods NumPy writes (0, stored; 8, deflated) are read, unencrypted.
+ * the methods NumPy writes (0, stored; 8, deflated) are read, unencrypted,
+ * and a deflated entry may not declare more than deflate's densest packing
+ * (1032 to 1) could hold, so that a small file never asks for a large
+ * allocation.
  * What the entry holds is then checked as a .npy file (npy.c), and its
  * CRC-32 at the end (npy_stream_end).
  */
@@ -169,7 +172,9 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
         else if (method != 0 && method != 8)
             st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s is compressed with zip method %u; ember reads stored (numpy.savez) "
                             "and deflated (numpy.savez_compressed) entries", s->name, (unsigned)method);
-        else if ((method == 0 && packed != unpacked) || unpacked > ((uint64_t)1 << 40))
+        else if ((method == 0 && packed != unpacked) || (method == 8 && unpacked / 1032 > packed + 1))
+            /* deflate packs at most 1032 bytes into one: a larger size declared
+             * would only make room for data that cannot be there */
             st = damaged(s, "an entry's sizes do not agree");
         if (st != EMBER_OK)
             break;
