@@ -20,6 +20,7 @@
  * rows. The hold-out is data-folder.c's: per class, seeded by the seed and
  * the class's name.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +62,6 @@ static ember_feature_scaling *scaling_new(ember_ctx *ctx, int count, const char 
         return NULL;
     }
     return s;
-}
-
-/* (value - mean) / std, each row of `rows` */
-static void scaling_apply(const ember_feature_scaling *s, float *values, int64_t rows)
-{
-    for (int64_t r = 0; r < rows; r++)
-        for (int f = 0; f < s->count; f++)
-            values[r * s->count + f] = (values[r * s->count + f] - s->mean[f]) / s->std[f];
 }
 
 const ember_feature_scaling *ember_dataset_scaling(const ember_dataset *ds) { return ds ? ds->table : NULL; }
@@ -185,6 +178,24 @@ static void table_free(struct table *t)
     csv_rows_free(&t->rows);
     csv_end(&t->r);
     free(t->bytes);
+}
+
+/* (value - mean) / std, in doubles, for every row of the table; a value
+ * so far from the mean that the result is past float32's range names its
+ * line and column (the model could only answer NaN). */
+static ember_status scaling_apply(ember_ctx *ctx, const ember_feature_scaling *s, struct table *t)
+{
+    for (int64_t r = 0; r < t->rows.count; r++)
+        for (int f = 0; f < s->count; f++) {
+            float *v = &t->rows.values[r * s->count + f];
+            double z = ((double)*v - s->mean[f]) / s->std[f];
+            if (fabs(z) > FLT_MAX)
+                return ember_fail(ctx, EMBER_ERR_FORMAT, "%s line %lld, column \"%.60s\": %g is %g standard "
+                                  "deviations from the training mean, past float32's range", t->r.name,
+                                  (long long)t->rows.line_of[r], s->names[f], (double)*v, z);
+            *v = (float)z;
+        }
+    return EMBER_OK;
 }
 
 /* Each column's role: the features `names` (each must be a column), the
@@ -340,19 +351,20 @@ static ember_status rows_classes(ember_ctx *ctx, const struct table *t, const st
 
 /* ---------------------------------------------------------------- the load */
 
-/* The training rows' mean and population standard deviation, per column
- * (1 where a column is constant), in two passes of doubles. */
-static void standardise_from(ember_feature_scaling *s, const float *values, const bool *in_train, int64_t rows)
+/* The training rows' (those not is_test) mean and population standard
+ * deviation, per column (1 where a column is constant), in two passes of
+ * doubles. */
+static void standardise_from(ember_feature_scaling *s, const float *values, const bool *is_test, int64_t rows)
 {
     for (int f = 0; f < s->count; f++) {
         double sum = 0.0, squares = 0.0;
         int64_t n = 0;
         for (int64_t r = 0; r < rows; r++)
-            if (in_train[r])
+            if (!is_test[r])
                 sum += values[r * s->count + f], n++;
         double mean = n ? sum / (double)n : 0.0;
         for (int64_t r = 0; r < rows; r++)
-            if (in_train[r])
+            if (!is_test[r])
                 squares += (values[r * s->count + f] - mean) * (values[r * s->count + f] - mean);
         double std = n ? sqrt(squares / (double)n) : 0.0;
         s->mean[f] = (float)mean;
@@ -441,16 +453,11 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
         st = rows_classes(ctx, &train, &k, cls);
     if (st == EMBER_OK && !given_splits)
         st = hold_out_rows(ctx, cls, rows, &k, o->seed, is_test);
-    if (st == EMBER_OK && !given) { /* the statistics: the training split's rows */
-        for (int64_t r = 0; r < rows; r++)
-            is_test[r] = !is_test[r];
+    if (st == EMBER_OK && !given) /* the statistics: the training split's rows */
         standardise_from(scaling, train.rows.values, is_test, rows);
-        for (int64_t r = 0; r < rows; r++)
-            is_test[r] = !is_test[r];
-    }
 
     /* the split's rows: from the training file, or test.csv */
-    const struct table *from = &train;
+    struct table *from = &train;
     if (st == EMBER_OK && given_splits && ds->split == EMBER_TEST) {
         st = table_read(ctx, test_path, scaling->names, scaling->count, scaling->label, true, &test, NULL);
         free(cls);
@@ -467,6 +474,8 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
             is_test[r] = true;
         from = &test;
     }
+    if (st == EMBER_OK)
+        st = scaling_apply(ctx, scaling, from);
     int64_t count = 0;
     bool want_test = ds->split == EMBER_TEST;
     for (int64_t r = 0; st == EMBER_OK && r < rows; r++)
@@ -482,7 +491,6 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
                        (size_t)shape[0] * sizeof(float));
                 ds->labels[at++] = cls[r];
             }
-        scaling_apply(scaling, ds->owned_floats, count);
         st = ember_dataset_name_classes(ds, (const char *const *)k.names);
     }
     if (st == EMBER_OK) {
@@ -508,11 +516,11 @@ float *ember_csv_features(ember_ctx *ctx, const char *path, const ember_feature_
     }
     struct table t;
     float *values = NULL;
-    if (table_read(ctx, path, s->names, s->count, s->label, false, &t, NULL) == EMBER_OK) {
+    if (table_read(ctx, path, s->names, s->count, s->label, false, &t, NULL) == EMBER_OK &&
+        scaling_apply(ctx, s, &t) == EMBER_OK) {
         values = t.rows.values; /* taken from the table */
         t.rows.values = NULL;
         *rows = t.rows.count;
-        scaling_apply(s, values, *rows);
     }
     table_free(&t);
     return values;

@@ -213,6 +213,12 @@ def test_csv(ember, tmp, x, y):
         check(found and abs(found["test_acc"] - predicted) < 1e-9 and found["classes"][0]["class"] == "Ankle boot",
               f"eval's accuracy {found.get('test_acc')} and predict's {predicted}")
         print(f"data_interop: predict on test.csv: NumPy's logits within {diff:.2g}; eval's accuracy {predicted:.3f}")
+        # exported to ONNX and read back, the model keeps its standardisation (metadata_props)
+        onnx_path, again = os.path.join(tmp, "table.onnx"), os.path.join(tmp, "again.npy")
+        run(ember, "export", "--load", ck, "-o", onnx_path)
+        run(ember, "predict", "--load", onnx_path, "--device", "cpu", "--logits", "--output", again, test)
+        check(os.path.exists(again) and np.abs(np.load(again) - got).max() < 1e-5,
+              "predict through the exported ONNX file gives other logits on test.csv")
 
     # one file: each class holds out a tenth of its rows, the label the last column
     single = os.path.join(tmp, "all.csv")
@@ -236,7 +242,11 @@ def test_csv(ember, tmp, x, y):
     check("bad.csv line 8 has 49 cells; the header has 50 columns" in done.stderr, f"a short row: {done.stderr}")
     done = run(ember, "train", "--data", "csv", train, "--label", "species", "--device", "cpu", expect=2)
     check('has no column "species"' in done.stderr, f"an unknown --label: {done.stderr}")
-    # predict: a table without a feature the model needs, and a table for an image model
+    open(bad, "w").write("a,class\n1.5,x\n2.5,y\n")  # one row a class: nothing to hold out
+    done = run(ember, "train", "--data", "csv", bad, "--device", "cpu", expect=3)
+    check("has no rows to test on (a table needs at least two rows in some class" in done.stderr,
+          f"a table too small to test on: {done.stderr}")
+    # predict: a table without a feature the model needs
     open(bad, "w").write("\n".join(",".join(l.split(",")[:-1]) for l in lines[:5]) + "\n")
     done = run(ember, "predict", "--load", ck, bad, expect=3)
     check('has no column "block48", a feature the model was trained on' in done.stderr, f"a missing column: {done.stderr}")

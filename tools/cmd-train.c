@@ -503,9 +503,11 @@ int cmd_train(int argc, char **argv)
     }
     /* found now, not after the first epoch's training, which would be lost */
     if (test && ember_dataset_count(test) == 0) {
-        cli_error("%s has no images to test on (a folder needs at least two images in some class to hold one "
-                  "out, or a test/ folder): add images, or train without evaluating (--no-eval)",
-                  ember_dataset_describe(test));
+        bool table = strcmp(o.data.kind, "csv") == 0;
+        cli_error("%s has no %s to test on (a %s needs at least two %s in some class to hold one out, or a %s): "
+                  "add %s, or train without evaluating (--no-eval)", ember_dataset_describe(test),
+                  table ? "rows" : "images", table ? "table" : "folder", table ? "rows" : "images",
+                  table ? "folder of train.csv and test.csv" : "test/ folder", table ? "rows" : "images");
         rc = EXIT_DATA;
         goto done;
     }
