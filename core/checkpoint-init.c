@@ -10,7 +10,6 @@
  * does. All is checked, then all is read into host memory, and only then
  * is anything written: a failure changes nothing.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,40 +32,11 @@ static bool skipped(const char *name, const char *const *skip)
     return false;
 }
 
-struct notes {
-    char text[3072];
-    size_t len;
-    int count;
-};
-
-static void note(struct notes *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct notes *m, const char *fmt, ...)
-{
-    va_list ap;
-    if (m->count++ && m->len < sizeof m->text)
-        m->len += (size_t)snprintf(m->text + m->len, sizeof m->text - m->len, "; ");
-    if (m->len < sizeof m->text) {
-        va_start(ap, fmt);
-        m->len += (size_t)vsnprintf(m->text + m->len, sizeof m->text - m->len, fmt, ap);
-        va_end(ap);
-    }
-}
-
-static bool same_shape(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
-{
-    if (t->ndim != e->ndim)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if ((uint64_t)t->shape[d] != e->shape[d])
-            return false;
-    return true;
-}
-
 static ember_status init_from(ember_params *p, struct ember_safetensors *st, const char *what,
                               const char *const *skip)
 {
     ember_ctx *ctx = p->ctx;
-    struct notes m = {.len = 0};
+    struct ember_mismatch m = {.len = 0};
     char want[160], have[160];
     for (int i = 0; skip && skip[i]; i++) { /* a skip that names nothing is a typo */
         bool found = false;
@@ -84,19 +54,19 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
         const struct ember_safetensors_entry *e = ember_safetensors_find(st, name);
         ember_shape_str(p->items[i].value, want, sizeof want);
         if (!e)
-            note(&m, "missing %s %s", name, want);
-        else if (!same_shape(p->items[i].value, e))
-            note(&m, "%s is %s in the file but %s in the model", name,
+            ember_mismatch_note(&m, "missing %s %s", name, want);
+        else if (!ember_entry_fits(p->items[i].value, e))
+            ember_mismatch_note(&m, "%s is %s in the file but %s in the model", name,
                  ember_safetensors_shape_str(e, have, sizeof have), want);
         else if (!ember_safetensors_convertible(e->dtype))
-            note(&m, "%s is %s, which ember does not read", name, e->dtype);
+            ember_mismatch_note(&m, "%s is %s, which ember does not read", name, e->dtype);
     }
     for (int i = 0, named = 0; i < st->count; i++) {
         const struct ember_safetensors_entry *e = &st->entries[i];
         if (skipped(e->name, skip) || ember_params_find(p, e->name))
             continue;
         if (named++ < 8)
-            note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            ember_mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
     }
     if (m.count)
         return ember_fail(ctx, EMBER_ERR_ARG, "%s does not fit the model (%d difference%s): %s; leave a layer "

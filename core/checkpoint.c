@@ -118,16 +118,7 @@ ember_status ember_params_save_memory(const ember_params *p, const char *const *
     return params_save_to(p, NULL, data, size, metadata);
 }
 
-/* Problems found while matching a file to the set, gathered into one
- * message as PyTorch's strict load_state_dict does. */
-struct mismatch {
-    char text[2048];
-    size_t len;
-    int count;
-};
-
-static void mismatch_note(struct mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mismatch_note(struct mismatch *m, const char *fmt, ...)
+void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
 {
     va_list ap;
     if (m->count++ && m->len < sizeof m->text)
@@ -139,7 +130,7 @@ static void mismatch_note(struct mismatch *m, const char *fmt, ...)
     }
 }
 
-static bool same_shape(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
+bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
 {
     if (t->ndim != e->ndim)
         return false;
@@ -169,7 +160,7 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
                                 const struct ember_safetensors *st)
 {
     enum { NAMED_UNEXPECTED = 8 };
-    struct mismatch m = {.len = 0};
+    struct ember_mismatch m = {.len = 0};
     char want[160], have[160];
     int found = 0;
     for (int i = 0; i < p->count; i++) {
@@ -177,12 +168,12 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
         const struct ember_safetensors_entry *e = ember_safetensors_find(st, p->items[i].name);
         ember_shape_str(value, want, sizeof want);
         if (!e) {
-            mismatch_note(&m, "missing %s %s", p->items[i].name, want);
+            ember_mismatch_note(&m, "missing %s %s", p->items[i].name, want);
             continue;
         }
         found++;
-        if (!same_shape(value, e))
-            mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
+        if (!ember_entry_fits(value, e))
+            ember_mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
                           ember_safetensors_shape_str(e, have, sizeof have), want);
     }
     /* Every name of the set that the file has is found; the rest of the
@@ -191,12 +182,12 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
     for (int i = 0; i < st->count && named < unexpected && named < NAMED_UNEXPECTED; i++) {
         const struct ember_safetensors_entry *e = &st->entries[i];
         if (!ember_params_find(p, e->name)) {
-            mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            ember_mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
             named++;
         }
     }
     if (unexpected > named)
-        mismatch_note(&m, "and %d more unexpected", unexpected - named);
+        ember_mismatch_note(&m, "and %d more unexpected", unexpected - named);
     if (!m.count)
         return EMBER_OK;
     return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path, m.count,

@@ -20,17 +20,20 @@ static const struct data_kind {
     const char *name;
     data_loader load;
     bool needs_dir;
+    bool file_ok; /* the path may be a file rather than a folder */
     const char *default_dir;
     const char *hint; /* added to a missing-file error */
 } kinds[] = {
-    {"fashion-mnist", ember_data_load_idx, true, "/usr/share/datasets/fashion-mnist",
+    {"fashion-mnist", ember_data_load_idx, true, false, "/usr/share/datasets/fashion-mnist",
      "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or pass its folder as "
      "--data-dir"},
-    {"mnist", ember_data_load_idx, true, NULL, NULL},
-    {"cifar10", ember_data_load_cifar, true, NULL,
+    {"mnist", ember_data_load_idx, true, false, NULL, NULL},
+    {"cifar10", ember_data_load_cifar, true, false, NULL,
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
-    {"folder", ember_data_load_folder, true, NULL, NULL},
-    {"random", ember_data_load_random, false, NULL, NULL},
+    {"folder", ember_data_load_folder, true, false, NULL, NULL},
+    {"random", ember_data_load_random, false, false, NULL, NULL},
+    {"npy", ember_data_load_npy, true, true, NULL, NULL},
+    {"csv", ember_data_load_csv, true, true, NULL, NULL},
 };
 #define KIND_COUNT (int)(sizeof kinds / sizeof kinds[0])
 
@@ -81,7 +84,7 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
         add_hint(ctx, kind->hint ? kind->hint : "pass the right folder with --data-dir");
         return EMBER_ERR_IO;
     }
-    if (!S_ISDIR(info.st_mode))
+    if (!S_ISDIR(info.st_mode) && !kind->file_ok)
         return ember_fail(ctx, EMBER_ERR_IO, "the data folder %s (%s) is not a folder", *dir, kind->name);
     return EMBER_OK;
 }
@@ -105,8 +108,9 @@ static void free_class_names(ember_dataset *ds)
     ds->class_names = NULL;
 }
 
-ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
-                                   const int64_t *sample_shape, int classes)
+/* ember_dataset_reserve and ember_dataset_reserve_floats: `elem` bytes a value */
+static ember_status reserve(ember_dataset *ds, int64_t count, int sample_ndim, const int64_t *sample_shape,
+                            int classes, size_t elem)
 {
     ember_ctx *ctx = ds->ctx;
     int64_t bytes = count < 0 ? EMBER_DATA_MAX_BYTES + 1 : count;
@@ -126,9 +130,12 @@ ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_
     for (int i = 0; i < sample_ndim; i++)
         ds->sample_shape[i] = sample_shape[i];
     ds->sample_bytes = count ? bytes / count : ember_shape_numel(sample_ndim, sample_shape);
-    ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
-    ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels);
-    if (!ds->pixels || !ds->labels)
+    if (elem == 1)
+        ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
+    else
+        ds->floats = ds->owned_floats = ember_host_alloc(ctx, (size_t)bytes * elem + 1);
+    ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels + 1);
+    if ((!ds->pixels && !ds->floats) || !ds->labels)
         return EMBER_ERR_NOMEM;
     /* the classes' names until the loader gives better ones: their indices */
     if (!(ds->class_names = ember_host_calloc(ctx, (size_t)classes + 1, sizeof *ds->class_names)))
@@ -140,6 +147,18 @@ ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_
             return EMBER_ERR_NOMEM;
     }
     return EMBER_OK;
+}
+
+ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
+                                   const int64_t *sample_shape, int classes)
+{
+    return reserve(ds, count, sample_ndim, sample_shape, classes, 1);
+}
+
+ember_status ember_dataset_reserve_floats(ember_dataset *ds, int64_t count, int sample_ndim,
+                                          const int64_t *sample_shape, int classes)
+{
+    return reserve(ds, count, sample_ndim, sample_shape, classes, sizeof(float));
 }
 
 ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names)
@@ -203,6 +222,8 @@ void ember_dataset_free(ember_dataset *ds)
         free(ds->pixels);
         free(ds->labels);
     }
+    free(ds->owned_floats);
+    ember_feature_scaling_free(ds->table);
     free_class_names(ds);
     free(ds);
 }
@@ -212,6 +233,11 @@ int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0
 int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }
 const char *ember_dataset_describe(const ember_dataset *ds) { return ds ? ds->describe : ""; }
+
+const char *ember_dataset_normalize(const ember_dataset *ds)
+{
+    return !ds ? "" : ds->table ? "(value - ember.feature_mean) / ember.feature_std" : ds->floats ? "none" : "pixel / 255";
+}
 
 const char *ember_dataset_class_name(const ember_dataset *ds, int index)
 {

@@ -163,4 +163,17 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
 ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
                                            const char *const *metadata, void **data, size_t *size);
 
+/* Matching a file's tensors to a parameter set (checkpoint.c,
+ * checkpoint-init.c): the problems found, gathered into one message as
+ * PyTorch's strict load_state_dict gathers them ("missing fc.weight (10,
+ * 784); size mismatch for ..."), and whether an entry has a tensor's shape. */
+struct ember_mismatch {
+    char text[3072];
+    size_t len;
+    int count;
+};
+void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct ember_tensor;
+bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e);
+
 #endif /* EMBER_SAFETENSORS_IMPL_H */

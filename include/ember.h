@@ -564,11 +564,31 @@ typedef struct ember_dataset ember_dataset;
 
 typedef enum ember_split { EMBER_TRAIN, EMBER_TEST } ember_split;
 
+/* Tabular data's features and how they were standardised: each column
+ * becomes (value - mean) / std, with the mean and the (population) standard
+ * deviation of the training split, 1 for a constant column, as
+ * scikit-learn's StandardScaler does. A csv data set has one
+ * (ember_dataset_scaling), a checkpoint trained on one carries it in its
+ * metadata (ember_feature_scaling_meta, ember_checkpoint_scaling), and
+ * eval and predict apply the same (docs/interop.md). */
+typedef struct ember_feature_scaling {
+    int count;   /* features */
+    char **names; /* (count) their columns' names, in the order the model takes them */
+    float *mean, *std; /* (count) */
+    char *label; /* the label column's name */
+} ember_feature_scaling;
+EMBER_API void ember_feature_scaling_free(ember_feature_scaling *scaling);
+
 typedef struct ember_data_options {
-    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random" */
+    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random",
+     * "npy", "csv" (docs/interop.md) */
     const char *kind;
     /* where the files are; NULL: the kind's default (fashion-mnist:
-     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist) */
+     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist).
+     * npy: a folder of x_train.npy, y_train.npy, x_test.npy, y_test.npy, or
+     * one .npz holding them; csv: a .csv file (each class holds out a tenth
+     * of its rows for test, chosen by `seed`) or a folder of train.csv and
+     * test.csv */
     const char *dir;
     /* random: the shape of one sample, such as {1, 28, 28} or {100};
      * folder: {channels, height, width} to load at, zeros for the first image's */
@@ -581,6 +601,14 @@ typedef struct ember_data_options {
     bool resize;
     /* random data, and the folder's held-out test split */
     uint64_t seed;
+    /* csv: the label column's name (NULL: the last column) */
+    const char *label;
+    /* csv: standardise with these (a checkpoint's, for eval) instead of the
+     * training split's; the file's columns are then found by name */
+    const ember_feature_scaling *scaling;
+    /* csv: the classes' names in index order, `classes` of them (a
+     * checkpoint's), instead of the labels the training split has */
+    const char *const *class_names;
 } ember_data_options;
 
 /* Loads a split into host memory as bytes; every file is checked before
@@ -598,6 +626,31 @@ EMBER_API const char *ember_dataset_describe(const ember_dataset *ds);
  * folder's subfolder names; the index ("0", "1", ...) for MNIST and random
  * data. NULL for an index out of range. */
 EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int index);
+
+/* How a sample's stored values became the model's inputs: "pixel / 255"
+ * (bytes: images, and uint8 arrays), "none" (floats used as they are), or
+ * "(value - ember.feature_mean) / ember.feature_std" (a CSV table's
+ * standardised features). */
+EMBER_API const char *ember_dataset_normalize(const ember_dataset *ds);
+/* A csv data set's features and standardisation (NULL for other kinds). */
+EMBER_API const ember_feature_scaling *ember_dataset_scaling(const ember_dataset *ds);
+/* The checkpoint metadata that carries a scaling: four keys and their
+ * values, "ember.features" (a JSON array of the names), "ember.label",
+ * "ember.feature_mean" and "ember.feature_std" (JSON arrays of numbers
+ * that read back as the same floats), into kv[0..7] with kv[8] NULL; the
+ * values (odd indices) are to free(). */
+EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling, char *kv[9]);
+/* A checkpoint's scaling, read back: *scaling NULL when it has none, and
+ * EMBER_ERR_FORMAT when its metadata is malformed. */
+EMBER_API ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck,
+                                                ember_feature_scaling **scaling);
+/* The rows of a CSV table as a model trained on `scaling` takes them:
+ * (rows, count) floats standardised, in an array to free(). Columns are
+ * found by name; the label column may be there (it is not read); any
+ * other column, a missing feature or a cell that is not a number is an
+ * error naming the line and the column. */
+EMBER_API float *ember_csv_features(ember_ctx *ctx, const char *path, const ember_feature_scaling *scaling,
+                                    int64_t *rows);
 
 /* A data set over arrays the caller owns, for training and evaluating on
  * data ember has no loader for. Nothing is copied: the arrays must stay

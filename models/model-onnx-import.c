@@ -14,7 +14,8 @@
  *
  *   Conv                         conv2d (square kernel, equal strides and pads,
  *                                no dilation or groups)
- *   Gemm, MatMul + Add, MatMul   linear (the weight a constant)
+ *   Gemm, MatMul + Add, MatMul   linear (the weight a constant; a bias of
+ *                                one value is broadcast, as Gemm allows)
  *   BatchNormalization           batch_norm2d, or batch_norm1d on features
  *   Relu, LeakyRelu, Sigmoid,    relu, leaky_relu, sigmoid, tanh
  *   Tanh
@@ -45,29 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models-impl.h"
-#include "onnx-impl.h"
-
-#define IMPORT_MAX_TEXT (1 << 20)
-
-struct imp_layer;
-struct imp_block {
-    struct imp_layer *items;
-    int count, cap;
-};
-
-struct imp_layer {
-    char type[24];             /* a model file's layer type, or "residual" */
-    char options[160];         /* "16 kernel=3 stride=2 padding=1 bias=false" */
-    char name[MODEL_NAME_MAX]; /* its full name ("layer1.0.conv1"), or "" */
-    const struct onnx_node *node;
-    /* its parameters and buffers in the order the layer type adds them */
-    const float *values[4];
-    int64_t counts[4];
-    float *owned[4];
-    int value_count;
-    struct imp_block body, shortcut; /* a residual block's */
-};
+#include "model-onnx-import-impl.h"
 
 struct value_ref {
     const char *name;
@@ -249,56 +228,6 @@ static void add_values(struct imp_layer *l, const float *values, int64_t count, 
     l->values[l->value_count] = values;
     l->counts[l->value_count] = count;
     l->owned[l->value_count++] = owned;
-}
-
-static bool valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n >= MODEL_NAME_MAX / 2 || s[0] == '.' || s[n - 1] == '.' || strstr(s, "..") ||
-        strcmp(s, "self") == 0)
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
-            return false;
-    return true;
-}
-
-/* "fc.weight" gives "fc"; "/layer2/layer2.0/downsample/downsample.0/Conv"
- * gives "layer2.0.downsample.0" (PyTorch's scopes, each a module, a
- * Sequential's child written as "parent.index") */
-static void name_layer(struct imp_layer *l, const char *weight)
-{
-    size_t n = weight ? strlen(weight) : 0;
-    char name[MODEL_NAME_MAX] = "";
-    if (n > 7 && n < sizeof name && strcmp(weight + n - 7, ".weight") == 0) {
-        snprintf(name, sizeof name, "%.*s", (int)(n - 7), weight);
-        if (valid_name(name)) {
-            snprintf(l->name, sizeof l->name, "%s", name);
-            return;
-        }
-    }
-    const char *scope = l->node ? l->node->name : "";
-    if (scope[0] != '/')
-        return;
-    char last[MODEL_NAME_MAX] = "";
-    name[0] = '\0';
-    for (const char *at = scope + 1; *at;) {
-        size_t len = strcspn(at, "/");
-        if (!at[len]) /* the last part is the operator */
-            break;
-        char part[MODEL_NAME_MAX];
-        snprintf(part, sizeof part, "%.*s", (int)len, at);
-        size_t lastlen = strlen(last), have = strlen(name);
-        if (lastlen && strncmp(part, last, lastlen) == 0 && part[lastlen] == '.')
-            snprintf(name + have, sizeof name - have, "%s", part + lastlen);
-        else
-            if (snprintf(name + have, sizeof name - have, "%s%s", have ? "." : "", part) >= (int)(sizeof name - have))
-                return; /* too long to be a layer's name */
-        snprintf(last, sizeof last, "%s", part);
-        at += len + 1;
-    }
-    if (valid_name(name))
-        snprintf(l->name, sizeof l->name, "%s", name);
 }
 
 /* ------------------------------------------------- folding shape arithmetic */
@@ -516,7 +445,7 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
         return fail_node(im, mm, "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
                          "y = x W^T + b");
     int64_t out = trans_b ? w->dims[0] : w->dims[1];
-    if (b && (!b->values || b->numel != out))
+    if (b && (!b->values || (b->numel != out && b->numel != 1)))
         return fail_node(im, n, "the bias has %lld values for %lld outputs", (long long)(b ? b->numel : 0),
                          (long long)out);
     struct imp_layer *l = block_add(im, block, "linear", mm);
@@ -527,9 +456,17 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
     if (!trans_b && !owned)
         return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
     add_values(l, trans_b ? w->values : owned, w->numel, owned);
-    if (b)
+    if (b && b->numel == out) {
         add_values(l, b->values, b->numel, NULL);
-    name_layer(l, w->name);
+    } else if (b) { /* one value broadcast to every output, as Gemm allows */
+        float *bias = malloc((size_t)out * sizeof *bias);
+        if (!bias)
+            return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+        for (int64_t i = 0; i < out; i++)
+            bias[i] = b->values[0];
+        add_values(l, bias, out, bias);
+    }
+    onnx_name_layer(l, w->name);
     take(im, mm);
     take(im, n);
     *x = mm->inputs[0];
@@ -567,7 +504,7 @@ static ember_status conv_layer(struct importer *im, struct imp_block *block, con
     add_values(l, w->values, w->numel, NULL);
     if (b)
         add_values(l, b->values, b->numel, NULL);
-    name_layer(l, w->name);
+    onnx_name_layer(l, w->name);
     *x = n->inputs[0];
     return EMBER_OK;
 }
@@ -593,7 +530,7 @@ static ember_status batch_norm_layer(struct importer *im, struct imp_block *bloc
              1.0f - attr_float(n, "momentum", 0.9f));
     for (int i = 0; i < 4; i++)
         add_values(l, p[i]->values, p[i]->numel, NULL);
-    name_layer(l, p[0]->name);
+    onnx_name_layer(l, p[0]->name);
     *x = n->inputs[0];
     return EMBER_OK;
 }
@@ -755,7 +692,7 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
     return EMBER_OK;
 }
 
-/* ------------------------------------------------- names and the text */
+/* ------------------------------------------------- settling the layers */
 
 /* batch_norm on images or features, as the rank at that point says */
 static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
@@ -786,164 +723,6 @@ static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
         }
     }
     return EMBER_OK;
-}
-
-/* every name given to a layer, for uniqueness */
-struct names {
-    char (*items)[2 * MODEL_NAME_MAX];
-    int count, cap;
-};
-
-static bool names_has(const struct names *ns, const char *name)
-{
-    for (int i = 0; i < ns->count; i++)
-        if (strcmp(ns->items[i], name) == 0)
-            return true;
-    return false;
-}
-
-static bool names_add(struct names *ns, const char *name)
-{
-    if (ns->count == ns->cap) {
-        int cap = ns->cap ? 2 * ns->cap : 64;
-        void *more = realloc(ns->items, (size_t)cap * sizeof *ns->items);
-        if (!more)
-            return false;
-        ns->items = more;
-        ns->cap = cap;
-    }
-    snprintf(ns->items[ns->count++], sizeof ns->items[0], "%s", name);
-    return true;
-}
-
-/* Names taken twice get "_2", "_3"...; every name is then recorded. */
-static bool unique_names(struct imp_block *b, struct names *ns)
-{
-    for (int i = 0; i < b->count; i++) {
-        struct imp_layer *l = &b->items[i];
-        if (!unique_names(&l->body, ns) || !unique_names(&l->shortcut, ns))
-            return false;
-        if (!l->name[0])
-            continue;
-        char base[MODEL_NAME_MAX];
-        snprintf(base, sizeof base, "%.*s", MODEL_NAME_MAX / 2 - 8, l->name);
-        for (int k = 2; names_has(ns, l->name); k++)
-            if (snprintf(l->name, sizeof l->name, "%s_%d", base, k) >= (int)sizeof l->name)
-                return false;
-        if (!names_add(ns, l->name))
-            return false;
-    }
-    return true;
-}
-
-/* The dotted prefix that every named layer under b shares, short of each
- * one's last part: "layer1.0" for layer1.0.conv1 and layer1.0.bn1. */
-static void common_prefix(const struct imp_block *b, char *prefix, bool *first)
-{
-    for (int i = 0; i < b->count; i++) {
-        const struct imp_layer *l = &b->items[i];
-        common_prefix(&l->body, prefix, first);
-        common_prefix(&l->shortcut, prefix, first);
-        if (!l->name[0] || strcmp(l->type, "residual") == 0)
-            continue;
-        const char *dot = strrchr(l->name, '.');
-        size_t len = dot ? (size_t)(dot - l->name) : 0;
-        if (*first) {
-            snprintf(prefix, MODEL_NAME_MAX, "%.*s", (int)len, l->name);
-            *first = false;
-            continue;
-        }
-        size_t k = 0; /* the longest shared run of whole parts */
-        while (k < len && prefix[k] && prefix[k] == l->name[k])
-            k++;
-        if (!((k == len || l->name[k] == '.') && (!prefix[k] || prefix[k] == '.')))
-            while (k > 0 && prefix[k - 1] != '.')
-                k--;
-        while (k > 0 && prefix[k - 1] == '.')
-            k--;
-        prefix[k] = '\0';
-    }
-}
-
-struct text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(struct text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (t->failed || n < 0 || t->len + (size_t)n + 1 > IMPORT_MAX_TEXT) {
-        t->failed = true;
-        return;
-    }
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + (size_t)n + 1)
-            cap *= 2;
-        char *more = realloc(t->s, cap);
-        if (!more) {
-            t->failed = true;
-            return;
-        }
-        t->s = more;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
-/* The block's layers as model-file lines. `prefix` is the block's full
- * name (its layers' names are written relative to it); an unnamed layer,
- * which ember names by its index, gets a name of its own where that index
- * name is taken. */
-static void emit(struct text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
-                 struct names *ns)
-{
-    size_t plen = strlen(prefix);
-    for (int i = 0; i < b->count; i++) {
-        struct imp_layer *l = &b->items[i];
-        char rel[MODEL_NAME_MAX] = "", child[MODEL_NAME_MAX] = "";
-        if (strcmp(l->type, "residual") == 0) {
-            bool first = true;
-            common_prefix(&l->body, child, &first);
-            common_prefix(&l->shortcut, child, &first);
-            bool deeper = child[0] && strlen(child) > plen && (!plen || (strncmp(child, prefix, plen) == 0 &&
-                                                                         child[plen] == '.'));
-            if (deeper && !names_has(ns, child) && names_add(ns, child))
-                snprintf(rel, sizeof rel, "%s", child + (plen ? plen + 1 : 0));
-            else
-                snprintf(rel, sizeof rel, "self"), child[0] = '\0';
-            text_add(t, "%*s%s: residual\n", indent, "", rel);
-            emit(t, &l->body, child, false, indent + 4, ns);
-            if (l->shortcut.count) {
-                text_add(t, "%*sshortcut\n", indent, "");
-                emit(t, &l->shortcut, child, true, indent + 4, ns);
-            }
-            text_add(t, "%*send\n", indent, "");
-            continue;
-        }
-        if (l->name[0]) {
-            snprintf(rel, sizeof rel, "%s", l->name + (plen ? plen + 1 : 0));
-        } else { /* ember names it by its index; by another name where a layer has that one */
-            char full[2 * MODEL_NAME_MAX];
-            snprintf(full, sizeof full, "%s%s%s%d", prefix, plen ? "." : "", shortcut ? "shortcut." : "", i);
-            for (int k = i; names_has(ns, full); k++) {
-                snprintf(rel, sizeof rel, "%s_%d", l->type, k);
-                snprintf(full, sizeof full, "%s%s%s", prefix, plen ? "." : "", rel);
-            }
-            names_add(ns, full);
-        }
-        text_add(t, "%*s%s%s%s%s%s\n", indent, "", rel, rel[0] ? ": " : "", l->type, l->options[0] ? " " : "",
-                 l->options);
-    }
 }
 
 /* ------------------------------------------------ building and loading */
@@ -1051,8 +830,8 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
 {
     struct importer im = {.ctx = ctx, .what = what, .g = &om->graph};
     struct imp_block root = {0};
-    struct names ns = {0};
-    struct text t = {0};
+    struct onnx_names ns = {0};
+    struct onnx_text t = {0};
     ember_model *model = NULL;
     const char **meta = NULL;
     int ndim = 0;
@@ -1085,14 +864,14 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         if (snprintf(head->options, sizeof head->options, "classes%s", rest) >= (int)sizeof head->options)
             st = fail_node(&im, head->node, "options too long");
     }
-    if (st == EMBER_OK && !unique_names(&root, &ns))
+    if (st == EMBER_OK && !onnx_unique_names(&root, &ns))
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", what);
     if (st == EMBER_OK) {
         char input[64];
-        text_add(&t, "# imported from %s (%s, opset %lld) by ember\n", what, om->producer[0] ? om->producer : "ONNX",
-                 (long long)om->opset);
-        text_add(&t, "input %s\n", model_shape_str(ndim, shape, input, sizeof input));
-        emit(&t, &root, "", false, 0, &ns);
+        onnx_text_add(&t, "# imported from %s (%s, opset %lld) by ember\n", what,
+                      om->producer[0] ? om->producer : "ONNX", (long long)om->opset);
+        onnx_text_add(&t, "input %s\n", model_shape_str(ndim, shape, input, sizeof input));
+        onnx_emit(&t, &root, "", false, 0, &ns);
         if (t.failed)
             st = ember_set_error(ctx, EMBER_ERR_NOMEM, "%s: the model file would be over 1 MiB", what);
     }

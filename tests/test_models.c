@@ -104,7 +104,7 @@ static const struct zoo_count {
     int64_t params, tensors; /* tensors: len(state_dict()) */
 } zoo_counts[] = {
     {"simplecnn", 31530, 4}, {"kerascnn", 216650, 4}, {"linear", 7850, 2},    {"mlp", 235146, 6},
-    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56},
+    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56},   {"tabular", 55050, 6},
 };
 
 static void test_zoo(ember_ctx *ctx)

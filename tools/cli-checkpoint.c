@@ -91,9 +91,39 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir");
     if (dir && !s->data.dir) /* another folder is fine: the same data elsewhere */
         s->data.dir = dir;
+    /* a table: standardised as in training, its classes in the same order */
+    if (s->data.kind && strcmp(s->data.kind, "csv") == 0) {
+        int count = classes ? atoi(classes) : 0;
+        if (ember_checkpoint_scaling(ctx, ck, &s->scaling) != EMBER_OK)
+            return cli_fail(ctx, path);
+        if (!s->scaling || count < 2 || !(s->class_names = cli_class_names(ck, count))) {
+            cli_error("%s does not hold the standardisation and classes of a CSV table (ember.features, "
+                      "ember.feature_mean, ember.feature_std, ember.class_names): train it with --data csv", path);
+            return EXIT_DATA;
+        }
+        s->data.scaling = s->scaling;
+        s->data.label = s->scaling->label;
+        s->data.class_names = (const char *const *)s->class_names;
+        s->data.classes = count;
+    }
     if (resize && !s->resize_given)
         s->data.resize = strcmp(resize, "true") == 0;
     return EXIT_OK;
+}
+
+bool cli_data_takes_path(const char *kind)
+{
+    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0);
+}
+
+void cli_settings_free(struct cli_settings *s)
+{
+    for (int k = 0; s->class_names && k < s->data.classes; k++)
+        free(s->class_names[k]);
+    free(s->class_names);
+    ember_feature_scaling_free(s->scaling);
+    s->class_names = NULL;
+    s->scaling = NULL;
 }
 
 char **cli_class_names(const ember_checkpoint *ck, int classes)

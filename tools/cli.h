@@ -60,6 +60,10 @@ bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *sha
 /* the same without a message */
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape);
 
+/* Whether a data kind's files are named by a path after it: --data csv
+ * table.csv, --data npy arrays.npz (else --data-dir). */
+bool cli_data_takes_path(const char *kind);
+
 /* What eval and predict run with: the options given, completed from the
  * checkpoint's metadata (tools/cli-checkpoint.c). */
 struct cli_settings {
@@ -67,7 +71,12 @@ struct cli_settings {
     ember_data_options data;
     bool kind_given, seed_given, shape_given, resize_given;
     bool from_checkpoint; /* the checkpoint names its model: build it from there */
+    /* csv: the checkpoint's standardisation and class names, which
+     * data.scaling and data.class_names point at (cli_settings_free) */
+    ember_feature_scaling *scaling;
+    char **class_names;
 };
+void cli_settings_free(struct cli_settings *s);
 /* Fills what was not given from the checkpoint and checks that what was
  * given agrees with it; returns an exit status (3, with the difference
  * named, when an option disagrees or the checkpoint names no model and

@@ -16,8 +16,9 @@ static const char usage[] =
     "\n"
     "  --load FILE         the safetensors checkpoint (required), or an ONNX model\n"
     "  --model NAME|FILE   the model it was trained as\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
-    "  --data-dir DIR      where the data set's files are\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv\n"
+    "  --data-dir DIR      where the data set's files are (npy and csv: or the path after\n"
+    "                      --data: --data csv table.csv)\n"
     "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
     "  --resize            folder: resize images of another size\n"
     "  --seed N            random data and the folder's held-out split, as in training (default 0)\n"
@@ -135,6 +136,8 @@ int cmd_eval(int argc, char **argv)
         default: ok = false; break;
         }
     }
+    if (ok && optind + 1 == argc && !set.data.dir && cli_data_takes_path(set.data.kind))
+        set.data.dir = argv[optind++];
     if (ok && optind < argc) {
         cli_error("unexpected argument \"%s\"", argv[optind]);
         ok = false;
@@ -201,6 +204,7 @@ int cmd_eval(int argc, char **argv)
     ember_model_free(model);
     ember_dataset_free(test);
     ember_checkpoint_close(ck);
+    cli_settings_free(&set);
     free(onnx);
     ember_ctx_free(ctx);
     return rc;

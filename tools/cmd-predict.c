@@ -29,6 +29,8 @@ static const char usage[] =
     "  FILE-idx3-ubyte[.gz] every image of an IDX file (as Fashion-MNIST's), named FILE#index\n"
     "  FILE.npy            every sample of a NumPy array (N, sample shape...): uint8 scaled to\n"
     "                      [0, 1] as in training, floats as they are; named FILE#index\n"
+    "  FILE.csv            every row of a table with a header (a model trained with --data csv):\n"
+    "                      its feature columns standardised as in training; named FILE#index\n"
     "  --load FILE         the checkpoint, or an ONNX model (.onnx)\n"
     "  --output FILE       also write every result: FILE.npy the probabilities (N, classes),\n"
     "                      FILE.csv a row per input: its name, class and each class's probability\n"
@@ -307,7 +309,7 @@ int cmd_predict(int argc, char **argv)
         top = classes;
     for (int i = optind; i < argc && rc == EXIT_OK; i++) {
         if (!images && !predict_is_array_name(argv[i])) {
-            cli_error("%s holds a model of %s samples, not of images: give .npy files", load,
+            cli_error("%s holds a model of %s samples, not of images: give .npy or .csv files", load,
                       ember_model_name(model));
             rc = EXIT_DATA;
         } else {

@@ -29,9 +29,15 @@ static const char usage[] =
     "\n"
     "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
     "                      names them all) or a model file (docs/models.md)\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
     "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist)\n"
+    "  --data npy PATH     NumPy arrays: a folder of x_train.npy, y_train.npy, x_test.npy,\n"
+    "                      y_test.npy, or one .npz holding them (docs/interop.md)\n"
+    "  --data csv PATH     a CSV table with a header row (a tenth of each class held out for\n"
+    "                      testing, chosen by --seed), or a folder of train.csv and test.csv;\n"
+    "                      features are standardised with the training split's statistics\n"
+    "  --label COLUMN      csv: the column of the classes (default: the last)\n"
     "  --shape CxHxW       random: one sample's shape (default 1x28x28; 100 for linear);\n"
     "                      folder: the size to load images at (default: the first image's)\n"
     "  --resize            folder: resize images of another size instead of rejecting them\n"
@@ -82,7 +88,7 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP };
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_LABEL };
 
 /* "none", or "crop:P" and "flip" joined by commas */
 static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
@@ -126,7 +132,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 {
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
-        {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+        {"data-dir", required_argument, NULL, OPT_DATA_DIR}, {"label", required_argument, NULL, OPT_LABEL},
         {"shape", required_argument, NULL, 'S'},    {"resize", no_argument, NULL, 'R'},
         {"epochs", required_argument, NULL, 'e'},   {"steps", required_argument, NULL, 'n'},
         {"batch", required_argument, NULL, 'b'},    {"optim", required_argument, NULL, 'O'},
@@ -164,6 +170,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case OPT_INIT_SKIP: o->init_skip = optarg; break;
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
+        case OPT_LABEL: o->data.label = optarg; break;
         case 'S': ok = o->shape_given = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
         case 'R': o->data.resize = true; break;
         case 'e': ok = cli_parse_int("epochs", optarg, 1, 1000000, &o->epochs); break;
@@ -200,8 +207,15 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         default: ok = false; break;
         }
     }
+    /* --data npy PATH, --data csv PATH: the data's path follows its kind */
+    if (ok && optind + 1 == argc && !o->data.dir && cli_data_takes_path(o->data.kind))
+        o->data.dir = argv[optind++];
     if (ok && optind < argc) {
         cli_error("unexpected argument \"%s\"", argv[optind]);
+        ok = false;
+    }
+    if (ok && o->data.label && strcmp(o->data.kind, "csv") != 0) {
+        cli_error("--label names the column of a CSV table's classes: it goes with --data csv");
         ok = false;
     }
     if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "sgd") != 0) {
@@ -489,9 +503,11 @@ int cmd_train(int argc, char **argv)
     }
     /* found now, not after the first epoch's training, which would be lost */
     if (test && ember_dataset_count(test) == 0) {
-        cli_error("%s has no images to test on (a folder needs at least two images in some class to hold one "
-                  "out, or a test/ folder): add images, or train without evaluating (--no-eval)",
-                  ember_dataset_describe(test));
+        bool table = strcmp(o.data.kind, "csv") == 0;
+        cli_error("%s has no %s to test on (a %s needs at least two %s in some class to hold one out, or a %s): "
+                  "add %s, or train without evaluating (--no-eval)", ember_dataset_describe(test),
+                  table ? "rows" : "images", table ? "table" : "folder", table ? "rows" : "images",
+                  table ? "folder of train.csv and test.csv" : "test/ folder", table ? "rows" : "images");
         rc = EXIT_DATA;
         goto done;
     }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/predict-arrays.c — `ember predict` on NumPy arrays, and its
- * --output files (docs/interop.md).
+ * tools/predict-arrays.c — `ember predict` on NumPy arrays and CSV tables
+ * (standardised as the model's training table was), and its --output
+ * files (docs/interop.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +17,38 @@ static bool ends_with(const char *s, const char *tail)
     return n > k && strcmp(s + n - k, tail) == 0;
 }
 
-bool predict_is_array_name(const char *name) { return ends_with(name, ".npy"); }
+bool predict_is_array_name(const char *name) { return ends_with(name, ".npy") || ends_with(name, ".csv"); }
 
 const char *predict_output_kind(const char *path)
 {
     return ends_with(path, ".npy") ? "npy" : ends_with(path, ".csv") ? "csv" : NULL;
 }
 
+static float *table_samples(ember_ctx *ctx, const char *path, const int64_t *shape, int ndim,
+                            const ember_checkpoint *ck, int64_t *count)
+{
+    ember_feature_scaling *scaling = NULL;
+    if (ember_checkpoint_scaling(ctx, ck, &scaling) != EMBER_OK) {
+        cli_fail(ctx, "cannot read the model's standardisation");
+        return NULL;
+    }
+    float *values = NULL;
+    if (!scaling)
+        cli_error("%s is a CSV table, but the model was not trained on one (its checkpoint holds no ember.features "
+                  "and standardisation): give .npy files of its inputs", path);
+    else if (ndim != 1 || shape[0] != scaling->count)
+        cli_error("the checkpoint's %d features do not fit its model's input", scaling->count);
+    else if (!(values = ember_csv_features(ctx, path, scaling, count)))
+        cli_fail(ctx, "cannot read the table");
+    ember_feature_scaling_free(scaling);
+    return values;
+}
+
 float *predict_array_samples(ember_ctx *ctx, const char *path, const int64_t *shape, int ndim,
                              const ember_checkpoint *ck, int64_t *count)
 {
-    (void)ck;
+    if (ends_with(path, ".csv")) /* a table's rows, standardised as in training */
+        return table_samples(ctx, path, shape, ndim, ck, count);
     int got_ndim = 0;
     int64_t got[EMBER_MAX_DIMS];
     bool bytes = false;

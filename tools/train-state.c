@@ -142,8 +142,8 @@ static char *class_names_json(const ember_dataset *train)
 /* The model checkpoint's metadata: what eval and predict need to use it
  * with --load alone, and what --resume needs to go on (docs/models.md,
  * "Checkpoints"). */
-static int model_meta(const struct train_options *o, const ember_dataset *train, const struct train_position *pos,
-                      struct meta *m, char **names, char **dir)
+static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember_dataset *train, const struct train_position *pos,
+                      struct meta *m, char **names, char **dir, char *scaling[9])
 {
     *names = class_names_json(train);
     /* where the data was, for eval to find it again (absolute: eval may run elsewhere) */
@@ -158,7 +158,15 @@ static int model_meta(const struct train_options *o, const ember_dataset *train,
         meta_add(m, train_settings[i].key, m->values[m->owned++]);
     }
     meta_add(m, "ember.class_names", *names);
-    meta_add(m, "ember.normalize", "pixel / 255");
+    meta_add(m, "ember.normalize", ember_dataset_normalize(train));
+    /* a table's standardisation, for eval and predict to apply */
+    const ember_feature_scaling *table = ember_dataset_scaling(train);
+    if (table && ember_feature_scaling_meta(ctx, table, scaling) != EMBER_OK) {
+        cli_error("out of memory writing a checkpoint");
+        return EXIT_FAILURE_OTHER;
+    }
+    for (int i = 0; table && scaling[i]; i += 2)
+        meta_add(m, scaling[i], scaling[i + 1]);
     meta_add(m, "ember.epoch", meta_number(m, "%.0f", (double)pos->epochs_done));
     meta_add(m, "ember.step", meta_number(m, "%.0f", (double)pos->total_steps));
     if (*dir)
@@ -170,10 +178,12 @@ static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model
                       const struct train_position *pos, const char *path)
 {
     struct meta m = {.n = 0};
-    char *names = NULL, *dir = NULL;
-    int rc = model_meta(o, train, pos, &m, &names, &dir);
+    char *names = NULL, *dir = NULL, *scaling[9] = {NULL};
+    int rc = model_meta(o, ctx, train, pos, &m, &names, &dir, scaling);
     if (rc == EXIT_OK && ember_model_save(model, path, m.kv) != EMBER_OK)
         rc = cli_fail(ctx, "cannot save the checkpoint");
+    for (int i = 1; i < 9; i += 2)
+        free(scaling[i]);
     free(names);
     free(dir);
     return rc;
@@ -259,6 +269,9 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"), *input = ember_checkpoint_meta(ck, "ember.input");
     if (rc == EXIT_OK && dir && !o->data.dir)
         o->data.dir = own(o, dir);
+    const char *label = ember_checkpoint_meta(ck, "ember.label"); /* a table's label column */
+    if (rc == EXIT_OK && label && !o->data.label && strcmp(o->data.kind, "csv") == 0)
+        o->data.label = own(o, label);
     if (rc == EXIT_OK && input && !o->shape_given &&
         (strcmp(o->data.kind, "folder") == 0 || strcmp(o->data.kind, "random") == 0))
         cli_parse_shape_quiet(input, &o->data.sample_ndim, o->data.sample_shape);

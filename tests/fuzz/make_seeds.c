@@ -4,11 +4,13 @@
  * gzipped), as CIFAR-10 records, as PNG, JPEG (baseline and progressive,
  * gray and colour) and BMP; a checkpoint of the safetensors harness's
  * model; the trace of two profiled training steps of that model; the model
- * files given on the command line.
+ * files given on the command line; a CSV table of the images' block means
+ * (with quoted class names, and with CRLF lines); NumPy's .npy files of
+ * the images and labels, and .npz archives of them, stored and deflated.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
  * writes OUT/<harness>/<seed> for idx, cifar, safetensors, onnx, png, jpeg, bmp,
- * trace and model_file.
+ * trace, model_file, csv and npy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +248,130 @@ static void safetensors_seeds(void)
     ember_ctx_free(ctx);
 }
 
+/* Each image's mean ink in its 7x7 grid of 4x4 blocks, a row per image,
+ * the label's name last; `crlf` ends lines the Windows way. */
+static void csv_seeds(const uint8_t *pixels, const uint8_t *labels)
+{
+    static const char *const names[] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                        "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+    for (int crlf = 0; crlf < 2; crlf++) {
+        char table[8192];
+        size_t n = 0;
+        const char *end = crlf ? "\r\n" : "\n";
+        for (int b = 0; b < 49; b++)
+            n += (size_t)snprintf(table + n, sizeof table - n, "b%d,", b);
+        n += (size_t)snprintf(table + n, sizeof table - n, "class%s", end);
+        for (int i = 0; i < IMAGES * 2; i++) { /* each image twice: every class can hold one out */
+            const uint8_t *im = pixels + (i % IMAGES) * SIDE * SIDE;
+            for (int b = 0; b < 49; b++) {
+                int sum = 0;
+                for (int y = 0; y < 4; y++)
+                    for (int x = 0; x < 4; x++)
+                        sum += im[(b / 7 * 4 + y) * SIDE + b % 7 * 4 + x];
+                n += (size_t)snprintf(table + n, sizeof table - n, "%.2f,", sum / 16.0);
+            }
+            n += (size_t)snprintf(table + n, sizeof table - n, "\"%s\"%s", names[labels[i % IMAGES] % 10], end);
+        }
+        put("csv", crlf ? "blocks-crlf.csv" : "blocks.csv", table, n);
+    }
+}
+
+/* A .npy file of that dtype and shape, holding `data`, in memory: its length. */
+static size_t npy_file(uint8_t *dst, const char *descr, const char *shape, const void *data, size_t bytes)
+{
+    char header[128];
+    int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    while ((10 + len + 1) % 64)
+        header[len++] = ' ';
+    header[len++] = '\n';
+    memcpy(dst, "\x93NUMPY\x01\x00", 8);
+    dst[8] = (uint8_t)len, dst[9] = (uint8_t)(len >> 8);
+    memcpy(dst + 10, header, (size_t)len);
+    memcpy(dst + 10 + len, data, bytes);
+    return 10 + (size_t)len + bytes;
+}
+
+static void le16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void le32(uint8_t *p, uint32_t v) { le16(p, v), le16(p + 2, v >> 16); }
+
+/* A zip of the entries, stored or raw-deflated as numpy.savez and
+ * savez_compressed write them (without their zip64 extras); its length. */
+static size_t zip(uint8_t *dst, size_t cap, const char *const *names, uint8_t *const *files, const size_t *sizes,
+                  int n, bool deflated)
+{
+    size_t at = 0, offsets[8];
+    uint32_t crcs[8], packed[8];
+    for (int i = 0; i < n; i++) {
+        size_t name = strlen(names[i]);
+        offsets[i] = at;
+        crcs[i] = (uint32_t)crc32(0, files[i], (uInt)sizes[i]);
+        uint8_t *h = dst + at, *body = h + 30 + name;
+        if (deflated) {
+            z_stream z = {0};
+            if (deflateInit2(&z, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                exit(1);
+            z.next_in = files[i];
+            z.avail_in = (uInt)sizes[i];
+            z.next_out = body;
+            z.avail_out = (uInt)(cap - (size_t)(body - dst));
+            if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+                exit(1);
+            packed[i] = (uint32_t)z.total_out;
+            deflateEnd(&z);
+        } else {
+            memcpy(body, files[i], sizes[i]);
+            packed[i] = (uint32_t)sizes[i];
+        }
+        memset(h, 0, 30);
+        memcpy(h, "PK\3\4", 4);
+        le16(h + 4, 20), le16(h + 8, deflated ? 8 : 0), le32(h + 14, crcs[i]), le32(h + 18, packed[i]);
+        le32(h + 22, (uint32_t)sizes[i]), le16(h + 26, (uint32_t)name);
+        memcpy(h + 30, names[i], name);
+        at += 30 + name + packed[i];
+    }
+    size_t dir = at;
+    for (int i = 0; i < n; i++) {
+        size_t name = strlen(names[i]);
+        uint8_t *e = dst + at;
+        memset(e, 0, 46);
+        memcpy(e, "PK\1\2", 4);
+        le16(e + 4, 20), le16(e + 6, 20), le16(e + 10, deflated ? 8 : 0), le32(e + 16, crcs[i]);
+        le32(e + 20, packed[i]), le32(e + 24, (uint32_t)sizes[i]), le16(e + 28, (uint32_t)name);
+        le32(e + 42, (uint32_t)offsets[i]);
+        memcpy(e + 46, names[i], name);
+        at += 46 + name;
+    }
+    uint8_t *end = dst + at;
+    memset(end, 0, 22);
+    memcpy(end, "PK\5\6", 4);
+    le16(end + 8, (uint32_t)n), le16(end + 10, (uint32_t)n), le32(end + 12, (uint32_t)(at - dir));
+    le32(end + 16, (uint32_t)dir);
+    return at + 22;
+}
+
+static void npy_seeds(const uint8_t *pixels, const uint8_t *labels)
+{
+    static uint8_t files[4][IMAGES * SIDE * SIDE + 256], archive[4 * (IMAGES * SIDE * SIDE + 512)];
+    int64_t wide[IMAGES];
+    for (int i = 0; i < IMAGES; i++)
+        wide[i] = labels[i] % 10;
+    size_t sizes[4];
+    sizes[0] = npy_file(files[0], "|u1", "(3, 1, 28, 28)", pixels, IMAGES * SIDE * SIDE);
+    sizes[1] = npy_file(files[1], "<i8", "(3,)", wide, sizeof wide);
+    sizes[2] = npy_file(files[2], "|u1", "(2, 784)", pixels, 2 * SIDE * SIDE);
+    sizes[3] = npy_file(files[3], "<i8", "(2,)", wide, 2 * sizeof *wide);
+    put("npy", "x_train.npy", files[0], sizes[0]);
+    put("npy", "y_train.npy", files[1], sizes[1]);
+    static const char *const names[] = {"x_train.npy", "y_train.npy", "x_test.npy", "y_test.npy"};
+    uint8_t *const entries[] = {files[0], files[1], files[0], files[1]};
+    size_t entry_sizes[] = {sizes[0], sizes[1], sizes[0], sizes[1]};
+    put("npy", "stored.npz", archive, zip(archive, sizeof archive, names, entries, entry_sizes, 4, false));
+    put("npy", "deflated.npz", archive, zip(archive, sizeof archive, names, entries, entry_sizes, 4, true));
+    uint8_t *const rows[] = {files[2], files[3], files[2], files[3]};
+    size_t row_sizes[] = {sizes[2], sizes[3], sizes[2], sizes[3]};
+    put("npy", "rows.npz", archive, zip(archive, sizeof archive, names, rows, row_sizes, 4, true));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -273,6 +399,8 @@ int main(int argc, char **argv)
     cifar_seeds(pixels, labels);
     image_seeds(pixels);
     safetensors_seeds();
+    csv_seeds(pixels, labels);
+    npy_seeds(pixels, labels);
     for (int i = 3; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
         static char text[1 << 16];
