@@ -637,7 +637,8 @@ typedef struct ember_augment {
 EMBER_API ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
 /* Goes to where a batcher made with the same data, batch, shuffle and seed
  * would be after `epoch` whole epochs and `step` batches of the next: the
- * same order, so a resumed run sees the batches an unbroken one would. */
+ * same order, so a resumed run sees the batches an unbroken one would. It
+ * takes the same time for any epoch (no epochs are replayed). */
 EMBER_API ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
 /* Fills *x and *y with the next batch and returns true; at the end of the
  * epoch returns false and starts the next one. Returns false on a device
