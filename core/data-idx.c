@@ -132,7 +132,8 @@ static int64_t read_plain(int fd, uint8_t *dst, int64_t bytes)
 
 /* Inflates up to `bytes` into dst, stopping early only at the stream's
  * end; sets *done. A failure is the file's: cut short, corrupt (a CRC or
- * length in the trailer that does not match included) or unreadable. */
+ * length in the trailer that does not match included) or unreadable.
+ * `what` names what is read, for messages; NULL: the stream's end. */
 static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *dst, int64_t bytes, int64_t *done,
                                  const char *what)
 {
@@ -141,7 +142,7 @@ static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *ds
         if (f->z.avail_in == 0 && !f->input_end) {
             int64_t got = read_plain(f->fd, f->input, INPUT_BYTES);
             if (got < 0)
-                return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read %s: %s", f->path, what, strerror(errno));
+                return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read it: %s", f->path, strerror(errno));
             f->input_end = got == 0;
             f->z.next_in = f->input;
             f->z.avail_in = (uInt)got;
@@ -154,13 +155,16 @@ static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *ds
         if (ret == Z_STREAM_END) {
             f->stream_end = true;
         } else if (ret == Z_BUF_ERROR && f->z.avail_in == 0 && f->input_end) {
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated gzip: the file ends inside %s, before the "
-                              "stream's end (its CRC-32 and length)", f->path, what);
+            if (!what) /* past the data: what is missing is the stream's last block or trailer */
+                return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends before "
+                                  "the stream does (its last bytes, the CRC-32 and length, are missing)", f->path);
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends inside %s",
+                              f->path, what);
         } else if (ret == Z_MEM_ERROR) {
-            return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: out of memory inflating %s", f->path, what);
+            return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: out of memory inflating it", f->path);
         } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: corrupt gzip: bad data in %s (zlib: %s)", f->path, what,
-                              f->z.msg ? f->z.msg : "no message");
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
+                              what ? what : "its end", f->z.msg ? f->z.msg : "no message");
         }
     }
     return EMBER_OK;
@@ -244,7 +248,7 @@ static ember_status idx_check_end(ember_ctx *ctx, struct idx_file *f)
         if ((got = read_plain(f->fd, extra, 1)) < 0)
             return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read its end: %s", f->path, strerror(errno));
     } else {
-        st = inflate_into(ctx, f, extra, sizeof extra, &got, "its end");
+        st = inflate_into(ctx, f, extra, sizeof extra, &got, NULL);
         /* the stream's end must also be the file's */
         if (st == EMBER_OK && got == 0 && (f->z.avail_in > 0 || read_plain(f->fd, extra, 1) != 0))
             return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: bytes follow the end of its gzip stream (joined files?)",
