@@ -143,31 +143,15 @@ bool cli_parse_float(const char *name, const char *text, double low, double high
 
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape)
 {
-    const char *p = text;
-    int n = 0;
-    while (*p && n < 3) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (errno || end == p || v < 1 || v > 65536)
-            return false;
-        shape[n++] = v;
-        if (*end == '\0') {
-            *ndim = n;
-            return true;
-        }
-        if (*end != 'x')
-            return false;
-        p = end + 1;
-    }
-    return false;
+    return ember_parse_shape(text, ndim, shape); /* as model files and checkpoints write it */
 }
 
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
 {
     if (cli_parse_shape_quiet(text, ndim, shape))
         return true;
-    cli_error("--%s wants 1 to 3 positive sizes joined by 'x', such as 1x28x28 or 100, not \"%s\"", name, text);
+    cli_error("--%s wants 1 to 3 sizes from 1 to %d joined by 'x', such as 1x28x28 or 100, not \"%s\"", name,
+              EMBER_MAX_SAMPLE_SIDE, text);
     return false;
 }
 
