@@ -40,7 +40,17 @@ struct train_options {
     int n_owned;
 };
 
+/* --epochs' largest value, and so a checkpoint's largest epoch */
+#define TRAIN_MAX_EPOCHS 1000000
+
 void train_options_free(struct train_options *o);
+
+/* Sets a numeric setting (lr, epochs, ...) from the command line's text, in
+ * the range a checkpoint's is held to; false after saying what is wrong. */
+bool train_parse_setting(struct train_options *o, const char *option, const char *text);
+/* --augment's "none", or "crop:P" and "flip" joined by commas; false when
+ * `spec` is neither (nothing said). */
+bool train_parse_augment(const char *spec, ember_augment *a, uint64_t seed);
 
 /* Marks the setting that command-line option `option` sets as given. */
 void train_mark_given(struct train_options *o, const char *option);
@@ -70,9 +80,16 @@ int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *
 /* --resume: the settings from o->resume's metadata where not given, and a
  * clear error (exit 3) where given and different; returns an exit status. */
 int train_resume_settings(ember_ctx *ctx, struct train_options *o);
-/* --resume: the optimizer's state and the position, from the state file
- * beside o->resume, checked against the checkpoint's step. */
-int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_optim *opt,
+/* --resume: the optimizer's state and the position, from the state saved
+ * with o->resume (the file beside it, or the one a save left aside), the
+ * position checked against the data's `per_epoch` steps an epoch. */
+int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_optim *opt, int64_t per_epoch,
                        struct train_position *pos);
+
+/* Before the first step: every file the run will write can be written
+ * (the checkpoint and its siblings, --metrics, --trace), and the
+ * checkpoint's metadata can be stored; returns an exit status. */
+int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                        const ember_dataset *train);
 
 #endif /* EMBER_TRAIN_H */
