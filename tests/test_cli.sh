@@ -168,6 +168,12 @@ PY
     [ ! -e "$TMP/one.safetensors" ] || fail "a run that could not evaluate trained and saved first"
     expect 0 "saved" -- "$EMBER" train --data folder --data-dir "$TMP/one" --model linear --epochs 1 --no-eval \
         --save "$TMP/one.safetensors"
+    # a class folder whose name is not UTF-8 (Latin-1's "caf\xe9"): its checkpoint could not
+    # store the name, which is found before the first step, not at the first save
+    cp -r "$TMP/one" "$TMP/latin"
+    mv "$TMP/latin/a" "$TMP/latin/$(printf 'caf\351')"
+    expect 3 "its metadata cannot be stored" -- timeout 20 "$EMBER" train --data folder --data-dir "$TMP/latin" \
+        --model linear --epochs 1000 --no-eval --save "$TMP/latin.safetensors" --quiet
     expect 3 'tensor "weight" holds NaN at index 0' -- \
         "$EMBER" eval --model linear --data random --load "$TMP/nan.safetensors"
     "$EMBER" eval --model linear --data random --load "$TMP/huge.safetensors" --json >"$TMP/huge.json" 2>"$TMP/err"

@@ -234,7 +234,7 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
             w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0);
     bool ok = fclose(f) == 0;
     if (!ok)
-        cli_error("writing --metrics file %s failed", o->metrics);
+        cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
     return ok;
 }
 
@@ -290,7 +290,7 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
             r->first_step_s, cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
     if (!ok)
-        cli_error("writing --metrics file %s failed", o->metrics);
+        cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
     return ok;
 }
 
