@@ -24,35 +24,35 @@ static const char *kind_of(mode_t mode)
            : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
 }
 
-FILE *cli_open_input(const char *path, int64_t limit, int64_t *size)
+FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say)
 {
-    char shown[512];
+    char message[800] = "", shown[512];
+    cli_printable(path, shown, sizeof shown);
     /* O_NONBLOCK: opening a FIFO waits for a writer otherwise */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
     struct stat info;
     FILE *f = NULL;
-    if (fd < 0) {
-        cli_error("cannot read %s: %s", cli_printable(path, shown, sizeof shown), strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &info) != 0)
-        cli_error("cannot read %s: %s", cli_printable(path, shown, sizeof shown), strerror(errno));
+    if (fd < 0 || fstat(fd, &info) != 0)
+        snprintf(message, sizeof message, "cannot read %s: %s", shown, strerror(errno));
     else if (!S_ISREG(info.st_mode))
-        cli_error("%s is %s, not a regular file: ember reads only files", cli_printable(path, shown, sizeof shown),
-                  kind_of(info.st_mode));
+        snprintf(message, sizeof message, "%s is %s, not a regular file: ember reads only files", shown,
+                 kind_of(info.st_mode));
     else if ((int64_t)info.st_size > limit)
-        cli_error("%s is %lld bytes, over the %lld this reads", cli_printable(path, shown, sizeof shown),
-                  (long long)info.st_size, (long long)limit);
+        snprintf(message, sizeof message, "%s is %lld bytes, over the %lld this reads", shown,
+                 (long long)info.st_size, (long long)limit);
     else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
              !(f = fdopen(fd, "rb")))
-        cli_error("cannot read %s: %s", cli_printable(path, shown, sizeof shown), strerror(errno));
-    if (!f) {
-        close(fd);
-        return NULL;
+        snprintf(message, sizeof message, "cannot read %s: %s", shown, strerror(errno));
+    if (f) {
+        if (size)
+            *size = (int64_t)info.st_size;
+        return f;
     }
-    if (size)
-        *size = (int64_t)info.st_size;
-    return f;
+    if (fd >= 0)
+        close(fd);
+    if (say)
+        cli_error("%s", message);
+    return NULL;
 }
 
 /* Whether a new file can be made in path's folder: one is made and removed. */

@@ -66,14 +66,14 @@ bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape);
 
 /* Files the subcommands read and write themselves (tools/cli-files.c).
  * An input: opened only when it is a regular file of at most `limit`
- * bytes (*size set when not NULL), else NULL after saying why; never
- * waits on a FIFO. An output (`option` names it in the message): whether
+ * bytes (*size set when not NULL), else NULL, after saying why when `say`;
+ * never waits on a FIFO. An output (`option` names it in the message): whether
  * it can be written, checked before the work: for a file that is
  * `replaced` (written beside and renamed over, as checkpoints are) a
  * regular file or none, in a folder that takes new files; else (appended
  * to, or written in place) one that opens for writing now, or a folder
  * that takes it. Returns an exit status, EXIT_DATA after saying why. */
-FILE *cli_open_input(const char *path, int64_t limit, int64_t *size);
+FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say);
 int cli_check_output(const char *path, const char *option, bool replaced);
 
 /* What eval and predict run with: the options given, completed from the
