@@ -319,22 +319,6 @@ static ember_optim *make_optimizer(const struct train_options *o, ember_model *m
     return ember_sgd_new(ember_model_params(model), s);
 }
 
-/* The rate of every step, from the options and the run's length. */
-static ember_lr_schedule make_schedule(const struct train_options *o, int64_t per_epoch)
-{
-    int64_t run_steps = o->epochs * per_epoch;
-    if (o->steps && o->steps < run_steps)
-        run_steps = o->steps;
-    double step_epochs = o->step_epochs > 0 ? o->step_epochs : (double)(o->epochs > 3 ? o->epochs / 3 : 1);
-    return (ember_lr_schedule){
-        .kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
-                : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
-                                                   : EMBER_LR_CONSTANT,
-        .lr = (float)o->lr, .min_lr = (float)o->min_lr, .gamma = (float)o->gamma,
-        .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
-        .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5), .total_steps = run_steps};
-}
-
 /* Saves the run (model and state) and says so. */
 static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
                     const ember_dataset *train, const struct train_position *pos, const char *why)
@@ -533,7 +517,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     struct window window = {.start = cli_now()};
-    ember_lr_schedule schedule = make_schedule(&o, per_full_epoch);
+    ember_lr_schedule schedule = train_schedule(&o, per_full_epoch);
     if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
         fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
                 "training stops after %lld\n", (long long)o.steps, (long long)o.epochs,

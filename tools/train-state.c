@@ -193,6 +193,23 @@ const char *train_sibling_path(const char *path, const char *what, char *buf, si
     return buf;
 }
 
+ember_lr_schedule train_schedule(const struct train_options *o, int64_t per_epoch)
+{
+    /* every factor is in its option's range (train_settings), so none of
+     * these products overflows: at most 10^6 epochs of 2^34 steps */
+    int64_t run_steps = o->epochs * per_epoch;
+    if (o->steps && o->steps < run_steps)
+        run_steps = o->steps;
+    double step_epochs = o->step_epochs > 0 ? o->step_epochs : (double)(o->epochs > 3 ? o->epochs / 3 : 1);
+    return (ember_lr_schedule){
+        .kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
+                : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
+                                                   : EMBER_LR_CONSTANT,
+        .lr = (float)o->lr, .min_lr = (float)o->min_lr, .gamma = (float)o->gamma,
+        .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
+        .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5), .total_steps = run_steps};
+}
+
 /* ------------------------------------------------------------------ saving */
 
 /* A metadata list being built: keys and values, NULL-terminated. */

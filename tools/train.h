@@ -55,6 +55,10 @@ bool train_parse_augment(const char *spec, ember_augment *a, uint64_t seed);
 /* Marks the setting that command-line option `option` sets as given. */
 void train_mark_given(struct train_options *o, const char *option);
 
+/* The rate of every step, from the options and the run's length
+ * (`per_epoch` steps an epoch). */
+ember_lr_schedule train_schedule(const struct train_options *o, int64_t per_epoch);
+
 /* Where a run stands. */
 struct train_position {
     int64_t epochs_done;   /* whole epochs trained */
