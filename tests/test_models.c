@@ -350,6 +350,18 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
     ember_model_free(linear);
     ember_params_free(small);
 
+    /* a model file is stored as it is: comments, tabs, CRLF line ends come back byte for byte */
+    const char *text = "# a comment\twith a tab, \"quotes\" and a \\\r\nflatten  \t# and\r\n\tlinear classes\r\n";
+    ember_model *stored = ember_model_parse(ctx, "kept.model", text, 1, (const int64_t[]){4}, 2, 0);
+    char kept_path[4096];
+    snprintf(kept_path, sizeof kept_path, "%s/kept.safetensors", dir);
+    CHECK(stored && ember_model_save(stored, kept_path, NULL) == EMBER_OK, "a model with comments: %s", ember_last_error(ctx));
+    ember_model *back = ember_model_from_checkpoint(ctx, kept_path);
+    CHECK(back && strcmp(ember_model_text(back), text) == 0, "the stored text came back as %s",
+          back ? ember_model_text(back) : ember_last_error(ctx));
+    ember_model_free(back);
+    ember_model_free(stored);
+
     /* BatchNorm's running variance cannot be negative: refused on load, the model unchanged */
     ember_model *net = ember_model_parse(ctx, "bn", "flatten\nbn: batch_norm1d\nlinear classes\n", 1,
                                          (const int64_t[]){4}, 2, 0);
