@@ -68,8 +68,10 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         if (s->seed_given && strcmp(given, seed) != 0)
             return differs(path, "seed", given, seed, " (the folder's held-out test split and random data come "
                            "from the seed, so another one scores other images)");
-        if (!s->seed_given && !cli_parse_u64("seed", seed, &s->data.seed))
+        if (!s->seed_given && !cli_u64_value(seed, &s->data.seed)) {
+            cli_error("%s: the metadata's seed \"%s\" is not a whole number", path, cli_printable(seed, shown, 64));
             return EXIT_DATA;
+        }
     }
     /* folders load at the size trained on, random data is made in it */
     if (input && s->data.kind && (strcmp(s->data.kind, "folder") == 0 || strcmp(s->data.kind, "random") == 0)) {
@@ -98,6 +100,10 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir");
     if (dir && !s->data.dir) /* another folder is fine: the same data elsewhere */
         s->data.dir = dir;
+    if (resize && strcmp(resize, "true") != 0 && strcmp(resize, "false") != 0) {
+        cli_error("%s: the metadata's resize \"%s\" is not true or false", path, cli_printable(resize, shown, 64));
+        return EXIT_DATA;
+    }
     if (resize && !s->resize_given)
         s->data.resize = strcmp(resize, "true") == 0;
     return EXIT_OK;

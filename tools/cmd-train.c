@@ -329,15 +329,18 @@ static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *
     return rc;
 }
 
+/* what failed, when it was the checkpoint itself */
+static const char checkpoint_lost[] = "the checkpoint";
+
 /* A write failed mid-run (the message said which and why): the run stops,
  * and what it has learnt is saved all the same, unless the checkpoint is
  * what failed; then the last one written stays whole (saves are atomic). */
 static void save_after_failure(struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
                                const ember_dataset *train, const struct train_position *pos, const char *lost)
 {
-    if (strcmp(lost, "the checkpoint") == 0) {
-        fprintf(stderr, "ember: stopped at step %lld: the checkpoint could not be written; %s keeps the last one "
-                "saved whole\n", (long long)pos->total_steps, o->save);
+    if (lost == checkpoint_lost) {
+        fprintf(stderr, "ember: stopped at step %lld: the checkpoint could not be written; the last one saved to %s, "
+                "if any, is whole\n", (long long)pos->total_steps, o->save);
         return;
     }
     if (!o->save)
@@ -613,7 +616,7 @@ int cmd_train(int argc, char **argv)
                 break; /* interrupted, or --steps ran out, or the epoch's last batch */
             if (o.save_every && !o.save_every_epochs && pos.total_steps % o.save_every == 0 &&
                 (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK) {
-                lost_output = "the checkpoint";
+                lost_output = checkpoint_lost;
                 break;
             }
         }
@@ -716,7 +719,7 @@ int cmd_train(int argc, char **argv)
         if (o.save && o.save_every && epoch < o.epochs &&
             (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
             (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK) {
-            lost_output = "the checkpoint";
+            lost_output = checkpoint_lost;
             break;
         }
     }
