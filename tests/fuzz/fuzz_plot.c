@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fuzz-util.h"
@@ -22,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     snprintf(in, sizeof in, "%s", path);
     snprintf(out, sizeof out, "%s/plot.svg", fuzz_dir());
+    unlink(out); /* written anew, not truncated: see fuzz_write */
     char *argv[] = {plot, in, o, out, width, w, height, h, NULL};
     cmd_plot(8, argv);
     return 0;

@@ -260,10 +260,34 @@ static void safetensors_seeds(void)
     ember_ctx_free(ctx);
 }
 
-/* Each built-in model, for 1x8x8 or 3x8x8 samples and 3 classes where it
- * fits them, as a checkpoint: what ember_model_from_checkpoint reads. */
+/* Checkpoints as ember_model_from_checkpoint reads them: each built-in
+ * model small enough for 1x8x8 or 3x8x8 samples and 3 classes (a seed of
+ * hundreds of KB would slow every input made from it), and a small model
+ * of every layer type, residual blocks and their shortcuts included. */
 static void model_checkpoint_seeds(ember_ctx *ctx)
 {
+    static const char every_layer[] =
+        "input 3x8x8\n"
+        "conv1: conv2d 4 kernel=3 padding=same bias=false\n"
+        "bn1: batch_norm2d\n"
+        "relu\n"
+        "layer1.0: residual\n"
+        "    conv2d 4 kernel=3 stride=2 padding=1\n"
+        "    batch_norm2d momentum=0.2 affine=false\n"
+        "    leaky_relu 0.1\n"
+        "shortcut\n"
+        "    downsample.0: conv2d 4 kernel=1 stride=2 bias=false\n"
+        "end\n"
+        "max_pool2d 2 stride=1\n"
+        "avg_pool2d 2\n"
+        "sigmoid\n"
+        "flatten\n"
+        "dropout 0.25\n"
+        "linear 6\n"
+        "batch_norm1d eps=0.001\n"
+        "tanh\n"
+        "gelu\n"
+        "fc: linear classes\n";
     for (const char *const *name = ember_model_names(); *name; name++) {
         for (int64_t c = 1; c <= 3; c += 2) {
             const int64_t shape[3] = {c, 8, 8};
@@ -272,13 +296,22 @@ static void model_checkpoint_seeds(ember_ctx *ctx)
             size_t size = 0;
             char seed[160];
             snprintf(seed, sizeof seed, "%s-%lldx8x8.safetensors", *name, (long long)c);
-            if (m && ember_model_save_memory(m, NULL, &data, &size) == EMBER_OK)
+            if (m && ember_model_save_memory(m, NULL, &data, &size) == EMBER_OK && size <= 32768)
                 put("model_checkpoint", seed, data, size);
             free(data);
             ember_model_free(m);
             ember_clear_error(ctx);
         }
     }
+    const int64_t shape[3] = {3, 8, 8};
+    ember_model *m = ember_model_parse(ctx, "every-layer.model", every_layer, 3, shape, 3, 1);
+    void *data = NULL;
+    size_t size = 0;
+    if (!m || ember_model_save_memory(m, NULL, &data, &size) != EMBER_OK)
+        exit(1);
+    put("model_checkpoint", "every-layer.safetensors", data, size);
+    free(data);
+    ember_model_free(m);
 }
 
 /* A checkpoint and its training state as ember train saves them (with
