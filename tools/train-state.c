@@ -474,28 +474,23 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     return rc;
 }
 
-/* A whole number of the state's metadata, in [low, high]; false after
- * saying what is wrong. */
-static bool state_int(const ember_checkpoint *ck, const char *path, const char *key, int64_t low, int64_t high,
-                      int64_t *value)
+/* A number of the state's metadata in [low, high]: a whole one into
+ * *whole when that is given, else any into *real; false after saying what
+ * is wrong. */
+static bool state_value(const ember_checkpoint *ck, const char *path, const char *key, double low, double high,
+                        int64_t *whole, double *real)
 {
     char shown[96];
     const char *text = ember_checkpoint_meta(ck, key);
-    if (text && cli_int_value(text, low, high, value))
+    if (text && (whole ? cli_int_value(text, (int64_t)low, (int64_t)high, whole)
+                       : cli_float_value(text, low, high, real)))
         return true;
-    cli_error("%s: %s is \"%s\", not a whole number from %lld to %lld", path, key,
-              cli_printable(text, shown, 64), (long long)low, (long long)high);
-    return false;
-}
-
-static bool state_number(const ember_checkpoint *ck, const char *path, const char *key, double low, double high,
-                         double *value)
-{
-    char shown[96];
-    const char *text = ember_checkpoint_meta(ck, key);
-    if (text && cli_float_value(text, low, high, value))
-        return true;
-    cli_error("%s: %s is \"%s\", not a number from %g to %g", path, key, cli_printable(text, shown, 64), low, high);
+    if (whole)
+        cli_error("%s: %s is \"%s\", not a whole number from %.0f to %.0f", path, key,
+                  cli_printable(text, shown, 64), low, high);
+    else
+        cli_error("%s: %s is \"%s\", not a number from %g to %g", path, key, cli_printable(text, shown, 64), low,
+                  high);
     return false;
 }
 
@@ -505,16 +500,16 @@ static bool state_number(const ember_checkpoint *ck, const char *path, const cha
 static bool read_position(const ember_checkpoint *ck, const char *path, int64_t per_epoch, int64_t batch,
                           struct train_position *pos)
 {
-    const int64_t most = INT64_MAX / 4;
+    const double most = 0x1p61; /* far beyond any run, far below overflow */
     struct train_position p;
-    if (!state_int(ck, path, "ember.epoch", 0, TRAIN_MAX_EPOCHS, &p.epochs_done) ||
-        !state_int(ck, path, "ember.step_in_epoch", 0, per_epoch, &p.step_in_epoch) ||
-        !state_int(ck, path, "ember.step", 0, most, &p.total_steps) ||
-        !state_number(ck, path, "ember.loss_sum", 0.0, 1e300, &p.loss_sum) ||
-        !state_int(ck, path, "ember.correct", 0, most, &p.correct) ||
-        !state_int(ck, path, "ember.seen", 0, most, &p.seen) ||
-        !state_number(ck, path, "ember.best_acc", -1.0, 1.0, &p.best_acc) ||
-        !state_int(ck, path, "ember.best_epoch", 0, TRAIN_MAX_EPOCHS, &p.best_epoch))
+    if (!state_value(ck, path, "ember.epoch", 0, TRAIN_MAX_EPOCHS, &p.epochs_done, NULL) ||
+        !state_value(ck, path, "ember.step_in_epoch", 0, (double)per_epoch, &p.step_in_epoch, NULL) ||
+        !state_value(ck, path, "ember.step", 0, most, &p.total_steps, NULL) ||
+        !state_value(ck, path, "ember.loss_sum", 0.0, 1e300, NULL, &p.loss_sum) ||
+        !state_value(ck, path, "ember.correct", 0, most, &p.correct, NULL) ||
+        !state_value(ck, path, "ember.seen", 0, most, &p.seen, NULL) ||
+        !state_value(ck, path, "ember.best_acc", -1.0, 1.0, NULL, &p.best_acc) ||
+        !state_value(ck, path, "ember.best_epoch", 0, TRAIN_MAX_EPOCHS, &p.best_epoch, NULL))
         return false;
     /* at most 10^6 epochs of at most 2^34 steps: no overflow */
     if (p.total_steps != p.epochs_done * per_epoch + p.step_in_epoch) {
