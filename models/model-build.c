@@ -137,9 +137,9 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
         if (l->type->add_params(l, w->b, l->full_name) != EMBER_OK) {
             const struct model_layer *owner = w->b->taken[0] ? param_owner(w, w->b->taken) : NULL;
             if (owner)
-                return fail_with(w, l, EMBER_ERR_FORMAT, "the parameter \"%s\" of the %s at line %d has this "
-                                 "layer's parameter's name: give one of the two layers another name", w->b->taken,
-                                 owner->type->name, owner->line);
+                return fail_with(w, l, EMBER_ERR_FORMAT, "a parameter of this layer would be named \"%s\", as the "
+                                 "parameter \"%s\" of the %s at line %d is: give one of the two layers another name",
+                                 w->b->taken, w->b->taken, owner->type->name, owner->line);
             return fail_with(w, l, ember_last_status(w->b->ctx), "%s", ember_last_error(w->b->ctx));
         }
         l->param_first = first;
