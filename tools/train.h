@@ -7,10 +7,14 @@
  * and the run's settings as metadata) and beside it the training state
  * (FILE's stem + ".state.safetensors": the optimizer's moments, where in
  * the data the run stands, the loss so far of the epoch under way, the best
- * test accuracy). `--resume FILE` reads both and goes on as if never
- * stopped; the settings come from the checkpoint, and one given anyway must
- * agree with it (except --epochs, which may extend the run, as Keras's
- * initial_epoch lets it).
+ * test accuracy). Both carry one save id; while a save is under way the
+ * state that pairs with the model on disk waits beside them as
+ * FILE's stem + ".state.previous.safetensors", so that a kill between the
+ * two files leaves a pair to resume. `--resume FILE` reads both and goes
+ * on as if never stopped; the settings come from the checkpoint, each
+ * held to its option's range, and one given anyway must agree with it
+ * (except --epochs, which may extend the run, as Keras's initial_epoch
+ * lets it).
  */
 #ifndef EMBER_TRAIN_H
 #define EMBER_TRAIN_H
