@@ -157,6 +157,21 @@ hostile "a bad augmentation" model "ember.augment=crop:9999" "not a value of --a
 hostile "a bad data kind" model "ember.data=nothing" "unknown data set kind"
 hostile "an escape in a setting" model 'ember.lr=\x1b[2J0.5' 'ember.lr is "\x1b[2J0.5"'
 hostile "an escape in a count" state 'ember.seen=\x1b]0;owned\x07' 'ember.seen is "\x1b]0;owned\x07"'
+hostile "2^66 optimizer steps" state "ember.optimizer_steps=99999999999999999999" "ember.optimizer_steps is not a count"
+# a negative second moment of Adam's, which no run can have (its square root is NaN)
+cp "$TMP/one.safetensors" "$TMP/h.safetensors"
+"$PY" - "$TMP/one.state.safetensors" "$TMP/h.state.safetensors" <<'EOF'
+import json, struct, sys
+raw = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+begin = head["fc.weight.exp_avg_sq"]["data_offsets"][0] + 8 + n
+raw[begin + 4 * 5:begin + 4 * 6] = struct.pack("<f", -0.5)
+open(sys.argv[2], "wb").write(raw)
+EOF
+run -- train --resume "$TMP/h.safetensors" --device cpu --threads 1 --quiet --steps 1
+expect_status 3 "a negative second moment"
+expect_text "fc.weight.exp_avg_sq holds -0.5 at index 5" "a negative second moment"
 
 # --- a kill between the two files of a save leaves the new state beside the
 # old model; the old model's state was kept aside, and resuming takes it
