@@ -211,7 +211,7 @@ expect 3 "fifo.model is not a regular file" -- timeout 20 "$EMBER" summary --mod
 # given as --save (the checkpoint replaces it: never a device or FIFO), one
 # without a reader as --metrics (opening it would wait), a folder no file
 # can be made in; none of them trains a step
-quick="train --data random --model mlp --epochs 50 --device cpu --threads 1 --quiet"
+quick="train --data random --shape 4 --model linear --epochs 100000 --device cpu --threads 1 --quiet"
 expect 3 "cannot write --save $TMP/nowhere/run.safetensors: the folder $TMP/nowhere does not exist" -- \
     timeout 20 "$EMBER" $quick --save "$TMP/nowhere/run.safetensors"
 expect 3 "cannot write --metrics $TMP/nowhere/m.jsonl: the folder $TMP/nowhere does not exist" -- \
