@@ -194,6 +194,29 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
                       m.count == 1 ? "" : "s", m.text);
 }
 
+/* Statistics that cannot be: a BatchNorm's running variance (PyTorch's
+ * name for it, "running_var", which ember's layers use too) below zero
+ * would make every answer NaN. */
+static ember_status check_statistics(ember_ctx *ctx, const char *path, const struct ember_params *p,
+                                     const struct host_banks *h)
+{
+    static const char suffix[] = "running_var";
+    for (int i = 0; i < p->count; i++) {
+        const char *name = p->items[i].name;
+        size_t n = strlen(name), k = sizeof suffix - 1;
+        if (!p->items[i].buffer || n < k || strcmp(name + n - k, suffix) != 0 || (n > k && name[n - k - 1] != '.'))
+            continue;
+        const float *v = host_values(p, h, i);
+        int64_t count = ember_tensor_numel(p->items[i].value);
+        for (int64_t j = 0; j < count; j++)
+            if (v[j] < 0.0f)
+                return ember_fail(ctx, EMBER_ERR_FORMAT,
+                                  "%s: tensor \"%s\" holds %g at index %lld: a running variance cannot be negative",
+                                  path, name, (double)v[j], (long long)j);
+    }
+    return EMBER_OK;
+}
+
 /* Loads an open file into the set, and closes it. */
 static ember_status params_load_from(ember_params *p, struct ember_safetensors st)
 {
@@ -209,6 +232,8 @@ static ember_status params_load_from(ember_params *p, struct ember_safetensors s
     for (int i = 0; i < p->count && status == EMBER_OK; i++)
         status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
                                             host_values(p, &host, i));
+    if (status == EMBER_OK)
+        status = check_statistics(ctx, path, p, &host);
     if (status == EMBER_OK && p->flat)
         status = ember_tensor_write(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
     if (status == EMBER_OK && p->buffers)
@@ -323,6 +348,18 @@ const char *ember_checkpoint_meta(const ember_checkpoint *ck, const char *key)
 }
 
 int ember_checkpoint_meta_count(const ember_checkpoint *ck) { return ck ? ck->st.meta_count : 0; }
+
+int ember_checkpoint_tensor_count(const ember_checkpoint *ck) { return ck ? ck->st.count : 0; }
+
+int ember_checkpoint_tensor_shape(const ember_checkpoint *ck, const char *name, int64_t shape[EMBER_MAX_DIMS])
+{
+    const struct ember_safetensors_entry *e = ck && name ? ember_safetensors_find(&ck->st, name) : NULL;
+    if (!e || e->ndim > EMBER_MAX_DIMS)
+        return -1;
+    for (int d = 0; d < e->ndim; d++) /* each size fits the file's bytes, so int64_t */
+        shape[d] = (int64_t)e->shape[d];
+    return e->ndim;
+}
 
 const char *ember_checkpoint_meta_at(const ember_checkpoint *ck, int index, const char **value)
 {

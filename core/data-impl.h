@@ -35,8 +35,9 @@
  * data sets ember trains on, small enough that no size computation on a
  * checked header can overflow. */
 #define EMBER_DATA_MAX_BYTES ((int64_t)1 << 34)
-/* The largest any one dimension in a file may be. */
-#define EMBER_DATA_MAX_DIM ((int64_t)1 << 20)
+/* The largest any one dimension in a file may be: the largest side a
+ * model is built for (ember.h). */
+#define EMBER_DATA_MAX_DIM ((int64_t)EMBER_MAX_SAMPLE_SIDE)
 
 struct ember_dataset {
     ember_ctx *ctx;

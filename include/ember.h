@@ -483,6 +483,15 @@ EMBER_API const char *ember_checkpoint_class_name(const ember_checkpoint *checkp
 /* The same from a checkpoint in memory (`size` bytes at `data`, copied:
  * the caller's buffer may go once this returns). */
 EMBER_API ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data, size_t size);
+/* Its tensors as the header describes them, read without their values: how
+ * many, and the shape of the one named `name` (its dimensions, 0 for a
+ * scalar, with the sizes in shape[]), or -1 when there is no tensor of that
+ * name or it has more than EMBER_MAX_DIMS dimensions. Every shape has been
+ * checked against the bytes the file holds, so a model can be checked
+ * against a checkpoint before anything is allocated for it. */
+EMBER_API int ember_checkpoint_tensor_count(const ember_checkpoint *checkpoint);
+EMBER_API int ember_checkpoint_tensor_shape(const ember_checkpoint *checkpoint, const char *name,
+                                            int64_t shape[EMBER_MAX_DIMS]);
 
 /* A seeded random generator, so that runs are reproducible. */
 typedef struct ember_rng {
@@ -716,7 +725,8 @@ typedef struct ember_augment {
 EMBER_API ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
 /* Goes to where a batcher made with the same data, batch, shuffle and seed
  * would be after `epoch` whole epochs and `step` batches of the next: the
- * same order, so a resumed run sees the batches an unbroken one would. */
+ * same order, so a resumed run sees the batches an unbroken one would. It
+ * takes the same time for any epoch (no epochs are replayed). */
 EMBER_API ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
 /* Fills *x and *y with the next batch and returns true; at the end of the
  * epoch returns false and starts the next one. Returns false on a device
@@ -777,6 +787,14 @@ EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int regi
  * module with load_state_dict(strict=True). A network written in C wraps
  * into a model too (ember_model_wrap). */
 typedef struct ember_model ember_model;
+
+/* The largest size of a sample's dimension a model is built for: the data
+ * sets' limit too. */
+#define EMBER_MAX_SAMPLE_SIDE (1 << 20)
+/* A sample's shape as model files, checkpoints and `ember --shape` write it:
+ * "1x28x28" (C, H, W) or "100" (features), 1 to 3 sizes, each 1 to
+ * EMBER_MAX_SAMPLE_SIDE. False for anything else. */
+EMBER_API bool ember_parse_shape(const char *text, int *ndim, int64_t shape[3]);
 
 /* Builds `model` for samples of `sample_shape` (C, H, W) or (features) and
  * `classes` outputs, initialised as PyTorch does from `seed`. `model` is a

@@ -44,30 +44,37 @@ static int64_t class_total(const int64_t *confusion, int classes, int k)
     return n;
 }
 
+/* class k's name as a terminal may show it (a folder's name: escapes escaped) */
+static const char *shown_name(const ember_dataset *ds, int k, char *buf, size_t len)
+{
+    return cli_printable(ember_dataset_class_name(ds, k), buf, len);
+}
+
 /* Per-class accuracy, then the confusion matrix: rows the true class,
  * columns the predicted one, headed by the names' first letters. */
 static void print_classes(const ember_dataset *ds, const int64_t *confusion)
 {
     int classes = classes_of(ds), width = 5;
+    char name[128];
     for (int k = 0; k < classes; k++) {
-        int len = (int)strlen(ember_dataset_class_name(ds, k));
+        int len = (int)strlen(shown_name(ds, k, name, sizeof name));
         width = len > width ? len : width;
     }
     width = width > 24 ? 24 : width;
     printf("\n%-*s  accuracy  images\n", width, "class");
     for (int k = 0; k < classes; k++) {
         int64_t n = class_total(confusion, classes, k);
-        printf("%-*.*s  %8.4f  %6lld\n", width, width, ember_dataset_class_name(ds, k),
+        printf("%-*.*s  %8.4f  %6lld\n", width, width, shown_name(ds, k, name, sizeof name),
                n ? (double)confusion[k * classes + k] / (double)n : 0.0, (long long)n);
     }
     if (classes > 32) /* a matrix that does not fit a terminal: --json has it */
         return;
     printf("\nconfusion matrix (rows: the true class; columns: the class predicted)\n%-*s", width, "");
     for (int j = 0; j < classes; j++)
-        printf(" %5.5s", ember_dataset_class_name(ds, j));
+        printf(" %5.5s", shown_name(ds, j, name, sizeof name));
     putchar('\n');
     for (int k = 0; k < classes; k++) {
-        printf("%-*.*s", width, width, ember_dataset_class_name(ds, k));
+        printf("%-*.*s", width, width, shown_name(ds, k, name, sizeof name));
         for (int j = 0; j < classes; j++)
             printf(" %5lld", (long long)confusion[k * classes + j]);
         putchar('\n');

@@ -216,9 +216,10 @@ static void print_result(const char *path, const float *prob, int classes, int t
         fputs("]}\n", stdout);
         return;
     }
-    printf("%s:", path);
+    char shown[1024]; /* a file's or a class's name, escapes escaped: no terminal obeys them */
+    printf("%s:", cli_printable(path, shown, sizeof shown));
     for (int k = 0; k < top; k++)
-        printf("%s %s %.3f", k ? "," : "", names[best[k]], prob[best[k]]);
+        printf("%s %s %.3f", k ? "," : "", cli_printable(names[best[k]], shown, sizeof shown), prob[best[k]]);
     putchar('\n');
 }
 
