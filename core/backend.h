@@ -217,12 +217,24 @@ struct ember_sgd_step {
 
 /* ------------------------------------------------------- the primitives
  *
- * The one list of them: X(name, parameters, what it computes). Everything
- * that names each primitive expands from here: the table below, each
- * backend's prototypes and entries (backends/cpu/cpu-impl.h, cpu.c; the
- * shared GPU launch plans, backends/kernels/gpu.h), the test reference
- * (tests/reference.h), and the parity harness's check that every one has a
- * row. A primitive's family is its file's name in every layer (max_pool2d
+ * The one list of them:
+ *
+ *     X(name, (parameters), (arguments after dev), label, flops, bytes)
+ *
+ * Everything that names a primitive expands from here: the table below,
+ * each backend's prototypes and entries (backends/cpu/cpu-impl.h, cpu.c;
+ * the shared GPU launch plans, backends/kernels/gpu.h), the test reference
+ * (tests/reference.h), the parity harness's check that every one has a
+ * row, and the profiler's timing wrappers (core/profile.c), which is what
+ * the last three columns are for: `label` names the profile's row for a
+ * call (NULL: the primitive's own name; "unary relu" for an op of a
+ * family), and `flops` and `bytes` are the call's work, in terms of its
+ * parameters, so the profile can print GFLOP/s and GB/s beside the time.
+ * Bytes count each operand read once and each result written once
+ * (EMBER_BYTES_OF: 4 bytes an element). A new primitive is one entry here plus an
+ * implementation per backend and a reference (docs/extending.md).
+ *
+ * A primitive's family is its file's name in every layer (max_pool2d
  * lives in core/ops-pool.c, backends/cpu/cpu-pool.c, backends/kernels/
  * gpu-pool.c and pool.kc).
  *
@@ -243,37 +255,100 @@ struct ember_sgd_step {
  *                   i) >= p * 2^32: the same mask on every backend for the same seed
  *   adam_step, sgd_step     see struct ember_adam_step, struct ember_sgd_step
  */
-#define EMBER_PRIMITIVES(X)                                                                                   \
-    X(fill, (void *dev, ember_ptr out, size_t n, float value))                                               \
-    X(unary, (void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,     \
-              float alpha))                                                                                   \
-    X(binary, (void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,   \
-               ember_ptr b, float alpha))                                                                     \
-    X(reduce, (void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out, ember_ptr in)) \
-    X(sgemm, (void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c))                  \
-    X(im2col, (void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col))                       \
-    X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx))                      \
-    X(max_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,              \
-                           ember_ptr argmax))                                                                 \
-    X(max_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,       \
-                            ember_ptr dx))                                                                    \
-    X(avg_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y))             \
-    X(avg_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx))          \
-    X(cross_entropy_forward, (void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target,      \
-                              ember_ptr prob, ember_ptr loss))                                                \
-    X(cross_entropy_backward, (void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target,       \
-                               ember_ptr dloss, float scale, ember_ptr dlogits))                              \
-    X(dropout_mask, (void *dev, ember_ptr mask, size_t n, float p, uint64_t seed))                            \
-    X(adam_step, (void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad,      \
-                  ember_ptr m, ember_ptr v))                                                                  \
-    X(sgd_step, (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,        \
-                 ember_ptr velocity))
 
-#define EMBER_PRIMITIVE_FIELD(name, params) ember_status(*name) params;
+/* bytes in an F32 or I32 element, and in `count` of them, for the cost columns */
+#define EMBER_ELEMENT_BYTES 4.0
+#define EMBER_BYTES_OF(count) (EMBER_ELEMENT_BYTES * (double)(count))
+
+/* the profile's row names of the elementwise and reduction families,
+ * "unary copy", ... in their lists' order (core/device.c) */
+extern const char *const ember_unary_labels[];
+extern const char *const ember_binary_labels[];
+extern const char *const ember_reduce_labels[];
+
+/* The costs too long for a column. sgemm: 2mnk per matrix; each matrix
+ * read once (a shared one, stride 0, once in all) and C written, and read
+ * too when beta is not 0. */
+static inline double ember_sgemm_bytes(const struct ember_gemm *g)
+{
+    double m = (double)g->m, n = (double)g->n, k = (double)g->k, batch = (double)g->batch;
+    return EMBER_ELEMENT_BYTES * (m * k * (g->stride_a ? batch : 1.0) + k * n * (g->stride_b ? batch : 1.0) +
+                        m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
+}
+/* a convolution's planes and their columns */
+static inline double ember_conv_bytes(const struct ember_conv_geom *g)
+{
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
+}
+/* input and output planes, and the argmax beside the output where there is one */
+static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
+{
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + outputs * g->oh * g->ow);
+}
+/* a comparison or an addition per window element */
+static inline double ember_pool_flops(const struct ember_pool_geom *g)
+{
+    return (double)(g->n * g->c * g->oh * g->ow * g->k * g->k);
+}
+
+#define EMBER_PRIMITIVES(X)                                                                                  \
+    X(fill, (void *dev, ember_ptr out, size_t n, float value), (out, n, value), NULL, 0.0,                   \
+      EMBER_BYTES_OF(n))                                                                                     \
+    X(unary,                                                                                                 \
+      (void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,           \
+       float alpha),                                                                                         \
+      (op, e, out, a, alpha), ember_unary_labels[op], (double)e->numel, EMBER_BYTES_OF(2 * e->numel))        \
+    X(binary,                                                                                                \
+      (void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,          \
+       ember_ptr b, float alpha),                                                                            \
+      (op, e, out, a, b, alpha), ember_binary_labels[op], (double)e->numel, EMBER_BYTES_OF(3 * e->numel))    \
+    X(reduce,                                                                                                \
+      (void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out, ember_ptr in),       \
+      (op, r, out, in), ember_reduce_labels[op], (double)(r->outer * r->r * r->inner),                       \
+      EMBER_BYTES_OF(r->outer * r->r * r->inner + r->outer * r->inner))                                      \
+    X(sgemm, (void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c), (g, a, b, c),   \
+      NULL, 2.0 * (double)g->m * (double)g->n * (double)g->k * (double)g->batch, ember_sgemm_bytes(g))       \
+    X(im2col, (void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col), (g, x, col), NULL,   \
+      0.0, ember_conv_bytes(g))                                                                              \
+    X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx), (g, col, dx), NULL, \
+      (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), ember_conv_bytes(g))                            \
+    X(max_pool2d_forward,                                                                                    \
+      (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y, ember_ptr argmax),              \
+      (g, x, y, argmax), NULL, ember_pool_flops(g), ember_pool_bytes(g, 2))                                  \
+    X(max_pool2d_backward,                                                                                   \
+      (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax, ember_ptr dx),            \
+      (g, dy, argmax, dx), NULL, 0.0, ember_pool_bytes(g, 2))                                                \
+    X(avg_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y), (g, x, y), \
+      NULL, ember_pool_flops(g), ember_pool_bytes(g, 1))                                                     \
+    X(avg_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx),         \
+      (g, dy, dx), NULL, ember_pool_flops(g), ember_pool_bytes(g, 1))                                        \
+    X(cross_entropy_forward,                                                                                 \
+      (void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target, ember_ptr prob,            \
+       ember_ptr loss),                                                                                      \
+      (n, classes, logits, target, prob, loss), NULL, 4.0 * (double)(n * classes),                           \
+      EMBER_BYTES_OF(2 * n * classes + 2 * n))                                                               \
+    X(cross_entropy_backward,                                                                                \
+      (void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target, ember_ptr dloss,             \
+       float scale, ember_ptr dlogits),                                                                      \
+      (n, classes, prob, target, dloss, scale, dlogits), NULL, 2.0 * (double)(n * classes),                  \
+      EMBER_BYTES_OF(2 * n * classes + n))                                                                   \
+    X(dropout_mask, (void *dev, ember_ptr mask, size_t n, float p, uint64_t seed), (mask, n, p, seed), NULL, \
+      0.0, EMBER_BYTES_OF(n))                                                                                \
+    /* Adam reads param, grad, m and v and writes three of them: about a dozen operations an element */      \
+    X(adam_step,                                                                                             \
+      (void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad, ember_ptr m,   \
+       ember_ptr v),                                                                                         \
+      (n, s, param, grad, m, v), NULL, 12.0 * (double)n, EMBER_BYTES_OF(7 * n))                              \
+    X(sgd_step,                                                                                              \
+      (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,                 \
+       ember_ptr velocity),                                                                                  \
+      (n, s, param, grad, velocity), NULL, 5.0 * (double)n, EMBER_BYTES_OF(5 * n))
+
+#define EMBER_PRIMITIVE_FIELD(name, params, ...) ember_status(*name) params;
 
 /* the names, "fill", ..., in the list's order (core/device.c) */
 extern const char *const ember_primitive_names[];
-#define EMBER_PRIMITIVE_ENUM(name, params) EMBER_PRIMITIVE_##name,
+#define EMBER_PRIMITIVE_ENUM(name, ...) EMBER_PRIMITIVE_##name,
 enum ember_primitive { EMBER_PRIMITIVES(EMBER_PRIMITIVE_ENUM) EMBER_PRIMITIVE_COUNT };
 #undef EMBER_PRIMITIVE_ENUM
 
@@ -325,6 +400,13 @@ struct ember_backend_ops {
     /* (optional) the device's peak FP32 GFLOP/s and memory GB/s, 0 where
      * unknown, printed beside what the profile measured */
     void (*peak)(void *dev, double *gflops, double *gbps);
+    /* (optional) a simulated GPU's record (backends/cuda/cuda-sim.c): what
+     * the first launch of `kernel` did, or with kernel NULL a line for each
+     * kernel launched, as text to free(); `registers` a thread (0: counted
+     * from the PTX) for the occupancy, said to come from `registers_from`.
+     * NULL with the reason in `why`. */
+    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
+                           size_t why_len);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

@@ -176,6 +176,29 @@ static uint64_t name_hash(const char *name)
     return h;
 }
 
+ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name, bool *is_test)
+{
+    if (n < 2)
+        return EMBER_OK;
+    int64_t held = (n + 5) / 10 > 0 ? (n + 5) / 10 : 1;
+    int64_t *perm = ember_host_alloc(ctx, (size_t)n * sizeof *perm);
+    if (!perm)
+        return EMBER_ERR_NOMEM;
+    /* the first `held` steps of a Fisher-Yates shuffle pick them */
+    ember_rng rng = ember_rng_seed(seed ^ name_hash(class_name));
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (int64_t i = 0; i < held; i++) {
+        int64_t j = i + (int64_t)(ember_rng_u32(&rng) % (uint64_t)(n - i));
+        int64_t swap = perm[i];
+        perm[i] = perm[j];
+        perm[j] = swap;
+        is_test[perm[i]] = true;
+    }
+    free(perm);
+    return EMBER_OK;
+}
+
 /* Adds the files of one class that belong to `split`: all of them with
  * given splits, else the held-out share (test) or the rest (train). */
 static ember_status samples_add_class(ember_ctx *ctx, struct sample_list *list, const char *class_dir,
@@ -185,24 +208,13 @@ static ember_status samples_add_class(ember_ctx *ctx, struct sample_list *list, 
     int64_t n = files->len;
     bool *is_test = NULL;
     if (hold_out && n >= 2) {
-        int64_t held = (n + 5) / 10 > 0 ? (n + 5) / 10 : 1;
-        int64_t *perm = ember_host_alloc(ctx, (size_t)n * sizeof *perm);
-        if (!perm || !(is_test = ember_host_calloc(ctx, (size_t)n, sizeof *is_test))) {
-            free(perm);
+        if (!(is_test = ember_host_calloc(ctx, (size_t)n, sizeof *is_test)))
             return EMBER_ERR_NOMEM;
+        ember_status st = ember_data_hold_out(ctx, n, seed, class_name, is_test);
+        if (st != EMBER_OK) {
+            free(is_test);
+            return st;
         }
-        /* the first `held` steps of a Fisher-Yates shuffle pick them */
-        ember_rng rng = ember_rng_seed(seed ^ name_hash(class_name));
-        for (int64_t i = 0; i < n; i++)
-            perm[i] = i;
-        for (int64_t i = 0; i < held; i++) {
-            int64_t j = i + (int64_t)(ember_rng_u32(&rng) % (uint64_t)(n - i));
-            int64_t swap = perm[i];
-            perm[i] = perm[j];
-            perm[j] = swap;
-            is_test[perm[i]] = true;
-        }
-        free(perm);
     }
     ember_status st = EMBER_OK;
     for (int64_t i = 0; i < n && st == EMBER_OK; i++) {

@@ -16,15 +16,24 @@
 
 extern const struct ember_backend_ops ember_cpu_backend;
 #ifdef EMBER_WITH_CUDA
-extern const struct ember_backend_ops ember_cuda_backend;
+extern const struct ember_backend_ops ember_cuda_backend, ember_ptxsim_backend;
 #endif
 #ifdef EMBER_WITH_OPENCL
 extern const struct ember_backend_ops ember_opencl_backend;
 #endif
 
-#define PRIMITIVE_NAME(name, params) #name,
+#define PRIMITIVE_NAME(name, ...) #name,
 const char *const ember_primitive_names[] = {EMBER_PRIMITIVES(PRIMITIVE_NAME)};
 #undef PRIMITIVE_NAME
+#define UNARY_LABEL(NAME, name, math) "unary " #name,
+#define BINARY_LABEL(NAME, name, math) "binary " #name,
+#define REDUCE_LABEL(NAME, name, math) "reduce " #name,
+const char *const ember_unary_labels[] = {EMBER_UNARY_OPS(UNARY_LABEL)};
+const char *const ember_binary_labels[] = {EMBER_BINARY_OPS(BINARY_LABEL)};
+const char *const ember_reduce_labels[] = {EMBER_REDUCE_OPS(REDUCE_LABEL)};
+#undef UNARY_LABEL
+#undef BINARY_LABEL
+#undef REDUCE_LABEL
 
 static const struct ember_backend_ops *const backends[] = {
 #ifdef EMBER_WITH_CUDA
@@ -36,6 +45,16 @@ static const struct ember_backend_ops *const backends[] = {
     &ember_cpu_backend,
 };
 enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
+
+/* Devices that open when named but are not listed, nor tried by auto: the
+ * simulated GPUs (ptxsim:N, backends/cuda/cuda-sim.c), which stand for a
+ * GPU to learn from, not one to train on. */
+static const struct ember_backend_ops *const simulated[] = {
+#ifdef EMBER_WITH_CUDA
+    &ember_ptxsim_backend,
+#endif
+    NULL,
+};
 
 static ember_status host_fail(void *ctx, ember_status status, const char *fmt, ...)
 {
@@ -67,6 +86,9 @@ static const struct ember_backend_ops *find_backend(const char *name, size_t len
     for (int i = 0; i < BACKEND_COUNT; i++)
         if (strlen(backends[i]->name) == len && strncmp(backends[i]->name, name, len) == 0)
             return backends[i];
+    for (int i = 0; simulated[i]; i++)
+        if (strlen(simulated[i]->name) == len && strncmp(simulated[i]->name, name, len) == 0)
+            return simulated[i];
     return NULL;
 }
 
@@ -171,7 +193,8 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
             strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
         }
         /* a backend left out at build time is not a typo: say which option did it */
-        static const char *const optional[][2] = {{"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}};
+        static const char *const optional[][2] = {
+            {"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}, {"ptxsim", "EMBER_CUDA"}};
         for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
             if (strlen(optional[i][0]) == name_len && strncmp(device, optional[i][0], name_len) == 0)
                 return ember_fail(ctx, EMBER_ERR_UNSUPPORTED, "this build has no %s backend (it was built with "
@@ -304,4 +327,19 @@ char *ember_devices_report(bool json, int threads)
     char *out = json ? ember_report_json(root) : ember_report_text(root);
     ember_report_free(root);
     return out;
+}
+
+char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from, char *why,
+                          size_t why_len)
+{
+    if (!ctx || !ctx->ops) {
+        snprintf(why, why_len, "the context has no device");
+        return NULL;
+    }
+    if (!ctx->ops->kernel_report) {
+        snprintf(why, why_len, "%s is not a simulated GPU (ptxsim:N): only those record what their kernels do%s",
+                 ctx->device_name, ctx->profiler ? " (and not while profiling)" : "");
+        return NULL;
+    }
+    return ctx->ops->kernel_report(ctx->dev, kernel, registers, registers_from ? registers_from : "", why, why_len);
 }

@@ -40,16 +40,6 @@ struct trace_event {
  * whole long run is more than Perfetto opens anyway */
 #define TRACE_EVENT_LIMIT 1000000
 
-#define UNARY_ROW(NAME, name, math) "unary " #name,
-#define BINARY_ROW(NAME, name, math) "binary " #name,
-#define REDUCE_ROW(NAME, name, math) "reduce " #name,
-static const char *const unary_rows[] = {EMBER_UNARY_OPS(UNARY_ROW)};
-static const char *const binary_rows[] = {EMBER_BINARY_OPS(BINARY_ROW)};
-static const char *const reduce_rows[] = {EMBER_REDUCE_OPS(REDUCE_ROW)};
-#undef UNARY_ROW
-#undef BINARY_ROW
-#undef REDUCE_ROW
-
 struct ember_profiler {
     struct ember_backend_ops table; /* what ctx->ops points at while profiling */
     const struct ember_backend_ops *inner;
@@ -224,166 +214,22 @@ static ember_status primitive_end(struct ember_profiler *p, double start, ember_
     return st;
 }
 
-#define NAME(primitive) ember_primitive_names[EMBER_PRIMITIVE_##primitive]
-#define F 4.0 /* bytes in an element */
-
-static ember_status timed_fill(void *dev, ember_ptr out, size_t n, float value)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(fill));
-    return primitive_end(p, t, p->inner->fill(p->inner_dev, out, n, value), 0.0, F * (double)n);
-}
-
-static ember_status timed_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out,
-                                ember_ptr a, float alpha)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, unary_rows[op]), n = (double)e->numel;
-    return primitive_end(p, t, p->inner->unary(p->inner_dev, op, e, out, a, alpha), n, 2.0 * F * n);
-}
-
-static ember_status timed_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e,
-                                 ember_ptr out, ember_ptr a, ember_ptr b, float alpha)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, binary_rows[op]), n = (double)e->numel;
-    return primitive_end(p, t, p->inner->binary(p->inner_dev, op, e, out, a, b, alpha), n, 3.0 * F * n);
-}
-
-static ember_status timed_reduce(void *dev, enum ember_reduce_op op, const struct ember_reduce *r,
-                                 ember_ptr out, ember_ptr in)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, reduce_rows[op]), n = (double)(r->outer * r->r * r->inner);
-    return primitive_end(p, t, p->inner->reduce(p->inner_dev, op, r, out, in), n,
-                         F * (n + (double)(r->outer * r->inner)));
-}
-
-/* 2mnk multiply-adds per matrix; each matrix read once and C written */
-static ember_status timed_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(sgemm));
-    double m = (double)g->m, n = (double)g->n, k = (double)g->k, batch = (double)g->batch;
-    double a_bytes = F * m * k * (g->stride_a ? batch : 1.0), b_bytes = F * k * n * (g->stride_b ? batch : 1.0);
-    return primitive_end(p, t, p->inner->sgemm(p->inner_dev, g, a, b, c), 2.0 * m * n * k * batch,
-                         a_bytes + b_bytes + F * m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
-}
-
-static double conv_bytes(const struct ember_conv_geom *g)
-{
-    return F * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
-}
-
-static ember_status timed_im2col(void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(im2col));
-    return primitive_end(p, t, p->inner->im2col(p->inner_dev, g, x, col), 0.0, conv_bytes(g));
-}
-
-static ember_status timed_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(col2im));
-    return primitive_end(p, t, p->inner->col2im(p->inner_dev, g, col, dx),
-                         (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), conv_bytes(g));
-}
-
-/* input and output planes, and the argmax beside the output where there is one */
-static double pool_bytes(const struct ember_pool_geom *g, int outputs)
-{
-    return F * (double)(g->n * g->c) * (double)(g->h * g->w + outputs * g->oh * g->ow);
-}
-static double pool_flops(const struct ember_pool_geom *g)
-{
-    return (double)(g->n * g->c * g->oh * g->ow * g->k * g->k);
-}
-
-static ember_status timed_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
-                                             ember_ptr argmax)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(max_pool2d_forward));
-    return primitive_end(p, t, p->inner->max_pool2d_forward(p->inner_dev, g, x, y, argmax), pool_flops(g),
-                         pool_bytes(g, 2));
-}
-
-static ember_status timed_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
-                                              ember_ptr argmax, ember_ptr dx)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(max_pool2d_backward));
-    return primitive_end(p, t, p->inner->max_pool2d_backward(p->inner_dev, g, dy, argmax, dx), 0.0,
-                         pool_bytes(g, 2));
-}
-
-static ember_status timed_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(avg_pool2d_forward));
-    return primitive_end(p, t, p->inner->avg_pool2d_forward(p->inner_dev, g, x, y), pool_flops(g),
-                         pool_bytes(g, 1));
-}
-
-static ember_status timed_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
-                                              ember_ptr dx)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(avg_pool2d_backward));
-    return primitive_end(p, t, p->inner->avg_pool2d_backward(p->inner_dev, g, dy, dx), pool_flops(g),
-                         pool_bytes(g, 1));
-}
-
-static ember_status timed_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits,
-                                                ember_ptr target, ember_ptr prob, ember_ptr loss)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(cross_entropy_forward)), nc = (double)(n * classes);
-    return primitive_end(p, t, p->inner->cross_entropy_forward(p->inner_dev, n, classes, logits, target, prob, loss),
-                         4.0 * nc, F * (2.0 * nc + 2.0 * (double)n));
-}
-
-static ember_status timed_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob,
-                                                 ember_ptr target, ember_ptr dloss, float scale, ember_ptr dlogits)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(cross_entropy_backward)), nc = (double)(n * classes);
-    return primitive_end(p, t,
-                         p->inner->cross_entropy_backward(p->inner_dev, n, classes, prob, target, dloss, scale,
-                                                          dlogits),
-                         2.0 * nc, F * (2.0 * nc + (double)n));
-}
-
-static ember_status timed_dropout_mask(void *dev, ember_ptr mask, size_t n, float prob, uint64_t seed)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(dropout_mask));
-    return primitive_end(p, t, p->inner->dropout_mask(p->inner_dev, mask, n, prob, seed), 0.0, F * (double)n);
-}
-
-/* Adam reads param, grad, m and v and writes three of them: about a dozen
- * operations an element */
-static ember_status timed_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
-                                   ember_ptr grad, ember_ptr m, ember_ptr v)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(adam_step));
-    return primitive_end(p, t, p->inner->adam_step(p->inner_dev, n, s, param, grad, m, v), 12.0 * (double)n,
-                         7.0 * F * (double)n);
-}
-
-static ember_status timed_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
-                                  ember_ptr grad, ember_ptr velocity)
-{
-    struct ember_profiler *p = dev;
-    double t = primitive_begin(p, NAME(sgd_step));
-    return primitive_end(p, t, p->inner->sgd_step(p->inner_dev, n, s, param, grad, velocity), 5.0 * (double)n,
-                         5.0 * F * (double)n);
-}
-
-#undef F
-#undef NAME
+/* timed_fill, timed_unary, ...: one wrapper per primitive, made from its
+ * entry in core/backend.h's list, where its row's label and its cost are */
+#define UNWRAP(...) __VA_ARGS__
+#define TIMED_PRIMITIVE(name, params, args, label, flops, bytes)                                             \
+    static ember_status timed_##name params                                                                  \
+    {                                                                                                        \
+        struct ember_profiler *profiler = dev;                                                               \
+        const char *row_label = label;                                                                       \
+        double started = primitive_begin(                                                                    \
+            profiler, row_label ? row_label : ember_primitive_names[EMBER_PRIMITIVE_##name]);                \
+        ember_status status = profiler->inner->name(profiler->inner_dev, UNWRAP args);                       \
+        return primitive_end(profiler, started, status, flops, bytes);                                       \
+    }
+EMBER_PRIMITIVES(TIMED_PRIMITIVE)
+#undef TIMED_PRIMITIVE
+#undef UNWRAP
 
 /* Transfers are host rows of the op that asked ("write", "read"), timed
  * like primitives: a read is where a GPU's queue drains. */
@@ -453,7 +299,7 @@ static struct ember_backend_ops timed_table(const struct ember_backend_ops *inne
         .write = timed_write,
         .read = timed_read,
         .sync = inner->sync ? pass_sync : NULL,
-#define TIMED_ENTRY(name, params) .name = timed_##name,
+#define TIMED_ENTRY(name, ...) .name = timed_##name,
         EMBER_PRIMITIVES(TIMED_ENTRY)
 #undef TIMED_ENTRY
     };

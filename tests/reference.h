@@ -15,7 +15,7 @@
 /* ref_fill, ref_unary, ...: every primitive of core/backend.h's list, with
  * its signature; `dev` is unused and may be NULL, and an ember_ptr's buf is
  * a host pointer, to float or int32_t elements (REF_PTR makes one). */
-#define REF_PRIMITIVE_DECLARE(name, params) ember_status ref_##name params;
+#define REF_PRIMITIVE_DECLARE(name, params, ...) ember_status ref_##name params;
 EMBER_PRIMITIVES(REF_PRIMITIVE_DECLARE)
 #undef REF_PRIMITIVE_DECLARE
 

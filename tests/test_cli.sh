@@ -175,6 +175,12 @@ PY
     [ ! -e "$TMP/one.safetensors" ] || fail "a run that could not evaluate trained and saved first"
     expect 0 "saved" -- "$EMBER" train --data folder --data-dir "$TMP/one" --model linear --epochs 1 --no-eval \
         --save "$TMP/one.safetensors"
+    # a class folder whose name is not UTF-8 (Latin-1's "caf\xe9"): its checkpoint could not
+    # store the name, which is found before the first step, not at the first save
+    cp -r "$TMP/one" "$TMP/latin"
+    mv "$TMP/latin/a" "$TMP/latin/$(printf 'caf\351')"
+    expect 3 "its metadata cannot be stored" -- timeout 20 "$EMBER" train --data folder --data-dir "$TMP/latin" \
+        --model linear --epochs 1000 --no-eval --save "$TMP/latin.safetensors" --quiet
     expect 3 'tensor "weight" holds NaN at index 0' -- \
         "$EMBER" eval --model linear --data random --load "$TMP/nan.safetensors"
     "$EMBER" eval --model linear --data random --load "$TMP/huge.safetensors" --json >"$TMP/huge.json" 2>"$TMP/err"
@@ -205,6 +211,41 @@ expect 3 "fifo.safetensors is a FIFO, not a regular file" -- timeout 20 "$EMBER"
 expect 3 "fifo.png is a FIFO, not a regular file" -- \
     timeout 20 "$EMBER" predict --load "$TMP/mine.safetensors" "$TMP/fifo.png"
 expect 3 "fifo.model is not a regular file" -- timeout 20 "$EMBER" summary --model "$TMP/fifo.model"
+
+# every file a run will write is checked before its first step, so that a
+# typo costs a second, not the run: a missing folder (--save, --metrics,
+# --trace), a folder where a checkpoint or its best sibling goes, a FIFO
+# given as --save (the checkpoint replaces it: never a device or FIFO), one
+# without a reader as --metrics (opening it would wait), a folder no file
+# can be made in; none of them trains a step
+quick="train --data random --shape 4 --model linear --epochs 100000 --device cpu --threads 1 --quiet"
+expect 3 "cannot write --save $TMP/nowhere/run.safetensors: the folder $TMP/nowhere does not exist" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/nowhere/run.safetensors"
+expect 3 "cannot write --metrics $TMP/nowhere/m.jsonl: the folder $TMP/nowhere does not exist" -- \
+    timeout 20 "$EMBER" $quick --metrics "$TMP/nowhere/m.jsonl"
+expect 3 "cannot write --trace $TMP/nowhere/t.json" -- timeout 20 "$EMBER" $quick --trace "$TMP/nowhere/t.json"
+mkdir -p "$TMP/outs/run.best.safetensors"
+expect 3 "cannot write --save's best epoch $TMP/outs/run.best.safetensors: it is a folder" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/outs/run.safetensors"
+printf x >"$TMP/outs/file"
+expect 3 "$TMP/outs/file is not a folder" -- timeout 20 "$EMBER" $quick --save "$TMP/outs/file/run.safetensors"
+mkfifo "$TMP/outs/fifo.safetensors" "$TMP/outs/fifo.jsonl"
+expect 3 "it is a FIFO; ember writes a checkpoint as a regular file" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/outs/fifo.safetensors"
+expect 3 "cannot write --metrics $TMP/outs/fifo.jsonl" -- timeout 20 "$EMBER" $quick --metrics "$TMP/outs/fifo.jsonl"
+[ -p "$TMP/outs/fifo.safetensors" ] || fail "the FIFO given as --save was replaced"
+if [ "$(id -u)" -ne 0 ]; then # root writes into a read-only folder anyway
+    mkdir -p "$TMP/outs/ro" && chmod 555 "$TMP/outs/ro"
+    expect 3 "no file can be made in $TMP/outs/ro" -- timeout 20 "$EMBER" $quick --save "$TMP/outs/ro/run.safetensors"
+fi
+ls "$TMP/outs" | grep -q "ember-probe" && fail "a probe file was left: $(ls "$TMP/outs")"
+# a write that fails in the middle of a run (a full disk: /dev/full) stops it,
+# and what it learnt is saved all the same, ready to resume
+expect 3 "stopped at step 2 because --metrics could not be written; the run is saved" -- \
+    "$EMBER" train --data random --model mlp --epochs 2 --log-every 2 --metrics /dev/full --device cpu \
+    --save "$TMP/outs/full.safetensors" --quiet
+expect 0 "resuming $TMP/outs/full.safetensors at epoch 1, step 2 of 64" -- \
+    "$EMBER" train --resume "$TMP/outs/full.safetensors" --steps 3 --device cpu --quiet
 
 # "auto" on a machine whose only OpenCL devices are CPUs (PoCL here): the
 # first run loads the drivers to find that out and remembers it; the next

@@ -49,6 +49,15 @@ class MLP(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))))
 
 
+class Tabular(nn.Module):
+    def __init__(self, classes=10, features=784):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(features, 64), nn.Linear(64, 64), nn.Linear(64, classes)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))))
+
+
 class LeNet5(nn.Module):
     def __init__(self, classes=10):
         super().__init__()
@@ -119,5 +128,5 @@ class ResNet8(nn.Module):
 
 
 ZOO = {"simplecnn": SimpleCNN, "kerascnn": KerasCNN, "linear": FlatLinear, "mlp": MLP, "lenet5": LeNet5,
-       "vgg8": VGG8, "resnet8": ResNet8}
+       "vgg8": VGG8, "resnet8": ResNet8, "tabular": Tabular}
 HAS_DROPOUT = {"vgg8"}

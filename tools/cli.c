@@ -168,73 +168,75 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
     return EXIT_OK;
 }
 
-bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
+bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value)
 {
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < low || v > high) {
-        cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low,
-                  (long long)high, text);
+    if (errno || end == text || *end || v < low || v > high)
         return false;
-    }
     *value = v;
     return true;
 }
 
-bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
+bool cli_u64_value(const char *text, uint64_t *value)
 {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-') {
-        cli_error("--%s wants a non-negative whole number, not \"%s\"", name, text);
+    if (errno || end == text || *end || text[0] == '-')
         return false;
-    }
     *value = v;
     return true;
 }
 
-bool cli_parse_float(const char *name, const char *text, double low, double high, double *value)
+bool cli_float_value(const char *text, double low, double high, double *value)
 {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v) || v < low || v > high) {
-        cli_error("--%s wants a number from %g to %g, not \"%s\"", name, low, high, text);
+    if (errno || end == text || *end || !isfinite(v) || v < low || v > high)
         return false;
-    }
     *value = v;
     return true;
 }
 
+bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
+{
+    if (cli_int_value(text, low, high, value))
+        return true;
+    cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low, (long long)high,
+              text);
+    return false;
+}
+
+bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
+{
+    if (cli_u64_value(text, value))
+        return true;
+    cli_error("--%s wants a non-negative whole number, not \"%s\"", name, text);
+    return false;
+}
+
+bool cli_parse_float(const char *name, const char *text, double low, double high, double *value)
+{
+    if (cli_float_value(text, low, high, value))
+        return true;
+    cli_error("--%s wants a number from %g to %g, not \"%s\"", name, low, high, text);
+    return false;
+}
+
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape)
 {
-    const char *p = text;
-    int n = 0;
-    while (*p && n < 3) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (errno || end == p || v < 1 || v > 65536)
-            return false;
-        shape[n++] = v;
-        if (*end == '\0') {
-            *ndim = n;
-            return true;
-        }
-        if (*end != 'x')
-            return false;
-        p = end + 1;
-    }
-    return false;
+    return ember_parse_shape(text, ndim, shape); /* as model files and checkpoints write it */
 }
 
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
 {
     if (cli_parse_shape_quiet(text, ndim, shape))
         return true;
-    cli_error("--%s wants 1 to 3 positive sizes joined by 'x', such as 1x28x28 or 100, not \"%s\"", name, text);
+    cli_error("--%s wants 1 to 3 sizes from 1 to %d joined by 'x', such as 1x28x28 or 100, not \"%s\"", name,
+              EMBER_MAX_SAMPLE_SIDE, text);
     return false;
 }
 
@@ -296,4 +298,52 @@ void cli_json_string(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+/* The length of the UTF-8 sequence at s and its code point, or 0 when the
+ * bytes there are not one (a stray byte, a sequence cut short, overlong). */
+static int utf8_at(const unsigned char *s, uint32_t *cp)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    uint32_t v = n == 1 ? s[0] : n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3fu);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (n == 0 || v < least[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+const char *cli_printable(const char *s, char *buf, size_t len)
+{
+    size_t at = 0;
+    const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+    while (*p && at + 8 < len) { /* room for the longest piece, "\u0080" or 4 bytes, and the end */
+        uint32_t cp = 0;
+        int n = utf8_at(p, &cp);
+        if (n == 0) { /* not UTF-8: the byte's value */
+            at += (size_t)snprintf(buf + at, len - at, "\\x%02x", *p);
+            n = 1;
+        } else if (cp < 0x20 || cp == 0x7f) { /* C0 controls and DEL: a terminal obeys them */
+            at += (size_t)snprintf(buf + at, len - at, "\\x%02x", (unsigned)cp);
+        } else if (cp >= 0x80 && cp < 0xa0) { /* C1 controls, CSI among them */
+            at += (size_t)snprintf(buf + at, len - at, "\\u%04x", (unsigned)cp);
+        } else {
+            memcpy(buf + at, p, (size_t)n);
+            at += (size_t)n;
+        }
+        p += n;
+    }
+    if (*p && len >= 4) { /* cut short: say so */
+        at = at < len - 4 ? at : len - 4;
+        memcpy(buf + at, "...", 3);
+        at += 3;
+    }
+    if (len)
+        buf[at < len ? at : len - 1] = '\0';
+    return buf;
 }

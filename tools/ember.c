@@ -28,6 +28,8 @@ static const char usage[] =
     "  eval       evaluate a saved model\n"
     "  predict    classify images with a saved model\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
+    "  export     write a trained model as an ONNX file\n"
+    "  import     read an ONNX model into a checkpoint\n"
     "  plot       draw the loss and accuracy curves of runs from their metrics files\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
     "  ptx        print the PTX an NVIDIA GPU gets for one of ember's kernels, or with\n"
@@ -90,6 +92,10 @@ int main(int argc, char **argv)
         return cmd_predict(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
+    if (strcmp(command, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
+    if (strcmp(command, "import") == 0)
+        return cmd_import(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0)
         return cmd_plot(argc - 1, argv + 1);
     if (strcmp(command, "devices") == 0)

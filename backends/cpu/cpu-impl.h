@@ -57,7 +57,7 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane)
 /* cpu_fill, cpu_unary, ...: each primitive of core/backend.h's list, in
  * the file of its family (cpu-elementwise.c, cpu-reduce.c, cpu-gemm.c,
  * cpu-conv.c, cpu-pool.c, cpu-loss.c, cpu-optim.c) */
-#define CPU_PRIMITIVE_DECLARE(name, params) ember_status cpu_##name params;
+#define CPU_PRIMITIVE_DECLARE(name, params, ...) ember_status cpu_##name params;
 EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 #undef CPU_PRIMITIVE_DECLARE
 

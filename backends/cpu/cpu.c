@@ -140,7 +140,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .write = cpu_write,
     .read = cpu_read,
     .sync = NULL, /* everything runs to completion before it returns */
-#define CPU_PRIMITIVE_ENTRY(name, params) .name = cpu_##name,
+#define CPU_PRIMITIVE_ENTRY(name, ...) .name = cpu_##name,
     EMBER_PRIMITIVES(CPU_PRIMITIVE_ENTRY)
 #undef CPU_PRIMITIVE_ENTRY
 };

@@ -137,14 +137,14 @@ ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primiti
  * With the signatures of core/backend.h: `dev` is the backend's device
  * struct, which starts with a struct ember_gpu. */
 
-#define EMBER_GPU_PRIMITIVE_DECLARE(name, params) ember_status ember_gpu_##name params;
+#define EMBER_GPU_PRIMITIVE_DECLARE(name, params, ...) ember_status ember_gpu_##name params;
 EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_DECLARE)
 #undef EMBER_GPU_PRIMITIVE_DECLARE
 
 /* The primitive entries of a GPU backend's table, all of them:
  *     const struct ember_backend_ops ember_cuda_backend = {..., EMBER_GPU_PRIMITIVES};
  */
-#define EMBER_GPU_PRIMITIVE_ENTRY(name, params) .name = ember_gpu_##name,
+#define EMBER_GPU_PRIMITIVE_ENTRY(name, ...) .name = ember_gpu_##name,
 #define EMBER_GPU_PRIMITIVES EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY)
 
 /* ------------------------------------------------------ the program cache
