@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh
 # bench/common.sh — what bench/cpu_vs_peers.sh and bench/compute_bound.sh
 # share; sourced, not run.

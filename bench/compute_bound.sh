@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/compute_bound.sh — how close ember trains to this machine's limit:
 # for each model and thread count, its FLOPs per training image, the images
 # per second those FLOPs allow at the large-sgemm rate (the compute bound),
@@ -20,6 +21,8 @@
 # which has no input gradient, and every other layer's backward equals its
 # forward. The optimizer's step is not counted (for Adam about 10 FLOPs per
 # parameter per step, shared by the batch's 64 images).
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

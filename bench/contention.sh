@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/contention.sh — training speed when another program wants a core:
 # ember with its default threads (every core) and with --threads 1, on an
 # idle machine and beside one busy process (a shell loop that never
@@ -9,6 +10,8 @@
 #   bench/contention.sh [build/ember]
 #
 # MODELS  default "simplecnn kerascnn";  STEPS  default 300;  ROUNDS  default 2
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 STEPS=${STEPS:-300} ROUNDS=${ROUNDS:-2}

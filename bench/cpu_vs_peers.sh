@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/cpu_vs_peers.sh — training speed of ember, PyTorch and Keras
 # (TensorFlow) on this CPU, side by side in one run: Fashion-MNIST, batch 64,
 # Adam 0.001, seed 0, one epoch (or the first STEPS steps), for each model and
@@ -20,6 +21,8 @@
 #
 # The peers are bench/torch_zoo_train.py (the models of tests/torch_zoo.py)
 # and bench/keras_train.py (model.fit, timed after a warm-up fit).
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/keras_train.py — the Keras (TensorFlow) peer for bench/cpu_vs_peers.sh.
 
     keras_train.py --model kerascnn --threads 2 [--epochs 1] [--steps N] [--data-dir DIR]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/limits.c — what this machine can do for ember's CPU work: OpenBLAS's
  * sgemm at a large size, the same sgemm at the shapes the models' layers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/opencl_vs_tinygrad.sh — training speed on the OpenCL device, next to
 # ember's own cpu backend and to tinygrad's OpenCL backend on the same
 # device, in one run: Fashion-MNIST, batch 64, Adam 0.001, the first STEPS
@@ -7,6 +8,8 @@
 #   bench/opencl_vs_tinygrad.sh [build/ember]
 #
 # PEER_PYTHON  a Python with tinygrad (default python3); STEPS (default 300)
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-python3}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/parallel.sh — data-parallel training speed on this machine
 # (docs/parallel.md): images per second of ember with one process, with
 # `mpirun -np 2`, with two cpu replicas in one process and with PoCL's
@@ -12,6 +13,8 @@
 #
 # MODELS   default "simplecnn kerascnn";  STEPS  default 300
 # TORCH_PYTHON  a Python with torch (default: build/pyenv, Debian's PyTorch)
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/peers-env.sh — the Python environment the benchmarks' peers run in:
 # a venv at build/bench-env (or $BENCH_ENV) with NumPy and TensorFlow (for
 # bench/keras_train.py) and PyTorch (for bench/torch_zoo_train.py), made once
@@ -22,6 +23,8 @@
 # Where PyPI cannot be reached it says so and exits 1 without printing a
 # path; the benchmarks then run PyTorch from build/pyenv and leave Keras's
 # columns as "-". Delete the folder to start again.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 ENV=${BENCH_ENV:-build/bench-env}
 TORCH=${BENCH_TORCH:-cpu}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/predict_latency.c — ember_model_predict's latency from a caller's
  * buffer, as a program embedding ember sees it: a model built in memory,

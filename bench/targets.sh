@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/targets.sh — ember's CPU speed targets, measured in one run and
 # judged: each one met or missed, with its figures and, for a miss, why.
 #
@@ -28,6 +29,8 @@
 # CONTENTION_STEPS  steps of each bench/contention.sh run (default 300)
 # MODELS   default "simplecnn kerascnn resnet8";  THREADS  default "1 2"
 # Everything else (PEERS, TORCH_PYTHON, BENCH_TORCH, ...) as bench/cpu_vs_peers.sh.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 HERE=$(dirname "$0")

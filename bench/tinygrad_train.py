@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Peer: the PyTorch document's SimpleCNN trained with tinygrad, for a
 side-by-side figure with `ember train --device opencl` on the same device.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/torch_ddp_train.py — the PyTorch peer for bench/parallel.sh: DistributedDataParallel.
 
     torch_ddp_train.py --model simplecnn --ranks 2 --threads 1 --steps 300 [--batch 64]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/torch_zoo_train.py — the PyTorch peer for bench/cpu_vs_peers.sh and bench/zoo_vs_pytorch.sh.
 
     torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--steps N] [--schedule cosine] [--data-dir DIR]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/zoo_vs_pytorch.sh — the built-in models trained by ember and by
 # PyTorch on this CPU, side by side in one run: Fashion-MNIST, batch 64,
 # Adam 0.001, seed 0, test accuracy after every epoch. Prints a Markdown
@@ -12,6 +13,8 @@
 # THREADS       default 2;  DEVICE  ember's device (default cpu)
 # SCHEDULE      constant (default) or cosine: the learning rate over the run, on both sides
 # STEPS         stop each run after N steps: speed alone (the accuracy is then of a part-epoch)
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}

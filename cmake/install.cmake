@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/install.cmake — what `cmake --install` puts in the prefix, for
 # programs that embed ember (docs/embedding.md):
 #
@@ -5,16 +6,48 @@
 #   lib/libember.so.0.2.0, libember.so.0.2 (the SONAME), libember.so; lib/libember.a
 #   lib/pkgconfig/ember.pc        pkg-config --cflags --libs ember (--static for libember.a)
 #   lib/cmake/ember/              find_package(ember): ember::ember, ember::ember_static
-#   bin/ember                     the command-line program
+#   bin/ember                     the command-line program (no MPI)
+#   bin/ember-mpi                 the same with MPI, run by `ember` under mpirun (component "mpi")
+#   share/man/man1/ember.1, ember-COMMAND.1     made from the program's --help (cmake/ember-man.sh)
+#   share/bash-completion/completions/ember     tools/completion.bash
+#   share/doc/ember/              README.md, LICENSE, docs/, examples/
 #
 # Both ember.pc and the CMake package find the prefix from where they lie,
-# so an installed tree may be moved or copied elsewhere whole.
+# so an installed tree may be moved or copied elsewhere whole. Everything
+# is component "ember" but ember-mpi, so that a package of the rest needs
+# no MPI (cmake/package.cmake).
 include(CMakePackageConfigHelpers)
+set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME ember)
 
 install(TARGETS ember EXPORT emberTargets)
 install(TARGETS ember_static EXPORT emberStaticTargets)
 install(TARGETS ember_cli)
+if(TARGET ember_mpi_cli)
+  install(TARGETS ember_mpi_cli COMPONENT mpi)
+endif()
 install(FILES include/ember.h include/ember-mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The man pages, from the help text of the program just built, so that they
+# say what --help says; every command `ember --help` lists has its page
+# (tests/test_install.sh checks that the list below is the program's).
+set(EMBER_COMMANDS train eval predict summary plot devices ptx)
+set(EMBER_MAN_PAGES ${CMAKE_BINARY_DIR}/man/ember.1)
+foreach(command IN LISTS EMBER_COMMANDS)
+  list(APPEND EMBER_MAN_PAGES ${CMAKE_BINARY_DIR}/man/ember-${command}.1)
+endforeach()
+add_custom_command(OUTPUT ${EMBER_MAN_PAGES}
+                   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
+                           ${CMAKE_BINARY_DIR}/man ${CMAKE_INSTALL_FULL_DOCDIR}
+                   DEPENDS ember_cli cmake/ember-man.sh
+                   COMMENT "The man pages, from ember --help"
+                   VERBATIM)
+add_custom_target(ember_man ALL DEPENDS ${EMBER_MAN_PAGES})
+install(FILES ${EMBER_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES tools/completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME ember)
+install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # What libember.a needs besides itself, read from EMBER_LINK_LIBS: the
 # packages of its imported targets, which the CMake config finds again, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/autograd-impl.h — the define-by-run tape.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/autograd.c — recording the tape and walking it backward. */
 #include <string.h>
 

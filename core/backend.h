@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/backend.h — the one contract every backend fills.
  *
@@ -53,6 +54,12 @@ struct ember_host {
      * each kernel it ran and the device's time for it, from the device's
      * own events (core/profile-impl.h). */
     void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
+    /* Around work the caller waits for (compiling the kernels): begin says
+     * what, with the cache folder it will be kept in; the host is told the
+     * time so far each second until end (core/wait.c). `maybe_short`: say
+     * nothing unless it lasts a second. */
+    void (*wait_begin)(void *ctx, const char *what, bool maybe_short);
+    void (*wait_end)(void *ctx);
 };
 
 /* ------------------------------------------------------------ elementwise */
@@ -436,6 +443,13 @@ struct ember_backend_ops {
     /* (optional) the device's peak FP32 GFLOP/s and memory GB/s, 0 where
      * unknown, printed beside what the profile measured */
     void (*peak)(void *dev, double *gflops, double *gbps);
+    /* (optional) a simulated GPU's record (backends/cuda/cuda-sim.c): what
+     * the first launch of `kernel` did, or with kernel NULL a line for each
+     * kernel launched, as text to free(); `registers` a thread (0: counted
+     * from the PTX) for the occupancy, said to come from `registers_from`.
+     * NULL with the reason in `why`. */
+    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
+                           size_t why_len);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

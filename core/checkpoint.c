@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/checkpoint.c — parameter sets as safetensors files.
  *
  * A checkpoint holds each parameter under its name ("conv1.weight") as an
  * F32 tensor of its shape, which is what PyTorch's state_dict holds, so
- * load_state_dict(strict=True) takes the file as it is. Either way all the
+ * load_state_dict(strict=True) takes the file as it is. The other way, a
+ * state_dict PyTorch saved loads too: its I64 num_batches_tracked, and
+ * F16, BF16 or F64 tensors, become float32 with every value checked. Either way all the
  * values cross between host and device once: save reads the flat tensor and
  * points each entry into that copy; load checks the whole file against the
  * set first, then fills a host copy of the flat tensor (padding zero) and
@@ -116,16 +119,7 @@ ember_status ember_params_save_memory(const ember_params *p, const char *const *
     return params_save_to(p, NULL, data, size, metadata);
 }
 
-/* Problems found while matching a file to the set, gathered into one
- * message as PyTorch's strict load_state_dict does. */
-struct mismatch {
-    char text[2048];
-    size_t len;
-    int count;
-};
-
-static void mismatch_note(struct mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mismatch_note(struct mismatch *m, const char *fmt, ...)
+void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
 {
     va_list ap;
     if (m->count++ && m->len < sizeof m->text)
@@ -137,7 +131,7 @@ static void mismatch_note(struct mismatch *m, const char *fmt, ...)
     }
 }
 
-static bool same_shape(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
+bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
 {
     if (t->ndim != e->ndim)
         return false;
@@ -147,14 +141,16 @@ static bool same_shape(const struct ember_tensor *t, const struct ember_safetens
     return true;
 }
 
-/* Every tensor of the file is F32: anything else is a file ember does not
- * write, so a format error rather than a mismatch. */
+/* Every tensor of the file is one ember reads as float32: F32, or what
+ * PyTorch's own state_dicts hold (I64 num_batches_tracked, F16, BF16, F64),
+ * converted on loading with each value checked. Anything else (U8, BOOL,
+ * 8-bit floats) is a format error rather than a mismatch. */
 static ember_status check_dtypes(ember_ctx *ctx, const char *path, const struct ember_safetensors *st)
 {
     for (int i = 0; i < st->count; i++)
-        if (strcmp(st->entries[i].dtype, "F32") != 0)
+        if (!ember_safetensors_convertible(st->entries[i].dtype))
             return ember_fail(ctx, EMBER_ERR_FORMAT,
-                              "%s: tensor \"%.200s\" is %s; ember checkpoints hold F32 only "
+                              "%s: tensor \"%.200s\" is %s; ember loads F32, F16, BF16, F64, I64 and I32 "
                               "(convert it to float32 before saving)",
                               path, st->entries[i].name, st->entries[i].dtype);
     return EMBER_OK;
@@ -165,7 +161,7 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
                                 const struct ember_safetensors *st)
 {
     enum { NAMED_UNEXPECTED = 8 };
-    struct mismatch m = {.len = 0};
+    struct ember_mismatch m = {.len = 0};
     char want[160], have[160];
     int found = 0;
     for (int i = 0; i < p->count; i++) {
@@ -173,12 +169,12 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
         const struct ember_safetensors_entry *e = ember_safetensors_find(st, p->items[i].name);
         ember_shape_str(value, want, sizeof want);
         if (!e) {
-            mismatch_note(&m, "missing %s %s", p->items[i].name, want);
+            ember_mismatch_note(&m, "missing %s %s", p->items[i].name, want);
             continue;
         }
         found++;
-        if (!same_shape(value, e))
-            mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
+        if (!ember_entry_fits(value, e))
+            ember_mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
                           ember_safetensors_shape_str(e, have, sizeof have), want);
     }
     /* Every name of the set that the file has is found; the rest of the
@@ -187,16 +183,39 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
     for (int i = 0; i < st->count && named < unexpected && named < NAMED_UNEXPECTED; i++) {
         const struct ember_safetensors_entry *e = &st->entries[i];
         if (!ember_params_find(p, e->name)) {
-            mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            ember_mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
             named++;
         }
     }
     if (unexpected > named)
-        mismatch_note(&m, "and %d more unexpected", unexpected - named);
+        ember_mismatch_note(&m, "and %d more unexpected", unexpected - named);
     if (!m.count)
         return EMBER_OK;
     return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path, m.count,
                       m.count == 1 ? "" : "s", m.text);
+}
+
+/* Statistics that cannot be: a BatchNorm's running variance (PyTorch's
+ * name for it, "running_var", which ember's layers use too) below zero
+ * would make every answer NaN. */
+static ember_status check_statistics(ember_ctx *ctx, const char *path, const struct ember_params *p,
+                                     const struct host_banks *h)
+{
+    static const char suffix[] = "running_var";
+    for (int i = 0; i < p->count; i++) {
+        const char *name = p->items[i].name;
+        size_t n = strlen(name), k = sizeof suffix - 1;
+        if (!p->items[i].buffer || n < k || strcmp(name + n - k, suffix) != 0 || (n > k && name[n - k - 1] != '.'))
+            continue;
+        const float *v = host_values(p, h, i);
+        int64_t count = ember_tensor_numel(p->items[i].value);
+        for (int64_t j = 0; j < count; j++)
+            if (v[j] < 0.0f)
+                return ember_fail(ctx, EMBER_ERR_FORMAT,
+                                  "%s: tensor \"%s\" holds %g at index %lld: a running variance cannot be negative",
+                                  path, name, (double)v[j], (long long)j);
+    }
+    return EMBER_OK;
 }
 
 /* Loads an open file into the set, and closes it. */
@@ -212,8 +231,10 @@ static ember_status params_load_from(ember_params *p, struct ember_safetensors s
     if ((status = banks_alloc(ctx, p, &host)) != EMBER_OK)
         goto close;
     for (int i = 0; i < p->count && status == EMBER_OK; i++)
-        status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
+        status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
                                             host_values(p, &host, i));
+    if (status == EMBER_OK)
+        status = check_statistics(ctx, path, p, &host);
     if (status == EMBER_OK && p->flat)
         status = ember_tensor_write(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
     if (status == EMBER_OK && p->buffers)
@@ -328,6 +349,18 @@ const char *ember_checkpoint_meta(const ember_checkpoint *ck, const char *key)
 }
 
 int ember_checkpoint_meta_count(const ember_checkpoint *ck) { return ck ? ck->st.meta_count : 0; }
+
+int ember_checkpoint_tensor_count(const ember_checkpoint *ck) { return ck ? ck->st.count : 0; }
+
+int ember_checkpoint_tensor_shape(const ember_checkpoint *ck, const char *name, int64_t shape[EMBER_MAX_DIMS])
+{
+    const struct ember_safetensors_entry *e = ck && name ? ember_safetensors_find(&ck->st, name) : NULL;
+    if (!e || e->ndim > EMBER_MAX_DIMS)
+        return -1;
+    for (int d = 0; d < e->ndim; d++) /* each size fits the file's bytes, so int64_t */
+        shape[d] = (int64_t)e->shape[d];
+    return e->ndim;
+}
 
 const char *ember_checkpoint_meta_at(const ember_checkpoint *ck, int index, const char **value)
 {

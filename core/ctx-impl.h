@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ctx-impl.h — the context: its device, its pools, its last error.
  *
@@ -34,6 +35,10 @@ struct ember_ctx {
     ember_log_fn log_fn;
     void *log_user;
     ember_log_level log_level;
+    /* long waits (ember_ctx_set_progress): the callback, and the wait under way (core/wait.c) */
+    ember_progress_fn progress_fn;
+    void *progress_user;
+    struct ember_wait *wait;
 
     /* the device: its backend's table and the backend's own state */
     const struct ember_backend_ops *ops;
@@ -108,9 +113,21 @@ int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
 FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);
 
 /* The cache folder of `kind` ("cuda", "opencl", "datasets"), created if
- * need be: $EMBER_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/ember/<kind>, else
- * ~/.cache/ember/<kind>. False, with the reason in why, when there is none. */
+ * need be: <ember_set_cache_dir's folder>/<kind>, else
+ * $EMBER_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/ember/<kind>, else
+ * ~/.cache/ember/<kind> when the home folder exists. False, with the reason
+ * in why, when there is none. */
 bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len);
+
+/* A wait the host is told about (ember_ctx_set_progress; core/wait.c):
+ * begin announces `what` and, when the host listens, starts a thread that
+ * reports the seconds so far each second; end stops it and reports the
+ * total. A wait that is `maybe_short` (a driver's compile that its own
+ * cache may answer at once) is announced only once it has lasted a second,
+ * and not at all if it ends sooner. One at a time per context; end without
+ * begin does nothing. */
+void ember_wait_begin(ember_ctx *ctx, const char *what, bool maybe_short);
+void ember_wait_end(ember_ctx *ctx);
 
 /* true when a device is open; otherwise records why not */
 bool ember_ctx_ready(ember_ctx *ctx);

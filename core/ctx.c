@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ctx.c — contexts: errors, logging, counted host memory, the buffer cache. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +30,12 @@ const char *ember_status_str(ember_status status)
     return "unknown status";
 }
 
-static void log_to_stderr(void *user, ember_log_level level, const char *message)
-{
-    static const char *const prefix[] = {"error", "warning", "info", "debug"};
-    (void)user;
-    fprintf(stderr, "ember: %s: %s\n", prefix[level], message);
-}
-
 ember_ctx *ember_ctx_new(void)
 {
     ember_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return NULL;
-    ctx->log_fn = log_to_stderr;
+    /* no log_fn: silent until the host asks (ember_ctx_set_log) */
     ctx->log_level = EMBER_LOG_WARN;
     ctx->grad_enabled = true;
     snprintf(ctx->device_name, sizeof ctx->device_name, "none");
@@ -52,6 +46,7 @@ void ember_ctx_free(ember_ctx *ctx)
 {
     if (!ctx)
         return;
+    ember_wait_end(ctx);
     ember_profile_free(ctx); /* puts the backend's own table back */
     ember_tape_clear(ctx);
     while (ctx->free_tensors) {
@@ -80,6 +75,32 @@ void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_le
     ctx->log_fn = fn;
     ctx->log_user = user;
     ctx->log_level = max_level;
+}
+
+void ember_ctx_get_log(const ember_ctx *ctx, ember_log_fn *fn, void **user, ember_log_level *max_level)
+{
+    if (fn)
+        *fn = ctx ? ctx->log_fn : NULL;
+    if (user)
+        *user = ctx ? ctx->log_user : NULL;
+    if (max_level)
+        *max_level = ctx ? ctx->log_level : EMBER_LOG_ERROR;
+}
+
+void ember_ctx_set_progress(ember_ctx *ctx, ember_progress_fn fn, void *user)
+{
+    if (!ctx)
+        return;
+    ctx->progress_fn = fn;
+    ctx->progress_user = user;
+}
+
+void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **user)
+{
+    if (fn)
+        *fn = ctx ? ctx->progress_fn : NULL;
+    if (user)
+        *user = ctx ? ctx->progress_user : NULL;
 }
 
 void ember_ctx_set_threads(ember_ctx *ctx, int threads)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-arrays.c — a data set over the caller's own arrays.
  *

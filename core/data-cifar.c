@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-cifar.c — CIFAR-10's binary batches.
  *

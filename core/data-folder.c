@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-folder.c — a folder of images, one subfolder per class:
  *
@@ -175,6 +176,29 @@ static uint64_t name_hash(const char *name)
     return h;
 }
 
+ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name, bool *is_test)
+{
+    if (n < 2)
+        return EMBER_OK;
+    int64_t held = (n + 5) / 10 > 0 ? (n + 5) / 10 : 1;
+    int64_t *perm = ember_host_alloc(ctx, (size_t)n * sizeof *perm);
+    if (!perm)
+        return EMBER_ERR_NOMEM;
+    /* the first `held` steps of a Fisher-Yates shuffle pick them */
+    ember_rng rng = ember_rng_seed(seed ^ name_hash(class_name));
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (int64_t i = 0; i < held; i++) {
+        int64_t j = i + (int64_t)(ember_rng_u32(&rng) % (uint64_t)(n - i));
+        int64_t swap = perm[i];
+        perm[i] = perm[j];
+        perm[j] = swap;
+        is_test[perm[i]] = true;
+    }
+    free(perm);
+    return EMBER_OK;
+}
+
 /* Adds the files of one class that belong to `split`: all of them with
  * given splits, else the held-out share (test) or the rest (train). */
 static ember_status samples_add_class(ember_ctx *ctx, struct sample_list *list, const char *class_dir,
@@ -184,24 +208,13 @@ static ember_status samples_add_class(ember_ctx *ctx, struct sample_list *list, 
     int64_t n = files->len;
     bool *is_test = NULL;
     if (hold_out && n >= 2) {
-        int64_t held = (n + 5) / 10 > 0 ? (n + 5) / 10 : 1;
-        int64_t *perm = ember_host_alloc(ctx, (size_t)n * sizeof *perm);
-        if (!perm || !(is_test = ember_host_calloc(ctx, (size_t)n, sizeof *is_test))) {
-            free(perm);
+        if (!(is_test = ember_host_calloc(ctx, (size_t)n, sizeof *is_test)))
             return EMBER_ERR_NOMEM;
+        ember_status st = ember_data_hold_out(ctx, n, seed, class_name, is_test);
+        if (st != EMBER_OK) {
+            free(is_test);
+            return st;
         }
-        /* the first `held` steps of a Fisher-Yates shuffle pick them */
-        ember_rng rng = ember_rng_seed(seed ^ name_hash(class_name));
-        for (int64_t i = 0; i < n; i++)
-            perm[i] = i;
-        for (int64_t i = 0; i < held; i++) {
-            int64_t j = i + (int64_t)(ember_rng_u32(&rng) % (uint64_t)(n - i));
-            int64_t swap = perm[i];
-            perm[i] = perm[j];
-            perm[j] = swap;
-            is_test[perm[i]] = true;
-        }
-        free(perm);
     }
     ember_status st = EMBER_OK;
     for (int64_t i = 0; i < n && st == EMBER_OK; i++) {
@@ -224,15 +237,15 @@ static ember_status folder_geometry(ember_ctx *ctx, const ember_data_options *op
     const int64_t *want = options->sample_ndim ? options->sample_shape : from_image;
     if (options->sample_ndim != 0 && options->sample_ndim != 3)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "folder: the shape of its images is CxHxW (--shape 3x64x64; sample_ndim 3, or 0 "
-                          "for the first image's), not %d dimensions",
+                          "folder: the shape of its images is CxHxW (ember_data_options.sample_shape "
+                          "3x64x64, or none for the first image's), not %d dimensions",
                           options->sample_ndim);
     if ((want[0] != 0 && want[0] != 1 && want[0] != 3) || want[1] < 0 || want[1] > FOLDER_MAX_SIDE ||
         want[2] < 0 || want[2] > FOLDER_MAX_SIDE)
         return ember_fail(
             ctx, EMBER_ERR_ARG,
-            "folder: the shape %lldx%lldx%lld (--shape, sample_shape): channels are 1 or 3, sides 1 to %d "
-            "(0: the first image's)",
+            "folder: the shape %lldx%lldx%lld (ember_data_options.sample_shape): channels are 1 or 3, sides 1 "
+            "to %d (0: the first image's)",
             (long long)want[0], (long long)want[1], (long long)want[2], FOLDER_MAX_SIDE);
     uint8_t *bytes = NULL;
     int64_t cap = 0;
@@ -368,7 +381,7 @@ ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const em
         (st = ember_dataset_reserve(ds, samples.len, 3, shape, (int)classes.len)) != EMBER_OK)
         goto cleanup;
     bool size_given = options->sample_ndim == 3 && options->sample_shape[1] && options->sample_shape[2];
-    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (--shape, sample_shape)" : first);
+    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (ember_data_options.sample_shape)" : first);
     if (st == EMBER_OK) /* the subfolders' names */
         st = ember_dataset_name_classes(ds, (const char *const *)classes.names);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-idx.c — MNIST and Fashion-MNIST: IDX files, gzipped or not.
  *
@@ -9,16 +10,21 @@
  *     train-images-idx3-ubyte[.gz]  train-labels-idx1-ubyte[.gz]
  *     t10k-images-idx3-ubyte[.gz]   t10k-labels-idx1-ubyte[.gz]
  *
- * with the .gz name tried first. zlib reads both: gzread passes a plain
- * file through unchanged.
+ * with the .gz name tried first; a file is gzip when it starts with gzip's
+ * magic bytes (1f 8b), and read as it is otherwise.
  *
  * Nothing is allocated before the header is checked against the file: a
  * plain file must hold header + declared data; a gzipped one may declare at
  * most 1032 times its compressed size (deflate's largest ratio), so a small
  * file cannot ask for gigabytes. Bytes after the declared data are an error
- * (the header and the data disagree, or two files were joined), and reading
- * past the data is also what makes zlib check the gzip trailer's CRC. Like
- * gzip itself, zlib ignores anything after the end of the gzip stream.
+ * (the header and the data disagree, or two files were joined). A gzip file
+ * is inflated here with zlib's inflate, to the end of its stream: only
+ * there does inflate check the trailer (the CRC-32 and the length of what
+ * it inflated), so a file cut anywhere, its trailer included, is refused.
+ * (zlib's gzread, used before, took a file cut by up to 10 bytes when the
+ * pixels were read in one piece: it read the whole input, then took the
+ * end of the input for the end of the stream.) Nothing may follow the
+ * stream's end either.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,14 +45,23 @@ static const char *const fashion_classes[IDX_CLASSES] = {
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 /* deflate cannot compress better than 1032:1 */
 #define DEFLATE_MAX_RATIO 1032
-/* zlib reads at most an unsigned int at a time */
+/* inflate writes at most an unsigned int at a time */
 #define READ_CHUNK ((int64_t)1 << 30)
+/* compressed bytes read at a time: fewer, larger reads inflate faster */
+#define INPUT_BYTES (1 << 18)
 
 struct idx_file {
     char path[4096];
-    gzFile gz;
+    int fd;
     struct stat info;
     int64_t file_bytes; /* on disk, compressed or not */
+    bool gzipped;
+    /* a gzip file's inflation: its input buffer, where it stands */
+    z_stream z;
+    bool inflating;  /* z is initialised */
+    bool input_end;  /* the file has no more bytes for z */
+    bool stream_end; /* inflate reached the stream's end and checked its trailer */
+    uint8_t *input;
     int64_t dim[3];
     int64_t header_bytes;
 };
@@ -54,16 +69,20 @@ struct idx_file {
 /* Opens f->path, gzipped or not. */
 static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
 {
-    int fd = ember_open_regular(ctx, f->path, &f->info);
-    if (fd < 0)
+    f->fd = ember_open_regular(ctx, f->path, &f->info);
+    if (f->fd < 0)
         return ember_last_status(ctx);
     f->file_bytes = (int64_t)f->info.st_size;
-    if ((f->gz = gzdopen(fd, "rb")))
-        gzbuffer(f->gz, 1 << 18); /* fewer, larger reads: inflate runs faster */
-    if (!f->gz) {
-        close(fd);
-        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not open it (out of memory)", f->path);
-    }
+    uint8_t magic[2];
+    f->gzipped = pread(f->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (!f->gzipped)
+        return EMBER_OK;
+    if (!(f->input = ember_host_alloc(ctx, INPUT_BYTES)))
+        return EMBER_ERR_NOMEM;
+    /* 16 + MAX_WBITS: a gzip stream (header and trailer), nothing else */
+    if (inflateInit2(&f->z, 16 + MAX_WBITS) != Z_OK)
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not start inflating it (out of memory)", f->path);
+    f->inflating = true;
     return EMBER_OK;
 }
 
@@ -85,49 +104,88 @@ static ember_status idx_open(ember_ctx *ctx, const char *dir, const char *name, 
 
 static void idx_close(struct idx_file *f)
 {
-    if (f->gz)
-        gzclose(f->gz);
-    f->gz = NULL;
+    if (f->inflating)
+        inflateEnd(&f->z);
+    f->inflating = false;
+    free(f->input);
+    f->input = NULL;
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
 }
 
-/* The failure zlib has recorded on f, if any: a read error, a gzip stream
- * that stops early (Z_BUF_ERROR) or corrupt data, in zlib's own words. */
-static ember_status idx_zlib_error(ember_ctx *ctx, struct idx_file *f, const char *what)
+/* Up to `bytes` of a plain file into dst; how many, or -1 with errno set. */
+static int64_t read_plain(int fd, uint8_t *dst, int64_t bytes)
 {
-    int zerr = Z_OK;
-    const char *zmsg = gzerror(f->gz, &zerr);
-    if (zerr == Z_OK || zerr == Z_STREAM_END)
-        return EMBER_OK;
-    /* zlib names a file opened by descriptor "<fd:3>"; the path says more */
-    if (strncmp(zmsg, "<fd:", 4) == 0 && strstr(zmsg, ": "))
-        zmsg = strstr(zmsg, ": ") + 2;
-    if (zerr == Z_ERRNO)
-        return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read %s: %s", f->path, what, zmsg);
-    if (zerr == Z_BUF_ERROR)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the stream ends inside %s (zlib: %s)",
-                          f->path, what, zmsg);
-    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
-                      what, zmsg);
+    int64_t done = 0;
+    while (done < bytes) {
+        ssize_t got = read(fd, dst + done, (size_t)(bytes - done < READ_CHUNK ? bytes - done : READ_CHUNK));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        done += got;
+    }
+    return done;
+}
+
+/* Inflates up to `bytes` into dst, stopping early only at the stream's
+ * end; sets *done. A failure is the file's: cut short, corrupt (a CRC or
+ * length in the trailer that does not match included) or unreadable.
+ * `what` names what is read, for messages; NULL: the stream's end. */
+static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *dst, int64_t bytes, int64_t *done,
+                                 const char *what)
+{
+    *done = 0;
+    while (*done < bytes && !f->stream_end) {
+        if (f->z.avail_in == 0 && !f->input_end) {
+            int64_t got = read_plain(f->fd, f->input, INPUT_BYTES);
+            if (got < 0)
+                return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read it: %s", f->path, strerror(errno));
+            f->input_end = got == 0;
+            f->z.next_in = f->input;
+            f->z.avail_in = (uInt)got;
+        }
+        int64_t want = bytes - *done < READ_CHUNK ? bytes - *done : READ_CHUNK;
+        f->z.next_out = dst + *done;
+        f->z.avail_out = (uInt)want;
+        int ret = inflate(&f->z, Z_NO_FLUSH);
+        *done += want - (int64_t)f->z.avail_out;
+        if (ret == Z_STREAM_END) {
+            f->stream_end = true;
+        } else if (ret == Z_BUF_ERROR && f->z.avail_in == 0 && f->input_end) {
+            if (!what) /* past the data: what is missing is the stream's last block or trailer */
+                return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends before "
+                                  "the stream does (its last bytes, the CRC-32 and length, are missing)", f->path);
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends inside %s",
+                              f->path, what);
+        } else if (ret == Z_MEM_ERROR) {
+            return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: out of memory inflating it", f->path);
+        } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
+                              what ? what : "its end", f->z.msg ? f->z.msg : "no message");
+        }
+    }
+    return EMBER_OK;
 }
 
 /* Reads exactly `bytes`; a short read is a truncated file or corrupt gzip. */
 static ember_status idx_read(ember_ctx *ctx, struct idx_file *f, void *dst, int64_t bytes, const char *what)
 {
     int64_t done = 0;
-    while (done < bytes) {
-        int64_t want = bytes - done < READ_CHUNK ? bytes - done : READ_CHUNK;
-        int got = gzread(f->gz, (char *)dst + done, (unsigned)want);
-        if (got <= 0)
-            break;
-        done += got;
+    if (f->gzipped) {
+        ember_status st = inflate_into(ctx, f, dst, bytes, &done, what);
+        if (st != EMBER_OK)
+            return st;
+    } else if ((done = read_plain(f->fd, dst, bytes)) < 0) {
+        return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read %s: %s", f->path, what, strerror(errno));
     }
     if (done == bytes)
         return EMBER_OK;
-    ember_status st = idx_zlib_error(ctx, f, what);
-    if (st != EMBER_OK)
-        return st;
-    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: expected %lld bytes of %s, found %lld", f->path,
-                      (long long)bytes, what, (long long)done);
+    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: expected %lld bytes of %s, found %lld%s", f->path,
+                      (long long)bytes, what, (long long)done, f->gzipped ? " before the gzip stream ends" : "");
 }
 
 /* Reads and checks the header: unsigned bytes, `ndim` dimensions, each in
@@ -165,8 +223,7 @@ static ember_status idx_header(ember_ctx *ctx, struct idx_file *f, int ndim, con
     if (payload > EMBER_DATA_MAX_BYTES)
         return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: declares %lld bytes, beyond ember's limit of %lld",
                           f->path, (long long)payload, (long long)EMBER_DATA_MAX_BYTES);
-    /* after a read, zlib knows whether the file is gzip or passed through */
-    if (gzdirect(f->gz)) {
+    if (!f->gzipped) {
         if (f->header_bytes + payload > f->file_bytes)
             return ember_fail(ctx, EMBER_ERR_FORMAT,
                               "%s: truncated: the header declares %lld bytes of %s, but %lld follow it",
@@ -181,12 +238,23 @@ static ember_status idx_header(ember_ctx *ctx, struct idx_file *f, int ndim, con
     return EMBER_OK;
 }
 
-/* The declared data must be the end of the file (see the top). */
+/* The declared data must be the end of the file, and a gzip file's stream
+ * must end there too, its trailer checked (see the top). */
 static ember_status idx_check_end(ember_ctx *ctx, struct idx_file *f)
 {
-    uint8_t extra;
-    int got = gzread(f->gz, &extra, 1);
-    ember_status st = idx_zlib_error(ctx, f, "its end");
+    uint8_t extra[64];
+    int64_t got = 0;
+    ember_status st = EMBER_OK;
+    if (!f->gzipped) {
+        if ((got = read_plain(f->fd, extra, 1)) < 0)
+            return ember_fail(ctx, EMBER_ERR_IO, "%s: cannot read its end: %s", f->path, strerror(errno));
+    } else {
+        st = inflate_into(ctx, f, extra, sizeof extra, &got, NULL);
+        /* the stream's end must also be the file's */
+        if (st == EMBER_OK && got == 0 && (f->z.avail_in > 0 || read_plain(f->fd, extra, 1) != 0))
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: bytes follow the end of its gzip stream (joined files?)",
+                              f->path);
+    }
     if (st != EMBER_OK)
         return st;
     if (got > 0)
@@ -224,7 +292,7 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
     char image_name[64], label_name[64];
     snprintf(image_name, sizeof image_name, "%s-images-idx3-ubyte", prefix);
     snprintf(label_name, sizeof label_name, "%s-labels-idx1-ubyte", prefix);
-    struct idx_file images = {0}, labels = {0};
+    struct idx_file images = {.fd = -1}, labels = {.fd = -1};
     ember_status st;
 
     if ((st = idx_open(ctx, dir, image_name, &images)) != EMBER_OK ||
@@ -244,7 +312,7 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
     if ((st = ember_dataset_reserve(ds, count, 3, shape, IDX_CLASSES)) != EMBER_OK)
         goto close_labels;
     /* gzipped images inflated before: their checked copy (data-cache.c) */
-    bool gzipped = !gzdirect(images.gz), cached = false;
+    bool gzipped = images.gzipped, cached = false;
     int64_t pixel_bytes = count * ds->sample_bytes;
     if (gzipped)
         cached = ember_data_cache_load(ctx, images.path, &images.info, ds->pixels, pixel_bytes);
@@ -269,7 +337,7 @@ float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *h
 {
     if (!ctx)
         return NULL;
-    struct idx_file f = {0};
+    struct idx_file f = {.fd = -1};
     if (!path || !count || !height || !width ||
         (size_t)snprintf(f.path, sizeof f.path, "%s", path) >= sizeof f.path) {
         ember_fail(ctx, EMBER_ERR_ARG, "ember_idx_images: a path (under 4096 bytes) and three outputs");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-image.c — an image file as one sample: read, decoded
  * (image.c), converted to the channels wanted, resized or refused, laid out
@@ -6,6 +7,7 @@
  * training saw.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,12 +79,110 @@ ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t 
     if ((width != w || height != h) && !resize)
         st = ember_fail(ctx, EMBER_ERR_FORMAT,
                         "%s: the image is %dx%d (width x height) but the images are %dx%d here (set by %s); "
-                        "resize such images (--resize) or give them at that size",
+                        "resize such images (ember_data_options.resize) or give them at that size",
                         path, width, height, w, h, size_from);
     else
         image_to_chw(pixels, width, height, c, dst, w, h);
     ember_image_free(pixels);
     return st;
+}
+
+ember_status ember_image_file_info(ember_ctx *ctx, const char *path, int *width, int *height, int *channels)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!path || !width || !height || !channels)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_image_file_info: a path and three outputs");
+    uint8_t *bytes = NULL;
+    int64_t cap = 0;
+    size_t len = 0;
+    ember_status st = ember_file_read(ctx, path, &bytes, &cap, &len);
+    if (st == EMBER_OK)
+        st = ember_image_info(ctx, path, bytes, len, width, height, channels);
+    free(bytes);
+    return st;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+/* Sums for ember_image_stats: each image's mean and edge mean. */
+struct stats_sums {
+    double sum, sum_sq, border, border_sq;
+    int64_t images;
+};
+
+static void stats_add(struct stats_sums *s, double mean, double border)
+{
+    s->sum += mean;
+    s->sum_sq += mean * mean;
+    s->border += border;
+    s->border_sq += border * border;
+    s->images++;
+}
+
+static void stats_finish(const struct stats_sums *s, ember_image_stats *out)
+{
+    double n = s->images ? (double)s->images : 1.0;
+    double mean = s->sum / n, border = s->border / n;
+    *out = (ember_image_stats){.mean = mean,
+                               .mean_spread = sqrt(fmax(s->sum_sq / n - mean * mean, 0.0)),
+                               .border = border,
+                               .border_spread = sqrt(fmax(s->border_sq / n - border * border, 0.0))};
+}
+
+/* One image's mean and its edge's mean, its (c, h, w) pixels either bytes
+ * (scaled to [0, 1] as the batches are) or floats. */
+static void image_means(const void *pixels, bool bytes, int c, int h, int w, double *mean, double *edge)
+{
+    double all = 0.0, on_edge = 0.0;
+    int64_t edge_pixels = 0;
+    for (int ch = 0; ch < c; ch++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int64_t i = ((int64_t)ch * h + y) * w + x;
+                double v = bytes ? ((const uint8_t *)pixels)[i] / 255.0 : (double)((const float *)pixels)[i];
+                all += v;
+                if (y == 0 || x == 0 || y == h - 1 || x == w - 1) {
+                    on_edge += v;
+                    edge_pixels++;
+                }
+            }
+    *mean = all / ((double)c * h * w);
+    *edge = on_edge / (double)(edge_pixels ? edge_pixels : 1);
+}
+
+/* The statistics of n images at `pixels`, bytes or floats. */
+static void images_stats(const void *pixels, bool bytes, int64_t n, int c, int h, int w, ember_image_stats *stats)
+{
+    struct stats_sums s = {0};
+    int64_t per = (int64_t)c * h * w;
+    for (int64_t i = 0; pixels && i < n && per > 0; i++) {
+        double mean, edge;
+        image_means(bytes ? (const void *)((const uint8_t *)pixels + i * per)
+                          : (const void *)((const float *)pixels + i * per),
+                    bytes, c, h, w, &mean, &edge);
+        stats_add(&s, mean, edge);
+    }
+    stats_finish(&s, stats);
+}
+
+void ember_image_stats_of(const float *images, int64_t n, int channels, int height, int width,
+                          ember_image_stats *stats)
+{
+    if (stats)
+        images_stats(images, false, n, channels, height, width, stats);
+}
+
+ember_status ember_dataset_image_stats(const ember_dataset *ds, ember_image_stats *stats)
+{
+    if (!ds || !stats)
+        return EMBER_ERR_ARG;
+    if (ds->sample_ndim != 3)
+        return ember_fail(ds->ctx, EMBER_ERR_ARG, "%s: its samples are not images (C, H, W)", ds->describe);
+    int c = (int)ds->sample_shape[0], h = (int)ds->sample_shape[1], w = (int)ds->sample_shape[2];
+    images_stats(ds->floats ? (const void *)ds->floats : (const void *)ds->pixels, !ds->floats, ds->count, c, h, w,
+                 stats);
+    return EMBER_OK;
 }
 
 ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,

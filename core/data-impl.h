@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-impl.h — data sets in host memory, and the loaders that fill them.
  *
@@ -8,7 +9,7 @@
  * batcher scales each batch to [0, 1] floats on its way to the device.
  *
  * ember_dataset_open (data.c) picks a loader by kind, resolves the folder
- * and checks it exists; the loader reads its files and fills the data set
+ * (or file, for npy and csv) and checks it exists; the loader reads its files and fills the data set
  * through ember_dataset_reserve. Files are untrusted (DESIGN.md decision 7):
  * a loader checks every header field and the file's size before it asks
  * for memory, and every failure names the file.
@@ -21,6 +22,9 @@
  *     data-random.c   random: seeded bytes, for benchmarks
  *     data-arrays.c   arrays: the caller's own, borrowed
  *     data-text.c     text: a file's bytes as tokens, in windows
+ *     data-npy.c      npy: NumPy arrays, a folder of .npy files or a .npz
+ *                     (npy.c, npz.c: npy-impl.h)
+ *     data-csv.c      csv: a CSV table, standardised (csv.c: csv-impl.h)
  *     image*.c        image files: PNG (libpng), JPEG (libjpeg-turbo), BMP
  *                     (stb_image, held to ember's checks): image-impl.h
  */
@@ -33,8 +37,9 @@
  * data sets ember trains on, small enough that no size computation on a
  * checked header can overflow. */
 #define EMBER_DATA_MAX_BYTES ((int64_t)1 << 34)
-/* The largest any one dimension in a file may be. */
-#define EMBER_DATA_MAX_DIM ((int64_t)1 << 20)
+/* The largest any one dimension in a file may be: the largest side a
+ * model is built for (ember.h). */
+#define EMBER_DATA_MAX_DIM ((int64_t)EMBER_MAX_SAMPLE_SIDE)
 
 struct ember_dataset {
     ember_ctx *ctx;
@@ -54,6 +59,8 @@ struct ember_dataset {
      * given, stand in for the bytes */
     bool borrowed;
     const float *floats; /* (count, sample_shape...) or NULL */
+    float *owned_floats;  /* floats, when the data set holds them itself */
+    ember_feature_scaling *table; /* csv: the features and their standardisation */
     char **class_names; /* (classes): "0", "1", ... unless the loader names them */
     /* text (data-text.c): pixels holds the split's token_count tokens, each
      * an index into vocab, the file's distinct bytes; no labels, and a
@@ -71,6 +78,17 @@ struct ember_dataset {
 ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
                                    const int64_t *sample_shape, int classes);
 
+/* The same with floats (ds->floats) in place of the bytes. */
+ember_status ember_dataset_reserve_floats(ember_dataset *ds, int64_t count, int sample_ndim,
+                                          const int64_t *sample_shape, int classes);
+
+/* Which of a class's n samples the held-out test split takes (data-folder.c,
+ * for folders and CSV tables without given splits): round(n / 10) of them,
+ * at least one when n >= 2, chosen by a generator seeded from `seed` and the
+ * class's name, so that one class's split does not move when another
+ * changes. Sets is_test[0..n) (zeroed by the caller). */
+ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name, bool *is_test);
+
 /* Names the classes (after ember_dataset_reserve): copies `names[classes]`. */
 ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names);
 
@@ -84,6 +102,8 @@ ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember
 ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_npy(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_csv(ember_dataset *ds, const char *dir, const ember_data_options *options);
 /* text: `dir` is the file */
 ember_status ember_data_load_text(ember_dataset *ds, const char *dir, const ember_data_options *options);
 

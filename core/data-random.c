@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data-random.c — synthetic data for benchmarks: uniform random bytes
  * and uniform labels, drawn from the seed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/data.c — opening a data set by kind, its accessors, and the batcher
  * that turns its bytes into (B, C, H, W) float batches on the device.
@@ -20,19 +21,22 @@ static const struct data_kind {
     const char *name;
     data_loader load;
     bool needs_dir;
+    bool file_ok; /* the path may be a file rather than a folder */
     const char *default_dir;
     const char *hint; /* added to a missing-file error */
     bool file;        /* the "folder" given is a file */
 } kinds[] = {
-    {"fashion-mnist", ember_data_load_idx, true, "/usr/share/datasets/fashion-mnist",
-     "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or pass its folder as "
-     "--data-dir"},
-    {"mnist", ember_data_load_idx, true, NULL, NULL},
-    {"cifar10", ember_data_load_cifar, true, NULL,
+    {"fashion-mnist", ember_data_load_idx, true, false, "/usr/share/datasets/fashion-mnist",
+     "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or name its folder with "
+     "ember_data_options.dir"},
+    {"mnist", ember_data_load_idx, true, false, NULL, NULL},
+    {"cifar10", ember_data_load_cifar, true, false, NULL,
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
-    {"folder", ember_data_load_folder, true, NULL, NULL},
-    {"random", ember_data_load_random, false, NULL, NULL},
-    {"text", ember_data_load_text, true, NULL, "--data-dir names the text file", true},
+    {"folder", ember_data_load_folder, true, false, NULL, NULL},
+    {"random", ember_data_load_random, false, false, NULL, NULL},
+    {"npy", ember_data_load_npy, true, true, NULL, NULL},
+    {"csv", ember_data_load_csv, true, true, NULL, NULL},
+    {"text", ember_data_load_text, true, true, NULL, "name the text file with ember_data_options.dir", true},
 };
 #define KIND_COUNT (int)(sizeof kinds / sizeof kinds[0])
 
@@ -73,20 +77,19 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
     *dir = given ? given : kind->default_dir;
     if (!*dir)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "%s has no default %s: pass the %s as options->dir (--data-dir %s on the command line)",
-                          kind->name, kind->file ? "file" : "folder",
-                          kind->file ? "file" : "folder that holds its files", kind->file ? "FILE" : "DIR");
+                          "%s has no default %s: name the %s with ember_data_options.dir", kind->name,
+                          kind->file ? "file" : "folder", kind->file ? "file" : "folder that holds its files");
     struct stat info;
     if (stat(*dir, &info) != 0) {
         ember_fail(ctx, EMBER_ERR_IO, "cannot open the data folder %s (%s): %s", *dir, kind->name,
                    strerror(errno));
-        add_hint(ctx, kind->hint ? kind->hint : "pass the right folder with --data-dir");
+        add_hint(ctx, kind->hint ? kind->hint : "name the right folder with ember_data_options.dir");
         return EMBER_ERR_IO;
     }
     if (kind->file && S_ISDIR(info.st_mode))
         return ember_fail(ctx, EMBER_ERR_IO, "%s is a folder; %s data is one file: give its path", *dir,
                           kind->name);
-    if (!kind->file && !S_ISDIR(info.st_mode))
+    if (!S_ISDIR(info.st_mode) && !kind->file_ok)
         return ember_fail(ctx, EMBER_ERR_IO, "the data folder %s (%s) is not a folder", *dir, kind->name);
     return EMBER_OK;
 }
@@ -110,8 +113,9 @@ static void free_class_names(ember_dataset *ds)
     ds->class_names = NULL;
 }
 
-ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
-                                   const int64_t *sample_shape, int classes)
+/* ember_dataset_reserve and ember_dataset_reserve_floats: `elem` bytes a value */
+static ember_status reserve(ember_dataset *ds, int64_t count, int sample_ndim, const int64_t *sample_shape,
+                            int classes, size_t elem)
 {
     ember_ctx *ctx = ds->ctx;
     int64_t bytes = count < 0 ? EMBER_DATA_MAX_BYTES + 1 : count;
@@ -131,9 +135,12 @@ ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_
     for (int i = 0; i < sample_ndim; i++)
         ds->sample_shape[i] = sample_shape[i];
     ds->sample_bytes = count ? bytes / count : ember_shape_numel(sample_ndim, sample_shape);
-    ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
-    ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels);
-    if (!ds->pixels || !ds->labels)
+    if (elem == 1)
+        ds->pixels = ember_host_alloc(ctx, (size_t)bytes);
+    else
+        ds->floats = ds->owned_floats = ember_host_alloc(ctx, (size_t)bytes * elem + 1);
+    ds->labels = ember_host_alloc(ctx, (size_t)count * sizeof *ds->labels + 1);
+    if ((!ds->pixels && !ds->floats) || !ds->labels)
         return EMBER_ERR_NOMEM;
     /* the classes' names until the loader gives better ones: their indices */
     if (!(ds->class_names = ember_host_calloc(ctx, (size_t)classes + 1, sizeof *ds->class_names)))
@@ -145,6 +152,18 @@ ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_
             return EMBER_ERR_NOMEM;
     }
     return EMBER_OK;
+}
+
+ember_status ember_dataset_reserve(ember_dataset *ds, int64_t count, int sample_ndim,
+                                   const int64_t *sample_shape, int classes)
+{
+    return reserve(ds, count, sample_ndim, sample_shape, classes, 1);
+}
+
+ember_status ember_dataset_reserve_floats(ember_dataset *ds, int64_t count, int sample_ndim,
+                                          const int64_t *sample_shape, int classes)
+{
+    return reserve(ds, count, sample_ndim, sample_shape, classes, sizeof(float));
 }
 
 ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names)
@@ -208,6 +227,8 @@ void ember_dataset_free(ember_dataset *ds)
         free(ds->pixels);
         free(ds->labels);
     }
+    free(ds->owned_floats);
+    ember_feature_scaling_free(ds->table);
     free_class_names(ds);
     free(ds);
 }
@@ -217,6 +238,15 @@ int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0
 int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }
 const char *ember_dataset_describe(const ember_dataset *ds) { return ds ? ds->describe : ""; }
+
+const char *ember_dataset_normalize(const ember_dataset *ds)
+{
+    return !ds          ? ""
+           : ds->table  ? "(value - ember.feature_mean) / ember.feature_std"
+           : ds->text   ? "none (token indices into ember.vocab)"
+           : ds->floats ? "none"
+                        : "pixel / 255";
+}
 
 const char *ember_dataset_class_name(const ember_dataset *ds, int index)
 {
@@ -266,6 +296,12 @@ static void order_new_epoch(ember_batcher *b)
         b->order[i] = b->order[j];
         b->order[j] = swap;
     }
+}
+
+/* The generator's draws one order_new_epoch takes */
+static uint64_t shuffle_draws(const ember_batcher *b)
+{
+    return b->shuffle && b->ds->count > 1 ? 2 * (uint64_t)(b->ds->count - 1) : 0;
 }
 
 /* One image through the augmentation, bytes to [0, 1] floats: shifted by
@@ -404,11 +440,12 @@ ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step)
         return ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_seek: epoch %lld, step %lld of %lld",
                           (long long)epoch, (long long)step, (long long)b->steps);
     /* each epoch's order is drawn from where the last one left the
-     * generator: replay them (a shuffle of 60,000 takes a millisecond) */
+     * generator, and a shuffle takes the same number of draws every time:
+     * epoch e's starts e shuffles' draws after the seed, reached at once
+     * (a checkpoint that claims epoch 10^12 costs no more than epoch 1) */
     b->rng = ember_rng_seed(b->seed);
+    ember_rng_skip(&b->rng, (uint64_t)epoch * shuffle_draws(b));
     order_new_epoch(b);
-    for (int64_t e = 0; e < epoch; e++)
-        order_new_epoch(b);
     b->epoch = epoch;
     b->next = step * b->batch < b->ds->count ? step * b->batch : b->ds->count;
     return EMBER_OK;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/device.c — the compiled-in backends and choosing one.
  *
@@ -15,7 +16,7 @@
 
 extern const struct ember_backend_ops ember_cpu_backend;
 #ifdef EMBER_WITH_CUDA
-extern const struct ember_backend_ops ember_cuda_backend;
+extern const struct ember_backend_ops ember_cuda_backend, ember_ptxsim_backend;
 #endif
 #ifdef EMBER_WITH_OPENCL
 extern const struct ember_backend_ops ember_opencl_backend;
@@ -45,6 +46,16 @@ static const struct ember_backend_ops *const backends[] = {
 };
 enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
 
+/* Devices that open when named but are not listed, nor tried by auto: the
+ * simulated GPUs (ptxsim:N, backends/cuda/cuda-sim.c), which stand for a
+ * GPU to learn from, not one to train on. */
+static const struct ember_backend_ops *const simulated[] = {
+#ifdef EMBER_WITH_CUDA
+    &ember_ptxsim_backend,
+#endif
+    NULL,
+};
+
 static ember_status host_fail(void *ctx, ember_status status, const char *fmt, ...)
 {
     va_list ap;
@@ -64,18 +75,28 @@ static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
     ember_log(ctx, level, "%s", message);
 }
 
+static void host_wait_begin(void *ctx, const char *what, bool maybe_short)
+{
+    ember_wait_begin(ctx, what, maybe_short);
+}
+static void host_wait_end(void *ctx) { ember_wait_end(ctx); }
+
 static const struct ember_backend_ops *find_backend(const char *name, size_t len)
 {
     for (int i = 0; i < BACKEND_COUNT; i++)
         if (strlen(backends[i]->name) == len && strncmp(backends[i]->name, name, len) == 0)
             return backends[i];
+    for (int i = 0; simulated[i]; i++)
+        if (strlen(simulated[i]->name) == len && strncmp(simulated[i]->name, name, len) == 0)
+            return simulated[i];
     return NULL;
 }
 
 static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
 {
     ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads,
-                                    .kernel_timed = ember_profile_kernel_timed};
+                                    .kernel_timed = ember_profile_kernel_timed, .wait_begin = host_wait_begin,
+                                    .wait_end = host_wait_end};
     ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
     if (st != EMBER_OK)
         return st;
@@ -172,7 +193,8 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
             strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
         }
         /* a backend left out at build time is not a typo: say which option did it */
-        static const char *const optional[][2] = {{"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}};
+        static const char *const optional[][2] = {
+            {"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}, {"ptxsim", "EMBER_CUDA"}};
         for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
             if (strlen(optional[i][0]) == name_len && strncmp(device, optional[i][0], name_len) == 0)
                 return ember_fail(ctx, EMBER_ERR_UNSUPPORTED, "this build has no %s backend (it was built with "
@@ -272,7 +294,7 @@ char *ember_devices_report(bool json, int threads)
 
     /* every device, in auto's order, and what auto would take */
     struct ember_report *list =
-        ember_report_array(root, "devices", "devices, in the order --device auto tries them");
+        ember_report_array(root, "devices", "devices, in the order auto tries them");
     const char *chosen = NULL;
     for (int i = 0; i < n; i++) {
         struct ember_report *e = ember_report_object(list, NULL, NULL);
@@ -290,7 +312,7 @@ char *ember_devices_report(bool json, int threads)
         if (!chosen && info[i].usable && info[i].preferred)
             chosen = info[i].name;
     }
-    ember_report_string(root, "auto", "\n--device auto chooses", "%s",
+    ember_report_string(root, "auto", "\nauto chooses", "%s",
                         chosen ? chosen : "nothing: no device is usable");
 
     /* each backend's own facts */
@@ -305,4 +327,19 @@ char *ember_devices_report(bool json, int threads)
     char *out = json ? ember_report_json(root) : ember_report_text(root);
     ember_report_free(root);
     return out;
+}
+
+char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from, char *why,
+                          size_t why_len)
+{
+    if (!ctx || !ctx->ops) {
+        snprintf(why, why_len, "the context has no device");
+        return NULL;
+    }
+    if (!ctx->ops->kernel_report) {
+        snprintf(why, why_len, "%s is not a simulated GPU (ptxsim:N): only those record what their kernels do%s",
+                 ctx->device_name, ctx->profiler ? " (and not while profiling)" : "");
+        return NULL;
+    }
+    return ctx->ops->kernel_report(ctx->dev, kernel, registers, registers_from ? registers_from : "", why, why_len);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/files.c — opening a file ember is asked to read.
  *
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,27 +62,26 @@ FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info)
     return f;
 }
 
-/* The cache folder's `kind` (see ctx-impl.h), created if need be. */
-bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
+/* ember_set_cache_dir's folder: NULL for the default, "" for none */
+static struct {
+    pthread_mutex_t lock;
+    bool set;
+    char dir[3000];
+} cache_choice = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void ember_set_cache_dir(const char *dir)
 {
-    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (ember && *ember)
-        n = snprintf(out, len, "%s/%s", ember, kind);
-    else if (xdg && *xdg)
-        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
-    else if (home && *home)
-        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
-    else {
-        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
-        return false;
-    }
-    if (n < 0 || (size_t)n >= len) {
-        snprintf(why, why_len, "the cache folder's path is too long");
-        return false;
-    }
-    /* mkdir -p: each parent, then the folder itself */
-    for (char *p = out + 1;; p++) {
+    pthread_mutex_lock(&cache_choice.lock);
+    cache_choice.set = dir != NULL;
+    snprintf(cache_choice.dir, sizeof cache_choice.dir, "%s", dir ? dir : "");
+    pthread_mutex_unlock(&cache_choice.lock);
+}
+
+/* mkdir -p of out, from the character at `from` on: the folders before it
+ * must exist already */
+static bool make_folders(char *out, size_t from, char *why, size_t why_len)
+{
+    for (char *p = out + (from ? from : 1);; p++) {
         if (*p != '/' && *p != '\0')
             continue;
         char keep = *p;
@@ -93,8 +94,49 @@ bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size
             return false;
         }
         if (keep == '\0')
-            break;
+            return true;
     }
+}
+
+/* The cache folder's `kind` (see ctx-impl.h), created if need be. */
+bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
+{
+    char chosen[sizeof cache_choice.dir];
+    pthread_mutex_lock(&cache_choice.lock);
+    bool set = cache_choice.set;
+    memcpy(chosen, cache_choice.dir, sizeof chosen);
+    pthread_mutex_unlock(&cache_choice.lock);
+    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    size_t made_from = 0; /* where mkdir starts: under a home folder, never the home folder itself */
+    if (set && !chosen[0]) {
+        snprintf(why, why_len, "no cache folder: the program asked for none (ember_set_cache_dir)");
+        return false;
+    } else if (set) {
+        n = snprintf(out, len, "%s/%s", chosen, kind);
+    } else if (ember && *ember) {
+        n = snprintf(out, len, "%s/%s", ember, kind);
+    } else if (xdg && *xdg) {
+        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
+    } else if (home && *home) {
+        struct stat info;
+        if (stat(home, &info) != 0 || !S_ISDIR(info.st_mode)) {
+            snprintf(why, why_len, "no cache folder: the home folder %s does not exist (ember never creates "
+                     "one; EMBER_CACHE_DIR or ember_set_cache_dir names another)", home);
+            return false;
+        }
+        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
+        made_from = strlen(home);
+    } else {
+        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
+        return false;
+    }
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(why, why_len, "the cache folder's path is too long");
+        return false;
+    }
+    if (!make_folders(out, made_from, why, why_len))
+        return false;
     struct stat st;
     if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(why, why_len, "the cache folder %s is not a folder", out);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/image-impl.h — the image decoders behind ember_image_info and
  * ember_image_decode (image.c), one file per library.

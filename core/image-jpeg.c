@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/image-jpeg.c — JPEG through libjpeg-turbo.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/image-png.c — PNG through libpng's simplified API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/image.c — an image file's bytes to pixels: the format by its magic
  * bytes, PNG and JPEG through their libraries (image-png.c,

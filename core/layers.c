@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/layers.c — Conv2d and Linear parameters, named and initialised as in PyTorch. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/limits-impl.h — the process's address-space limit, for code that is
  * about to start a library which reserves large regions and does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/limits.c — the process's address-space limit (limits-impl.h). */
 #include <stdio.h>
 #include <sys/resource.h>

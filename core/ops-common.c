@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-common.c — helpers every op file uses (see ops-impl.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ops-conv.c — conv2d as im2col + sgemm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ops-dropout.c — dropout: in training, y = x * mask with
  * mask[i] = 1 / (1 - p) with probability 1 - p and 0 otherwise, drawn by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-elementwise.c — add, sub, mul, scale, relu: forward and backward. */
 #include "ops-impl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-gemm.c — matmul and linear: forward and backward through sgemm. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ops-impl.h — what the op files share: input checks, output tensors,
  * and thin calls of the backend's primitives on tensors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-loss.c — cross-entropy through the fused softmax primitive, over samples or over
  * every position of sequences. */
 #include "ops-impl.h"

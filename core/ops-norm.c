@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ops-norm.c — batch normalization, forward and backward, from the
  * elementwise and reduce primitives (no primitive of its own); and layer

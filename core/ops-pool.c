@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/ops-pool.c — max_pool2d through the max_pool2d primitives, which
  * also keep each window's argmax for the backward pass; avg_pool2d through

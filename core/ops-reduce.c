@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-reduce.c — sum, mean, softmax, log_softmax: forward and backward. */
 #include "ops-impl.h"
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* core/ops-view.c — reshape, flatten, transpose, narrow, contiguous: views and copies. */
 #include <string.h>
-
 #include "ops-impl.h"
 #include "profile-impl.h"
 

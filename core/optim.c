@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/optim.c — Adam, AdamW and SGD with momentum, each one fused
  * primitive launch over the parameter set's flat storage (AdamW one per
  * run of parameters that decay alike), and gradient clipping by the
  * global norm.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,10 @@
 #include "params-impl.h"
 #include "profile-impl.h"
 #include "safetensors-impl.h"
+
+/* The most steps a loaded state may claim: far past any run, and exact as
+ * the double its bias correction is computed in. */
+#define MAX_STEPS ((int64_t)1 << 53)
 
 enum optim_kind { OPTIM_ADAM, OPTIM_ADAMW, OPTIM_SGD };
 
@@ -297,12 +303,17 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
     size_t used = (size_t)p->used;
     float *host = NULL;
     char *end = NULL;
+    errno = 0;
     long long count = steps ? strtoll(steps, &end, 10) : -1;
     if (!index) {
         status = EMBER_ERR_NOMEM;
-    } else if (!kind || strcmp(kind, want) != 0 || count < 0 || !end || *end) {
+    } else if (!kind || strcmp(kind, want) != 0) {
         status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds %s%s state, not this %s optimizer's", path,
                             kind ? kind : "no optimizer", kind ? "'s" : "", want);
+    } else if (count < 0 || count > MAX_STEPS || errno || !end || *end) {
+        /* a step count near 2^63 would overflow at the next step */
+        status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its ember.optimizer_steps is not a count from 0 to %lld", path,
+                            (long long)MAX_STEPS);
     } else if (st.count != n * kinds) {
         status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors; this optimizer's state is %d", path,
                             st.count, n * kinds);
@@ -329,6 +340,16 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
             status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, name),
                                                 host + (size_t)k * used + ember_params_flat_index(p, index[j]));
         }
+    /* Adam's second moments are means of squares: one below zero is no state
+     * a run could have (its square root would make every step NaN) */
+    for (int j = 0; (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) && j < n && status == EMBER_OK; j++) {
+        const struct ember_param *item = &p->items[index[j]];
+        const float *v = host + used + ember_params_flat_index(p, index[j]);
+        for (int64_t i = 0; i < ember_tensor_numel(item->value) && status == EMBER_OK; i++)
+            if (v[i] < 0.0f)
+                status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s.exp_avg_sq holds %g at index %lld: a mean of "
+                                    "squares cannot be negative", path, item->name, (double)v[i], (long long)i);
+    }
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
         status = ember_tensor_write(state_flat(opt, k), host + (size_t)k * used, used * sizeof *host);
     if (status == EMBER_OK)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/params-impl.h — the inside of a parameter set, for the optimizers
  * and checkpoints that walk it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/params.c — a named parameter set in one allocation.
  *

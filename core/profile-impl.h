@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/profile-impl.h — the profiler: a backend that wraps a backend.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/profile.c — where a context's time goes: a backend table that times
  * the real one (core/profile-impl.h), the rows it adds up, the table people

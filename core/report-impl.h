@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/report-impl.h — a small tree of facts that prints as text for people
  * or as JSON for programs, so that `ember devices` and `ember devices

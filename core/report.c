@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/report.c — a tree of facts, printed as text or JSON (see report-impl.h). */
 #define _GNU_SOURCE
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/rng.c — the seeded generator behind initialisation, shuffling and
  * random data: SplitMix64, small, fast, and the same on every machine.
@@ -12,9 +13,16 @@ ember_rng ember_rng_seed(uint64_t seed)
     return (ember_rng){.state = seed};
 }
 
+#define GOLDEN_GAMMA 0x9E3779B97F4A7C15ull /* SplitMix64's step */
+
+void ember_rng_skip(ember_rng *rng, uint64_t draws)
+{
+    rng->state += draws * GOLDEN_GAMMA; /* arithmetic mod 2^64, as each draw's */
+}
+
 static uint64_t next64(ember_rng *rng)
 {
-    uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (rng->state += GOLDEN_GAMMA);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

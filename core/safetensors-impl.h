@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/safetensors-impl.h — reading and writing safetensors files.
  *
@@ -131,6 +132,15 @@ const char *ember_safetensors_shape_str(const struct ember_safetensors_entry *e,
 ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safetensors *st,
                                         const struct ember_safetensors_entry *e, float *values);
 
+/* Whether ember reads entries of `dtype` as float32 (F32, F16, BF16, F64,
+ * I64, I32: what PyTorch's state_dicts hold), and reads one so
+ * (core/safetensors-convert.c): (end - begin) / width floats into `values`.
+ * A value float32 cannot hold (an integer past 2^24, a double past its
+ * range, NaN, an infinity) is EMBER_ERR_FORMAT naming the tensor and index. */
+bool ember_safetensors_convertible(const char *dtype);
+ember_status ember_safetensors_read_as_f32(ember_ctx *ctx, const struct ember_safetensors *st,
+                                           const struct ember_safetensors_entry *e, float *values);
+
 /* One tensor to write: F32 values in host memory, in the host's byte order. */
 struct ember_safetensors_tensor {
     const char *name;      /* UTF-8, unique, not "__metadata__" */
@@ -153,5 +163,18 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
 /* The same file's bytes into a buffer to free(), *size long. */
 ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
                                            const char *const *metadata, void **data, size_t *size);
+
+/* Matching a file's tensors to a parameter set (checkpoint.c,
+ * checkpoint-init.c): the problems found, gathered into one message as
+ * PyTorch's strict load_state_dict gathers them ("missing fc.weight (10,
+ * 784); size mismatch for ..."), and whether an entry has a tensor's shape. */
+struct ember_mismatch {
+    char text[3072];
+    size_t len;
+    int count;
+};
+void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct ember_tensor;
+bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e);
 
 #endif /* EMBER_SAFETENSORS_IMPL_H */

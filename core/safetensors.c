@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/safetensors.c — a strict reader and an atomic writer of safetensors
  * files (the format, and what the reader refuses: safetensors-impl.h).
@@ -699,6 +700,18 @@ static ember_status read_failed(ember_ctx *ctx, FILE *f, const char *path)
     return ember_fail(ctx, EMBER_ERR_IO, "%s ended early: did it change while being read?", path);
 }
 
+/* What torch.save writes: a zip archive ("PK\3\4", PyTorch 1.6 on) or a
+ * bare pickle (opcode PROTO 0x80, then protocol 2 to 5). A safetensors
+ * file starts with its header's length instead: read from a zip's
+ * signature that is at least 67 MB of JSON, which no checkpoint has; a
+ * pickle's is taken for one only when the length is impossible anyway, so
+ * a real header of 640 bytes (0x80 0x02) is still read. */
+static bool is_torch_pickle(const unsigned char *b, uint64_t claimed, uint64_t size)
+{
+    bool absurd = claimed == 0 || claimed > size - 8 || claimed > EMBER_SAFETENSORS_MAX_HEADER;
+    return (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) || (absurd && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5);
+}
+
 /* Reads and checks the header of an open stream of `size` bytes; on
  * success st holds the stream, else the caller closes it. */
 static ember_status open_stream(ember_ctx *ctx, FILE *f, const char *path, uint64_t size, struct ember_safetensors *st)
@@ -711,6 +724,13 @@ static ember_status open_stream(ember_ctx *ctx, FILE *f, const char *path, uint6
                           "(it starts with an 8-byte header length)", path, (unsigned long long)size);
     if (fread(prefix, 1, 8, f) != 8)
         return read_failed(ctx, f, path);
+    uint64_t claimed = load_le64(prefix);
+    if (is_torch_pickle(prefix, claimed, size))
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s is a PyTorch pickle (torch.save), which ember does not read: loading a pickle runs "
+                          "whatever code it holds. Save the state_dict as safetensors instead: python3 -c \"import "
+                          "torch, safetensors.torch as s; s.save_file(torch.load('%s', map_location='cpu'), "
+                          "'model.safetensors')\"", path, path);
     uint64_t n = load_le64(prefix);
     if (n == 0)
         return ember_fail(ctx, EMBER_ERR_FORMAT,

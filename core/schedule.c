@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/schedule.c — learning-rate schedules: the rate for a step, computed
  * from the step alone, so a resumed run lands where it left off.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/tensor-impl.h — tensors, their storage, and who owns them.
  *
@@ -91,5 +92,10 @@ void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out,
 
 /* out[i] = value over the whole (contiguous) tensor */
 ember_status ember_tensor_fill(struct ember_tensor *t, float value);
+
+/* Moves the generator on by `draws` draws (ember_rng_u32 calls) at once:
+ * SplitMix64's state is a counter, so draw k is a function of the seed and
+ * k alone (core/rng.c). */
+void ember_rng_skip(ember_rng *rng, uint64_t draws);
 
 #endif /* EMBER_TENSOR_IMPL_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/tensor.c — tensor records, storage, views, host transfers. */
 #include <math.h>
 #include <stdio.h>

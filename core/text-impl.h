@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/text-impl.h — building strings: a growing one, and "; "-separated
  * lists of reasons in a fixed buffer. Used wherever ember assembles text

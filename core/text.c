@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core/text.c — building strings (see text-impl.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/classify.c — one image through a trained model.
  *
  *   classify CHECKPOINT IMAGE [DEVICE]    prints the top class and its
- *                                         probability: "Ankle boot 0.973"
+ *                                         probability: "Ankle boot 0.747" for
+ *                                         examples/images/boot.png and a
+ *                                         simplecnn of one epoch
  *
  * The checkpoint is one `ember train --save` wrote: it holds the model, its
  * input shape and the class names. DEVICE is "auto" unless given.

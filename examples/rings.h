@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/rings.h — the data train_arrays.c and train_mpi.c learn: points
  * in the plane on three rings (radius 0.5, 1.5 and 2.5, with noise), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/train_arrays.c — a network written in C, trained on arrays the
  * program makes itself.

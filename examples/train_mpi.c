@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/train_mpi.c — one model trained by several processes, each with
  * its own devices, through an MPI communicator the program owns.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ember-mpi.h — an ember_collective over an MPI communicator, for
  * data-parallel training across processes and machines (docs/parallel.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ember.h — the public C API of ember, a minimal deep-learning runtime.
  *
@@ -45,6 +46,13 @@
 #ifndef EMBER_H
 #define EMBER_H
 
+/* C99 or later (or C++): the header uses bool, int64_t, and the examples
+ * designated initializers. An older compiler mode gets this one error and
+ * none of the rest, rather than a cascade from the first `bool` below. */
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
+#error "ember.h needs C99 or later (-std=c99, or any newer standard)"
+#else
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,8 +66,11 @@ extern "C" {
  * backends' tables) cannot clash with a host program's names. */
 #if defined(__GNUC__) || defined(__clang__)
 #define EMBER_API __attribute__((visibility("default")))
+/* printf-style arguments checked by GCC and clang; other compilers see nothing */
+#define EMBER_PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
 #else
 #define EMBER_API
+#define EMBER_PRINTF_LIKE(fmt, first)
 #endif
 
 /* The version this header belongs to; CMake reads it from here. While the
@@ -123,8 +134,41 @@ EMBER_API ember_ctx *ember_ctx_new(void);
 EMBER_API void ember_ctx_free(ember_ctx *ctx);
 
 /* Messages at `max_level` or more severe go to `fn` (NULL: silence). The
- * default prints warnings and errors to stderr. */
+ * default is silence: the library prints nothing unless its host asks, and
+ * its failures come back as statuses and ember_last_error either way. The
+ * messages name the API ("ember_data_options.dir"), never a program's
+ * options; the `ember` program words them for its own. */
 EMBER_API void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level);
+
+/* Work the caller waits for that ember cannot avoid, such as compiling a
+ * device's kernels the first time it meets that device and driver, is
+ * announced to `fn` (NULL, the default: to no one): fn(user, what, 0,
+ * false) as it starts, where `what` says what and why ("compiling kernels
+ * for opencl:0 (...) (once; kept in /home/me/.cache/ember/opencl)"; a
+ * driver's compile that its own cache may answer at once is announced only
+ * once it has lasted a second, and not at all when it ends sooner); then,
+ * while it lasts more than a second, about once a second with the seconds
+ * so far, from a thread of the library's own (the calling thread is
+ * waiting inside the driver); and fn(user, what, seconds, true) when it
+ * ends. */
+typedef void (*ember_progress_fn)(void *user, const char *what, double seconds, bool done);
+EMBER_API void ember_ctx_set_progress(ember_ctx *ctx, ember_progress_fn fn, void *user);
+
+/* The callbacks a context was given, to give another context the same. */
+EMBER_API void ember_ctx_get_log(const ember_ctx *ctx, ember_log_fn *fn, void **user, ember_log_level *max_level);
+EMBER_API void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **user);
+
+/* Where ember keeps what it can make again: the GPU kernels it compiled
+ * for each device (so that a device compiles them once, not at every
+ * start), what "auto" found of a machine's OpenCL, and inflated copies of
+ * gzipped data files. `dir` is created when first needed. NULL (the
+ * default): $EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else
+ * ~/.cache/ember where the home folder exists (ember never creates a home
+ * folder; without one nothing is kept). "": keep nothing on disk, so every
+ * start compiles again. Process-wide, since ember_devices, which has no
+ * context, uses it too: set it before opening devices. The string is
+ * copied. */
+EMBER_API void ember_set_cache_dir(const char *dir);
 
 /* Threads the CPU backend uses; 0 (the default) means every core. Before
  * ember_ctx_use_device it sets what the device opens with; after, it
@@ -182,11 +226,11 @@ EMBER_API void ember_clear_error(ember_ctx *ctx);
 /* Records a failure as the library does, for code built on ember (a model
  * or layer of your own) to report the same way; returns `status`. */
 EMBER_API ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    EMBER_PRINTF_LIKE(3, 4);
 /* Logs a message through the context's callback (ember_ctx_set_log), as
  * the library's own notes and warnings go. */
 EMBER_API void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    EMBER_PRINTF_LIKE(3, 4);
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
  * leaves every counter unchanged. */
@@ -473,7 +517,11 @@ EMBER_API void ember_params_zero_grad(ember_params *params);
 
 /* Checkpoints as safetensors: little-endian F32 under the parameters' and
  * buffers' names, readable by Python's safetensors and PyTorch's
- * load_state_dict (which converts num_batches_tracked to int64). Saving
+ * load_state_dict (which converts num_batches_tracked to int64). Loading
+ * also takes what PyTorch saves: F16, BF16, F64, I64 and I32 tensors become
+ * float32, each value checked (integers within 2^24, doubles within
+ * float32's range, no NaN or infinity); a torch.save pickle is refused with
+ * the line of Python that rewrites it as safetensors. Saving
  * writes a temporary file, fsyncs it and renames it into place; loading
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
@@ -487,12 +535,25 @@ EMBER_API ember_status ember_params_save_memory(const ember_params *params, cons
                                                 size_t *size);
 EMBER_API ember_status ember_params_load_memory(ember_params *params, const void *data, size_t size);
 
+/* Starts a set from another's weights, for fine-tuning (`ember train
+ * --init`): every parameter and buffer is read from the checkpoint at
+ * `path` (or from `size` bytes at `data` when data is not NULL, `path`
+ * then naming it in messages) except those under a name in `skip`
+ * (NULL-terminated; "fc" leaves fc.weight and fc.bias as they are, for a
+ * new head). The rest must match by name and shape, or nothing changes and
+ * the error lists every difference; a name in `skip` that is no layer's is
+ * an error too. Dtypes convert as ember_params_load's do. */
+EMBER_API ember_status ember_params_init_from(ember_params *params, const char *path, const void *data, size_t size,
+                                              const char *const *skip);
+
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
  * "ember.model_text", "ember.input", "ember.classes", "ember.forwards",
  * "ember.model_seed", and from `ember train` "ember.class_names",
  * "ember.data", "ember.data_dir", "ember.seed", "ember.resize",
- * "ember.normalize", "ember.epoch", "ember.step" and the run's settings. */
+ * "ember.normalize", "ember.image_mean" (and the other ember_image_stats
+ * fields), "ember.threads", "ember.epoch", "ember.step" and the run's
+ * settings. */
 typedef struct ember_checkpoint ember_checkpoint;
 EMBER_API ember_checkpoint *ember_checkpoint_open(ember_ctx *ctx, const char *path);
 EMBER_API void ember_checkpoint_close(ember_checkpoint *checkpoint);
@@ -509,6 +570,15 @@ EMBER_API const char *ember_checkpoint_class_name(const ember_checkpoint *checkp
 /* The same from a checkpoint in memory (`size` bytes at `data`, copied:
  * the caller's buffer may go once this returns). */
 EMBER_API ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data, size_t size);
+/* Its tensors as the header describes them, read without their values: how
+ * many, and the shape of the one named `name` (its dimensions, 0 for a
+ * scalar, with the sizes in shape[]), or -1 when there is no tensor of that
+ * name or it has more than EMBER_MAX_DIMS dimensions. Every shape has been
+ * checked against the bytes the file holds, so a model can be checked
+ * against a checkpoint before anything is allocated for it. */
+EMBER_API int ember_checkpoint_tensor_count(const ember_checkpoint *checkpoint);
+EMBER_API int ember_checkpoint_tensor_shape(const ember_checkpoint *checkpoint, const char *name,
+                                            int64_t shape[EMBER_MAX_DIMS]);
 
 /* A seeded random generator, so that runs are reproducible. */
 typedef struct ember_rng {
@@ -601,12 +671,32 @@ typedef struct ember_dataset ember_dataset;
 
 typedef enum ember_split { EMBER_TRAIN, EMBER_TEST } ember_split;
 
+/* Tabular data's features and how they were standardised: each column
+ * becomes (value - mean) / std, with the mean and the (population) standard
+ * deviation of the training split, 1 for a constant column, as
+ * scikit-learn's StandardScaler does. A csv data set has one
+ * (ember_dataset_scaling), a checkpoint trained on one carries it in its
+ * metadata (ember_feature_scaling_meta, ember_checkpoint_scaling), and
+ * eval and predict apply the same (docs/interop.md). */
+typedef struct ember_feature_scaling {
+    int count;   /* features */
+    char **names; /* (count) their columns' names, in the order the model takes them */
+    float *mean, *std; /* (count) */
+    char *label; /* the label column's name */
+} ember_feature_scaling;
+EMBER_API void ember_feature_scaling_free(ember_feature_scaling *scaling);
+
 typedef struct ember_data_options {
     /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random",
-     * "text" (a file's bytes as tokens: see ember_dataset_vocab) */
+     * "npy", "csv" (docs/interop.md), "text" (a file's bytes as tokens: see
+     * ember_dataset_vocab) */
     const char *kind;
     /* where the files are; NULL: the kind's default (fashion-mnist:
-     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist) */
+     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist).
+     * npy: a folder of x_train.npy, y_train.npy, x_test.npy, y_test.npy, or
+     * one .npz holding them; csv: a .csv file (each class holds out a tenth
+     * of its rows for test, chosen by `seed`) or a folder of train.csv and
+     * test.csv */
     const char *dir;
     /* random: the shape of one sample, such as {1, 28, 28} or {100};
      * folder: {channels, height, width} to load at, zeros for the first image's;
@@ -620,6 +710,14 @@ typedef struct ember_data_options {
     bool resize;
     /* random data, and the folder's held-out test split */
     uint64_t seed;
+    /* csv: the label column's name (NULL: the last column) */
+    const char *label;
+    /* csv: standardise with these (a checkpoint's, for eval) instead of the
+     * training split's; the file's columns are then found by name */
+    const ember_feature_scaling *scaling;
+    /* csv: the classes' names in index order, `classes` of them (a
+     * checkpoint's), instead of the labels the training split has */
+    const char *const *class_names;
 } ember_data_options;
 
 /* Loads a split into host memory as bytes; every file is checked before
@@ -649,6 +747,31 @@ EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int inde
  * tokens. Fills vocab (256 bytes, or NULL) and returns its size: 0 for
  * data that is not text. */
 EMBER_API int ember_dataset_vocab(const ember_dataset *ds, uint8_t *vocab);
+/* How a sample's stored values became the model's inputs: "pixel / 255"
+ * (bytes: images, and uint8 arrays), "none" (floats used as they are),
+ * "none (token indices into ember.vocab)" (text), or
+ * "(value - ember.feature_mean) / ember.feature_std" (a CSV table's
+ * standardised features). */
+EMBER_API const char *ember_dataset_normalize(const ember_dataset *ds);
+/* A csv data set's features and standardisation (NULL for other kinds). */
+EMBER_API const ember_feature_scaling *ember_dataset_scaling(const ember_dataset *ds);
+/* The checkpoint metadata that carries a scaling: four keys and their
+ * values, "ember.features" (a JSON array of the names), "ember.label",
+ * "ember.feature_mean" and "ember.feature_std" (JSON arrays of numbers
+ * that read back as the same floats), into kv[0..7] with kv[8] NULL; the
+ * values (odd indices) are to free(). */
+EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling, char *kv[9]);
+/* A checkpoint's scaling, read back: *scaling NULL when it has none, and
+ * EMBER_ERR_FORMAT when its metadata is malformed. */
+EMBER_API ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck,
+                                                ember_feature_scaling **scaling);
+/* The rows of a CSV table as a model trained on `scaling` takes them:
+ * (rows, count) floats standardised, in an array to free(). Columns are
+ * found by name; the label column may be there (it is not read); any
+ * other column, a missing feature or a cell that is not a number is an
+ * error naming the line and the column. */
+EMBER_API float *ember_csv_features(ember_ctx *ctx, const char *path, const ember_feature_scaling *scaling,
+                                    int64_t *rows);
 
 /* A data set over arrays the caller owns, for training and evaluating on
  * data ember has no loader for. Nothing is copied: the arrays must stay
@@ -677,10 +800,46 @@ EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_a
 EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
                               float *out);
 
+/* The size and channels an image file (PNG, JPEG, BMP) declares, read from
+ * its header without decoding it: channels 1 (gray), 2 (gray and alpha), 3
+ * (RGB) or 4 (RGBA). ember_image_load then converts to the channels asked
+ * for (alpha dropped) and resizes to the size asked for: a program can say
+ * what it did. */
+EMBER_API ember_status ember_image_file_info(ember_ctx *ctx, const char *path, int *width, int *height,
+                                             int *channels);
+
+/* What images look like, in the [0, 1] the batches have them in: the mean
+ * pixel, the mean of the pixels on the images' edges (the background: near
+ * 0 for Fashion-MNIST's light things on black), and how far the images'
+ * own means spread (their standard deviation), so that an image unlike a
+ * model's training data can be told apart from one that is merely
+ * brighter. */
+typedef struct ember_image_stats {
+    double mean, mean_spread;     /* over every pixel; the images' own means' standard deviation */
+    double border, border_spread; /* the same of the pixels on each image's edge */
+} ember_image_stats;
+/* Of a data set of images (sample shape (C, H, W)): EMBER_ERR_ARG for
+ * other data. Reads every sample once (60,000 28x28 images: a few ms). */
+EMBER_API ember_status ember_dataset_image_stats(const ember_dataset *ds, ember_image_stats *stats);
+/* Of n images in the caller's buffer, (n, C, H, W) floats. */
+EMBER_API void ember_image_stats_of(const float *images, int64_t n, int channels, int height, int width,
+                                    ember_image_stats *stats);
+
 /* The images of an IDX file (Fashion-MNIST's and MNIST's format, gzipped or
  * not) as samples: (count, 1, height, width) floats in [0, 1], checked as
  * ember_dataset_open checks them, in an array to free(). */
 EMBER_API float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
+
+/* NumPy's .npy files (docs/interop.md). Loading gives the array's values
+ * as floats in an array to free(), its shape in ndim and shape
+ * [EMBER_MAX_DIMS]; uint8, float16/32/64 and int32/64 (little-endian, C
+ * order) are read, and *bytes (may be NULL) says whether it was uint8
+ * (images, which ember scales to [0, 1]; the values here are 0 to 255).
+ * An integer past 2^24 or a float past float32's range is refused. Saving
+ * writes float32 as numpy.load reads it. */
+EMBER_API float *ember_npy_load(ember_ctx *ctx, const char *path, int *ndim, int64_t *shape, bool *bytes);
+EMBER_API ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *values, int ndim,
+                                      const int64_t *shape);
 
 /* Batches: pixels scaled to [0, 1] as F32 (B, C, H, W), targets as I32 (B).
  * With shuffle, each epoch visits the samples in a fresh order drawn from the
@@ -703,7 +862,8 @@ typedef struct ember_augment {
 EMBER_API ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *augment);
 /* Goes to where a batcher made with the same data, batch, shuffle and seed
  * would be after `epoch` whole epochs and `step` batches of the next: the
- * same order, so a resumed run sees the batches an unbroken one would. */
+ * same order, so a resumed run sees the batches an unbroken one would. It
+ * takes the same time for any epoch (no epochs are replayed). */
 EMBER_API ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
 /* Fills *x and *y with the next batch and returns true; at the end of the
  * epoch returns false and starts the next one. Returns false on a device
@@ -733,6 +893,20 @@ EMBER_API const char *ember_kernel_name_at(int index, const char **summary);
 EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
                 size_t why_len);
 
+/* What a simulated GPU saw. A context on "ptxsim:N" runs the kernels the
+ * CUDA backend would give one of four real GPUs (0 a Quadro K2100M, 1 a
+ * Tesla K40m, 2 a GeForce GTX 1080, 3 an H100) in ember's PTX simulator,
+ * checking every launch (docs/how-it-works.md). This reports the first
+ * launch of `kernel` there: instructions per thread by class, warp
+ * execution efficiency, each global access's coalescing, shared-memory bank
+ * conflicts, occupancy on that GPU with `registers` a thread (0: counted
+ * from the PTX; `registers_from` says where a given count came from) and a
+ * roofline estimate of its time; with `kernel` NULL, a line per kernel
+ * launched. Text to free(), or NULL with the reason in `why` (a device that
+ * is not simulated, a kernel it never launched). */
+EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from,
+                                    char *why, size_t why_len);
+
 /* ------------------------------------------------------------------ models
  *
  * A model is a network with its parameters. Networks are data: a model file
@@ -750,6 +924,14 @@ EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, c
  * module with load_state_dict(strict=True). A network written in C wraps
  * into a model too (ember_model_wrap). */
 typedef struct ember_model ember_model;
+
+/* The largest size of a sample's dimension a model is built for: the data
+ * sets' limit too. */
+#define EMBER_MAX_SAMPLE_SIDE (1 << 20)
+/* A sample's shape as model files, checkpoints and `ember --shape` write it:
+ * "1x28x28" (C, H, W) or "100" (features), 1 to 3 sizes, each 1 to
+ * EMBER_MAX_SAMPLE_SIDE. False for anything else. */
+EMBER_API bool ember_parse_shape(const char *text, int *ndim, int64_t shape[3]);
 
 /* Builds `model` for samples of `sample_shape` (C, H, W) or (features) and
  * `classes` outputs, initialised as PyTorch does from `seed`. `model` is a
@@ -823,6 +1005,32 @@ EMBER_API ember_status ember_model_save_memory(ember_model *model, const char *c
                                                size_t *size);
 EMBER_API ember_status ember_model_load_memory(ember_model *model, const void *data, size_t size);
 EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const void *data, size_t size);
+
+/* ONNX (docs/interop.md): the model as an ONNX file at opset 13, for ONNX
+ * Runtime, OpenCV's DNN module and the like: its layers as the operators
+ * PyTorch's exporter writes, the weights under their PyTorch names, input
+ * "input" (batch, sample shape...) and output "logits" (batch, classes)
+ * with the batch dynamic, and in metadata_props the model's name, file,
+ * input shape and class count, then `metadata`'s pairs (NULL-terminated:
+ * "ember.class_names", "ember.normalize", ...). Dropout is left out: the
+ * file is for inference. A network wrapped from C cannot be exported
+ * (EMBER_ERR_UNSUPPORTED). */
+EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path, const char *const *metadata);
+
+/* An ONNX model (opset 9 and up, as torch.onnx.export writes it) as an
+ * ember checkpoint in memory (a buffer to free()): the graph read back
+ * into a model file (its text in "ember.model_text"), its weights under
+ * the layers' names, and the file's metadata_props (class names, input
+ * scaling) carried over; then ember_model_from_checkpoint_memory,
+ * ember_checkpoint_open_memory and the rest take it. The operators and
+ * patterns read are those of ember's own layers (docs/interop.md); any
+ * other node is EMBER_ERR_UNSUPPORTED naming the node, its operator and
+ * what is supported. The file is checked as every loader checks its input
+ * (io/onnx-impl.h). ember_model_from_onnx does both steps. */
+EMBER_API ember_status ember_onnx_to_checkpoint(ember_ctx *ctx, const char *path, void **data, size_t *size);
+EMBER_API ember_status ember_onnx_to_checkpoint_memory(ember_ctx *ctx, const char *name, const void *onnx,
+                                                       size_t onnx_size, void **data, size_t *size);
+EMBER_API ember_model *ember_model_from_onnx(ember_ctx *ctx, const char *path);
 
 /* Inference from the caller's buffers: `in` holds n samples of the model's
  * sample shape, as floats laid out as a batch tensor would be
@@ -997,4 +1205,5 @@ EMBER_API const char *ember_parallel_describe(ember_parallel *par);
 }
 #endif
 
+#endif /* C99 or later */
 #endif /* EMBER_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-build.c — a parsed model made real for one input shape.
  *
@@ -25,16 +26,46 @@ struct walk {
     int count, cap;
 };
 
+/* "source:line:column: what", with `status`: EMBER_ERR_FORMAT for the
+ * file's own mistakes (names), EMBER_ERR_ARG (fail_at) for a layer that
+ * does not fit the shapes, as docs/models.md says */
+static ember_status vfail(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, va_list ap)
+{
+    char what[768];
+    vsnprintf(what, sizeof what, fmt, ap);
+    return ember_set_error(w->b->ctx, status, "%s:%d:%d: %s", w->b->source, l->line, l->column, what);
+}
+
 static ember_status fail_at(struct walk *w, const struct model_layer *l, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static ember_status fail_at(struct walk *w, const struct model_layer *l, const char *fmt, ...)
 {
-    char what[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    ember_status st = vfail(w, l, EMBER_ERR_ARG, fmt, ap);
     va_end(ap);
-    return ember_set_error(w->b->ctx, EMBER_ERR_ARG, "%s:%d:%d: %s", w->b->source, l->line, l->column, what);
+    return st;
+}
+
+static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ember_status st = vfail(w, l, status, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* the layer whose parameter is named `name` */
+static const struct model_layer *param_owner(const struct walk *w, const char *name)
+{
+    for (int k = 0; k < w->count; k++)
+        for (int i = w->named[k]->param_first; i < w->named[k]->param_first + w->named[k]->param_count; i++)
+            if (strcmp(ember_params_name(w->b->params, i), name) == 0)
+                return w->named[k];
+    return NULL;
 }
 
 /* where a shape came from, for messages: "the input" or "conv2d at line 3" */
@@ -103,8 +134,17 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
     }
     if (l->type->add_params) {
         int first = ember_params_count(w->b->params);
-        if (l->type->add_params(l, w->b, l->full_name) != EMBER_OK)
-            return fail_at(w, l, "%s", ember_last_error(w->b->ctx));
+        w->b->taken[0] = '\0';
+        if (l->type->add_params(l, w->b, l->full_name) != EMBER_OK) {
+            const struct model_layer *owner = w->b->taken[0] ? param_owner(w, w->b->taken) : NULL;
+            if (owner)
+                return fail_with(w, l, EMBER_ERR_FORMAT, "a parameter of this layer would be named \"%s\", as the "
+                                 "parameter \"%s\" of the %s at line %d is: give one of the two layers another name",
+                                 w->b->taken, w->b->taken, owner->type->name, owner->line);
+            return fail_with(w, l, ember_last_status(w->b->ctx), "%s", ember_last_error(w->b->ctx));
+        }
+        l->param_first = first;
+        l->param_count = ember_params_count(w->b->params) - first;
         for (int i = first; i < ember_params_count(w->b->params); i++)
             if (!ember_params_is_buffer(w->b->params, i))
                 l->params += ember_tensor_numel(ember_params_at(w->b->params, i));
@@ -135,8 +175,8 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
          * transformer block's two halves); their layers' names must differ */
         for (int k = 0; k < w->count && l->full_name[0]; k++)
             if (strcmp(w->named[k]->full_name, l->full_name) == 0 && (l->type || w->named[k]->type))
-                return fail_at(w, l, "the name \"%s\" is taken by the %s at line %d", l->full_name,
-                               w->named[k]->type ? w->named[k]->type->name : "residual block", w->named[k]->line);
+                return fail_with(w, l, EMBER_ERR_FORMAT, "the name \"%s\" is taken by the %s at line %d", l->full_name,
+                                 w->named[k]->type ? w->named[k]->type->name : "residual block", w->named[k]->line);
         if (w->count == w->cap) {
             int cap = w->cap ? 2 * w->cap : 64;
             const struct model_layer **named = realloc(w->named, (size_t)cap * sizeof *named);
@@ -151,6 +191,59 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
             return st;
     }
     return EMBER_OK;
+}
+
+/* A module of the PyTorch twin: a layer's name, or a part of one before a
+ * dot ("layer1" of "layer1.0.conv1"), and the layer that makes it. */
+struct module_path {
+    const char *text;
+    size_t len;
+    const struct model_layer *layer;
+};
+
+static int compare_paths(const void *a, const void *b)
+{
+    const struct module_path *x = a, *y = b;
+    int c = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Every parameter's name is one a PyTorch module could hold: not also the
+ * name of a module ("fc.weight: linear" beside "fc: linear", whose weight
+ * is fc.weight). Sorted, so a file of thousands of layers costs little. */
+static ember_status check_names(struct walk *w)
+{
+    size_t n = 0, cap = 0;
+    for (int k = 0; k < w->count; k++)
+        for (const char *c = w->named[k]->full_name; *c; c++)
+            cap += *c == '.';
+    cap += (size_t)w->count;
+    struct module_path *paths = malloc((cap ? cap : 1) * sizeof *paths);
+    if (!paths)
+        return ember_set_error(w->b->ctx, EMBER_ERR_NOMEM, "out of host memory building %s", w->b->source);
+    for (int k = 0; k < w->count; k++) {
+        const char *name = w->named[k]->full_name;
+        size_t len = strlen(name);
+        for (size_t i = 1; i <= len; i++)
+            if (i == len || name[i] == '.')
+                paths[n++] = (struct module_path){name, i, w->named[k]};
+    }
+    qsort(paths, n, sizeof *paths, compare_paths);
+    ember_status st = EMBER_OK;
+    for (int k = 0; k < w->count && st == EMBER_OK; k++) {
+        const struct model_layer *l = w->named[k];
+        for (int i = l->param_first; i < l->param_first + l->param_count && st == EMBER_OK; i++) {
+            const char *param = ember_params_name(w->b->params, i), *attr = strrchr(param, '.');
+            struct module_path key = {param, strlen(param), NULL};
+            const struct module_path *hit = n ? bsearch(&key, paths, n, sizeof *paths, compare_paths) : NULL;
+            if (hit)
+                st = fail_with(w, hit->layer, EMBER_ERR_FORMAT, "\"%s\" is both a layer and the %s of the %s at line "
+                               "%d: no PyTorch module can hold both; give the layer another name", param,
+                               attr ? attr + 1 : param, l->type->name, l->line);
+        }
+    }
+    free(paths);
+    return st;
 }
 
 ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
@@ -171,6 +264,8 @@ ember_status model_file_build(struct model_file *file, struct model_build *b, in
     memcpy(out, shape, (size_t)ndim * sizeof *shape);
     const struct model_layer *last = NULL;
     ember_status st = build_block(&w, &file->root, "", false, &out_ndim, out, &last);
+    if (st == EMBER_OK)
+        st = check_names(&w);
     free(w.named);
     if (st != EMBER_OK)
         return st;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-checkpoint.c — a model's checkpoints, in files or in memory.
  *
@@ -11,6 +12,8 @@
  * Every function exists twice, for a path and for bytes in memory; both go
  * through `struct source`, so the two cannot drift apart.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,22 +95,44 @@ ember_status ember_model_save_memory(ember_model *m, const char *const *metadata
     return save(m, NULL, data, size, metadata);
 }
 
+/* The count under `key`, when the checkpoint has one: a whole number, or
+ * the file is malformed. */
+static ember_status meta_count(ember_ctx *ctx, const ember_checkpoint *ck, const char *what, const char *key,
+                               uint64_t *value)
+{
+    const char *text = ember_checkpoint_meta(ck, key);
+    if (!text)
+        return EMBER_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!isdigit((unsigned char)text[0]) || errno || *end)
+        return ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's %s is \"%.40s\", not a whole number", what,
+                               key, text);
+    *value = v;
+    return EMBER_OK;
+}
+
 static ember_status load(ember_model *m, const struct source *src)
 {
-    ember_status st = source_load_params(m->params, src);
+    /* the counts first: a file refused for them changes nothing */
+    ember_checkpoint *ck = source_open(m->ctx, src);
+    if (!ck)
+        return ember_last_status(m->ctx);
+    uint64_t forwards = m->forwards, seed = m->seed;
+    ember_status st = meta_count(m->ctx, ck, source_name(src), "ember.forwards", &forwards);
+    if (st == EMBER_OK)
+        st = meta_count(m->ctx, ck, source_name(src), "ember.model_seed", &seed);
+    ember_checkpoint_close(ck);
+    if (st == EMBER_OK)
+        st = source_load_params(m->params, src);
     if (st != EMBER_OK)
         return st;
     m->counts_known = m->counts_dirty = false; /* read again at the next training forward */
     /* training forwards so far, so that dropout's masks go on where they were */
-    ember_checkpoint *ck = source_open(m->ctx, src);
-    const char *forwards = ember_checkpoint_meta(ck, "ember.forwards");
-    const char *seed = ember_checkpoint_meta(ck, "ember.model_seed");
-    if (forwards)
-        m->forwards = strtoull(forwards, NULL, 10);
-    if (seed)
-        m->seed = strtoull(seed, NULL, 10);
-    ember_checkpoint_close(ck);
-    return ck ? EMBER_OK : ember_last_status(m->ctx);
+    m->forwards = forwards;
+    m->seed = seed;
+    return EMBER_OK;
 }
 
 ember_status ember_model_load(ember_model *m, const char *path)
@@ -126,6 +151,9 @@ ember_status ember_model_load_memory(ember_model *m, const void *data, size_t si
     return load(m, &(struct source){.data = data, .size = size});
 }
 
+/* Builds the model the checkpoint describes, each parameter checked
+ * against the file's tensor of its name before it is allocated, and loads
+ * it. */
 static ember_model *from_checkpoint(ember_ctx *ctx, const struct source *src)
 {
     ember_checkpoint *ck = source_open(ctx, src);
@@ -142,15 +170,27 @@ static ember_model *from_checkpoint(ember_ctx *ctx, const struct source *src)
     if (!name || !input || !classes) {
         ember_set_error(ctx, EMBER_ERR_FORMAT, "%s does not say which model it holds (its metadata has no %s): "
                         "it was written by another program or an older ember; build the model and load it "
-                        "with ember_model_load (ember eval: give --model)", what,
+                        "with ember_model_load", what,
                         !name ? "ember.model" : !input ? "ember.input" : "ember.classes");
-    } else if (!model_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
+    } else if (!ember_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
         ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "
                         "a shape and a class count", what, input, classes);
+    } else if (!text && !model_builtin_text(name)) {
+        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s names the model \"%.200s\", which is not built in, and does not "
+                        "store its text (ember.model_text): build the model and load it with ember_model_load "
+                        "(ember eval: give --model)", what, name);
     } else {
-        m = text ? ember_model_parse(ctx, name, text, ndim, shape, (int)n_classes, 0)
-                 : ember_model_build(ctx, name, ndim, shape, (int)n_classes, 0);
-        if (m && load(m, src) != EMBER_OK) {
+        /* an error in stored text is the checkpoint's, not the file's the name recalls */
+        char source[4400];
+        if (text)
+            snprintf(source, sizeof source, "the model text stored in %s (from %.200s)", what, name);
+        m = model_parse_as(ctx, name, text ? source : name, text ? text : model_builtin_text(name), ndim, shape,
+                           (int)n_classes, 0, ck, what);
+        int have = ember_checkpoint_tensor_count(ck), want = m ? ember_params_count(m->params) : 0;
+        if (m && have != want) /* each of the model's tensors is in the file: the rest are not the model's */
+            ember_set_error(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors, but the model it describes has %d", what,
+                            have, want);
+        if (m && (have != want || load(m, src) != EMBER_OK)) {
             ember_model_free(m);
             m = NULL;
         }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-layers.c — the layer types a model file may use: their
  * options, the shapes they take and give, their parameters (named and
@@ -39,12 +40,47 @@ static int64_t numel_of(int ndim, const int64_t *shape)
 
 static int64_t out_numel(const struct model_layer *l) { return numel_of(l->out_ndim, l->out_shape); }
 
-/* A parameter or buffer `prefix.name` (or `name` when prefix is empty). */
+/* "(16, 1, 3, 3)", as PyTorch prints a size and safetensors' messages do */
+static const char *tuple_str(int ndim, const int64_t *shape, char *out, size_t len)
+{
+    size_t at = 0;
+    append(out, len, &at, "(");
+    for (int d = 0; d < ndim; d++)
+        append(out, len, &at, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    append(out, len, &at, ")");
+    return out;
+}
+
+/* A parameter or buffer `prefix.name` (or `name` when prefix is empty).
+ * A name already taken is the file's mistake (b->taken says which; the
+ * builder names the layer that has it); when the model is built to load
+ * a checkpoint, the checkpoint must hold the tensor with this shape, which
+ * is checked before anything is allocated for it. */
 static ember_tensor *add(struct model_build *b, const char *prefix, const char *name, bool buffer, int ndim,
                          const int64_t *shape)
 {
-    char full[MODEL_NAME_MAX + 32];
+    char full[MODEL_NAME_MAX + 32], want[160], have[160];
     snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", name);
+    if (ember_params_find(b->params, full)) {
+        snprintf(b->taken, sizeof b->taken, "%s", full);
+        ember_set_error(b->ctx, EMBER_ERR_FORMAT, "the name \"%s\" is taken", full);
+        return NULL;
+    }
+    if (b->expect) {
+        int64_t in_file[EMBER_MAX_DIMS];
+        int file_ndim = ember_checkpoint_tensor_shape(b->expect, full, in_file);
+        tuple_str(ndim, shape, want, sizeof want);
+        if (file_ndim < 0) {
+            ember_set_error(b->ctx, EMBER_ERR_FORMAT, "%s has no tensor \"%s\" %s, which the model it describes has",
+                            b->expect_path, full, want);
+            return NULL;
+        }
+        if (file_ndim != ndim || (ndim && memcmp(in_file, shape, (size_t)ndim * sizeof *shape) != 0)) {
+            ember_set_error(b->ctx, EMBER_ERR_FORMAT, "%s holds \"%s\" as %s, but the model it describes makes it %s",
+                            b->expect_path, full, tuple_str(file_ndim, in_file, have, sizeof have), want);
+            return NULL;
+        }
+    }
     return buffer ? ember_params_add_buffer(b->params, full, ndim, shape) : ember_params_add(b->params, full, ndim, shape);
 }
 

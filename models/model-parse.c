@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-parse.c — a model file's text into a tree of layers.
  *
@@ -101,21 +102,23 @@ const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t le
     return buf;
 }
 
-bool model_parse_shape(const char *text, int *ndim, int64_t *shape)
+bool ember_parse_shape(const char *text, int *ndim, int64_t shape[3])
 {
-    *ndim = 0;
+    int n = 0;
     const char *s = text;
-    while (*ndim < 3) {
+    while (s && n < 3) {
         if (!isdigit((unsigned char)*s))
             return false;
         char *end;
         errno = 0;
         long long v = strtoll(s, &end, 10);
-        if (errno || v < 1 || v > (1 << 20))
+        if (errno || v < 1 || v > EMBER_MAX_SAMPLE_SIDE)
             return false;
-        shape[(*ndim)++] = v;
-        if (*end == '\0')
+        shape[n++] = v;
+        if (*end == '\0') {
+            *ndim = n;
             return true;
+        }
         if (*end != 'x')
             return false;
         s = end + 1;
@@ -324,6 +327,15 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
 
 static ember_status parse_line(struct parser *ps, char *line)
 {
+    /* plain ASCII, comments included: a checkpoint stores the text as it
+     * is, as UTF-8 (and a terminal shows it), so a byte that would stop
+     * the save after a whole run's training is refused now */
+    for (const char *c = line; *c; c++) {
+        unsigned char ch = (unsigned char)*c;
+        if ((ch < 0x20 && ch != '\t' && ch != '\r') || ch >= 0x7f)
+            return fail(ps, (int)(c - line) + 1, "unexpected byte 0x%02x: a model file is plain ASCII text, its "
+                        "comments too", ch);
+    }
     /* the comment goes; then the tokens, with their columns */
     char *hash = strchr(line, '#');
     if (hash)
@@ -336,8 +348,6 @@ static ember_status parse_line(struct parser *ps, char *line)
             *c++ = '\0';
             continue;
         }
-        if (ch < 0x20 || ch >= 0x7f)
-            return fail(ps, (int)(c - line) + 1, "unexpected byte 0x%02x: a model file is plain ASCII text", ch);
         if (count == MODEL_MAX_TOKENS)
             return fail(ps, (int)(c - line) + 1, "too many words on one line (at most %d)", MODEL_MAX_TOKENS);
         tok[count++] = (struct token){.text = c, .column = (int)(c - line) + 1};
@@ -354,7 +364,7 @@ static ember_status parse_line(struct parser *ps, char *line)
             return fail(ps, tok[0].column, "input comes before the first layer");
         if (f->input_ndim)
             return fail(ps, tok[0].column, "input is given twice (first at line %d)", f->input_line);
-        if (count != 2 || !model_parse_shape(tok[1].text, &f->input_ndim, f->input_shape)) {
+        if (count != 2 || !ember_parse_shape(tok[1].text, &f->input_ndim, f->input_shape)) {
             f->input_ndim = 0;
             return fail(ps, count > 1 ? tok[1].column : tok[0].column,
                         "input takes one shape: CxHxW for images (1x28x28) or N for vectors (100)");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model-predict.c — inference from the caller's buffers.
  *

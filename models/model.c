@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/model.c — models: built from a file's text or wrapped around a C
  * forward function, run forward in training or evaluation mode, and
@@ -27,7 +28,7 @@ static const char *builtin_name(int i, char *buf, size_t len)
     return buf;
 }
 
-static const char *builtin_text(const char *name)
+const char *model_builtin_text(const char *name)
 {
     char buf[MODEL_NAME_MAX];
     for (int i = 0; name && i < ember_model_embedded_count; i++)
@@ -103,9 +104,9 @@ static struct ember_model *model_alloc(ember_ctx *ctx, const char *name, int sam
         return NULL;
     }
     for (int i = 0; i < sample_ndim; i++)
-        if (sample_shape[i] < 1) {
-            ember_set_error(ctx, EMBER_ERR_ARG, "model %s: dimension %d of the sample shape is %lld", name, i,
-                            (long long)sample_shape[i]);
+        if (sample_shape[i] < 1 || sample_shape[i] > EMBER_MAX_SAMPLE_SIDE) {
+            ember_set_error(ctx, EMBER_ERR_ARG, "model %s: dimension %d of the sample shape is %lld, not 1 to %d", name,
+                            i, (long long)sample_shape[i], EMBER_MAX_SAMPLE_SIDE);
             return NULL;
         }
     struct ember_model *m = calloc(1, sizeof *m);
@@ -132,8 +133,15 @@ ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *tex
         ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_parse: %s is NULL", name ? "the text" : "the name");
         return NULL;
     }
+    return model_parse_as(ctx, name, name, text, sample_ndim, sample_shape, classes, seed, NULL, NULL);
+}
+
+ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text, int sample_ndim,
+                            const int64_t *sample_shape, int classes, uint64_t seed, const ember_checkpoint *expect,
+                            const char *expect_path)
+{
     struct model_file file;
-    if (model_file_parse(ctx, name, text, &file) != EMBER_OK)
+    if (model_file_parse(ctx, source, text, &file) != EMBER_OK)
         return NULL;
     /* no shape given: the file's input line, else Fashion-MNIST's */
     static const int64_t fashion_mnist[3] = {1, 28, 28};
@@ -153,7 +161,8 @@ ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *tex
         ember_model_free(m);
         return NULL;
     }
-    struct model_build b = {.ctx = ctx, .source = name, .params = m->params, .rng = ember_rng_seed(seed)};
+    struct model_build b = {.ctx = ctx, .source = source, .params = m->params, .rng = ember_rng_seed(seed),
+                            .expect = expect, .expect_path = expect_path};
     if (model_file_build(&m->file, &b, m->sample_ndim, m->sample_shape, classes) != EMBER_OK) {
         ember_model_free(m);
         return NULL;
@@ -168,7 +177,7 @@ ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *tex
         char in_blocks[48] = "";
         if (blocks)
             snprintf(in_blocks, sizeof in_blocks, ", %d of them residual blocks", blocks);
-        snprintf(layers, sizeof layers, "%d layers%s (ember summary --model %s lists them)", rows, in_blocks, m->name);
+        snprintf(layers, sizeof layers, "%d layers%s (ember_model_layer_info lists them)", rows, in_blocks);
     }
     snprintf(m->describe, sizeof m->describe, "%s: %s; %" PRId64 " parameters", m->name, layers,
              ember_params_numel(m->params));
@@ -239,7 +248,7 @@ ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndi
         return NULL;
     }
     if (!is_path(model)) {
-        const char *text = builtin_text(model);
+        const char *text = model_builtin_text(model);
         if (text)
             return ember_model_parse(ctx, model, text, sample_ndim, sample_shape, classes, seed);
         char known[512] = "";

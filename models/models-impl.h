@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * models/models-impl.h — networks as data: a model file parsed into layers,
  * the layers' table, and the model that runs them.
@@ -128,6 +129,7 @@ struct model_layer {
     int in_ndim, out_ndim;
     int64_t in_shape[3], out_shape[3];
     ember_tensor *t[MODEL_MAX_TENSORS]; /* its parameters and buffers, in the order added */
+    int param_first, param_count;        /* their places in the model's parameter set */
     int64_t params;                      /* elements of its parameters (buffers not counted) */
     int64_t batches_tracked;             /* BatchNorm: training forwards seen (num_batches_tracked) */
     int index;                           /* its place in the whole model, for dropout's seed */
@@ -154,12 +156,18 @@ void model_file_free(struct model_file *file);
 void model_block_free(struct model_block *block);
 
 /* What building needs: the context, the set being filled and the
- * initialisation's generator. */
+ * initialisation's generator; and when the model is built to load a
+ * checkpoint, the checkpoint, against which each parameter's name and
+ * shape are checked before it is allocated (so a small file describing a
+ * huge network costs nothing). */
 struct model_build {
     ember_ctx *ctx;
     const char *source;
     ember_params *params;
     ember_rng rng;
+    const ember_checkpoint *expect; /* or NULL */
+    const char *expect_path;        /* its name, for messages */
+    char taken[MODEL_NAME_MAX + 32]; /* a parameter's name that was taken already, when adding it failed so */
 };
 
 /* A named value of layer->value by its option's name. */
@@ -170,12 +178,18 @@ double model_layer_option(const struct model_layer *layer, const char *name);
 ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
                               int classes);
 
-/* "1x28x28", "100" (one to three dimensions, each 1 to 2^20) into ndim and
- * shape; false for anything else */
-bool model_parse_shape(const char *text, int *ndim, int64_t *shape);
 
 /* "1x28x28" into buf */
 const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
+
+/* ember_model_parse with `source` naming the text in messages, and the
+ * checkpoint the model is built to load (NULL: none; see struct
+ * model_build). */
+ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text, int sample_ndim,
+                            const int64_t *sample_shape, int classes, uint64_t seed, const ember_checkpoint *expect,
+                            const char *expect_path);
+/* The text of the built-in model `name`, or NULL. */
+const char *model_builtin_text(const char *name);
 
 /* The built-in models: models/<name>.model, embedded at build time. */
 struct ember_model_embedded {

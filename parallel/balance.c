@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel/balance.c — how a batch is shared between devices, and which
  * devices are worth their share (docs/parallel.md, "Shares").
@@ -110,7 +111,7 @@ static void trial_next(struct ember_parallel *par)
     par->replicas[best].left_out = true;
     ember_log(par->ctx, EMBER_LOG_WARN,
               "leaving %s out of the training: the step ran at %.0f images/s with it and %.0f without "
-              "(docs/parallel.md, \"Shares\"; keep every device with --keep-devices)",
+              "(docs/parallel.md, \"Shares\"; ember_parallel_options.keep_all keeps every device)",
               par->replicas[best].device, t->rate[0], t->rate[best]);
 }
 

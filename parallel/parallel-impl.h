@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel/parallel-impl.h — the data-parallel trainer's insides
  * (docs/parallel.md): replicas, their threads, and how a batch is shared.

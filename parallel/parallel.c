@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel/parallel.c — one model on several devices and processes at once:
  * the replicas, their threads, and the step (parallel-impl.h has the
@@ -517,6 +518,15 @@ static ember_status open_replica(struct ember_parallel *par, struct replica *r, 
     snprintf(r->device, sizeof r->device, "%s", device);
     if (!(r->ctx = ember_ctx_new()))
         return ember_set_error(par->ctx, EMBER_ERR_NOMEM, "ember_parallel_new: out of memory");
+    /* the replica speaks, and announces its waits, to whoever the master's context does */
+    ember_log_fn log_fn;
+    void *log_user, *progress_user;
+    ember_log_level level;
+    ember_progress_fn progress_fn;
+    ember_ctx_get_log(par->ctx, &log_fn, &log_user, &level);
+    ember_ctx_set_log(r->ctx, log_fn, log_user, level);
+    ember_ctx_get_progress(par->ctx, &progress_fn, &progress_user);
+    ember_ctx_set_progress(r->ctx, progress_fn, progress_user);
     if (is_cpu(device))
         ember_ctx_set_threads(r->ctx, threads);
     if (ember_ctx_use_device(r->ctx, device) != EMBER_OK ||

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/baseline-ptx.sh — remakes the CUDA backend's built-in PTX,
 # backends/cuda/baseline/kernels-sm30.ptx, from the shared kernel sources
 # (backends/kernels), with Debian's clang and no CUDA installation:
@@ -18,6 +19,8 @@
 #   CLANG=clang-14 scripts/baseline-ptx.sh  another clang
 #   KERNEL_SOURCE=build/tests/kernel-source scripts/baseline-ptx.sh OUT
 #                                           that tool for the program, no build (the test uses it)
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 out=${1:-backends/cuda/baseline/kernels-sm30.ptx}

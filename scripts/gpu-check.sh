@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/gpu-check.sh — everything the CUDA backend needs a GPU to show,
 # in one call, from a clone on a machine with an NVIDIA GPU and no network
 # (a lent GPU machine's half hour: under 8 minutes on an H100 with 16 cores):
@@ -33,6 +34,8 @@
 # devices.json, and logs.tar.gz (every command's output; logs/ while it runs).
 # Exits 0 when every check passed or was skipped for a stated reason, 1 when
 # one failed, 2 on bad usage.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 usage() { echo "usage: scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR" >&2; exit 2; }
 pack="" build="" double=no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/gpu-pack.sh — gathers, on a development machine with a network,
 # what a lent GPU machine (no network; an image with CUDA, PyTorch, CMake)
 # lacks to build ember and run scripts/gpu-check.sh, into one folder of
@@ -20,6 +21,8 @@
 #   scripts/gpu-pack.sh DIR           (DIR is best under the repository, in a folder git
 #                                      ignores, e.g. .gpu-pack: the device tool carries it)
 # Then, on the GPU machine: scripts/gpu-check.sh --pack DIR OUTDIR
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 [ $# -eq 1 ] || { echo "usage: scripts/gpu-pack.sh DIR" >&2; exit 2; }
 dir=$1

@@ -1,16 +1,31 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/setup.sh — installs what ember needs on Debian (bookworm) and builds it.
 #
-#   scripts/setup.sh            packages to build and train, then the build in build/
+#   scripts/setup.sh            packages to build and train, then the library and
+#                               the program in build/ (what scripts/train.sh needs)
 #   scripts/setup.sh --tests    also what the test suite needs (PoCL for OpenCL,
-#                               Python's safetensors for the checkpoint interop test)
+#                               Python's safetensors, onnx and onnxruntime for the
+#                               interop tests, ONNX's own operator test cases),
+#                               and the whole build with warnings as errors
 #
 # Safe to run again: it installs only what is missing and rebuilds what changed.
 set -eu
 cd "$(dirname "$0")/.."
 
 want_tests=no
-[ "${1:-}" = "--tests" ] && want_tests=yes
+case "${1:-}" in
+--tests) want_tests=yes ;;
+"") ;;
+-h | --help)
+    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
+    exit 0
+    ;;
+*)
+    echo "setup: unknown option \"$1\" (scripts/setup.sh --help)" >&2
+    exit 2
+    ;;
+esac
 
 # Debian packages: the build, the CPU backend's BLAS, images (PNG, JPEG, and
 # stb_image for BMP), the default data set
@@ -21,9 +36,12 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # OpenCL declarations; Python, NumPy and PyTorch check that checkpoints load
 # where a PyTorch user would load them; Open MPI trains across processes
 # (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill;
-# fortunes is the text gpt-tiny trains on against its PyTorch twin
+# dpkg-dev's dpkg-shlibdeps gives the Debian package its Depends, and man-db
+# renders its man pages (tests/test_deb.sh); libonnx-testdata holds ONNX's
+# own test case for each operator (docs/interop.md); fortunes is the text
+# gpt-tiny trains on against its PyTorch twin
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps fortunes"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
 
 missing=""
 for p in $packages; do
@@ -37,16 +55,21 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
 
-# a Python environment in the build tree for the checkpoint interop test:
-# safetensors from PyPI (Debian has none) on top of Debian's NumPy and PyTorch
+# a Python environment in the build tree for the interop tests, on top of
+# Debian's NumPy and PyTorch (whose torch.onnx.export writes the ONNX files
+# ember reads): from PyPI, safetensors (Debian has none), and onnx (its
+# checker) and onnxruntime (the reference runtime) at versions that work
+# with Debian's NumPy 1.24. An environment from before onnx gets it added.
 if [ $want_tests = yes ] && [ ! -x build/pyenv/bin/python ]; then
     mkdir -p build
-    if /usr/bin/python3 -m venv --system-site-packages build/pyenv &&
-        build/pyenv/bin/python -m pip install -q safetensors; then
-        echo "setup: build/pyenv has safetensors"
+    /usr/bin/python3 -m venv --system-site-packages build/pyenv || rm -rf build/pyenv
+fi
+if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
+    ! build/pyenv/bin/python -c "import safetensors, onnx, onnxruntime" 2>/dev/null; then
+    if build/pyenv/bin/python -m pip install -q safetensors onnx==1.23.2 onnxruntime==1.32.0 "numpy<2"; then
+        echo "setup: build/pyenv has safetensors, onnx and onnxruntime"
     else
-        echo "setup: could not install Python's safetensors (no PyPI?); the interop test will say skipped"
-        rm -rf build/pyenv
+        echo "setup: could not install Python's safetensors, onnx or onnxruntime (no PyPI?); the interop tests will say skipped"
     fi
 fi
 
@@ -60,6 +83,29 @@ if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ 
     else
         echo "setup: could not install the CUDA 11.8 wheels (no PyPI?); their tests will say skipped"
         rm -rf build/cu11
+    fi
+fi
+
+if [ $want_tests = no ]; then
+    # The library and the program (and its man pages) only: no tests,
+    # fuzzers or test doubles (105 objects instead of 159), so that
+    # `cmake --install build` works, and the compiler's warnings as warnings,
+    # so that a newer compiler than CI's cannot stop a user's first command.
+    # (A build that scripts/test.sh made keeps its -Werror: nothing rebuilds.)
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build build -j "$(nproc)" --target ember ember_static ember_cli ember_man
+    exit 0
+fi
+
+# CUDA 12.x's NVRTC, the last to target Maxwell, Pascal and Volta (sm_50 to sm_72), from
+# NVIDIA's PyPI wheel into the build tree: the simulated GTX 1080 runs its PTX
+# (tests/test_simulated_gpu.sh). No GPU or driver is involved.
+if [ $want_tests = yes ] && [ ! -f build/cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ] && [ -x build/pyenv/bin/python ]; then
+    if build/pyenv/bin/python -m pip install -q --target build/cu12 nvidia-cuda-nvrtc-cu12==12.9.86; then
+        echo "setup: CUDA 12.9 NVRTC in build/cu12"
+    else
+        echo "setup: could not install the CUDA 12 NVRTC wheel (no PyPI?); the simulated GTX 1080 will say skipped"
+        rm -rf build/cu12
     fi
 fi
 

@@ -1,10 +1,13 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/test.sh — the whole test suite: set up (test packages included),
 # build, run every test, build twice more with backends left out and run the
 # quick tests there, fuzz every loader briefly, then rebuild with AddressSanitizer and
 # UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -41,7 +44,7 @@ grep -q "built without MPI.*libopenmpi-dev" build-noopencl-noblas/nompi.out ||
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the
 # long runs). Only the harnesses are built.
 echo "test: the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/"
-fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace"
+fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace fuzz_onnx fuzz_csv fuzz_npy fuzz_model_checkpoint fuzz_resume fuzz_plot fuzz_predict"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
     -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null
 # shellcheck disable=SC2086 # a list of targets

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/checkpoint_interop.py — ember checkpoints against Python's safetensors and PyTorch.
 
     checkpoint_interop.py path/to/test_checkpoint
@@ -13,8 +14,10 @@ conv1.bias (16), fc.weight (10, 3136), fc.bias (10)):
                     load_state_dict(strict=True).
   Python -> ember   files written by safetensors.numpy (and safetensors.torch
                     from a fresh PyTorch module) load into ember's set through
-                    `test_checkpoint check`, bit for bit; an F16 tensor is
-                    refused with a message naming it.
+                    `test_checkpoint check`, bit for bit; F16, BF16, F64 and
+                    I64 tensors (what PyTorch's state_dicts hold) load as
+                    float32, and what float32 cannot hold, another dtype and a
+                    torch.save pickle are refused with messages naming them.
 
 Needs numpy and safetensors; exits 77 (CTest's "skipped") without them.
 torch is optional. To provide them:
@@ -125,13 +128,34 @@ def python_to_ember(binary, tmp):
         check(done.returncode != 0 and "fc.weight" in done.stderr,
               f"a file holding {bad} was not refused by name: rc {done.returncode}, {done.stderr.strip()!r}")
 
-    # a tensor of another dtype is refused, by name
-    half = dict(tensors, **{"conv1.bias": tensors["conv1.bias"].astype(np.float16)})
-    save_file(half, os.path.join(tmp, "half.safetensors"))
-    write_raw(os.path.join(tmp, "half.f32"), tensors)
-    done = run_ember(binary, "check", os.path.join(tmp, "half.safetensors"), os.path.join(tmp, "half.f32"))
-    check(done.returncode != 0 and "conv1.bias" in done.stderr and "F16" in done.stderr,
-          f"an F16 tensor was not refused by name: rc {done.returncode}, {done.stderr.strip()!r}")
+    # what PyTorch's state_dicts hold besides F32 loads as float32: F16 and
+    # F64 exactly (the values below are float16's, which both hold), I64
+    # from -2^24 to 2^24
+    exact = {k: np.clip(v, -1e4, 1e4).astype(np.float16).astype(np.float32) for k, v in tensors.items()}
+    write_raw(os.path.join(tmp, "exact.f32"), exact)
+    for dtype in (np.float16, np.float64):
+        other = dict(exact, **{"conv1.bias": exact["conv1.bias"].astype(dtype),
+                               "fc.weight": exact["fc.weight"].astype(dtype)})
+        save_file(other, os.path.join(tmp, "other.safetensors"))
+        done = run_ember(binary, "check", os.path.join(tmp, "other.safetensors"), os.path.join(tmp, "exact.f32"))
+        check(done.returncode == 0, f"{np.dtype(dtype).name} tensors did not load: {done.stderr.strip()!r}")
+    counts = dict(exact, **{"conv1.bias": np.arange(-8, 8, dtype=np.int64) * (1 << 20)})
+    write_raw(os.path.join(tmp, "counts.f32"), dict(counts, **{"conv1.bias": counts["conv1.bias"].astype(np.float32)}))
+    save_file(counts, os.path.join(tmp, "counts.safetensors"))
+    done = run_ember(binary, "check", os.path.join(tmp, "counts.safetensors"), os.path.join(tmp, "counts.f32"))
+    check(done.returncode == 0, f"I64 values within 2^24 did not load: {done.stderr.strip()!r}")
+    # an integer float32 cannot hold exactly, a double beyond its range, a
+    # dtype ember does not convert: each refused, naming the tensor
+    too_big = dict(counts, **{"conv1.bias": counts["conv1.bias"].copy()})
+    too_big["conv1.bias"][5] = (1 << 24) + 1
+    huge = dict(exact, **{"fc.bias": np.full(10, 1e300)})
+    bytes_ = dict(exact, **{"conv1.bias": np.zeros(16, dtype=np.uint8)})
+    for bad, name, word in ((too_big, "conv1.bias", "index 5"), (huge, "fc.bias", "index 0"),
+                            (bytes_, "conv1.bias", "U8")):
+        save_file(bad, os.path.join(tmp, "bad.safetensors"))
+        done = run_ember(binary, "check", os.path.join(tmp, "bad.safetensors"), os.path.join(tmp, "exact.f32"))
+        check(done.returncode != 0 and name in done.stderr and word in done.stderr,
+              f"{name} ({word}) was not refused by name: rc {done.returncode}, {done.stderr.strip()!r}")
 
 
 def with_torch(binary, tmp, ember_file, want):
@@ -160,6 +184,17 @@ def with_torch(binary, tmp, ember_file, want):
     safetensors.torch.save_file(state, os.path.join(tmp, "torch.safetensors"), metadata={"format": "pt"})
     ember_loads(binary, tmp, "torch.safetensors", {k: v.numpy() for k, v in state.items()},
                 "a file from safetensors.torch")
+    # in bfloat16, as a model kept in half precision is saved
+    halved = {k: v.to(torch.bfloat16) for k, v in state.items()}
+    safetensors.torch.save_file(halved, os.path.join(tmp, "bf16.safetensors"))
+    write_raw(os.path.join(tmp, "bf16.f32"), {k: v.float().numpy() for k, v in halved.items()})
+    done = run_ember(binary, "check", os.path.join(tmp, "bf16.safetensors"), os.path.join(tmp, "bf16.f32"))
+    check(done.returncode == 0, f"a bfloat16 state_dict did not load: {done.stderr.strip()!r}")
+    # a pickle from torch.save is refused, with the line that converts it
+    torch.save(state, os.path.join(tmp, "model.pt"))
+    done = run_ember(binary, "check", os.path.join(tmp, "model.pt"), os.path.join(tmp, "bf16.f32"))
+    check(done.returncode != 0 and "pickle" in done.stderr and "save_file(torch.load(" in done.stderr,
+          f"a torch.save pickle was not refused with advice: rc {done.returncode}, {done.stderr.strip()!r}")
     print(f"checkpoint_interop: torch {torch.__version__}: load_state_dict(strict=True) took ember's file")
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/cli-util.sh — what the shell tests of the `ember` program share;
 # sourced, with EMBER set to the program and TMP to a scratch folder.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/fashion_subset.py — the first N images of Fashion-MNIST, as IDX files ember reads.
 
     fashion_subset.py SRC DST TRAIN TEST

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/kernel-source.c — prints the kernels' program in a dialect, for the
  * tests that compile it with a toolchain of their own (test_kernels_clang.sh).

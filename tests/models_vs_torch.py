@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/models_vs_torch.py — ember's built-in models against the same networks written in PyTorch.
 
     models_vs_torch.py path/to/test_model_export path/to/ember [DATA_DIR]

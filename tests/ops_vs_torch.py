@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/ops_vs_torch.py — ember's layer ops against PyTorch's on the same inputs.
 
     ops_vs_torch.py path/to/test_ops_export

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/reference.c — see reference.h. Each function is its definition. */
 #include <math.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/reference.h — the readable reference of every backend primitive.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/test-util.c — see test-util.h. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>

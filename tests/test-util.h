@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test-util.h — the little the tests share: checks that count
  * failures, a quiet context, a scratch folder.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_baseline_ptx.sh — the CUDA backend's built-in PTX
 # (backends/cuda/baseline/kernels-sm30.ptx) is what every driver since 2013
 # can load, is what the kernel sources give today, and assembles for every

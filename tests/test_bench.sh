@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_bench.sh EMBER — bench/targets.sh, the one command that judges
 # ember's speed targets, runs from a build and prints a verdict for every
 # target: tiny settings, no peers (their Pythons are the benchmark's own

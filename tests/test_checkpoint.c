@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_checkpoint.c — safetensors checkpoints: round trips, strict
  * matching against the parameter set, atomic saving, and malformed files of
@@ -499,12 +500,15 @@ static const struct bad_header {
     /* dtypes */
     {"unknown dtype", 32, EMBER_ERR_FORMAT, "unknown dtype \"F17\"", "{" ENTRY("a", "F17", "2,3", "0,24") "," B_OK "}"},
     {"lower-case dtype", 32, EMBER_ERR_FORMAT, "unknown dtype", "{" ENTRY("a", "f32", "2,3", "0,24") "," B_OK "}"},
-    {"F16", 20, EMBER_ERR_FORMAT, "\"a\" is F16; ember checkpoints hold F32 only",
-     "{" ENTRY("a", "F16", "2,3", "0,12") "," ENTRY("b", "F32", "2", "12,20") "}"},
-    {"BF16", 28, EMBER_ERR_FORMAT, "\"b\" is BF16", "{" A_OK "," ENTRY("b", "BF16", "2", "24,28") "}"},
-    {"F64", 56, EMBER_ERR_FORMAT, "is F64",
-     "{" ENTRY("a", "F64", "2,3", "0,48") "," ENTRY("b", "F32", "2", "48,56") "}"},
-    {"I32", 32, EMBER_ERR_FORMAT, "is I32", "{" ENTRY("a", "I32", "2,3", "0,24") "," B_OK "}"},
+    /* PyTorch's other dtypes load as float32 (F16, BF16, F64 and the
+     * integers); what float32 cannot hold, or a dtype it does not convert, is refused */
+    {"F16", 20, EMBER_OK, NULL, "{" ENTRY("a", "F16", "2,3", "0,12") "," ENTRY("b", "F32", "2", "12,20") "}"},
+    {"BF16", 28, EMBER_OK, NULL, "{" A_OK "," ENTRY("b", "BF16", "2", "24,28") "}"},
+    {"F64", 56, EMBER_OK, NULL, "{" ENTRY("a", "F64", "2,3", "0,48") "," ENTRY("b", "F32", "2", "48,56") "}"},
+    {"I32 past 2^24", 32, EMBER_ERR_FORMAT, "\"a\" (I32) holds at index 0 a value that float32 cannot hold exactly",
+     "{" ENTRY("a", "I32", "2,3", "0,24") "," B_OK "}"},
+    {"U8", 14, EMBER_ERR_FORMAT, "\"a\" is U8; ember loads F32, F16, BF16, F64, I64 and I32",
+     "{" ENTRY("a", "U8", "2,3", "0,6") "," ENTRY("b", "F32", "2", "6,14") "}"},
     /* offsets */
     {"size disagrees with shape", 28, EMBER_ERR_FORMAT, "24 bytes, but its data_offsets [0, 20] hold 20",
      "{" ENTRY("a", "F32", "2,3", "0,20") "," ENTRY("b", "F32", "2", "20,28") "}"},

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_cli.sh — the `ember` program's contract: help, exit statuses,
 # diagnostics, metrics. Usage: test_cli.sh path/to/ember
 set -u
@@ -23,6 +24,12 @@ expect 2 "unknown device" -- "$EMBER" train --device quantum --data random
 expect 4 "cpu:3" -- "$EMBER" train --device cpu:3 --data random
 expect 3 "/nonexistent" -- "$EMBER" train --data mnist --data-dir /nonexistent --quiet
 expect 2 "data-dir" -- "$EMBER" train --data cifar10 --quiet
+# --steps ends the epoch sooner: the progress and its ETA count to it, not to the epoch's end
+expect 0 "step 30/30 " -- "$EMBER" train --data random --steps 30 --device cpu --no-eval
+grep -q "/64 " "$TMP/out" && fail "the progress counts to the epoch's 64 steps, not --steps 30: $(cat "$TMP/out")"
+# the library's message, in the program's words: the option, not the API's field
+expect 2 "holds its files with --data-dir" -- "$EMBER" train --data mnist --quiet
+grep -q "ember_data_options\|options->" "$TMP/out" && fail "a message names the C API to a user of the program: $(cat "$TMP/out")"
 expect 2 "needs --load" -- "$EMBER" eval
 expect 3 "missing.safetensors" -- "$EMBER" eval --data random --load "$TMP/missing.safetensors"
 printf 'not a checkpoint at all' >"$TMP/bad.safetensors"
@@ -168,6 +175,12 @@ PY
     [ ! -e "$TMP/one.safetensors" ] || fail "a run that could not evaluate trained and saved first"
     expect 0 "saved" -- "$EMBER" train --data folder --data-dir "$TMP/one" --model linear --epochs 1 --no-eval \
         --save "$TMP/one.safetensors"
+    # a class folder whose name is not UTF-8 (Latin-1's "caf\xe9"): its checkpoint could not
+    # store the name, which is found before the first step, not at the first save
+    cp -r "$TMP/one" "$TMP/latin"
+    mv "$TMP/latin/a" "$TMP/latin/$(printf 'caf\351')"
+    expect 3 "its metadata cannot be stored" -- timeout 20 "$EMBER" train --data folder --data-dir "$TMP/latin" \
+        --model linear --epochs 1000 --no-eval --save "$TMP/latin.safetensors" --quiet
     expect 3 'tensor "weight" holds NaN at index 0' -- \
         "$EMBER" eval --model linear --data random --load "$TMP/nan.safetensors"
     "$EMBER" eval --model linear --data random --load "$TMP/huge.safetensors" --json >"$TMP/huge.json" 2>"$TMP/err"
@@ -199,6 +212,41 @@ expect 3 "fifo.png is a FIFO, not a regular file" -- \
     timeout 20 "$EMBER" predict --load "$TMP/mine.safetensors" "$TMP/fifo.png"
 expect 3 "fifo.model is not a regular file" -- timeout 20 "$EMBER" summary --model "$TMP/fifo.model"
 
+# every file a run will write is checked before its first step, so that a
+# typo costs a second, not the run: a missing folder (--save, --metrics,
+# --trace), a folder where a checkpoint or its best sibling goes, a FIFO
+# given as --save (the checkpoint replaces it: never a device or FIFO), one
+# without a reader as --metrics (opening it would wait), a folder no file
+# can be made in; none of them trains a step
+quick="train --data random --shape 4 --model linear --epochs 100000 --device cpu --threads 1 --quiet"
+expect 3 "cannot write --save $TMP/nowhere/run.safetensors: the folder $TMP/nowhere does not exist" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/nowhere/run.safetensors"
+expect 3 "cannot write --metrics $TMP/nowhere/m.jsonl: the folder $TMP/nowhere does not exist" -- \
+    timeout 20 "$EMBER" $quick --metrics "$TMP/nowhere/m.jsonl"
+expect 3 "cannot write --trace $TMP/nowhere/t.json" -- timeout 20 "$EMBER" $quick --trace "$TMP/nowhere/t.json"
+mkdir -p "$TMP/outs/run.best.safetensors"
+expect 3 "cannot write --save's best epoch $TMP/outs/run.best.safetensors: it is a folder" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/outs/run.safetensors"
+printf x >"$TMP/outs/file"
+expect 3 "$TMP/outs/file is not a folder" -- timeout 20 "$EMBER" $quick --save "$TMP/outs/file/run.safetensors"
+mkfifo "$TMP/outs/fifo.safetensors" "$TMP/outs/fifo.jsonl"
+expect 3 "it is a FIFO; ember writes a checkpoint as a regular file" -- \
+    timeout 20 "$EMBER" $quick --save "$TMP/outs/fifo.safetensors"
+expect 3 "cannot write --metrics $TMP/outs/fifo.jsonl" -- timeout 20 "$EMBER" $quick --metrics "$TMP/outs/fifo.jsonl"
+[ -p "$TMP/outs/fifo.safetensors" ] || fail "the FIFO given as --save was replaced"
+if [ "$(id -u)" -ne 0 ]; then # root writes into a read-only folder anyway
+    mkdir -p "$TMP/outs/ro" && chmod 555 "$TMP/outs/ro"
+    expect 3 "no file can be made in $TMP/outs/ro" -- timeout 20 "$EMBER" $quick --save "$TMP/outs/ro/run.safetensors"
+fi
+ls "$TMP/outs" | grep -q "ember-probe" && fail "a probe file was left: $(ls "$TMP/outs")"
+# a write that fails in the middle of a run (a full disk: /dev/full) stops it,
+# and what it learnt is saved all the same, ready to resume
+expect 3 "stopped at step 2 because --metrics could not be written; the run is saved" -- \
+    "$EMBER" train --data random --model mlp --epochs 2 --log-every 2 --metrics /dev/full --device cpu \
+    --save "$TMP/outs/full.safetensors" --quiet
+expect 0 "resuming $TMP/outs/full.safetensors at epoch 1, step 2 of 64" -- \
+    "$EMBER" train --resume "$TMP/outs/full.safetensors" --steps 3 --device cpu --quiet
+
 # "auto" on a machine whose only OpenCL devices are CPUs (PoCL here): the
 # first run loads the drivers to find that out and remembers it; the next
 # passes OpenCL over without loading it (no libOpenCL, no LLVM in the
@@ -214,6 +262,33 @@ if grep -q "opencl:0 (a CPU device" "$TMP/auto1"; then
     ! grep -q "file=libOpenCL" "$TMP/auto2" || fail "the second auto loaded libOpenCL"
     EMBER_CACHE_DIR=$cache "$EMBER" devices >"$TMP/auto3" 2>&1
     grep -q "opencl:0" "$TMP/auto3" || fail "ember devices lost opencl:0 after auto remembered it"
+fi
+
+# training that is not learning: said, with its likely causes; --stop-if-diverging stops it and keeps
+# the model of its lowest loss (Fashion-MNIST; a healthy run says nothing: test_train_e2e.sh). Not
+# under the sanitizers, which make these hundreds of real steps too slow for the test's time.
+if [ "${EMBER_TEST_SANITIZED:-OFF}" = ON ]; then
+    echo "note: a sanitizer build: training that is not learning is checked in the plain build"
+elif [ -d /usr/share/datasets/fashion-mnist ]; then
+    expect 0 "warning: the training loss is .* more than twice a uniform guess's" -- \
+        "$EMBER" train --lr 100 --steps 200 --device cpu --no-eval --quiet
+    grep -qF "a learning rate too high (--lr 100: try 10)" "$TMP/out" || fail "--lr 100: no likely cause: $(cat "$TMP/out")"
+    # a rate that rises in its warm-up: the loss falls, then grows
+    expect 1 "warning: the training loss has grown for 3 intervals of 20 steps in a row" -- \
+        "$EMBER" train --lr 3 --warmup 1 --steps 600 --device cpu --no-eval --quiet --log-every 20 \
+        --stop-if-diverging --save "$TMP/diverged.safetensors"
+    grep -qF "stopped: the run was not learning (--stop-if-diverging); saved $TMP/diverged.safetensors: the model of step" \
+        "$TMP/out" || fail "--stop-if-diverging did not say what it kept: $(cat "$TMP/out")"
+    "$EMBER" eval --load "$TMP/diverged.safetensors" --device cpu --json >"$TMP/out" 2>&1 ||
+        fail "eval of the model --stop-if-diverging kept: $(cat "$TMP/out")"
+    acc=$(sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p' "$TMP/out")
+    awk -v a="$acc" 'BEGIN { exit !(a > 0.5) }' || fail "the model --stop-if-diverging kept is no better than chance: $acc"
+    # worse than a guess from the start: nothing worth keeping
+    expect 1 "never did better than a uniform guess's" -- \
+        "$EMBER" train --lr 100 --steps 300 --device cpu --no-eval --quiet --stop-if-diverging --save "$TMP/none.safetensors"
+    [ -e "$TMP/none.safetensors" ] && fail "--stop-if-diverging saved a model that never beat a guess"
+else
+    echo "note: no Fashion-MNIST: training that is not learning is not checked"
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_cuda_backend.sh — what the CUDA backend does when a GPU says
 # no, through the test double of libcuda that runs ember's kernels
 # (tests/fakes), as a user of `ember` sees it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_cuda_double.c — the CUDA test double (tests/fakes) catches
  * what a real driver would, so that the CUDA tests run through it can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_cuda_loader.c — the CUDA backend on machines without a
  * working GPU, through the same code a real machine runs: zero usable cuda

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_cuda_nvrtc.c — every kernel compiles through every NVRTC the
  * CUDA backend finds, for every arch that NVRTC says it supports, exactly as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_cuda_path.c — the rules that rank a GPU's kernel paths, on the
  * machines ember is for, without a GPU: each row is a GPU, a driver and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_devices.sh — "why can't it use my GPU?", answered on a machine
 # without one: each case puts in front of ember, through the environment,
 # the machine a user has (no driver, the toolkit's stub, a driver with no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_embed.c — the library as a host program meets it: inference
  * from its own buffers, checkpoints in memory, data sets over its own
@@ -14,6 +15,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test-util.h"
 
@@ -542,8 +545,132 @@ static void test_process_state(void)
     ember_ctx_free(ctx);
 }
 
+/* ------------------------------------------------- quiet, and its cache */
+
+/* What a piece of work writes to stderr (fd 2), captured in a file. */
+static int stderr_begin(FILE **file)
+{
+    fflush(stderr);
+    *file = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    if (*file)
+        dup2(fileno(*file), STDERR_FILENO);
+    return saved;
+}
+
+static long stderr_end(FILE *file, int saved, char *text, size_t len)
+{
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    long n = file ? ftell(file) : -1;
+    text[0] = '\0';
+    if (file) {
+        rewind(file);
+        size_t got = fread(text, 1, len - 1, file);
+        text[got] = '\0';
+        fclose(file);
+    }
+    return n;
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return d ? n : -1;
+}
+
+/* A host program that asks for nothing hears nothing: a new context logs
+ * nowhere (failures come back as statuses and messages), and the files
+ * ember keeps go where the program says (ember_set_cache_dir), never into
+ * a home folder it has to create. */
+static void test_quiet_and_cache(void)
+{
+    FILE *file;
+    char text[2048];
+    int saved = stderr_begin(&file);
+    ember_ctx *ctx = ember_ctx_new();
+    ember_log(ctx, EMBER_LOG_ERROR, "a message no one asked to see");
+    CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
+    const int64_t one[1] = {4};
+    ember_tensor *t = ember_tensor_new(ctx, EMBER_F32, 1, one);
+    ember_tensor_free(ember_relu(t)); /* a tape tensor: the library warns, to no one */
+    ember_data_options none = {.kind = "mnist"};
+    CHECK(!ember_dataset_open(ctx, &none, EMBER_TRAIN), "mnist opened without a folder");
+    ember_tensor_free(t);
+    ember_tape_clear(ctx);
+    long printed = stderr_end(file, saved, text, sizeof text);
+    CHECK(printed == 0, "a context nobody gave a log callback printed %ld bytes: %s", printed, text);
+    /* the failure is still there for the host to read, in the API's words */
+    CHECK(strstr(ember_last_error(ctx), "ember_data_options.dir") && !strstr(ember_last_error(ctx), "--"),
+          "the message names no API field, or names a command-line option: %s", ember_last_error(ctx));
+
+    /* the cache: Fashion-MNIST's gzipped files are worth an inflated copy */
+    ember_data_options fashion = {.kind = "fashion-mnist"};
+    struct stat info;
+    if (stat("/usr/share/datasets/fashion-mnist", &info) != 0) {
+        printf("quiet: checked; the cache folder not checked: no Fashion-MNIST (dataset-fashion-mnist)\n");
+        ember_ctx_free(ctx);
+        return;
+    }
+    char root[] = "/tmp/ember-test-cache-XXXXXX", home[256], chosen[512], copies[512];
+    CHECK(mkdtemp(root), "mkdtemp");
+    snprintf(home, sizeof home, "%s/no-such-home", root);
+    snprintf(chosen, sizeof chosen, "%s/chosen", root);
+    snprintf(copies, sizeof copies, "%.400s/datasets", chosen);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *old_cache = getenv("EMBER_CACHE_DIR") ? strdup(getenv("EMBER_CACHE_DIR")) : NULL;
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    unsetenv("EMBER_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", home, 1);
+    ember_dataset *ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
+    CHECK(ds, "%s", ember_last_error(ctx));
+    ember_dataset_free(ds);
+    CHECK(stat(home, &info) != 0, "ember created the missing home folder %s", home);
+    ember_set_cache_dir(chosen);
+    ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
+    CHECK(ds, "%s", ember_last_error(ctx));
+    ember_dataset_free(ds);
+    CHECK(entries(copies) == 1, "ember_set_cache_dir(%s): %d entries in %s, not one (the test images')", chosen,
+          entries(copies), copies);
+    ember_set_cache_dir(""); /* none: a second folder stays empty */
+    snprintf(copies, sizeof copies, "%s/unused", root);
+    setenv("EMBER_CACHE_DIR", copies, 1);
+    ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
+    CHECK(ds && entries(copies) == -1, "ember_set_cache_dir(\"\") still kept copies in %s", copies);
+    ember_dataset_free(ds);
+    ember_set_cache_dir(NULL); /* the default again: EMBER_CACHE_DIR */
+    ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
+    snprintf(chosen, sizeof chosen, "%.400s/datasets", copies);
+    CHECK(ds && entries(chosen) == 1, "ember_set_cache_dir(NULL) did not go back to EMBER_CACHE_DIR (%s)", copies);
+    ember_dataset_free(ds);
+    ember_ctx_free(ctx);
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    if (old_cache)
+        setenv("EMBER_CACHE_DIR", old_cache, 1);
+    else
+        unsetenv("EMBER_CACHE_DIR");
+    if (old_xdg)
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    free(old_home);
+    free(old_cache);
+    free(old_xdg);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    printf("quiet: nothing printed unasked; the cache where ember_set_cache_dir says, no home folder made\n");
+}
+
 int main(void)
 {
+    test_quiet_and_cache();
     test_predict();
     test_checkpoints_in_memory();
     test_arrays();

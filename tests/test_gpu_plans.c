@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_gpu_plans.c — the GPU launch plans (backends/kernels/gpu-*.c)
  * stay inside the grid a CUDA GPU allows, whatever the shape: at most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_gradcheck.c — every differentiable op's backward against
  * central finite differences.

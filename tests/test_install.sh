@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_install.sh — ember installed, as a program that embeds it sees
 # it (docs/embedding.md):
 #
@@ -55,6 +56,21 @@ if [ "$major" = 0 ]; then soname=libember.so.$major.$minor; else soname=libember
 got=$(readelf -d "$SO" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 [ "$got" = "$soname" ] || fail "the SONAME is \"$got\"; ember.h's version $major.$minor.$patch makes it $soname"
 [ -e "$LIBDIR/$soname" ] || fail "no $soname in $LIBDIR: $(ls "$LIBDIR")"
+
+# --- the program as a Unix program is installed: no MPI in bin/ember (ember-mpi has it, where
+# MPI was found), a man page for every command the program lists, bash completion, the documents
+readelf -d "$PREFIX/bin/ember" | grep -q "NEEDED.*libmpi" && fail "bin/ember links libmpi: $(readelf -d "$PREFIX/bin/ember" | grep NEEDED)"
+if [ -x "$BUILD/ember-mpi" ]; then
+    readelf -d "$PREFIX/bin/ember-mpi" 2>/dev/null | grep -q "NEEDED.*libmpi" || fail "bin/ember-mpi is missing or links no libmpi"
+fi
+for command in "" $("$PREFIX/bin/ember" --help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p'); do
+    page=ember${command:+-$command}.1
+    [ -s "$PREFIX/share/man/man1/$page" ] || fail "no man page $page for \"ember $command\""
+done
+[ -s "$PREFIX/share/bash-completion/completions/ember" ] || fail "no bash completion installed"
+for doc in README.md LICENSE docs/models.md docs/how-it-works.md examples/classify.c; do
+    [ -s "$PREFIX/share/doc/ember/$doc" ] || fail "no share/doc/ember/$doc"
+done
 
 # --- 3. pkg-config
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"

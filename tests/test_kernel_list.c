@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_kernel_list.c — the kernels section of the API in every build:
  * the list of kernels is there whichever backends were built, and ember_ptx

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_kernels.c — the kernel-source module (backends/kernels), no
  * device needed:

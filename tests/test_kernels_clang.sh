@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_kernels_clang.sh — the shared kernel sources are clean in the
 # dialects no driver here compiles, checked with Debian's clang 14:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_memory.c — a steady-state training step allocates nothing.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_memory_limits.sh — under any address-space limit (ulimit -v)
 # ember trains, or exits 4 saying it ran out of memory and what it asked
 # for, within seconds: it never hangs and never dies of a signal. The

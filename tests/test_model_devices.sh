@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_model_devices.sh — a model trained on another device ends where
 # the CPU's does: the same model, seed and data order on real Fashion-MNIST
 # images, on the cpu and on DEVICE, then the two compared.

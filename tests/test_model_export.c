@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_model_export.c — a model's checkpoint and its outputs on a
  * fixed input, for tests/models_vs_torch.py to hold against the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_models.c — model files and models: every mistake in a file
  * reported at its line and column, the built-in zoo building for 28x28 and
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "test-util.h"
 
@@ -51,7 +53,19 @@ static const struct bad_model {
     {"residual\nend\n", 2, 1, "has no layers", EMBER_ERR_FORMAT},
     {"residual\n relu\nshortcut\nend\n", 4, 1, "the shortcut of line 3 has no layers", EMBER_ERR_FORMAT},
     {"# only a comment\n\n", 1, 1, "no layers", EMBER_ERR_FORMAT},
-    {"x: relu\nx: flatten\nlinear classes\n", 2, 4, "the name \"x\" is taken by the relu at line 1", EMBER_ERR_ARG},
+    {"x: relu\nx: flatten\nlinear classes\n", 2, 4, "the name \"x\" is taken by the relu at line 1", EMBER_ERR_FORMAT},
+    /* names no PyTorch module could hold: a parameter's name taken by a module, or twice */
+    {"flatten\nfc: linear 10\nfc.weight: linear classes\n", 3, 12,
+     "\"fc.weight\" is both a layer and the weight of the linear at line 2", EMBER_ERR_FORMAT},
+    {"flatten\nweight: linear 10\nself: linear classes\n", 2, 9,
+     "\"weight\" is both a layer and the weight of the linear at line 3", EMBER_ERR_FORMAT},
+    {"flatten\nself: linear 10\nself: linear classes\n", 3, 7, "the parameter \"weight\" of the linear at line 2",
+     EMBER_ERR_FORMAT},
+    /* a byte a checkpoint could not store as it is, comments included */
+    {"flatten\nlinear classes # caf\xe9\n", 2, 21, "unexpected byte 0xe9", EMBER_ERR_FORMAT},
+    {"flatten # \x1b[2J\nlinear classes\n", 1, 11, "unexpected byte 0x1b", EMBER_ERR_FORMAT},
+    /* the same sizes as --shape takes */
+    {"input 1x100000x100000000\nflatten\nlinear classes\n", 1, 7, "input takes one shape", EMBER_ERR_FORMAT},
     {"self: relu\nresidual\n self: relu\nend\n", 3, 2, "\"self\" names a layer of the model itself",
      EMBER_ERR_FORMAT},
     /* shapes that do not fit, with the shape on the other side named */
@@ -84,6 +98,7 @@ static void test_mistakes(ember_ctx *ctx)
                   strstr(msg, b->says),
               "case %d: wanted %s%s (%s), got %s: %s", i, where, b->says, ember_status_str(b->status),
               ember_status_str(ember_last_status(ctx)), msg);
+        CHECK(!strstr(msg, "ember_"), "case %d names a function of ember's: %s", i, msg);
         ember_model_free(m);
     }
     /* a file that is not there, and a built-in that is not either */
@@ -104,7 +119,7 @@ static const struct zoo_count {
     int64_t params, tensors; /* tensors: len(state_dict()) */
 } zoo_counts[] = {
     {"simplecnn", 31530, 4}, {"kerascnn", 216650, 4}, {"linear", 7850, 2},    {"mlp", 235146, 6},
-    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56},
+    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56},   {"tabular", 55050, 6},
 };
 
 static void test_zoo(ember_ctx *ctx)
@@ -308,6 +323,114 @@ static void test_modes(ember_ctx *ctx, const char *dir)
     ember_set_grad_enabled(ctx, was);
 }
 
+/* -------------------------------------------- checkpoints as hostile files */
+
+/* peak resident memory of this process, in MiB */
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
+}
+
+/* A checkpoint of `params` claiming the model in `meta` (key, value, ..., NULL). */
+static const char *claiming(ember_ctx *ctx, const char *dir, const char *name, ember_params *params,
+                            const char *const *meta)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    CHECK_OK(ctx, ember_params_save(params, path, meta));
+    return path;
+}
+
+static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
+{
+    ember_params *small = ember_params_new(ctx);
+    ember_rng rng = ember_rng_seed(1);
+    ember_tensor *w, *b;
+    CHECK_OK(ctx, ember_layer_linear(small, "0", 4, 2, &rng, &w, &b));
+
+    /* a tiny file whose metadata describes a network of a billion parameters:
+     * refused by its first tensor, before the network is allocated */
+    const char *huge[] = {"ember.model", "huge.model", "ember.model_text", "0: linear 40000\n1: linear classes\n",
+                          "ember.input", "25000", "ember.classes", "10", NULL};
+    const char *path = claiming(ctx, dir, "huge.safetensors", small, huge);
+    double before = peak_rss_mib();
+    ember_model *m = ember_model_from_checkpoint(ctx, path);
+    const char *msg = ember_last_error(ctx);
+    CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT && strstr(msg, "huge.safetensors") &&
+              strstr(msg, "\"0.weight\"") && strstr(msg, "(40000, 25000)"),
+          "a checkpoint describing a huge network: %s: %s", ember_status_str(ember_last_status(ctx)), msg);
+    CHECK(peak_rss_mib() - before < 64, "building from it took %.0f MiB", peak_rss_mib() - before);
+    ember_model_free(m);
+
+    /* an error in the model text a checkpoint stores names the checkpoint */
+    const char *bad_text[] = {"ember.model", "models/mine.model", "ember.model_text", "flatten\nlinear classes\nconv3d\n",
+                              "ember.input", "4", "ember.classes", "2", NULL};
+    path = claiming(ctx, dir, "bad-text.safetensors", small, bad_text);
+    m = ember_model_from_checkpoint(ctx, path);
+    msg = ember_last_error(ctx);
+    CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT && strstr(msg, "bad-text.safetensors") &&
+              strstr(msg, "models/mine.model") && strstr(msg, "stored") && strstr(msg, ":3:1: unknown layer"),
+          "an error in the stored model text: %s", msg);
+    ember_model_free(m);
+
+    /* counts that are not counts */
+    const char *bad_count[] = {"ember.model", "linear", "ember.input", "4", "ember.classes", "2",
+                               "ember.forwards", "12abc", NULL};
+    ember_params *lin = ember_params_new(ctx);
+    ember_rng rng2 = ember_rng_seed(2);
+    CHECK_OK(ctx, ember_layer_linear(lin, "self", 4, 2, &rng2, &w, &b));
+    ember_params_free(lin);
+    ember_model *linear = ember_model_build(ctx, "linear", 1, (const int64_t[]){4}, 2, 0);
+    path = claiming(ctx, dir, "bad-count.safetensors", ember_model_params(linear), bad_count);
+    m = ember_model_from_checkpoint(ctx, path);
+    CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT && strstr(ember_last_error(ctx), "ember.forwards"),
+          "ember.forwards 12abc: %s", ember_last_error(ctx));
+    ember_model_free(m);
+    ember_model_free(linear);
+    ember_params_free(small);
+
+    /* a model file is stored as it is: comments, tabs, CRLF line ends come back byte for byte */
+    const char *text = "# a comment\twith a tab, \"quotes\" and a \\\r\nflatten  \t# and\r\n\tlinear classes\r\n";
+    ember_model *stored = ember_model_parse(ctx, "kept.model", text, 1, (const int64_t[]){4}, 2, 0);
+    char kept_path[4096];
+    snprintf(kept_path, sizeof kept_path, "%s/kept.safetensors", dir);
+    CHECK(stored && ember_model_save(stored, kept_path, NULL) == EMBER_OK, "a model with comments: %s", ember_last_error(ctx));
+    ember_model *back = ember_model_from_checkpoint(ctx, kept_path);
+    CHECK(back && strcmp(ember_model_text(back), text) == 0, "the stored text came back as %s",
+          back ? ember_model_text(back) : ember_last_error(ctx));
+    ember_model_free(back);
+    ember_model_free(stored);
+
+    /* BatchNorm's running variance cannot be negative: refused on load, the model unchanged */
+    ember_model *net = ember_model_parse(ctx, "bn", "flatten\nbn: batch_norm1d\nlinear classes\n", 1,
+                                         (const int64_t[]){4}, 2, 0);
+    ember_tensor *var = net ? ember_params_find(ember_model_params(net), "bn.running_var") : NULL;
+    CHECK(var, "a BatchNorm model: %s", ember_last_error(ctx));
+    if (var) {
+        char good[4096];
+        snprintf(good, sizeof good, "%s/bn-good.safetensors", dir);
+        CHECK_OK(ctx, ember_model_save(net, good, NULL));
+        const float negative[4] = {1.0f, 0.5f, -0.25f, 2.0f};
+        CHECK_OK(ctx, ember_tensor_write(var, negative, sizeof negative));
+        char bad[4096];
+        snprintf(bad, sizeof bad, "%s/bn-negative.safetensors", dir);
+        CHECK_OK(ctx, ember_model_save(net, bad, NULL));
+        CHECK_OK(ctx, ember_model_load(net, good));
+        CHECK(ember_model_load(net, bad) == EMBER_ERR_FORMAT && strstr(ember_last_error(ctx), "bn.running_var") &&
+                  strstr(ember_last_error(ctx), "index 2") && strstr(ember_last_error(ctx), "negative"),
+              "a negative running variance: %s", ember_last_error(ctx));
+        float kept[4] = {0};
+        CHECK_OK(ctx, ember_tensor_read(var, kept, sizeof kept));
+        CHECK(kept[0] == 1.0f && kept[2] == 1.0f, "a refused load changed the variance to %g", kept[2]);
+        m = ember_model_from_checkpoint(ctx, bad);
+        CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT, "from the checkpoint: %s", ember_last_error(ctx));
+        ember_model_free(m);
+    }
+    ember_model_free(net);
+    ember_clear_error(ctx);
+}
+
 /* --------------------------------------------------- a network in C */
 
 struct tiny {
@@ -484,6 +607,7 @@ int main(void)
     test_gpt_tiny(ctx);
     test_modes(ctx, dir);
     test_wrap(ctx, dir);
+    test_hostile_checkpoints(ctx, dir);
     test_relu_pool_order(ctx);
     test_layer_info(ctx);
     test_cleanup_dir(dir);

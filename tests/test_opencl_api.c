@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_opencl_api.c — backends/opencl/opencl-api.h, ember's own
  * declarations of the OpenCL API, against Khronos's CL/cl.h: every type is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_opencl_cache.c — the OpenCL backend's on-disk cache of
  * compiled kernels (backends/opencl/opencl-cache.c), in a fresh folder
@@ -141,7 +142,7 @@ int main(void)
     find_entry(folder, entry, sizeof entry);
     long size = file_size(entry);
     CHECK(size > 64, "the entry %s has %ld bytes", entry, size);
-    open_and_compute("second context", "kernels loaded from the cache", NULL, log);
+    open_and_compute("second context", "the driver took the cached kernels", NULL, log);
     CHECK(!strstr(log->text, "built from source"), "the second context built the kernels again");
 
     /* 3: damaged in the middle: 16 bytes flipped */
@@ -149,7 +150,7 @@ int main(void)
     memset(junk, 0x5a, sizeof junk);
     patch(entry, size / 2, junk, sizeof junk);
     open_and_compute("damaged entry", "checksum does not match", "kernels built from source", log);
-    open_and_compute("after the damage", "kernels loaded from the cache", NULL, log);
+    open_and_compute("after the damage", "the driver took the cached kernels", NULL, log);
 
     /* cut short */
     CHECK(truncate(entry, size / 3) == 0, "cannot truncate %s", entry);
@@ -181,7 +182,7 @@ int main(void)
         fclose(f);
     free(payload);
     open_and_compute("rejected binary", "ignoring the cached kernels", "kernels built from source", log);
-    open_and_compute("after the rejection", "kernels loaded from the cache", NULL, log);
+    open_and_compute("after the rejection", "the driver took the cached kernels", NULL, log);
 
     /* a run that died inside the driver while it loaded the entry (its
      * marker is still there): the entry goes, the kernels are rebuilt */
@@ -191,7 +192,7 @@ int main(void)
     open_and_compute("a run died loading the entry", "a run died while the driver loaded",
                      "kernels built from source", log);
     CHECK(access(marker, F_OK) != 0, "the marker %s is still there", marker);
-    open_and_compute("after the death", "kernels loaded from the cache", NULL, log);
+    open_and_compute("after the death", "the driver took the cached kernels", NULL, log);
     CHECK(access(marker, F_OK) != 0, "a load that went well left its marker %s", marker);
 
     /* 4: a cache folder that cannot be made (a file stands in its way) */

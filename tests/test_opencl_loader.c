@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_opencl_loader.c — a machine without a usable OpenCL has zero
  * opencl devices and says why; nothing crashes, and `auto` goes on to the cpu.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_ops_export.c — the layers' ops on fixed inputs, written to one
  * safetensors file for tests/ops_vs_torch.py to hold against PyTorch.

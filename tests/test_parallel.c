@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_parallel.c — data-parallel training through the C API
  * (parallel/, docs/parallel.md), as an embedding program would use it:

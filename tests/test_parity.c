@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_parity.c — every primitive on every backend against the
  * reference (tests/reference.c), one table row per case.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_predict.sh — a trained model used with --load alone: `ember
 # eval` and `ember predict` read the model, data and classes from the
 # checkpoint, and predict classifies PNG files as eval scores them.
@@ -95,6 +96,45 @@ EOF
 run -- predict --load "$TMP/fm.safetensors" --device cpu --top 2 "$TMP/pics/0000_9.png"
 expect_text "0000_9.png: Ankle boot 0." "predict's line names the class"
 [ "$(tr -cd ',' <"$TMP/out")" = "," ] || fail "--top 2 shows two classes: $(cat "$TMP/out")"
+# class names and file names are someone else's text: a terminal escape, a
+# fake line in them reach the terminal escaped
+"$PY" - "$TMP/fm.safetensors" "$TMP/escapes.safetensors" <<'EOF'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+names = json.loads(head["__metadata__"]["ember.class_names"])
+names[9] = "Ankle\x1b[2J boot\nfake.png: Trouser 1.000\x9b"
+head["__metadata__"]["ember.class_names"] = json.dumps(names)
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+EOF
+mkdir -p "$TMP/odd" && cp "$TMP/pics/0000_9.png" "$TMP/odd/$(printf 'a\033[31mb.png')"
+run -- predict --load "$TMP/escapes.safetensors" --device cpu --top 1 "$TMP/pics/0000_9.png" "$TMP/odd"
+expect_status 0 "class names with escapes"
+expect_text 'Ankle\x1b[2J boot\x0afake.png: Trouser 1.000\u009b' "a class name's escapes, escaped"
+expect_text 'odd/a\x1b[31mb.png:' "a file name's escape, escaped"
+[ "$(wc -l <"$TMP/out")" -eq 2 ] || fail "a class name made a line of its own: $(cat "$TMP/out")"
+if grep -q "$(printf '\033')" "$TMP/out"; then fail "an escape reached the terminal: $(cat -v "$TMP/out")"; fi
+# eval's and predict's settings from a checkpoint are checked as resume's are
+for pair in "ember.classes=99999999999999999999" "ember.seed=-1" "ember.resize=maybe"; do
+    "$PY" - "$TMP/fm.safetensors" "$TMP/bad-meta.safetensors" "$pair" <<'EOF'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+key, value = sys.argv[3].split("=", 1)
+head["__metadata__"][key] = value
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+EOF
+    run -- eval --load "$TMP/bad-meta.safetensors" --device cpu --model simplecnn
+    expect_status 3 "eval of a checkpoint with $pair"
+    key=${pair%%=*}
+    expect_text "the metadata's ${key#ember.} " "eval of a checkpoint with $pair"
+done
 run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/big.png"
 expect_status 3 "an image of another size"
 expect_text "the image is 32x32 (width x height) but the images are 28x28" "an image of another size"
@@ -102,6 +142,25 @@ run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$TMP/big.png"
 expect_status 0 "--resize"
 run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/none.png"
 expect_status 3 "a missing image"
+
+# --- what predict did to each image, said; an image unlike the training images, warned about
+# (examples/images/boot-photo.png: the first test image as a colour photo of a boot on white)
+EXAMPLES=$(cd "$(dirname "$0")/../examples/images" && pwd)
+run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$EXAMPLES/boot-photo.png" "$EXAMPLES/boot.png"
+expect_status 0 "a colour photo, with --resize"
+expect_text "boot-photo.png: converted from colour to gray, resized from 112x112 to 28x28 (the model takes 1x28x28 gray images like fashion-mnist's: light things on a dark background)" "a colour photo, with --resize"
+expect_text "warning: $EXAMPLES/boot-photo.png: its background is light" "a photo on white"
+grep "boot.png:" "$TMP/err" | grep -v "boot-photo" && fail "predict said something of boot.png, a training-like image: $(cat "$TMP/err")"
+# --- a folder with a file that cannot be read: that one said, the others classified, exit 3
+mkdir "$TMP/mixed"
+cp "$EXAMPLES/boot.png" "$EXAMPLES/sneaker.png" "$TMP/mixed/"
+printf 'not a png at all' >"$TMP/mixed/broken.png"
+run -- predict --load "$TMP/fm.safetensors" --device cpu "$TMP/mixed"
+expect_status 3 "a folder with a broken image"
+expect_text "$TMP/mixed/boot.png: Ankle boot" "a folder with a broken image: the good ones"
+expect_text "$TMP/mixed/sneaker.png: " "a folder with a broken image: the good ones"
+expect_text "$TMP/mixed/broken.png" "a folder with a broken image: the broken one named"
+expect_text "1 of 3 images could not be classified" "a folder with a broken image"
 run -- eval --load "$TMP/fm.safetensors" --model kerascnn
 expect_status 3 "another model named"
 expect_text "--model kerascnn, but" "another model named"
@@ -132,5 +191,7 @@ EOF
     expect_status 0 "... with --model"
     run -- predict --load "$TMP/bare.safetensors" --device cpu "$TMP/pics/0000_9.png"
     expect_status 3 "predict on a checkpoint without metadata"
+else
+    echo "note: $PY has no safetensors: a checkpoint without ember's metadata is not checked"
 fi
 finish test_predict

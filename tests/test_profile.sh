@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_profile.sh — `--profile` and `--trace` as a student uses them
 # (docs/how-it-works.md):
 #
@@ -11,7 +12,12 @@
 #      backend the device track holds kernels timed by the device, and on
 #      CUDA the table states the GPU's peak;
 #   3. `ember eval --profile` prints its table after the answer, and with
-#      --json keeps stdout one JSON object.
+#      --json keeps stdout one JSON object;
+#   4. on the CUDA test double, when it holds every kernel's completion back
+#      20 ms: each primitive's row holds those 20 ms for every kernel it
+#      launched, both with the backend timing kernels by events and with
+#      events failing (then only the profiler's own wait for the device puts
+#      them there), and the kernel rows hold them when events work.
 #
 #   test_profile.sh path/to/ember PYTHON DEVICE...
 #
@@ -101,6 +107,43 @@ sys.exit(1 if problems else 0)
 EOF
 done
 
+# 4. a held-back kernel's time is in its primitive's row
+for device in "$@"; do
+    case $device in cuda*) ;; *) continue ;; esac
+    for events in work fail; do
+        EMBER_FAKE_CUDA_KERNEL_MS=20 EMBER_FAKE_CUDA_EVENTS=$events "$EMBER" train --model simplecnn --device "$device" \
+            --steps 2 --no-eval --quiet --profile >"$TMP/held.txt" 2>"$TMP/held.err" ||
+            { fail "$device, kernels held back, events $events: $(cat "$TMP/held.err")"; continue; }
+        "$PY" - "$TMP/held.txt" "$events" <<'EOF' || fail "$device, kernels held back, events $events: see above"
+import sys
+table, events = sys.argv[1:3]
+lines = open(table).read().splitlines()
+head = next(i for i, l in enumerate(lines) if l.startswith("op / primitive / kernel"))
+rows = [(l[:34].rstrip(), float(l[34:].split()[2])) for l in lines[head + 1:] if l.startswith("  ") and l[34:].split()]
+# primitives that launch one kernel a call, and those kernels
+primitives = {"  sgemm", "  im2col", "  max_pool2d_forward"}
+kernels = {"    im2col", "    max_pool2d_forward"}
+problems = []
+for name, mean_us in rows:
+    if name in primitives and mean_us < 20000:
+        problems.append(f"{name.strip()}: {mean_us:.0f} us a call, less than the 20 ms its kernel is held back")
+    if name in kernels and mean_us < 20000:
+        problems.append(f"kernel {name.strip()}: {mean_us:.0f} us, less than the 20 ms it is held back")
+seen = {name for name, _ in rows}
+if not primitives <= seen:
+    problems.append(f"no rows for {primitives - seen}")
+if events == "work" and not kernels <= seen:
+    problems.append(f"no kernel rows for {kernels - seen}")
+if events == "fail" and any(name.startswith("    ") for name in seen):
+    problems.append("kernel rows although the events failed")
+print(f"kernels held back 20 ms, events {events}: " + ", ".join(f"{n.strip()} {u / 1000:.1f} ms" for n, u in rows if n in primitives | kernels))
+for p in problems:
+    print(f"FAILED: {p}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
+    done
+done
+
 # 3. eval --profile, in text and beside --json
 "$EMBER" train --model simplecnn --device cpu --steps 20 --no-eval --quiet --save "$TMP/m.safetensors" 2>/dev/null ||
     fail "cannot train the model to evaluate"
@@ -116,7 +159,9 @@ fi
     grep -q '^conv2d forward ' "$TMP/eval.err" || fail "eval --json --profile: stdout is not one JSON object, or no table on stderr"
 "$EMBER" train --model linear --data random --shape 4 --steps 2 --device cpu --quiet --trace "$TMP/no/such/dir/t.json" \
     2>"$TMP/trace.err"
-[ $? -ne 0 ] && grep -q 'cannot write the trace' "$TMP/trace.err" || fail "an unwritable --trace: $(cat "$TMP/trace.err")"
+# found before the first step, not after the run
+[ $? -eq 3 ] && grep -q "cannot write --trace $TMP/no/such/dir/t.json: the folder" "$TMP/trace.err" &&
+    ! grep -q "epoch 1/1" "$TMP/trace.err" || fail "an unwritable --trace: $(cat "$TMP/trace.err")"
 
 [ "$failures" -eq 0 ] && echo "test_profile: ok" && exit 0
 echo "test_profile: $failures failure(s)" >&2

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_ptx_resources.sh — `ember ptx --resources`: what ptxas -v says
 # each kernel uses on an arch, with no GPU:
 #

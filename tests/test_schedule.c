@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_schedule.c — learning-rate schedules against PyTorch's
  * formulas (LinearLR warm-up, StepLR, CosineAnnealingLR stepped per batch).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/test_tensor.c — tensors: shapes, views, strides, transfers, ownership. */
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_train_e2e.sh — the documents' models trained on real
 # Fashion-MNIST (Debian's dataset-fashion-mnist), to the accuracy they reach
 # in PyTorch and Keras, and the saved model evaluating to the same accuracy.
@@ -13,10 +14,15 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 "$EMBER" train --model "$MODEL" --data fashion-mnist --epochs "$EPOCHS" --batch 64 --lr 0.001 --seed 0 \
-    --device "$DEVICE" --save "$TMP/model.safetensors" --metrics "$TMP/run.jsonl" || {
-    echo "FAILED: ember train exited $?" >&2
+    --device "$DEVICE" --save "$TMP/model.safetensors" --metrics "$TMP/run.jsonl" 2>"$TMP/err" || {
+    echo "FAILED: ember train exited $?: $(cat "$TMP/err")" >&2
     exit 1
 }
+# a run that learns is not warned of (tools/train-watch.c)
+if grep -q "warning" "$TMP/err"; then
+    echo "FAILED: a healthy run was warned of: $(grep warning "$TMP/err")" >&2
+    exit 1
+fi
 cat "$TMP/run.jsonl"
 train_acc=$(tail -n 1 "$TMP/run.jsonl" | sed -n 's/.*"test_acc": \([0-9.]*\).*/\1/p')
 "$EMBER" eval --model "$MODEL" --load "$TMP/model.safetensors" --data fashion-mnist --batch 64 \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tests/torch_zoo.py — ember's built-in models written in PyTorch, as a PyTorch user would.
 
 Each class has the module attributes that give the state_dict the names
@@ -43,6 +44,15 @@ class MLP(nn.Module):
     def __init__(self, classes=10):
         super().__init__()
         self.fc1, self.fc2, self.fc3 = nn.Linear(784, 256), nn.Linear(256, 128), nn.Linear(128, classes)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))))
+
+
+class Tabular(nn.Module):
+    def __init__(self, classes=10, features=784):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(features, 64), nn.Linear(64, 64), nn.Linear(64, classes)
 
     def forward(self, x):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))))
@@ -118,5 +128,5 @@ class ResNet8(nn.Module):
 
 
 ZOO = {"simplecnn": SimpleCNN, "kerascnn": KerasCNN, "linear": FlatLinear, "mlp": MLP, "lenet5": LeNet5,
-       "vgg8": VGG8, "resnet8": ResNet8}
+       "vgg8": VGG8, "resnet8": ResNet8, "tabular": Tabular}
 HAS_DROPOUT = {"vgg8"}

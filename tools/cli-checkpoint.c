@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli-checkpoint.c — what a checkpoint says about its run, merged
  * with what the command line says: `ember eval --load CK` and `ember
@@ -14,8 +15,9 @@
 /* "--seed 3, but run.safetensors was trained with 0" */
 static int differs(const char *path, const char *option, const char *given, const char *saved, const char *why)
 {
+    char shown[256]; /* the checkpoint's text: escapes escaped */
     cli_error("--%s %s, but %s was trained with %s%s; leave --%s out to use the checkpoint's", option, given, path,
-              saved, why, option);
+              cli_printable(saved, shown, sizeof shown), why, option);
     return EXIT_DATA;
 }
 
@@ -28,6 +30,12 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     const char *input = ember_checkpoint_meta(ck, "ember.input");
     const char *resize = ember_checkpoint_meta(ck, "ember.resize");
     const char *classes = ember_checkpoint_meta(ck, "ember.classes");
+    int64_t n_classes = 0;
+    char shown[96];
+    if (classes && !cli_int_value(classes, 1, 1 << 20, &n_classes)) {
+        cli_error("%s: the metadata's classes \"%s\" is not a class count", path, cli_printable(classes, shown, 64));
+        return EXIT_DATA;
+    }
 
     if (!model && !s->model) {
         cli_error("%s does not say which model it holds (no ember.model in its metadata: written by another "
@@ -40,7 +48,7 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         int64_t shape[3];
         const char *text = ember_checkpoint_meta(ck, "ember.model_text");
         ember_model *given = input && classes && cli_parse_shape_quiet(input, &ndim, shape)
-                                 ? ember_model_build(ctx, s->model, ndim, shape, atoi(classes), 0)
+                                 ? ember_model_build(ctx, s->model, ndim, shape, (int)n_classes, 0)
                                  : NULL;
         bool same = given && text && ember_model_text(given) && strcmp(ember_model_text(given), text) == 0;
         ember_model_free(given);
@@ -61,8 +69,10 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         if (s->seed_given && strcmp(given, seed) != 0)
             return differs(path, "seed", given, seed, " (the folder's held-out test split and random data come "
                            "from the seed, so another one scores other images)");
-        if (!s->seed_given && !cli_parse_u64("seed", seed, &s->data.seed))
+        if (!s->seed_given && !cli_u64_value(seed, &s->data.seed)) {
+            cli_error("%s: the metadata's seed \"%s\" is not a whole number", path, cli_printable(seed, shown, 64));
             return EXIT_DATA;
+        }
     }
     /* folders load at the size trained on, random data is made in it, text is read in its windows */
     if (input && s->data.kind &&
@@ -71,7 +81,7 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         int ndim = 0;
         int64_t shape[3];
         if (!cli_parse_shape_quiet(input, &ndim, shape)) {
-            cli_error("%s: the metadata's input \"%.40s\" is not a shape", path, input);
+            cli_error("%s: the metadata's input \"%s\" is not a shape", path, cli_printable(input, shown, 64));
             return EXIT_DATA;
         }
         bool same = s->shape_given && s->data.sample_ndim == ndim &&
@@ -88,14 +98,48 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
             memcpy(s->data.sample_shape, shape, (size_t)ndim * sizeof *shape);
         }
         if (strcmp(s->data.kind, "random") == 0 && classes)
-            s->data.classes = atoi(classes);
+            s->data.classes = (int)n_classes;
     }
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir");
     if (dir && !s->data.dir) /* another folder is fine: the same data elsewhere */
         s->data.dir = dir;
+    /* a table: standardised as in training, its classes in the same order */
+    if (s->data.kind && strcmp(s->data.kind, "csv") == 0) {
+        int count = (int)n_classes;
+        if (ember_checkpoint_scaling(ctx, ck, &s->scaling) != EMBER_OK)
+            return cli_fail(ctx, path);
+        if (!s->scaling || count < 2 || !(s->class_names = cli_class_names(ck, count))) {
+            cli_error("%s does not hold the standardisation and classes of a CSV table (ember.features, "
+                      "ember.feature_mean, ember.feature_std, ember.class_names): train it with --data csv", path);
+            return EXIT_DATA;
+        }
+        s->data.scaling = s->scaling;
+        s->data.label = s->scaling->label;
+        s->data.class_names = (const char *const *)s->class_names;
+        s->data.classes = count;
+    }
+    if (resize && strcmp(resize, "true") != 0 && strcmp(resize, "false") != 0) {
+        cli_error("%s: the metadata's resize \"%s\" is not true or false", path, cli_printable(resize, shown, 64));
+        return EXIT_DATA;
+    }
     if (resize && !s->resize_given)
         s->data.resize = strcmp(resize, "true") == 0;
     return EXIT_OK;
+}
+
+bool cli_data_takes_path(const char *kind)
+{
+    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0);
+}
+
+void cli_settings_free(struct cli_settings *s)
+{
+    for (int k = 0; s->class_names && k < s->data.classes; k++)
+        free(s->class_names[k]);
+    free(s->class_names);
+    ember_feature_scaling_free(s->scaling);
+    s->class_names = NULL;
+    s->scaling = NULL;
 }
 
 char **cli_class_names(const ember_checkpoint *ck, int classes)

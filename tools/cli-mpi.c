@@ -1,13 +1,22 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli-mpi.c — `ember train` as one rank of many, under mpirun
  * (docs/parallel.md, "Many processes").
  *
  * mpirun starts the same command N times; each rank finds its place in the
- * environment the launcher sets and joins through MPI. Only a build with
- * MPI can (CMake finds Debian's Open MPI when it is installed); any other
- * says how to get one rather than train N separate copies of the model.
+ * environment the launcher sets and joins through MPI. Only ember-mpi, the
+ * program built with MPI (CMake finds Debian's Open MPI when it is
+ * installed), can; `ember` itself never links MPI, so that its every other
+ * run does not load libmpi, and under mpirun it runs the ember-mpi beside
+ * it in its place. Without one, it says how to get one rather than train N
+ * separate copies of the model.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -56,9 +65,24 @@ int cli_mpi_start(int *argc, char ***argv)
 #else
     (void)argc;
     (void)argv;
+    /* ember-mpi, the same program with MPI, beside this one: it takes over */
+    char self[PATH_MAX], other[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0 && cli_argv) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        snprintf(other, sizeof other, "%.*s/ember-mpi", slash ? (int)(slash - self) : 0, self);
+        if (access(other, X_OK) == 0) {
+            cli_argv[0] = other;
+            execv(other, cli_argv);
+            cli_error("cannot run %s, the ember built with MPI, as one of %d processes: %s", other, launched,
+                      strerror(errno));
+            return EXIT_FAILURE_OTHER;
+        }
+    }
     cli_error("this ember was built without MPI, so it cannot train as one of %d processes: install Open MPI "
-              "(apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh --tests) and build again "
-              "(docs/parallel.md)", launched);
+              "(apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh --tests) and build again, "
+              "which adds ember-mpi beside ember (docs/parallel.md)", launched);
     return EXIT_USAGE;
 #endif
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cli.c — helpers for the subcommands (see cli.h). */
 #include <errno.h>
 #include <math.h>
@@ -7,10 +8,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 double cli_start_time;
+char **cli_argv;
 
 int cli_exit_status(ember_status status)
 {
@@ -41,15 +44,76 @@ int cli_fail(ember_ctx *ctx, const char *doing)
     ember_status st = ember_last_status(ctx);
     if (st == EMBER_OK)
         st = EMBER_ERR_DEVICE; /* a failure with no recorded reason: treat it as the device's */
-    cli_error("%s: %s", doing, ember_last_error(ctx)[0] ? ember_last_error(ctx) : ember_status_str(st));
+    char said[4096];
+    cli_error("%s: %s", doing,
+              ember_last_error(ctx)[0] ? cli_words(ember_last_error(ctx), said, sizeof said) : ember_status_str(st));
     return cli_exit_status(st);
+}
+
+/* The library's messages name its API, where a user of this program knows
+ * the options that set the same thing: each phrase on the left is said as
+ * the one on the right. */
+static const struct {
+    const char *api, *cli;
+} cli_phrases[] = {
+    {"ember_data_options.sample_shape", "--shape"},
+    {"ember_data_options.resize", "--resize"},
+    {"ember_data_options.dir", "--data-dir"},
+    {"ember_parallel_options.keep_all", "--keep-devices"},
+    {"the device \"cpu\"", "--device cpu"},
+    {"ember_devices_report", "`ember devices`"},
+    {"ember_kernel_name_at", "`ember ptx --list`"},
+    {"ember_model_layer_info", "`ember summary`"},
+    {"EMBER_CACHE_DIR or ember_set_cache_dir", "EMBER_CACHE_DIR"},
+};
+
+const char *cli_words(const char *message, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *at = message; *at && used + 1 < len;) {
+        size_t i = 0, n = sizeof cli_phrases / sizeof cli_phrases[0];
+        while (i < n && strncmp(at, cli_phrases[i].api, strlen(cli_phrases[i].api)) != 0)
+            i++;
+        const char *put = i < n ? cli_phrases[i].cli : at;
+        size_t put_len = i < n ? strlen(put) : 1;
+        if (used + put_len >= len)
+            break;
+        memcpy(out + used, put, put_len);
+        used += put_len;
+        at += i < n ? strlen(cli_phrases[i].api) : 1;
+    }
+    out[used] = '\0';
+    return out;
 }
 
 static void log_stderr(void *user, ember_log_level level, const char *message)
 {
     static const char *const prefix[] = {"error: ", "warning: ", "", "debug: "};
+    char said[4096];
     (void)user;
-    fprintf(stderr, "ember: %s%s\n", prefix[level], message);
+    fprintf(stderr, "ember: %s%s\n", prefix[level], cli_words(message, said, sizeof said));
+}
+
+/* Work the library makes us wait for (compiling kernels): a line saying
+ * what, why and where it is kept as it starts; on a terminal, a line under
+ * it counting the seconds; at the end, the total. The short form,
+ * "compiling kernels for opencl:0", is `what` up to its details. */
+static void progress_stderr(void *user, const char *what, double seconds, bool done)
+{
+    bool tty = isatty(STDERR_FILENO);
+    int brief = (int)strcspn(what, "(");
+    while (brief > 0 && what[brief - 1] == ' ')
+        brief--;
+    (void)user;
+    if (!done && seconds == 0.0)
+        fprintf(stderr, "ember: %s\n", what);
+    else if (!done && tty)
+        fprintf(stderr, "\r\033[Kember: %.*s: %.0f s", brief, what, seconds);
+    else if (done)
+        fprintf(stderr, "%sember: %.*s: done in %.1f s\n", tty && seconds >= 1.0 ? "\r\033[K" : "", brief, what,
+                seconds);
+    fflush(stderr);
 }
 
 /* --verbose, as the context was made with it */
@@ -64,6 +128,7 @@ ember_ctx *cli_ctx_new(bool verbose, int threads)
         return NULL;
     }
     ember_ctx_set_log(ctx, log_stderr, NULL, verbose ? EMBER_LOG_INFO : EMBER_LOG_WARN);
+    ember_ctx_set_progress(ctx, progress_stderr, NULL);
     ember_ctx_set_threads(ctx, threads);
     return ctx;
 }
@@ -90,84 +155,88 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
     if (ember_ctx_use_device(ctx, device) != EMBER_OK) {
         if (!fallback)
             return cli_fail(ctx, "cannot use the device");
+        char said[4096];
         fprintf(stderr, "ember: warning: cannot use %s: %s; falling back to %s, as --fallback asks\n", device,
-                ember_last_error(ctx), fallback);
+                cli_words(ember_last_error(ctx), said, sizeof said), fallback);
         ember_clear_error(ctx);
         if (ember_ctx_use_device(ctx, fallback) != EMBER_OK)
             return cli_fail(ctx, "cannot use the fallback device either");
     }
+    char said[4096];
     if (worth_saying(ember_ctx_device_choice(ctx), verbose_run))
-        fprintf(stderr, "ember: %s\n", ember_ctx_device_choice(ctx));
+        fprintf(stderr, "ember: %s\n", cli_words(ember_ctx_device_choice(ctx), said, sizeof said));
     return EXIT_OK;
 }
 
-bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
+bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value)
 {
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < low || v > high) {
-        cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low,
-                  (long long)high, text);
+    if (errno || end == text || *end || v < low || v > high)
         return false;
-    }
     *value = v;
     return true;
 }
 
-bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
+bool cli_u64_value(const char *text, uint64_t *value)
 {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-') {
-        cli_error("--%s wants a non-negative whole number, not \"%s\"", name, text);
+    if (errno || end == text || *end || text[0] == '-')
         return false;
-    }
     *value = v;
     return true;
 }
 
-bool cli_parse_float(const char *name, const char *text, double low, double high, double *value)
+bool cli_float_value(const char *text, double low, double high, double *value)
 {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v) || v < low || v > high) {
-        cli_error("--%s wants a number from %g to %g, not \"%s\"", name, low, high, text);
+    if (errno || end == text || *end || !isfinite(v) || v < low || v > high)
         return false;
-    }
     *value = v;
     return true;
 }
 
+bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value)
+{
+    if (cli_int_value(text, low, high, value))
+        return true;
+    cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low, (long long)high,
+              text);
+    return false;
+}
+
+bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
+{
+    if (cli_u64_value(text, value))
+        return true;
+    cli_error("--%s wants a non-negative whole number, not \"%s\"", name, text);
+    return false;
+}
+
+bool cli_parse_float(const char *name, const char *text, double low, double high, double *value)
+{
+    if (cli_float_value(text, low, high, value))
+        return true;
+    cli_error("--%s wants a number from %g to %g, not \"%s\"", name, low, high, text);
+    return false;
+}
+
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape)
 {
-    const char *p = text;
-    int n = 0;
-    while (*p && n < 3) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (errno || end == p || v < 1 || v > 65536)
-            return false;
-        shape[n++] = v;
-        if (*end == '\0') {
-            *ndim = n;
-            return true;
-        }
-        if (*end != 'x')
-            return false;
-        p = end + 1;
-    }
-    return false;
+    return ember_parse_shape(text, ndim, shape); /* as model files and checkpoints write it */
 }
 
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape)
 {
     if (cli_parse_shape_quiet(text, ndim, shape))
         return true;
-    cli_error("--%s wants 1 to 3 positive sizes joined by 'x', such as 1x28x28 or 100, not \"%s\"", name, text);
+    cli_error("--%s wants 1 to 3 sizes from 1 to %d joined by 'x', such as 1x28x28 or 100, not \"%s\"", name,
+              EMBER_MAX_SAMPLE_SIDE, text);
     return false;
 }
 
@@ -229,4 +298,52 @@ void cli_json_string(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+/* The length of the UTF-8 sequence at s and its code point, or 0 when the
+ * bytes there are not one (a stray byte, a sequence cut short, overlong). */
+static int utf8_at(const unsigned char *s, uint32_t *cp)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    uint32_t v = n == 1 ? s[0] : n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3fu);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (n == 0 || v < least[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+const char *cli_printable(const char *s, char *buf, size_t len)
+{
+    size_t at = 0;
+    const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+    while (*p && at + 8 < len) { /* room for the longest piece, "\u0080" or 4 bytes, and the end */
+        uint32_t cp = 0;
+        int n = utf8_at(p, &cp);
+        if (n == 0) { /* not UTF-8: the byte's value */
+            at += (size_t)snprintf(buf + at, len - at, "\\x%02x", *p);
+            n = 1;
+        } else if (cp < 0x20 || cp == 0x7f) { /* C0 controls and DEL: a terminal obeys them */
+            at += (size_t)snprintf(buf + at, len - at, "\\x%02x", (unsigned)cp);
+        } else if (cp >= 0x80 && cp < 0xa0) { /* C1 controls, CSI among them */
+            at += (size_t)snprintf(buf + at, len - at, "\\u%04x", (unsigned)cp);
+        } else {
+            memcpy(buf + at, p, (size_t)n);
+            at += (size_t)n;
+        }
+        p += n;
+    }
+    if (*p && len >= 4) { /* cut short: say so */
+        at = at < len - 4 ? at : len - 4;
+        memcpy(buf + at, "...", 3);
+        at += 3;
+    }
+    if (len)
+        buf[at < len ? at : len - 1] = '\0';
+    return buf;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cli.h — what the `ember` subcommands share: exit statuses, messages,
  * option values.
@@ -42,7 +43,14 @@ int cli_mpi_rank(void);
 int cli_mpi_size(void);
 int cli_mpi_end(int rc);
 
-/* A context logging to stderr: warnings, or info too when verbose. */
+/* The library's message in this program's words: the API it names
+ * ("ember_data_options.dir") said as the option that sets it ("--data-dir").
+ * Returns out. */
+const char *cli_words(const char *message, char *out, size_t len);
+
+/* A context logging to stderr: warnings, or info too when verbose; and
+ * saying what it makes the user wait for (compiling kernels), with the
+ * seconds so far. */
 ember_ctx *cli_ctx_new(bool verbose, int threads);
 
 /* Opens `device`; when it cannot work, opens `fallback` (NULL: none) with a
@@ -55,10 +63,29 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback);
 bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value);
 bool cli_parse_float(const char *name, const char *text, double low, double high, double *value);
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value);
+/* The same without a message: false when `text` is not such a value. */
+bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value);
+bool cli_float_value(const char *text, double low, double high, double *value);
+bool cli_u64_value(const char *text, uint64_t *value);
 /* "1x28x28" or "100": 1 to 3 positive dimensions */
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape);
 /* the same without a message */
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape);
+
+/* Whether a data kind's files are named by a path after it: --data csv
+ * table.csv, --data npy arrays.npz (else --data-dir). */
+bool cli_data_takes_path(const char *kind);
+/* Files the subcommands read and write themselves (tools/cli-files.c).
+ * An input: opened only when it is a regular file of at most `limit`
+ * bytes (*size set when not NULL), else NULL, after saying why when `say`;
+ * never waits on a FIFO. An output (`option` names it in the message): whether
+ * it can be written, checked before the work: for a file that is
+ * `replaced` (written beside and renamed over, as checkpoints are) a
+ * regular file or none, in a folder that takes new files; else (appended
+ * to, or written in place) one that opens for writing now, or a folder
+ * that takes it. Returns an exit status, EXIT_DATA after saying why. */
+FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say);
+int cli_check_output(const char *path, const char *option, bool replaced);
 
 /* What eval and predict run with: the options given, completed from the
  * checkpoint's metadata (tools/cli-checkpoint.c). */
@@ -67,7 +94,12 @@ struct cli_settings {
     ember_data_options data;
     bool kind_given, seed_given, shape_given, resize_given;
     bool from_checkpoint; /* the checkpoint names its model: build it from there */
+    /* csv: the checkpoint's standardisation and class names, which
+     * data.scaling and data.class_names point at (cli_settings_free) */
+    ember_feature_scaling *scaling;
+    char **class_names;
 };
+void cli_settings_free(struct cli_settings *s);
 /* Fills what was not given from the checkpoint and checks that what was
  * given agrees with it; returns an exit status (3, with the difference
  * named, when an option disagrees or the checkpoint names no model and
@@ -79,6 +111,18 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
  * free, in an array to free; NULL when out of memory. */
 char **cli_class_names(const ember_checkpoint *ck, int classes);
 
+/* Opens what --load names: a checkpoint, or an ONNX model imported into a
+ * checkpoint in memory (*data, *size, to free(); NULL for a file). Returns
+ * an exit status after saying what is wrong (3 for an ONNX file ember
+ * cannot read). cli_load_model then builds and loads its model. */
+int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size);
+ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size);
+
+/* Text from a file (a checkpoint's class names, a folder's file names) as
+ * it may go to a terminal: control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 written as \xNN or \uNNNN, so that no escape sequence or
+ * fake line passes through; cut with "..." to fit `len`. Returns buf. */
+const char *cli_printable(const char *s, char *buf, size_t len);
 /* writes s as a JSON string, quotes and escapes included; NULL as null */
 void cli_json_string(FILE *f, const char *s);
 /* writes v with that many decimals, or null for a NaN or an infinity, which
@@ -104,11 +148,15 @@ int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 /* `ember plot` of a trace (cmd-plot-trace.c): the window from, to in ms, NULL when not given */
 int cmd_plot_trace(const char *path, const char *output, bool png, int width, int height, const double *from,
                    const double *to);
 
 /* the time main() started, for "time to first step" */
 extern double cli_start_time;
+/* main()'s own arguments, for running ember-mpi in this program's place */
+extern char **cli_argv;
 
 #endif /* EMBER_CLI_H */

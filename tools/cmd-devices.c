@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cmd-devices.c — `ember devices`: what this machine offers ember, and why not more. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -48,7 +50,11 @@ int cmd_devices(int argc, char **argv)
         cli_error("out of memory");
         return EXIT_FAILURE_OTHER;
     }
-    fputs(report, stdout);
+    /* the text is for people, in this program's words; JSON stays as the library wrote it */
+    size_t room = 2 * strlen(report) + 64;
+    char *said = json ? NULL : malloc(room);
+    fputs(said ? cli_words(report, said, room) : report, stdout);
+    free(said);
     free(report);
     return EXIT_OK;
 }

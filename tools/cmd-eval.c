@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/cmd-eval.c — `ember eval`: the test accuracy of a saved model. */
 #define _XOPEN_SOURCE 700 /* M_LN2 */
 #include <math.h>
@@ -16,10 +17,11 @@ static const char usage[] =
     "The checkpoint says which model and data it was trained with; the options below\n"
     "are for checkpoints that do not, and must agree with those that do.\n"
     "\n"
-    "  --load FILE         the safetensors checkpoint (required)\n"
+    "  --load FILE         the safetensors checkpoint (required), or an ONNX model\n"
     "  --model NAME|FILE   the model it was trained as\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, text\n"
-    "  --data-dir DIR      where the data set's files are\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv, text\n"
+    "  --data-dir DIR      where the data set's files are (npy and csv: or the path after\n"
+    "                      --data: --data csv table.csv; text: the file)\n"
     "  --shape CxHxW       random or folder data: one sample's shape, as in training\n"
     "  --resize            folder: resize images of another size\n"
     "  --seed N            random data and the folder's held-out split, as in training (default 0)\n"
@@ -45,30 +47,37 @@ static int64_t class_total(const int64_t *confusion, int classes, int k)
     return n;
 }
 
+/* class k's name as a terminal may show it (a folder's name: escapes escaped) */
+static const char *shown_name(const ember_dataset *ds, int k, char *buf, size_t len)
+{
+    return cli_printable(ember_dataset_class_name(ds, k), buf, len);
+}
+
 /* Per-class accuracy, then the confusion matrix: rows the true class,
  * columns the predicted one, headed by the names' first letters. */
 static void print_classes(const ember_dataset *ds, const int64_t *confusion)
 {
     int classes = classes_of(ds), width = 5;
+    char name[128];
     for (int k = 0; k < classes; k++) {
-        int len = (int)strlen(ember_dataset_class_name(ds, k));
+        int len = (int)strlen(shown_name(ds, k, name, sizeof name));
         width = len > width ? len : width;
     }
     width = width > 24 ? 24 : width;
     printf("\n%-*s  accuracy  images\n", width, "class");
     for (int k = 0; k < classes; k++) {
         int64_t n = class_total(confusion, classes, k);
-        printf("%-*.*s  %8.4f  %6lld\n", width, width, ember_dataset_class_name(ds, k),
+        printf("%-*.*s  %8.4f  %6lld\n", width, width, shown_name(ds, k, name, sizeof name),
                n ? (double)confusion[k * classes + k] / (double)n : 0.0, (long long)n);
     }
     if (classes > 32) /* a matrix that does not fit a terminal: --json has it */
         return;
     printf("\nconfusion matrix (rows: the true class; columns: the class predicted)\n%-*s", width, "");
     for (int j = 0; j < classes; j++)
-        printf(" %5.5s", ember_dataset_class_name(ds, j));
+        printf(" %5.5s", shown_name(ds, j, name, sizeof name));
     putchar('\n');
     for (int k = 0; k < classes; k++) {
-        printf("%-*.*s", width, width, ember_dataset_class_name(ds, k));
+        printf("%-*.*s", width, width, shown_name(ds, k, name, sizeof name));
         for (int j = 0; j < classes; j++)
             printf(" %5lld", (long long)confusion[k * classes + j]);
         putchar('\n');
@@ -137,6 +146,8 @@ int cmd_eval(int argc, char **argv)
         default: ok = false; break;
         }
     }
+    if (ok && optind + 1 == argc && !set.data.dir && cli_data_takes_path(set.data.kind))
+        set.data.dir = argv[optind++];
     if (ok && optind < argc) {
         cli_error("unexpected argument \"%s\"", argv[optind]);
         ok = false;
@@ -152,6 +163,8 @@ int cmd_eval(int argc, char **argv)
 
     int rc = EXIT_OK;
     ember_checkpoint *ck = NULL;
+    void *onnx = NULL; /* an ONNX model imported into a checkpoint in memory */
+    size_t onnx_size = 0;
     ember_dataset *test = NULL;
     ember_model *model = NULL;
     double acc = 0.0, loss = 0.0;
@@ -161,13 +174,13 @@ int cmd_eval(int argc, char **argv)
         return EXIT_FAILURE_OTHER;
     if ((rc = cli_open_device(ctx, device, fallback)) != EXIT_OK)
         ;
-    else if (!(ck = ember_checkpoint_open(ctx, load)))
-        rc = cli_fail(ctx, "cannot read the checkpoint");
+    else if ((rc = cli_open_checkpoint(ctx, load, &ck, &onnx, &onnx_size)) != EXIT_OK)
+        ;
     else if ((rc = cli_settings_from_checkpoint(ctx, ck, load, &set)) != EXIT_OK)
         ;
     else if (!(test = ember_dataset_open(ctx, &set.data, EMBER_TEST)))
         rc = cli_fail(ctx, "cannot load the data");
-    else if (set.from_checkpoint ? !(model = ember_model_from_checkpoint(ctx, load))
+    else if (set.from_checkpoint ? !(model = cli_load_model(ctx, load, onnx, onnx_size))
                                  : (!(model = ember_model_new(ctx, set.model, test, 0)) ||
                                     ember_model_load(model, load) != EMBER_OK)) {
         rc = cli_fail(ctx, "cannot load the model");
@@ -209,6 +222,8 @@ int cmd_eval(int argc, char **argv)
     ember_model_free(model);
     ember_dataset_free(test);
     ember_checkpoint_close(ck);
+    cli_settings_free(&set);
+    free(onnx);
     ember_ctx_free(ctx);
     return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-plot-trace.c — `ember plot TRACE.json`: a window of a trace
  * that `ember train --trace` or `ember eval --trace` wrote

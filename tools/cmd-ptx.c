@@ -1,16 +1,21 @@
-/* tools/cmd-ptx.c — `ember ptx`: the PTX a GPU gets for one kernel, and what it costs the GPU. */
+/* SPDX-License-Identifier: MIT */
+/* tools/cmd-ptx.c — `ember ptx`: the PTX a GPU gets for one kernel, what it costs the GPU, and (with
+ * --simulate, tools/cmd-ptx-sim.c) what one launch of it does on a simulated GPU. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "ptx-sim.h"
 #include "ptxas.h"
 
 static const char usage[] =
     "usage: ember ptx KERNEL [--arch sm_XX] [--baseline]\n"
     "       ember ptx [KERNEL] --arch sm_XX --resources [--baseline]\n"
-    "       ember ptx --list\n"
+    "       ember ptx [KERNEL] --simulate [--gpu NAME | --arch sm_XX] [--model M] [--batch N]\n"
+    "                 [--data KIND [--shape CxHxW] [--classes N]] [--optim adam|sgd] [--baseline]\n"
+    "       ember ptx --list | --gpus\n"
     "\n"
     "Prints the PTX ember loads for KERNEL: as the CUDA backend compiles it with\n"
     "NVRTC for the arch (default: the first GPU's), or the built-in sm_30 PTX that\n"
@@ -28,10 +33,28 @@ static const char usage[] =
     "up, CUDA 11.8's sm_35 to sm_90 (pip install nvidia-cuda-nvcc-cu11). Exits 4,\n"
     "naming every ptxas it tried and the archs each knows, when none assembles it.\n"
     "\n"
+    "With --simulate, one training step of a model (default simplecnn, batch 64, on\n"
+    "Fashion-MNIST) runs on a simulated GPU: the PTX that GPU would get, executed by\n"
+    "ember's PTX simulator, every launch checked (bounds, races, barriers). Then what\n"
+    "the first launch of KERNEL did: instructions per thread by class, warp execution\n"
+    "efficiency, the sectors and lines each global load and store touched, shared-\n"
+    "memory bank conflicts, occupancy on that GPU, and a roofline estimate of its\n"
+    "time. Without KERNEL, a line for every kernel the step launched. --gpus lists the\n"
+    "GPUs it simulates (Quadro K2100M, Tesla K40m, GTX 1080, H100).\n"
+    "\n"
     "  --arch sm_XX    the GPU to compile for (sm_30 Kepler ... sm_90 Hopper); needs no GPU\n"
     "  --baseline      the built-in sm_30 PTX\n"
     "  --resources     registers, shared memory and spills per kernel, from ptxas -v\n"
     "  --list          the kernels, with what each computes\n"
+    "  --simulate      run a training step on a simulated GPU and report on KERNEL's launch\n"
+    "  --gpu NAME      the GPU to simulate: k2100m (default), k40m, gtx1080, h100, or --arch\n"
+    "  --model M       the model whose step makes the launch (default simplecnn)\n"
+    "  --batch N       its batch (default 64)\n"
+    "  --data KIND     its data (default fashion-mnist; random needs nothing installed)\n"
+    "  --shape S       random data: one sample's shape, as in 1x28x28 or 100\n"
+    "  --classes N     random data: the classes (default 10)\n"
+    "  --optim NAME    adam (default) or sgd\n"
+    "  --gpus          the simulated GPUs and where their figures come from\n"
     "  -h, --help      this text\n";
 
 /* What to install for an arch no ptxas here knows. */
@@ -155,21 +178,75 @@ int cmd_ptx(int argc, char **argv)
                                              {"baseline", no_argument, NULL, 'b'},
                                              {"list", no_argument, NULL, 'l'},
                                              {"resources", no_argument, NULL, 'r'},
+                                             {"simulate", no_argument, NULL, 's'},
+                                             {"gpu", required_argument, NULL, 'g'},
+                                             {"model", required_argument, NULL, 'm'},
+                                             {"batch", required_argument, NULL, 'n'},
+                                             {"data", required_argument, NULL, 'd'},
+                                             {"optim", required_argument, NULL, 'o'},
+                                             {"gpus", no_argument, NULL, 'G'},
+                                             {"shape", required_argument, NULL, 'S'},
+                                             {"classes", required_argument, NULL, 'C'},
+                                             {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *arch = NULL;
-    bool baseline = false, list = false, resources = false;
+    bool baseline = false, list = false, resources = false, simulate = false, simulation_option = false;
+    struct ptx_sim_options sim = {.gpu = NULL, .model = "simplecnn", .data = "fashion-mnist", .optim = "adam",
+                                  .batch = 64};
+    int64_t batch = 64;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': arch = optarg; break;
         case 'b': baseline = true; break;
         case 'l': list = true; break;
         case 'r': resources = true; break;
+        case 's': simulate = true; break;
+        case 'g': sim.gpu = optarg, simulation_option = true; break;
+        case 'm': sim.model = optarg, simulation_option = true; break;
+        case 'n':
+            if (!cli_parse_int("--batch", optarg, 1, 65536, &batch))
+                return EXIT_USAGE;
+            simulation_option = true;
+            break;
+        case 'd': sim.data = optarg, simulation_option = true; break;
+        case 'S':
+            if (!cli_parse_shape("--shape", optarg, &sim.ndim, sim.shape))
+                return EXIT_USAGE;
+            simulation_option = true;
+            break;
+        case 'C': {
+            int64_t classes;
+            if (!cli_parse_int("--classes", optarg, 2, 100000, &classes))
+                return EXIT_USAGE;
+            sim.classes = (int)classes;
+            simulation_option = true;
+            break;
+        }
+        case 'o': sim.optim = optarg, simulation_option = true; break;
+        case 'G': return cli_ptx_gpus();
+        case 'v': sim.verbose = true; break;
         case 'h': fputs(usage, stdout); return EXIT_OK;
         default: fputs("try: ember ptx --help\n", stderr); return EXIT_USAGE;
         }
+    }
+    if (simulation_option && !simulate) {
+        cli_error("--gpu, --model, --batch, --data, --shape, --classes and --optim go with --simulate");
+        return EXIT_USAGE;
+    }
+    if (simulate && (resources || list)) {
+        cli_error("--simulate goes with neither --resources nor --list");
+        return EXIT_USAGE;
+    }
+    if (simulate && strcmp(sim.optim, "adam") != 0 && strcmp(sim.optim, "sgd") != 0) {
+        cli_error("--optim is adam or sgd, not \"%s\"", sim.optim);
+        return EXIT_USAGE;
+    }
+    if (simulate && sim.gpu && arch) {
+        cli_error("--simulate takes --gpu or --arch, not both");
+        return EXIT_USAGE;
     }
     if (list) {
         for (int k = 0; k < ember_kernel_count(); k++) {
@@ -179,8 +256,8 @@ int cmd_ptx(int argc, char **argv)
         }
         return EXIT_OK;
     }
-    /* with --resources the kernel may be left out: every kernel */
-    if (optind != argc - 1 && !(resources && optind == argc)) {
+    /* with --resources or --simulate the kernel may be left out: every kernel */
+    if (optind != argc - 1 && !((resources || simulate) && optind == argc)) {
         cli_error(optind >= argc ? "ember ptx needs a kernel name (ember ptx --list lists them)"
                                  : "ember ptx takes one kernel name");
         return EXIT_USAGE;
@@ -197,6 +274,12 @@ int cmd_ptx(int argc, char **argv)
     if (arch && !arch_well_formed(arch)) {
         cli_error("--arch wants an arch such as sm_35 or sm_86, not \"%s\"", arch);
         return EXIT_USAGE;
+    }
+    if (simulate) {
+        sim.gpu = sim.gpu ? sim.gpu : arch ? arch : "k2100m";
+        sim.batch = (int)batch;
+        sim.baseline = baseline;
+        return cli_ptx_simulate(kernel, &sim);
     }
     if (resources && (!arch || strncmp(arch, "sm_", 3) != 0)) {
         cli_error("--resources needs --arch sm_XX: ptxas makes code for one real GPU "

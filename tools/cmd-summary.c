@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-summary.c — `ember summary`: a model's layers as a table, as
  * Keras's model.summary() prints them: each layer's output shape and

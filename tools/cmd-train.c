@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-train.c — `ember train`: the documents' training loop.
  *
@@ -29,11 +30,17 @@ static const char usage[] =
     "\n"
     "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
     "                      names them all) or a model file (docs/models.md)\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, text\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv, text\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
     "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist);\n"
     "                      text: the file, every byte a token, its last tenth held out\n"
     "  --context T         text: tokens per window (default 128)\n"
+    "  --data npy PATH     NumPy arrays: a folder of x_train.npy, y_train.npy, x_test.npy,\n"
+    "                      y_test.npy, or one .npz holding them (docs/interop.md)\n"
+    "  --data csv PATH     a CSV table with a header row (a tenth of each class held out for\n"
+    "                      testing, chosen by --seed), or a folder of train.csv and test.csv;\n"
+    "                      features are standardised with the training split's statistics\n"
+    "  --label COLUMN      csv: the column of the classes (default: the last)\n"
     "  --shape CxHxW       random: one sample's shape (default 1x28x28; 100 for linear);\n"
     "                      folder: the size to load images at (default: the first image's)\n"
     "  --resize            folder: resize images of another size instead of rejecting them\n"
@@ -63,6 +70,9 @@ static const char usage[] =
     "                      FILE.state.safetensors (the optimizer's state, for --resume) and\n"
     "                      FILE.best.safetensors (the epoch of the best test accuracy)\n"
     "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
+    "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
+    "                      model, unless --model is given), with a fresh optimizer and schedule\n"
+    "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
     "                      place in the data; --epochs counts from the run's start\n"
     "  --metrics FILE      append one JSON object per epoch (and per --log-every steps), each\n"
@@ -70,6 +80,10 @@ static const char usage[] =
     "  --log-every N       also a metrics object every N steps\n"
     "  --run-id NAME       the run's id in the metrics (default: the start time and process id)\n"
     "  --early-stop N      stop after N epochs without a better test accuracy\n"
+    "  --stop-if-diverging stop a run that is not learning (its loss growing for three\n"
+    "                      intervals of --log-every, or a tenth of an epoch, or chance\n"
+    "                      accuracy after an epoch: said as a warning without it) and save\n"
+    "                      the model of its lowest loss to --save; exit status 1\n"
     "  --augment SPEC      training images shifted (crop:P, up to P pixels each way, zeros\n"
     "                      coming in) and mirrored (flip): crop:4,flip; seeded by --seed\n"
     "  --no-eval           skip the test-set evaluation\n"
@@ -82,31 +96,8 @@ static const char usage[] =
 
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_CONTEXT, OPT_CLIP };
-
-/* "none", or "crop:P" and "flip" joined by commas */
-static bool parse_augment(const char *spec, ember_augment *a, uint64_t seed)
-{
-    *a = (ember_augment){.seed = seed ^ 0xa5a5a5a5a5a5ull}; /* its own stream */
-    if (strcmp(spec, "none") == 0)
-        return true;
-    char copy[64];
-    snprintf(copy, sizeof copy, "%s", spec);
-    for (char *part = strtok(copy, ","); part; part = strtok(NULL, ",")) {
-        if (strcmp(part, "flip") == 0) {
-            a->flip = true;
-            continue;
-        }
-        char *end = part;
-        long pixels = strncmp(part, "crop:", 5) == 0 ? strtol(part + 5, &end, 10) : 0;
-        if (pixels < 1 || pixels > 1024 || *end) {
-            cli_error("--augment takes crop:P (P pixels) and flip, joined by a comma, or none; not \"%s\"", spec);
-            return false;
-        }
-        a->crop_padding = (int)pixels;
-    }
-    return true;
-}
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_LABEL, OPT_STOP_DIVERGING,
+       OPT_CONTEXT, OPT_CLIP };
 
 /* "500" steps or "2e" epochs */
 static bool parse_every(const char *text, struct train_options *o)
@@ -126,7 +117,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
 {
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
-        {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+        {"data-dir", required_argument, NULL, OPT_DATA_DIR}, {"label", required_argument, NULL, OPT_LABEL},
         {"shape", required_argument, NULL, 'S'},    {"resize", no_argument, NULL, 'R'},
         {"epochs", required_argument, NULL, 'e'},   {"steps", required_argument, NULL, 'n'},
         {"batch", required_argument, NULL, 'b'},    {"optim", required_argument, NULL, 'O'},
@@ -136,8 +127,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
         {"min-lr", required_argument, NULL, OPT_MIN_LR},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
+        {"init", required_argument, NULL, OPT_INIT}, {"init-skip", required_argument, NULL, OPT_INIT_SKIP},
         {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
+        {"stop-if-diverging", no_argument, NULL, OPT_STOP_DIVERGING},
         {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
         {"context", required_argument, NULL, OPT_CONTEXT}, {"clip", required_argument, NULL, OPT_CLIP},
         {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
@@ -159,33 +152,37 @@ static int parse_options(int argc, char **argv, struct train_options *o)
             train_mark_given(o, longopts[index].name);
         index = 0;
         switch (c) {
-        case 'm': o->model = optarg; break;
+        case 'm': o->model = optarg, o->model_given = true; break;
+        case OPT_INIT: o->init = optarg; break;
+        case OPT_INIT_SKIP: o->init_skip = optarg; break;
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
+        case OPT_LABEL: o->data.label = optarg; break;
         case 'S': ok = o->shape_given = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
         case 'R': o->data.resize = true; break;
-        case 'e': ok = cli_parse_int("epochs", optarg, 1, 1000000, &o->epochs); break;
+        case 'e': ok = train_parse_setting(o, "epochs", optarg); break;
         case 'n': ok = cli_parse_int("steps", optarg, 1, INT64_MAX / 2, &o->steps); break;
-        case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &o->batch); break;
+        case 'b': ok = train_parse_setting(o, "batch", optarg); break;
         case 'O': o->optim = optarg; break;
-        case 'l': ok = cli_parse_float("lr", optarg, 0.0, 1e6, &o->lr); break;
-        case 'M': ok = cli_parse_float("momentum", optarg, 0.0, 1e6, &o->momentum); break;
-        case OPT_WEIGHT_DECAY: ok = cli_parse_float("weight-decay", optarg, 0.0, 1e6, &o->weight_decay); break;
+        case 'l': ok = train_parse_setting(o, "lr", optarg); break;
+        case 'M': ok = train_parse_setting(o, "momentum", optarg); break;
+        case OPT_WEIGHT_DECAY: ok = train_parse_setting(o, "weight-decay", optarg); break;
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
-        case 'D': o->device = optarg; break;
+        case 'D': o->device = optarg; o->device_given = true; break;
         case OPT_FALLBACK: o->fallback = optarg; break;
         case OPT_KEEP_DEVICES: o->keep_devices = true; break;
         case OPT_SCHEDULE: o->schedule = optarg; break;
-        case OPT_WARMUP: ok = cli_parse_float("warmup", optarg, 0.0, 1e6, &o->warmup); break;
-        case OPT_STEP_EPOCHS: ok = cli_parse_float("step-epochs", optarg, 1e-6, 1e6, &o->step_epochs); break;
-        case OPT_GAMMA: ok = cli_parse_float("gamma", optarg, 0.0, 1.0, &o->gamma); break;
-        case OPT_MIN_LR: ok = cli_parse_float("min-lr", optarg, 0.0, 1e6, &o->min_lr); break;
+        case OPT_WARMUP: ok = train_parse_setting(o, "warmup", optarg); break;
+        case OPT_STEP_EPOCHS: ok = train_parse_setting(o, "step-epochs", optarg); break;
+        case OPT_GAMMA: ok = train_parse_setting(o, "gamma", optarg); break;
+        case OPT_MIN_LR: ok = train_parse_setting(o, "min-lr", optarg); break;
         case OPT_SAVE_EVERY: ok = parse_every(optarg, o); break;
         case OPT_RESUME: o->resume = optarg; break;
         case OPT_LOG_EVERY: ok = cli_parse_int("log-every", optarg, 1, INT64_MAX / 2, &o->log_every); break;
         case OPT_RUN_ID: o->run_id = optarg; break;
         case OPT_EARLY_STOP: ok = cli_parse_int("early-stop", optarg, 1, 1000000, &o->early_stop); break;
         case OPT_AUGMENT: o->augment = optarg; break;
+        case OPT_STOP_DIVERGING: o->stop_if_diverging = true; break;
         case OPT_PROFILE: o->profile = true; break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_CONTEXT:
@@ -193,7 +190,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
             o->data.sample_ndim = 1;
             break;
         case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
-        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); break;
+        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); o->threads_given = true; break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
         case OPT_NO_EVAL: o->eval = false; break;
@@ -203,8 +200,15 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         default: ok = false; break;
         }
     }
+    /* --data npy PATH, --data csv PATH: the data's path follows its kind */
+    if (ok && optind + 1 == argc && !o->data.dir && cli_data_takes_path(o->data.kind))
+        o->data.dir = argv[optind++];
     if (ok && optind < argc) {
         cli_error("unexpected argument \"%s\"", argv[optind]);
+        ok = false;
+    }
+    if (ok && o->data.label && strcmp(o->data.kind, "csv") != 0) {
+        cli_error("--label names the column of a CSV table's classes: it goes with --data csv");
         ok = false;
     }
     if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "sgd") != 0) {
@@ -222,6 +226,14 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     }
     if (ok && o->early_stop && !o->eval) {
         cli_error("--early-stop watches the test accuracy, which --no-eval turns off");
+        ok = false;
+    }
+    if (ok && o->init && o->resume) {
+        cli_error("--init starts a new run from weights; --resume goes on with a run: give one of them");
+        ok = false;
+    }
+    if (ok && o->init_skip && !o->init) {
+        cli_error("--init-skip names layers --init leaves out: give --init FILE");
         ok = false;
     }
     if (ok && o->save_every && !o->save && !o->resume) {
@@ -277,7 +289,7 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
             cpu_seconds() - w->cpu_start);
     bool ok = fclose(f) == 0;
     if (!ok)
-        cli_error("writing --metrics file %s failed", o->metrics);
+        cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
     return ok;
 }
 
@@ -340,7 +352,7 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
             r->first_step_s, cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
     if (!ok)
-        cli_error("writing --metrics file %s failed", o->metrics);
+        cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
     return ok;
 }
 
@@ -370,22 +382,6 @@ static ember_optim *make_optimizer(const struct train_options *o, ember_model *m
     return ember_sgd_new(ember_model_params(model), s);
 }
 
-/* The rate of every step, from the options and the run's length. */
-static ember_lr_schedule make_schedule(const struct train_options *o, int64_t per_epoch)
-{
-    int64_t run_steps = o->epochs * per_epoch;
-    if (o->steps && o->steps < run_steps)
-        run_steps = o->steps;
-    double step_epochs = o->step_epochs > 0 ? o->step_epochs : (double)(o->epochs > 3 ? o->epochs / 3 : 1);
-    return (ember_lr_schedule){
-        .kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
-                : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
-                                                   : EMBER_LR_CONSTANT,
-        .lr = (float)o->lr, .min_lr = (float)o->min_lr, .gamma = (float)o->gamma,
-        .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
-        .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5), .total_steps = run_steps};
-}
-
 /* Saves the run (model and state) and says so. */
 static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
                     const ember_dataset *train, const struct train_position *pos, const char *why)
@@ -394,6 +390,27 @@ static int save_run(const struct train_options *o, ember_ctx *ctx, ember_model *
     if (rc == EXIT_OK)
         fprintf(stderr, "ember: saved %s (%s)\n", o->save, why);
     return rc;
+}
+
+/* what failed, when it was the checkpoint itself */
+static const char checkpoint_lost[] = "the checkpoint";
+
+/* A write failed mid-run (the message said which and why): the run stops,
+ * and what it has learnt is saved all the same, unless the checkpoint is
+ * what failed; then the last one written stays whole (saves are atomic). */
+static void save_after_failure(struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
+                               const ember_dataset *train, const struct train_position *pos, const char *lost)
+{
+    if (lost == checkpoint_lost) {
+        fprintf(stderr, "ember: stopped at step %lld: the checkpoint could not be written; the last one saved to %s, "
+                "if any, is whole\n", (long long)pos->total_steps, o->save);
+        return;
+    }
+    if (!o->save)
+        o->save = "ember-interrupted.safetensors";
+    if (save_run(o, ctx, model, opt, train, pos, "stopped: a file could not be written") == EXIT_OK)
+        fprintf(stderr, "ember: stopped at step %lld because %s could not be written; the run is saved: once "
+                "that is fixed, go on with ember train --resume %s\n", (long long)pos->total_steps, lost, o->save);
 }
 
 /* --device's list: "cpu,opencl:0" split, or "all": every usable device,
@@ -490,6 +507,8 @@ int cmd_train(int argc, char **argv)
         goto done;
     if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
         goto done;
+    if (o.resume) /* the threads the run had, on the device already open */
+        ember_ctx_set_threads(ctx, (int)o.threads);
     char run_id[64];
     if (!o.run_id) { /* "20261122T235501-4242": when, and which process */
         time_t now = time(NULL);
@@ -502,21 +521,30 @@ int cmd_train(int argc, char **argv)
     if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
         (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
         rc = cli_fail(ctx, "cannot load the data");
+        if (rc == EXIT_USAGE && o.resume) /* the kind or shape came from the checkpoint */
+            rc = EXIT_DATA;
         goto done;
     }
     /* found now, not after the first epoch's training, which would be lost */
     if (test && ember_dataset_count(test) == 0) {
-        cli_error("%s has no images to test on (a folder needs at least two images in some class to hold one "
-                  "out, or a test/ folder): add images, or train without evaluating (--no-eval)",
-                  ember_dataset_describe(test));
+        bool table = strcmp(o.data.kind, "csv") == 0;
+        cli_error("%s has no %s to test on (a %s needs at least two %s in some class to hold one out, or a %s): "
+                  "add %s, or train without evaluating (--no-eval)", ember_dataset_describe(test),
+                  table ? "rows" : "images", table ? "table" : "folder", table ? "rows" : "images",
+                  table ? "folder of train.csv and test.csv" : "test/ folder", table ? "rows" : "images");
         rc = EXIT_DATA;
         goto done;
     }
     /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
-    if (!(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
+    if (o.init && !(model = train_init_model(ctx, &o, train, &rc)))
+        goto done;
+    if (!model && !(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
         rc = cli_fail(ctx, o.resume ? "cannot load the model to resume" : "cannot build the model");
         goto done;
     }
+    /* found now, not after the training, which would be lost */
+    if ((rc = train_check_outputs(&o, ctx, model, train)) != EXIT_OK)
+        goto done;
     /* the shuffle's stream differs from the initialisation's */
     if (!(opt = make_optimizer(&o, model)) ||
         !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
@@ -524,7 +552,8 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     ember_augment augment;
-    if (!parse_augment(o.augment, &augment, o.seed)) {
+    if (!train_parse_augment(o.augment, &augment, o.seed)) {
+        cli_error("--augment takes crop:P (P pixels) and flip, joined by a comma, or none; not \"%s\"", o.augment);
         rc = EXIT_USAGE;
         goto done;
     }
@@ -533,7 +562,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     if (o.resume) {
-        if ((rc = train_resume_state(ctx, &o, opt, &pos)) != EXIT_OK)
+        if ((rc = train_resume_state(ctx, &o, opt, ember_batcher_steps(batches), &pos)) != EXIT_OK)
             goto done;
         if (ember_batcher_seek(batches, pos.epochs_done, pos.step_in_epoch) != EMBER_OK) {
             rc = cli_fail(ctx, "cannot resume: the checkpoint's place is not in this data");
@@ -567,7 +596,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     struct window window = {.start = cli_now(), .cpu_start = cpu_seconds()};
-    ember_lr_schedule schedule = make_schedule(&o, per_full_epoch);
+    ember_lr_schedule schedule = train_schedule(&o, per_full_epoch);
     if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
         fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
                 "training stops after %lld\n", (long long)o.steps, (long long)o.epochs,
@@ -582,7 +611,11 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGTERM, &stop, &old_term);
 
     double first_step_s = 0.0;
+    const char *lost_output = NULL; /* a file that could not be written stopped the run */
     bool stopping = false; /* a signal here, or under mpirun on any rank: stop after this step */
+    bool diverging = false; /* not learning, and --stop-if-diverging: stop now */
+    struct train_watch watch;
+    train_watch_begin(&watch, &o, per_full_epoch, (int)classes, lead);
     for (int64_t epoch = pos.epochs_done + 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
         if (o.steps && pos.total_steps >= o.steps)
             break;
@@ -592,7 +625,7 @@ int cmd_train(int argc, char **argv)
             limit = o.steps - pos.total_steps;
         struct epoch_result r = {.epoch = (int)epoch, .text = text};
         struct progress bar;
-        progress_begin(&bar, (int)epoch, (int)o.epochs, per_full_epoch - first, o.quiet);
+        progress_begin(&bar, (int)epoch, (int)o.epochs, limit, o.quiet); /* --steps ends it sooner: the ETA says so */
         double start = cli_now();
         /* the profile covers the training steps, not the test pass */
         if ((o.profile || o.trace) && ember_profile_start(ctx, o.trace != NULL) != EMBER_OK) {
@@ -635,6 +668,8 @@ int cmd_train(int argc, char **argv)
                 cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
                           isnan(value) ? "NaN" : "infinite", (long long)(pos.total_steps + 1));
                 rc = EXIT_FAILURE_OTHER;
+                if (o.stop_if_diverging && lead)
+                    train_watch_stop(&watch, &o, ctx, model, train);
                 break;
             }
             if (pos.total_steps == 0)
@@ -653,21 +688,26 @@ int cmd_train(int argc, char **argv)
             if (o.log_every && o.metrics && pos.total_steps % o.log_every == 0) {
                 if (!write_window(&o, epoch, pos.total_steps, r.lr, &window)) {
                     rc = EXIT_DATA;
+                    lost_output = "--metrics";
                     break;
                 }
                 window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
             }
             progress_update(&bar, r.steps, value);
+            if ((diverging = train_watch_step(&watch, &o, model, &pos, value)))
+                break;
             stopping = par ? ember_parallel_stopping(par) : stop_signal != 0;
             if (stopping || r.steps == limit)
                 break; /* interrupted, or --steps ran out, or the epoch's last batch */
             if (o.save_every && !o.save_every_epochs && pos.total_steps % o.save_every == 0 &&
-                (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK)
+                (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK) {
+                lost_output = checkpoint_lost;
                 break;
+            }
         }
         progress_end(&bar);
         ember_profile_stop(ctx);
-        if (rc != EXIT_OK)
+        if (rc != EXIT_OK || diverging)
             break;
         if (turned && pos.step_in_epoch < per_full_epoch) { /* the batcher stopped early */
             rc = cli_fail(ctx, "training failed");
@@ -690,11 +730,15 @@ int cmd_train(int argc, char **argv)
             if (!o.save)
                 o.save = "ember-interrupted.safetensors";
             rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
-            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: ember train --resume %s\n",
+            /* the settings and threads come back from the checkpoint; the device is the one option to
+             * repeat; the program as it was typed (build/ember), so that the line can be pasted */
+            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: %s train --resume %s%s%s\n",
                     stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
                     : stop_signal == SIGTERM ? "stopped (SIGTERM)"
                                              : "stopped (another rank was interrupted)",
-                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch, o.save);
+                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch,
+                    cli_argv && cli_argv[0] ? cli_argv[0] : "ember", o.save, o.device_given ? " --device " : "",
+                    o.device_given ? o.device : "");
             rc = rc == EXIT_OK ? 128 + sig : rc;
             break;
         }
@@ -750,14 +794,19 @@ int cmd_train(int argc, char **argv)
         }
         if (o.metrics && !write_metrics(&o, ctx, &r)) {
             rc = EXIT_DATA;
+            lost_output = "--metrics";
             break;
         }
         if (o.eval && r.test_acc > pos.best_acc) {
             pos.best_acc = r.test_acc;
             pos.best_epoch = epoch;
-            if (o.save && (rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK)
+            if (o.save && (rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK) {
+                lost_output = "the best epoch's checkpoint";
                 break;
+            }
         }
+        if ((diverging = train_watch_epoch(&watch, &o, epoch, o.eval ? r.test_acc : r.train_acc, (int)classes)))
+            break;
         if (o.early_stop && epoch - pos.best_epoch >= o.early_stop && epoch < o.epochs) {
             if (lead)
                 fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
@@ -769,15 +818,22 @@ int cmd_train(int argc, char **argv)
             break;
         if (o.save && o.save_every && epoch < o.epochs &&
             (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
-            (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK)
+            (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK) {
+            lost_output = checkpoint_lost;
             break;
+        }
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     free(scratch);
     free(labels);
+    if (diverging && rc == EXIT_OK)
+        rc = lead ? train_watch_stop(&watch, &o, ctx, model, train) : EXIT_FAILURE_OTHER;
+    train_watch_free(&watch);
     if (rc == EXIT_OK && o.save)
         rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
+    else if (lost_output && lead)
+        save_after_failure(&o, ctx, model, opt, train, &pos, lost_output);
     if (rc == EXIT_OK && (o.profile || o.trace))
         rc = cli_profile_report(ctx, o.profile ? stdout : NULL, o.trace, "training steps");
 done:

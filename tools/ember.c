@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/ember.c — the `ember` program: subcommands over the library.
  *
@@ -29,6 +30,8 @@ static const char usage[] =
     "  predict    classify images with a saved model\n"
     "  generate   continue a prompt with text from a model trained on text\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
+    "  export     write a trained model as an ONNX file\n"
+    "  import     read an ONNX model into a checkpoint\n"
     "  plot       draw the loss and accuracy curves of runs from their metrics files\n"
     "  devices    list the devices ember can use, and why others cannot be used\n"
     "  ptx        print the PTX an NVIDIA GPU gets for one of ember's kernels, or with\n"
@@ -38,7 +41,10 @@ static const char usage[] =
     "  ember --version          prints the version\n"
     "\n"
     "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
-    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
+    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n"
+    "\n"
+    "The documents the help cites (docs/models.md, ...) are in the source tree, and\n"
+    "installed in " EMBER_DOC_DIR ".\n";
 
 /* OpenBLAS starts a pool of threads of its own when it is loaded, before
  * main, sized to the machine. ember never uses it (its own pool runs
@@ -65,6 +71,7 @@ int main(int argc, char **argv)
 {
     restart_without_blas_threads(argv);
     cli_start_time = cli_now();
+    cli_argv = argv;
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;
@@ -89,6 +96,10 @@ int main(int argc, char **argv)
         return cmd_generate(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
+    if (strcmp(command, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
+    if (strcmp(command, "import") == 0)
+        return cmd_import(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0)
         return cmd_plot(argc - 1, argv + 1);
     if (strcmp(command, "devices") == 0)

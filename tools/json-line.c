@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/json-line.c — a JSON object on one line, read in place
  * (tools/json-line.h): a cursor walks the line, keys and string values are

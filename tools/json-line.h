@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/json-line.h — one line of JSON Lines, an object, read in place.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot-draw.c — the layout of a figure (tools/plot.h): where the
  * panels, axes, ticks, labels, curves and legend go, painted through a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot-impl.h — what the two layouts of `ember plot` share: the
  * figure of curves (plot-draw.c) and the timeline of a trace

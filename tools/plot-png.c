@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot-png.c — the PNG canvas of `ember plot` (tools/plot.h): an RGB
  * picture in memory, painted with anti-aliased shapes and written by

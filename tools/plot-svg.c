@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot-svg.c — the SVG canvas of `ember plot` (tools/plot.h): each
  * shape the layout paints is one element, written as it comes.

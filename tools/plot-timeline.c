@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot-timeline.c — the layout of a timeline (tools/plot.h): lanes
  * one above the other, each a title over rows of spans, a time axis in ms

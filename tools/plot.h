@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plot.h — the pictures `ember plot` draws: panels of curves, or a
  * timeline of spans in lanes, laid out once (plot-draw.c, plot-timeline.c)

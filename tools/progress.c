@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/progress.c — see progress.h. */
 #include <stdio.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/ptxas.c — finding ptxas and reading `ptxas -v` (see ptxas.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/ptxas.h — NVIDIA's PTX assembler, found and asked what each kernel
  * uses, for `ember ptx --resources`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/trace-file.c — a trace that ember wrote, read back line by line
  * (tools/trace-file.h): the lines before `"traceEvents": [` open the
@@ -19,6 +20,7 @@
 
 #include "cli.h"
 #include "json-line.h"
+#include "name-table.h"
 #include "trace-file.h"
 
 /* a name longer than this is cut: it has to fit in a bar of a picture */
@@ -26,78 +28,22 @@
 
 /* ---- names, each kept once ---- */
 
-struct trace_names {
-    char **by_id; /* the names, numbered in the order they came */
-    int count;
-    int *slots;     /* open addressing: a name's id + 1; 0: empty */
-    size_t n_slots; /* a power of two, at least twice count */
-};
-
-/* FNV-1a */
-static uint64_t name_hash(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
-}
-
-static bool names_grow(struct trace_names *t)
-{
-    size_t n_slots = t->n_slots ? 2 * t->n_slots : 256;
-    int *slots = calloc(n_slots, sizeof *slots);
-    char **by_id = realloc(t->by_id, n_slots / 2 * sizeof *by_id);
-    if (by_id)
-        t->by_id = by_id;
-    if (!slots || !by_id) {
-        free(slots);
-        return false;
-    }
-    for (int id = 0; id < t->count; id++) {
-        size_t at = name_hash(t->by_id[id], strlen(t->by_id[id])) & (n_slots - 1);
-        while (slots[at])
-            at = (at + 1) & (n_slots - 1);
-        slots[at] = id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = n_slots;
-    return true;
-}
-
 /* The number of `s` (its first TRACE_NAME_BYTES bytes) among the names,
  * kept when new; -1 when out of memory, or when it is new and
  * TRACE_MAX_NAMES are kept (*full). */
-static int names_keep(struct trace_names *t, const char *s, bool *full)
+static int names_keep(struct name_table *t, const char *s, bool *full)
 {
     size_t n = strnlen(s, TRACE_NAME_BYTES);
-    *full = false;
-    if (2 * ((size_t)t->count + 1) > t->n_slots && !names_grow(t))
-        return -1;
-    size_t at = name_hash(s, n) & (t->n_slots - 1);
-    for (; t->slots[at]; at = (at + 1) & (t->n_slots - 1)) {
-        const char *kept = t->by_id[t->slots[at] - 1];
-        if (strncmp(kept, s, n) == 0 && kept[n] == '\0')
-            return t->slots[at] - 1;
-    }
-    if (t->count == TRACE_MAX_NAMES) {
-        *full = true;
-        return -1;
-    }
-    if (!(t->by_id[t->count] = strndup(s, n)))
-        return -1;
-    t->slots[at] = ++t->count;
-    return t->count - 1;
+    int id = name_table_find(t, s, n);
+    *full = id < 0 && t->count == TRACE_MAX_NAMES;
+    return id >= 0 || *full ? id : name_table_add(t, s, n);
 }
 
-static void names_free(struct trace_names *t)
+static void names_free(struct name_table *t)
 {
     if (!t)
         return;
-    for (int id = 0; id < t->count; id++)
-        free(t->by_id[id]);
-    free(t->by_id);
-    free(t->slots);
+    name_table_free(t);
     free(t);
 }
 
@@ -354,7 +300,7 @@ static void trace_finish(struct trace *t)
 
 bool trace_file_is_trace(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = cli_open_input(path, TRACE_MAX_BYTES, NULL, false);
     if (!f)
         return false;
     static char head[65536 + 1];
@@ -434,11 +380,9 @@ int trace_read(const char *path, struct trace *t)
         cli_error("out of memory");
         return EXIT_FAILURE_OTHER;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_error("cannot read %s: %s", path, strerror(errno));
+    FILE *f = cli_open_input(path, TRACE_MAX_BYTES, NULL, true);
+    if (!f)
         return EXIT_DATA;
-    }
     struct reading r = {.status = EXIT_OK};
     errno = 0;
     bool read = read_lines(f, t, &r);

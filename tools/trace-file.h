@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/trace-file.h — a Chrome trace that `ember train --trace` (or eval)
  * wrote, read back for `ember plot`: its tracks, each a list of spans.
@@ -23,12 +24,14 @@
 #define EMBER_TRACE_FILE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define TRACE_MAX_TRACKS 16      /* pid and tid pairs */
 #define TRACE_MAX_EVENTS 4000000 /* ember writes at most a million */
 #define TRACE_MAX_LINE   16384   /* bytes; ember's lines are a few hundred */
 #define TRACE_MAX_NAMES  65536   /* different names; ember's traces have a hundred or so */
 #define TRACE_MAX_DEPTH  64      /* spans inside spans counted; deeper ones are placed at this depth */
+#define TRACE_MAX_BYTES  ((int64_t)1 << 30) /* the file: ember's million events take a few hundred MB */
 
 struct trace_event {
     double start, end; /* microseconds, as in the file */
@@ -45,7 +48,7 @@ struct trace_track {
     int count, cap;
 };
 
-struct trace_names; /* the strings events point to, each kept once */
+struct name_table; /* the strings events point to, each kept once (tools/name-table.h) */
 
 struct trace {
     struct trace_track tracks[TRACE_MAX_TRACKS]; /* by pid, then tid */
@@ -54,7 +57,7 @@ struct trace {
     double start, end; /* the first span's start, the last one's end */
     long left_out;     /* events that are neither spans nor names */
     int n_names;       /* different names */
-    struct trace_names *names;
+    struct name_table *names;
 };
 
 /* Whether `path` starts as a trace does: "traceEvents" in its first

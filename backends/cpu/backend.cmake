@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The CPU backend: always built. OpenBLAS provides sgemm when found.
 file(GLOB EMBER_CPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 target_sources(ember_objects PRIVATE ${EMBER_CPU_SOURCES})

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-conv.c — im2col and col2im, one task per (image,
  * channel) plane so that no two tasks write the same memory.

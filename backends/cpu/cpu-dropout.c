@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-dropout.c — dropout's mask, from the hash every backend
  * shares (core/backend.h: ember_dropout_hash), so that a seed gives the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-gemm-skinny.c — the products with one short side, which
  * the small models are made of and OpenBLAS runs slowly.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-gemm.c — sgemm through OpenBLAS's cblas, threaded by
  * our pool: a batch is split by matrices, a single product by rows or

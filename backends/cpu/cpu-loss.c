@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-loss.c — softmax-cross-entropy, forward and backward,
  * each one pass over the logits.

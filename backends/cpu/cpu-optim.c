@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-optim.c — the optimizer steps, each one pass over the
  * parameters, their gradients and their state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-pool.c — max- and average-pooling, one task per
  * (image, channel) plane so that no two tasks write the same memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-reduce.c — sums and maxima over the middle axis of
  * (outer, r, inner).

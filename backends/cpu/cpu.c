@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu.c — the CPU backend's table: one device, host memory,
  * primitives from the files beside this one.

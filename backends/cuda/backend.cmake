@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The CUDA backend: built by default, since it needs nothing from CUDA to
 # build. libcuda.so.1 and libnvrtc are opened at run time; the built-in PTX
 # (baseline/kernels-sm30.ptx, made by scripts/baseline-ptx.sh) is embedded.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-api.h — the CUDA driver and NVRTC functions ember
  * calls, declared here rather than taken from the toolkit.

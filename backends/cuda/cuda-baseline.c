@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-baseline.c — the built-in PTX: every kernel of
  * backends/kernels compiled for `.target sm_30` by Debian's clang, no CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-diagnose.c — the CUDA section of `ember devices`:
  * the driver and the PTX it loads, every NVRTC found and what it targets,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-errors.c — the driver API's result names.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-impl.h — the CUDA backend's insides.
  *

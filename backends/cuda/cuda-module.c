@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-module.c — getting the kernels onto one GPU.
  *
@@ -311,10 +312,14 @@ static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_opt
         d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: ignoring the cached kernels (%s); rebuilding them",
                         d->gpu.name, why);
     }
+    char what[512];
+    snprintf(what, sizeof what, "%s, %s", d->probe->gpus[d->index].name, d->path_detail);
+    ember_gpu_compile_begin(&d->gpu, "cuda", what, NULL);
     image = cuda_nvrtc_compile(n, o->arch, o->path == CUDA_PATH_NVRTC_CUBIN, &t, &size, why, why_len);
+    enum load_outcome outcome = image ? module_load(d, image, &t, why, why_len) : NOT_BUILT;
+    ember_gpu_compile_end(&d->gpu);
     if (!image)
         return NOT_BUILT;
-    enum load_outcome outcome = module_load(d, image, &t, why, why_len);
     if (outcome == LOADED)
         ember_gpu_cache_store(&d->gpu, "cuda", &key, image, size);
     else if (outcome == REFUSED) /* so that the next start neither compiles nor offers it */
@@ -383,9 +388,19 @@ ember_status cuda_module_open(struct cuda_device *d)
         option_detail(d->probe, o, d->path_detail, sizeof d->path_detail);
         why[0] = '\0';
         struct ember_kernel_tuning baseline = ember_kernel_tuning_default(); /* what it was compiled with */
-        enum load_outcome outcome = o->path == CUDA_PATH_BASELINE_PTX
-                                        ? module_load(d, cuda_baseline_ptx(), &baseline, why, sizeof why)
-                                        : load_nvrtc(d, o, why, sizeof why);
+        enum load_outcome outcome;
+        if (o->path == CUDA_PATH_BASELINE_PTX) {
+            /* the driver JITs the PTX for the GPU, and keeps the result in its own cache */
+            char what[512];
+            snprintf(what, sizeof what, "%s, the driver JIT-compiling the built-in sm_30 PTX for sm_%d", g->name,
+                     g->cc);
+            ember_gpu_compile_begin(&d->gpu, "cuda", what,
+                                    "once; the driver keeps the result in $CUDA_CACHE_PATH, else ~/.nv/ComputeCache");
+            outcome = module_load(d, cuda_baseline_ptx(), &baseline, why, sizeof why);
+            ember_gpu_compile_end(&d->gpu);
+        } else {
+            outcome = load_nvrtc(d, o, why, sizeof why);
+        }
         if (outcome == LOADED) {
             d->path = o->path;
             outcome_record(d->index, o->path, d->path_detail, failed);

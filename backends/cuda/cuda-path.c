@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-path.c — which way the kernels reach a GPU, and why.
  *
@@ -136,7 +137,7 @@ void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct 
     if (cc < CUDA_OLDEST_ARCH) {
         snprintf(out->reason, sizeof out->reason,
                  "compute capability %d.%d is older than sm_30, the oldest ember supports: train on the "
-                 "CPU instead (--device cpu)",
+                 "CPU instead (the device \"cpu\")",
                  cc / 10, cc % 10);
         return;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-probe.c — the first look at the machine: the NVIDIA
  * driver, its GPUs, and every NVRTC that can be found.

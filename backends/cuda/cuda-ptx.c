@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda-ptx.c — `ember ptx`: the PTX a GPU gets, to read.
  *
@@ -112,7 +113,7 @@ char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, 
     }
     if (!arch && !baseline) {
         if (!p->driver_ok || p->gpu_count == 0) {
-            snprintf(why, why_len, "no GPU to ask (%s): name an arch, as in --arch sm_86, or ask for --baseline",
+            snprintf(why, why_len, "no GPU to ask (%s): name an arch, as in sm_86, or ask for the baseline",
                      p->driver_ok ? "the driver reports none" : p->why);
             return NULL;
         }
@@ -123,7 +124,7 @@ char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, 
         while (k < EMBER_KERNEL_COUNT && strcmp(ember_kernel_name(k), kernel) != 0)
             k++;
         if (k == EMBER_KERNEL_COUNT) {
-            snprintf(why, why_len, "there is no kernel \"%s\": `ember ptx --list` lists them", kernel);
+            snprintf(why, why_len, "there is no kernel \"%s\": ember_kernel_name_at lists them", kernel);
             return NULL;
         }
     }

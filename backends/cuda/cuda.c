@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/cuda/cuda.c — the CUDA backend's table: devices, memory,
  * launches. The primitives are the shared ones of backends/kernels/gpu.h;
@@ -76,7 +77,7 @@ ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
     const char *advice = "";
     if (r == CUDA_ERROR_LAUNCH_TIMEOUT)
         advice = " The display's watchdog stopped a kernel that ran too long: this GPU drives a screen (as in "
-                 "a laptop). Train with smaller batches (--batch), or on a GPU without a display.";
+                 "a laptop). Train with smaller batches, or on a GPU without a display.";
     return h->fail(h->ctx, EMBER_ERR_DEVICE,
                    "%s: %s failed: %s (%d)%s.%s %s is lost: after this error the driver refuses all further GPU "
                    "work in this process, so restart the program to use it again",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/catalogue.c — the list of kernels, in every build.
  *

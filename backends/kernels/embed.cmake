@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake -DOUTPUT=file.c -DFILES="a.kh;b.kc" [-DNAME=ember_kernel_embedded] -P embed.cmake
 #
 # Writes OUTPUT: each of FILES as a NUL-terminated byte array, and a table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-cache.c — compiled programs kept on disk, so that a
  * device compiles ember's kernels once rather than at every start; for
@@ -185,7 +186,10 @@ unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
                       gpu->name, why);
         return NULL;
     }
-    gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s: read %zu bytes of cached kernels", gpu->name, *size);
+    char path[4096];
+    gpu_cache_path(kind, key, path, sizeof path, why, sizeof why);
+    gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels read from the cache: %s (%zu bytes)", gpu->name, path,
+                  *size);
     int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0)
         close(fd);
@@ -239,6 +243,26 @@ bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key
     }
     snprintf(why, why_len, "%.1000s", path);
     return true;
+}
+
+void ember_gpu_compile_begin(struct ember_gpu *gpu, const char *kind, const char *what, const char *kept)
+{
+    char folder[3000], why[1024], said[4200];
+    if (kept)
+        snprintf(said, sizeof said, "compiling kernels for %s (%s) (%s)", gpu->name, what, kept);
+    else if (ember_cache_folder(kind, folder, sizeof folder, why, sizeof why))
+        snprintf(said, sizeof said, "compiling kernels for %s (%s) (once; kept in %s)", gpu->name, what, folder);
+    else
+        snprintf(said, sizeof said, "compiling kernels for %s (%s) (not kept: %s)", gpu->name, what, why);
+    if (gpu->host.wait_begin) /* a compile the driver's own cache may answer is told of only if it lasts */
+        gpu->host.wait_begin(gpu->host.ctx, said, kept != NULL);
+    gpu->host.log(gpu->host.ctx, EMBER_LOG_DEBUG, "%s", said);
+}
+
+void ember_gpu_compile_end(struct ember_gpu *gpu)
+{
+    if (gpu->host.wait_end)
+        gpu->host.wait_end(gpu->host.ctx);
 }
 
 void ember_gpu_cache_store(struct ember_gpu *gpu, const char *kind, const struct ember_gpu_cache_key *key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-conv.c — im2col and col2im through conv.kc, for
  * every GPU backend: one work-item per output element. im2col launches

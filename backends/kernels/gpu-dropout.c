@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-dropout.c — dropout's mask through dropout.kc, for
  * every GPU backend: one work-item per element.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-elementwise.c — fill, unary and binary: choosing the
  * kernel of elementwise.kc and its launch, for every GPU backend.

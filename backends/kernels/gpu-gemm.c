@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-gemm.c — sgemm through gemm.kc, for every GPU backend.
  *

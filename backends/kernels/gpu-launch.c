@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* backends/kernels/gpu-launch.c — what every launch plan needs (see gpu.h). */
 #include "gpu.h"
 

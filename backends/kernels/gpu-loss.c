@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-loss.c — softmax-cross-entropy through loss.kc, for
  * every GPU backend.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-optim.c — the optimizer steps through optim.kc, for
  * every GPU backend: one work-item per parameter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-pool.c — max- and average-pooling through pool.kc,
  * for every GPU backend: one work-item per output element, planes along

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu-reduce.c — sums and maxima through reduce.kc, for
  * every GPU backend: rows of neighbouring values one group of lanes each

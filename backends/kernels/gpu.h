@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu.h — the host side of the shared kernels: how each
  * primitive of core/backend.h picks its kernel and its launch, written once
@@ -189,5 +190,15 @@ unsigned char *ember_gpu_cache_get(const char *kind, const struct ember_gpu_cach
                                    char *why, size_t why_len);
 bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key, const unsigned char *bytes,
                          size_t size, char *why, size_t why_len);
+
+/* Around a compile the user waits for: tells the host "compiling kernels
+ * for opencl:0 (<what>) (once; kept in <the cache folder>)" and, through
+ * the host, the seconds so far until the end (core/wait.c). `what` names
+ * the device and the compiler, as a person would know them; `kept` says
+ * where the result is kept when not in ember's cache folder of `kind`: the
+ * driver's own cache, which may answer at once, so that such a compile is
+ * told of only when it lasts a second. */
+void ember_gpu_compile_begin(struct ember_gpu *g, const char *kind, const char *what, const char *kept);
+void ember_gpu_compile_end(struct ember_gpu *g);
 
 #endif /* EMBER_GPU_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/kernels.c — programs assembled from the kernel sources
  * (see kernels.h): the embedded copies kernels.cmake generates, or the

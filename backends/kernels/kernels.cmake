@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shared kernel sources (backends/kernels), for every GPU backend.
 #
 # kernels.c and, generated at build time by embed.cmake, kernels-embedded.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/kernels.h — the device kernels' sources, one text for
  * every GPU backend (DESIGN.md, decision 3).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The OpenCL backend (EMBER_OPENCL, on by default): OpenCL 1.2 through the
 # ICD loader, opened with dlopen at run time. Building it needs no OpenCL
 # headers or library; a machine without OpenCL simply has no opencl devices.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-api.h — the part of the OpenCL 1.2 API ember uses,
  * declared here so that building ember needs no OpenCL headers or library.

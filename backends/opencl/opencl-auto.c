@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-auto.c — what "auto" remembers of OpenCL, so that
  * it never starts a driver it will pass over.
@@ -118,7 +119,7 @@ bool opencl_auto_skip(char *why, size_t why_len)
     free(answer);
     if (skip)
         snprintf(why, why_len, "no OpenCL device auto would take on this machine (remembered from an earlier "
-                 "run: OpenCL was not loaded; `ember devices` asks afresh)");
+                 "run: OpenCL was not loaded; ember_devices_report asks afresh)");
     return skip;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-impl.h — the OpenCL backend's insides.
  *

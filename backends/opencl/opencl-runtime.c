@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl-runtime.c — the OpenCL library, opened at run time,
  * and the devices it reports.
@@ -177,7 +178,7 @@ static void opencl_runtime_open(void)
     char limit[256];
     if (!ember_address_space_fits(OPENCL_ADDRESS_SPACE, limit, sizeof limit)) {
         snprintf(runtime.why, sizeof runtime.why, "OpenCL was not started: %s for its drivers; raise the limit, "
-                 "or use --device cpu", limit);
+                 "or use the device \"cpu\"", limit);
         return;
     }
     if (override && *override) {

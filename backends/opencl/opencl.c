@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/opencl/opencl.c — the OpenCL backend's table: devices, memory,
  * launches. The primitives are in the files beside this one, the kernels
@@ -111,7 +112,7 @@ static ember_status opencl_device_open(const struct ember_host *host, int index,
     const struct opencl_runtime *rt = opencl_runtime_get();
     if (!rt || index < 0 || index >= rt->count)
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no opencl:%d: %s", index,
-                          rt ? "see `ember devices`" : opencl_runtime_why());
+                          rt ? "ember_devices_report lists the devices there are" : opencl_runtime_why());
     const struct opencl_device_info *info = &rt->devices[index];
     if (!info->available || !info->compiler_available)
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "opencl:%d (%s) %s", index, info->name,

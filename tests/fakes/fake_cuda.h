@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda.h — the insides of the CUDA test double, a
  * libcuda.so.1 that runs ember's kernels on the CPU, so that CI drives the
@@ -19,6 +20,20 @@
  *   host-kernels-*.c     ember's kernels compiled for the host, one file per
  *                        tuning the CUDA backend uses, generated at build
  *                        time by gen_host_kernels.c
+ *   fake_nvrtc_keep.c    an NVRTC that forwards to a real one and keeps,
+ *                        for each cubin it hands out, the PTX ptxas made it
+ *                        from, so that the PTX mode below runs it
+ *
+ * Two ways to run a kernel (EMBER_FAKE_CUDA_EXEC):
+ *   host (default)  the kernel sources compiled for the host, as above:
+ *                   fast, and what most CUDA tests use
+ *   ptx             the module's own PTX, executed instruction by
+ *                   instruction by ember's PTX simulator (ptxsim/), warps
+ *                   of 32 lanes, divergence, barriers, with its checks
+ *                   (bounds, alignment, shared-memory races, barriers,
+ *                   registers read unwritten) failing the launch. For a
+ *                   cubin it runs the PTX the cubin was assembled from,
+ *                   which fake_nvrtc_keep.c kept.
  *
  * What the double cannot know from the driver API alone it asks of ember:
  * kernelParams must end with a NULL after the last argument (ember's launch
@@ -114,10 +129,16 @@ struct fake_ctx {
     struct fake_module *modules; /* loaded, unloaded too: freed with the context */
 };
 
+struct ptxsim_module;
+struct ptxsim_kernel;
+
 /* One loaded kernel. */
 struct fake_function {
     struct fake_module *module;
     const struct fake_kernel *kernel;
+    const struct ptxsim_kernel *ptx; /* in PTX mode: what runs (kernel then has no launcher) */
+    struct fake_kernel own;          /* in PTX mode: its name and parameters, read from the PTX */
+    char kinds[FAKE_MAX_ARGS + 1];
     int max_threads; /* per block: what registers would allow */
     unsigned long long executions;
 };
@@ -125,12 +146,16 @@ struct fake_function {
 struct fake_module {
     struct fake_ctx *ctx;
     const struct fake_kernel_build *build;
+    struct ptxsim_module *ptx; /* in PTX mode: the module, parsed */
     int count;
     struct fake_function functions[FAKE_MAX_KERNELS];
     CUdeviceptr tuning_global; /* the program's tuning constant, in device memory */
     bool unloaded;
     struct fake_module *next;
 };
+
+/* EMBER_FAKE_CUDA_EXEC=ptx: kernels run as PTX in the simulator */
+bool fake_exec_ptx(void);
 
 /* A launch as queued: the argument values are copied at launch time, as a
  * driver does, so that the caller may reuse its variables. */
@@ -178,6 +203,9 @@ void fake_ctx_stop(struct fake_ctx *c);
 /* Device memory: an allocation of the double, or none. `what` says why not:
  * freed, outside every allocation, past its end. */
 bool fake_memory_check(CUdeviceptr ptr, size_t bytes, char *what, size_t len);
+/* The live allocation holding `address`: its start and size (the PTX
+ * simulator's view of device memory). */
+bool fake_memory_find(void *unused, uint64_t address, uint64_t *base, uint64_t *bytes);
 CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr);
 CUresult fake_memory_free(struct fake_ctx *c, CUdeviceptr ptr);
 /* frees what the context still holds; returns how many there were */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_driver.c — the CUDA test double's driver API:
  * devices, primary contexts, memory, copies, streams and events (see
@@ -18,6 +19,15 @@
  *                                watchdog), as a faulty kernel or a GPU would
  *   EMBER_FAKE_CUDA_WATCHDOG_MS  a display GPU's watchdog: a launch running longer
  *                                fails with CUDA_ERROR_LAUNCH_TIMEOUT (702)
+ *   EMBER_FAKE_CUDA_KERNEL_MS    every kernel holds its completion back this long (the
+ *                                worker sleeps before the next command), as a slow GPU would
+ *   EMBER_FAKE_CUDA_EVENTS       "fail": cuEventRecord fails (CUDA_ERROR_NOT_SUPPORTED), so
+ *                                the backend cannot time kernels with events
+ *   EMBER_FAKE_CUDA_EXEC         "host" (default) or "ptx": how kernels run (fake_cuda.h)
+ *   EMBER_FAKE_CUDA_SEED         in PTX mode, a seed that shuffles the order of each
+ *                                block's warps between barriers (0, the default: in order)
+ *   EMBER_FAKE_NVRTC_PTX_DIR     in PTX mode, where fake_nvrtc_keep.c kept the PTX of
+ *                                each cubin it made
  *
  * Device memory is host memory from mmap, each allocation ending against a
  * page that cannot be touched, so a kernel that runs past the end of a
@@ -410,6 +420,23 @@ void fake_memory_describe(uintptr_t addr, char *out, size_t len)
     pthread_mutex_unlock(&memory.lock);
 }
 
+bool fake_memory_find(void *unused, uint64_t address, uint64_t *base, uint64_t *bytes)
+{
+    (void)unused;
+    pthread_mutex_lock(&memory.lock);
+    bool found = false;
+    for (size_t i = 0; i < memory.count && !found; i++) {
+        const struct allocation *a = &memory.live[i];
+        if (address >= a->base && address < a->base + a->bytes) {
+            *base = a->base;
+            *bytes = a->bytes;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&memory.lock);
+    return found;
+}
+
 bool fake_memory_check(CUdeviceptr ptr, size_t bytes, char *what, size_t len)
 {
     pthread_mutex_lock(&memory.lock);
@@ -587,6 +614,9 @@ CUresult cuEventRecord(CUevent e, CUstream stream)
     struct fake_ctx *c = working_ctx(&r);
     if (!c)
         return r;
+    const char *events = getenv("EMBER_FAKE_CUDA_EVENTS");
+    if (events && strcmp(events, "fail") == 0)
+        return FAKE_NOT_SUPPORTED;
     if (!e || e->ctx != c)
         return FAKE_INVALID_HANDLE;
     struct fake_command *cmd = calloc(1, sizeof *cmd);

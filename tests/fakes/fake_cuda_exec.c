@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_exec.c — the CUDA test double's "GPU" (see
  * fake_cuda.h): launches checked as a driver checks them, queued per
@@ -23,6 +24,12 @@
  * the worker; the handler jumps out of the kernel and the context takes
  * the sticky CUDA_ERROR_ILLEGAL_ADDRESS, reported by the next call, as a
  * GPU's fault is.
+ *
+ * In PTX mode a launch is the PTX simulator's instead (ptxsim_run): its
+ * checks stop a kernel that leaves memory (CUDA_ERROR_ILLEGAL_ADDRESS, as
+ * above) and one that races, misses a barrier or reads a register it never
+ * wrote (CUDA_ERROR_LAUNCH_FAILED, with the simulator's message on stderr:
+ * a GPU would compute garbage or hang there).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -36,6 +43,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "../../ptxsim/ptxsim.h"
 #include "fake_cuda.h"
 
 int ember_host_local_id, ember_host_local_size;
@@ -328,6 +336,45 @@ static int run_grid(const struct fake_launch *l, double watchdog)
     return RUN_OK;
 }
 
+/* A launch in PTX mode: the arguments laid out as the kernel's .param
+ * declares them, run by the simulator. */
+static CUresult launch_in_simulator(const struct fake_launch *l)
+{
+    const struct ptxsim_kernel *k = l->function->ptx;
+    unsigned char params[FAKE_MAX_ARGS * 8];
+    for (int i = 0; i < l->nargs; i++) {
+        size_t at, size;
+        if (!ptxsim_kernel_param(k, i, &at, &size) || at + size > sizeof params)
+            return FAKE_INVALID_VALUE;
+        memcpy(params + at, l->argv[i], size);
+    }
+    struct ptxsim_launch run = {
+        .kernel = k,
+        .grid = {l->grid[0], l->grid[1], l->grid[2]},
+        .block = {l->block, 1, 1},
+        .params = params,
+        .memory = {.find = fake_memory_find},
+        .seed = (uint64_t)fake_env_int("EMBER_FAKE_CUDA_SEED", 0),
+        .watchdog = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0) * 1e-3,
+    };
+    struct ptxsim_result result;
+    switch (ptxsim_run(&run, &result)) {
+    case PTXSIM_OK: return FAKE_SUCCESS;
+    case PTXSIM_BAD_ADDRESS:
+        fake_say("%s: an illegal address", result.message);
+        return FAKE_ILLEGAL_ADDRESS;
+    case PTXSIM_TIMEOUT:
+        fake_say("%s (EMBER_FAKE_CUDA_WATCHDOG_MS, as a display GPU's watchdog allows)", result.message);
+        return FAKE_LAUNCH_TIMEOUT;
+    case PTXSIM_NO_MEMORY:
+        fake_say("%s", result.message);
+        return FAKE_LAUNCH_OUT_OF_RESOURCES;
+    default:
+        fake_say("%s", result.message);
+        return FAKE_LAUNCH_FAILED;
+    }
+}
+
 static CUresult launch_on_engine(const struct fake_launch *l)
 {
     struct fake_function *f = l->function;
@@ -349,6 +396,8 @@ static CUresult launch_on_engine(const struct fake_launch *l)
             return FAKE_ILLEGAL_ADDRESS;
         }
     }
+    if (f->ptx)
+        return launch_in_simulator(l);
     pthread_once(&handlers_once, handlers_install);
     double watchdog = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0) * 1e-3;
     runner.kernel = k;
@@ -422,6 +471,10 @@ static void *worker_main(void *arg)
             c->running = true;
             pthread_mutex_unlock(&c->lock);
             CUresult r = fake_exec_launch(&cmd->launch);
+            /* EMBER_FAKE_CUDA_KERNEL_MS: the kernel is not done until then, as a slow GPU's */
+            int hold = fake_env_int("EMBER_FAKE_CUDA_KERNEL_MS", 0);
+            if (hold > 0)
+                nanosleep(&(struct timespec){.tv_sec = hold / 1000, .tv_nsec = hold % 1000 * 1000000L}, NULL);
             pthread_mutex_lock(&c->lock);
             c->running = false;
             if (r != FAKE_SUCCESS && c->sticky == FAKE_SUCCESS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_cuda_module.c — the CUDA test double loading modules
  * (see fake_cuda.h): what ember gives cuModuleLoadDataEx is read as a
@@ -16,13 +17,23 @@
  * `ember_tuning` constant: the double runs the host build of the kernels
  * with that same tuning (fake_kernels_*), or refuses the module when it has
  * none (CUDA_ERROR_NOT_SUPPORTED).
+ *
+ * In PTX mode (EMBER_FAKE_CUDA_EXEC=ptx) the module's PTX is parsed by the
+ * PTX simulator instead, and its kernels are what launches run; for a
+ * cubin, the PTX that fake_nvrtc_keep.c kept for it. A module the
+ * simulator cannot run is refused with its reason (CUDA_ERROR_INVALID_PTX),
+ * never run some other way. EMBER_FAKE_CUDA_PTX=file runs that PTX in place
+ * of whatever ember loads: the mutation tests' copies of the built-in PTX
+ * with one thing changed.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ptxsim/ptxsim.h"
 #include "fake_cuda.h"
+#include "fake_elf.h"
 
 typedef int CUjit_option;
 typedef struct fake_module *CUmodule;
@@ -216,6 +227,104 @@ static bool refused_by_setting(bool cubin)
     return refuse && (strcmp(refuse, "all") == 0 || strcmp(refuse, cubin ? "cubin" : "ptx") == 0);
 }
 
+static int max_threads_of(const char *kernel);
+
+bool fake_exec_ptx(void)
+{
+    const char *mode = getenv("EMBER_FAKE_CUDA_EXEC");
+    return mode && strcmp(mode, "ptx") == 0;
+}
+
+/* A whole file as a string to free; NULL with why in the log. */
+static char *read_file(const char *path, char *log, size_t log_len)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+        text[n] = '\0';
+    } else {
+        free(text);
+        text = NULL;
+        snprintf(log, log_len, "PTX mode: cannot read %s", path);
+    }
+    if (f)
+        fclose(f);
+    return text;
+}
+
+/* The PTX a cubin was assembled from, as fake_nvrtc_keep.c kept it: a
+ * string to free, or NULL with why in the log. */
+static char *kept_ptx(const unsigned char *cubin, char *log, size_t log_len)
+{
+    const char *dir = getenv("EMBER_FAKE_NVRTC_PTX_DIR");
+    char path[1024];
+    if (!dir || !*dir) {
+        snprintf(log, log_len, "PTX mode runs a cubin's PTX, and EMBER_FAKE_NVRTC_PTX_DIR does not say where "
+                               "fake_nvrtc_keep.c kept it");
+        return NULL;
+    }
+    fake_elf_ptx_path(dir, cubin, fake_elf_size(cubin), path, sizeof path);
+    char *text = read_file(path, log, log_len);
+    if (!text)
+        snprintf(log, log_len, "PTX mode: no PTX kept for this cubin (%s): was it made by an NVRTC other than "
+                               "fake_nvrtc_keep.c?", path);
+    return text;
+}
+
+/* PTX mode: the module's kernels as the simulator runs them, each named
+ * in the image and found in its PTX, with its parameters' sizes. */
+static CUresult ptx_functions(struct fake_module *m, const void *image, bool cubin, const struct image *im,
+                              char *log, size_t log_len)
+{
+    const char *instead = getenv("EMBER_FAKE_CUDA_PTX");
+    char *kept = instead && *instead ? read_file(instead, log, log_len)
+                 : cubin             ? kept_ptx(image, log, log_len)
+                                     : NULL;
+    if ((cubin || (instead && *instead)) && !kept)
+        return FAKE_NOT_SUPPORTED;
+    if (kept)
+        cubin = true; /* what runs is the text read, not the image */
+    char why[1024];
+    m->ptx = ptxsim_module_parse(cubin ? kept : image, why, sizeof why);
+    free(kept);
+    if (!m->ptx) {
+        snprintf(log, log_len, "the PTX simulator cannot run this module: %s", why);
+        return FAKE_INVALID_PTX;
+    }
+    /* the kernels are the PTX's entries, each of which the image names (a cubin names
+     * ptxas's helper functions as well) */
+    for (int i = 0; i < ptxsim_module_kernel_count(m->ptx) && m->count < FAKE_MAX_KERNELS; i++) {
+        struct fake_function *f = &m->functions[m->count];
+        f->ptx = ptxsim_module_kernel_at(m->ptx, i);
+        const char *name = ptxsim_kernel_name(f->ptx);
+        int named = 0;
+        while (named < im->count && strcmp(im->names[named], name) != 0)
+            named++;
+        if (named == im->count) {
+            snprintf(log, log_len, "the PTX's kernel %s is not in the module ember loaded", name);
+            return FAKE_INVALID_PTX;
+        }
+        int n = ptxsim_kernel_param_count(f->ptx);
+        for (int p = 0; p < n && p < FAKE_MAX_ARGS; p++) {
+            size_t at, size;
+            ptxsim_kernel_param(f->ptx, p, &at, &size);
+            if (size != 4 && size != 8) {
+                snprintf(log, log_len, "kernel %s: parameter %d of %zu bytes: ember passes 4 and 8", name, p, size);
+                return FAKE_INVALID_PTX;
+            }
+            f->kinds[p] = size == 8 ? 'p' : 'i';
+        }
+        f->own = (struct fake_kernel){.name = ptxsim_kernel_name(f->ptx), .kinds = f->kinds};
+        f->kernel = &f->own;
+        f->module = m;
+        f->max_threads = max_threads_of(name);
+        m->count++;
+    }
+    return FAKE_SUCCESS;
+}
+
 /* EMBER_FAKE_CUDA_MAX_THREADS: "sgemm=128,reduce=64" */
 static int max_threads_of(const char *kernel)
 {
@@ -241,11 +350,12 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
         r = cubin ? FAKE_INVALID_IMAGE : FAKE_INVALID_PTX;
     }
     const struct fake_kernel_build *build = NULL;
+    bool ptx = fake_exec_ptx();
     if (r == FAKE_SUCCESS && !im.has_tuning) {
         snprintf(log, log_len, "the module has no %s constant: the test double cannot tell its tuning",
                  EMBER_KERNEL_TUNING_SYMBOL);
         r = FAKE_NOT_SUPPORTED;
-    } else if (r == FAKE_SUCCESS && !(build = build_for(im.tuning))) {
+    } else if (r == FAKE_SUCCESS && !ptx && !(build = build_for(im.tuning))) {
         snprintf(log, log_len,
                  "the test double has no host build of the kernels for this module's tuning (wg_size %d, tile "
                  "%dx%dx%d): see tests/fakes/gen_host_kernels.c",
@@ -261,9 +371,15 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
     }
     m->ctx = c;
     m->build = build;
+    if (ptx && (r = ptx_functions(m, image, cubin, &im, log, log_len)) != FAKE_SUCCESS) {
+        fake_say("cuModuleLoadDataEx: %s", log);
+        ptxsim_module_free(m->ptx);
+        free(m);
+        return r;
+    }
     m->next = c->modules; /* the context frees its modules when it goes */
     c->modules = m;
-    for (int i = 0; i < im.count; i++)
+    for (int i = 0; build && i < im.count; i++)
         for (int k = 0; k < build->count; k++)
             if (strcmp(build->kernels[k].name, im.names[i]) == 0) {
                 struct fake_function *f = &m->functions[m->count++];
@@ -273,6 +389,8 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
             }
     /* the tuning constant, where cuModuleGetGlobal finds it: in device memory */
     if ((r = fake_memory_alloc(c, sizeof im.tuning, &m->tuning_global)) != FAKE_SUCCESS) {
+        c->modules = m->next;
+        ptxsim_module_free(m->ptx);
         free(m);
         return r;
     }
@@ -292,6 +410,7 @@ void fake_module_free_all(struct fake_ctx *c)
     while (c->modules) {
         struct fake_module *m = c->modules;
         c->modules = m->next;
+        ptxsim_module_free(m->ptx);
         free(m);
     }
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/fake_libnvrtc.c — a stand-in for an NVRTC of any version,
  * for the probe and the kernel-path rules. Built twice (tests/CMakeLists.txt):

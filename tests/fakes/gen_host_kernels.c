@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes/gen_host_kernels.c — writes the C file through which the CUDA
  * test double runs ember's kernels on the CPU: the whole program in the

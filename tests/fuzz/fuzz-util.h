@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz-util.h — what the fuzz harnesses share: one quiet CPU
  * context for the whole run, and a scratch folder for loaders that read

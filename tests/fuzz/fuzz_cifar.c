@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/fuzz/fuzz_cifar.c — the CIFAR-10 loader: the input is the test batch. */
 #include "fuzz-util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_idx.c — the IDX loader (MNIST, Fashion-MNIST), plain and
  * gzipped. The first byte chooses which file the rest of the input becomes

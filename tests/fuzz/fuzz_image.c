@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_image.c — an image file as the folder loader and
  * ember_image_load read it: its size, then decoded to gray and to RGB, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_model_file.c — a model file's text, parsed and built for
  * 3x8x8 samples and 4 classes. Layers of absurd sizes must fail as errors

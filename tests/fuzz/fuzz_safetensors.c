@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_safetensors.c — a checkpoint into a model: the input is
  * loaded into a small model (linear layers and a BatchNorm, so buffers too)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_trace.c — `ember plot`'s reader of the Chrome traces that
  * --trace writes (tools/trace-file.c): the input is the trace file. A file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/replay.c — a harness without libFuzzer: runs each file named
  * on the command line (or each file in each folder named) through

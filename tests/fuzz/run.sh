@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fuzz/run.sh — one bounded fuzzing run of a harness, as CI runs it:
 #
 #   run.sh FUZZER SEEDS REGRESSIONS SECONDS [LIBFUZZER-OPTIONS...]
@@ -10,6 +11,8 @@
 # is fixed, add that input to tests/fuzz/regressions/<harness>/, where the
 # ordinary suite replays it on every build. Prints libFuzzer's own last
 # lines: executions, coverage, corpus.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 fuzzer=$1 seeds=$2 regressions=$3 seconds=$4
 shift 4

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/model-onnx-export.c — a model to an ONNX file (docs/interop.md).
+ *
+ * Each layer becomes the operators PyTorch's torch.onnx.export writes for
+ * the same module, at opset 13 (ONNX Runtime, OpenCV's DNN module and
+ * every mobile runtime of the last years read it):
+ *
+ *   conv2d             Conv (kernel_shape, strides, pads, with or without bias)
+ *   linear             Gemm (transB = 1: the weight stays (out, in))
+ *   batch_norm2d/1d    BatchNormalization with the running statistics
+ *   relu, leaky_relu,  Relu, LeakyRelu (alpha), Sigmoid, Tanh
+ *   sigmoid, tanh
+ *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu
+ *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
+ *   global_avg_pool2d  GlobalAveragePool, Flatten
+ *   flatten            Flatten (axis 1)
+ *   dropout            nothing: an exported model is for inference
+ *   residual           its body and shortcut from the same input, then Add
+ *
+ * The weights keep their PyTorch names ("layer1.0.conv1.weight"), the input
+ * is "input" (batch, C, H, W) and the output "logits" (batch, classes),
+ * with the batch a named, dynamic dimension. The model's file, input shape
+ * and class count, and the caller's metadata (class names, how inputs were
+ * scaled), go in metadata_props under the keys checkpoints use.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models-impl.h"
+#include "onnx-impl.h"
+
+#define EXPORT_OPSET 13
+#define EXPORT_IR_VERSION 7 /* the IR version that goes with opset 13 */
+
+struct exporter {
+    ember_ctx *ctx;
+    struct onnx_graph *g;
+    int node_cap, init_cap;
+    bool nomem;
+};
+
+static char *dup_or_fail(struct exporter *ex, const char *s)
+{
+    char *copy = strdup(s);
+    ex->nomem |= !copy;
+    return copy;
+}
+
+/* a float initializer `name` of `values` (copied) */
+static const char *add_init(struct exporter *ex, const char *name, int ndim, const int64_t *dims, const float *values)
+{
+    struct onnx_graph *g = ex->g;
+    if (ex->nomem)
+        return "";
+    if (g->initializer_count == ex->init_cap) {
+        int cap = ex->init_cap ? 2 * ex->init_cap : 32;
+        struct onnx_tensor *more = realloc(g->initializers, (size_t)cap * sizeof *more);
+        if (!more) {
+            ex->nomem = true;
+            return "";
+        }
+        g->initializers = more;
+        ex->init_cap = cap;
+    }
+    struct onnx_tensor *t = &g->initializers[g->initializer_count++];
+    *t = (struct onnx_tensor){.type = ONNX_FLOAT, .ndim = ndim, .numel = 1};
+    for (int i = 0; i < ndim; i++)
+        t->numel *= (t->dims[i] = dims[i]);
+    t->name = dup_or_fail(ex, name);
+    if ((t->values = malloc((size_t)t->numel * sizeof *t->values + 1)))
+        memcpy(t->values, values, (size_t)t->numel * sizeof *values);
+    ex->nomem |= !t->values;
+    return t->name ? t->name : "";
+}
+
+/* a parameter's values as an initializer under its own name */
+static const char *add_param(struct exporter *ex, const char *prefix, const char *what, ember_tensor *p)
+{
+    char name[MODEL_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", what);
+    int64_t dims[4], n = ember_tensor_numel(p);
+    int ndim = ember_tensor_ndim(p);
+    for (int i = 0; i < ndim; i++)
+        dims[i] = ember_tensor_dim(p, i);
+    float *host = malloc((size_t)n * sizeof *host + 1);
+    if (!host || ember_tensor_read(p, host, (size_t)n * sizeof *host) != EMBER_OK) {
+        ex->nomem |= !host;
+        free(host);
+        return add_init(ex, name, 0, dims, (const float[]){0}); /* the error is on the context */
+    }
+    const char *added = add_init(ex, name, ndim, dims, host);
+    free(host);
+    return added;
+}
+
+/* a node `op` named "/base/op" with the given inputs, giving one output */
+static struct onnx_node *add_node(struct exporter *ex, const char *op, const char *base, const char *const *inputs,
+                                  int input_count)
+{
+    struct onnx_graph *g = ex->g;
+    if (ex->nomem)
+        return NULL;
+    if (g->node_count == ex->node_cap) {
+        int cap = ex->node_cap ? 2 * ex->node_cap : 32;
+        struct onnx_node *more = realloc(g->nodes, (size_t)cap * sizeof *more);
+        if (!more) {
+            ex->nomem = true;
+            return NULL;
+        }
+        g->nodes = more;
+        ex->node_cap = cap;
+    }
+    struct onnx_node *n = &g->nodes[g->node_count];
+    *n = (struct onnx_node){0};
+    char name[MODEL_NAME_MAX + 64];
+    snprintf(name, sizeof name, "/%s/%s", base, op);
+    /* every value a node gives is named after the node, which is unique */
+    int same = 0;
+    for (int i = 0; i < g->node_count; i++)
+        same += strncmp(g->nodes[i].name, name, strlen(name)) == 0;
+    size_t used = strlen(name);
+    if (same && snprintf(name + used, sizeof name - used, "_%d", same) >= (int)(sizeof name - used)) {
+        ember_set_error(ex->ctx, EMBER_ERR_ARG, "exporting to ONNX: the node name %s is too long", name);
+        ex->nomem = true; /* stops the export; the error above is the one reported */
+    }
+    char output[sizeof name + 16];
+    snprintf(output, sizeof output, "%.*s_output_0", (int)(sizeof output - 16), name); /* room for the suffix */
+    n->name = dup_or_fail(ex, name);
+    n->op_type = dup_or_fail(ex, op);
+    n->domain = dup_or_fail(ex, "");
+    n->inputs = calloc((size_t)input_count + 1, sizeof *n->inputs);
+    n->outputs = calloc(1, sizeof *n->outputs);
+    if (!n->inputs || !n->outputs) {
+        free(n->inputs);
+        free(n->outputs);
+        free(n->name);
+        free(n->op_type);
+        free(n->domain);
+        ex->nomem = true;
+        return NULL;
+    }
+    g->node_count++;
+    for (int i = 0; i < input_count; i++)
+        n->inputs[n->input_count++] = dup_or_fail(ex, inputs[i]);
+    n->outputs[n->output_count++] = dup_or_fail(ex, output);
+    return n;
+}
+
+static const char *output_of(const struct onnx_node *n) { return n && n->outputs[0] ? n->outputs[0] : ""; }
+
+static struct onnx_attr *add_attr(struct exporter *ex, struct onnx_node *n, const char *name, int type)
+{
+    if (!n)
+        return NULL;
+    struct onnx_attr *more = realloc(n->attrs, (size_t)(n->attr_count + 1) * sizeof *more);
+    if (!more) {
+        ex->nomem = true;
+        return NULL;
+    }
+    n->attrs = more;
+    struct onnx_attr *a = &n->attrs[n->attr_count++];
+    *a = (struct onnx_attr){.name = dup_or_fail(ex, name), .type = type};
+    return a;
+}
+
+static void attr_int(struct exporter *ex, struct onnx_node *n, const char *name, int64_t v)
+{
+    struct onnx_attr *a = add_attr(ex, n, name, ONNX_ATTR_INT);
+    if (a)
+        a->i = v;
+}
+
+static void attr_float(struct exporter *ex, struct onnx_node *n, const char *name, float v)
+{
+    struct onnx_attr *a = add_attr(ex, n, name, ONNX_ATTR_FLOAT);
+    if (a)
+        a->f = v;
+}
+
+/* an ints attribute of `count` copies of v */
+static void attr_ints(struct exporter *ex, struct onnx_node *n, const char *name, int64_t v, int count)
+{
+    struct onnx_attr *a = add_attr(ex, n, name, ONNX_ATTR_INTS);
+    if (!a)
+        return;
+    if (!(a->ints = malloc((size_t)count * sizeof *a->ints))) {
+        ex->nomem = true;
+        return;
+    }
+    for (int i = 0; i < count; i++)
+        a->ints[i] = v;
+    a->int_count = count;
+}
+
+static const char *export_block(struct exporter *ex, const struct model_block *block, const char *x);
+
+static const char *export_layer(struct exporter *ex, const struct model_layer *l, const char *x)
+{
+    char base[MODEL_NAME_MAX + 32];
+    const char *type = l->type ? l->type->name : "residual";
+    if (l->full_name[0])
+        snprintf(base, sizeof base, "%s", l->full_name);
+    else
+        snprintf(base, sizeof base, "%s_%d", type, l->index);
+    if (!l->type) { /* body(x) + shortcut(x) */
+        const char *body = export_block(ex, &l->body, x);
+        const char *shortcut = l->shortcut.count ? export_block(ex, &l->shortcut, x) : x;
+        return output_of(add_node(ex, "Add", base, (const char *[]){body, shortcut}, 2));
+    }
+    struct onnx_node *n = NULL;
+    if (strcmp(type, "conv2d") == 0) {
+        int k = (int)model_layer_option(l, "kernel"), s = (int)model_layer_option(l, "stride");
+        int p = model_layer_option(l, "padding") < 0 ? (k - 1) / 2 : (int)model_layer_option(l, "padding");
+        const char *in[3] = {x, add_param(ex, l->full_name, "weight", l->t[0]),
+                             l->t[1] ? add_param(ex, l->full_name, "bias", l->t[1]) : ""};
+        n = add_node(ex, "Conv", base, in, l->t[1] ? 3 : 2);
+        attr_ints(ex, n, "dilations", 1, 2);
+        attr_int(ex, n, "group", 1);
+        attr_ints(ex, n, "kernel_shape", k, 2);
+        attr_ints(ex, n, "pads", p, 4);
+        attr_ints(ex, n, "strides", s, 2);
+    } else if (strcmp(type, "linear") == 0) {
+        const char *in[3] = {x, add_param(ex, l->full_name, "weight", l->t[0]),
+                             l->t[1] ? add_param(ex, l->full_name, "bias", l->t[1]) : ""};
+        n = add_node(ex, "Gemm", base, in, l->t[1] ? 3 : 2);
+        attr_float(ex, n, "alpha", 1.0f);
+        attr_float(ex, n, "beta", 1.0f);
+        attr_int(ex, n, "transB", 1);
+    } else if (strncmp(type, "batch_norm", 10) == 0) {
+        const char *scale, *shift;
+        if (l->t[0]) {
+            scale = add_param(ex, l->full_name, "weight", l->t[0]);
+            shift = add_param(ex, l->full_name, "bias", l->t[1]);
+        } else { /* affine=false: a weight of ones and a bias of zeros */
+            int64_t c = l->in_shape[0];
+            float *ones = calloc((size_t)c, sizeof *ones), *zeros = calloc((size_t)c, sizeof *zeros);
+            for (int64_t i = 0; ones && i < c; i++)
+                ones[i] = 1.0f;
+            char name[MODEL_NAME_MAX + 64];
+            snprintf(name, sizeof name, "%s.ones", base);
+            scale = ones ? add_init(ex, name, 1, &c, ones) : "";
+            snprintf(name, sizeof name, "%s.zeros", base);
+            shift = zeros ? add_init(ex, name, 1, &c, zeros) : "";
+            ex->nomem |= !ones || !zeros;
+            free(ones);
+            free(zeros);
+        }
+        const char *in[5] = {x, scale, shift, add_param(ex, l->full_name, "running_mean", l->t[2]),
+                             add_param(ex, l->full_name, "running_var", l->t[3])};
+        n = add_node(ex, "BatchNormalization", base, in, 5);
+        attr_float(ex, n, "epsilon", (float)model_layer_option(l, "eps"));
+        attr_float(ex, n, "momentum", 1.0f - (float)model_layer_option(l, "momentum")); /* ONNX keeps the other share */
+    } else if (strcmp(type, "relu") == 0 || strcmp(type, "sigmoid") == 0 || strcmp(type, "tanh") == 0) {
+        n = add_node(ex, strcmp(type, "relu") == 0 ? "Relu" : strcmp(type, "sigmoid") == 0 ? "Sigmoid" : "Tanh", base,
+                     &x, 1);
+    } else if (strcmp(type, "leaky_relu") == 0) {
+        n = add_node(ex, "LeakyRelu", base, &x, 1);
+        attr_float(ex, n, "alpha", (float)model_layer_option(l, "slope"));
+    } else if (strcmp(type, "gelu") == 0) { /* x * 0.5 * (1 + erf(x / sqrt 2)), in PyTorch's order */
+        char name[MODEL_NAME_MAX + 64];
+        snprintf(name, sizeof name, "%s.sqrt2", base);
+        const char *root2 = add_init(ex, name, 0, NULL, (const float[]){1.41421356f});
+        snprintf(name, sizeof name, "%s.one", base);
+        const char *one = add_init(ex, name, 0, NULL, (const float[]){1.0f});
+        snprintf(name, sizeof name, "%s.half", base);
+        const char *half = add_init(ex, name, 0, NULL, (const float[]){0.5f});
+        const char *scaled = output_of(add_node(ex, "Div", base, (const char *[]){x, root2}, 2));
+        const char *erf = output_of(add_node(ex, "Erf", base, &scaled, 1));
+        const char *plus = output_of(add_node(ex, "Add", base, (const char *[]){erf, one}, 2));
+        const char *times = output_of(add_node(ex, "Mul", base, (const char *[]){x, plus}, 2));
+        n = add_node(ex, "Mul", base, (const char *[]){times, half}, 2);
+    } else if (strcmp(type, "max_pool2d") == 0 || strcmp(type, "avg_pool2d") == 0) {
+        int k = (int)model_layer_option(l, "kernel"), s = (int)model_layer_option(l, "stride");
+        n = add_node(ex, type[0] == 'm' ? "MaxPool" : "AveragePool", base, &x, 1);
+        attr_ints(ex, n, "kernel_shape", k, 2);
+        attr_ints(ex, n, "pads", 0, 4);
+        attr_ints(ex, n, "strides", s ? s : k, 2);
+    } else if (strcmp(type, "global_avg_pool2d") == 0) {
+        const char *pooled = output_of(add_node(ex, "GlobalAveragePool", base, &x, 1));
+        n = add_node(ex, "Flatten", base, &pooled, 1);
+        attr_int(ex, n, "axis", 1);
+    } else if (strcmp(type, "flatten") == 0) {
+        if (l->in_ndim == 1) /* already (N, features): ember's flatten gives x itself */
+            return x;
+        n = add_node(ex, "Flatten", base, &x, 1);
+        attr_int(ex, n, "axis", 1);
+    } else if (strcmp(type, "dropout") == 0) {
+        return x;
+    } else {
+        ember_set_error(ex->ctx, EMBER_ERR_UNSUPPORTED, "exporting to ONNX: layer type %s has no ONNX form yet", type);
+        ex->nomem = true;
+    }
+    return output_of(n);
+}
+
+static const char *export_block(struct exporter *ex, const struct model_block *block, const char *x)
+{
+    for (int i = 0; i < block->count && !ex->nomem; i++)
+        x = export_layer(ex, &block->layers[i], x);
+    return x;
+}
+
+/* the graph's input or output: (batch, dims...) floats */
+static void set_value(struct exporter *ex, struct onnx_value *v, const char *name, int ndim, const int64_t *dims)
+{
+    *v = (struct onnx_value){.name = dup_or_fail(ex, name), .type = ONNX_FLOAT, .ndim = ndim + 1, .dims = {-1}};
+    v->dim_names[0] = dup_or_fail(ex, "batch");
+    for (int i = 0; i < ndim; i++)
+        v->dims[i + 1] = dims[i];
+}
+
+/* metadata_props: the model's own keys, then the caller's pairs */
+static void set_metadata(struct exporter *ex, struct onnx_model *om, const struct ember_model *m,
+                         const char *const *metadata)
+{
+    char input[64], classes[16];
+    model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
+    snprintf(classes, sizeof classes, "%d", m->classes);
+    const char *own[] = {"ember.model", m->name, "ember.input", input, "ember.classes", classes,
+                         "ember.model_text", m->text};
+    int n = 0;
+    while (metadata && metadata[n] && metadata[n + 1])
+        n += 2;
+    om->meta_keys = calloc((size_t)(n / 2 + 4), sizeof *om->meta_keys);
+    om->meta_values = calloc((size_t)(n / 2 + 4), sizeof *om->meta_values);
+    if (!om->meta_keys || !om->meta_values) {
+        ex->nomem = true;
+        return;
+    }
+    for (int i = 0; i < 8; i += 2) {
+        om->meta_keys[om->meta_count] = dup_or_fail(ex, own[i]);
+        om->meta_values[om->meta_count++] = dup_or_fail(ex, own[i + 1]);
+    }
+    for (int i = 0; i < n; i += 2) {
+        om->meta_keys[om->meta_count] = dup_or_fail(ex, metadata[i]);
+        om->meta_values[om->meta_count++] = dup_or_fail(ex, metadata[i + 1]);
+    }
+}
+
+/* The model as ModelProto bytes (a buffer to free()). */
+static ember_status export_bytes(struct ember_model *m, const char *const *metadata, void **data, size_t *size)
+{
+    if (!m->text)
+        return ember_set_error(m->ctx, EMBER_ERR_UNSUPPORTED, "%s is a network written in C: it has no layers that "
+                               "ember could write as ONNX operators", m->name);
+    struct onnx_model om = {.ir_version = EXPORT_IR_VERSION, .opset = EXPORT_OPSET};
+    struct exporter ex = {.ctx = m->ctx, .g = &om.graph};
+    ember_clear_error(m->ctx);
+    om.producer = dup_or_fail(&ex, "ember");
+    om.graph.name = dup_or_fail(&ex, m->name);
+    om.graph.inputs = calloc(1, sizeof *om.graph.inputs);
+    om.graph.outputs = calloc(1, sizeof *om.graph.outputs);
+    ember_status st = EMBER_OK;
+    if (om.graph.inputs && om.graph.outputs) {
+        om.graph.input_count = om.graph.output_count = 1;
+        set_value(&ex, &om.graph.inputs[0], "input", m->sample_ndim, m->sample_shape);
+        set_value(&ex, &om.graph.outputs[0], "logits", 1, (const int64_t[]){m->classes});
+        set_metadata(&ex, &om, m, metadata);
+        const char *out = export_block(&ex, &m->file.root, "input");
+        /* the last node's output is the graph's: name it so */
+        struct onnx_node *last = om.graph.node_count ? &om.graph.nodes[om.graph.node_count - 1] : NULL;
+        if (!ex.nomem && last && strcmp(last->outputs[0], out) == 0) {
+            free(last->outputs[0]);
+            last->outputs[0] = dup_or_fail(&ex, "logits");
+        }
+    } else {
+        ex.nomem = true;
+    }
+    if (ember_last_status(m->ctx) != EMBER_OK)
+        st = ember_last_status(m->ctx);
+    else if (ex.nomem)
+        st = ember_set_error(m->ctx, EMBER_ERR_NOMEM, "out of host memory exporting %s to ONNX", m->name);
+    else
+        st = onnx_model_write(m->ctx, &om, data, size);
+    onnx_model_free(&om);
+    return st;
+}
+
+ember_status ember_model_export_onnx(ember_model *m, const char *path, const char *const *metadata)
+{
+    if (!m)
+        return EMBER_ERR_ARG;
+    if (!path)
+        return ember_set_error(m->ctx, EMBER_ERR_ARG, "ember_model_export_onnx: NULL path");
+    void *data = NULL;
+    size_t size = 0;
+    ember_status st = export_bytes(m, metadata, &data, &size);
+    if (st != EMBER_OK)
+        return st;
+    /* written beside the target and renamed over it: whole or not at all */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(data, 1, size, f) == size;
+    ok = f && fclose(f) == 0 && ok;
+    free(data);
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s", path);
+    }
+    return EMBER_OK;
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/model-onnx-names.c — the ONNX import's layers named and written
+ * out as a model file (model-onnx-import-impl.h): PyTorch's module names
+ * recovered from the weights' names or the nodes' scopes, made unique, and
+ * each residual block named after the prefix its layers share, so that
+ * the generated file's parameters carry the names PyTorch's state_dict
+ * has.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model-onnx-import-impl.h"
+
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= MODEL_NAME_MAX / 2 || s[0] == '.' || s[n - 1] == '.' || strstr(s, "..") ||
+        strcmp(s, "self") == 0)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
+            return false;
+    return true;
+}
+
+/* "fc.weight" gives "fc"; "/layer2/layer2.0/downsample/downsample.0/Conv"
+ * gives "layer2.0.downsample.0" (PyTorch's scopes, each a module, a
+ * Sequential's child written as "parent.index") */
+void onnx_name_layer(struct imp_layer *l, const char *weight)
+{
+    size_t n = weight ? strlen(weight) : 0;
+    char name[MODEL_NAME_MAX] = "";
+    if (n > 7 && n < sizeof name && strcmp(weight + n - 7, ".weight") == 0) {
+        snprintf(name, sizeof name, "%.*s", (int)(n - 7), weight);
+        if (valid_name(name)) {
+            snprintf(l->name, sizeof l->name, "%s", name);
+            return;
+        }
+    }
+    const char *scope = l->node ? l->node->name : "";
+    if (scope[0] != '/')
+        return;
+    char last[MODEL_NAME_MAX] = "";
+    name[0] = '\0';
+    for (const char *at = scope + 1; *at;) {
+        size_t len = strcspn(at, "/");
+        if (!at[len]) /* the last part is the operator */
+            break;
+        char part[MODEL_NAME_MAX];
+        snprintf(part, sizeof part, "%.*s", (int)len, at);
+        size_t lastlen = strlen(last), have = strlen(name);
+        if (lastlen && strncmp(part, last, lastlen) == 0 && part[lastlen] == '.')
+            snprintf(name + have, sizeof name - have, "%s", part + lastlen);
+        else
+            if (snprintf(name + have, sizeof name - have, "%s%s", have ? "." : "", part) >= (int)(sizeof name - have))
+                return; /* too long to be a layer's name */
+        snprintf(last, sizeof last, "%s", part);
+        at += len + 1;
+    }
+    if (valid_name(name))
+        snprintf(l->name, sizeof l->name, "%s", name);
+}
+
+static bool names_has(const struct onnx_names *ns, const char *name)
+{
+    for (int i = 0; i < ns->count; i++)
+        if (strcmp(ns->items[i], name) == 0)
+            return true;
+    return false;
+}
+
+static bool names_add(struct onnx_names *ns, const char *name)
+{
+    if (ns->count == ns->cap) {
+        int cap = ns->cap ? 2 * ns->cap : 64;
+        void *more = realloc(ns->items, (size_t)cap * sizeof *ns->items);
+        if (!more)
+            return false;
+        ns->items = more;
+        ns->cap = cap;
+    }
+    snprintf(ns->items[ns->count++], sizeof ns->items[0], "%s", name);
+    return true;
+}
+
+/* Names taken twice get "_2", "_3"...; every name is then recorded. */
+bool onnx_unique_names(struct imp_block *b, struct onnx_names *ns)
+{
+    for (int i = 0; i < b->count; i++) {
+        struct imp_layer *l = &b->items[i];
+        if (!onnx_unique_names(&l->body, ns) || !onnx_unique_names(&l->shortcut, ns))
+            return false;
+        if (!l->name[0])
+            continue;
+        char base[MODEL_NAME_MAX];
+        snprintf(base, sizeof base, "%.*s", MODEL_NAME_MAX / 2 - 8, l->name);
+        for (int k = 2; names_has(ns, l->name); k++)
+            if (snprintf(l->name, sizeof l->name, "%s_%d", base, k) >= (int)sizeof l->name)
+                return false;
+        if (!names_add(ns, l->name))
+            return false;
+    }
+    return true;
+}
+
+/* The dotted prefix that every named layer under b shares, short of each
+ * one's last part: "layer1.0" for layer1.0.conv1 and layer1.0.bn1. */
+static void common_prefix(const struct imp_block *b, char *prefix, bool *first)
+{
+    for (int i = 0; i < b->count; i++) {
+        const struct imp_layer *l = &b->items[i];
+        common_prefix(&l->body, prefix, first);
+        common_prefix(&l->shortcut, prefix, first);
+        if (!l->name[0] || strcmp(l->type, "residual") == 0)
+            continue;
+        const char *dot = strrchr(l->name, '.');
+        size_t len = dot ? (size_t)(dot - l->name) : 0;
+        if (*first) {
+            snprintf(prefix, MODEL_NAME_MAX, "%.*s", (int)len, l->name);
+            *first = false;
+            continue;
+        }
+        size_t k = 0; /* the longest shared run of whole parts */
+        while (k < len && prefix[k] && prefix[k] == l->name[k])
+            k++;
+        if (!((k == len || l->name[k] == '.') && (!prefix[k] || prefix[k] == '.')))
+            while (k > 0 && prefix[k - 1] != '.')
+                k--;
+        while (k > 0 && prefix[k - 1] == '.')
+            k--;
+        prefix[k] = '\0';
+    }
+}
+
+/* A model file being written: its text grows to IMPORT_MAX_TEXT at most. */
+void onnx_text_add(struct onnx_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->failed || n < 0 || t->len + (size_t)n + 1 > IMPORT_MAX_TEXT) {
+        t->failed = true;
+        return;
+    }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *more = realloc(t->s, cap);
+        if (!more) {
+            t->failed = true;
+            return;
+        }
+        t->s = more;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* The block's layers as model-file lines. `prefix` is the block's full
+ * name (its layers' names are written relative to it); an unnamed layer,
+ * which ember names by its index, gets a name of its own where that index
+ * name is taken. */
+void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
+                 struct onnx_names *ns)
+{
+    size_t plen = strlen(prefix);
+    for (int i = 0; i < b->count; i++) {
+        struct imp_layer *l = &b->items[i];
+        char rel[MODEL_NAME_MAX] = "", child[MODEL_NAME_MAX] = "";
+        if (strcmp(l->type, "residual") == 0) {
+            bool first = true;
+            common_prefix(&l->body, child, &first);
+            common_prefix(&l->shortcut, child, &first);
+            bool deeper = child[0] && strlen(child) > plen && (!plen || (strncmp(child, prefix, plen) == 0 &&
+                                                                         child[plen] == '.'));
+            if (deeper && !names_has(ns, child) && names_add(ns, child))
+                snprintf(rel, sizeof rel, "%s", child + (plen ? plen + 1 : 0));
+            else
+                snprintf(rel, sizeof rel, "self"), child[0] = '\0';
+            onnx_text_add(t, "%*s%s: residual\n", indent, "", rel);
+            onnx_emit(t, &l->body, child, false, indent + 4, ns);
+            if (l->shortcut.count) {
+                onnx_text_add(t, "%*sshortcut\n", indent, "");
+                onnx_emit(t, &l->shortcut, child, true, indent + 4, ns);
+            }
+            onnx_text_add(t, "%*send\n", indent, "");
+            continue;
+        }
+        if (l->name[0]) {
+            snprintf(rel, sizeof rel, "%s", l->name + (plen ? plen + 1 : 0));
+        } else { /* ember names it by its index; by another name where a layer has that one */
+            char full[2 * MODEL_NAME_MAX];
+            snprintf(full, sizeof full, "%s%s%s%d", prefix, plen ? "." : "", shortcut ? "shortcut." : "", i);
+            for (int k = i; names_has(ns, full); k++) {
+                snprintf(rel, sizeof rel, "%s_%d", l->type, k);
+                snprintf(full, sizeof full, "%s%s%s", prefix, plen ? "." : "", rel);
+            }
+            names_add(ns, full);
+        }
+        onnx_text_add(t, "%*s%s%s%s%s%s\n", indent, "", rel, rel[0] ? ": " : "", l->type, l->options[0] ? " " : "",
+                 l->options);
+    }
+}

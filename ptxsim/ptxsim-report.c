@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptxsim/ptxsim-report.c — what one launch did, for a person learning how
+ * a GPU spends its time (`ember ptx KERNEL --simulate`):
+ *
+ *   instructions per thread, by class       what the work is made of
+ *   warp execution efficiency               lanes busy per instruction issued: what divergence
+ *                                           and partly empty warps cost
+ *   global loads and stores                 per instruction, the 32-byte sectors and 128-byte
+ *                                           lines one warp's request touches: coalescing
+ *   shared loads and stores                 per instruction, the passes the 32 banks need:
+ *                                           bank conflicts
+ *   occupancy on a real GPU                 how many warps a multiprocessor holds at once, and
+ *                                           what limits it (ptxsim-gpus.c)
+ *   a roofline estimate                     the launch's time on that GPU if only arithmetic,
+ *                                           or only DRAM traffic, or only instruction issue
+ *                                           bounded it
+ *
+ * Everything but the last two is counted, not estimated: it is what the
+ * simulated warps did. The estimate is a lower bound (it ignores latency,
+ * which enough warps hide, and caches, which cut DRAM traffic).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptxsim-impl.h"
+
+static const char *const class_names[PTXSIM_CLASS_COUNT] = {
+#define CLASS_NAME(name, what) what,
+    PTXSIM_CLASSES(CLASS_NAME)
+#undef CLASS_NAME
+};
+
+const char *ptxsim_class_name(enum ptxsim_class c)
+{
+    return (unsigned)c < PTXSIM_CLASS_COUNT ? class_names[c] : "?";
+}
+
+/* a growing string */
+struct text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    for (int attempt = 0; attempt < 2 && !t->failed; attempt++) {
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+        } else if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        } else {
+            size_t cap = (t->cap + (size_t)n + 1) * 2;
+            char *grown = realloc(t->s, cap);
+            if (!grown)
+                t->failed = true;
+            else
+                t->s = grown, t->cap = cap;
+        }
+    }
+}
+
+/* floating-point operations an instruction does a thread: an fma two */
+static int flops(const struct ptx_ins *in)
+{
+    if (in->klass != PTXSIM_CLASS_FLOAT)
+        return 0;
+    return in->op == OP_FMA || in->op == OP_MAD ? 2 : 1;
+}
+
+static double per(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_t threads)
+{
+    uint64_t by_class[PTXSIM_CLASS_COUNT] = {0};
+    for (int i = 0; i < s->count; i++)
+        by_class[s->kernel->code[i].klass] += s->ins[i].threads;
+    add(t, "\ninstructions per thread, by class\n");
+    for (int c = 0; c < PTXSIM_CLASS_COUNT; c++)
+        if (by_class[c])
+            add(t, "  %-44s %9.1f  %5.1f%%\n", class_names[c], per(by_class[c], threads),
+                100.0 * per(by_class[c], s->thread_instructions));
+    add(t, "  %-44s %9.1f\n", "all", per(s->thread_instructions, threads));
+    add(t, "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes busy in each instruction it "
+           "issued; the rest idle, left out by a branch or past the block's last thread)\n",
+        100.0 * per(s->thread_instructions, s->warp_instructions * PTXSIM_LANES),
+        per(s->thread_instructions, s->warp_instructions));
+}
+
+static void report_global(struct text *t, const struct ptxsim_stats *s)
+{
+    const struct ptxsim_kernel *k = s->kernel;
+    uint64_t requests = 0, sectors = 0, lines = 0;
+    for (int i = 0; i < s->count; i++)
+        if (k->code[i].klass == PTXSIM_CLASS_LOAD_GLOBAL || k->code[i].klass == PTXSIM_CLASS_STORE_GLOBAL) {
+            requests += s->ins[i].issued;
+            sectors += s->ins[i].sectors;
+            lines += s->ins[i].lines;
+        }
+    add(t, "\nglobal memory: %llu requests (a warp's load or store), %llu sectors of 32 bytes, %llu lines of 128\n",
+        (unsigned long long)requests, (unsigned long long)sectors, (unsigned long long)lines);
+    if (!requests)
+        return;
+    add(t, "  a whole warp reading 32 neighbouring floats touches 4 sectors of 1 line (coalesced); 32 floats far "
+           "apart, 32 of 32\n");
+    add(t, "  %6s %9s %12s %10s  %-12s %s\n", "line", "requests", "sectors/req", "lines/req", "", "instruction");
+    for (int i = 0; i < s->count; i++) {
+        const struct ptxsim_ins_stats *is = &s->ins[i];
+        if ((k->code[i].klass != PTXSIM_CLASS_LOAD_GLOBAL && k->code[i].klass != PTXSIM_CLASS_STORE_GLOBAL) ||
+            !is->issued)
+            continue;
+        double lanes = per(is->threads, is->issued), spr = per(is->sectors, is->issued);
+        /* the fewest sectors the lanes' bytes could fill */
+        double ideal = lanes * ptx_type_bytes((enum ptx_type)k->code[i].type) / 32.0;
+        add(t, "  %6d %9llu %12.1f %10.1f  %-12s %.60s\n", k->code[i].line, (unsigned long long)is->issued, spr,
+            per(is->lines, is->issued), spr > 2.0 * (ideal < 1 ? 1 : ideal) + 0.5 ? "uncoalesced" : "", k->text[i]);
+    }
+    if (s->global_bytes <= sectors * 32)
+        add(t, "  the sectors move %llu bytes for the %llu the threads asked for: %.0f%% of what moves is used\n",
+            (unsigned long long)sectors * 32, (unsigned long long)s->global_bytes,
+            100.0 * per(s->global_bytes, sectors * 32));
+    else
+        add(t, "  the sectors move %llu bytes for the %llu the threads asked for: lanes reading one address share "
+               "its sector\n",
+            (unsigned long long)sectors * 32, (unsigned long long)s->global_bytes);
+}
+
+static void report_shared(struct text *t, const struct ptxsim_stats *s)
+{
+    const struct ptxsim_kernel *k = s->kernel;
+    uint64_t requests = 0, passes = 0;
+    for (int i = 0; i < s->count; i++)
+        if (k->code[i].klass == PTXSIM_CLASS_SHARED) {
+            requests += s->ins[i].issued;
+            passes += s->ins[i].wavefronts;
+        }
+    if (!requests) {
+        add(t, "\nshared memory: none used\n");
+        return;
+    }
+    add(t, "\nshared memory: %llu requests, %llu passes of the 32 banks: bank conflicts cost %llu extra passes "
+           "(%.1f%%)\n",
+        (unsigned long long)requests, (unsigned long long)passes, (unsigned long long)(passes - requests),
+        100.0 * per(passes - requests, requests));
+    add(t, "  %6s %9s %11s  %s\n", "line", "requests", "passes/req", "instruction");
+    for (int i = 0; i < s->count; i++)
+        if (k->code[i].klass == PTXSIM_CLASS_SHARED && s->ins[i].issued)
+            add(t, "  %6d %9llu %11.2f  %.60s\n", k->code[i].line, (unsigned long long)s->ins[i].issued,
+                per(s->ins[i].wavefronts, s->ins[i].issued), k->text[i]);
+}
+
+char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int registers, const char *registers_from)
+{
+    const struct ptxsim_kernel *k = s->kernel;
+    struct text t = {0};
+    unsigned block = s->block[0] * s->block[1] * s->block[2];
+    uint64_t blocks = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
+    uint64_t threads = blocks * block;
+    add(&t, "launch: %ux%ux%u blocks of %u threads (%u warps each): %llu blocks, %llu warps, %llu threads\n",
+        s->grid[0], s->grid[1], s->grid[2], block, (block + 31) / 32, (unsigned long long)blocks,
+        (unsigned long long)s->warps, (unsigned long long)threads);
+    add(&t, "executed: %llu warp instructions, %llu thread instructions, %llu barriers passed\n",
+        (unsigned long long)s->warp_instructions, (unsigned long long)s->thread_instructions,
+        (unsigned long long)s->barriers);
+    report_classes(&t, s, threads);
+    report_global(&t, s);
+    report_shared(&t, s);
+
+    if (registers <= 0) {
+        registers = k->registers32;
+        registers_from = "counted from the PTX: the most values live at once";
+    }
+    struct ptxsim_occupancy o;
+    ptxsim_occupancy(g, (int)block, registers, k->shared_bytes, &o);
+    add(&t, "\noccupancy on the %s (sm_%d): blocks of %u threads, %d registers a thread (%s), %zu bytes of "
+            "shared memory a block\n",
+        g->name, g->sm, block, registers, registers_from, k->shared_bytes);
+    char by_shared[64] = "any number by shared memory (none used)";
+    if (k->shared_bytes)
+        snprintf(by_shared, sizeof by_shared, "%d by its %d bytes of shared memory", o.blocks_by_shared,
+                 g->shared_bytes);
+    add(&t, "  a multiprocessor holds %d blocks by its threads, %d by its %d registers, %s, %d by its block "
+            "limit\n",
+        o.blocks_by_threads, o.blocks_by_registers, g->registers, by_shared, o.blocks_by_limit);
+    add(&t, "  so %d blocks: %d of %d warps (%.0f%%), limited by %s\n", o.blocks, o.warps, o.max_warps,
+        100.0 * per((uint64_t)o.warps, (uint64_t)o.max_warps), o.limited_by);
+
+    /* the roofline: each resource alone, at its peak */
+    uint64_t fp = 0, sectors = 0;
+    for (int i = 0; i < s->count; i++) {
+        fp += (uint64_t)flops(&k->code[i]) * s->ins[i].threads;
+        sectors += s->ins[i].sectors;
+    }
+    double clock = g->clock_mhz * 1e6;
+    double peak = 2.0 * g->multiprocessors * g->fp32_lanes * clock;
+    double compute = fp / peak, memory = sectors * 32.0 / (g->bandwidth_gbs * 1e9);
+    double issue = s->warp_instructions / (4.0 * g->multiprocessors * clock);
+    add(&t, "\nroofline on the %s: %d multiprocessors at %.0f MHz, %.0f GFLOP/s FP32, %.0f GB/s\n", g->name,
+        g->multiprocessors, g->clock_mhz, peak * 1e-9, g->bandwidth_gbs);
+    add(&t, "  arithmetic  %12llu FP32 operations at the peak            %10.2f us\n", (unsigned long long)fp,
+        compute * 1e6);
+    add(&t, "  memory      %12llu bytes in sectors, none from a cache   %10.2f us\n",
+        (unsigned long long)sectors * 32, memory * 1e6);
+    add(&t, "  issue       %12llu warp instructions, 4 a cycle an SM     %10.2f us\n",
+        (unsigned long long)s->warp_instructions, issue * 1e6);
+    double bound = compute > memory ? compute : memory;
+    bound = issue > bound ? issue : bound;
+    uint64_t resident = (uint64_t)g->multiprocessors * (o.blocks > 0 ? (uint64_t)o.blocks : 1);
+    add(&t, "  estimate: %.2f us, bound by %s; the %llu blocks run in %llu wave%s of %llu (a lower bound: latency "
+            "and launch overhead are not in it)\n",
+        bound * 1e6, bound == issue ? "instruction issue" : bound == memory ? "memory" : "arithmetic",
+        (unsigned long long)blocks, (unsigned long long)((blocks + resident - 1) / resident),
+        (blocks + resident - 1) / resident == 1 ? "" : "s", (unsigned long long)resident);
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/cmd-onnx.c — `ember export` and `ember import`: ONNX out and in
+ * (docs/interop.md), and the .onnx files that --load and --init take.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static bool is_onnx(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
+}
+
+/* A failed import: a file ember cannot read is the file's fault (3), even
+ * when what it lacks is an operator. */
+static int import_failed(ember_ctx *ctx, const char *doing)
+{
+    int rc = cli_fail(ctx, doing);
+    return ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED || rc == EXIT_USAGE ? EXIT_DATA : rc;
+}
+
+int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    if (is_onnx(path)) {
+        if (ember_onnx_to_checkpoint(ctx, path, data, size) != EMBER_OK)
+            return import_failed(ctx, "cannot read the ONNX model");
+        *ck = ember_checkpoint_open_memory(ctx, *data, *size);
+    } else {
+        *ck = ember_checkpoint_open(ctx, path);
+    }
+    return *ck ? EXIT_OK : cli_fail(ctx, "cannot read the checkpoint");
+}
+
+ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size)
+{
+    return data ? ember_model_from_checkpoint_memory(ctx, data, size) : ember_model_from_checkpoint(ctx, path);
+}
+
+static const char export_usage[] =
+    "usage: ember export --load CHECKPOINT -o MODEL.onnx\n"
+    "\n"
+    "Writes a trained model as an ONNX file (opset 13) for ONNX Runtime, OpenCV's DNN\n"
+    "module and the like: input \"input\" (batch, sample shape...), output \"logits\"\n"
+    "(batch, classes), the batch dynamic; the class names and how inputs were scaled\n"
+    "go in its metadata_props. Dropout is left out (the file is for inference).\n"
+    "\n"
+    "  --load FILE         the checkpoint (from ember train --save)\n"
+    "  -o, --output FILE   the ONNX file to write\n"
+    "  -h, --help          this text\n";
+
+/* what a deployed model needs to know besides its layers */
+static const char *const carried[] = {"ember.class_names", "ember.normalize", "ember.data", "ember.resize",
+                                      "ember.features", "ember.label", "ember.feature_mean", "ember.feature_std"};
+enum { CARRIED = sizeof carried / sizeof carried[0] };
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"load", required_argument, NULL, 'L'}, {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    const char *load = NULL, *output = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'L': load = optarg; break;
+        case 'o': output = optarg; break;
+        case 'h': fputs(export_usage, stdout); return EXIT_OK;
+        default: fputs("try: ember export --help\n", stderr); return EXIT_USAGE;
+        }
+    }
+    if (!load || !output || optind < argc) {
+        cli_error("ember export needs --load CHECKPOINT and -o MODEL.onnx, and nothing else");
+        return EXIT_USAGE;
+    }
+    ember_ctx *ctx = cli_ctx_new(false, 0);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    int rc = cli_open_device(ctx, "cpu", NULL);
+    ember_checkpoint *ck = NULL;
+    ember_model *model = NULL;
+    void *data = NULL;
+    size_t size = 0;
+    if (rc == EXIT_OK)
+        rc = cli_open_checkpoint(ctx, load, &ck, &data, &size);
+    if (rc == EXIT_OK && !(model = cli_load_model(ctx, load, data, size)))
+        rc = import_failed(ctx, "cannot load the model");
+    if (rc == EXIT_OK) {
+        const char *meta[2 * CARRIED + 1];
+        int k = 0;
+        for (int i = 0; i < CARRIED; i++)
+            if (ember_checkpoint_meta(ck, carried[i]))
+                meta[k++] = carried[i], meta[k++] = ember_checkpoint_meta(ck, carried[i]);
+        meta[k] = NULL;
+        if (ember_model_export_onnx(model, output, meta) != EMBER_OK)
+            rc = cli_fail(ctx, "cannot export the model");
+        else
+            fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
+    }
+    ember_model_free(model);
+    ember_checkpoint_close(ck);
+    free(data);
+    ember_ctx_free(ctx);
+    return rc;
+}
+
+static const char import_usage[] =
+    "usage: ember import MODEL.onnx -o CHECKPOINT [--model-out FILE.model]\n"
+    "\n"
+    "Reads an ONNX model (as torch.onnx.export writes it) into an ember checkpoint: the\n"
+    "graph as a model file, its weights under the layers' names. eval, predict and train\n"
+    "--init then take the checkpoint; they also take the .onnx file itself, which they\n"
+    "import the same way each time. `ember summary --model FILE.model` shows the layers.\n"
+    "\n"
+    "  -o, --output FILE   the checkpoint to write (safetensors)\n"
+    "  --model-out FILE    also write the model file, to read or edit\n"
+    "  -h, --help          this text\n";
+
+int cmd_import(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"model-out", required_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL, *model_out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'M': model_out = optarg; break;
+        case 'h': fputs(import_usage, stdout); return EXIT_OK;
+        default: fputs("try: ember import --help\n", stderr); return EXIT_USAGE;
+        }
+    }
+    if (!output || optind != argc - 1) {
+        cli_error("ember import needs one MODEL.onnx and -o CHECKPOINT");
+        return EXIT_USAGE;
+    }
+    const char *input = argv[optind];
+    ember_ctx *ctx = cli_ctx_new(false, 0);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    int rc = cli_open_device(ctx, "cpu", NULL);
+    void *data = NULL;
+    size_t size = 0;
+    ember_model *model = NULL;
+    if (rc == EXIT_OK && ember_onnx_to_checkpoint(ctx, input, &data, &size) != EMBER_OK)
+        rc = import_failed(ctx, "cannot import the ONNX model");
+    if (rc == EXIT_OK && !(model = ember_model_from_checkpoint_memory(ctx, data, size)))
+        rc = import_failed(ctx, "cannot load the imported model");
+    FILE *f;
+    if (rc == EXIT_OK) {
+        bool ok = (f = fopen(output, "wb")) && fwrite(data, 1, size, f) == size;
+        ok = f && fclose(f) == 0 && ok;
+        if (ok && model_out) {
+            ok = (f = fopen(model_out, "w")) && fputs(ember_model_text(model), f) >= 0;
+            ok = f && fclose(f) == 0 && ok;
+        }
+        if (!ok) {
+            cli_error("cannot write %s", ok ? model_out : output);
+            rc = EXIT_DATA;
+        } else {
+            fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
+        }
+    }
+    ember_model_free(model);
+    free(data);
+    ember_ctx_free(ctx);
+    return rc;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/cmd-ptx-sim.c — `ember ptx [KERNEL] --simulate`: one training step
+ * of a model, at its real shapes and on real data, on a simulated GPU
+ * ("ptxsim:N", backends/cuda/cuda-sim.c), and what the first launch of
+ * KERNEL in it did there (ember_kernel_report): instructions by class,
+ * divergence, coalescing, bank conflicts, occupancy, a roofline. Without a
+ * kernel, a line for every kernel the step launched. `ember ptx --gpus`
+ * lists the GPUs it can simulate, with where their figures come from.
+ *
+ * The registers a thread for the occupancy come from ptxas -v on the same
+ * PTX where a ptxas here knows the arch (tools/ptxas.c), else from the
+ * simulator's count.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ptxsim/ptxsim.h"
+#include "cli.h"
+#include "ptx-sim.h"
+#include "ptxas.h"
+
+int cli_ptx_gpus(void)
+{
+    printf("%-2s %-10s %-18s %5s %5s %9s %9s %8s %10s %12s %9s\n", "N", "--gpu", "GPU", "arch", "SMs", "clock MHz",
+           "FP32 TF/s", "GB/s", "registers", "shared B/SM", "max warps");
+    for (int i = 0; i < ptxsim_gpu_count(); i++) {
+        const struct ptxsim_gpu *g = ptxsim_gpu_at(i);
+        printf("%-2d %-10s %-18s sm_%-2d %5d %9.0f %9.2f %8.0f %10d %12d %9d\n", i, g->key, g->name, g->sm,
+               g->multiprocessors, g->clock_mhz, 2.0 * g->multiprocessors * g->fp32_lanes * g->clock_mhz * 1e-6,
+               g->bandwidth_gbs, g->registers, g->shared_bytes, g->max_threads / 32);
+    }
+    printf("sources:\n");
+    for (int i = 0; i < ptxsim_gpu_count(); i++)
+        printf("  %s: %s\n", ptxsim_gpu_at(i)->name, ptxsim_gpu_at(i)->source);
+    printf("device ptxsim:N runs the kernels of the GPU in row N (ember train --device ptxsim:1)\n");
+    return EXIT_OK;
+}
+
+/* ptxas -v's registers for `kernel` in the PTX ember runs on sm_`sm`, and
+ * which ptxas said so; 0 when no ptxas here takes it. */
+static int ptxas_registers(const char *kernel, int sm, bool baseline, char *from, size_t from_len)
+{
+    char arch[16], how[512], why[2048];
+    snprintf(arch, sizeof arch, "sm_%d", sm);
+    char *ptx = ember_ptx(NULL, arch, baseline, how, sizeof how, why, sizeof why);
+    struct ptxas found[PTXAS_MAX];
+    int count = ptx ? ptxas_find(found, PTXAS_MAX) : 0, registers = 0;
+    for (int i = 0; i < count && registers == 0; i++) {
+        struct ptxas_usage *rows = NULL;
+        if (!ptxas_knows(&found[i], sm))
+            continue;
+        int n = ptxas_resources(&found[i], ptx, sm, &rows, found[i].why, sizeof found[i].why);
+        for (int r = 0; r < n; r++)
+            if (strcmp(rows[r].kernel, kernel) == 0 && rows[r].registers > 0) {
+                registers = (int)rows[r].registers;
+                snprintf(from, from_len, "ptxas %s -v", found[i].version);
+            }
+        free(rows);
+    }
+    free(ptx);
+    return registers;
+}
+
+/* One training step: forward, loss, backward, the optimizer's step. */
+static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const char **data_said)
+{
+    ember_data_options data = {.kind = o->data, .sample_ndim = o->ndim, .classes = o->classes};
+    memcpy(data.sample_shape, o->shape, sizeof data.sample_shape);
+    ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
+    if (!train)
+        return cli_fail(ctx, "opening the data");
+    *data_said = o->data;
+    ember_model *model = ember_model_new(ctx, o->model, train, 0);
+    ember_optim *opt = NULL;
+    if (model && strcmp(o->optim, "sgd") == 0)
+        opt = ember_sgd_new(ember_model_params(model), ember_sgd_defaults(0.01f));
+    else if (model)
+        opt = ember_adam_new(ember_model_params(model), ember_adam_defaults(0.001f));
+    ember_batcher *batches = opt ? ember_batcher_new(train, o->batch, true, 0) : NULL;
+    ember_tensor *x, *y;
+    int rc = EXIT_OK;
+    if (!batches || !ember_batcher_next(batches, &x, &y)) {
+        rc = cli_fail(ctx, "setting up the training step");
+    } else {
+        ember_optim_zero_grad(opt);
+        ember_tensor *loss = ember_cross_entropy(ember_model_forward(model, x), y);
+        float value;
+        if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
+            ember_tensor_item(loss, &value) != EMBER_OK)
+            rc = cli_fail(ctx, "the training step on the simulated GPU");
+        ember_tape_clear(ctx);
+    }
+    ember_batcher_free(batches);
+    ember_optim_free(opt);
+    ember_model_free(model);
+    ember_dataset_free(train);
+    return rc;
+}
+
+int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
+{
+    const struct ptxsim_gpu *g = ptxsim_gpu_find(o->gpu);
+    int index = 0;
+    while (g && ptxsim_gpu_at(index) != g)
+        index++;
+    if (!g) {
+        cli_error("no simulated GPU \"%s\": ember ptx --gpus lists them (--gpu k2100m, or --arch sm_30)", o->gpu);
+        return EXIT_USAGE;
+    }
+    if (o->baseline)
+        setenv("EMBER_CUDA_KERNELS", "baseline", 1); /* what the simulated GPU loads (cuda-sim.c) */
+    ember_ctx *ctx = cli_ctx_new(o->verbose, 0);
+    if (!ctx)
+        return EXIT_FAILURE_OTHER;
+    char device[32];
+    snprintf(device, sizeof device, "ptxsim:%d", index);
+    double start = cli_now();
+    const char *data_said = o->data;
+    int rc = ember_ctx_use_device(ctx, device) == EMBER_OK ? train_step(ctx, o, &data_said)
+                                                            : cli_fail(ctx, "opening the simulated GPU");
+    if (rc != EXIT_OK) {
+        ember_ctx_free(ctx);
+        return rc;
+    }
+    printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said, o->optim,
+           ember_ctx_device_name(ctx));
+    printf("simulated in %.1f s\n\n", cli_now() - start);
+    char from[128] = "", why[1024];
+    int registers = kernel ? ptxas_registers(kernel, g->sm, o->baseline, from, sizeof from) : 0;
+    char *report = ember_kernel_report(ctx, kernel, registers, from, why, sizeof why);
+    fflush(stdout);
+    if (!report) {
+        cli_error("%s; the kernels this step launched:", why);
+        char *all = ember_kernel_report(ctx, NULL, 0, NULL, why, sizeof why);
+        fputs(all ? all : "", stderr);
+        free(all);
+        rc = kernel ? EXIT_USAGE : EXIT_FAILURE_OTHER;
+    } else {
+        fputs(report, stdout);
+        free(report);
+    }
+    ember_ctx_free(ctx);
+    return rc;
+}
