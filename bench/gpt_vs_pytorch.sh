@@ -17,6 +17,7 @@
 # TEXT          the corpus (default: Debian's fortunes, concatenated by scripts/fortunes.sh)
 # STEPS         training steps per run (default 30; the first is left out of the rate)
 # THREADS       default "1 2";  ROUNDS  default 2;  GENERATE  bytes to generate (default 200)
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}

@@ -70,7 +70,7 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
     }
     if (m.count)
         return ember_fail(ctx, EMBER_ERR_ARG, "%s does not fit the model (%d difference%s): %s; leave a layer "
-                          "freshly initialised with --init-skip NAME (ember_params_init_from's skip)", what, m.count,
+                          "freshly initialised by naming it in ember_params_init_from's skip", what, m.count,
                           m.count == 1 ? "" : "s", m.text);
     /* everything checked: read all, then write all */
     float **values = ember_host_calloc(ctx, (size_t)p->count + 1, sizeof *values);

@@ -242,7 +242,7 @@ static ember_status table_read(ember_ctx *ctx, const char *path, char *const *na
         const char *label_name = label ? label : t->r.names[t->r.columns - 1];
         int at = csv_column(&t->r, label_name), f = 0;
         if (at < 0)
-            st = ember_fail(ctx, EMBER_ERR_ARG, "%s has no column \"%s\" (--label) for the labels; its columns are "
+            st = ember_fail(ctx, EMBER_ERR_ARG, "%s has no column \"%s\" (ember_data_options.label) for the labels; its columns are "
                             "%s%s%s", path, label_name, t->r.names[0], t->r.columns > 1 ? " ... " : "",
                             t->r.columns > 1 ? t->r.names[t->r.columns - 1] : "");
         else if (t->r.columns < 2)

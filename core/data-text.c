@@ -46,7 +46,7 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
 {
     ember_ctx *ctx = ds->ctx;
     if (options->sample_ndim > 1 || (options->sample_ndim == 1 && options->sample_shape[0] < 1))
-        return ember_fail(ctx, EMBER_ERR_ARG, "text: the context is one length (--context T), not a shape of %d "
+        return ember_fail(ctx, EMBER_ERR_ARG, "text: the context is one length (ember_data_options.sample_shape[0]), not a shape of %d "
                           "dimensions", options->sample_ndim);
     int64_t context = options->sample_ndim == 1 ? options->sample_shape[0] : TEXT_DEFAULT_CONTEXT;
     if (context > EMBER_DATA_MAX_DIM)
@@ -74,7 +74,7 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
         st = ember_fail(ctx, EMBER_ERR_FORMAT,
                         "text: %s is %lld bytes; its last tenth, the validation split, must hold a window of the "
                         "context (%lld) and one byte more: give a file of at least %lld bytes or a shorter "
-                        "--context", path, (long long)len, (long long)context, (long long)(10 * (context + 1)));
+                        "ember_data_options.sample_shape[0]", path, (long long)len, (long long)context, (long long)(10 * (context + 1)));
     if (st != EMBER_OK) {
         free(bytes);
         return st;

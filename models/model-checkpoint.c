@@ -177,8 +177,7 @@ static ember_model *from_checkpoint(ember_ctx *ctx, const struct source *src)
                         "a shape and a class count", what, input, classes);
     } else if (!text && !model_builtin_text(name)) {
         ember_set_error(ctx, EMBER_ERR_FORMAT, "%s names the model \"%.200s\", which is not built in, and does not "
-                        "store its text (ember.model_text): build the model and load it with ember_model_load "
-                        "(ember eval: give --model)", what, name);
+                        "store its text (ember.model_text): build the model and load it with ember_model_load", what, name);
     } else {
         /* an error in stored text is the checkpoint's, not the file's the name recalls */
         char source[4400];

@@ -7,6 +7,7 @@
 # it is missing, as scripts/setup.sh installs the rest.
 #
 #   scripts/fortunes.sh [OUTPUT]    default: build/fortunes.txt
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 out=${1:-build/fortunes.txt}

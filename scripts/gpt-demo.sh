@@ -7,6 +7,7 @@
 # passed on to `ember train` (--epochs 1 for a shorter run, --device cpu).
 #
 #   scripts/gpt-demo.sh [ember train options...]
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 [ -x build/ember ] || scripts/setup.sh

@@ -61,6 +61,12 @@ else
 fi
 
 # --- 3. every kernel a CUDA GPU launches, reported by some step
+# a text, and two GPTs of one block (gpt-tiny's layers): rows of 32 or fewer take
+# softmax's and layer norm's one-thread-a-row kernels, wider ones the others
+printf 'input 16\nwte: embedding 32\nwpe: position_embedding\nh.0: residual\n    ln_1: layer_norm\n    attn: attention heads=2\nend\nln_f: layer_norm\nlm_head: linear classes bias=false\n' >"$TMP/narrow-gpt.model"
+sed 's/input 16/input 48/; s/embedding 32/embedding 64/' "$TMP/narrow-gpt.model" >"$TMP/wide-gpt.model"
+i=0
+while [ $i -lt 40 ]; do echo "A small GPT reads every byte of this line, $i times over."; i=$((i + 1)); done >"$TMP/text.txt"
 printf 'conv2d 8 kernel=3\ngelu\nmax_pool2d 3 stride=2\nflatten\nlinear classes\n' >"$TMP/gelu.model"
 : >"$TMP/launched"
 while read -r args; do
@@ -74,6 +80,8 @@ done <<EOF
 --model resnet8 --data random --shape 1x12x12
 --model $TMP/gelu.model --data random --shape 1x9x9 --classes 40
 --model linear --data random --shape 4 --classes 3
+--model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
+--model $TMP/wide-gpt.model --data text --data-dir $TMP/text.txt --shape 48 --optim adamw
 EOF
 for kernel in $("$EMBER" ptx --list | awk '{ print $1 }'); do
     case $kernel in

@@ -109,7 +109,9 @@ expect_status 2 "--save-every without --save"
 # hostile value is refused (exit 3) at once, with its key named and its
 # text escaped; none is trusted into arithmetic (UBSan) or a loop.
 # retag FILE KEY=VALUE ...: those values into FILE's metadata (plain Python:
-# the format is 8 bytes of length, a JSON header, the data; \xNN escapes)
+# the format is 8 bytes of length, a JSON header, the data; \xNN escapes).
+# Python's standard library alone (json, struct): a plain python3.
+PY=$(command -v python3 || true)
 retag() {
     "$PY" - "$@" <<'EOF'
 import json, struct, sys
@@ -137,6 +139,9 @@ hostile() {
     expect_text "$4" "$1"
     if grep -q "$(printf '\033')" "$TMP/err"; then fail "$1: an escape sequence reached the terminal"; fi
 }
+if [ -z "$PY" ]; then
+    echo "test_resume: skipped: the hostile checkpoints (no python3 here to write them)"
+else
 run -- train $common --epochs 1 --save "$TMP/one.safetensors" # the pair the cases start from
 hostile "epoch 10^12 in the state" state "ember.epoch=1000000000000" \
     'ember.epoch is "1000000000000", not a whole number from 0 to 1000000'
@@ -169,6 +174,7 @@ EOF
 run -- train --resume "$TMP/h.safetensors" --device cpu --threads 1 --quiet --steps 1
 expect_status 3 "a negative second moment"
 expect_text "fc.weight.exp_avg_sq holds -0.5 at index 5" "a negative second moment"
+fi
 
 # --- a kill between the two files of a save leaves the new state beside the
 # old model; the old model's state was kept aside, and resuming takes it

@@ -131,7 +131,7 @@ static void test_text_mistakes(ember_ctx *ctx)
     }
     ember_clear_error(ctx);
     ember_data_options o = {.kind = "text"};
-    CHECK(!ember_dataset_open(ctx, &o, EMBER_TRAIN) && strstr(ember_last_error(ctx), "--data-dir FILE"),
+    CHECK(!ember_dataset_open(ctx, &o, EMBER_TRAIN) && strstr(ember_last_error(ctx), "name the file with ember_data_options.dir"),
           "text without a file: %s", ember_last_error(ctx));
     ember_clear_error(ctx);
     o = (ember_data_options){.kind = "random"};

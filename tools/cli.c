@@ -56,7 +56,11 @@ int cli_fail(ember_ctx *ctx, const char *doing)
 static const struct {
     const char *api, *cli;
 } cli_phrases[] = {
+    {"ember_data_options.sample_shape[0]", "--context"}, /* text's one dimension */
     {"ember_data_options.sample_shape", "--shape"},
+    {"ember_data_options.label", "--label"},
+    {"ember_params_init_from's skip", "--init-skip NAME"},
+    {"build the model and load it with ember_model_load", "give --model"},
     {"ember_data_options.resize", "--resize"},
     {"ember_data_options.dir", "--data-dir"},
     {"ember_parallel_options.keep_all", "--keep-devices"},

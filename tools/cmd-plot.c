@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-plot.c — `ember plot`: the loss and accuracy curves of the runs
  * in metrics files that `ember train --metrics` wrote, as a PNG or SVG

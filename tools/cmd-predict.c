@@ -490,7 +490,7 @@ int cmd_predict(int argc, char **argv)
         free(input_names);
     }
     if (rc == EXIT_OK && failed) {
-        fprintf(stderr, "ember: %lld of %lld inputs could not be classified (said above); the others were\n",
+        fprintf(stderr, "ember: %lld of %lld images could not be classified (said above); the others were\n",
                 (long long)failed, (long long)in.count);
         rc = EXIT_DATA;
     }

@@ -65,7 +65,7 @@ static int ptxas_registers(const char *kernel, int sm, bool baseline, char *from
 /* One training step: forward, loss, backward, the optimizer's step. */
 static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const char **data_said)
 {
-    ember_data_options data = {.kind = o->data, .sample_ndim = o->ndim, .classes = o->classes};
+    ember_data_options data = {.kind = o->data, .dir = o->data_dir, .sample_ndim = o->ndim, .classes = o->classes};
     memcpy(data.sample_shape, o->shape, sizeof data.sample_shape);
     ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     if (!train)
@@ -75,6 +75,8 @@ static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const cha
     ember_optim *opt = NULL;
     if (model && strcmp(o->optim, "sgd") == 0)
         opt = ember_sgd_new(ember_model_params(model), ember_sgd_defaults(0.01f));
+    else if (model && strcmp(o->optim, "adamw") == 0)
+        opt = ember_adamw_new(ember_model_params(model), ember_adam_defaults(0.001f));
     else if (model)
         opt = ember_adam_new(ember_model_params(model), ember_adam_defaults(0.001f));
     ember_batcher *batches = opt ? ember_batcher_new(train, o->batch, true, 0) : NULL;

@@ -14,7 +14,8 @@ static const char usage[] =
     "usage: ember ptx KERNEL [--arch sm_XX] [--baseline]\n"
     "       ember ptx [KERNEL] --arch sm_XX --resources [--baseline]\n"
     "       ember ptx [KERNEL] --simulate [--gpu NAME | --arch sm_XX] [--model M] [--batch N]\n"
-    "                 [--data KIND [--shape CxHxW] [--classes N]] [--optim adam|sgd] [--baseline]\n"
+    "                 [--data KIND [--data-dir PATH] [--shape S] [--classes N]] [--optim adam|adamw|sgd]\n"
+    "                 [--baseline]\n"
     "       ember ptx --list | --gpus\n"
     "\n"
     "Prints the PTX ember loads for KERNEL: as the CUDA backend compiles it with\n"
@@ -51,9 +52,10 @@ static const char usage[] =
     "  --model M       the model whose step makes the launch (default simplecnn)\n"
     "  --batch N       its batch (default 64)\n"
     "  --data KIND     its data (default fashion-mnist; random needs nothing installed)\n"
-    "  --shape S       random data: one sample's shape, as in 1x28x28 or 100\n"
+    "  --data-dir PATH where its files are (text: the file, as in --data text --model gpt-tiny)\n"
+    "  --shape S       random data: one sample's shape, as in 1x28x28 or 100; text: the context\n"
     "  --classes N     random data: the classes (default 10)\n"
-    "  --optim NAME    adam (default) or sgd\n"
+    "  --optim NAME    adam (default), adamw or sgd\n"
     "  --gpus          the simulated GPUs and where their figures come from\n"
     "  -h, --help      this text\n";
 
@@ -183,6 +185,7 @@ int cmd_ptx(int argc, char **argv)
                                              {"model", required_argument, NULL, 'm'},
                                              {"batch", required_argument, NULL, 'n'},
                                              {"data", required_argument, NULL, 'd'},
+                                             {"data-dir", required_argument, NULL, 'P'},
                                              {"optim", required_argument, NULL, 'o'},
                                              {"gpus", no_argument, NULL, 'G'},
                                              {"shape", required_argument, NULL, 'S'},
@@ -212,6 +215,7 @@ int cmd_ptx(int argc, char **argv)
             simulation_option = true;
             break;
         case 'd': sim.data = optarg, simulation_option = true; break;
+        case 'P': sim.data_dir = optarg, simulation_option = true; break;
         case 'S':
             if (!cli_parse_shape("--shape", optarg, &sim.ndim, sim.shape))
                 return EXIT_USAGE;
@@ -233,15 +237,16 @@ int cmd_ptx(int argc, char **argv)
         }
     }
     if (simulation_option && !simulate) {
-        cli_error("--gpu, --model, --batch, --data, --shape, --classes and --optim go with --simulate");
+        cli_error("--gpu, --model, --batch, --data, --data-dir, --shape, --classes and --optim go with --simulate");
         return EXIT_USAGE;
     }
     if (simulate && (resources || list)) {
         cli_error("--simulate goes with neither --resources nor --list");
         return EXIT_USAGE;
     }
-    if (simulate && strcmp(sim.optim, "adam") != 0 && strcmp(sim.optim, "sgd") != 0) {
-        cli_error("--optim is adam or sgd, not \"%s\"", sim.optim);
+    if (simulate && strcmp(sim.optim, "adam") != 0 && strcmp(sim.optim, "adamw") != 0 &&
+        strcmp(sim.optim, "sgd") != 0) {
+        cli_error("--optim is adam, adamw or sgd, not \"%s\"", sim.optim);
         return EXIT_USAGE;
     }
     if (simulate && sim.gpu && arch) {

@@ -26,15 +26,15 @@ _ember() {
         mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur"; compgen -f -X '!*.model' -- "$cur"; compgen -d -- "$cur")
         return
         ;;
-    --data) words="fashion-mnist mnist cifar10 folder random" ;;
+    --data) words="fashion-mnist mnist cifar10 folder random npy csv text" ;;
     --device | --fallback) words="auto cpu cuda opencl all" ;;
-    --optim) words="adam sgd" ;;
+    --optim) words="adam adamw sgd" ;;
     --schedule) words="constant step cosine" ;;
     --data-dir)
-        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return
         ;;
-    --load | --resume | --save | --metrics | --trace | -o | --output)
+    --load | --resume | --save | --metrics | --trace | -o | --output | --init)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return
         ;;

@@ -367,7 +367,7 @@ static char *sim_kernel_report(void *dev, const char *kernel, int registers, con
     while (k < EMBER_KERNEL_COUNT && strcmp(ember_kernel_name(k), kernel) != 0)
         k++;
     if (k == EMBER_KERNEL_COUNT) {
-        snprintf(why, why_len, "there is no kernel \"%s\" (ember ptx --list lists them)", kernel);
+        snprintf(why, why_len, "there is no kernel \"%s\" (ember_kernel_name_at lists them)", kernel);
         return NULL;
     }
     if (!d->first[k]) {

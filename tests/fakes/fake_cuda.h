@@ -79,7 +79,7 @@ enum {
 };
 
 #define FAKE_MAX_GPUS 8
-#define FAKE_MAX_KERNELS 64
+#define FAKE_MAX_KERNELS 160 /* a cubin names ptxas's helper functions beside its kernels: 64 ran out when the GPT kernels came */
 #define FAKE_MAX_ARGS 48
 /* what every GPU from sm_30 up allows */
 #define FAKE_MAX_THREADS_PER_BLOCK 1024
