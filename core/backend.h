@@ -422,7 +422,7 @@ struct ember_backend_ops {
     ember_status (*set_threads)(void *dev, int threads);
     /* (optional) what a person needs to know about the backend on this
      * machine, for `ember devices`: versions, libraries found, each
-     * device's facts, into its section of the report (core/report-impl.h) */
+     * device's facts, into its section of the report (base/report-impl.h) */
     void (*diagnose)(struct ember_report *section, int threads);
 
     /* Memory. alloc reports EMBER_ERR_NOMEM without logging it: the core may

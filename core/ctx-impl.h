@@ -105,19 +105,12 @@ void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_give_back(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_cache_release(ember_ctx *ctx);
 
-/* Opens a file to read only if it is a regular file (files.c): a FIFO, a
- * device or a folder is refused before anything could block on it. A
- * descriptor or stream, with *info filled; -1 or NULL with the failure
- * recorded ("cannot open PATH: ...", "PATH is a FIFO, not a regular file"). */
+/* Opens a file to read only if it is a regular file (base/files.c), the
+ * failure recorded in ctx ("cannot open PATH: ...", "PATH is a FIFO, not a
+ * regular file"): a descriptor or stream with *info filled, or -1 or NULL
+ * (io/read-file.c). */
 int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
 FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);
-
-/* The cache folder of `kind` ("cuda", "opencl", "datasets"), created if
- * need be: <ember_set_cache_dir's folder>/<kind>, else
- * $EMBER_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/ember/<kind>, else
- * ~/.cache/ember/<kind> when the home folder exists. False, with the reason
- * in why, when there is none. */
-bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len);
 
 /* A wait the host is told about (ember_ctx_set_progress; core/wait.c):
  * begin announces `what` and, when the host listens, starts a thread that

@@ -32,6 +32,8 @@
 #include <zlib.h>
 
 #include "data-impl.h"
+#include "files-impl.h"
+#include "platform.h"
 
 #define ENTRY_MAGIC  "EMBERDS\n"
 /* 2: entries made by a loader that checks the gzip trailer; a format-1
@@ -153,7 +155,7 @@ void ember_data_cache_store(ember_ctx *ctx, const char *source, const struct sta
         done += ok ? put : 0;
     }
     ok = close(fd) == 0 && ok; /* no fsync: a copy a crash damaged fails its checksum, and is made again */
-    if (ok && rename(temp, path) == 0) {
+    if (ok && ember_replace_file(temp, path)) {
         ember_log(ctx, EMBER_LOG_DEBUG, "kept an inflated copy of %s in %s", source, path);
         return;
     }

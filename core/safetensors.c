@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "safetensors-impl.h"
+#include "platform.h"
 #include "text-impl.h"
 
 #define METADATA_KEY "__metadata__"
@@ -994,28 +995,6 @@ static void set_mode(int fd, const char *path)
     (void)fchmod(fd, mode);
 }
 
-/* Makes the rename itself durable: best effort, a folder that cannot be
- * opened or synced leaves the file in place all the same. */
-static void sync_folder(const char *path)
-{
-    char folder[4096];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n >= sizeof folder)
-        return;
-    if (!slash)
-        strcpy(folder, ".");
-    else if (n == 0)
-        strcpy(folder, "/");
-    else
-        memcpy(folder, path, n), folder[n] = '\0';
-    int fd = open(folder, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
 /* A save killed before its rename leaves path.tmp.XXXXXX behind. Each save
  * holds an flock on its temporary file while it writes; the next save to
  * the same path removes every such file whose lock it can take, which is
@@ -1089,7 +1068,7 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
     bool ok = write_contents(f, &header, tensors, count, bytes) && fflush(f) == 0;
     if (ok) {
         step = "sync";
-        ok = fsync(fileno(f)) == 0;
+        ok = ember_flush_to_disk(fileno(f));
     }
     if (!ok) {
         err = errno;
@@ -1102,11 +1081,11 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
         goto remove_tmp;
     }
     step = "rename the temporary file onto";
-    if (rename(tmp, path) != 0) {
+    if (!ember_replace_file(tmp, path)) {
         err = errno;
         goto remove_tmp;
     }
-    sync_folder(path);
+    ember_flush_folder_of(path);
     goto free_memory;
 
 remove_tmp:

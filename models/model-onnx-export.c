@@ -32,6 +32,7 @@
 
 #include "models-impl.h"
 #include "onnx-impl.h"
+#include "platform.h"
 
 #define EXPORT_OPSET 13
 #define EXPORT_IR_VERSION 7 /* the IR version that goes with opset 13 */
@@ -398,7 +399,7 @@ ember_status ember_model_export_onnx(ember_model *m, const char *path, const cha
     bool ok = f && fwrite(data, 1, size, f) == size;
     ok = f && fclose(f) == 0 && ok;
     free(data);
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok || !ember_replace_file(tmp, path)) {
         unlink(tmp);
         return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s", path);
     }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "parallel-impl.h"
+#include "platform.h"
 
 static double now_seconds(void)
 {
@@ -592,7 +593,7 @@ ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt, const e
     int cpus = is_cpu(ember_ctx_device_name(ctx));
     for (int k = 0; k < o->device_count; k++)
         cpus += o->devices[k] && is_cpu(o->devices[k]);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = ember_cpu_count();
     int threads = o->threads ? o->threads : cpus > 1 ? (int)(cores > cpus ? cores / cpus : 1) : 0;
     if (threads && is_cpu(ember_ctx_device_name(ctx)))
         ember_ctx_set_threads(ctx, threads);

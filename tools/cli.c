@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "platform.h"
 
 double cli_start_time;
 char **cli_argv;
@@ -271,10 +272,7 @@ double cli_now(void)
 
 double cli_peak_rss_mib(void)
 {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0.0;
-    return (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+    return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0);
 }
 
 void cli_json_number(FILE *f, double v, int decimals)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "train.h"
+#include "platform.h"
 
 enum setting_kind { SETTING_STRING, SETTING_INT, SETTING_FLOAT, SETTING_U64, SETTING_BOOL };
 
@@ -313,8 +314,7 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
     for (int i = 0; table && scaling[i]; i += 2)
         meta_add(m, scaling[i], scaling[i + 1]);
     /* the CPU threads the run had (every core when not given): a resume takes the same, for the same sums */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    meta_add(m, "ember.threads", meta_int(m, o->threads ? o->threads : cores > 0 ? cores : 1));
+    meta_add(m, "ember.threads", meta_int(m, o->threads ? o->threads : ember_cpu_count()));
     meta_add(m, "ember.epoch", meta_int(m, pos->epochs_done));
     meta_add(m, "ember.step", meta_int(m, pos->total_steps));
     if (*dir)
@@ -380,7 +380,7 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
     train_sibling_path(path, "state.previous", previous_path, sizeof previous_path);
     const char *on_disk = save_id_of(ctx, path, model_id, sizeof model_id);
     const char *beside = save_id_of(ctx, state_path, state_id, sizeof state_id);
-    if (on_disk && beside && strcmp(on_disk, beside) == 0 && rename(state_path, previous_path) != 0) {
+    if (on_disk && beside && strcmp(on_disk, beside) == 0 && !ember_replace_file(state_path, previous_path)) {
         cli_error("cannot keep the training state %s aside while saving: %s", state_path, strerror(errno));
         return EXIT_DATA;
     }
@@ -523,7 +523,7 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     if (rc == EXIT_OK && saved_threads > 0 && !o->threads_given) {
         o->threads = saved_threads;
     } else if (rc == EXIT_OK && saved_threads > 0 && o->threads != saved_threads &&
-               !(o->threads == 0 && sysconf(_SC_NPROCESSORS_ONLN) == saved_threads)) {
+               !(o->threads == 0 && ember_cpu_count() == saved_threads)) {
         fprintf(stderr, "ember: warning: --threads %lld, but %s was trained with %lld: it goes on, but a CPU run "
                 "will not end bit for bit as an unbroken one would (leave --threads out to keep %lld)\n",
                 (long long)o->threads, o->resume, (long long)saved_threads, (long long)saved_threads);

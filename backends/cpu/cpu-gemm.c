@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "../../core/limits-impl.h"
+#include "limits-impl.h"
 #include "cpu-impl.h"
 
 /* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../core/report-impl.h"
+#include "report-impl.h"
 #include "cpu-impl.h"
+#include "platform.h"
 
 /* buffers are aligned for the widest vector loads (AVX-512) */
 #define CPU_ALIGN 64
@@ -23,8 +24,7 @@ static int cpu_device_count(char *why, size_t why_len)
 
 static int online_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return ember_cpu_count();
 }
 
 /* OpenBLAS where its buffers fit the address-space limit, else the plain

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/report-impl.h"
-#include "../../core/text-impl.h"
+#include "report-impl.h"
+#include "text-impl.h"
 #include "cuda-impl.h"
 
 static const char *path_key(enum cuda_kernel_path path)

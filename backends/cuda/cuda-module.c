@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/text-impl.h"
+#include "text-impl.h"
 #include "cuda-impl.h"
 
 /* NVRTC's options for one compile: the target, then the tuning as -D. */

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../core/text-impl.h"
+#include "text-impl.h"
 #include "cuda-impl.h"
 
 int cuda_ptx_isa_of(int cuda_version)

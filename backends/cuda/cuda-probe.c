@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
 #include <glob.h>
 #include <limits.h>
 #include <pthread.h>
@@ -32,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/text-impl.h"
+#include "platform.h"
+#include "text-impl.h"
 #include "cuda-impl.h"
 
 static struct cuda_probe probe;
@@ -42,11 +42,11 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT, driver_once = PTHREAD_ONCE
 
 /* Looks up every symbol of a list; on a missing one names it in `missing`. */
 #define LOOKUP_REQUIRED(ret, name, params)                                                                    \
-    if (ok && !(api->name = (ret(*) params)dlsym(lib, #name))) {                                              \
+    if (ok && !(api->name = (ret(*) params)ember_library_symbol(lib, #name))) {                                              \
         snprintf(missing, missing_len, "%s", #name);                                                         \
         ok = false;                                                                                           \
     }
-#define LOOKUP_OPTIONAL(ret, name, params) api->name = (ret(*) params)dlsym(lib, #name);
+#define LOOKUP_OPTIONAL(ret, name, params) api->name = (ret(*) params)ember_library_symbol(lib, #name);
 
 static bool driver_lookup(void *lib, struct cuda_driver_api *api, char *missing, size_t missing_len)
 {
@@ -64,26 +64,15 @@ static bool nvrtc_lookup(void *lib, struct nvrtc_api *api, char *missing, size_t
     return ok;
 }
 
-/* the file a loaded library came from, through one of its symbols */
-static void library_path(void *symbol, char *out, size_t len)
-{
-    Dl_info info;
-    char real[PATH_MAX];
-    if (symbol && dladdr(symbol, &info) && info.dli_fname) {
-        snprintf(out, len, "%.*s", (int)len - 1, realpath(info.dli_fname, real) ? real : info.dli_fname);
-        return;
-    }
-    snprintf(out, len, "?");
-}
-
 static void probe_driver(struct cuda_probe *p)
 {
     const char *override = getenv("EMBER_CUDA_LIBRARY");
     const char *name = override && *override ? override : "libcuda.so.1";
-    p->driver_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    char loader_why[512];
+    p->driver_lib = ember_library_open(name, loader_why, sizeof loader_why);
     if (!p->driver_lib) {
         if (override && *override)
-            snprintf(p->why, sizeof p->why, "cannot open %s (from EMBER_CUDA_LIBRARY): %s", name, dlerror());
+            snprintf(p->why, sizeof p->why, "cannot open %s (from EMBER_CUDA_LIBRARY): %s", name, loader_why);
         else
             snprintf(p->why, sizeof p->why,
                      "libcuda.so.1 not found: no NVIDIA driver is installed. Install the NVIDIA driver "
@@ -97,7 +86,7 @@ static void probe_driver(struct cuda_probe *p)
                  missing);
         return;
     }
-    library_path((void *)p->api.cuInit, p->driver_path, sizeof p->driver_path);
+    ember_library_file((const void *)p->api.cuInit, p->driver_path, sizeof p->driver_path);
 
     CUresult r = p->api.cuInit(0);
     if (r == CUDA_ERROR_STUB_LIBRARY) {
@@ -189,10 +178,11 @@ static void try_nvrtc(struct cuda_probe *p, const char *name, bool explicit)
 {
     if (p->nvrtc_count == CUDA_MAX_NVRTCS)
         return;
-    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    char loader_why[512];
+    void *lib = ember_library_open(name, loader_why, sizeof loader_why);
     if (!lib) {
         if (explicit)
-            note(p, "cannot open %s: %s", name, dlerror());
+            note(p, "cannot open %s: %s", name, loader_why);
         return;
     }
     struct cuda_nvrtc *n = &p->nvrtc[p->nvrtc_count];
@@ -200,18 +190,18 @@ static void try_nvrtc(struct cuda_probe *p, const char *name, bool explicit)
     char missing[128];
     if (!nvrtc_lookup(lib, &n->api, missing, sizeof missing)) {
         note(p, "%s has no %s", name, missing);
-        dlclose(lib);
+        ember_library_close(lib);
         return;
     }
-    library_path((void *)n->api.nvrtcVersion, n->path, sizeof n->path);
+    ember_library_file((const void *)n->api.nvrtcVersion, n->path, sizeof n->path);
     for (int i = 0; i < p->nvrtc_count; i++)
         if (strcmp(p->nvrtc[i].path, n->path) == 0) { /* the same file by another name */
-            dlclose(lib);
+            ember_library_close(lib);
             return;
         }
     if (n->api.nvrtcVersion(&n->major, &n->minor) != 0) {
         note(p, "%s: nvrtcVersion failed", n->path);
-        dlclose(lib);
+        ember_library_close(lib);
         return;
     }
     n->lib = lib;

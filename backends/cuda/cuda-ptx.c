@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/text-impl.h"
+#include "text-impl.h"
 #include "cuda-impl.h"
 
 /* A line of `text` starting at `line`: its length, newline excluded. */

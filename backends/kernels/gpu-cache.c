@@ -29,7 +29,8 @@
 
 #include <stdbool.h>
 
-#include "../../core/ctx-impl.h" /* ember_cache_folder */
+#include "files-impl.h" /* ember_cache_folder */
+#include "platform.h"
 #include "gpu.h"
 
 #define CACHE_MAGIC     "EMBERCL\n"
@@ -225,7 +226,7 @@ bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key
             close(fd);
     } else {
         bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(binary, 1, size, f) == size && fflush(f) == 0 &&
-                  fsync(fileno(f)) == 0;
+                  ember_flush_to_disk(fileno(f));
         int saved = errno;
         if (fclose(f) != 0 && ok) {
             ok = false;
@@ -233,7 +234,7 @@ bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key
         }
         if (!ok)
             snprintf(why, why_len, "writing %.400s failed: %s", tmp, strerror(saved));
-        else if (rename(tmp, path) != 0)
+        else if (!ember_replace_file(tmp, path))
             snprintf(why, why_len, "renaming to %.400s failed: %s", path, strerror(errno));
     }
     if (why[0]) {

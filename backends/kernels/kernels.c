@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../../core/backend.h"
-#include "../../core/text-impl.h"
+#include "text-impl.h"
 #include "kernels.h"
 
 /* from kernels-embedded.c, generated at build time */

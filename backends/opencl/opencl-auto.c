@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../core/text-impl.h"
+#include "text-impl.h"
 #include "../kernels/gpu.h"
 #include "opencl-impl.h"
 

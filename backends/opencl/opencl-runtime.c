@@ -12,14 +12,14 @@
  * Devices are numbered across platforms in the order the library lists
  * them (platforms, then each platform's devices): opencl:N is the Nth.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/limits-impl.h"
-#include "../../core/text-impl.h"
+#include "limits-impl.h"
+#include "platform.h"
+#include "text-impl.h"
 #include "opencl-impl.h"
 
 static const char install_hint[] = "install an OpenCL driver (ocl-icd-libopencl1 and e.g. pocl-opencl-icd, "
@@ -54,7 +54,7 @@ static bool opencl_runtime_lookup_functions(void *lib, const char *library, stru
 #undef LOOKUP_ENTRY
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        void *sym = dlsym(lib, table[i].name);
+        void *sym = ember_library_symbol(lib, table[i].name);
         if (!sym) {
             snprintf(runtime.why, sizeof runtime.why, "%s is not an OpenCL 1.2 library: it lacks %s; %s",
                      library, table[i].name, install_hint);
@@ -183,15 +183,16 @@ static void opencl_runtime_open(void)
     }
     if (override && *override) {
         runtime.library = override;
-        if (!(lib = dlopen(override, RTLD_NOW | RTLD_LOCAL))) {
+        char loader_why[256];
+        if (!(lib = ember_library_open(override, loader_why, sizeof loader_why))) {
             snprintf(runtime.why, sizeof runtime.why,
-                     "EMBER_OPENCL_LIBRARY=%s cannot be opened (%s); unset it or %s", override, dlerror(),
+                     "EMBER_OPENCL_LIBRARY=%s cannot be opened (%s); unset it or %s", override, loader_why,
                      install_hint);
             return;
         }
     } else {
         for (int i = 0; i < 2 && !lib; i++)
-            if ((lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
+            if ((lib = ember_library_open(names[i], NULL, 0)))
                 runtime.library = names[i];
         if (!lib) {
             snprintf(runtime.why, sizeof runtime.why, "libOpenCL.so.1 not found: %s", install_hint);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/report-impl.h"
+#include "report-impl.h"
 #include "opencl-impl.h"
 
 ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/text-impl.h — building strings: a growing one, and "; "-separated
+ * base/text-impl.h — building strings: a growing one, and "; "-separated
  * lists of reasons in a fixed buffer. Used wherever ember assembles text
  * (kernel programs, safetensors headers, the devices report, PTX excerpts,
  * the reasons a device was passed over).

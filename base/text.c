@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/text.c — building strings (see text-impl.h). */
+/* base/text.c — building strings (see text-impl.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/report-impl.h — a small tree of facts that prints as text for people
+ * base/report-impl.h — a small tree of facts that prints as text for people
  * or as JSON for programs, so that `ember devices` and `ember devices
  * --json` say the same things from one description.
  *

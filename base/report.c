@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/report.c — a tree of facts, printed as text or JSON (see report-impl.h). */
+/* base/report.c — a tree of facts, printed as text or JSON (see report-impl.h). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdarg.h>

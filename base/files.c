@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/files.c — opening a file ember is asked to read.
+ * base/files.c — opening a file ember is asked to read.
  *
  * Every path ember reads comes from a user: a data folder, a checkpoint, an
  * image. open() on a FIFO blocks until someone writes to it, and on some
@@ -19,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctx-impl.h"
+#include "ember.h" /* ember_set_cache_dir */
+#include "files-impl.h"
+#include "platform.h"
 
 static const char *file_kind(mode_t mode)
 {
@@ -27,39 +29,26 @@ static const char *file_kind(mode_t mode)
          : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "not a regular file";
 }
 
-int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info)
+int ember_open_regular_file(const char *path, struct stat *info, char *why, size_t why_len)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        ember_fail(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     int flags;
     if (fstat(fd, info) != 0) {
-        ember_fail(ctx, EMBER_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+        snprintf(why, why_len, "cannot stat %s: %s", path, strerror(errno));
     } else if (!S_ISREG(info->st_mode)) {
-        ember_fail(ctx, EMBER_ERR_IO, "%s is %s, not a regular file: ember reads only files", path,
-                   file_kind(info->st_mode));
+        snprintf(why, why_len, "%s is %s, not a regular file: ember reads only files", path,
+                 file_kind(info->st_mode));
     } else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
-        ember_fail(ctx, EMBER_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
     } else {
         return fd;
     }
     close(fd);
     return -1;
-}
-
-FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info)
-{
-    int fd = ember_open_regular(ctx, path, info);
-    if (fd < 0)
-        return NULL;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        ember_fail(ctx, EMBER_ERR_NOMEM, "cannot read %s: %s", path, strerror(errno));
-        close(fd);
-    }
-    return f;
 }
 
 /* ember_set_cache_dir's folder: NULL for the default, "" for none */
@@ -86,10 +75,10 @@ static bool make_folders(char *out, size_t from, char *why, size_t why_len)
             continue;
         char keep = *p;
         *p = '\0';
-        int rc = mkdir(out, 0755);
+        bool made = ember_make_folder(out);
         int saved = errno;
         *p = keep;
-        if (rc != 0 && saved != EEXIST && keep == '\0') {
+        if (!made && keep == '\0') {
             snprintf(why, why_len, "cannot create the cache folder %s: %s", out, strerror(saved));
             return false;
         }
@@ -98,7 +87,7 @@ static bool make_folders(char *out, size_t from, char *why, size_t why_len)
     }
 }
 
-/* The cache folder's `kind` (see ctx-impl.h), created if need be. */
+/* The cache folder's `kind` (see files-impl.h), created if need be. */
 bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len)
 {
     char chosen[sizeof cache_choice.dir];
@@ -106,9 +95,10 @@ bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size
     bool set = cache_choice.set;
     memcpy(chosen, cache_choice.dir, sizeof chosen);
     pthread_mutex_unlock(&cache_choice.lock);
-    const char *ember = getenv("EMBER_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *ember = getenv("EMBER_CACHE_DIR");
     int n;
     size_t made_from = 0; /* where mkdir starts: under a home folder, never the home folder itself */
+    char root[sizeof cache_choice.dir];
     if (set && !chosen[0]) {
         snprintf(why, why_len, "no cache folder: the program asked for none (ember_set_cache_dir)");
         return false;
@@ -116,19 +106,9 @@ bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size
         n = snprintf(out, len, "%s/%s", chosen, kind);
     } else if (ember && *ember) {
         n = snprintf(out, len, "%s/%s", ember, kind);
-    } else if (xdg && *xdg) {
-        n = snprintf(out, len, "%s/ember/%s", xdg, kind);
-    } else if (home && *home) {
-        struct stat info;
-        if (stat(home, &info) != 0 || !S_ISDIR(info.st_mode)) {
-            snprintf(why, why_len, "no cache folder: the home folder %s does not exist (ember never creates "
-                     "one; EMBER_CACHE_DIR or ember_set_cache_dir names another)", home);
-            return false;
-        }
-        n = snprintf(out, len, "%s/.cache/ember/%s", home, kind);
-        made_from = strlen(home);
+    } else if (ember_default_cache_folder(root, sizeof root, &made_from, why, why_len)) {
+        n = snprintf(out, len, "%s/%s", root, kind);
     } else {
-        snprintf(why, why_len, "no cache folder: set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME");
         return false;
     }
     if (n < 0 || (size_t)n >= len) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/limits-impl.h — the process's address-space limit, for code that is
+ * base/limits-impl.h — the process's address-space limit, for code that is
  * about to start a library which reserves large regions and does not
  * survive failing to get them.
  *

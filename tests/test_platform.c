@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test_platform.c — base/platform.h on this system: a library opened
+ * and named by the file it came from, a file replaced in one step, folders
+ * made, the CPU count, the peak memory, and where the cache goes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files-impl.h"
+#include "platform.h"
+#include "test-util.h"
+
+static bool is_folder(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+static void read_back(const char *path, char *out, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(out, 1, len - 1, f) : 0;
+    out[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static void check_library(void)
+{
+    char why[512] = "", file[4096], again[4096];
+    void *zlib = ember_library_open("libz.so.1", why, sizeof why);
+    CHECK(zlib, "libz.so.1, which ember links, would not open: %s", why);
+    if (!zlib)
+        return;
+    void *version = ember_library_symbol(zlib, "zlibVersion");
+    CHECK(version, "libz.so.1 has no zlibVersion");
+    CHECK(!ember_library_symbol(zlib, "ember_no_such_function"), "a symbol no library has was found");
+    ember_library_file(version, file, sizeof file);
+    CHECK(file[0] == '/' && strstr(file, "libz") && access(file, R_OK) == 0,
+          "zlibVersion's library is said to be %s, not a readable libz file", file);
+    /* the same file under its own name: one path, so a second name is known as a copy */
+    void *by_path = ember_library_open(file, why, sizeof why);
+    CHECK(by_path, "%s would not open by its path: %s", file, why);
+    ember_library_file(by_path ? ember_library_symbol(by_path, "zlibVersion") : NULL, again, sizeof again);
+    CHECK(strcmp(file, again) == 0, "one library named by two files: %s and %s", file, again);
+    ember_library_close(by_path);
+    ember_library_close(zlib);
+    ember_library_file(NULL, file, sizeof file);
+    CHECK(strcmp(file, "?") == 0, "no symbol gives %s, not ?", file);
+
+    why[0] = '\0';
+    CHECK(!ember_library_open("libember-no-such-library.so", why, sizeof why), "a missing library opened");
+    CHECK(strstr(why, "libember-no-such-library.so"), "the loader's reason does not name the library: %s", why);
+}
+
+static void check_files(const char *dir)
+{
+    char old_path[4096], new_path[4096], text[64];
+    snprintf(old_path, sizeof old_path, "%s", test_write_file(dir, "kept", "old", 3));
+    snprintf(new_path, sizeof new_path, "%s", test_write_file(dir, "kept.tmp", "new", 3));
+    CHECK(ember_replace_file(new_path, old_path), "replacing %s: %s", old_path, strerror(errno));
+    read_back(old_path, text, sizeof text);
+    CHECK(strcmp(text, "new") == 0, "after the replace %s holds \"%s\", not \"new\"", old_path, text);
+    CHECK(access(new_path, F_OK) != 0, "the replacing file %s is still there", new_path);
+    errno = 0;
+    CHECK(!ember_replace_file(new_path, old_path) && errno == ENOENT,
+          "replacing with a file that is gone did not fail with ENOENT (errno %d)", errno);
+
+    FILE *f = fopen(old_path, "ab");
+    CHECK(f && fputs("er", f) >= 0 && fflush(f) == 0 && ember_flush_to_disk(fileno(f)), "flushing %s: %s",
+          old_path, strerror(errno));
+    if (f)
+        fclose(f);
+    errno = 0;
+    CHECK(!ember_flush_to_disk(-1) && errno == EBADF, "flushing no file did not fail with EBADF");
+    ember_flush_folder_of(old_path); /* best effort: it must simply return */
+    ember_flush_folder_of("no-slash-here");
+
+    char folder[4200], deeper[4200];
+    snprintf(folder, sizeof folder, "%s/made", dir);
+    CHECK(ember_make_folder(folder) && is_folder(folder), "%s was not made", folder);
+    CHECK(ember_make_folder(folder), "a folder that exists is not accepted as made");
+    snprintf(deeper, sizeof deeper, "%s/missing/below", dir);
+    errno = 0;
+    CHECK(!ember_make_folder(deeper) && errno == ENOENT, "a folder under a missing one was made (errno %d)",
+          errno);
+
+    char first[4200], second[4200];
+    snprintf(first, sizeof first, "%s/temp-XXXXXX", dir);
+    snprintf(second, sizeof second, "%s/temp-XXXXXX", dir);
+    CHECK(ember_make_temporary_folder(first) && ember_make_temporary_folder(second), "no temporary folder");
+    CHECK(is_folder(first) && is_folder(second) && strcmp(first, second) != 0,
+          "two temporary folders are not two folders: %s and %s", first, second);
+}
+
+static void check_machine(void)
+{
+    int cpus = ember_cpu_count();
+    CHECK(cpus >= 1 && cpus <= 1 << 16, "%d CPUs", cpus);
+
+    uint64_t before = ember_peak_memory_bytes();
+    size_t bytes = 64u << 20;
+    char *block = malloc(bytes);
+    CHECK(block, "no 64 MiB");
+    if (block) {
+        memset(block, 1, bytes); /* resident only once touched */
+        uint64_t after = ember_peak_memory_bytes();
+        CHECK(after >= before && after >= bytes, "the peak memory is %llu bytes after touching 64 MiB",
+              (unsigned long long)after);
+        free(block);
+    }
+    uint64_t used = ember_address_space_used(), limit = ember_address_space_limit();
+    CHECK(used >= bytes / 2, "%llu bytes of address space in use: too few for a running program",
+          (unsigned long long)used);
+    CHECK(limit == UINT64_MAX || limit >= used, "a limit of %llu under the %llu bytes in use",
+          (unsigned long long)limit, (unsigned long long)used);
+}
+
+static void check_cache(const char *dir)
+{
+    char out[4200], why[512], home[4200];
+    size_t made_from = 99;
+    setenv("XDG_CACHE_HOME", "/xdg", 1);
+    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strcmp(out, "/xdg/ember") == 0 && made_from == 0,
+          "XDG_CACHE_HOME=/xdg gives %s", out);
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", dir, 1);
+    snprintf(home, sizeof home, "%s/.cache/ember", dir);
+    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) && strcmp(out, home) == 0 &&
+              made_from == strlen(dir),
+          "HOME=%s gives %s from %zu", dir, out, made_from);
+    setenv("HOME", "/no/such/home", 1);
+    CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strstr(why, "the home folder /no/such/home does not exist"),
+          "a missing home folder gives: %s", why);
+    unsetenv("HOME");
+    CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strstr(why, "set EMBER_CACHE_DIR, XDG_CACHE_HOME or HOME"),
+          "no home at all gives: %s", why);
+    setenv("XDG_CACHE_HOME", "/a/long/enough/path", 1);
+    CHECK(!ember_default_cache_folder(out, 8, &made_from, why, sizeof why) && strstr(why, "too long"),
+          "an 8-byte buffer held a cache folder: %s", why);
+    unsetenv("XDG_CACHE_HOME");
+
+    /* the cache folder of a kind, made under HOME's .cache, never the home folder itself */
+    setenv("HOME", dir, 1);
+    unsetenv("EMBER_CACHE_DIR");
+    CHECK(ember_cache_folder("datasets", out, sizeof out, why, sizeof why), "no cache folder: %s", why);
+    snprintf(home, sizeof home, "%s/.cache/ember/datasets", dir);
+    CHECK(strcmp(out, home) == 0 && is_folder(home), "the datasets cache is %s, not a folder %s", out, home);
+}
+
+int main(void)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    check_library();
+    check_files(dir);
+    check_machine();
+    check_cache(dir);
+    test_cleanup_dir(dir);
+    return test_finish("test_platform");
+}
