@@ -31,18 +31,17 @@ static const char *file_kind(mode_t mode)
 
 int ember_open_regular_file(const char *path, struct stat *info, char *why, size_t why_len)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = ember_open_no_wait(path, O_RDONLY);
     if (fd < 0) {
         snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    int flags;
     if (fstat(fd, info) != 0) {
         snprintf(why, why_len, "cannot stat %s: %s", path, strerror(errno));
     } else if (!S_ISREG(info->st_mode)) {
         snprintf(why, why_len, "%s is %s, not a regular file: ember reads only files", path,
                  file_kind(info->st_mode));
-    } else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+    } else if (!ember_wait_on_reads(fd)) {
         snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
     } else {
         return fd;

@@ -7,12 +7,16 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "platform.h"
@@ -87,6 +91,239 @@ bool ember_make_folder(const char *path)
 char *ember_make_temporary_folder(char *template_path)
 {
     return mkdtemp(template_path);
+}
+
+int ember_open_file(const char *path, int flags, int mode)
+{
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
+int ember_open_no_wait(const char *path, int flags)
+{
+    return open(path, flags | O_NONBLOCK | O_CLOEXEC);
+}
+
+bool ember_wait_on_reads(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    return flags != -1 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != -1;
+}
+
+FILE *ember_fopen(const char *path, const char *mode)
+{
+    return fopen(path, mode);
+}
+
+int ember_stat(const char *path, struct stat *info)
+{
+    return stat(path, info);
+}
+
+int64_t ember_file_changed_ns(const struct stat *info)
+{
+    return (int64_t)info->st_mtim.tv_sec * 1000000000 + (int64_t)info->st_mtim.tv_nsec;
+}
+
+char *ember_absolute_path(const char *path, char *out, size_t len)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return NULL;
+    if (strlen(real) >= len) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    return strcpy(out, real);
+}
+
+/* The lock is advisory and only ember_remove_if_abandoned asks for it;
+ * the kernel drops it when its holder exits, however it exits. */
+int ember_make_temporary_file(char *template_path)
+{
+    int fd = mkstemp(template_path);
+    if (fd >= 0) {
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        (void)flock(fd, LOCK_EX | LOCK_NB);
+    }
+    return fd;
+}
+
+void ember_remove_if_abandoned(const char *folder, const char *name)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s", folder, name);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat info;
+    if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        unlink(path);
+    if (fd >= 0)
+        close(fd); /* drops the lock, after the unlink */
+}
+
+static void (*stop_handler)(int sig);
+static struct sigaction before_int, before_term;
+static bool stop_installed;
+
+static void on_signal(int sig)
+{
+    if (stop_handler)
+        stop_handler(sig);
+}
+
+bool ember_on_stop_request(void (*handler)(int sig))
+{
+    struct sigaction stop = {.sa_handler = on_signal};
+    sigemptyset(&stop.sa_mask);
+    stop_handler = handler;
+    if (sigaction(SIGINT, &stop, &before_int) != 0)
+        return false;
+    if (sigaction(SIGTERM, &stop, &before_term) != 0) {
+        sigaction(SIGINT, &before_int, NULL);
+        return false;
+    }
+    stop_installed = true;
+    return true;
+}
+
+void ember_stop_requests_default(void)
+{
+    if (!stop_installed)
+        return;
+    sigaction(SIGINT, &before_int, NULL);
+    sigaction(SIGTERM, &before_term, NULL);
+    stop_installed = false;
+}
+
+void *ember_aligned_alloc(size_t align, size_t bytes)
+{
+    return aligned_alloc(align, (bytes + align - 1) / align * align); /* C11 wants a multiple */
+}
+
+void ember_aligned_free(void *p)
+{
+    free(p);
+}
+
+FILE *ember_memory_reader(void *data, size_t size)
+{
+    return fmemopen(data, size, "rb");
+}
+
+FILE *ember_memory_writer(char **buf, size_t *len)
+{
+    return open_memstream(buf, len);
+}
+
+bool ember_memory_writer_close(FILE *f, char **buf, size_t *len)
+{
+    (void)buf, (void)len; /* open_memstream publishes them on fclose */
+    return fclose(f) == 0;
+}
+
+void ember_set_file_mode(int fd, int mode)
+{
+    (void)fchmod(fd, (mode_t)mode);
+}
+
+void ember_each_match(const char *pattern, void (*fn)(const char *path, void *arg), void *arg)
+{
+    glob_t found;
+    if (glob(pattern, 0, NULL, &found) != 0)
+        return;
+    for (size_t i = 0; i < found.gl_pathc; i++)
+        fn(found.gl_pathv[i], arg);
+    globfree(&found);
+}
+
+bool ember_is_program(const char *path)
+{
+    return access(path, X_OK) == 0;
+}
+
+void ember_temporary_folder(char *out, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(out, len, "%s", dir && *dir ? dir : "/tmp");
+}
+
+bool ember_program_file(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    out[n > 0 ? n : 0] = '\0';
+    return n > 0 && (size_t)n < len - 1;
+}
+
+int ember_run_capture(char *const argv[], char **out)
+{
+    *out = NULL;
+    int pipe_fd[2];
+    if (pipe(pipe_fd) != 0)
+        return 127;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pipe_fd[0]);
+        close(pipe_fd[1]);
+        return 127;
+    }
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        if (in >= 0)
+            dup2(in, STDIN_FILENO);
+        dup2(pipe_fd[1], STDOUT_FILENO);
+        dup2(pipe_fd[1], STDERR_FILENO);
+        close(pipe_fd[0]);
+        close(pipe_fd[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pipe_fd[1]);
+    /* read to the end whatever the size, so that the child never blocks;
+     * keep the first 4 MiB */
+    size_t len = 0, cap = 0, keep = (size_t)4 << 20;
+    char *text = NULL, chunk[4096];
+    for (;;) {
+        ssize_t n = read(pipe_fd[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t take = len + (size_t)n > keep ? keep - len : (size_t)n;
+        if (len + take + 1 > cap) {
+            size_t grown = cap ? cap * 2 : sizeof chunk * 2;
+            while (grown < len + take + 1)
+                grown *= 2;
+            char *bigger = realloc(text, grown);
+            if (!bigger)
+                continue;
+            text = bigger;
+            cap = grown;
+        }
+        memcpy(text + len, chunk, take);
+        len += take;
+    }
+    close(pipe_fd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            free(text);
+            return 127;
+        }
+    *out = text ? text : strdup("");
+    if (*out)
+        (*out)[len] = '\0';
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool ember_set_env(const char *name, const char *value)
+{
+    return setenv(name, value, 1) == 0;
+}
+
+void ember_run_again(char **argv)
+{
+    execv("/proc/self/exe", argv); /* no /proc, or exec refused: the caller runs on */
 }
 
 int ember_cpu_count(void)

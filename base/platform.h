@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 /* A shared library opened with its symbols private to it (RTLD_LOCAL), or
  * NULL with the loader's reason in why. */
@@ -44,6 +46,104 @@ bool ember_make_folder(const char *path);
 /* Makes a new private folder from a template ending in XXXXXX, which it
  * fills in: the template, or NULL. */
 char *ember_make_temporary_folder(char *template_path);
+
+/* Files by their UTF-8 paths (wide-character calls underneath on
+ * Windows), never inherited by a program ember starts, and binary on
+ * Windows, where a text-mode read would turn a gzip file's CR LF into LF.
+ * ember_open_file takes open()'s flags and mode; -1 and errno on failure.
+ * ember_open_no_wait opens (O_RDONLY, or O_WRONLY | O_APPEND) without
+ * waiting: a FIFO opens at once instead of waiting for the other end, so that the caller can fstat what it got
+ * and refuse anything but a regular file; ember_wait_on_reads then gives
+ * the descriptor ordinary reads that wait. */
+int ember_open_file(const char *path, int flags, int mode);
+int ember_open_no_wait(const char *path, int flags);
+bool ember_wait_on_reads(int fd);
+FILE *ember_fopen(const char *path, const char *mode);
+int ember_stat(const char *path, struct stat *info);
+/* A file's last change, in nanoseconds since 1970 (whole seconds where
+ * the system keeps no more). */
+int64_t ember_file_changed_ns(const struct stat *info);
+/* The absolute path of an existing file, links resolved: out, or NULL
+ * and errno. */
+char *ember_absolute_path(const char *path, char *out, size_t len);
+
+/* A new file from a template ending in XXXXXX (filled in), open to write
+ * and held: while this process keeps it open, ember_remove_if_abandoned
+ * in another process leaves it alone. -1 and errno. */
+int ember_make_temporary_file(char *template_path);
+/* Removes folder/name if no running process holds it, as a writer that
+ * crashed no longer does; a regular file only, never through a link. */
+void ember_remove_if_abandoned(const char *folder, const char *name);
+
+/* Calls handler(SIGINT) when the user presses Ctrl-C and handler(SIGTERM)
+ * when the system asks the program to stop (SIGTERM; on Windows Ctrl-Break
+ * or the console window closing). It runs in a signal handler, or on
+ * Windows on a thread of the console's: it may set a flag and _exit, no
+ * more. ember_stop_requests_default puts back what was there before. */
+bool ember_on_stop_request(void (*handler)(int sig));
+void ember_stop_requests_default(void);
+
+/* Streams over memory: a reader of size bytes at data (which must outlive
+ * it; fmemopen on POSIX), and a writer into a buffer that grows, which
+ * ember_memory_writer_close hands over as *buf (to free) and *len
+ * (open_memstream on POSIX). Windows has neither, so there both go through
+ * a temporary file that is deleted when it is closed. */
+FILE *ember_memory_reader(void *data, size_t size);
+FILE *ember_memory_writer(char **buf, size_t *len);
+bool ember_memory_writer_close(FILE *f, char **buf, size_t *len);
+
+/* Memory aligned to `align` bytes (a power of two), freed with
+ * ember_aligned_free: Windows' C runtime has no aligned_alloc, and its
+ * _aligned_malloc's blocks cannot go to free(). */
+void *ember_aligned_alloc(size_t align, size_t bytes);
+void ember_aligned_free(void *p);
+
+/* Gives the file the permission bits `mode` (where the system has them). */
+void ember_set_file_mode(int fd, int mode);
+
+/* Calls fn on each existing path that `pattern` matches, in sorted order;
+ * '*' may stand anywhere in the last component and, on POSIX, in any. */
+void ember_each_match(const char *pattern, void (*fn)(const char *path, void *arg), void *arg);
+/* The separator of a list of folders in PATH-like variables: ':', or ';'
+ * on Windows, where ':' follows a drive letter. */
+#ifdef _WIN32
+/* what POSIX's sys/stat.h has and Windows' lacks: no FIFOs, sockets or
+ * block devices in its file system */
+#ifndef S_ISFIFO
+#define S_ISFIFO(mode) 0
+#endif
+#ifndef S_ISSOCK
+#define S_ISSOCK(mode) 0
+#endif
+#ifndef S_ISBLK
+#define S_ISBLK(mode) 0
+#endif
+/* getc without taking the stream's lock each time, as POSIX's getc_unlocked */
+#define getc_unlocked _getc_nolock
+#define EMBER_PATH_LIST_SEPARATOR ";"
+#define EMBER_PROGRAM_SUFFIX ".exe"
+#else
+#define EMBER_PATH_LIST_SEPARATOR ":"
+#define EMBER_PROGRAM_SUFFIX ""
+#endif
+/* True when path is a file this user may run. */
+bool ember_is_program(const char *path);
+/* The folder for temporary files ($TMPDIR or /tmp; on Windows %TEMP%),
+ * with '/' between its parts and none at its end. */
+void ember_temporary_folder(char *out, size_t len);
+/* The running program's own file (for what was installed beside it), or
+ * false. */
+bool ember_program_file(char *out, size_t len);
+/* Runs argv (argv[0] a path) with no input and its output and errors
+ * captured into *out (a string to free; the first 4 MiB). Its exit
+ * status, or 127 when it could not start. */
+int ember_run_capture(char *const argv[], char **out);
+/* Sets an environment variable for this process and those it starts. */
+bool ember_set_env(const char *name, const char *value);
+/* Replaces this process with a new run of the same program and argv, so
+ * that what the environment now says applies from the start; returns
+ * only when that cannot be done. */
+void ember_run_again(char **argv);
 
 /* The CPUs online now, at least 1. */
 int ember_cpu_count(void);

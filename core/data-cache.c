@@ -68,14 +68,15 @@ static bool entry_for(const char *source, const struct stat *info, int64_t bytes
 {
     char folder[3800], why[512];
     memset(h, 0, sizeof *h);
-    if (!realpath(source, h->source_path) || !ember_cache_folder("datasets", folder, sizeof folder, why, sizeof why))
+    if (!ember_absolute_path(source, h->source_path, sizeof h->source_path) || !ember_cache_folder("datasets", folder, sizeof folder, why, sizeof why))
         return false;
     memcpy(h->magic, ENTRY_MAGIC, sizeof h->magic);
     h->format = ENTRY_FORMAT;
     h->header_bytes = sizeof *h;
     h->source_size = (int64_t)info->st_size;
-    h->source_mtime_sec = (int64_t)info->st_mtim.tv_sec;
-    h->source_mtime_nsec = (int64_t)info->st_mtim.tv_nsec;
+    int64_t changed = ember_file_changed_ns(info);
+    h->source_mtime_sec = changed / 1000000000;
+    h->source_mtime_nsec = changed % 1000000000;
     h->source_ino = (uint64_t)info->st_ino;
     h->source_dev = (uint64_t)info->st_dev;
     h->payload_bytes = bytes;
@@ -112,7 +113,7 @@ bool ember_data_cache_load(ember_ctx *ctx, const char *source, const struct stat
     struct entry_header want, got;
     if (bytes < ENTRY_SMALLEST || !entry_for(source, info, bytes, path, sizeof path, &want))
         return false;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = ember_open_no_wait(path, O_RDONLY);
     if (fd < 0)
         return false; /* no entry yet */
     struct stat st;
@@ -145,7 +146,7 @@ void ember_data_cache_store(ember_ctx *ctx, const char *source, const struct sta
         return;
     h.payload_crc = crc_of(src, bytes);
     snprintf(temp, sizeof temp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ember_open_file(temp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return; /* a read-only cache folder: inflate every time, as before */
     bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h;

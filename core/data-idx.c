@@ -74,7 +74,9 @@ static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
         return ember_last_status(ctx);
     f->file_bytes = (int64_t)f->info.st_size;
     uint8_t magic[2];
-    f->gzipped = pread(f->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    f->gzipped = read(f->fd, magic, 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (lseek(f->fd, 0, SEEK_SET) != 0)
+        return ember_fail(ctx, EMBER_ERR_IO, "cannot read %s: %s", f->path, strerror(errno));
     if (!f->gzipped)
         return EMBER_OK;
     if (!(f->input = ember_host_alloc(ctx, INPUT_BYTES)))

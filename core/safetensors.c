@@ -18,7 +18,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -790,7 +789,7 @@ ember_status ember_safetensors_open_memory(ember_ctx *ctx, const char *what, con
     if (!copy)
         return EMBER_ERR_NOMEM;
     memcpy(copy, data, size);
-    FILE *f = fmemopen(copy, size, "rb");
+    FILE *f = ember_memory_reader(copy, size);
     if (!f) {
         free(copy);
         return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: cannot open %zu bytes as a stream: %s", what, size,
@@ -992,14 +991,14 @@ static void set_mode(int fd, const char *path)
 {
     struct stat info;
     mode_t mode = stat(path, &info) == 0 && S_ISREG(info.st_mode) ? info.st_mode & 0777 : 0644;
-    (void)fchmod(fd, mode);
+    ember_set_file_mode(fd, (int)mode);
 }
 
 /* A save killed before its rename leaves path.tmp.XXXXXX behind. Each save
- * holds an flock on its temporary file while it writes; the next save to
- * the same path removes every such file whose lock it can take, which is
- * every file whose writer is gone (the kernel drops a dead process's
- * locks), and never one another process is still writing. */
+ * holds its temporary file while it writes (an flock on POSIX; on Windows
+ * a file open in a process cannot be removed); the next save to the same
+ * path removes every such file no process holds, which is every file
+ * whose writer is gone, and never one another process is still writing. */
 static void remove_stale_temporaries(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -1017,12 +1016,7 @@ static void remove_stale_temporaries(const char *path)
         if (strlen(e->d_name) != base_len + 11 || strncmp(e->d_name, base, base_len) != 0 ||
             strncmp(e->d_name + base_len, ".tmp.", 5) != 0)
             continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-        struct stat info;
-        if (fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-        if (fd >= 0)
-            close(fd); /* drops the lock, after the unlink */
+        ember_remove_if_abandoned(dir, e->d_name);
     }
     if (d)
         closedir(d);
@@ -1051,13 +1045,12 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const stru
 
     remove_stale_temporaries(path);
     sprintf(tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
+    /* held until the file is closed: while it is, the file is not stale */
+    int fd = ember_make_temporary_file(tmp);
     if (fd < 0) {
         err = errno;
         goto fail; /* nothing was created */
     }
-    /* held until the file is closed: while it is, the file is not stale */
-    flock(fd, LOCK_EX | LOCK_NB);
     set_mode(fd, path);
     if (!(f = fdopen(fd, "wb"))) {
         err = errno;
@@ -1115,13 +1108,13 @@ ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_sa
         status = build_header(ctx, tensors, count, bytes, metadata, &header);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = status == EMBER_OK ? open_memstream(&buf, &len) : NULL;
+    FILE *f = status == EMBER_OK ? ember_memory_writer(&buf, &len) : NULL;
     if (status == EMBER_OK && !f)
         status = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a checkpoint in memory");
     if (f) {
         bool ok = write_contents(f, &header, tensors, count, bytes);
-        /* fclose publishes buf and len, and fails only for want of memory */
-        if (fclose(f) != 0 || !ok) {
+        /* closing publishes buf and len, and fails only for want of memory */
+        if (!ember_memory_writer_close(f, &buf, &len) || !ok) {
             free(buf);
             status = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a checkpoint in memory");
         } else {

@@ -62,14 +62,26 @@ extern "C" {
 #endif
 
 /* The library exports the functions marked EMBER_API and nothing else: it
- * is built with -fvisibility=hidden, so its own helpers (cpu_sgemm, the
- * backends' tables) cannot clash with a host program's names. */
-#if defined(__GNUC__) || defined(__clang__)
+ * is built with -fvisibility=hidden (on Windows, ember.dll exports what is
+ * marked dllexport), so its own helpers (cpu_sgemm, the backends' tables)
+ * cannot clash with a host program's names. A program using ember.dll
+ * needs no mark: mingw-w64 and MSVC both call through the import library. */
+#if defined(_WIN32) && defined(EMBER_BUILDING_LIBRARY)
+#define EMBER_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define EMBER_API
+#elif defined(__GNUC__) || defined(__clang__)
 #define EMBER_API __attribute__((visibility("default")))
-/* printf-style arguments checked by GCC and clang; other compilers see nothing */
-#define EMBER_PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
 #else
 #define EMBER_API
+#endif
+/* printf-style arguments checked by GCC and clang (with mingw-w64's own
+ * printf on Windows, which knows %zu); other compilers see nothing */
+#if defined(__MINGW32__)
+#define EMBER_PRINTF_LIKE(fmt, first) __attribute__((format(gnu_printf, fmt, first)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define EMBER_PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
 #define EMBER_PRINTF_LIKE(fmt, first)
 #endif
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "onnx-impl.h"
 
 /* ---------------------------------------------------------------- reading */
@@ -166,7 +167,7 @@ ember_status onnx_file_slurp(ember_ctx *ctx, const char *path, void **data, size
     *data = NULL;
     *size = 0;
     /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = ember_open_no_wait(path, O_RDONLY);
     if (fd < 0)
         return ember_set_error(ctx, EMBER_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat info;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "models-impl.h"
 
 /* ---------------------------------------------------------- the built-ins */
@@ -197,7 +198,7 @@ static bool is_path(const char *model)
 static FILE *open_model_file(ember_ctx *ctx, const char *path)
 {
     struct stat info;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+    int fd = ember_open_no_wait(path, O_RDONLY);
     if (fd < 0) {
         ember_set_error(ctx, EMBER_ERR_IO, "cannot open model file %s: %s", path, strerror(errno));
         return NULL;
@@ -205,8 +206,7 @@ static FILE *open_model_file(ember_ctx *ctx, const char *path)
     FILE *f = NULL;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
         ember_set_error(ctx, EMBER_ERR_IO, "model file %s is not a regular file: ember reads only files", path);
-    else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
-             !(f = fdopen(fd, "rb")))
+    else if (!ember_wait_on_reads(fd) || !(f = fdopen(fd, "rb")))
         ember_set_error(ctx, EMBER_ERR_IO, "cannot read model file %s: %s", path, strerror(errno));
     if (!f)
         close(fd);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "cli.h"
 
 static const char *kind_of(mode_t mode)
@@ -29,7 +30,7 @@ FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say)
     char message[800] = "", shown[512];
     cli_printable(path, shown, sizeof shown);
     /* O_NONBLOCK: opening a FIFO waits for a writer otherwise */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+    int fd = ember_open_no_wait(path, O_RDONLY);
     struct stat info;
     FILE *f = NULL;
     if (fd < 0 || fstat(fd, &info) != 0)
@@ -40,8 +41,7 @@ FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say)
     else if ((int64_t)info.st_size > limit)
         snprintf(message, sizeof message, "%s is %lld bytes, over the %lld this reads", shown,
                  (long long)info.st_size, (long long)limit);
-    else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
-             !(f = fdopen(fd, "rb")))
+    else if (!ember_wait_on_reads(fd) || !(f = fdopen(fd, "rb")))
         snprintf(message, sizeof message, "cannot read %s: %s", shown, strerror(errno));
     if (f) {
         if (size)
@@ -66,7 +66,7 @@ static bool folder_takes_files(const char *path, char *why, size_t len)
         snprintf(probe, sizeof probe, "%.*s/.ember-probe-XXXXXX", (int)(slash - path), path);
     else
         snprintf(probe, sizeof probe, ".ember-probe-XXXXXX");
-    int fd = mkstemp(probe);
+    int fd = ember_make_temporary_file(probe);
     if (fd < 0) {
         int err = errno;
         char folder[4200];
@@ -100,7 +100,7 @@ int cli_check_output(const char *path, const char *option, bool replaced)
         } else if (replaced) { /* written beside it, then renamed over it */
             folder_takes_files(path, why, sizeof why);
         } else { /* appended to or rewritten where it is: a FIFO with no reader fails here, not later */
-            int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+            int fd = ember_open_no_wait(path, O_WRONLY | O_APPEND);
             if (fd < 0)
                 snprintf(why, sizeof why, "%s", strerror(errno));
             else

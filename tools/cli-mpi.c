@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "cli.h"
 
 #ifdef EMBER_HAVE_MPI
@@ -67,12 +68,10 @@ int cli_mpi_start(int *argc, char ***argv)
     (void)argv;
     /* ember-mpi, the same program with MPI, beside this one: it takes over */
     char self[PATH_MAX], other[PATH_MAX + 16];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0 && cli_argv) {
-        self[n] = '\0';
+    if (ember_program_file(self, sizeof self) && cli_argv) {
         char *slash = strrchr(self, '/');
-        snprintf(other, sizeof other, "%.*s/ember-mpi", slash ? (int)(slash - self) : 0, self);
-        if (access(other, X_OK) == 0) {
+        snprintf(other, sizeof other, "%.*s/ember-mpi" EMBER_PROGRAM_SUFFIX, slash ? (int)(slash - self) : 0, self);
+        if (ember_is_program(other)) {
             cli_argv[0] = other;
             execv(other, cli_argv);
             cli_error("cannot run %s, the ember built with MPI, as one of %d processes: %s", other, launched,

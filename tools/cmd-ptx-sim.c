@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
 #include "../ptxsim/ptxsim.h"
 #include "cli.h"
 #include "ptx-sim.h"
@@ -111,7 +112,7 @@ int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
         return EXIT_USAGE;
     }
     if (o->baseline)
-        setenv("EMBER_CUDA_KERNELS", "baseline", 1); /* what the simulated GPU loads (cuda-sim.c) */
+        ember_set_env("EMBER_CUDA_KERNELS", "baseline"); /* what the simulated GPU loads (cuda-sim.c) */
     ember_ctx *ctx = cli_ctx_new(o->verbose, 0);
     if (!ctx)
         return EXIT_FAILURE_OTHER;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "progress.h"
 #include "train.h"
 
@@ -360,7 +361,7 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
  * written, and the run stops; a second signal stops it at once. */
 static volatile sig_atomic_t stop_signal;
 
-static void on_stop_signal(int sig)
+static void on_stop_request(int sig)
 {
     if (stop_signal)
         _exit(128 + sig);
@@ -605,10 +606,7 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ember: note: %s already trained %lld steps; --epochs %lld asks for no more\n", o.resume,
                 (long long)pos.total_steps, (long long)o.epochs);
 
-    struct sigaction stop = {.sa_handler = on_stop_signal}, old_int, old_term;
-    sigemptyset(&stop.sa_mask);
-    sigaction(SIGINT, &stop, &old_int);
-    sigaction(SIGTERM, &stop, &old_term);
+    ember_on_stop_request(on_stop_request);
 
     double first_step_s = 0.0;
     const char *lost_output = NULL; /* a file that could not be written stopped the run */
@@ -823,8 +821,7 @@ int cmd_train(int argc, char **argv)
             break;
         }
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    ember_stop_requests_default();
     free(scratch);
     free(labels);
     if (diverging && rc == EXIT_OK)

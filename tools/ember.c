@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -58,13 +58,10 @@ static const char usage[] =
  * hold of it. */
 static void restart_without_blas_threads(char **argv)
 {
-    struct rlimit limit;
-    if (getenv("OPENBLAS_NUM_THREADS") || getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    if (getenv("OPENBLAS_NUM_THREADS") || ember_address_space_limit() == UINT64_MAX)
         return;
-    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
-    /* no /proc, or exec refused: run on, with OpenBLAS's threads */
+    if (ember_set_env("OPENBLAS_NUM_THREADS", "1"))
+        ember_run_again(argv); /* returns when it cannot: run on, with OpenBLAS's threads */
 }
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
 #include "cli.h"
 #include "json-line.h"
 #include "metrics-file.h"

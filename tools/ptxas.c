@@ -1,80 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* tools/ptxas.c — finding ptxas and reading `ptxas -v` (see ptxas.h). */
-#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "ptxas.h"
 
-/* ------------------------------------------------------------- running it */
+#define PTXAS "ptxas" EMBER_PROGRAM_SUFFIX
 
-/* Runs argv (argv[0] a path) with its stdout and stderr into `*out`, a
- * string to free. Returns its exit status; 127 when it could not start. */
-static int run_capture(char *const argv[], char **out)
-{
-    *out = NULL;
-    int pipe_fd[2];
-    if (pipe(pipe_fd) != 0)
-        return 127;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pipe_fd[0]);
-        close(pipe_fd[1]);
-        return 127;
-    }
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        if (in >= 0)
-            dup2(in, STDIN_FILENO);
-        dup2(pipe_fd[1], STDOUT_FILENO);
-        dup2(pipe_fd[1], STDERR_FILENO);
-        close(pipe_fd[0]);
-        close(pipe_fd[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(pipe_fd[1]);
-    /* read to the end whatever the size, so that the child never blocks;
-     * keep the first 4 MiB (ptxas -v says about 300 bytes a kernel) */
-    size_t len = 0, cap = 0, keep = (size_t)4 << 20;
-    char *text = NULL, chunk[4096];
-    for (;;) {
-        ssize_t n = read(pipe_fd[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        size_t take = len + (size_t)n > keep ? keep - len : (size_t)n;
-        if (len + take + 1 > cap) {
-            size_t grown = cap ? cap * 2 : sizeof chunk * 2;
-            while (grown < len + take + 1)
-                grown *= 2;
-            char *bigger = realloc(text, grown);
-            if (!bigger)
-                continue;
-            text = bigger;
-            cap = grown;
-        }
-        memcpy(text + len, chunk, take);
-        len += take;
-    }
-    close(pipe_fd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return 127;
-    *out = text ? text : strdup("");
-    if (*out)
-        (*out)[len] = '\0';
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+/* ------------------------------------------------------------- running it */
 
 /* the first line of `text` (NULL: none), at most 300 characters, for messages */
 static void first_line(const char *text, char *s, size_t len)
@@ -91,7 +30,7 @@ static void first_line(const char *text, char *s, size_t len)
 static bool read_version(struct ptxas *a)
 {
     char *argv[] = {a->path, "--version", NULL}, *out;
-    int status = run_capture(argv, &out);
+    int status = ember_run_capture(argv, &out);
     const char *release = out ? strstr(out, "release ") : NULL;
     if (status != 0 || !release) {
         char line[320];
@@ -123,7 +62,7 @@ static int ascending(const void *x, const void *y) { return *(const int *)x - *(
 static void read_archs(struct ptxas *a)
 {
     char *argv[] = {a->path, "--help", NULL}, *out;
-    run_capture(argv, &out);
+    ember_run_capture(argv, &out);
     const char *p = out ? strstr(out, "--gpu-name") : NULL;
     const char *end = p ? strstr(p, "Default value") : NULL;
     for (; p && end && (p = strstr(p, "'sm_")) && p < end && a->arch_count < PTXAS_ARCHS; p += 4) {
@@ -172,7 +111,7 @@ static void consider(struct search *s, const char *path, const char *source, boo
         return;
     char real[PATH_MAX];
     struct stat st;
-    bool there = realpath(path, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode);
+    bool there = ember_absolute_path(path, real, sizeof real) && ember_stat(real, &st) == 0 && S_ISREG(st.st_mode);
     if (!there && !explicit)
         return;
     for (int i = 0; there && i < s->count; i++)
@@ -184,27 +123,40 @@ static void consider(struct search *s, const char *path, const char *source, boo
     a->source = source;
     if (!there)
         snprintf(a->why, sizeof a->why, "not found");
-    else if (access(real, X_OK) != 0)
+    else if (!ember_is_program(real))
         snprintf(a->why, sizeof a->why, "not executable");
     else if (read_version(a))
         read_archs(a);
 }
 
+struct glob_source {
+    struct search *s;
+    const char *source;
+};
+
+static void consider_match(const char *path, void *arg)
+{
+    struct glob_source *g = arg;
+    consider(g->s, path, g->source, false);
+}
+
 /* every match of a glob pattern, in order */
 static void consider_glob(struct search *s, const char *pattern, const char *source)
 {
-    glob_t g;
-    if (glob(pattern, 0, NULL, &g) != 0)
-        return;
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        consider(s, g.gl_pathv[i], source, false);
-    globfree(&g);
+    struct glob_source g = {s, source};
+    ember_each_match(pattern, consider_match, &g);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return ember_stat(path, &st) == 0;
 }
 
 static bool is_folder(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return ember_stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* A copy of $name without "only:", or NULL when unset or "none" */
@@ -223,10 +175,10 @@ static bool consider_env(struct search *s)
 {
     bool only, none;
     char *list = env_list("EMBER_PTXAS", &only, &none), *save = NULL, path[PATH_MAX];
-    for (char *item = list ? strtok_r(list, ":", &save) : NULL; item; item = strtok_r(NULL, ":", &save)) {
-        snprintf(path, sizeof path, "%s/ptxas", item);
-        if (is_folder(item) && access(path, F_OK) != 0)
-            snprintf(path, sizeof path, "%s/bin/ptxas", item);
+    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item; item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
+        snprintf(path, sizeof path, "%s/" PTXAS, item);
+        if (is_folder(item) && !is_file(path))
+            snprintf(path, sizeof path, "%s/bin/" PTXAS, item);
         consider(s, is_folder(item) ? path : item, "EMBER_PTXAS", true);
     }
     free(list);
@@ -238,9 +190,9 @@ static void consider_path(struct search *s)
 {
     const char *v = getenv("PATH");
     char *list = v ? strdup(v) : NULL, *save = NULL, path[PATH_MAX];
-    for (char *dir = list ? strtok_r(list, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save)) {
-        snprintf(path, sizeof path, "%s/ptxas", dir);
-        if (access(path, X_OK) == 0 && !is_folder(path)) {
+    for (char *dir = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; dir; dir = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
+        snprintf(path, sizeof path, "%s/" PTXAS, dir);
+        if (ember_is_program(path) && !is_folder(path)) {
             consider(s, path, "PATH", false);
             break;
         }
@@ -255,15 +207,15 @@ static void consider_beside_nvrtc(struct search *s)
 {
     bool only, none;
     char *list = env_list("EMBER_NVRTC", &only, &none), *save = NULL, path[PATH_MAX];
-    for (char *item = list ? strtok_r(list, ":", &save) : NULL; item; item = strtok_r(NULL, ":", &save)) {
+    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item; item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
         char *slash = strrchr(item, '/');
         if (!is_folder(item) && slash)
             *slash = '\0';
         else if (!is_folder(item))
             continue;
-        snprintf(path, sizeof path, "%s/../bin/ptxas", item);
+        snprintf(path, sizeof path, "%s/../bin/" PTXAS, item);
         consider(s, path, "beside EMBER_NVRTC", false);
-        snprintf(path, sizeof path, "%s/../../cuda_nvcc/bin/ptxas", item);
+        snprintf(path, sizeof path, "%s/../../cuda_nvcc/bin/" PTXAS, item);
         consider(s, path, "beside EMBER_NVRTC", false);
     }
     free(list);
@@ -279,11 +231,9 @@ int ptxas_find(struct ptxas *found, int max)
         consider(&s, "/opt/cuda/bin/ptxas", "a CUDA toolkit", false);
         consider_beside_nvrtc(&s);
         /* build/cu11, where scripts/setup.sh --tests puts the wheels, beside build/ember */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-        path[n > 0 ? n : 0] = '\0';
-        char *slash = strrchr(path, '/');
+        char *slash = ember_program_file(path, sizeof path) ? strrchr(path, '/') : NULL;
         if (slash && (size_t)(slash - path) + 40 < sizeof path) {
-            strcpy(slash, "/cu11/nvidia/cuda_nvcc/bin/ptxas");
+            strcpy(slash, "/cu11/nvidia/cuda_nvcc/bin/" PTXAS);
             consider(&s, path, "build/cu11", false);
         }
         /* pip install nvidia-cuda-nvcc-cu11, into a virtual environment or --user */
@@ -305,9 +255,12 @@ int ptxas_find(struct ptxas *found, int max)
 /* a temporary file, its name in `path`; -1 when none could be made */
 static int temp_file(char *path, size_t len, const char *what)
 {
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, len, "%s/ember-%s-XXXXXX", dir && *dir ? dir : "/tmp", what);
-    return mkstemp(path);
+    char dir[PATH_MAX];
+    ember_temporary_folder(dir, sizeof dir);
+    int n = snprintf(path, len, "%s/ember-%s-XXXXXX", dir, what);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    return ember_make_temporary_file(path);
 }
 
 static bool write_all(int fd, const char *s, size_t n)
@@ -434,7 +387,7 @@ int ptxas_resources(const struct ptxas *a, const char *ptx, int sm, struct ptxas
     }
     snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
     char *argv[] = {(char *)a->path, "-v", arch, in, "-o", out, NULL};
-    int status = run_capture(argv, &report);
+    int status = ember_run_capture(argv, &report);
     if (status != 0) {
         /* its first complaint, "ptxas /tmp/ember-ptx-..., line 5; fatal : ...",
          * without the temporary file's name */
@@ -464,11 +417,11 @@ int ptxas_resources(const struct ptxas *a, const char *ptx, int sm, struct ptxas
 done:
     if (in_fd >= 0) {
         close(in_fd);
-        unlink(in);
+        remove(in);
     }
     if (out_fd >= 0) {
         close(out_fd);
-        unlink(out);
+        remove(out);
     }
     free(report);
     return count;

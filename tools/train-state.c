@@ -249,7 +249,7 @@ static char *class_names_json(const ember_dataset *train)
 {
     char *names = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&names, &len);
+    FILE *f = ember_memory_writer(&names, &len);
     if (!f)
         return NULL;
     fputc('[', f);
@@ -258,7 +258,7 @@ static char *class_names_json(const ember_dataset *train)
         cli_json_string(f, ember_dataset_class_name(train, k));
     }
     fputc(']', f);
-    return fclose(f) == 0 ? names : (free(names), NULL);
+    return ember_memory_writer_close(f, &names, &len) ? names : (free(names), NULL);
 }
 
 /* What the training images look like (ember_dataset_image_stats), for
@@ -286,7 +286,8 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
 {
     *names = class_names_json(train);
     /* where the data was, for eval to find it again (absolute: eval may run elsewhere) */
-    *dir = o->data.dir ? realpath(o->data.dir, NULL) : NULL;
+    char absolute[4096];
+    *dir = o->data.dir && ember_absolute_path(o->data.dir, absolute, sizeof absolute) ? strdup(absolute) : NULL;
     if (!*names) {
         cli_error("out of memory writing a checkpoint");
         return EXIT_FAILURE_OTHER;

@@ -38,7 +38,7 @@ void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const floa
 }
 
 #ifdef EMBER_HAVE_OPENBLAS
-#include <cblas.h>
+#include "cpu-blas.h"
 
 /* "OpenBLAS 0.3.21" (openblas_get_config() reads "OpenBLAS 0.3.21 DYNAMIC_ARCH ...") */
 static const char *openblas_name(void)

@@ -59,8 +59,10 @@ static inline float poly_expf(float x)
  * element) are compiled for wider vectors too, and the widest the CPU has
  * is picked when the library loads; the build itself assumes only SSE2.
  * No clone fuses a multiply and an add (C11 keeps them apart), so every
- * clone gives the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * clone gives the same bits. The choice at load time needs the ELF
+ * loader's ifunc, which Windows' PE format has no counterpart of: there
+ * these loops are SSE2 only (docs/windows.md has what that costs). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(_WIN32)
 #define CPU_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CPU_WIDEST_VECTORS

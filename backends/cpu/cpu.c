@@ -103,14 +103,14 @@ static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)
 {
     (void)dev;
     size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
-    *buf = aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
+    *buf = ember_aligned_alloc(CPU_ALIGN, rounded ? rounded : CPU_ALIGN);
     return *buf ? EMBER_OK : EMBER_ERR_NOMEM;
 }
 
 static void cpu_release(void *dev, void *buf)
 {
     (void)dev;
-    free(buf);
+    ember_aligned_free(buf);
 }
 
 static ember_status cpu_write(void *dev, ember_ptr dst, const void *src, size_t bytes)

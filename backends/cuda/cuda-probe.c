@@ -3,14 +3,14 @@
  * backends/cuda/cuda-probe.c — the first look at the machine: the NVIDIA
  * driver, its GPUs, and every NVRTC that can be found.
  *
- * Nothing here is linked: libcuda.so.1 and each libnvrtc are opened with
- * dlopen and their functions looked up from the lists in cuda-api.h. A
+ * Nothing here is linked: libcuda.so.1 and each libnvrtc (nvcuda.dll and
+ * nvrtc64_*.dll on Windows) are opened through base/platform.h and their functions looked up from the lists in cuda-api.h. A
  * machine without a driver, with only the toolkit's stub libcuda, or with
  * no GPU simply has no cuda devices, and `why` says which and what to do.
  *
  * Environment (for testing, teaching, and unusual installs):
- *   EMBER_CUDA_LIBRARY   the driver library to open instead of libcuda.so.1
- *   EMBER_NVRTC          NVRTC libraries or folders holding them, ':' between,
+ *   EMBER_CUDA_LIBRARY   the driver library to open instead of libcuda.so.1 (nvcuda.dll)
+ *   EMBER_NVRTC          NVRTC libraries or folders holding them, ':' between (';' on Windows),
  *                        looked at before the usual places; "only:" before
  *                        the list looks nowhere else, and "none" nowhere at
  *                        all (as on a machine without any NVRTC)
@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <glob.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +33,34 @@
 #include "platform.h"
 #include "text-impl.h"
 #include "cuda-impl.h"
+
+/* The driver's and NVRTC's files, and where CUDA toolkits install NVRTC:
+ * on Linux libcuda.so.1 and libnvrtc.so.*; on Windows nvcuda.dll (in
+ * System32, from the driver) and nvrtc64_*.dll, whose name changed with
+ * each major version (11.2 to 11.8 share nvrtc64_112_0.dll), in a
+ * toolkit's bin folder (bin/x64 from CUDA 13), found through CUDA_PATH. */
+#ifdef _WIN32
+#define CUDA_DRIVER_FILE "nvcuda.dll"
+#define NVRTC_FILE_PREFIX "nvrtc64_"
+static const char *const nvrtc_names[] = {"nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll",
+                                          "nvrtc64_111_0.dll", "nvrtc64_110_0.dll", "nvrtc64_102_0.dll",
+                                          "nvrtc64_101_0.dll", "nvrtc64_100_0.dll"};
+static const char *const toolkit_folders[] = {"$CUDA_PATH/bin", "$CUDA_PATH/bin/x64",
+                                              "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v*"};
+#define DRIVER_HINT                                                                                            \
+    "Install NVIDIA's driver for the card from nvidia.com: a Kepler laptop (Quadro K2100M, GTX 660M) takes "  \
+    "R418 to R429 (CUDA 10.x), a desktop Kepler 472.xx (R470)"
+#else
+#define CUDA_DRIVER_FILE "libcuda.so.1"
+#define NVRTC_FILE_PREFIX "libnvrtc.so"
+static const char *const nvrtc_names[] = {"libnvrtc.so",      "libnvrtc.so.13",   "libnvrtc.so.12",
+                                          "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0",
+                                          "libnvrtc.so.10.2", "libnvrtc.so.10.1", "libnvrtc.so.10.0"};
+static const char *const toolkit_folders[] = {"/usr/local/cuda*/lib64", "/opt/cuda/lib64"};
+#define DRIVER_HINT                                                                                            \
+    "Install the NVIDIA driver (Debian: nvidia-driver; Kepler GPUs such as the K40m or Quadro K2100M need "    \
+    "nvidia-tesla-470-driver)"
+#endif
 
 static struct cuda_probe probe;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT, driver_once = PTHREAD_ONCE_INIT;
@@ -67,17 +94,14 @@ static bool nvrtc_lookup(void *lib, struct nvrtc_api *api, char *missing, size_t
 static void probe_driver(struct cuda_probe *p)
 {
     const char *override = getenv("EMBER_CUDA_LIBRARY");
-    const char *name = override && *override ? override : "libcuda.so.1";
+    const char *name = override && *override ? override : CUDA_DRIVER_FILE;
     char loader_why[512];
     p->driver_lib = ember_library_open(name, loader_why, sizeof loader_why);
     if (!p->driver_lib) {
         if (override && *override)
             snprintf(p->why, sizeof p->why, "cannot open %s (from EMBER_CUDA_LIBRARY): %s", name, loader_why);
         else
-            snprintf(p->why, sizeof p->why,
-                     "libcuda.so.1 not found: no NVIDIA driver is installed. Install the NVIDIA driver "
-                     "(Debian: nvidia-driver; Kepler GPUs such as the K40m or Quadro K2100M need "
-                     "nvidia-tesla-470-driver)");
+            snprintf(p->why, sizeof p->why, CUDA_DRIVER_FILE " not found: no NVIDIA driver is installed. " DRIVER_HINT);
         return;
     }
     char missing[128];
@@ -229,13 +253,34 @@ static void try_nvrtc_folder(struct cuda_probe *p, const char *folder, bool expl
     }
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "libnvrtc.so", 11) != 0)
+        if (strncmp(e->d_name, NVRTC_FILE_PREFIX, strlen(NVRTC_FILE_PREFIX)) != 0 || strstr(e->d_name, ".alt."))
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
         try_nvrtc(p, path, explicit);
     }
     closedir(d);
+}
+
+/* ember_each_match's callback: a toolkit's lib64 (Linux) or, on Windows,
+ * a folder holding NVRTC, or a toolkit's version folder, whose NVRTC is in
+ * bin/ (bin/x64 from CUDA 13) */
+static void try_toolkit_folder(const char *folder, void *arg)
+{
+#ifdef _WIN32
+    char bin[PATH_MAX];
+    size_t n = strlen(folder);
+    if (n > 4 && (strcmp(folder + n - 4, "/bin") == 0 || strcmp(folder + n - 4, "/x64") == 0)) {
+        try_nvrtc_folder(arg, folder, false);
+        return;
+    }
+    snprintf(bin, sizeof bin, "%s/bin", folder);
+    try_nvrtc_folder(arg, bin, false);
+    snprintf(bin, sizeof bin, "%s/bin/x64", folder);
+    try_nvrtc_folder(arg, bin, false);
+#else
+    try_nvrtc_folder(arg, folder, false);
+#endif
 }
 
 static int newest_first(const void *a, const void *b)
@@ -255,7 +300,8 @@ static void probe_nvrtc(struct cuda_probe *p)
         given += 5;
     if (given && *given) {
         char *list = strdup(given), *save = NULL;
-        for (char *item = list ? strtok_r(list, ":", &save) : NULL; item; item = strtok_r(NULL, ":", &save)) {
+        for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item;
+             item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
             DIR *d = opendir(item);
             if (d) {
                 closedir(d);
@@ -271,19 +317,20 @@ static void probe_nvrtc(struct cuda_probe *p)
         return;
     }
     /* 2. the library search path, under every name NVRTC has had */
-    static const char *const names[] = {"libnvrtc.so",      "libnvrtc.so.13",   "libnvrtc.so.12",
-                                        "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0",
-                                        "libnvrtc.so.10.2", "libnvrtc.so.10.1", "libnvrtc.so.10.0"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        try_nvrtc(p, names[i], false);
+    for (size_t i = 0; i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++)
+        try_nvrtc(p, nvrtc_names[i], false);
     /* 3. where toolkits install themselves */
-    glob_t found;
-    if (glob("/usr/local/cuda*/lib64", 0, NULL, &found) == 0) {
-        for (size_t i = 0; i < found.gl_pathc; i++)
-            try_nvrtc_folder(p, found.gl_pathv[i], false);
-        globfree(&found);
+    for (size_t i = 0; i < sizeof toolkit_folders / sizeof toolkit_folders[0]; i++) {
+        char pattern[PATH_MAX];
+        const char *folder = toolkit_folders[i], *cuda_path = getenv("CUDA_PATH");
+        if (strncmp(folder, "$CUDA_PATH", 10) == 0) {
+            if (!cuda_path || !*cuda_path)
+                continue;
+            snprintf(pattern, sizeof pattern, "%s%s", cuda_path, folder + 10);
+            folder = pattern;
+        }
+        ember_each_match(folder, try_toolkit_folder, p);
     }
-    try_nvrtc_folder(p, "/opt/cuda/lib64", false);
     qsort(p->nvrtc, (size_t)p->nvrtc_count, sizeof *p->nvrtc, newest_first);
 }
 

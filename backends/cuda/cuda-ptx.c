@@ -52,7 +52,9 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
 
     struct ember_text out = {0};
     /* the header, and module-scope declarations the body names */
-    char *body = strndup(start, (size_t)(end - start));
+    char *body = malloc((size_t)(end - start) + 1);
+    if (body)
+        memcpy(body, start, (size_t)(end - start)), body[end - start] = '\0';
     for (const char *line = ptx; body && line < start && *line; line += line_length(line) + 1) {
         size_t n = line_length(line);
         if (starts_with(line, ".version") || starts_with(line, ".target") || starts_with(line, ".address_size")) {

@@ -28,6 +28,7 @@
 
 #include "../../ptxsim/ptxsim.h"
 #include "cuda-impl.h"
+#include "platform.h"
 
 struct allocation {
     uint64_t base, bytes;
@@ -88,7 +89,7 @@ static ember_status sim_alloc(void *dev, size_t bytes, void **buf)
         d->allocations = grown;
         d->allocation_cap = cap;
     }
-    void *p = aligned_alloc(256, rounded); /* cudaMalloc aligns to 256 bytes */
+    void *p = ember_aligned_alloc(256, rounded); /* cudaMalloc aligns to 256 bytes */
     if (!p)
         return EMBER_ERR_NOMEM;
     memset(p, 0xff, rounded); /* what was never written reads as NaN, as on the CUDA test double */
@@ -105,7 +106,7 @@ static void sim_release(void *dev, void *buf)
         if (d->allocations[i].base == (uint64_t)(uintptr_t)buf) {
             d->bytes_used -= (d->allocations[i].bytes + 255) / 256 * 256;
             d->allocations[i] = d->allocations[--d->allocation_count];
-            free(buf);
+            ember_aligned_free(buf);
             return;
         }
 }

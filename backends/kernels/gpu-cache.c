@@ -191,7 +191,7 @@ unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
     gpu_cache_path(kind, key, path, sizeof path, why, sizeof why);
     gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels read from the cache: %s (%zu bytes)", gpu->name, path,
                   *size);
-    int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ember_open_file(marker, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0)
         close(fd);
     return binary;
@@ -218,7 +218,7 @@ bool ember_gpu_cache_put(const char *kind, const struct ember_gpu_cache_key *key
     memcpy(h.magic, CACHE_MAGIC, sizeof h.magic);
     snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
     why[0] = '\0';
-    int fd = mkstemp(tmp);
+    int fd = ember_make_temporary_file(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
         snprintf(why, why_len, "cannot create %.400s: %s", tmp, strerror(errno));

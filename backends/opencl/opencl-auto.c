@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "platform.h"
 #include "text-impl.h"
 #include "../kernels/gpu.h"
 #include "opencl-impl.h"
@@ -60,8 +61,9 @@ static void add_icd_files(struct ember_text *t, const char *dir)
         contents[got] = '\0';
         if (f)
             fclose(f);
-        ember_text_printf(t, "icd %s %lld %lld.%09ld %s\n", names[i], (long long)st.st_size,
-                          (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, contents);
+        int64_t changed = ember_file_changed_ns(&st);
+        ember_text_printf(t, "icd %s %lld %lld.%09lld %s\n", names[i], (long long)st.st_size,
+                          (long long)(changed / 1000000000), (long long)(changed % 1000000000), contents);
         free(names[i]);
     }
 }

@@ -22,8 +22,18 @@
 #include "text-impl.h"
 #include "opencl-impl.h"
 
+/* OpenCL's loader library (the ICD loader), and what to install when it
+ * is missing: on Windows every GPU vendor's driver puts OpenCL.dll in
+ * System32 */
+#ifdef _WIN32
+static const char *const loader_names[] = {"OpenCL.dll"};
+static const char install_hint[] = "install the GPU's own driver (NVIDIA, AMD and Intel drivers all bring "
+                                   "OpenCL.dll)";
+#else
+static const char *const loader_names[] = {"libOpenCL.so.1", "libOpenCL.so"};
 static const char install_hint[] = "install an OpenCL driver (ocl-icd-libopencl1 and e.g. pocl-opencl-icd, "
                                    "mesa-opencl-icd, nvidia-opencl-icd)";
+#endif
 
 static struct opencl_runtime runtime;
 static pthread_once_t runtime_once = PTHREAD_ONCE_INIT;
@@ -172,7 +182,6 @@ static void opencl_runtime_enumerate(void)
 
 static void opencl_runtime_open(void)
 {
-    const char *names[2] = {"libOpenCL.so.1", "libOpenCL.so"};
     const char *override = getenv("EMBER_OPENCL_LIBRARY");
     void *lib = NULL;
     char limit[256];
@@ -191,11 +200,11 @@ static void opencl_runtime_open(void)
             return;
         }
     } else {
-        for (int i = 0; i < 2 && !lib; i++)
-            if ((lib = ember_library_open(names[i], NULL, 0)))
-                runtime.library = names[i];
+        for (size_t i = 0; i < sizeof loader_names / sizeof loader_names[0] && !lib; i++)
+            if ((lib = ember_library_open(loader_names[i], NULL, 0)))
+                runtime.library = loader_names[i];
         if (!lib) {
-            snprintf(runtime.why, sizeof runtime.why, "libOpenCL.so.1 not found: %s", install_hint);
+            snprintf(runtime.why, sizeof runtime.why, "%s not found: %s", loader_names[0], install_hint);
             return;
         }
     }
