@@ -33,7 +33,13 @@ int ember_open_regular_file(const char *path, struct stat *info, char *why, size
 {
     int fd = ember_open_no_wait(path, O_RDONLY);
     if (fd < 0) {
-        snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
+        int saved = errno;
+        /* Windows opens no folder as a file: say what it is, as POSIX's fstat below does */
+        if (ember_stat(path, info) == 0 && !S_ISREG(info->st_mode))
+            snprintf(why, why_len, "%s is %s, not a regular file: ember reads only files", path,
+                     file_kind(info->st_mode));
+        else
+            snprintf(why, why_len, "cannot open %s: %s", path, strerror(saved));
         return -1;
     }
     if (fstat(fd, info) != 0) {

@@ -318,7 +318,7 @@ int ember_run_capture(char *const argv[], char **out)
 
 bool ember_set_env(const char *name, const char *value)
 {
-    return setenv(name, value, 1) == 0;
+    return value ? setenv(name, value, 1) == 0 : unsetenv(name) == 0;
 }
 
 void ember_run_again(char **argv)

@@ -163,8 +163,12 @@ bool ember_replace_file(const char *from, const char *to)
 
 bool ember_flush_to_disk(int fd)
 {
-    HANDLE h = (HANDLE)_get_osfhandle(fd);
-    if (h == INVALID_HANDLE_VALUE || !FlushFileBuffers(h)) {
+    HANDLE h = fd < 0 ? INVALID_HANDLE_VALUE : (HANDLE)_get_osfhandle(fd);
+    if (h == INVALID_HANDLE_VALUE) {
+        errno = EBADF;
+        return false;
+    }
+    if (!FlushFileBuffers(h)) {
         errno = EIO;
         return false;
     }
@@ -270,7 +274,7 @@ int ember_stat(const char *path, struct stat *info)
     if (rc == 0) {
         memset(info, 0, sizeof *info);
         info->st_mode = s.st_mode;
-        info->st_size = (_off_t)s.st_size; /* mingw-w64's struct stat holds 64-bit sizes with _FILE_OFFSET_BITS */
+        info->st_size = s.st_size; /* 64 bits: cmake/windows.cmake sets _FILE_OFFSET_BITS */
         info->st_mtime = (time_t)s.st_mtime;
         info->st_dev = s.st_dev;
         info->st_ino = s.st_ino;
@@ -582,7 +586,7 @@ int ember_run_capture(char *const argv[], char **out)
 
 bool ember_set_env(const char *name, const char *value)
 {
-    return _putenv_s(name, value) == 0;
+    return _putenv_s(name, value ? value : "") == 0; /* "" removes it */
 }
 
 void ember_run_again(char **argv)
@@ -641,10 +645,10 @@ uint64_t ember_peak_memory_bytes(void)
 
 uint64_t ember_address_space_used(void)
 {
-    PROCESS_MEMORY_COUNTERS counters;
-    if (!GetProcessMemoryInfo(GetCurrentProcess(), &counters, sizeof counters))
+    MEMORYSTATUSEX status = {.dwLength = sizeof status};
+    if (!GlobalMemoryStatusEx(&status)) /* this process's address space: all of it less what is free */
         return 0;
-    return (uint64_t)counters.PagefileUsage; /* the committed memory: what a limit would count */
+    return (uint64_t)(status.ullTotalVirtual - status.ullAvailVirtual);
 }
 
 uint64_t ember_address_space_limit(void)

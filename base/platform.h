@@ -138,7 +138,8 @@ bool ember_program_file(char *out, size_t len);
  * captured into *out (a string to free; the first 4 MiB). Its exit
  * status, or 127 when it could not start. */
 int ember_run_capture(char *const argv[], char **out);
-/* Sets an environment variable for this process and those it starts. */
+/* Sets an environment variable for this process and those it starts;
+ * value NULL removes it. */
 bool ember_set_env(const char *name, const char *value);
 /* Replaces this process with a new run of the same program and argv, so
  * that what the environment now says applies from the start; returns

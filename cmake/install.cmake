@@ -35,6 +35,9 @@ set(EMBER_MAN_PAGES ${CMAKE_BINARY_DIR}/man/ember.1)
 foreach(command IN LISTS EMBER_COMMANDS)
   list(APPEND EMBER_MAN_PAGES ${CMAKE_BINARY_DIR}/man/ember-${command}.1)
 endforeach()
+# (Not in the Windows build, which has no man and cannot run ember.exe here
+# without Wine: its zip carries the help as text, scripts/windows-package.sh.)
+if(NOT WIN32)
 add_custom_command(OUTPUT ${EMBER_MAN_PAGES}
                    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
                            ${CMAKE_BINARY_DIR}/man ${CMAKE_INSTALL_FULL_DOCDIR}
@@ -43,6 +46,7 @@ add_custom_command(OUTPUT ${EMBER_MAN_PAGES}
                    VERBATIM)
 add_custom_target(ember_man ALL DEPENDS ${EMBER_MAN_PAGES})
 install(FILES ${EMBER_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
 install(FILES tools/completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME ember)
 install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -14,6 +14,10 @@ set(EMBER_WINDOWS_DEPS "${CMAKE_BINARY_DIR}/deps" CACHE PATH "Where scripts/wind
 # %zu and %lld in ember's messages: mingw-w64's own printf rather than the
 # old msvcrt.dll one, which knows neither (and format checks that know it)
 add_compile_definitions(__USE_MINGW_ANSI_STDIO=1 _WIN32_WINNT=0x0601 WIN32_LEAN_AND_MEAN)
+# one struct stat everywhere, with 64-bit sizes: mingw-w64 changes its
+# layout with _FILE_OFFSET_BITS, which a file that sets it for itself
+# (safetensors.c) would otherwise read differently from the rest
+add_compile_definitions(_FILE_OFFSET_BITS=64)
 # GCC checks ember's own printf-like functions (format(printf)) as msvcrt's
 # printf, which has no %zu: the Linux build checks every format, this one
 # would only repeat it wrongly

@@ -150,13 +150,17 @@ static ember_status wic_open(ember_ctx *ctx, const char *name, const char *kind,
     return EMBER_OK;
 }
 
-/* The frame's pixels converted to 8-bit gray (1), RGB (3) or RGBA (4). */
+/* The frame's pixels converted to 8-bit gray (1), RGB (3) or RGBA (4).
+ * WIC is asked for BGR and BGRA, the orders every version of its
+ * converter takes from every format (Wine 8's turns a gray JPEG into
+ * neither RGB nor RGBA: WINCODEC_ERR_UNSUPPORTEDOPERATION), and red and
+ * blue are swapped here. */
 static ember_status wic_pixels(ember_ctx *ctx, const char *name, const char *kind, struct wic_image *img,
                                int channels, uint8_t **pixels)
 {
     const GUID *target = channels == 1   ? &GUID_WICPixelFormat8bppGray
-                         : channels == 3 ? &GUID_WICPixelFormat24bppRGB
-                                         : &GUID_WICPixelFormat32bppRGBA;
+                         : channels == 3 ? &GUID_WICPixelFormat24bppBGR
+                                         : &GUID_WICPixelFormat32bppBGRA;
     UINT stride = img->width * (UINT)channels; /* at most 8192 * 4 */
     size_t size = (size_t)stride * img->height;
     uint8_t *out = ember_host_alloc(ctx, size);
@@ -176,6 +180,12 @@ static ember_status wic_pixels(ember_ctx *ctx, const char *name, const char *kin
         return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the %s image (Windows Imaging Component: 0x%08lx)",
                           name, kind, (unsigned long)hr);
     }
+    if (channels > 1)
+        for (size_t i = 0; i < size; i += (size_t)channels) {
+            uint8_t blue = out[i];
+            out[i] = out[i + 2];
+            out[i + 2] = blue;
+        }
     *pixels = out;
     return EMBER_OK;
 }
@@ -216,13 +226,30 @@ static ember_status wic_decode(ember_ctx *ctx, const char *name, const char *kin
     if (st != EMBER_OK)
         return st;
     int have = want ? want : img.channels == 1 ? 1 : 4;
-    /* A JPEG's gray is its luma, as libjpeg gives it: decoded as RGB and
-     * weighted here, because WIC's own 8bppGray conversion of a colour
-     * JPEG was 50 levels off libjpeg's on average under Wine 8. */
-    bool luma = want == 1 && img.channels != 1;
-    st = wic_pixels(ctx, name, kind, &img, luma ? 3 : have, pixels);
+    size_t n = (size_t)img.width * img.height;
+    /* A gray file is decoded as gray and copied out to RGB here (Wine 8's
+     * converter turns a gray JPEG into no colour format); a colour JPEG's
+     * gray is its luma, as libjpeg gives it, weighted here from RGB,
+     * because WIC's own 8bppGray of a colour JPEG was 50 levels off
+     * libjpeg's on average under Wine 8. */
+    bool gray_file = img.channels == 1, luma = have == 1 && !gray_file;
+    st = wic_pixels(ctx, name, kind, &img, gray_file ? 1 : luma ? 3 : have, pixels);
     if (st == EMBER_OK && luma)
-        rgb_to_luma(*pixels, (size_t)img.width * img.height);
+        rgb_to_luma(*pixels, n);
+    if (st == EMBER_OK && gray_file && have > 1) {
+        uint8_t *wide = ember_host_alloc(ctx, n * (size_t)have);
+        if (!wide) {
+            free(*pixels);
+            *pixels = NULL;
+            st = EMBER_ERR_NOMEM;
+        } else {
+            for (size_t i = 0; i < n; i++)
+                for (int k = 0; k < have; k++)
+                    wide[i * (size_t)have + (size_t)k] = k < 3 ? (*pixels)[i] : 255;
+            free(*pixels);
+            *pixels = wide;
+        }
+    }
     if (st == EMBER_OK) {
         *width = (int)img.width;
         *height = (int)img.height;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* tests/test-util.c — see test-util.h. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "test-util.h"
 
 int test_failures;
@@ -39,25 +41,48 @@ ember_ctx *test_ctx(const char *device)
 const char *test_tmpdir(void)
 {
     static char path[4096];
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char base[4000];
+    ember_temporary_folder(base, sizeof base);
     snprintf(path, sizeof path, "%s/ember-test-XXXXXX", base);
-    if (!mkdtemp(path)) {
-        perror("mkdtemp");
+    if (!ember_make_temporary_folder(path)) {
+        perror("a temporary folder");
         return NULL;
     }
     return path;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* path and everything under it; links are removed, never followed */
+static void remove_tree(const char *path)
 {
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
+    DIR *d = opendir(path);
+    if (!d) {
+        remove(path);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char child[4096];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        struct stat st;
+#ifdef _WIN32
+        bool folder = stat(child, &st) == 0 && S_ISDIR(st.st_mode);
+#else
+        bool folder = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+#endif
+        if (folder)
+            remove_tree(child);
+        else
+            remove(child);
+    }
+    closedir(d);
+    rmdir(path);
 }
 
 void test_cleanup_dir(const char *dir)
 {
     if (dir)
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        remove_tree(dir);
 }
 
 const char *test_write_file(const char *dir, const char *name, const void *data, size_t len)

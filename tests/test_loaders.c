@@ -21,7 +21,47 @@
 #include <zlib.h>
 
 #include "data-impl.h"
+#include "platform.h"
 #include "test-util.h"
+
+#ifdef _WIN32
+#include <sys/utime.h>
+/* the file's times as `before` had them, its modification `later` seconds on
+ * (Windows keeps what ember compares to the second: platform-windows.c) */
+static void set_times(const char *path, const struct stat *before, int later)
+{
+    struct _utimbuf times = {before->st_atime, before->st_mtime + later};
+    _utime(path, &times);
+}
+
+/* what the test links to: a copy on Windows, where links need privileges */
+static int link_file(const char *target, const char *path)
+{
+    FILE *in = fopen(target, "rb"), *out = in ? fopen(path, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    int rc = in && out ? 0 : -1;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        rc = fwrite(buf, 1, n, out) == n ? 0 : -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        rc = -1;
+    return rc;
+}
+#else
+static void set_times(const char *path, const struct stat *before, int later)
+{
+    struct timespec times[2] = {before->st_atim, before->st_mtim};
+    times[1].tv_sec += later;
+    utimensat(AT_FDCWD, path, times, 0);
+}
+
+static int link_file(const char *target, const char *path)
+{
+    return symlink(target, path);
+}
+#endif
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
@@ -29,7 +69,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include <stb/stb_image_write.h>
+#include <stb_image_write.h>
 #pragma GCC diagnostic pop
 
 #define FASHION_DIR "/usr/share/datasets/fashion-mnist"
@@ -46,7 +86,7 @@ static const char *dir_make(const char *name)
     static int next;
     char *path = paths[next++ % 8];
     snprintf(path, sizeof paths[0], "%s/%s", root, name);
-    mkdir(path, 0755);
+    ember_make_folder(path);
     return path;
 }
 
@@ -260,13 +300,11 @@ static void test_idx_cache(void)
           "garbling");
     if (f)
         fclose(f);
-    struct timespec times[2] = {before.st_atim, before.st_mtim};
-    utimensat(AT_FDCWD, images_gz, times, 0);
+    set_times(images_gz, &before, 0);
     check_cache_split(dir, "a load from the inflated copy");
 
     /* a source that changed (a new time): inflated again, so the garbled one is refused */
-    times[1].tv_sec += 10;
-    utimensat(AT_FDCWD, images_gz, times, 0);
+    set_times(images_gz, &before, 10);
     CHECK_FAILS(open_kind("mnist", dir, EMBER_TRAIN), EMBER_ERR_FORMAT, "train-images-idx3-ubyte.gz",
                 "a changed source was read from the copy");
 
@@ -1197,7 +1235,7 @@ static void test_fashion_mnist_cut(void)
     for (int i = 0; i < 4; i++) {
         char real[4200];
         snprintf(real, sizeof real, "%s/%s", FASHION_DIR, names[i]);
-        CHECK(symlink(real, path_in(dir, names[i])) == 0, "cannot link %s", real);
+        CHECK(link_file(real, path_in(dir, names[i])) == 0, "cannot link %s", real);
     }
     for (int i = 0; i < 4; i++) {
         size_t len = 0;
@@ -1231,7 +1269,7 @@ static void test_fashion_mnist_cut(void)
             ember_clear_error(ctx);
         }
         unlink(path);
-        CHECK(symlink(path_in(FASHION_DIR, names[i]), path) == 0, "cannot link %s back", names[i]);
+        CHECK(link_file(path_in(FASHION_DIR, names[i]), path) == 0, "cannot link %s back", names[i]);
     }
 }
 
@@ -1245,7 +1283,7 @@ int main(void)
     snprintf(root_copy, sizeof root_copy, "%s", root);
     root = root_copy;
     snprintf(cache, sizeof cache, "%s/cache", root); /* the inflated copies go here, not to ~/.cache */
-    setenv("EMBER_CACHE_DIR", cache, 1);
+    ember_set_env("EMBER_CACHE_DIR", cache);
 
     int fd_before = dup(0); /* the lowest free descriptor: a leaked one would take it */
     close(fd_before);

@@ -11,8 +11,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
+#include "platform.h"
 #include "test-util.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -328,8 +328,7 @@ static void test_modes(ember_ctx *ctx, const char *dir)
 /* peak resident memory of this process, in MiB */
 static double peak_rss_mib(void)
 {
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0;
+    return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0);
 }
 
 /* A checkpoint of `params` claiming the model in `meta` (key, value, ..., NULL). */

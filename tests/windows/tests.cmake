@@ -3,3 +3,18 @@
 # cmake/mingw-w64.cmake): docs/windows.md says which, and why these.
 ember_test(test_tensor SOURCES test_tensor.c LABELS unit)
 ember_test(test_platform SOURCES test_platform.c LABELS unit)
+ember_test(test_gradcheck SOURCES test_gradcheck.c LABELS ops)
+ember_test(test_parity SOURCES test_parity.c reference.c LABELS ops)
+ember_test(test_schedule SOURCES test_schedule.c LABELS unit)
+ember_test(test_loaders SOURCES test_loaders.c LABELS unit)
+target_include_directories(test_loaders PRIVATE ${STB_INCLUDE_DIR})
+ember_test(test_models SOURCES test_models.c LABELS "unit;models")
+ember_test(test_text SOURCES test_text.c LABELS "unit;models")
+ember_test(test_checkpoint SOURCES test_checkpoint.c LABELS unit)
+ember_test(test_memory SOURCES test_memory.c LABELS unit)
+
+# Wine finds the OpenBLAS DLL through WINEPATH (Z: is the root of the Linux
+# file system), in the prefix the test script made; and says nothing of its own
+get_property(EMBER_WINDOWS_TESTS DIRECTORY PROPERTY TESTS)
+set_property(TEST ${EMBER_WINDOWS_TESTS} APPEND PROPERTY ENVIRONMENT "WINEPATH=Z:${EMBER_WINDOWS_OPENBLAS}/bin"
+             "WINEDEBUG=-all")
