@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/safetensors-convert.c — safetensors entries as PyTorch writes them
+ * io/safetensors-convert.c — safetensors entries as PyTorch writes them
  * (F16, BF16, F64, I64 as well as F32) read as float32.
  *
  * A state_dict that PyTorch saved holds BatchNorm's num_batches_tracked as
  * I64, and a model kept in half precision or double holds F16, BF16 or
  * F64. Each is read in slices of a few thousand elements and converted
- * through core/convert.c, which refuses what float32 cannot hold (an
+ * through io/convert.c, which refuses what float32 cannot hold (an
  * integer past 2^24, a double past float32's range, NaN and infinities).
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-arrays.c — a data set over the caller's own arrays.
+ * io/data-arrays.c — a data set over the caller's own arrays.
  *
  * For a program with data ember has no loader for: it hands over its
  * images (floats as they are, or bytes to scale to [0, 1]) and its labels,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-impl.h — data sets in host memory, and the loaders that fill them.
+ * io/data-impl.h — data sets in host memory, and the loaders that fill them.
  *
  * A data set is one split (train or test) held as bytes: pixels are uint8,
  * (count, C, H, W) in a single array, exactly as the files store them (IDX
@@ -32,6 +32,7 @@
 #define EMBER_DATA_IMPL_H
 
 #include "ctx-impl.h"
+#include "read-file-impl.h"
 
 /* The most bytes of pixels one split may hold (16 GiB): far beyond the
  * data sets ember trains on, small enough that no size computation on a

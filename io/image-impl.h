@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/image-impl.h — the image decoders behind ember_image_info and
+ * io/image-impl.h — the image decoders behind ember_image_info and
  * ember_image_decode (image.c), one file per library.
  *
  * Image files are untrusted (docs/design.md, decision 7): each format is

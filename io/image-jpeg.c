@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/image-jpeg.c — JPEG through libjpeg-turbo.
+ * io/image-jpeg.c — JPEG through libjpeg-turbo.
  *
  * libjpeg reports a fatal error by calling error_exit, which must not
  * return; ours longjmps back to the one setjmp below, so that a hostile

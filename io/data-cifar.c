@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-cifar.c — CIFAR-10's binary batches.
+ * io/data-cifar.c — CIFAR-10's binary batches.
  *
  * The folder (cifar-10-batches-bin, from cifar-10-binary.tar.gz) holds
  * data_batch_1.bin to data_batch_5.bin for training and test_batch.bin for

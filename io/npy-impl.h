@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/npy-impl.h — NumPy arrays read as a stream of bytes, from a .npy file
+ * io/npy-impl.h — NumPy arrays read as a stream of bytes, from a .npy file
  * (npy.c) or from an entry of a .npz archive (npz.c: a zip of .npy files,
  * stored or deflated), so that a data set's array goes straight to its
  * place in memory without a second copy of the file.
@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "ctx-impl.h"
+#include "read-file-impl.h"
 
 struct npy_stream {
     ember_ctx *ctx;

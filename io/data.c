@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data.c — opening a data set by kind, its accessors, and the batcher
+ * io/data.c — opening a data set by kind, its accessors, and the batcher
  * that turns its bytes into (B, C, H, W) float batches on the device.
  */
 #include <errno.h>

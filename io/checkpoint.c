@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/checkpoint.c — parameter sets as safetensors files.
+ * io/checkpoint.c — parameter sets as safetensors files.
  *
  * A checkpoint holds each parameter under its name ("conv1.weight") as an
  * F32 tensor of its shape, which is what PyTorch's state_dict holds, so

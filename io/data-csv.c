@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-csv.c — a data set from a CSV table (docs/interop.md), and the
+ * io/data-csv.c — a data set from a CSV table (docs/interop.md), and the
  * standardisation it carries into checkpoints and predictions.
  *
  *     table.csv                        each class holds out a tenth of its rows

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-random.c — synthetic data for benchmarks: uniform random bytes
+ * io/data-random.c — synthetic data for benchmarks: uniform random bytes
  * and uniform labels, drawn from the seed.
  *
  * The splits draw from different streams of the same seed, so train and

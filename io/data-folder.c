@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-folder.c — a folder of images, one subfolder per class:
+ * io/data-folder.c — a folder of images, one subfolder per class:
  *
  *     dir/<class>/<image>.png|.jpg|.jpeg|.bmp               (a held-out test split)
  *     dir/train/<class>/...  and  dir/test/<class>/...      (given splits)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/npz.c — an entry of a NumPy .npz archive as a stream (npy-impl.h).
+ * io/npz.c — an entry of a NumPy .npz archive as a stream (npy-impl.h).
  *
  * numpy.savez writes a zip archive of .npy files, stored;
  * numpy.savez_compressed the same deflated. The archive's central

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-image.c — an image file as one sample: read, decoded
+ * io/data-image.c — an image file as one sample: read, decoded
  * (image.c), converted to the channels wanted, resized or refused, laid out
  * planar (C, H, W). The folder loader fills its data sets this way, and
  * ember_image_load gives programs (and `ember predict`) the same pixels

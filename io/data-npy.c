@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-npy.c — a data set from NumPy arrays (docs/interop.md):
+ * io/data-npy.c — a data set from NumPy arrays (docs/interop.md):
  *
  *     dir/x_train.npy  dir/y_train.npy  dir/x_test.npy  dir/y_test.npy
  *     data.npz   holding the same four (numpy.savez or savez_compressed)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/convert.c — other programs' numbers into float32 (convert-impl.h
+ * io/convert.c — other programs' numbers into float32 (convert-impl.h
  * says which, and what is refused).
  */
 #include <float.h>

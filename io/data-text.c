@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-text.c — text as a data set: every byte of a file a token.
+ * io/data-text.c — text as a data set: every byte of a file a token.
  *
  * The vocabulary is the file's distinct bytes, sorted: token k is the k-th
  * smallest byte that occurs (a file of English holds about a hundred), and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/convert-impl.h — numbers as other programs store them, into the
+ * io/convert-impl.h — numbers as other programs store them, into the
  * float32 that ember computes with.
  *
  * PyTorch saves a state_dict with BatchNorm's num_batches_tracked as int64,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/safetensors.c — a strict reader and an atomic writer of safetensors
+ * io/safetensors.c — a strict reader and an atomic writer of safetensors
  * files (the format, and what the reader refuses: safetensors-impl.h).
  *
  * The JSON parser here reads exactly the header's subset of JSON: one object

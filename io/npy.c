@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/npy.c — NumPy's .npy files, read and written (ember_npy_load,
+ * io/npy.c — NumPy's .npy files, read and written (ember_npy_load,
  * ember_npy_save in ember.h; docs/interop.md), and the streams that read
  * them from files and from .npz archives (npy-impl.h; npz.c finds an
  * archive's entry).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/image.c — an image file's bytes to pixels: the format by its magic
+ * io/image.c — an image file's bytes to pixels: the format by its magic
  * bytes, PNG and JPEG through their libraries (image-png.c,
  * image-jpeg.c), BMP through stb_image (Debian's libstb-dev), and the
  * conversion to the channels asked for.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/checkpoint-init.c — a parameter set started from another's weights,
+ * io/checkpoint-init.c — a parameter set started from another's weights,
  * for fine-tuning (ember_params_init_from; `ember train --init`).
  *
  * Unlike ember_params_load, some layers may be left as they are (a new

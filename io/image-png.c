@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/image-png.c — PNG through libpng's simplified API.
+ * io/image-png.c — PNG through libpng's simplified API.
  *
  * png_image_begin_read_from_memory and png_image_finish_read keep libpng's
  * setjmp/longjmp error handling inside libpng: a malformed file comes back

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/csv-impl.h — CSV tables as spreadsheets and pandas write them
+ * io/csv-impl.h — CSV tables as spreadsheets and pandas write them
  * (RFC 4180): a header row of column names, then rows of cells separated
  * by commas, each cell bare or in double quotes ("" inside quotes is a
  * quote), lines ending in LF, CRLF or CR, blank lines skipped, a UTF-8 byte
@@ -29,6 +29,7 @@
 #define EMBER_CSV_IMPL_H
 
 #include "ctx-impl.h"
+#include "read-file-impl.h"
 
 #define CSV_MAX_COLUMNS 4096
 #define CSV_MAX_CELL 256

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/csv.c — CSV tables, read (csv-impl.h says what is read and how it
+ * io/csv.c — CSV tables, read (csv-impl.h says what is read and how it
  * is checked).
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-cache.c — an inflated, checked copy of a gzipped data file, so
+ * io/data-cache.c — an inflated, checked copy of a gzipped data file, so
  * that the next start need not inflate it again.
  *
  * Fashion-MNIST's training images are 26 MB of gzip that inflate to 47 MB;
@@ -38,7 +38,7 @@
 #define ENTRY_MAGIC  "EMBERDS\n"
 /* 2: entries made by a loader that checks the gzip trailer; a format-1
  * entry may hold the inflated bytes of a file cut short, which the loader
- * before it took (core/data-idx.c), so it is inflated again */
+ * before it took (io/data-idx.c), so it is inflated again */
 #define ENTRY_FORMAT 2
 #define ENTRY_SMALLEST ((int64_t)1 << 20) /* below 1 MiB, inflating is quick enough */
 

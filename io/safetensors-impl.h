@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/safetensors-impl.h — reading and writing safetensors files.
+ * io/safetensors-impl.h — reading and writing safetensors files.
  *
  * The format is Hugging Face's safetensors, as its reference implementation
  * reads and writes it:
@@ -18,7 +18,7 @@
  *
  * This file knows nothing of parameter sets: it reads a header into a list of
  * entries and copies an entry's bytes out, and it writes F32 host arrays.
- * core/checkpoint.c builds ember_params_save and ember_params_load on it.
+ * io/checkpoint.c builds ember_params_save and ember_params_load on it.
  *
  * The reader treats every file as hostile, and checks each number in it
  * against the file's real size before allocating anything for it. It refuses
@@ -55,6 +55,7 @@
 #include <stdio.h>
 
 #include "ctx-impl.h"
+#include "read-file-impl.h"
 
 /* The largest JSON header accepted, in bytes: the reference implementation's
  * limit. Real headers are kilobytes. */
@@ -134,7 +135,7 @@ ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safet
 
 /* Whether ember reads entries of `dtype` as float32 (F32, F16, BF16, F64,
  * I64, I32: what PyTorch's state_dicts hold), and reads one so
- * (core/safetensors-convert.c): (end - begin) / width floats into `values`.
+ * (io/safetensors-convert.c): (end - begin) / width floats into `values`.
  * A value float32 cannot hold (an integer past 2^24, a double past its
  * range, NaN, an infinity) is EMBER_ERR_FORMAT naming the tensor and index. */
 bool ember_safetensors_convertible(const char *dtype);

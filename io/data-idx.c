@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/data-idx.c — MNIST and Fashion-MNIST: IDX files, gzipped or not.
+ * io/data-idx.c — MNIST and Fashion-MNIST: IDX files, gzipped or not.
  *
  * An IDX file is a 4-byte magic (0, 0, a dtype byte, the number of
  * dimensions), one big-endian uint32 per dimension, then the data in
