@@ -979,7 +979,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
 
 /* --------------------------------------------------------------- main */
 
-/* Every primitive of core/backend.h's list has a row, and every row names
+/* Every primitive of backends/backend.h's list has a row, and every row names
  * one: a primitive added without a parity row fails here. */
 static void check_coverage(void)
 {

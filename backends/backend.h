@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/backend.h — the one contract every backend fills.
+ * backends/backend.h — the one contract every backend fills.
  *
  * A backend gives primitives; the core writes every op, forward and
  * backward, once, in terms of them (DESIGN.md, decision 1). So a backend
