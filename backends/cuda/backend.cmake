@@ -13,5 +13,6 @@ add_custom_command(
   DEPENDS ${EMBER_CUDA_BASELINE} ${CMAKE_CURRENT_LIST_DIR}/../kernels/embed.cmake
   COMMENT "Embedding the built-in sm_30 PTX"
   VERBATIM)
-target_sources(ember_objects PRIVATE ${EMBER_CUDA_SOURCES} ${EMBER_CUDA_BASELINE_EMBEDDED})
-target_compile_definitions(ember_objects PRIVATE EMBER_WITH_CUDA)
+target_sources(ember_backends PRIVATE ${EMBER_CUDA_SOURCES} ${EMBER_CUDA_BASELINE_EMBEDDED})
+target_compile_definitions(ember_backends PRIVATE EMBER_WITH_CUDA)
+target_compile_definitions(ember_core PRIVATE EMBER_WITH_CUDA)
