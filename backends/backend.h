@@ -7,7 +7,9 @@
  * that fills this table trains every model, and no two backends can drift.
  *
  * A backend is one `const struct ember_backend_ops`, made with designated
- * initializers in backends/<name>/<name>.c and listed in core/device.c:
+ * initializers in backends/<name>/<name>.c as ember_<name>_backend, and
+ * registered by the one ember_add_backend call of backends/<name>/backend.cmake
+ * (cmake/backends.cmake), which lists it in ember_backend_registry:
  *
  *     const struct ember_backend_ops ember_cpu_backend = {
  *         .name = "cpu",
@@ -279,7 +281,7 @@ struct ember_sgd_step {
 #define EMBER_BYTES_OF(count) (EMBER_ELEMENT_BYTES * (double)(count))
 
 /* the profile's row names of the elementwise and reduction families,
- * "unary copy", ... in their lists' order (core/device.c) */
+ * "unary copy", ... in their lists' order (backend.c) */
 extern const char *const ember_unary_labels[];
 extern const char *const ember_binary_labels[];
 extern const char *const ember_reduce_labels[];
@@ -389,7 +391,7 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
 
 #define EMBER_PRIMITIVE_FIELD(name, params, ...) ember_status(*name) params;
 
-/* the names, "fill", ..., in the list's order (core/device.c) */
+/* the names, "fill", ..., in the list's order (backend.c) */
 extern const char *const ember_primitive_names[];
 #define EMBER_PRIMITIVE_ENUM(name, ...) EMBER_PRIMITIVE_##name,
 enum ember_primitive { EMBER_PRIMITIVES(EMBER_PRIMITIVE_ENUM) EMBER_PRIMITIVE_COUNT };
@@ -454,5 +456,11 @@ struct ember_backend_ops {
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)
 };
+
+/* The backends built, in the order `auto` tries them, and the simulated
+ * GPUs, which open only when named; each list ends with NULL. Generated
+ * from the ember_add_backend calls (build/generated/backend-registry.c). */
+extern const struct ember_backend_ops *const ember_backend_registry[];
+extern const struct ember_backend_ops *const ember_simulated_registry[];
 
 #endif /* EMBER_BACKEND_H */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The CPU backend: always built. OpenBLAS provides sgemm when found.
 file(GLOB EMBER_CPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
-target_sources(ember_backends PRIVATE ${EMBER_CPU_SOURCES})
+ember_add_backend(cpu SOURCES ${EMBER_CPU_SOURCES} PREFERENCE 90)
 # The loops never read errno or the floating-point exception flags: without
 # errno sqrtf vectorises, and without trapping math a select whose arms
 # compute (leaky ReLU's slope * x, the polynomial tanh's two halves) becomes
