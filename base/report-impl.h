@@ -6,7 +6,7 @@
  *
  * Every node has a JSON key (NULL inside arrays) and a label for people
  * (NULL: JSON only). Backends describe themselves into it (the optional
- * `diagnose` entry of core/backend.h):
+ * `diagnose` entry of backends/backend.h):
  *
  *     struct ember_report *driver = ember_report_object(section, "driver", "driver");
  *     ember_report_string(driver, "version", "CUDA version", "%d.%d", major, minor);

@@ -105,13 +105,6 @@ void ember_buffer_put(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_give_back(ember_ctx *ctx, void *buf, size_t bytes);
 void ember_buffer_cache_release(ember_ctx *ctx);
 
-/* Opens a file to read only if it is a regular file (base/files.c), the
- * failure recorded in ctx ("cannot open PATH: ...", "PATH is a FIFO, not a
- * regular file"): a descriptor or stream with *info filled, or -1 or NULL
- * (io/read-file.c). */
-int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
-FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);
-
 /* A wait the host is told about (ember_ctx_set_progress; core/wait.c):
  * begin announces `what` and, when the host listens, starts a thread that
  * reports the seconds so far each second; end stops it and reports the

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* core/ctx.c — contexts: errors, logging, counted host memory, the buffer cache. */
+/* core/ctx.c — contexts: errors, logging, counted host memory, the buffer cache
+ * (closing one is ctx-close.c's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,32 +41,6 @@ ember_ctx *ember_ctx_new(void)
     ctx->grad_enabled = true;
     snprintf(ctx->device_name, sizeof ctx->device_name, "none");
     return ctx;
-}
-
-void ember_ctx_free(ember_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    ember_wait_end(ctx);
-    ember_profile_free(ctx); /* puts the backend's own table back */
-    ember_tape_clear(ctx);
-    while (ctx->free_tensors) {
-        struct ember_tensor *t = ctx->free_tensors;
-        ctx->free_tensors = t->next_free;
-        free(t);
-    }
-    while (ctx->free_storages) {
-        struct ember_storage *s = ctx->free_storages;
-        ctx->free_storages = s->next_free;
-        free(s);
-    }
-    ember_buffer_cache_release(ctx);
-    if (ctx->ops)
-        ctx->ops->device_close(ctx->dev);
-    free(ctx->cache);
-    free(ctx->tape_tensors);
-    free(ctx->nodes);
-    free(ctx);
 }
 
 void ember_ctx_set_log(ember_ctx *ctx, ember_log_fn fn, void *user, ember_log_level max_level)

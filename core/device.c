@@ -2,8 +2,8 @@
 /*
  * core/device.c — the compiled-in backends and choosing one.
  *
- * The list below is the only place that knows which backends exist, in the
- * order `auto` prefers them.
+ * Which backends exist, and the order `auto` prefers them in, is the
+ * registry's (generated from each backend's ember_add_backend).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,47 +14,13 @@
 #include "report-impl.h"
 #include "text-impl.h"
 
-extern const struct ember_backend_ops ember_cpu_backend;
-#ifdef EMBER_WITH_CUDA
-extern const struct ember_backend_ops ember_cuda_backend, ember_ptxsim_backend;
-#endif
-#ifdef EMBER_WITH_OPENCL
-extern const struct ember_backend_ops ember_opencl_backend;
-#endif
-
-#define PRIMITIVE_NAME(name, ...) #name,
-const char *const ember_primitive_names[] = {EMBER_PRIMITIVES(PRIMITIVE_NAME)};
-#undef PRIMITIVE_NAME
-#define UNARY_LABEL(NAME, name, math) "unary " #name,
-#define BINARY_LABEL(NAME, name, math) "binary " #name,
-#define REDUCE_LABEL(NAME, name, math) "reduce " #name,
-const char *const ember_unary_labels[] = {EMBER_UNARY_OPS(UNARY_LABEL)};
-const char *const ember_binary_labels[] = {EMBER_BINARY_OPS(BINARY_LABEL)};
-const char *const ember_reduce_labels[] = {EMBER_REDUCE_OPS(REDUCE_LABEL)};
-#undef UNARY_LABEL
-#undef BINARY_LABEL
-#undef REDUCE_LABEL
-
-static const struct ember_backend_ops *const backends[] = {
-#ifdef EMBER_WITH_CUDA
-    &ember_cuda_backend,
-#endif
-#ifdef EMBER_WITH_OPENCL
-    &ember_opencl_backend,
-#endif
-    &ember_cpu_backend,
-};
-enum { BACKEND_COUNT = sizeof backends / sizeof backends[0] };
-
-/* Devices that open when named but are not listed, nor tried by auto: the
- * simulated GPUs (ptxsim:N, backends/cuda/cuda-sim.c), which stand for a
- * GPU to learn from, not one to train on. */
-static const struct ember_backend_ops *const simulated[] = {
-#ifdef EMBER_WITH_CUDA
-    &ember_ptxsim_backend,
-#endif
-    NULL,
-};
+/* The backends built, in the order `auto` prefers them, and the simulated
+ * GPUs, which open when named but are not listed, nor tried by auto: they
+ * stand for a GPU to learn from, not one to train on. Both lists are
+ * generated from the backends' ember_add_backend calls (cmake/backends.cmake),
+ * so this file names no backend. */
+#define backends  ember_backend_registry
+#define simulated ember_simulated_registry
 
 static ember_status host_fail(void *ctx, ember_status status, const char *fmt, ...)
 {
@@ -83,7 +49,7 @@ static void host_wait_end(void *ctx) { ember_wait_end(ctx); }
 
 static const struct ember_backend_ops *find_backend(const char *name, size_t len)
 {
-    for (int i = 0; i < BACKEND_COUNT; i++)
+    for (int i = 0; backends[i]; i++)
         if (strlen(backends[i]->name) == len && strncmp(backends[i]->name, name, len) == 0)
             return backends[i];
     for (int i = 0; simulated[i]; i++)
@@ -122,7 +88,7 @@ static ember_status open_auto(ember_ctx *ctx)
 {
     char why[1024], name[64];
     ctx->device_choice[0] = '\0';
-    for (int i = 0; i < BACKEND_COUNT; i++) {
+    for (int i = 0; backends[i]; i++) {
         why[0] = '\0';
         if (backends[i]->auto_passes_over && backends[i]->auto_passes_over(why, sizeof why)) {
             passed_over(ctx, backends[i]->name, why);
@@ -188,7 +154,7 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
     const struct ember_backend_ops *ops = find_backend(device, name_len);
     if (!ops) {
         char known[256] = "auto";
-        for (int i = 0; i < BACKEND_COUNT; i++) {
+        for (int i = 0; backends[i]; i++) {
             strncat(known, ", ", sizeof known - strlen(known) - 1);
             strncat(known, backends[i]->name, sizeof known - strlen(known) - 1);
         }
@@ -237,7 +203,7 @@ static void probe_device(const struct ember_backend_ops *ops, int index, int thr
 int ember_devices(ember_device_info *out, int max, int threads)
 {
     int n = 0;
-    for (int i = 0; i < BACKEND_COUNT; i++) {
+    for (int i = 0; backends[i]; i++) {
         const struct ember_backend_ops *ops = backends[i];
         char why[1024] = "";
         int count = ops->device_count(why, sizeof why);
@@ -317,7 +283,7 @@ char *ember_devices_report(bool json, int threads)
 
     /* each backend's own facts */
     struct ember_report *sections = ember_report_object(root, "backends", NULL);
-    for (int i = 0; i < BACKEND_COUNT; i++) {
+    for (int i = 0; backends[i]; i++) {
         if (!backends[i]->diagnose)
             continue;
         char label[64];

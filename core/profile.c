@@ -215,7 +215,7 @@ static ember_status primitive_end(struct ember_profiler *p, double start, ember_
 }
 
 /* timed_fill, timed_unary, ...: one wrapper per primitive, made from its
- * entry in core/backend.h's list, where its row's label and its cost are */
+ * entry in backends/backend.h's list, where its row's label and its cost are */
 #define UNWRAP(...) __VA_ARGS__
 #define TIMED_PRIMITIVE(name, params, args, label, flops, bytes)                                             \
     static ember_status timed_##name params                                                                  \

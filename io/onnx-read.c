@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/convert-impl.h"
+#include "convert-impl.h"
 #include "onnx-impl.h"
 
 struct rd {

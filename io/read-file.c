@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctx-impl.h"
 #include "files-impl.h"
+#include "read-file-impl.h"
 
 int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info)
 {

@@ -10,5 +10,5 @@ set(EMBER_PTXSIM_DIR ${CMAKE_CURRENT_LIST_DIR})
 # the compiler must not fold or move float arithmetic across that. -O2 in every build type:
 # the Debug sanitizer build's tests execute millions of warp instructions through it.
 set(EMBER_PTXSIM_OPTIONS -O2 -frounding-math)
-target_sources(ember_objects PRIVATE ${EMBER_PTXSIM_SOURCES})
-set_source_files_properties(${EMBER_PTXSIM_SOURCES} PROPERTIES COMPILE_OPTIONS "${EMBER_PTXSIM_OPTIONS}")
+ember_layer(ember_ptxsim SOURCES ${EMBER_PTXSIM_SOURCES} SEES ptxsim)
+target_compile_options(ember_ptxsim PRIVATE ${EMBER_PTXSIM_OPTIONS})

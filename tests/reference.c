@@ -19,7 +19,7 @@ static double normal_cdf(double x)
     return 0.5 * erfc(-x / sqrt(2.0));
 }
 
-/* GELU's tanh form and its derivative (core/backend.h) */
+/* GELU's tanh form and its derivative (backends/backend.h) */
 static double gelu_tanh(double x)
 {
     return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));

@@ -2,7 +2,7 @@
 /*
  * tests/reference.h — the readable reference of every backend primitive.
  *
- * Plain loops straight from the definitions in core/backend.h, summing in
+ * Plain loops straight from the definitions in backends/backend.h, summing in
  * double, with no threads and no tricks: the truth that every backend is
  * held to by tests/test_parity.c. The signatures are the primitives' own,
  * from the one list, on host memory.
@@ -12,7 +12,7 @@
 
 #include "backend.h"
 
-/* ref_fill, ref_unary, ...: every primitive of core/backend.h's list, with
+/* ref_fill, ref_unary, ...: every primitive of backends/backend.h's list, with
  * its signature; `dev` is unused and may be NULL, and an ember_ptr's buf is
  * a host pointer, to float or int32_t elements (REF_PTR makes one). */
 #define REF_PRIMITIVE_DECLARE(name, params, ...) ember_status ref_##name params;

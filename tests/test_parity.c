@@ -979,7 +979,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
 
 /* --------------------------------------------------------------- main */
 
-/* Every primitive of core/backend.h's list has a row, and every row names
+/* Every primitive of backends/backend.h's list has a row, and every row names
  * one: a primitive added without a parity row fails here. */
 static void check_coverage(void)
 {
@@ -1017,10 +1017,12 @@ int main(int argc, char **argv)
         }
     }
     check_coverage();
-    static const char *const backends[] = {"cpu", "opencl", "cuda"};
-    int tested = 0;
-    for (size_t bi = 0; bi < sizeof backends / sizeof backends[0]; bi++) {
-        const char *backend = backends[bi];
+    /* every backend built (its ember_add_backend put it in the registry), the CPU's first */
+    int tested = 0, built = 0;
+    while (ember_backend_registry[built])
+        built++;
+    for (int bi = built - 1; bi >= 0; bi--) {
+        const char *backend = ember_backend_registry[bi]->name;
         if (only_backend && strcmp(only_backend, backend) != 0)
             continue;
         ember_ctx *ctx = ember_ctx_new();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-dropout.c — dropout's mask, from the hash every backend
- * shares (core/backend.h: ember_dropout_hash), so that a seed gives the
+ * shares (backends/backend.h: ember_dropout_hash), so that a seed gives the
  * same mask here as on a GPU.
  */
 #include "cpu-impl.h"

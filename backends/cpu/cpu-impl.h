@@ -11,7 +11,7 @@
 #ifndef EMBER_CPU_IMPL_H
 #define EMBER_CPU_IMPL_H
 
-#include "../../core/backend.h"
+#include "backend.h"
 
 struct cpu_pool;
 
@@ -90,7 +90,7 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane)
 
 /* --------------------------------------------------------- primitives */
 
-/* cpu_fill, cpu_unary, ...: each primitive of core/backend.h's list, in
+/* cpu_fill, cpu_unary, ...: each primitive of backends/backend.h's list, in
  * the file of its family (cpu-elementwise.c, cpu-reduce.c, cpu-gemm.c,
  * cpu-conv.c, cpu-pool.c, cpu-loss.c, cpu-optim.c, cpu-dropout.c,
  * cpu-softmax.c, cpu-norm.c, cpu-embedding.c) */

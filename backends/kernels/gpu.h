@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/gpu.h — the host side of the shared kernels: how each
- * primitive of core/backend.h picks its kernel and its launch, written once
+ * primitive of backends/backend.h picks its kernel and its launch, written once
  * for every backend that runs the kernels of this folder (OpenCL, CUDA).
  *
  * A GPU backend puts a struct ember_gpu first in its device struct, fills
@@ -38,7 +38,7 @@
 
 #include <stdint.h>
 
-#include "../../core/backend.h"
+#include "backend.h"
 #include "kernels.h"
 
 /* Grid-stride launches use at most 65535 groups of at most 256 work-items,
@@ -145,7 +145,7 @@ ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primiti
                                       const void *args);
 
 /* --------------------------------------------------------- the primitives
- * With the signatures of core/backend.h: `dev` is the backend's device
+ * With the signatures of backends/backend.h: `dev` is the backend's device
  * struct, which starts with a struct ember_gpu. */
 
 #define EMBER_GPU_PRIMITIVE_DECLARE(name, params, ...) ember_status ember_gpu_##name params;

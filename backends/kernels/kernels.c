@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/backend.h"
+#include "backend.h"
 #include "text-impl.h"
 #include "kernels.h"
 
@@ -108,11 +108,11 @@ static bool add_file(struct ember_text *t, const char *name, char *why, size_t w
     return true;
 }
 
-/* The op codes of core/backend.h, so that kernels switch on the same
+/* The op codes of backends/backend.h, so that kernels switch on the same
  * names (EMBER_RELU, EMBER_MAX) with the same values as the host. */
 static void add_op_codes(struct ember_text *t)
 {
-    ember_text_printf(t, "#line 1 \"op codes from core/backend.h\"\n");
+    ember_text_printf(t, "#line 1 \"op codes from backends/backend.h\"\n");
 #define OP_DEFINE(NAME, name, math) ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
     EMBER_UNARY_OPS(OP_DEFINE)
     EMBER_BINARY_OPS(OP_DEFINE)

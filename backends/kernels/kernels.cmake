@@ -18,6 +18,6 @@ add_custom_command(
   COMMENT "Embedding the kernel sources"
   VERBATIM)
 file(GLOB EMBER_GPU_SOURCES CONFIGURE_DEPENDS ${EMBER_KERNELS_SOURCE_DIR}/gpu-*.c)
-target_sources(ember_objects PRIVATE ${EMBER_KERNELS_SOURCE_DIR}/kernels.c ${EMBER_GPU_SOURCES}
+target_sources(ember_backends PRIVATE ${EMBER_KERNELS_SOURCE_DIR}/kernels.c ${EMBER_GPU_SOURCES}
                                      ${EMBER_KERNELS_EMBEDDED})
 set(EMBER_HAVE_KERNELS ON)

@@ -3,7 +3,7 @@
  * backends/kernels/kernels.h — the device kernels' sources, one text for
  * every GPU backend (DESIGN.md, decision 3).
  *
- * Each primitive of core/backend.h is written once, in the C subset that
+ * Each primitive of backends/backend.h is written once, in the C subset that
  * README.md beside this file describes, in one file per op family
  * (elementwise.kc, gemm.kc, ...). A short prelude per dialect maps the
  * subset's few macros (KERNEL, GLOBAL, LOCAL, BARRIER, the thread and group
@@ -151,7 +151,7 @@ enum ember_kernel_family ember_kernel_family(enum ember_kernel kernel);
 const char *ember_kernel_summary(enum ember_kernel kernel);
 
 /* The source of a whole program in `dialect`: the dialect's prelude, the op
- * codes of core/backend.h as #defines, the shared helpers (common.kh), then
+ * codes of backends/backend.h as #defines, the shared helpers (common.kh), then
  * each family in the mask, every file after a #line naming it so that
  * compiler messages point at the right file and line. The caller frees it.
  * NULL on failure, with the reason in `why` (an unreadable file under

@@ -11,7 +11,7 @@ ember_ctx *fuzz_ctx(void)
 {
     static ember_ctx *ctx;
     if (!ctx) {
-        /* a loader's inflated copies (core/data-cache.c) stay in the scratch
+        /* a loader's inflated copies (io/data-cache.c) stay in the scratch
          * folder, one per input file name, not in the user's cache */
         static char cache[320];
         snprintf(cache, sizeof cache, "%s/cache", fuzz_dir());

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backends/backend.h — the one contract every backend fills.
+ *
+ * A backend gives primitives; the core writes every op, forward and
+ * backward, once, in terms of them (DESIGN.md, decision 1). So a backend
+ * that fills this table trains every model, and no two backends can drift.
+ *
+ * A backend is one `const struct ember_backend_ops`, made with designated
+ * initializers in backends/<name>/<name>.c as ember_<name>_backend, and
+ * registered by the one ember_add_backend call of backends/<name>/backend.cmake
+ * (cmake/backends.cmake), which lists it in ember_backend_registry:
+ *
+ *     const struct ember_backend_ops ember_cpu_backend = {
+ *         .name = "cpu",
+ *         .device_count = cpu_device_count,
+ *         .alloc = cpu_buffer_alloc,
+ *         .sgemm = cpu_sgemm,
+ *         ...
+ *     };
+ *
+ * Conventions:
+ *   - `dev` is the backend's own device state, made by device_open.
+ *   - Memory is addressed as an ember_ptr: a buffer from alloc and an offset
+ *     in 4-byte elements (F32 and I32 are both 4 bytes). Offsets, not raw
+ *     pointers, because OpenCL's cl_mem cannot be offset by arithmetic.
+ *   - Everything is row-major. Inputs of sgemm, im2col, pooling and the
+ *     fused kernels are contiguous; elementwise ops take explicit strides.
+ *   - Primitives may run asynchronously; `read` waits for them.
+ *   - Every function returns EMBER_OK or reports through host->fail, which
+ *     records the message on the context and returns the status.
+ *   - Entries marked (optional) may be NULL; the core then does without.
+ */
+#ifndef EMBER_BACKEND_H
+#define EMBER_BACKEND_H
+
+#include "ember.h"
+
+struct ember_report;
+
+/* A place in device memory. */
+typedef struct ember_ptr {
+    void *buf;  /* from alloc */
+    size_t off; /* in elements */
+} ember_ptr;
+
+/* What the core hands a backend when it opens a device: where to report. */
+struct ember_host {
+    void *ctx;
+    ember_status (*fail)(void *ctx, ember_status status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    void (*log)(void *ctx, ember_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    int threads; /* CPU threads to use; 0: every core */
+    /* While the core profiles (set_profiling), a GPU backend reports here
+     * each kernel it ran and the device's time for it, from the device's
+     * own events (core/profile-impl.h). */
+    void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
+    /* Around work the caller waits for (compiling the kernels): begin says
+     * what, with the cache folder it will be kept in; the host is told the
+     * time so far each second until end (core/wait.c). `maybe_short`: say
+     * nothing unless it lasts a second. */
+    void (*wait_begin)(void *ctx, const char *what, bool maybe_short);
+    void (*wait_end)(void *ctx);
+};
+
+/* ------------------------------------------------------------ elementwise */
+
+/* Unary ops: out = f(a), alpha where the op says. Phi is the standard
+ * normal distribution's CDF, phi its density. */
+#define EMBER_UNARY_OPS(X)                                              \
+    X(COPY, copy, "y = x")                                              \
+    X(NEG, neg, "y = -x")                                               \
+    X(RELU, relu, "y = max(x, 0)")                                      \
+    X(EXP, exp, "y = e^x")                                              \
+    X(LOG, log, "y = ln x")                                             \
+    X(SCALE, scale, "y = alpha * x")                                    \
+    X(ADD_SCALAR, add_scalar, "y = x + alpha")                          \
+    X(LEAKY_RELU, leaky_relu, "y = x > 0 ? x : alpha * x")              \
+    X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                           \
+    X(TANH, tanh, "y = tanh x")                                         \
+    X(GELU, gelu, "y = x * Phi(x)")                                     \
+    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")                          \
+    X(GELU_TANH, gelu_tanh, "y = x / 2 * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2 / pi)")
+
+/* Binary ops: out = f(a, b), alpha where the op says. The backward ones
+ * take a = dy and b = what the op's forward pass saw or made. */
+#define EMBER_BINARY_OPS(X)                                                                 \
+    X(ADD, add, "y = a + b")                                                                \
+    X(SUB, sub, "y = a - b")                                                                \
+    X(MUL, mul, "y = a * b")                                                                \
+    X(DIV, div, "y = a / b")                                                                \
+    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (b: relu's y)")                      \
+    X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")         \
+    X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")            \
+    X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                    \
+    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")                 \
+    X(GELU_TANH_BACKWARD, gelu_tanh_backward, "y = a * gelu_tanh'(b) (b: x)")
+
+#define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
+enum ember_unary_op { EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_COUNT };
+enum ember_binary_op { EMBER_BINARY_OPS(EMBER_ENUM_ENTRY) EMBER_BINARY_COUNT };
+
+/* The geometry of an elementwise launch: out, a and b are walked over the
+ * same shape, each with its own strides in elements. A stride of 0 repeats
+ * an operand along that axis: that is how broadcasting works. When `dense`
+ * is set every operand is contiguous over `numel` elements and a backend may
+ * run one flat loop. Unused operands (b of a unary op) have zero strides. */
+struct ember_ewise {
+    int ndim;
+    bool dense;
+    int64_t numel;
+    int64_t shape[EMBER_MAX_DIMS];
+    int64_t stride_out[EMBER_MAX_DIMS];
+    int64_t stride_a[EMBER_MAX_DIMS];
+    int64_t stride_b[EMBER_MAX_DIMS];
+};
+
+/* ------------------------------------------------------------- reductions */
+
+#define EMBER_REDUCE_OPS(X)            \
+    X(SUM, sum, "y = sum of x")        \
+    X(MAX, max, "y = max of x")
+
+enum ember_reduce_op { EMBER_REDUCE_OPS(EMBER_ENUM_ENTRY) EMBER_REDUCE_COUNT };
+
+/* A contiguous input viewed as (outer, r, inner), reduced over r:
+ *   out[o, i] = alpha * R_r(in[o, r, i]) + beta * out[o, i]
+ * out is (outer, inner); beta is 0 or 1 (1 accumulates, for gradients). */
+struct ember_reduce {
+    int64_t outer, r, inner;
+    float alpha, beta;
+};
+
+/* ------------------------------------------------------------------ sgemm */
+
+/* C[i] = alpha * op(A[i]) @ op(B[i]) + beta * C[i] for i < batch, row-major:
+ * op(A) is (m, k), op(B) is (k, n), C is (m, n); op transposes when asked.
+ * lda, ldb, ldc are row strides of A, B and C as stored; stride_a, stride_b,
+ * stride_c step between the matrices of a batch (0 reuses one matrix). */
+struct ember_gemm {
+    bool trans_a, trans_b;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;
+    int64_t batch, stride_a, stride_b, stride_c;
+    float alpha, beta;
+};
+
+/* ------------------------------------------------ convolution and pooling */
+
+/* x is (n, c, h, w); a kh x kw window slides by `stride` over x padded with
+ * `pad` zeros on every side, giving oh x ow positions. im2col writes
+ * col (n, c * kh * kw, oh * ow): row (ci, ki, kj) of image b holds
+ * x[b, ci, oy * stride - pad + ki, ox * stride - pad + kj] (0 outside x).
+ * col2im is its adjoint: dx[b, ci, y, x] = the sum of every col entry that
+ * im2col read from there (it overwrites dx). */
+struct ember_conv_geom {
+    int64_t n, c, h, w;
+    int64_t kh, kw, stride, pad;
+    int64_t oh, ow;
+};
+
+/* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
+ * into y (n, c, oh, ow). argmax (I32, like y) holds, for each output, the
+ * index y * w + x inside its (h, w) plane of the maximum (the first one on
+ * ties; NaN wins, as in PyTorch). Backward: dx[p] = sum of dy[o] over the
+ * outputs o whose argmax is p (it overwrites dx). */
+struct ember_pool_geom {
+    int64_t n, c, h, w;
+    int64_t k, stride;
+    int64_t oh, ow;
+};
+
+/* --------------------------------------------------------------- dropout */
+
+/* The hash a dropout mask keeps element i by: two rounds of MurmurHash3's
+ * 32-bit finaliser (public domain), over i mixed with the seed's halves.
+ * Written once here for the host; the kernels (dropout.kc) compute the
+ * same, and the parity test holds them to it bit for bit. */
+static inline uint32_t ember_dropout_mix(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+}
+static inline uint32_t ember_dropout_hash(uint64_t seed, uint32_t i)
+{
+    return ember_dropout_mix(ember_dropout_mix(i ^ (uint32_t)(seed >> 32)) + (uint32_t)seed);
+}
+/* elements kept: hash >= threshold */
+static inline uint32_t ember_dropout_threshold(float p)
+{
+    double t = (double)p * 4294967296.0;
+    return t >= 4294967295.0 ? 4294967295u : (uint32_t)t;
+}
+
+/* ------------------------------------------------------ fused optimizers */
+
+/* Adam as PyTorch computes it, over n elements:
+ *   g = grad + weight_decay * param              (Adam: decay added to the gradient)
+ *   param *= 1 - lr * weight_decay; g = grad     (decoupled: AdamW)
+ *   m = beta1 * m + (1 - beta1) * g
+ *   v = beta2 * v + (1 - beta2) * g * g
+ *   param -= lr / bias_correction1 * m / (sqrt(v) / sqrt(bias_correction2) + eps)
+ * with bias_correction = 1 - beta^step, computed by the core. */
+struct ember_adam_step {
+    float lr, beta1, beta2, eps, weight_decay;
+    float bias_correction1, bias_correction2;
+    bool decoupled; /* AdamW's weight decay, which shrinks the parameter instead */
+};
+
+/* SGD with momentum as PyTorch computes it:
+ *   g = grad + weight_decay * param
+ *   velocity = first ? g : momentum * velocity + (1 - dampening) * g
+ *   g = nesterov ? g + momentum * velocity : velocity     (when momentum != 0)
+ *   param -= lr * g */
+struct ember_sgd_step {
+    float lr, momentum, dampening, weight_decay;
+    bool nesterov, first;
+};
+
+/* ------------------------------------------------------- the primitives
+ *
+ * The one list of them:
+ *
+ *     X(name, (parameters), (arguments after dev), label, flops, bytes)
+ *
+ * Everything that names a primitive expands from here: the table below,
+ * each backend's prototypes and entries (backends/cpu/cpu-impl.h, cpu.c;
+ * the shared GPU launch plans, backends/kernels/gpu.h), the test reference
+ * (tests/reference.h), the parity harness's check that every one has a
+ * row, and the profiler's timing wrappers (core/profile.c), which is what
+ * the last three columns are for: `label` names the profile's row for a
+ * call (NULL: the primitive's own name; "unary relu" for an op of a
+ * family), and `flops` and `bytes` are the call's work, in terms of its
+ * parameters, so the profile can print GFLOP/s and GB/s beside the time.
+ * Bytes count each operand read once and each result written once
+ * (EMBER_BYTES_OF: 4 bytes an element). A new primitive is one entry here plus an
+ * implementation per backend and a reference (docs/extending.md).
+ *
+ * A primitive's family is its file's name in every layer (max_pool2d
+ * lives in core/ops-pool.c, backends/cpu/cpu-pool.c, backends/kernels/
+ * gpu-pool.c and pool.kc).
+ *
+ *   fill            out[i] = value, for i < n
+ *   unary, binary   elementwise, see struct ember_ewise
+ *   reduce          see struct ember_reduce
+ *   sgemm           see struct ember_gemm
+ *   im2col, col2im  see struct ember_conv_geom
+ *   max_pool2d_*    see struct ember_pool_geom
+ *   cross_entropy_forward   logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
+ *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
+ *   cross_entropy_backward  dlogits = (prob - onehot(target)) * scale * dloss[0]; dloss is one
+ *                   element in device memory, so no host round trip is needed
+ *   avg_pool2d_*    y = the mean of each window (struct ember_pool_geom); the backward pass
+ *                   spreads dy over its window: dx[p] = sum of dy[o] / k^2 over the windows o
+ *                   holding p (it overwrites dx)
+ *   dropout_mask    mask[i] = keep ? 1 / (1 - p) : 0 for i < n, keep when ember_dropout_hash(seed,
+ *                   i) >= p * 2^32: the same mask on every backend for the same seed
+ *   adam_step, sgd_step     see struct ember_adam_step, struct ember_sgd_step
+ *   softmax_forward y = softmax of each row of x (rows, cols), stable (the row's max first). With
+ *                   causal_rows > 0 the rows come in matrices of causal_rows queries over cols keys,
+ *                   query q (row % causal_rows) at position q + cols - causal_rows, and the keys after
+ *                   it are masked: y = 0 there (attention's causal mask; a row that sees no key is 0).
+ *                   x and y may be one buffer: attention runs it in place over its scores
+ *   softmax_backward        dx = y * (dy - sum over the row of dy * y); dy and dx may be one buffer
+ *   layer_norm_forward      per row of x (rows, cols): xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps)
+ *                   (var biased), y = xhat * weight + bias (weight, bias: (cols)); xhat and rstd (rows)
+ *                   are kept for the backward pass
+ *   layer_norm_backward     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = dy * weight
+ *   embedding_forward       out[i, :] = weight[index[i], :] for i < n, weight (vocab, dim), index I32;
+ *                   a row of NaN for an index outside [0, vocab)
+ *   embedding_backward      dweight[v, :] += the sum of dy[i, :] over the i with index[i] == v, in
+ *                   order of i (no atomics: the same sums on every backend)
+ */
+
+/* bytes in an F32 or I32 element, and in `count` of them, for the cost columns */
+#define EMBER_ELEMENT_BYTES 4.0
+#define EMBER_BYTES_OF(count) (EMBER_ELEMENT_BYTES * (double)(count))
+
+/* the profile's row names of the elementwise and reduction families,
+ * "unary copy", ... in their lists' order (backend.c) */
+extern const char *const ember_unary_labels[];
+extern const char *const ember_binary_labels[];
+extern const char *const ember_reduce_labels[];
+
+/* The costs too long for a column. sgemm: 2mnk per matrix; each matrix
+ * read once (a shared one, stride 0, once in all) and C written, and read
+ * too when beta is not 0. */
+static inline double ember_sgemm_bytes(const struct ember_gemm *g)
+{
+    double m = (double)g->m, n = (double)g->n, k = (double)g->k, batch = (double)g->batch;
+    return EMBER_ELEMENT_BYTES * (m * k * (g->stride_a ? batch : 1.0) + k * n * (g->stride_b ? batch : 1.0) +
+                        m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
+}
+/* a convolution's planes and their columns */
+static inline double ember_conv_bytes(const struct ember_conv_geom *g)
+{
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
+}
+/* input and output planes, and the argmax beside the output where there is one */
+static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
+{
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + outputs * g->oh * g->ow);
+}
+/* a comparison or an addition per window element */
+static inline double ember_pool_flops(const struct ember_pool_geom *g)
+{
+    return (double)(g->n * g->c * g->oh * g->ow * g->k * g->k);
+}
+
+#define EMBER_PRIMITIVES(X)                                                                                  \
+    X(fill, (void *dev, ember_ptr out, size_t n, float value), (out, n, value), NULL, 0.0,                   \
+      EMBER_BYTES_OF(n))                                                                                     \
+    X(unary,                                                                                                 \
+      (void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,           \
+       float alpha),                                                                                         \
+      (op, e, out, a, alpha), ember_unary_labels[op], (double)e->numel, EMBER_BYTES_OF(2 * e->numel))        \
+    X(binary,                                                                                                \
+      (void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out, ember_ptr a,          \
+       ember_ptr b, float alpha),                                                                            \
+      (op, e, out, a, b, alpha), ember_binary_labels[op], (double)e->numel, EMBER_BYTES_OF(3 * e->numel))    \
+    X(reduce,                                                                                                \
+      (void *dev, enum ember_reduce_op op, const struct ember_reduce *r, ember_ptr out, ember_ptr in),       \
+      (op, r, out, in), ember_reduce_labels[op], (double)(r->outer * r->r * r->inner),                       \
+      EMBER_BYTES_OF(r->outer * r->r * r->inner + r->outer * r->inner))                                      \
+    X(sgemm, (void *dev, const struct ember_gemm *g, ember_ptr a, ember_ptr b, ember_ptr c), (g, a, b, c),   \
+      NULL, 2.0 * (double)g->m * (double)g->n * (double)g->k * (double)g->batch, ember_sgemm_bytes(g))       \
+    X(im2col, (void *dev, const struct ember_conv_geom *g, ember_ptr x, ember_ptr col), (g, x, col), NULL,   \
+      0.0, ember_conv_bytes(g))                                                                              \
+    X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx), (g, col, dx), NULL, \
+      (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), ember_conv_bytes(g))                            \
+    X(max_pool2d_forward,                                                                                    \
+      (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y, ember_ptr argmax),              \
+      (g, x, y, argmax), NULL, ember_pool_flops(g), ember_pool_bytes(g, 2))                                  \
+    X(max_pool2d_backward,                                                                                   \
+      (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax, ember_ptr dx),            \
+      (g, dy, argmax, dx), NULL, 0.0, ember_pool_bytes(g, 2))                                                \
+    X(avg_pool2d_forward, (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y), (g, x, y), \
+      NULL, ember_pool_flops(g), ember_pool_bytes(g, 1))                                                     \
+    X(avg_pool2d_backward, (void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx),         \
+      (g, dy, dx), NULL, ember_pool_flops(g), ember_pool_bytes(g, 1))                                        \
+    X(cross_entropy_forward,                                                                                 \
+      (void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target, ember_ptr prob,            \
+       ember_ptr loss),                                                                                      \
+      (n, classes, logits, target, prob, loss), NULL, 4.0 * (double)(n * classes),                           \
+      EMBER_BYTES_OF(2 * n * classes + 2 * n))                                                               \
+    X(cross_entropy_backward,                                                                                \
+      (void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target, ember_ptr dloss,             \
+       float scale, ember_ptr dlogits),                                                                      \
+      (n, classes, prob, target, dloss, scale, dlogits), NULL, 2.0 * (double)(n * classes),                  \
+      EMBER_BYTES_OF(2 * n * classes + n))                                                                   \
+    X(dropout_mask, (void *dev, ember_ptr mask, size_t n, float p, uint64_t seed), (mask, n, p, seed), NULL, \
+      0.0, EMBER_BYTES_OF(n))                                                                                \
+    /* Adam reads param, grad, m and v and writes three of them: about a dozen operations an element */      \
+    X(adam_step,                                                                                             \
+      (void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad, ember_ptr m,   \
+       ember_ptr v),                                                                                         \
+      (n, s, param, grad, m, v), NULL, 12.0 * (double)n, EMBER_BYTES_OF(7 * n))                              \
+    X(sgd_step,                                                                                              \
+      (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,                 \
+       ember_ptr velocity),                                                                                  \
+      (n, s, param, grad, velocity), NULL, 5.0 * (double)n, EMBER_BYTES_OF(5 * n))                           \
+    /* a max, a subtraction, an exponential, a sum and a division an element */                             \
+    X(softmax_forward,                                                                                       \
+      (void *dev, int64_t rows, int64_t cols, int64_t causal_rows, ember_ptr x, ember_ptr y),                \
+      (rows, cols, causal_rows, x, y), NULL, 5.0 * (double)(rows * cols), EMBER_BYTES_OF(2 * rows * cols))   \
+    X(softmax_backward, (void *dev, int64_t rows, int64_t cols, ember_ptr y, ember_ptr dy, ember_ptr dx),    \
+      (rows, cols, y, dy, dx), NULL, 4.0 * (double)(rows * cols), EMBER_BYTES_OF(3 * rows * cols))           \
+    /* the mean, the variance, then xhat and y: about eight operations an element */                        \
+    X(layer_norm_forward,                                                                                    \
+      (void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x, ember_ptr weight, ember_ptr bias,      \
+       ember_ptr y, ember_ptr xhat, ember_ptr rstd),                                                         \
+      (rows, cols, eps, x, weight, bias, y, xhat, rstd), NULL, 8.0 * (double)(rows * cols),                  \
+      EMBER_BYTES_OF(3 * rows * cols + 2 * cols + rows))                                                     \
+    X(layer_norm_backward,                                                                                   \
+      (void *dev, int64_t rows, int64_t cols, ember_ptr dy, ember_ptr xhat, ember_ptr weight, ember_ptr rstd, \
+       ember_ptr dx),                                                                                        \
+      (rows, cols, dy, xhat, weight, rstd, dx), NULL, 7.0 * (double)(rows * cols),                           \
+      EMBER_BYTES_OF(3 * rows * cols + cols + rows))                                                         \
+    X(embedding_forward,                                                                                     \
+      (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr weight, ember_ptr out),  \
+      (n, dim, vocab, index, weight, out), NULL, 0.0, EMBER_BYTES_OF(n + 2 * n * dim))                       \
+    /* each index is read once per row of dweight that looks for it */                                      \
+    X(embedding_backward,                                                                                    \
+      (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr dy, ember_ptr dweight),  \
+      (n, dim, vocab, index, dy, dweight), NULL, (double)(n * dim),                                          \
+      EMBER_BYTES_OF(n + n * dim + 2 * vocab * dim))
+
+#define EMBER_PRIMITIVE_FIELD(name, params, ...) ember_status(*name) params;
+
+/* the names, "fill", ..., in the list's order (backend.c) */
+extern const char *const ember_primitive_names[];
+#define EMBER_PRIMITIVE_ENUM(name, ...) EMBER_PRIMITIVE_##name,
+enum ember_primitive { EMBER_PRIMITIVES(EMBER_PRIMITIVE_ENUM) EMBER_PRIMITIVE_COUNT };
+#undef EMBER_PRIMITIVE_ENUM
+
+/* ------------------------------------------------------------ the table */
+
+struct ember_backend_ops {
+    const char *name; /* "cpu", "opencl", "cuda": the --device spelling */
+
+    /* Devices. device_count says how many devices this backend sees and,
+     * when none, writes why into `why` (e.g. "libOpenCL.so.1 not found"). */
+    int (*device_count)(char *why, size_t why_len);
+    /* (optional) false, with the reason in `why`, for a device that `auto`
+     * should pass over: an OpenCL device that is a CPU (ember's cpu backend
+     * is faster there), a GPU no kernel path reaches. Such a device is
+     * still listed and, when named, opens or fails with its reason. NULL:
+     * every device is preferred. */
+    bool (*device_preferred)(int index, char *why, size_t why_len);
+    /* (optional) asked by "auto" before device_count: true, with the
+     * reason, when the backend knows without starting its driver that auto
+     * would pass over every device it has (an answer remembered from an
+     * earlier run), so that a driver auto will not use is never loaded */
+    bool (*auto_passes_over)(char *why, size_t why_len);
+    ember_status (*device_open)(const struct ember_host *host, int index, void **dev);
+    void (*device_close)(void *dev);
+    /* one line for people: "cpu (2 threads, OpenBLAS 0.3.21)" */
+    void (*device_describe)(void *dev, char *out, size_t len);
+    /* (optional) changes the threads an open device uses (0: every core) */
+    ember_status (*set_threads)(void *dev, int threads);
+    /* (optional) what a person needs to know about the backend on this
+     * machine, for `ember devices`: versions, libraries found, each
+     * device's facts, into its section of the report (base/report-impl.h) */
+    void (*diagnose)(struct ember_report *section, int threads);
+
+    /* Memory. alloc reports EMBER_ERR_NOMEM without logging it: the core may
+     * free its cache and try again. */
+    ember_status (*alloc)(void *dev, size_t bytes, void **buf);
+    void (*release)(void *dev, void *buf);
+    /* (optional) the device's free and total memory, for out-of-memory messages */
+    ember_status (*memory_info)(void *dev, size_t *free_bytes, size_t *total_bytes);
+    ember_status (*write)(void *dev, ember_ptr dst, const void *src, size_t bytes);
+    ember_status (*read)(void *dev, void *dst, ember_ptr src, size_t bytes);
+    /* waits for everything launched so far (optional) */
+    ember_status (*sync)(void *dev);
+    /* (optional) on: time every kernel with the device's events, wait for
+     * it, and report it through host->kernel_timed; off: launch as fast as
+     * possible again. Backends without kernels of their own (the CPU's)
+     * leave it NULL: the core times their primitives itself. */
+    ember_status (*set_profiling)(void *dev, bool on);
+    /* (optional) the device's peak FP32 GFLOP/s and memory GB/s, 0 where
+     * unknown, printed beside what the profile measured */
+    void (*peak)(void *dev, double *gflops, double *gbps);
+    /* (optional) a simulated GPU's record (backends/cuda/cuda-sim.c): what
+     * the first launch of `kernel` did, or with kernel NULL a line for each
+     * kernel launched, as text to free(); `registers` a thread (0: counted
+     * from the PTX) for the occupancy, said to come from `registers_from`.
+     * NULL with the reason in `why`. */
+    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
+                           size_t why_len);
+
+    /* the primitives, from the one list above */
+    EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)
+};
+
+/* The backends built, in the order `auto` tries them, and the simulated
+ * GPUs, which open only when named; each list ends with NULL. Generated
+ * from the ember_add_backend calls (build/generated/backend-registry.c). */
+extern const struct ember_backend_ops *const ember_backend_registry[];
+extern const struct ember_backend_ops *const ember_simulated_registry[];
+
+#endif /* EMBER_BACKEND_H */
