@@ -316,6 +316,12 @@ int ember_run_capture(char *const argv[], char **out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+char **ember_program_arguments(int argc, char **argv)
+{
+    (void)argc;
+    return argv;
+}
+
 bool ember_set_env(const char *name, const char *value)
 {
     return value ? setenv(name, value, 1) == 0 : unsetenv(name) == 0;

@@ -15,6 +15,7 @@
  * Windows error code is mapped to the errno closest to what it means.
  */
 #include <windows.h>
+#include <shellapi.h> /* CommandLineToArgvW */
 
 #include <direct.h>
 #include <errno.h>
@@ -582,6 +583,28 @@ int ember_run_capture(char *const argv[], char **out)
     if (*out)
         (*out)[len] = '\0';
     return (int)status;
+}
+
+char **ember_program_arguments(int argc, char **argv)
+{
+    int n = 0;
+    wchar_t **wargv = CommandLineToArgvW(GetCommandLineW(), &n);
+    if (!wargv || n != argc)
+        return argv; /* what the C runtime parsed is the better guess */
+    char **utf8 = calloc((size_t)n + 1, sizeof *utf8);
+    for (int i = 0; utf8 && i < n; i++) {
+        int len = WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, NULL, 0, NULL, NULL);
+        if (len <= 0 || !(utf8[i] = malloc((size_t)len))) {
+            LocalFree(wargv);
+            return argv;
+        }
+        WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, utf8[i], len, NULL, NULL);
+    }
+    LocalFree(wargv);
+    if (!utf8)
+        return argv;
+    SetConsoleOutputCP(CP_UTF8); /* what ember prints is UTF-8 */
+    return utf8;
 }
 
 bool ember_set_env(const char *name, const char *value)

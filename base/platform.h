@@ -138,6 +138,12 @@ bool ember_program_file(char *out, size_t len);
  * captured into *out (a string to free; the first 4 MiB). Its exit
  * status, or 127 when it could not start. */
 int ember_run_capture(char *const argv[], char **out);
+/* The program's arguments in UTF-8, as ember reads every string: on
+ * POSIX argv itself; on Windows, where main's argv is in the ANSI code
+ * page and cannot hold most names, the wide-character command line
+ * converted (and the console set to show UTF-8). Kept for the program's
+ * life. */
+char **ember_program_arguments(int argc, char **argv);
 /* Sets an environment variable for this process and those it starts;
  * value NULL removes it. */
 bool ember_set_env(const char *name, const char *value);

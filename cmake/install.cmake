@@ -67,6 +67,15 @@ set(EMBER_PC_LIBS_PRIVATE "${CMAKE_THREAD_LIBS_INIT}")
 foreach(lib IN LISTS EMBER_LINK_LIBS)
   if(lib MATCHES "^\\$<")
     # OpenBLAS as $<BUILD_INTERFACE:...> and $<INSTALL_INTERFACE:...>: below
+  elseif(TARGET ${lib} AND NOT lib MATCHES "::")
+    # the Windows build's OpenBLAS (cmake/windows.cmake): its DLL and import
+    # library are installed beside ember's, and linked by file name
+    get_target_property(implib ${lib} IMPORTED_IMPLIB)
+    get_target_property(dll ${lib} IMPORTED_LOCATION)
+    get_filename_component(implib_name ${implib} NAME)
+    string(APPEND EMBER_PC_LIBS_PRIVATE " -l:${implib_name}")
+    install(FILES ${implib} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    install(FILES ${dll} DESTINATION ${CMAKE_INSTALL_BINDIR})
   elseif(lib MATCHES "^([A-Za-z0-9_]+)::")
     set(package ${CMAKE_MATCH_1})
     if(DEFINED EMBER_PC_MODULE_${package})

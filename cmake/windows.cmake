@@ -10,6 +10,7 @@
 #   threads        mingw-w64's winpthreads (the -posix compiler), static
 #
 # Included by CMakeLists.txt when WIN32, before the library's targets.
+enable_language(RC) # ember.exe's manifest (tools/ember.rc)
 set(EMBER_WINDOWS_DEPS "${CMAKE_BINARY_DIR}/deps" CACHE PATH "Where scripts/windows-deps.sh put OpenBLAS")
 # %zu and %lld in ember's messages: mingw-w64's own printf rather than the
 # old msvcrt.dll one, which knows neither (and format checks that know it)
@@ -25,7 +26,7 @@ add_compile_options(-Wno-format)
 # one file of the program, no libgcc or winpthread DLL beside it
 add_link_options(-static)
 set(ZLIB_USE_STATIC_LIBS ON)
-set(EMBER_WINDOWS_LIBS ole32 windowscodecs uuid)
+set(EMBER_WINDOWS_LIBS ole32 windowscodecs uuid shell32)
 
 set(EMBER_WINDOWS_OPENBLAS "${EMBER_WINDOWS_DEPS}/openblas")
 if(EMBER_OPENBLAS AND EXISTS "${EMBER_WINDOWS_OPENBLAS}/lib/libscipy_openblas.lib")

@@ -704,7 +704,8 @@ typedef struct ember_data_options {
      * ember_dataset_vocab) */
     const char *kind;
     /* where the files are; NULL: the kind's default (fashion-mnist:
-     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist).
+     * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist;
+     * on Windows the folder fashion-mnist in the current folder).
      * npy: a folder of x_train.npy, y_train.npy, x_test.npy, y_test.npy, or
      * one .npz holding them; csv: a .csv file (each class holds out a tenth
      * of its rows for test, chosen by `seed`) or a folder of train.csv and

@@ -26,9 +26,15 @@ static const struct data_kind {
     const char *hint; /* added to a missing-file error */
     bool file;        /* the "folder" given is a file */
 } kinds[] = {
+#ifdef _WIN32 /* no package manager brings it: the folder fashion-mnist where ember runs */
+    {"fashion-mnist", ember_data_load_idx, true, false, "fashion-mnist",
+     "download its four .gz files (github.com/zalandoresearch/fashion-mnist, folder data/fashion) into a "
+     "folder fashion-mnist here, or name their folder with ember_data_options.dir"},
+#else
     {"fashion-mnist", ember_data_load_idx, true, false, "/usr/share/datasets/fashion-mnist",
      "install Debian's dataset-fashion-mnist (apt install dataset-fashion-mnist) or name its folder with "
      "ember_data_options.dir"},
+#endif
     {"mnist", ember_data_load_idx, true, false, NULL, NULL},
     {"cifar10", ember_data_load_cifar, true, false, NULL,
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},

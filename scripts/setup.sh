@@ -6,16 +6,21 @@
 #                               the program in build/ (what scripts/train.sh needs)
 #   scripts/setup.sh --tests    also what the test suite needs (PoCL for OpenCL,
 #                               Python's safetensors, onnx and onnxruntime for the
-#                               interop tests, ONNX's own operator test cases),
+#                               interop tests, ONNX's own operator test cases,
+#                               mingw-w64 and Wine for the Windows build's tests),
 #                               and the whole build with warnings as errors
+#   scripts/setup.sh --windows  only what cross-building for Windows needs
+#                               (scripts/windows-package.sh; docs/windows.md)
 #
 # Safe to run again: it installs only what is missing and rebuilds what changed.
 set -eu
 cd "$(dirname "$0")/.."
 
 want_tests=no
+want_windows=no
 case "${1:-}" in
 --tests) want_tests=yes ;;
+--windows) want_windows=yes ;;
 "") ;;
 -h | --help)
     sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
@@ -42,6 +47,12 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # gpt-tiny trains on against its PyTorch twin
 [ $want_tests = yes ] &&
     packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
+
+# Windows: mingw-w64 cross-builds ember.exe (its -posix compiler, with
+# winpthreads), zlib for it, and Wine runs the Windows build's tests
+windows_packages="mingw-w64 libz-mingw-w64-dev wine wine64 python3-pip"
+[ $want_tests = yes ] && packages="$packages $windows_packages"
+[ $want_windows = yes ] && packages="gcc make cmake libstb-dev python3 $windows_packages"
 
 missing=""
 for p in $packages; do
@@ -86,6 +97,9 @@ if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ 
     fi
 fi
 
+if [ $want_windows = yes ]; then
+    exit 0 # scripts/windows-package.sh builds
+fi
 if [ $want_tests = no ]; then
     # The library and the program (and its man pages) only: no tests,
     # fuzzers or test doubles (105 objects instead of 159), so that

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # scripts/test.sh — the whole test suite: set up (test packages included),
 # build, run every test, build twice more with backends left out and run the
-# quick tests there, fuzz every loader briefly, then rebuild with AddressSanitizer and
-# UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
+# quick tests there, cross-build for Windows and run its tests under Wine
+# (scripts/windows-test.sh), fuzz every loader briefly, then rebuild with
+# AddressSanitizer and UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first.
 # --help: the comment above, and nothing else done
@@ -39,6 +40,10 @@ if OMPI_COMM_WORLD_SIZE=2 build-noopencl-noblas/ember train --steps 1 >build-noo
 fi
 grep -q "built without MPI.*libopenmpi-dev" build-noopencl-noblas/nompi.out ||
     { echo "FAILED: no advice: $(cat build-noopencl-noblas/nompi.out)"; exit 1; }
+
+# The Windows build (mingw-w64), its zip, and its tests under Wine (docs/windows.md)
+echo "test: the Windows build under Wine in build-win/"
+scripts/windows-test.sh
 
 # Every loader of untrusted files under libFuzzer for a few seconds each,
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the

@@ -33,7 +33,11 @@ static const char usage[] =
     "                      names them all) or a model file (docs/models.md)\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv, text\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
+#ifdef _WIN32
+    "                      the folder fashion-mnist in the current folder);\n"
+#else
     "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist);\n"
+#endif
     "                      text: the file, every byte a token, its last tenth held out\n"
     "  --context T         text: tokens per window (default 128)\n"
     "  --data npy PATH     NumPy arrays: a folder of x_train.npy, y_train.npy, x_test.npy,\n"

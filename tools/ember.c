@@ -66,6 +66,7 @@ static void restart_without_blas_threads(char **argv)
 
 int main(int argc, char **argv)
 {
+    argv = ember_program_arguments(argc, argv); /* UTF-8, on Windows too */
     restart_without_blas_threads(argv);
     cli_start_time = cli_now();
     cli_argv = argv;

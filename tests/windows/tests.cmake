@@ -17,4 +17,4 @@ ember_test(test_memory SOURCES test_memory.c LABELS unit)
 # file system), in the prefix the test script made; and says nothing of its own
 get_property(EMBER_WINDOWS_TESTS DIRECTORY PROPERTY TESTS)
 set_property(TEST ${EMBER_WINDOWS_TESTS} APPEND PROPERTY ENVIRONMENT "WINEPATH=Z:${EMBER_WINDOWS_OPENBLAS}/bin"
-             "WINEDEBUG=-all")
+             "WINEDEBUG=-all" "WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix")

@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# scripts/windows-test.sh — the Windows build's tests, under Wine, as
+# scripts/test.sh runs them: makes the zip (scripts/windows-package.sh),
+# builds the Windows tests (tests/windows/tests.cmake) and runs them with
+# ctest, then the zip as a user meets it (tests/windows/test_wine_cli.sh),
+# against the Linux build in build/. docs/windows.md says what this covers
+# and what it does not.
+# --help: the comment above, and nothing else done
+case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+set -eu
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+scripts/windows-package.sh
+# one Wine prefix for every test, made here once (about 10 s)
+export WINEPREFIX="$PWD/build-win/wineprefix" WINEDEBUG=-all
+[ -d "$WINEPREFIX" ] || wine wineboot --init >/dev/null 2>&1 || true
+cmake --build build-win -j "$jobs"
+ctest --test-dir build-win --output-on-failure -j "$jobs"
+EMBER_WINEPREFIX=$WINEPREFIX sh tests/windows/test_wine_cli.sh "$PWD/build-win/ember-$(sed -n \
+    's/^CMAKE_PROJECT_VERSION:STATIC=//p' build-win/CMakeCache.txt)-win64.zip" "$PWD/build/ember"

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/windows/test_wine_cli.sh — the Windows zip (scripts/windows-package.sh)
+# as a user meets it, under Wine: unpacked into a folder whose name has spaces
+# and non-ASCII letters, its ember.exe run with Windows paths (drive letters,
+# backslashes), a model file with CRLF line ends, OpenCL through Wine's
+# opencl.dll to PoCL, and the README's job: simplecnn for one epoch on
+# Fashion-MNIST, whose test accuracy must be the Linux build's within 0.3
+# points (docs/windows.md).
+#
+#   test_wine_cli.sh ZIP LINUX-EMBER
+#
+# Skips (77) without Wine or the data set.
+set -u
+zip=$1 linux_ember=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+fashion=/usr/share/datasets/fashion-mnist
+command -v wine >/dev/null || { echo "test_wine_cli: skipped: no wine (scripts/setup.sh --tests)"; exit 77; }
+[ -f "$fashion/train-images-idx3-ubyte.gz" ] || { echo "test_wine_cli: skipped: no $fashion"; exit 77; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# a Wine prefix of the test's own, made on first use (about 10 s)
+export WINEPREFIX="${EMBER_WINEPREFIX:-$TMP/wineprefix}" WINEDEBUG=-all
+. "$here/cli-util.sh"
+
+# unpacked where a Windows user might: spaces, accents and Cyrillic in the path
+home="$TMP/Mes programmes/émber Обучение"
+mkdir -p "$home"
+(cd "$home" && python3 -m zipfile -e "$zip" .) || { echo "FAILED: cannot unpack $zip"; exit 1; }
+dir=$(ls -d "$home"/ember-*-win64)
+EMBER="$here/windows/wine-run.sh"
+export EMBER_WINE_PROGRAM="$dir/bin/ember.exe"
+# the same data as Linux, under a folder named as Windows users name them, and
+# given with a drive letter and backslashes (Wine's Z: is the Linux root)
+data="$TMP/Données d'entraînement/fashion-mnist"
+mkdir -p "$data"
+cp "$fashion"/*.gz "$data/"
+windows_data="Z:$(printf '%s' "$data" | tr '/' '\\')"
+
+run -- --version
+expect_status 0 "ember.exe --version"
+expect_text "ember " "ember.exe --version"
+
+run -- devices
+expect_status 0 "ember.exe devices"
+expect_text "cpu" "ember.exe devices lists the CPU"
+expect_text "nvcuda.dll not found" "ember.exe devices says what CUDA lacks on Windows"
+
+# a model file with Windows line ends, at a Windows path
+sed 's/$/\r/' "$here/../models/simplecnn.model" >"$data/../simplecnn crlf.model"
+windows_model="Z:$(printf '%s' "$data/../simplecnn crlf.model" | tr '/' '\\')"
+run -- train --model "$windows_model" --data-dir "$windows_data" --steps 20 --device cpu
+expect_status 0 "training a CRLF model file at a Windows path"
+
+# OpenCL through Wine's opencl.dll, to PoCL on the Linux side
+if grep -q "opencl:0" "$TMP/out" 2>/dev/null || { run -- devices && grep -q "opencl:0" "$TMP/out"; }; then
+    run -- train --data-dir "$windows_data" --steps 60 --device opencl:0
+    expect_status 0 "training on opencl:0 (PoCL through Wine)"
+    acc=$(sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p' "$TMP/out" "$TMP/err" | tail -1)
+    python3 -c "import sys; sys.exit(0 if float('${acc:-0}') > 0.6 else 1)" ||
+        fail "60 steps on opencl:0 reached a test accuracy of ${acc:-none}, not above 0.6"
+else
+    echo "test_wine_cli: no OpenCL device under Wine: the OpenCL check is skipped"
+fi
+
+# the README's job, and a checkpoint saved at a Windows path then saved over
+save="$TMP/Mes programmes/run ü.safetensors"
+windows_save="Z:$(printf '%s' "$save" | tr '/' '\\')"
+run -- train --data-dir "$windows_data" --epochs 1 --device cpu --save "$windows_save"
+expect_status 0 "ember.exe train --epochs 1"
+wine_acc=$(sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p' "$TMP/out" "$TMP/err" | tail -1)
+[ -f "$save" ] || fail "no checkpoint at $save"
+run -- train --data-dir "$windows_data" --steps 5 --device cpu --save "$windows_save"
+expect_status 0 "saving over an existing checkpoint (MoveFileEx)"
+run -- eval --load "$windows_save" --data-dir "$windows_data"
+expect_status 0 "ember.exe eval of the replaced checkpoint"
+
+"$linux_ember" train --data-dir "$fashion" --epochs 1 --device cpu >"$TMP/linux" 2>&1 ||
+    fail "the Linux build did not train: $(tail -3 "$TMP/linux")"
+linux_acc=$(sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p' "$TMP/linux" | tail -1)
+echo "test_wine_cli: simplecnn, one epoch: test accuracy ${wine_acc:-none} under Wine, ${linux_acc:-none} on Linux"
+python3 -c "import sys; sys.exit(0 if abs(float('${wine_acc:-0}') - float('${linux_acc:-1}')) <= 0.003 else 1)" ||
+    fail "under Wine the test accuracy is ${wine_acc:-none}, more than 0.3 points from Linux's ${linux_acc:-none}"
+finish test_wine_cli
