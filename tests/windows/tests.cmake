@@ -12,6 +12,11 @@ ember_test(test_models SOURCES test_models.c LABELS "unit;models")
 ember_test(test_text SOURCES test_text.c LABELS "unit;models")
 ember_test(test_checkpoint SOURCES test_checkpoint.c LABELS unit)
 ember_test(test_memory SOURCES test_memory.c LABELS unit)
+# the OpenCL backend through Wine's opencl.dll, which hands it to the Linux
+# side's libOpenCL (PoCL in CI): every primitive against the reference
+add_test(NAME test_parity_opencl COMMAND test_parity -b opencl)
+set_tests_properties(test_parity_opencl PROPERTIES LABELS "ops;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600
+                     ENVIRONMENT "EMBER_TEST_DEVICE=opencl:0;EMBER_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 
 # Wine finds the OpenBLAS DLL through WINEPATH (Z: is the root of the Linux
 # file system), in the prefix the test script made; and says nothing of its own
