@@ -20,7 +20,8 @@ import sys
 from collections import defaultdict
 
 # Circles not yet broken, each with the reason it stands. A circle not listed
-# fails, and so does a listed one that is gone (strike it here).
+# fails; a listed one that a build does not have is said (some exist only
+# with an option: the CPU's skinny sgemm with OpenBLAS).
 KNOWN_CIRCLES = {
     # autograd's backward pass calls each op's backward, which records on the tape
     frozenset(["core/autograd.c"] + ["core/ops-" + op + ".c" for op in (
@@ -145,8 +146,11 @@ def main():
                     links.append(f"{a[1]} uses {symbol} of {b[1]}")
         failures.append("files call each other in a circle: " + ", ".join(names) + "\n    " +
                         "\n    ".join(links))
+    built = {name for _, name in files.values()}
     for gone in KNOWN_CIRCLES - seen:
-        failures.append("a known circle is gone, strike it from KNOWN_CIRCLES: " + ", ".join(sorted(gone)))
+        if gone <= built:  # else a backend left out of this build (EMBER_OPENCL=OFF)
+            print("a known circle is not in this build; strike it from KNOWN_CIRCLES if no build has it: " +
+                  ", ".join(sorted(gone)))
     for failure in failures:
         print(failure)
     print(f"test_layers: {len(files)} objects in {len(LAYERS)} layers, "
