@@ -668,10 +668,18 @@ uint64_t ember_peak_memory_bytes(void)
 
 uint64_t ember_address_space_used(void)
 {
-    MEMORYSTATUSEX status = {.dwLength = sizeof status};
-    if (!GlobalMemoryStatusEx(&status)) /* this process's address space: all of it less what is free */
-        return 0;
-    return (uint64_t)(status.ullTotalVirtual - status.ullAvailVirtual);
+    /* every region reserved or committed, as Linux's VmSize counts them */
+    uint64_t used = 0;
+    MEMORY_BASIC_INFORMATION region;
+    for (const char *at = NULL; VirtualQuery(at, &region, sizeof region) == sizeof region;) {
+        if (region.State != MEM_FREE)
+            used += region.RegionSize;
+        const char *next = (const char *)region.BaseAddress + region.RegionSize;
+        if (next <= at)
+            break;
+        at = next;
+    }
+    return used;
 }
 
 uint64_t ember_address_space_limit(void)

@@ -62,6 +62,10 @@ double plot_legend(const struct plot_sizes *m, const struct plot_legend_entry *e
                    const char *more, double width, double height, double bottom,
                    const struct plot_canvas *cv);
 
+/* Lays out a figure of curves (plot-draw.c); false when out of memory. */
+bool plot_draw_figure(const struct plot_figure *fig, double width, double height,
+                      const struct plot_canvas *canvas);
+
 /* Lays out a timeline (plot-timeline.c); false when out of memory. */
 bool plot_draw_timeline(const struct plot_timeline *tl, double width, double height,
                         const struct plot_canvas *canvas);

@@ -12,10 +12,10 @@
  * joints are round, and a 1-pixel line through the middle of a row of
  * pixels is sharp.
  *
- * Text is stb_easy_font's: letters of 1-unit strokes, capitals 7 units
- * tall, scaled to the size asked. Its functions are static, and it reads
- * its tables by character code, so anything but printable ASCII is drawn
- * as '?'.
+ * Text is stb_easy_font's (plot-font.c measures it): letters of 1-unit
+ * strokes, capitals 7 units tall, scaled to the size asked. Its functions
+ * are static, and it reads its tables by character code, so anything but
+ * printable ASCII is drawn as '?'.
  */
 #include <errno.h>
 #include <math.h>
@@ -57,9 +57,6 @@ static unsigned char *png_deflate(unsigned char *data, int length, int *out_leng
 #include <stb_easy_font.h>
 #include <stb_image_write.h>
 #pragma GCC diagnostic pop
-
-/* the capital letters' height in stb_easy_font's units */
-#define FONT_CAP_HEIGHT 7.0
 
 struct raster {
     unsigned char *rgb; /* (height, width, 3) */
@@ -203,28 +200,12 @@ static void raster_rect(void *self, double x, double y, double width, double hei
     mask_paint(&m, self, c);
 }
 
-/* text as stb_easy_font reads it: printable ASCII, at most len - 1 bytes */
-static void font_safe(const char *text, char *safe, size_t len)
-{
-    size_t n = 0;
-    for (; text[n] && n + 1 < len; n++)
-        safe[n] = text[n] >= 32 && text[n] <= 126 ? text[n] : '?';
-    safe[n] = '\0';
-}
-
-double plot_text_width(const char *text, double size)
-{
-    char safe[256];
-    font_safe(text, safe, sizeof safe);
-    return stb_easy_font_width(safe) * size / FONT_CAP_HEIGHT;
-}
-
 static void raster_text(void *self, double x, double y, const char *text, double size, enum plot_align align,
                         bool upright, struct plot_rgb c)
 {
     struct raster *r = self;
     char safe[256];
-    font_safe(text, safe, sizeof safe);
+    plot_font_safe(text, safe, sizeof safe);
     size_t room = strlen(safe) * 1024 + 64; /* stb_easy_font's guide: about 270 bytes a letter */
     float *quads = malloc(room);
     if (!quads)
@@ -234,7 +215,7 @@ static void raster_text(void *self, double x, double y, const char *text, double
     /* along the text u, across it v (down, for text that is not upright),
      * from an origin on whole pixels, so that strokes of whole pixels are
      * sharp */
-    double scale = size / FONT_CAP_HEIGHT, width = stb_easy_font_width(safe) * scale;
+    double scale = size / PLOT_FONT_CAP_HEIGHT, width = stb_easy_font_width(safe) * scale;
     double u0 = align == PLOT_ALIGN_LEFT ? 0.0 : align == PLOT_ALIGN_CENTRE ? -width / 2.0 : -width;
     double v0 = -size / 2.0;
     x = round(x + (upright ? v0 : u0));

@@ -130,8 +130,14 @@ struct plot_canvas {
 bool plot_draw(struct plot_picture what, double width, double height, const struct plot_canvas *canvas);
 
 /* The width of `text` in pixels at that size in the PNG's font; SVG
- * viewers' sans-serif fonts come close, so the layout uses it for both. */
+ * viewers' sans-serif fonts come close, so the layout uses it for both
+ * (plot-font.c). */
 double plot_text_width(const char *text, double size);
+/* the capital letters' height in the font's own units */
+#define PLOT_FONT_CAP_HEIGHT 7.0
+/* text as the font reads it: printable ASCII ('?' for anything else), at
+ * most len - 1 bytes */
+void plot_font_safe(const char *text, char *safe, size_t len);
 
 /* The colour of a colour index: a palette of distinct colours, repeated
  * after its end. */
