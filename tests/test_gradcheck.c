@@ -83,6 +83,7 @@ static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0
 static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
 static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
 static ember_tensor *f_conv_nobias(ember_tensor **x) { return ember_conv2d(x[0], x[1], NULL, 1, 2); }
+static ember_tensor *f_conv_pad0(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 0); }
 static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
 static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
 static ember_tensor *f_reshape(ember_tensor **x)
@@ -181,6 +182,12 @@ static const struct gcase cases[] = {
     {"conv2d_pad1", 3, {{4, T(2, 2, 5, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
     {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
     {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
+    /* 8 channels in and out: core/conv-algo.c gives these Winograd on the CPU
+     * (tests/test_conv_algo.c checks that it does), at each padding it takes
+     * and odd sizes that leave half tiles */
+    {"conv2d_winograd_pad1", 3, {{4, T(2, 8, 5, 7)}, {4, T(8, 8, 3, 3)}, {1, T(8)}}, f_conv_pad1},
+    {"conv2d_winograd_pad0", 3, {{4, T(2, 8, 6, 5)}, {4, T(9, 8, 3, 3)}, {1, T(9)}}, f_conv_pad0},
+    {"conv2d_winograd_nobias_pad2", 2, {{4, T(1, 8, 3, 4)}, {4, T(8, 8, 3, 3)}}, f_conv_nobias},
     {"max_pool2d", 1, {{4, T(2, 2, 4, 6), FILL_DISTINCT}}, f_pool2},
     {"max_pool2d_overlap", 1, {{4, T(1, 2, 7, 7), FILL_DISTINCT}}, f_pool3s2},
     {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
