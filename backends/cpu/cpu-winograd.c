@@ -19,18 +19,18 @@
  * times less arithmetic, the only way past a compute bound the products
  * already run near (docs/benchmarks.md).
  *
- * The gradients are the same computation's adjoint, term by term, so all
- * three passes share one tiling and any padding up to 2 (a tile reaching
- * past x reads zeros, and its gradient there is dropped):
- *   input grad:  dM = A dY A^T,  dV = U^T dM (per position),  dx += B dV B^T
- *   weight grad: dU = dM V^T (summed over tiles),  dw = G^T dU G
+ * The input gradient is itself a forward pass: dy convolved with the
+ * filters turned 180 degrees and transposed (oc in, c out), padded by
+ * 2 - pad, which is why the padding must be 2 or less. (The forward pass's
+ * adjoint, dx += B (U^T A dY A^T) B^T tile by tile, is the same arithmetic
+ * but adds overlapping tiles into dx, which the forward pass never does:
+ * measured slower.) The weight gradient is the forward pass's adjoint,
+ * term by term: dU = (A dY A^T) V^T summed over the tiles, dw = G^T dU G.
  *
  * Work goes in groups of images whose transformed tiles take about 4 MiB,
  * so that the products read them while they are still in the cache; the
  * buffer is the device's, kept from call to call (no malloc per call).
- * The transforms run one task per (image, channel) plane on the pool;
- * the input gradient's tiles overlap, and one plane per task keeps their
- * additions race-free and in one order (the same bits every run).
+ * The transforms run one task per (image, channel) plane on the pool.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,44 +50,6 @@ struct wino {
 };
 
 /* ------------------------------------------------------- the transforms */
-
-/* out = B^T d B, d a 4x4 tile; B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] */
-static inline void input_tile(const float d[16], float out[16])
-{
-    float r[16];
-    for (int j = 0; j < 4; j++) {
-        r[0 * 4 + j] = d[0 * 4 + j] - d[2 * 4 + j];
-        r[1 * 4 + j] = d[1 * 4 + j] + d[2 * 4 + j];
-        r[2 * 4 + j] = d[2 * 4 + j] - d[1 * 4 + j];
-        r[3 * 4 + j] = d[1 * 4 + j] - d[3 * 4 + j];
-    }
-    for (int i = 0; i < 4; i++) {
-        const float *ri = r + i * 4;
-        out[i * 4 + 0] = ri[0] - ri[2];
-        out[i * 4 + 1] = ri[1] + ri[2];
-        out[i * 4 + 2] = ri[2] - ri[1];
-        out[i * 4 + 3] = ri[1] - ri[3];
-    }
-}
-
-/* dd = B x B^T, the adjoint of input_tile */
-static inline void input_tile_adjoint(const float x[16], float dd[16])
-{
-    float z[16];
-    for (int j = 0; j < 4; j++) {
-        z[0 * 4 + j] = x[0 * 4 + j];
-        z[1 * 4 + j] = x[1 * 4 + j] - x[2 * 4 + j] + x[3 * 4 + j];
-        z[2 * 4 + j] = -x[0 * 4 + j] + x[1 * 4 + j] + x[2 * 4 + j];
-        z[3 * 4 + j] = -x[3 * 4 + j];
-    }
-    for (int i = 0; i < 4; i++) {
-        const float *zi = z + i * 4;
-        dd[i * 4 + 0] = zi[0];
-        dd[i * 4 + 1] = zi[1] - zi[2] + zi[3];
-        dd[i * 4 + 2] = -zi[0] + zi[1] + zi[2];
-        dd[i * 4 + 3] = -zi[3];
-    }
-}
 
 /* u = G g G^T, g a 3x3 filter; G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] */
 static inline void filter_tile(const float g[9], float u[16])
@@ -127,162 +89,182 @@ static inline void filter_tile_adjoint(const float x[16], float dg[9])
     }
 }
 
-/* y = A^T m A, 2x2 from 4x4; A^T = [1 1 1 0; 0 1 -1 -1] */
-static inline void output_tile(const float m[16], float y[4])
+/* ------------------------------------------------ the passes over planes
+ *
+ * Each walks a plane one row of tiles at a time, in blocks of BLOCK tiles:
+ * the rows it reads are first copied into a small buffer with the padding's
+ * zeros in place, so the loop over a block's tiles has no bounds test and
+ * its 16 stores go to 16 contiguous streams, which the compiler vectorises
+ * across tiles (ivdep: the streams never overlap). */
+
+#define BLOCK 64 /* tiles in one block of a row of tiles */
+#define SPAN (2 * BLOCK + 2) /* input columns under a block */
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define ACROSS_TILES _Pragma("GCC ivdep")
+#else
+#define ACROSS_TILES
+#endif
+
+/* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
+ * i < count and k < len */
+static void padded_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
+                        float rows[][SPAN])
 {
-    float s[8];
-    for (int j = 0; j < 4; j++) {
-        s[0 * 4 + j] = m[0 * 4 + j] + m[1 * 4 + j] + m[2 * 4 + j];
-        s[1 * 4 + j] = m[1 * 4 + j] - m[2 * 4 + j] - m[3 * 4 + j];
-    }
-    for (int i = 0; i < 2; i++) {
-        const float *si = s + i * 4;
-        y[i * 2 + 0] = si[0] + si[1] + si[2];
-        y[i * 2 + 1] = si[1] - si[2] - si[3];
+    for (int i = 0; i < count; i++) {
+        int64_t yy = y0 + i;
+        if (yy < 0 || yy >= h) {
+            memset(rows[i], 0, (size_t)len * sizeof rows[i][0]);
+            continue;
+        }
+        const float *row = plane + yy * w;
+        for (int64_t k = 0; k < len; k++) {
+            int64_t xx = x0 + k;
+            rows[i][k] = xx >= 0 && xx < w ? row[xx] : 0.0f;
+        }
     }
 }
-
-/* m = A y A^T, the adjoint of output_tile */
-static inline void output_tile_adjoint(const float y[4], float m[16])
-{
-    float r[8]; /* A y, 4x2 */
-    for (int j = 0; j < 2; j++) {
-        r[0 * 2 + j] = y[j];
-        r[1 * 2 + j] = y[j] + y[2 + j];
-        r[2 * 2 + j] = y[j] - y[2 + j];
-        r[3 * 2 + j] = -y[2 + j];
-    }
-    for (int i = 0; i < 4; i++) {
-        const float *ri = r + i * 2;
-        m[i * 4 + 0] = ri[0];
-        m[i * 4 + 1] = ri[0] + ri[1];
-        m[i * 4 + 2] = ri[0] - ri[1];
-        m[i * 4 + 3] = -ri[1];
-    }
-}
-
-/* ------------------------------------------------ the passes over planes */
 
 /* x planes of the group -> v (16, c, tiles): plane = image * c + ci */
-static void transform_inputs(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void transform_inputs(void *p, int64_t begin, int64_t end)
 {
     const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t stride = g->c * j->tile_count;
+    int64_t stride = g->c * j->tile_count, tiles_h = j->tiles / j->tiles_w;
+    float rows[4][SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / g->c, ci = plane % g->c;
         const float *x = j->src + ((j->img0 + img) * g->c + ci) * g->h * g->w;
         float *v = j->v + ci * j->tile_count + img * j->tiles;
-        for (int64_t t = 0; t < j->tiles; t++) {
-            int64_t y0 = 2 * (t / j->tiles_w) - g->pad, x0 = 2 * (t % j->tiles_w) - g->pad;
-            float d[16], out[16];
-            if (y0 >= 0 && x0 >= 0 && y0 + 4 <= g->h && x0 + 4 <= g->w) {
-                for (int i = 0; i < 4; i++)
-                    for (int k = 0; k < 4; k++)
-                        d[i * 4 + k] = x[(y0 + i) * g->w + x0 + k];
-            } else {
-                for (int i = 0; i < 4; i++)
-                    for (int k = 0; k < 4; k++) {
-                        int64_t yy = y0 + i, xx = x0 + k;
-                        d[i * 4 + k] = yy >= 0 && yy < g->h && xx >= 0 && xx < g->w ? x[yy * g->w + xx] : 0.0f;
+        for (int64_t ty = 0; ty < tiles_h; ty++)
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
+                padded_rows(x, g->h, g->w, 2 * ty - g->pad, 2 * tx0 - g->pad, 4, 2 * nb + 2, rows);
+                float *out = v + ty * j->tiles_w + tx0;
+                ACROSS_TILES
+                for (int64_t t = 0; t < nb; t++) {
+                    float q[4][4]; /* d B, row by row */
+                    for (int i = 0; i < 4; i++) {
+                        const float *r = rows[i] + 2 * t;
+                        q[i][0] = r[0] - r[2];
+                        q[i][1] = r[1] + r[2];
+                        q[i][2] = r[2] - r[1];
+                        q[i][3] = r[1] - r[3];
                     }
+                    for (int k = 0; k < 4; k++) { /* B^T (d B) */
+                        out[(0 * 4 + k) * stride + t] = q[0][k] - q[2][k];
+                        out[(1 * 4 + k) * stride + t] = q[1][k] + q[2][k];
+                        out[(2 * 4 + k) * stride + t] = q[2][k] - q[1][k];
+                        out[(3 * 4 + k) * stride + t] = q[1][k] - q[3][k];
+                    }
+                }
             }
-            input_tile(d, out);
-            for (int pos = 0; pos < POSITIONS; pos++)
-                v[pos * stride + t] = out[pos];
-        }
     }
 }
 
 /* m (16, oc, tiles) -> y planes of the group, + beta * y: plane = image * oc + co */
-static void transform_outputs(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void transform_outputs(void *p, int64_t begin, int64_t end)
 {
     const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count;
+    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
     bool add = j->c->beta != 0.0f;
+    float rows[2][SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / oc, co = plane % oc;
         float *y = j->dst + ((j->img0 + img) * oc + co) * g->oh * g->ow;
         const float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t t = 0; t < j->tiles; t++) {
-            int64_t y0 = 2 * (t / j->tiles_w), x0 = 2 * (t % j->tiles_w);
-            float in[16], out[4];
-            for (int pos = 0; pos < POSITIONS; pos++)
-                in[pos] = m[pos * stride + t];
-            output_tile(in, out);
-            for (int i = 0; i < 2 && y0 + i < g->oh; i++)
-                for (int k = 0; k < 2 && x0 + k < g->ow; k++) {
-                    float *at = y + (y0 + i) * g->ow + x0 + k;
-                    *at = add ? *at + out[i * 2 + k] : out[i * 2 + k];
+        for (int64_t ty = 0; ty < tiles_h; ty++)
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
+                const float *in = m + ty * j->tiles_w + tx0;
+                ACROSS_TILES
+                for (int64_t t = 0; t < nb; t++) {
+                    float s[2][4]; /* A^T m */
+                    for (int k = 0; k < 4; k++) {
+                        float m0 = in[(0 * 4 + k) * stride + t], m1 = in[(1 * 4 + k) * stride + t];
+                        float m2 = in[(2 * 4 + k) * stride + t], m3 = in[(3 * 4 + k) * stride + t];
+                        s[0][k] = m0 + m1 + m2;
+                        s[1][k] = m1 - m2 - m3;
+                    }
+                    for (int i = 0; i < 2; i++) { /* (A^T m) A */
+                        rows[i][2 * t] = s[i][0] + s[i][1] + s[i][2];
+                        rows[i][2 * t + 1] = s[i][1] - s[i][2] - s[i][3];
+                    }
                 }
-        }
+                int64_t y0 = 2 * ty, x0 = 2 * tx0, cols = g->ow - x0 < 2 * nb ? g->ow - x0 : 2 * nb;
+                for (int i = 0; i < 2 && y0 + i < g->oh; i++) {
+                    float *out = y + (y0 + i) * g->ow + x0;
+                    if (add)
+                        for (int64_t k = 0; k < cols; k++)
+                            out[k] += rows[i][k];
+                    else
+                        memcpy(out, rows[i], (size_t)cols * sizeof *out);
+                }
+            }
     }
 }
 
 /* dy planes of the group -> m (16, oc, tiles): plane = image * oc + co */
-static void transform_output_grads(void *p, int64_t begin, int64_t end)
+CPU_WIDEST_VECTORS static void transform_output_grads(void *p, int64_t begin, int64_t end)
 {
     const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count;
+    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
+    float rows[2][SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / oc, co = plane % oc;
         const float *dy = j->src + ((j->img0 + img) * oc + co) * g->oh * g->ow;
         float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t t = 0; t < j->tiles; t++) {
-            int64_t y0 = 2 * (t / j->tiles_w), x0 = 2 * (t % j->tiles_w);
-            float in[4], out[16];
-            for (int i = 0; i < 2; i++)
-                for (int k = 0; k < 2; k++)
-                    in[i * 2 + k] = y0 + i < g->oh && x0 + k < g->ow ? dy[(y0 + i) * g->ow + x0 + k] : 0.0f;
-            output_tile_adjoint(in, out);
-            for (int pos = 0; pos < POSITIONS; pos++)
-                m[pos * stride + t] = out[pos];
-        }
-    }
-}
-
-/* v (16, c, tiles) -> dx planes of the group, each tile's 4x4 added where
- * it lies inside x: plane = image * c + ci */
-static void transform_input_grads(void *p, int64_t begin, int64_t end)
-{
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t stride = g->c * j->tile_count;
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / g->c, ci = plane % g->c;
-        float *dx = j->dst + ((j->img0 + img) * g->c + ci) * g->h * g->w;
-        const float *v = j->v + ci * j->tile_count + img * j->tiles;
-        memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
-        for (int64_t t = 0; t < j->tiles; t++) {
-            int64_t y0 = 2 * (t / j->tiles_w) - g->pad, x0 = 2 * (t % j->tiles_w) - g->pad;
-            float in[16], dd[16];
-            for (int pos = 0; pos < POSITIONS; pos++)
-                in[pos] = v[pos * stride + t];
-            input_tile_adjoint(in, dd);
-            for (int i = 0; i < 4; i++) {
-                int64_t yy = y0 + i;
-                if (yy < 0 || yy >= g->h)
-                    continue;
-                for (int k = 0; k < 4; k++) {
-                    int64_t xx = x0 + k;
-                    if (xx >= 0 && xx < g->w)
-                        dx[yy * g->w + xx] += dd[i * 4 + k];
+        for (int64_t ty = 0; ty < tiles_h; ty++)
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
+                padded_rows(dy, g->oh, g->ow, 2 * ty, 2 * tx0, 2, 2 * nb, rows);
+                float *out = m + ty * j->tiles_w + tx0;
+                ACROSS_TILES
+                for (int64_t t = 0; t < nb; t++) {
+                    float r[4][2]; /* A dy */
+                    for (int k = 0; k < 2; k++) {
+                        float y0 = rows[0][2 * t + k], y1 = rows[1][2 * t + k];
+                        r[0][k] = y0;
+                        r[1][k] = y0 + y1;
+                        r[2][k] = y0 - y1;
+                        r[3][k] = -y1;
+                    }
+                    for (int i = 0; i < 4; i++) { /* (A dy) A^T */
+                        out[(i * 4 + 0) * stride + t] = r[i][0];
+                        out[(i * 4 + 1) * stride + t] = r[i][0] + r[i][1];
+                        out[(i * 4 + 2) * stride + t] = r[i][0] - r[i][1];
+                        out[(i * 4 + 3) * stride + t] = -r[i][1];
+                    }
                 }
             }
-        }
     }
 }
 
-/* w (oc, c, 3, 3) -> u (16, oc, c): item = co * c + ci */
+/* w (oc, c, 3, 3) -> u (16, oc, c): item = co * c + ci. With `flipped`,
+ * the input gradient's filters instead, the job's pass being the forward
+ * pass over dy (its c the layer's oc and its oc the layer's c): u (16, c,
+ * oc) in the layer's terms from w turned 180 degrees, item = ci * oc + co. */
+struct filter_job {
+    const struct wino *j;
+    bool flipped;
+};
+
 static void transform_filters(void *p, int64_t begin, int64_t end)
 {
-    const struct wino *j = p;
-    int64_t count = j->c->oc * j->c->g.c;
+    const struct filter_job *f = p;
+    const struct wino *j = f->j;
+    int64_t oc = j->c->oc, c = j->c->g.c, count = oc * c;
     for (int64_t item = begin; item < end; item++) {
-        float u[16];
-        filter_tile(j->src + item * 9, u);
+        float g[9], u[16];
+        if (f->flipped) {
+            const float *w = j->src + ((item % c) * oc + item / c) * 9; /* w[co, ci] in the layer's terms */
+            for (int k = 0; k < 9; k++)
+                g[k] = w[8 - k];
+        } else
+            memcpy(g, j->src + item * 9, sizeof g);
+        filter_tile(g, u);
         for (int pos = 0; pos < POSITIONS; pos++)
             j->u[pos * count + item] = u[pos];
     }
@@ -314,27 +296,99 @@ static ember_ptr host_ptr(float *p)
 
 /* The 16 products of a group, one batched call: per position,
  *   forward      m = u (oc, c) @ v (c, tiles)
- *   input grad   v = u^T (c, oc) @ m (oc, tiles)
  *   weight grad  u += m (oc, tiles) @ v^T (tiles, c) */
 static ember_status multiply(struct cpu_device *d, const struct wino *j)
 {
     int64_t oc = j->c->oc, c = j->c->g.c, tiles = j->tile_count;
     struct ember_gemm gm = {.batch = POSITIONS, .alpha = 1.0f};
-    switch (j->c->pass) {
-    case EMBER_CONV_FORWARD:
-        gm.m = oc, gm.n = tiles, gm.k = c, gm.lda = c, gm.ldb = tiles, gm.ldc = tiles;
-        gm.stride_a = oc * c, gm.stride_b = c * tiles, gm.stride_c = oc * tiles;
-        return cpu_sgemm(d, &gm, host_ptr(j->u), host_ptr(j->v), host_ptr(j->m));
-    case EMBER_CONV_INPUT_GRAD:
-        gm.trans_a = true, gm.m = c, gm.n = tiles, gm.k = oc, gm.lda = c, gm.ldb = tiles, gm.ldc = tiles;
-        gm.stride_a = oc * c, gm.stride_b = oc * tiles, gm.stride_c = c * tiles;
-        return cpu_sgemm(d, &gm, host_ptr(j->u), host_ptr(j->m), host_ptr(j->v));
-    case EMBER_CONV_WEIGHT_GRAD:
+    if (j->c->pass == EMBER_CONV_WEIGHT_GRAD) {
         gm.trans_b = true, gm.m = oc, gm.n = c, gm.k = tiles, gm.lda = tiles, gm.ldb = tiles, gm.ldc = c;
         gm.stride_a = oc * tiles, gm.stride_b = c * tiles, gm.stride_c = oc * c, gm.beta = 1.0f;
         return cpu_sgemm(d, &gm, host_ptr(j->m), host_ptr(j->v), host_ptr(j->u));
     }
+    gm.m = oc, gm.n = tiles, gm.k = c, gm.lda = c, gm.ldb = tiles, gm.ldc = tiles;
+    gm.stride_a = oc * c, gm.stride_b = c * tiles, gm.stride_c = oc * tiles;
+    return cpu_sgemm(d, &gm, host_ptr(j->u), host_ptr(j->v), host_ptr(j->m));
+}
+
+/* images per group, and the device's buffer holding u, v and m for one */
+static ember_status workspace(struct cpu_device *d, const struct ember_winograd *c, struct wino *j, int64_t *group)
+{
+    const struct ember_conv_geom *g = &c->g;
+    j->tiles_w = (g->ow + 1) / 2;
+    j->tiles = (g->oh + 1) / 2 * j->tiles_w;
+    int64_t per_image = POSITIONS * (g->c + c->oc) * j->tiles;
+    *group = GROUP_FLOATS / per_image;
+    *group = *group < 1 ? 1 : *group > g->n ? g->n : *group;
+    /* u, v and m, each starting on a 64-byte line */
+    size_t nu = (size_t)(POSITIONS * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(*group * j->tiles);
+    size_t nv = ((size_t)(POSITIONS * g->c) * ntiles + 15) & ~(size_t)15, nm = (size_t)(POSITIONS * c->oc) * ntiles;
+    if (d->scratch_floats < nu + nv + nm) {
+        free(d->scratch);
+        d->scratch_floats = 0;
+        d->scratch = aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
+        if (!d->scratch)
+            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_winograd: no memory for %lld images' tiles",
+                                (long long)*group);
+        d->scratch_floats = nu + nv + nm;
+    }
+    j->c = c;
+    j->u = d->scratch, j->v = j->u + nu, j->m = j->v + nv;
     return EMBER_OK;
+}
+
+/* The forward pass, y = x (*) w + beta * y, or, with the filters flipped,
+ * the input gradient: dx = dy (*) w turned 180 degrees and transposed,
+ * padded by 2 - pad (every dy entry that read x[p] meets the filter tap
+ * that read it). */
+static ember_status forward(struct cpu_device *d, const struct ember_winograd *c, const float *x, const float *w,
+                            float *y, bool flipped)
+{
+    struct wino j;
+    int64_t group;
+    ember_status st = workspace(d, c, &j, &group);
+    if (st != EMBER_OK)
+        return st;
+    struct filter_job f = {.j = &j, .flipped = flipped};
+    j.src = w;
+    cpu_parallel_for(d->pool, c->oc * c->g.c, 4096, transform_filters, &f);
+    int64_t grain = cpu_plane_grain(16 * j.tiles);
+    for (int64_t img0 = 0; img0 < c->g.n && st == EMBER_OK; img0 += group) {
+        int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
+        j.img0 = img0, j.tile_count = images * j.tiles, j.src = x, j.dst = y;
+        cpu_parallel_for(d->pool, images * c->g.c, grain, transform_inputs, &j);
+        st = multiply(d, &j);
+        if (st == EMBER_OK)
+            cpu_parallel_for(d->pool, images * c->oc, grain, transform_outputs, &j);
+    }
+    return st;
+}
+
+/* dw = G^T (sum over the tiles of dM V^T) G + beta * dw */
+static ember_status weight_grad(struct cpu_device *d, const struct ember_winograd *c, const float *x, const float *dy,
+                                float *dw)
+{
+    struct wino j;
+    int64_t group;
+    ember_status st = workspace(d, c, &j, &group);
+    if (st != EMBER_OK)
+        return st;
+    memset(j.u, 0, (size_t)(POSITIONS * c->oc * c->g.c) * sizeof *j.u);
+    int64_t grain = cpu_plane_grain(16 * j.tiles);
+    for (int64_t img0 = 0; img0 < c->g.n && st == EMBER_OK; img0 += group) {
+        int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
+        j.img0 = img0, j.tile_count = images * j.tiles;
+        j.src = x;
+        cpu_parallel_for(d->pool, images * c->g.c, grain, transform_inputs, &j);
+        j.src = dy;
+        cpu_parallel_for(d->pool, images * c->oc, grain, transform_output_grads, &j);
+        st = multiply(d, &j);
+    }
+    if (st == EMBER_OK) {
+        j.dst = dw;
+        cpu_parallel_for(d->pool, c->oc * c->g.c, 4096, transform_filter_grads, &j);
+    }
+    return st;
 }
 
 ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w, ember_ptr y)
@@ -347,58 +401,18 @@ ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_
                             "conv_winograd takes 3x3 kernels at stride 1 with padding 0 to 2; got %lldx%lld, "
                             "stride %lld, padding %lld",
                             (long long)g->kh, (long long)g->kw, (long long)g->stride, (long long)g->pad);
-    int64_t tiles_h = (g->oh + 1) / 2, tiles_w = (g->ow + 1) / 2, tiles = tiles_h * tiles_w;
-    int64_t per_image = POSITIONS * (g->c + c->oc) * tiles;
-    int64_t group = GROUP_FLOATS / per_image;
-    group = group < 1 ? 1 : group > g->n ? g->n : group;
-    if (g->n == 0 && c->pass != EMBER_CONV_WEIGHT_GRAD)
-        return EMBER_OK;
-
-    /* u, v and m, each starting on a 64-byte line */
-    size_t nu = (size_t)(POSITIONS * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(group * tiles);
-    size_t nv = ((size_t)(POSITIONS * g->c) * ntiles + 15) & ~(size_t)15, nm = (size_t)(POSITIONS * c->oc) * ntiles;
-    if (d->scratch_floats < nu + nv + nm) {
-        free(d->scratch);
-        d->scratch_floats = 0;
-        d->scratch = aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
-        if (!d->scratch)
-            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_winograd: no memory for %lld images' tiles",
-                                (long long)group);
-        d->scratch_floats = nu + nv + nm;
+    switch (c->pass) {
+    case EMBER_CONV_FORWARD:
+        return g->n ? forward(d, c, cpu_f32(x), cpu_f32(w), cpu_f32(y), false) : EMBER_OK;
+    case EMBER_CONV_INPUT_GRAD: {
+        struct ember_winograd back = {
+            .g = {.n = g->n, .c = c->oc, .h = g->oh, .w = g->ow, .kh = 3, .kw = 3, .stride = 1, .pad = 2 - g->pad,
+                  .oh = g->h, .ow = g->w},
+            .oc = g->c, .pass = EMBER_CONV_FORWARD, .beta = 0.0f};
+        return g->n ? forward(d, &back, cpu_f32(y), cpu_f32(w), cpu_f32(x), true) : EMBER_OK;
     }
-    float *u = d->scratch, *v = u + nu, *m = v + nv;
-    struct wino j = {.c = c, .tiles_w = tiles_w, .tiles = tiles, .u = u, .v = v, .m = m};
-    int64_t filter_grain = 4096, in_grain = cpu_plane_grain(16 * tiles), out_grain = in_grain;
-    if (c->pass == EMBER_CONV_WEIGHT_GRAD) {
-        memset(u, 0, nu * sizeof *u);
-    } else {
-        j.src = cpu_f32(w);
-        cpu_parallel_for(d->pool, c->oc * g->c, filter_grain, transform_filters, &j);
+    case EMBER_CONV_WEIGHT_GRAD:
+        return weight_grad(d, c, cpu_f32(x), cpu_f32(y), cpu_f32(w));
     }
-    ember_status st = EMBER_OK;
-    for (int64_t img0 = 0; img0 < g->n && st == EMBER_OK; img0 += group) {
-        int64_t images = g->n - img0 < group ? g->n - img0 : group;
-        j.img0 = img0, j.tile_count = images * tiles;
-        if (c->pass != EMBER_CONV_INPUT_GRAD) { /* the inputs' tiles */
-            j.src = cpu_f32(x);
-            cpu_parallel_for(d->pool, images * g->c, in_grain, transform_inputs, &j);
-        }
-        if (c->pass != EMBER_CONV_FORWARD) { /* the output gradient's tiles */
-            j.src = cpu_f32(y);
-            cpu_parallel_for(d->pool, images * c->oc, out_grain, transform_output_grads, &j);
-        }
-        st = multiply(d, &j);
-        if (st == EMBER_OK && c->pass == EMBER_CONV_FORWARD) {
-            j.dst = cpu_f32(y);
-            cpu_parallel_for(d->pool, images * c->oc, out_grain, transform_outputs, &j);
-        } else if (st == EMBER_OK && c->pass == EMBER_CONV_INPUT_GRAD) {
-            j.dst = cpu_f32(x);
-            cpu_parallel_for(d->pool, images * g->c, in_grain, transform_input_grads, &j);
-        }
-    }
-    if (st == EMBER_OK && c->pass == EMBER_CONV_WEIGHT_GRAD) {
-        j.dst = cpu_f32(w);
-        cpu_parallel_for(d->pool, c->oc * g->c, filter_grain, transform_filter_grads, &j);
-    }
-    return st;
+    return EMBER_OK;
 }
