@@ -23,9 +23,10 @@
  * filters turned 180 degrees and transposed (oc in, c out), padded by
  * 2 - pad, which is why the padding must be 2 or less. (The forward pass's
  * adjoint, dx += B (U^T A dY A^T) B^T tile by tile, is the same arithmetic
- * but adds overlapping tiles into dx, which the forward pass never does:
- * measured slower.) The weight gradient is the forward pass's adjoint,
- * term by term: dU = (A dY A^T) V^T summed over the tiles, dw = G^T dU G.
+ * but adds overlapping tiles into dx, a scatter the forward pass never
+ * needs; this way the input gradient runs the forward pass's loops.) The
+ * weight gradient is the forward pass's adjoint, term by term:
+ * dU = (A dY A^T) V^T summed over the tiles, dw = G^T dU G.
  *
  * Work goes in groups of images whose transformed tiles take about 4 MiB,
  * so that the products read them while they are still in the cache; the
