@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/conv_shapes.c — one convolution's forward and backward pass
- * through ember_conv2d under each algorithm (EMBER_CONV_ALGO), alternated
- * in one run so that a busy machine slows both alike: the median of the
- * repetitions, and im2col's time over Winograd's.
+ * through ember_conv2d under each algorithm (EMBER_CONV_ALGO: im2col,
+ * winograd in 2x2 tiles, winograd4 in 4x4), alternated in one run so that
+ * a busy machine slows them alike: the median of the repetitions, and
+ * im2col's time over each Winograd's.
  *
  *   cc -O2 bench/conv_shapes.c -Iinclude build/libember.a -lopenblas -lm -lpthread -o conv_shapes
  *   ./conv_shapes [THREADS] [REPS] [N C H W OC PAD]...
  *
  * Without shapes: the 3x3 stride-1 convolutions of ResNet-8 and VGG-8 on
- * Fashion-MNIST at batch 64, and a first layer's one channel.
+ * Fashion-MNIST at batch 64, a first layer's one channel, and two larger
+ * layers (CIFAR-sized, more channels).
  * bench/conv_algo.sh builds and runs it.
  */
 #include <stdio.h>
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
     static const int64_t defaults[][6] = {
         {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1},
         {64, 32, 7, 7, 64, 1},   {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},
+        {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
     };
     int given = argc > 3 ? (argc - 3) / 6 : 0, count = given ? given : (int)(sizeof defaults / sizeof defaults[0]);
     if (reps < 1 || reps > 1000 || (argc > 3 && (argc - 3) % 6 != 0)) {
@@ -79,9 +82,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "conv_shapes: %s\n", ctx ? ember_last_error(ctx) : "no context");
         return 1;
     }
-    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col fwd+bwd ms | winograd fwd+bwd ms | im2col/winograd |\n");
-    printf("|---|---|---|---|---|\n");
-    static const char *const algos[2] = {"im2col", "winograd"};
+    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | im2col/winograd | "
+           "im2col/winograd4 |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    enum { ALGOS = 3 };
+    static const char *const algos[ALGOS] = {"im2col", "winograd", "winograd4"};
     for (int s = 0; s < count; s++) {
         int64_t d[6];
         for (int k = 0; k < 6; k++)
@@ -91,9 +96,11 @@ int main(int argc, char **argv)
         ember_tensor *x = random_tensor(ctx, 4, xs, &seed), *w = random_tensor(ctx, 4, ws, &seed);
         ember_tensor_set_requires_grad(x, true);
         ember_tensor_set_requires_grad(w, true);
-        double *ms[2] = {malloc((size_t)reps * sizeof(double)), malloc((size_t)reps * sizeof(double))};
+        double *ms[ALGOS], median[ALGOS];
+        for (int a = 0; a < ALGOS; a++)
+            ms[a] = malloc((size_t)reps * sizeof(double));
         for (int r = -2; r < reps; r++) /* two warm-up rounds, then alternated */
-            for (int a = 0; a < 2; a++) {
+            for (int a = 0; a < ALGOS; a++) {
                 double f, b;
                 setenv("EMBER_CONV_ALGO", algos[a], 1);
                 if (!step(ctx, x, w, (int)d[5], &f, &b)) {
@@ -103,13 +110,14 @@ int main(int argc, char **argv)
                 if (r >= 0)
                     ms[a][r] = f + b;
             }
-        qsort(ms[0], (size_t)reps, sizeof(double), by_value);
-        qsort(ms[1], (size_t)reps, sizeof(double), by_value);
-        double i2c = ms[0][reps / 2], wino = ms[1][reps / 2];
-        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f |\n", (long long)d[0],
-               (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4], (long long)d[5], threads, i2c,
-               wino, i2c / wino);
-        free(ms[0]), free(ms[1]);
+        for (int a = 0; a < ALGOS; a++) {
+            qsort(ms[a], (size_t)reps, sizeof(double), by_value);
+            median[a] = ms[a][reps / 2];
+            free(ms[a]);
+        }
+        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", (long long)d[0],
+               (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4], (long long)d[5], threads, median[0],
+               median[1], median[2], median[0] / median[1], median[0] / median[2]);
         ember_tensor_free(x), ember_tensor_free(w);
     }
     ember_ctx_free(ctx);

@@ -158,8 +158,9 @@ struct ember_conv_geom {
     int64_t oh, ow;
 };
 
-/* Winograd's minimal filtering for a 3x3 convolution at stride 1
- * (conv_winograd; docs/design.md, "Choosing a convolution's algorithm").
+/* Winograd's minimal filtering for a 3x3 convolution at stride 1, in
+ * tiles of 2x2 or 4x4 outputs (conv_winograd; docs/design.md, "Choosing
+ * a convolution's algorithm").
  * x is (n, c, h, w), w (oc, c, 3, 3), y (n, oc, oh, ow), the geometry's
  * pad at most 2. The pass says which of the three is written:
  *   FORWARD       y = conv2d(x, w) + beta * y
@@ -173,6 +174,7 @@ struct ember_winograd {
     int64_t oc;
     enum ember_conv_pass pass;
     float beta;
+    int tile; /* outputs a tile side: 2, F(2x2, 3x3), or 4, F(4x4, 3x3) */
 };
 
 /* the profile's rows of conv_winograd, one a pass */
@@ -326,12 +328,15 @@ static inline double ember_conv_bytes(const struct ember_conv_geom *g)
 }
 /* F(2x2, 3x3) multiplies 4x4 transformed tiles, one tile for each 2x2 of
  * the output: the 16 products of (oc x c) by (c x tiles) are its work,
- * 2.25 times fewer multiplications than the direct convolution's (the
- * transforms, additions only, are not counted) */
+ * 2.25 times fewer multiplications than the direct convolution's; F(4x4,
+ * 3x3) 36 products, one tile for each 4x4, 4 times fewer (the transforms
+ * are not counted) */
 static inline double ember_winograd_flops(const struct ember_winograd *c)
 {
     const struct ember_conv_geom *g = &c->g;
-    return 2.0 * 16.0 * (double)(c->oc * g->c) * (double)(g->n * ((g->oh + 1) / 2) * ((g->ow + 1) / 2));
+    int64_t t = c->tile > 0 ? c->tile : 2, side = t + 2;
+    return 2.0 * (double)(side * side) * (double)(c->oc * g->c) *
+           (double)(g->n * ((g->oh + t - 1) / t) * ((g->ow + t - 1) / t));
 }
 /* the input, the weights and the output, each read or written once */
 static inline double ember_winograd_bytes(const struct ember_winograd *c)

@@ -83,8 +83,8 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
     enum ember_conv_algo algo;
     if (!ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
         return NULL;
-    ember_profile_label(ctx, "conv2d", algo == EMBER_CONV_WINOGRAD ? "forward [winograd]" : "forward [im2col]");
-    bool winograd = algo == EMBER_CONV_WINOGRAD;
+    ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
+    bool winograd = algo != EMBER_CONV_IM2COL;
     int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
     struct ember_tensor *col = winograd ? NULL : ember_op_out(ctx, 3, col_shape);
@@ -101,7 +101,8 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
             return NULL;
     }
     if (winograd) {
-        struct ember_winograd wg = {.g = g, .oc = y_shape[1], .pass = EMBER_CONV_FORWARD, .beta = b ? 1.0f : 0.0f};
+        struct ember_winograd wg = {.g = g, .oc = y_shape[1], .pass = EMBER_CONV_FORWARD, .beta = b ? 1.0f : 0.0f,
+                                    .tile = ember_conv_algo_tile(algo)};
         if (ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(cx), ember_tensor_ptr(cw), ember_tensor_ptr(y)) !=
             EMBER_OK)
             return NULL;
@@ -151,7 +152,7 @@ static ember_status backward_winograd(struct ember_node *n, const struct ember_c
 {
     struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
-    struct ember_winograd wg = {.g = *g, .oc = w->shape[0]};
+    struct ember_winograd wg = {.g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
     if (w->requires_grad) {
         struct ember_tensor *dw = ember_grad_target(w, &wg.beta);
         wg.pass = EMBER_CONV_WEIGHT_GRAD;
@@ -188,14 +189,14 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], &g);
     int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
     float beta;
-    if (n->arg[2] == EMBER_CONV_WINOGRAD) {
-        ember_profile_label(ctx, "conv2d", "backward [winograd]");
+    enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
+    ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, false));
+    if (algo != EMBER_CONV_IM2COL) {
         ember_status st = backward_winograd(n, &g);
         if (st != EMBER_OK)
             return st;
         return b && b->requires_grad ? backward_bias(n, &g) : EMBER_OK;
     }
-    ember_profile_label(ctx, "conv2d", "backward [im2col]");
 
     /* per group: its columns, their part of dw; then w^T dy into the same
      * buffer and col2im into dx */

@@ -15,27 +15,31 @@
 
 struct shape_case {
     const char *what;
-    int64_t c, oc, k, stride, pad;
+    int64_t c, oc, h, w, k, stride, pad;
     enum ember_conv_algo on_cpu; /* what auto picks on the CPU */
 };
 
 static const struct shape_case shapes[] = {
-    {"ResNet-8's 3x3, 16 channels", 16, 16, 3, 1, 1, EMBER_CONV_WINOGRAD},
-    {"VGG's 3x3, 64 to 128 channels", 64, 128, 3, 1, 1, EMBER_CONV_WINOGRAD},
-    {"3x3 at the table's edge, 8 channels", 8, 8, 3, 1, 0, EMBER_CONV_WINOGRAD},
-    {"3x3 padding 2", 16, 32, 3, 1, 2, EMBER_CONV_WINOGRAD},
-    {"a first layer's 1 channel", 1, 16, 3, 1, 1, EMBER_CONV_IM2COL},
-    {"7 output channels", 16, 7, 3, 1, 1, EMBER_CONV_IM2COL},
-    {"stride 2", 16, 32, 3, 2, 1, EMBER_CONV_IM2COL},
-    {"1x1 projection", 16, 32, 1, 1, 0, EMBER_CONV_IM2COL},
-    {"5x5", 16, 16, 5, 1, 2, EMBER_CONV_IM2COL},
-    {"3x3 padding 3", 16, 16, 3, 1, 3, EMBER_CONV_IM2COL},
+    {"ResNet-8's 3x3 at 28x28, 16 channels", 16, 16, 28, 28, 3, 1, 1, EMBER_CONV_WINOGRAD4},
+    {"CIFAR's 32x32, 64 channels", 64, 64, 32, 32, 3, 1, 1, EMBER_CONV_WINOGRAD4},
+    {"16x16 output, the 4x4 tiles' edge", 8, 8, 18, 18, 3, 1, 0, EMBER_CONV_WINOGRAD4},
+    {"15x16 output, below it", 8, 8, 17, 18, 3, 1, 0, EMBER_CONV_WINOGRAD},
+    {"VGG's 3x3 at 14x14, 64 to 128 channels", 64, 128, 14, 14, 3, 1, 1, EMBER_CONV_WINOGRAD},
+    {"3x3 at the table's edge, 8 channels, 8x8", 8, 8, 10, 10, 3, 1, 0, EMBER_CONV_WINOGRAD},
+    {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_WINOGRAD},
+    {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"a first layer's 1 channel", 1, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
+    {"1x1 projection", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
+    {"5x5", 16, 16, 28, 28, 5, 1, 2, EMBER_CONV_IM2COL},
+    {"3x3 padding 3", 16, 16, 28, 28, 3, 1, 3, EMBER_CONV_IM2COL},
 };
 
 static struct ember_conv_geom geom_of(const struct shape_case *s)
 {
-    struct ember_conv_geom g = {.n = 4, .c = s->c, .h = 12, .w = 11, .kh = s->k, .kw = s->k, .stride = s->stride,
-                                .pad = s->pad};
+    struct ember_conv_geom g = {.n = 4, .c = s->c, .h = s->h, .w = s->w, .kh = s->k, .kw = s->k,
+                                .stride = s->stride, .pad = s->pad};
     g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
     g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
     return g;
@@ -70,13 +74,18 @@ static void check_choices(ember_ctx *ctx, bool cpu)
         CHECK(forced == (applies ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL),
               "%s: EMBER_CONV_ALGO=winograd chose %s (Winograd %s this shape)", s->what,
               ember_conv_algo_name(forced), applies ? "takes" : "does not take");
+        setenv("EMBER_CONV_ALGO", "winograd4", 1);
+        forced = choose(ctx, s);
+        CHECK(forced == (applies ? EMBER_CONV_WINOGRAD4 : EMBER_CONV_IM2COL),
+              "%s: EMBER_CONV_ALGO=winograd4 chose %s (Winograd %s this shape)", s->what,
+              ember_conv_algo_name(forced), applies ? "takes" : "does not take");
     }
     setenv("EMBER_CONV_ALGO", "wingorad", 1);
     struct ember_conv_geom g = geom_of(&shapes[0]);
     enum ember_conv_algo algo;
     CHECK(!ember_conv_algo_choose(ctx, &g, 16, &algo) && ember_last_status(ctx) == EMBER_ERR_ARG &&
               strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=wingorad") &&
-              strstr(ember_last_error(ctx), "im2col, winograd or auto"),
+              strstr(ember_last_error(ctx), "im2col, winograd, winograd4 or auto"),
           "a misspelt EMBER_CONV_ALGO was not refused by name: %s", ember_last_error(ctx));
     unsetenv("EMBER_CONV_ALGO");
 }
@@ -147,17 +156,17 @@ static double distance(const float *a, const float *b, size_t n)
     return sqrt(d / (norm > 0.0 ? norm : 1.0));
 }
 
-/* the same convolution through each algorithm: the same numbers within
- * float rounding (measured 1e-7; a wrong transform would be order 1) */
-static void check_agreement(ember_ctx *ctx, int pad)
+/* the same convolution through im2col and a Winograd: the same numbers
+ * within float rounding (a wrong transform would be order 1 apart) */
+static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
 {
     struct conv_run a = {0}, b = {0};
-    if (run_conv(ctx, "im2col", pad, &a) && run_conv(ctx, "winograd", pad, &b)) {
+    if (run_conv(ctx, "im2col", pad, &a) && run_conv(ctx, algo, pad, &b)) {
         int64_t oh = 9 + 2 * pad - 2, ow = 7 + 2 * pad - 2;
         double dy = distance(b.y, a.y, (size_t)(3 * 10 * oh * ow)), dx = distance(b.dx, a.dx, 3 * 12 * 9 * 7),
                dw = distance(b.dw, a.dw, 10 * 12 * 9), db = distance(b.db, a.db, 10);
         CHECK(dy < 1e-5 && dx < 1e-5 && dw < 1e-5 && db < 1e-5,
-              "padding %d: winograd against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, dy, dx, dw, db);
+              "padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, algo, dy, dx, dw, db);
     }
     free(a.y), free(a.dx), free(a.dw), free(a.db), free(b.y), free(b.dx), free(b.dw), free(b.db);
 }
@@ -168,8 +177,10 @@ int main(void)
     ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
     CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
     check_choices(ctx, true);
-    for (int pad = 0; pad <= 2; pad++)
-        check_agreement(ctx, pad);
+    for (int pad = 0; pad <= 2; pad++) {
+        check_agreement(ctx, "winograd", pad);
+        check_agreement(ctx, "winograd4", pad);
+    }
 
     /* an ember_conv2d under a misspelt EMBER_CONV_ALGO fails, saying why */
     int64_t xs[4] = {1, 8, 5, 5}, ws[4] = {8, 8, 3, 3};

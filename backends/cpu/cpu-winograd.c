@@ -36,24 +36,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu-impl.h"
+#include "cpu-winograd-impl.h"
 
-#define POSITIONS 16                        /* a 4x4 transformed tile */
-#define GROUP_FLOATS ((int64_t)1 << 20)     /* transformed tiles of one group of images */
-
-struct wino {
-    const struct ember_winograd *c;
-    int64_t tiles_w, tiles; /* tiles along a row, and in an image */
-    int64_t img0, tile_count; /* the group: its first image, its tiles (images * tiles) */
-    const float *src;
-    float *dst;
-    float *u, *v, *m; /* (16, oc, c), (16, c, tile_count), (16, oc, tile_count) */
-};
+#define POSITIONS 16                    /* a 4x4 transformed tile */
+#define GROUP_FLOATS ((int64_t)1 << 20) /* transformed tiles of one group of images */
 
 /* ------------------------------------------------------- the transforms */
 
 /* u = G g G^T, g a 3x3 filter; G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] */
-static inline void filter_tile(const float g[9], float u[16])
+static void filter_tile(const float *g, float *u)
 {
     float r[12]; /* G g, 4x3 */
     for (int j = 0; j < 3; j++) {
@@ -72,7 +63,7 @@ static inline void filter_tile(const float g[9], float u[16])
 }
 
 /* dg = G^T x G, the adjoint of filter_tile */
-static inline void filter_tile_adjoint(const float x[16], float dg[9])
+static void filter_tile_adjoint(const float *x, float *dg)
 {
     float r[12]; /* G^T x, 3x4 */
     for (int j = 0; j < 4; j++) {
@@ -91,26 +82,12 @@ static inline void filter_tile_adjoint(const float x[16], float dg[9])
 }
 
 /* ------------------------------------------------ the passes over planes
- *
- * Each walks a plane one row of tiles at a time, in blocks of BLOCK tiles:
- * the rows it reads are first copied into a small buffer with the padding's
- * zeros in place, so the loop over a block's tiles has no bounds test and
- * its 16 stores go to 16 contiguous streams, which the compiler vectorises
- * across tiles (ivdep: the streams never overlap). */
-
-#define BLOCK 64 /* tiles in one block of a row of tiles */
-#define SPAN (2 * BLOCK + 2) /* input columns under a block */
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define ACROSS_TILES _Pragma("GCC ivdep")
-#else
-#define ACROSS_TILES
-#endif
+ * (cpu-winograd-impl.h says how they walk) */
 
 /* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
  * i < count and k < len */
-static void padded_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
-                        float rows[][SPAN])
+void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
+                       float rows[][WINO_SPAN])
 {
     for (int i = 0; i < count; i++) {
         int64_t yy = y0 + i;
@@ -132,17 +109,17 @@ CPU_WIDEST_VECTORS static void transform_inputs(void *p, int64_t begin, int64_t 
     const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
     int64_t stride = g->c * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[4][SPAN];
+    float rows[4][WINO_SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / g->c, ci = plane % g->c;
         const float *x = j->src + ((j->img0 + img) * g->c + ci) * g->h * g->w;
         float *v = j->v + ci * j->tile_count + img * j->tiles;
         for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
-                padded_rows(x, g->h, g->w, 2 * ty - g->pad, 2 * tx0 - g->pad, 4, 2 * nb + 2, rows);
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
+                cpu_winograd_rows(x, g->h, g->w, 2 * ty - g->pad, 2 * tx0 - g->pad, 4, 2 * nb + 2, rows);
                 float *out = v + ty * j->tiles_w + tx0;
-                ACROSS_TILES
+                WINO_ACROSS_TILES
                 for (int64_t t = 0; t < nb; t++) {
                     float q[4][4]; /* d B, row by row */
                     for (int i = 0; i < 4; i++) {
@@ -170,16 +147,16 @@ CPU_WIDEST_VECTORS static void transform_outputs(void *p, int64_t begin, int64_t
     const struct ember_conv_geom *g = &j->c->g;
     int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
     bool add = j->c->beta != 0.0f;
-    float rows[2][SPAN];
+    float rows[2][WINO_SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / oc, co = plane % oc;
         float *y = j->dst + ((j->img0 + img) * oc + co) * g->oh * g->ow;
         const float *m = j->m + co * j->tile_count + img * j->tiles;
         for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
                 const float *in = m + ty * j->tiles_w + tx0;
-                ACROSS_TILES
+                WINO_ACROSS_TILES
                 for (int64_t t = 0; t < nb; t++) {
                     float s[2][4]; /* A^T m */
                     for (int k = 0; k < 4; k++) {
@@ -212,17 +189,17 @@ CPU_WIDEST_VECTORS static void transform_output_grads(void *p, int64_t begin, in
     const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
     int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[2][SPAN];
+    float rows[2][WINO_SPAN];
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t img = plane / oc, co = plane % oc;
         const float *dy = j->src + ((j->img0 + img) * oc + co) * g->oh * g->ow;
         float *m = j->m + co * j->tile_count + img * j->tiles;
         for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < BLOCK ? j->tiles_w - tx0 : BLOCK;
-                padded_rows(dy, g->oh, g->ow, 2 * ty, 2 * tx0, 2, 2 * nb, rows);
+            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
+                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
+                cpu_winograd_rows(dy, g->oh, g->ow, 2 * ty, 2 * tx0, 2, 2 * nb, rows);
                 float *out = m + ty * j->tiles_w + tx0;
-                ACROSS_TILES
+                WINO_ACROSS_TILES
                 for (int64_t t = 0; t < nb; t++) {
                     float r[4][2]; /* A dy */
                     for (int k = 0; k < 2; k++) {
@@ -258,35 +235,39 @@ static void transform_filters(void *p, int64_t begin, int64_t end)
     const struct wino *j = f->j;
     int64_t oc = j->c->oc, c = j->c->g.c, count = oc * c;
     for (int64_t item = begin; item < end; item++) {
-        float g[9], u[16];
+        float g[9], u[36];
         if (f->flipped) {
             const float *w = j->src + ((item % c) * oc + item / c) * 9; /* w[co, ci] in the layer's terms */
             for (int k = 0; k < 9; k++)
                 g[k] = w[8 - k];
         } else
             memcpy(g, j->src + item * 9, sizeof g);
-        filter_tile(g, u);
-        for (int pos = 0; pos < POSITIONS; pos++)
+        j->kind->filter(g, u);
+        for (int pos = 0; pos < j->kind->positions; pos++)
             j->u[pos * count + item] = u[pos];
     }
 }
 
-/* u (16, oc, c) -> dw (oc, c, 3, 3), + beta * dw */
+/* u (positions, oc, c) -> dw (oc, c, 3, 3), + beta * dw */
 static void transform_filter_grads(void *p, int64_t begin, int64_t end)
 {
     const struct wino *j = p;
     int64_t count = j->c->oc * j->c->g.c;
     bool add = j->c->beta != 0.0f;
     for (int64_t item = begin; item < end; item++) {
-        float in[16], dg[9];
-        for (int pos = 0; pos < POSITIONS; pos++)
+        float in[36], dg[9];
+        for (int pos = 0; pos < j->kind->positions; pos++)
             in[pos] = j->u[pos * count + item];
-        filter_tile_adjoint(in, dg);
+        j->kind->filter_grad(in, dg);
         float *dw = j->dst + item * 9;
         for (int k = 0; k < 9; k++)
             dw[k] = add ? dw[k] + dg[k] : dg[k];
     }
 }
+
+const struct wino_kind cpu_winograd_f2 = {
+    .out = 2, .positions = POSITIONS, .inputs = transform_inputs, .outputs = transform_outputs,
+    .output_grads = transform_output_grads, .filter = filter_tile, .filter_grad = filter_tile_adjoint};
 
 /* ------------------------------------------------------------ the call */
 
@@ -301,7 +282,7 @@ static ember_ptr host_ptr(float *p)
 static ember_status multiply(struct cpu_device *d, const struct wino *j)
 {
     int64_t oc = j->c->oc, c = j->c->g.c, tiles = j->tile_count;
-    struct ember_gemm gm = {.batch = POSITIONS, .alpha = 1.0f};
+    struct ember_gemm gm = {.batch = j->kind->positions, .alpha = 1.0f};
     if (j->c->pass == EMBER_CONV_WEIGHT_GRAD) {
         gm.trans_b = true, gm.m = oc, gm.n = c, gm.k = tiles, gm.lda = tiles, gm.ldb = tiles, gm.ldc = c;
         gm.stride_a = oc * tiles, gm.stride_b = c * tiles, gm.stride_c = oc * c, gm.beta = 1.0f;
@@ -316,14 +297,16 @@ static ember_status multiply(struct cpu_device *d, const struct wino *j)
 static ember_status workspace(struct cpu_device *d, const struct ember_winograd *c, struct wino *j, int64_t *group)
 {
     const struct ember_conv_geom *g = &c->g;
-    j->tiles_w = (g->ow + 1) / 2;
-    j->tiles = (g->oh + 1) / 2 * j->tiles_w;
-    int64_t per_image = POSITIONS * (g->c + c->oc) * j->tiles;
+    const struct wino_kind *kind = c->tile == 4 ? &cpu_winograd_f4 : &cpu_winograd_f2;
+    int64_t positions = kind->positions;
+    j->tiles_w = (g->ow + kind->out - 1) / kind->out;
+    j->tiles = (g->oh + kind->out - 1) / kind->out * j->tiles_w;
+    int64_t per_image = positions * (g->c + c->oc) * j->tiles;
     *group = GROUP_FLOATS / per_image;
     *group = *group < 1 ? 1 : *group > g->n ? g->n : *group;
     /* u, v and m, each starting on a 64-byte line */
-    size_t nu = (size_t)(POSITIONS * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(*group * j->tiles);
-    size_t nv = ((size_t)(POSITIONS * g->c) * ntiles + 15) & ~(size_t)15, nm = (size_t)(POSITIONS * c->oc) * ntiles;
+    size_t nu = (size_t)(positions * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(*group * j->tiles);
+    size_t nv = ((size_t)(positions * g->c) * ntiles + 15) & ~(size_t)15, nm = (size_t)(positions * c->oc) * ntiles;
     if (d->scratch_floats < nu + nv + nm) {
         free(d->scratch);
         d->scratch_floats = 0;
@@ -333,7 +316,7 @@ static ember_status workspace(struct cpu_device *d, const struct ember_winograd 
                                 (long long)*group);
         d->scratch_floats = nu + nv + nm;
     }
-    j->c = c;
+    j->c = c, j->kind = kind;
     j->u = d->scratch, j->v = j->u + nu, j->m = j->v + nv;
     return EMBER_OK;
 }
@@ -353,14 +336,14 @@ static ember_status forward(struct cpu_device *d, const struct ember_winograd *c
     struct filter_job f = {.j = &j, .flipped = flipped};
     j.src = w;
     cpu_parallel_for(d->pool, c->oc * c->g.c, 4096, transform_filters, &f);
-    int64_t grain = cpu_plane_grain(16 * j.tiles);
+    int64_t grain = cpu_plane_grain(j.kind->positions * j.tiles);
     for (int64_t img0 = 0; img0 < c->g.n && st == EMBER_OK; img0 += group) {
         int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
         j.img0 = img0, j.tile_count = images * j.tiles, j.src = x, j.dst = y;
-        cpu_parallel_for(d->pool, images * c->g.c, grain, transform_inputs, &j);
+        cpu_parallel_for(d->pool, images * c->g.c, grain, j.kind->inputs, &j);
         st = multiply(d, &j);
         if (st == EMBER_OK)
-            cpu_parallel_for(d->pool, images * c->oc, grain, transform_outputs, &j);
+            cpu_parallel_for(d->pool, images * c->oc, grain, j.kind->outputs, &j);
     }
     return st;
 }
@@ -374,15 +357,15 @@ static ember_status weight_grad(struct cpu_device *d, const struct ember_winogra
     ember_status st = workspace(d, c, &j, &group);
     if (st != EMBER_OK)
         return st;
-    memset(j.u, 0, (size_t)(POSITIONS * c->oc * c->g.c) * sizeof *j.u);
-    int64_t grain = cpu_plane_grain(16 * j.tiles);
+    memset(j.u, 0, (size_t)(j.kind->positions * c->oc * c->g.c) * sizeof *j.u);
+    int64_t grain = cpu_plane_grain(j.kind->positions * j.tiles);
     for (int64_t img0 = 0; img0 < c->g.n && st == EMBER_OK; img0 += group) {
         int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
         j.img0 = img0, j.tile_count = images * j.tiles;
         j.src = x;
-        cpu_parallel_for(d->pool, images * c->g.c, grain, transform_inputs, &j);
+        cpu_parallel_for(d->pool, images * c->g.c, grain, j.kind->inputs, &j);
         j.src = dy;
-        cpu_parallel_for(d->pool, images * c->oc, grain, transform_output_grads, &j);
+        cpu_parallel_for(d->pool, images * c->oc, grain, j.kind->output_grads, &j);
         st = multiply(d, &j);
     }
     if (st == EMBER_OK) {
@@ -397,11 +380,11 @@ ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
     if (g->kh != 3 || g->kw != 3 || g->stride != 1 || g->pad < 0 || g->pad > 2 || g->oh != g->h + 2 * g->pad - 2 ||
-        g->ow != g->w + 2 * g->pad - 2 || g->oh < 1 || g->ow < 1)
+        g->ow != g->w + 2 * g->pad - 2 || g->oh < 1 || g->ow < 1 || (c->tile != 2 && c->tile != 4))
         return d->host.fail(d->host.ctx, EMBER_ERR_ARG,
-                            "conv_winograd takes 3x3 kernels at stride 1 with padding 0 to 2; got %lldx%lld, "
-                            "stride %lld, padding %lld",
-                            (long long)g->kh, (long long)g->kw, (long long)g->stride, (long long)g->pad);
+                            "conv_winograd takes 3x3 kernels at stride 1 with padding 0 to 2, in tiles of 2 or 4; "
+                            "got %lldx%lld, stride %lld, padding %lld, tiles of %d",
+                            (long long)g->kh, (long long)g->kw, (long long)g->stride, (long long)g->pad, c->tile);
     switch (c->pass) {
     case EMBER_CONV_FORWARD:
         return g->n ? forward(d, c, cpu_f32(x), cpu_f32(w), cpu_f32(y), false) : EMBER_OK;
@@ -409,7 +392,7 @@ ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_
         struct ember_winograd back = {
             .g = {.n = g->n, .c = c->oc, .h = g->oh, .w = g->ow, .kh = 3, .kw = 3, .stride = 1, .pad = 2 - g->pad,
                   .oh = g->h, .ow = g->w},
-            .oc = g->c, .pass = EMBER_CONV_FORWARD, .beta = 0.0f};
+            .oc = g->c, .pass = EMBER_CONV_FORWARD, .beta = 0.0f, .tile = c->tile};
         return g->n ? forward(d, &back, cpu_f32(y), cpu_f32(w), cpu_f32(x), true) : EMBER_OK;
     }
     case EMBER_CONV_WEIGHT_GRAD:
