@@ -67,11 +67,11 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 15;
     static const int64_t defaults[][6] = {
-        {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1},
-        {64, 32, 7, 7, 64, 1},   {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},
-        {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
+        {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1}, {64, 32, 7, 7, 64, 1},
+        {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},  {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
     };
-    int given = argc > 3 ? (argc - 3) / 6 : 0, count = given ? given : (int)(sizeof defaults / sizeof defaults[0]);
+    int given = argc > 3 ? (argc - 3) / 6 : 0,
+        count = given ? given : (int)(sizeof defaults / sizeof defaults[0]);
     if (reps < 1 || reps > 1000 || (argc > 3 && (argc - 3) % 6 != 0)) {
         fprintf(stderr, "usage: conv_shapes [THREADS] [REPS] [N C H W OC PAD]...\n");
         return 2;
@@ -82,7 +82,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "conv_shapes: %s\n", ctx ? ember_last_error(ctx) : "no context");
         return 1;
     }
-    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | im2col/winograd | "
+    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | "
+           "im2col/winograd | "
            "im2col/winograd4 |\n");
     printf("|---|---|---|---|---|---|---|\n");
     enum { ALGOS = 3 };
@@ -115,9 +116,10 @@ int main(int argc, char **argv)
             median[a] = ms[a][reps / 2];
             free(ms[a]);
         }
-        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", (long long)d[0],
-               (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4], (long long)d[5], threads, median[0],
-               median[1], median[2], median[0] / median[1], median[0] / median[2]);
+        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+               (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4],
+               (long long)d[5], threads, median[0], median[1], median[2], median[0] / median[1],
+               median[0] / median[2]);
         ember_tensor_free(x), ember_tensor_free(w);
     }
     ember_ctx_free(ctx);

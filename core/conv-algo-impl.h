@@ -9,8 +9,8 @@
 #include "ctx-impl.h"
 
 enum ember_conv_algo {
-    EMBER_CONV_IM2COL,   /* im2col (or col2im) and a batched sgemm: any shape, every backend */
-    EMBER_CONV_WINOGRAD, /* conv_winograd in tiles of 2x2, F(2x2, 3x3): 3x3, stride 1, padding 0 to 2 */
+    EMBER_CONV_IM2COL,    /* im2col (or col2im) and a batched sgemm: any shape, every backend */
+    EMBER_CONV_WINOGRAD,  /* conv_winograd in tiles of 2x2, F(2x2, 3x3): 3x3, stride 1, padding 0 to 2 */
     EMBER_CONV_WINOGRAD4, /* the same in tiles of 4x4, F(4x4, 3x3) */
 };
 
@@ -19,7 +19,8 @@ enum ember_conv_algo {
  * device, every time. EMBER_CONV_ALGO=im2col|winograd|winograd4|auto
  * overrides the table (either Winograd where it applies); any other value
  * is EMBER_ERR_ARG on the context, and false. */
-bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc, enum ember_conv_algo *algo);
+bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
+                            enum ember_conv_algo *algo);
 
 /* "im2col", "winograd", "winograd4": EMBER_CONV_ALGO's spelling */
 const char *ember_conv_algo_name(enum ember_conv_algo algo);

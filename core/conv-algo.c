@@ -53,7 +53,8 @@ static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_co
     return EMBER_CONV_IM2COL;
 }
 
-bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc, enum ember_conv_algo *algo)
+bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
+                            enum ember_conv_algo *algo)
 {
     const char *forced = getenv("EMBER_CONV_ALGO");
     if (!forced || !*forced || strcmp(forced, "auto") == 0)

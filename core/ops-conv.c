@@ -14,9 +14,9 @@
  * in the cache, and made again in the backward pass, group by group.
  *
  * Or, where core/conv-algo.c picks it (3x3 at stride 1 on the CPU, with
- * channels enough), the backend's conv_winograd, forward and backward,
- * with no columns at all. The profile's op rows say which ran:
- * "conv2d forward [winograd]".
+ * channels and output enough), the backend's conv_winograd in 2x2 or 4x4
+ * tiles, forward and backward, with no columns at all. The profile's op
+ * rows say which ran: "conv2d forward [winograd4]".
  */
 #include "conv-algo-impl.h"
 #include "ops-impl.h"
@@ -152,7 +152,8 @@ static ember_status backward_winograd(struct ember_node *n, const struct ember_c
 {
     struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
-    struct ember_winograd wg = {.g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
+    struct ember_winograd wg = {.g = *g, .oc = w->shape[0],
+                                .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
     if (w->requires_grad) {
         struct ember_tensor *dw = ember_grad_target(w, &wg.beta);
         wg.pass = EMBER_CONV_WEIGHT_GRAD;

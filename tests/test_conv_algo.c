@@ -38,8 +38,8 @@ static const struct shape_case shapes[] = {
 
 static struct ember_conv_geom geom_of(const struct shape_case *s)
 {
-    struct ember_conv_geom g = {.n = 4, .c = s->c, .h = s->h, .w = s->w, .kh = s->k, .kw = s->k,
-                                .stride = s->stride, .pad = s->pad};
+    struct ember_conv_geom g = {
+        .n = 4, .c = s->c, .h = s->h, .w = s->w, .kh = s->k, .kw = s->k, .stride = s->stride, .pad = s->pad};
     g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
     g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
     return g;
@@ -48,7 +48,7 @@ static struct ember_conv_geom geom_of(const struct shape_case *s)
 static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
 {
     struct ember_conv_geom g = geom_of(s);
-    enum ember_conv_algo algo = (enum ember_conv_algo)-1;
+    enum ember_conv_algo algo = (enum ember_conv_algo) - 1;
     CHECK(ember_conv_algo_choose(ctx, &g, s->oc, &algo), "%s: no choice: %s", s->what, ember_last_error(ctx));
     return algo;
 }
@@ -68,7 +68,8 @@ static void check_choices(ember_ctx *ctx, bool cpu)
         setenv("EMBER_CONV_ALGO", "auto", 1);
         CHECK(choose(ctx, s) == want, "%s: EMBER_CONV_ALGO=auto differs from unset", s->what);
         setenv("EMBER_CONV_ALGO", "im2col", 1);
-        CHECK(choose(ctx, s) == EMBER_CONV_IM2COL, "%s: EMBER_CONV_ALGO=im2col did not force im2col", s->what);
+        CHECK(choose(ctx, s) == EMBER_CONV_IM2COL, "%s: EMBER_CONV_ALGO=im2col did not force im2col",
+              s->what);
         setenv("EMBER_CONV_ALGO", "winograd", 1);
         enum ember_conv_algo forced = choose(ctx, s);
         CHECK(forced == (applies ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL),
@@ -114,7 +115,8 @@ static bool run_conv(ember_ctx *ctx, const char *algo, int pad, struct conv_run 
 {
     int64_t xs[4] = {3, 12, 9, 7}, ws[4] = {10, 12, 3, 3}, bs[1] = {10};
     ember_rng rng = ember_rng_seed(5);
-    ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng), *b = tensor_of(ctx, 1, bs, &rng);
+    ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng),
+                 *b = tensor_of(ctx, 1, bs, &rng);
     setenv("EMBER_CONV_ALGO", algo, 1);
     ember_profile_start(ctx, false);
     ember_tensor *y = ember_conv2d(x, w, b, 1, pad);
@@ -126,14 +128,15 @@ static bool run_conv(ember_ctx *ctx, const char *algo, int pad, struct conv_run 
     snprintf(forward, sizeof forward, "conv2d forward [%s]", algo);
     snprintf(backward, sizeof backward, "conv2d backward [%s]", algo);
     out->profile_named = table && strstr(table, forward) && strstr(table, backward);
-    CHECK(out->profile_named, "the profile under EMBER_CONV_ALGO=%s has no rows \"%s\" and \"%s\":\n%s", algo, forward,
-          backward, table ? table : "(none)");
+    CHECK(out->profile_named, "the profile under EMBER_CONV_ALGO=%s has no rows \"%s\" and \"%s\":\n%s", algo,
+          forward, backward, table ? table : "(none)");
     free(table);
     ember_profile_clear(ctx);
     unsetenv("EMBER_CONV_ALGO");
     if (ok) {
         int64_t ny = ember_tensor_numel(y);
-        out->y = malloc((size_t)ny * 4), out->dx = malloc(3 * 12 * 9 * 7 * 4), out->dw = malloc(10 * 12 * 9 * 4);
+        out->y = malloc((size_t)ny * 4), out->dx = malloc(3 * 12 * 9 * 7 * 4),
+        out->dw = malloc(10 * 12 * 9 * 4);
         out->db = malloc(10 * 4);
         ok = ember_tensor_read(y, out->y, (size_t)ny * 4) == EMBER_OK &&
              ember_tensor_read(ember_tensor_grad(x), out->dx, 3 * 12 * 9 * 7 * 4) == EMBER_OK &&
@@ -166,7 +169,8 @@ static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
         double dy = distance(b.y, a.y, (size_t)(3 * 10 * oh * ow)), dx = distance(b.dx, a.dx, 3 * 12 * 9 * 7),
                dw = distance(b.dw, a.dw, 10 * 12 * 9), db = distance(b.db, a.db, 10);
         CHECK(dy < 1e-5 && dx < 1e-5 && dw < 1e-5 && db < 1e-5,
-              "padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, algo, dy, dx, dw, db);
+              "padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, algo, dy, dx, dw,
+              db);
     }
     free(a.y), free(a.dx), free(a.dw), free(a.db), free(b.y), free(b.dx), free(b.dw), free(b.db);
 }
@@ -188,8 +192,8 @@ int main(void)
     ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng);
     setenv("EMBER_CONV_ALGO", "fast", 1);
     ember_tensor *y = ember_conv2d(x, w, NULL, 1, 1);
-    CHECK(!y && strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=fast"), "conv2d ran under EMBER_CONV_ALGO=fast: %s",
-          ember_last_error(ctx));
+    CHECK(!y && strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=fast"),
+          "conv2d ran under EMBER_CONV_ALGO=fast: %s", ember_last_error(ctx));
     unsetenv("EMBER_CONV_ALGO");
     ember_tape_clear(ctx);
     ember_tensor_free(x), ember_tensor_free(w);

@@ -50,7 +50,7 @@ extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
  * which the compiler vectorises across tiles (ivdep: the streams never
  * overlap). */
 #define WINO_BLOCK 64
-#define WINO_SPAN (4 * WINO_BLOCK + 2) /* input columns under a block, for tiles of up to 4 */
+#define WINO_SPAN  (4 * WINO_BLOCK + 2) /* input columns under a block, for tiles of up to 4 */
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define WINO_ACROSS_TILES _Pragma("GCC ivdep")
@@ -60,7 +60,7 @@ extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
 
 /* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
  * i < count and k < len (cpu-winograd.c) */
-void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
-                       float rows[][WINO_SPAN]);
+void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
+                       int64_t len, float rows[][WINO_SPAN]);
 
 #endif /* EMBER_CPU_WINOGRAD_IMPL_H */

@@ -38,7 +38,7 @@
 
 #include "cpu-winograd-impl.h"
 
-#define POSITIONS 16                    /* a 4x4 transformed tile */
+#define POSITIONS    16                 /* a 4x4 transformed tile */
 #define GROUP_FLOATS ((int64_t)1 << 20) /* transformed tiles of one group of images */
 
 /* ------------------------------------------------------- the transforms */
@@ -86,8 +86,8 @@ static void filter_tile_adjoint(const float *x, float *dg)
 
 /* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
  * i < count and k < len */
-void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
-                       float rows[][WINO_SPAN])
+void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
+                       int64_t len, float rows[][WINO_SPAN])
 {
     for (int i = 0; i < count; i++) {
         int64_t yy = y0 + i;
@@ -265,16 +265,17 @@ static void transform_filter_grads(void *p, int64_t begin, int64_t end)
     }
 }
 
-const struct wino_kind cpu_winograd_f2 = {
-    .out = 2, .positions = POSITIONS, .inputs = transform_inputs, .outputs = transform_outputs,
-    .output_grads = transform_output_grads, .filter = filter_tile, .filter_grad = filter_tile_adjoint};
+const struct wino_kind cpu_winograd_f2 = {.out = 2,
+                                          .positions = POSITIONS,
+                                          .inputs = transform_inputs,
+                                          .outputs = transform_outputs,
+                                          .output_grads = transform_output_grads,
+                                          .filter = filter_tile,
+                                          .filter_grad = filter_tile_adjoint};
 
 /* ------------------------------------------------------------ the call */
 
-static ember_ptr host_ptr(float *p)
-{
-    return (ember_ptr){.buf = p, .off = 0};
-}
+static ember_ptr host_ptr(float *p) { return (ember_ptr){.buf = p, .off = 0}; }
 
 /* The 16 products of a group, one batched call: per position,
  *   forward      m = u (oc, c) @ v (c, tiles)
@@ -294,7 +295,8 @@ static ember_status multiply(struct cpu_device *d, const struct wino *j)
 }
 
 /* images per group, and the device's buffer holding u, v and m for one */
-static ember_status workspace(struct cpu_device *d, const struct ember_winograd *c, struct wino *j, int64_t *group)
+static ember_status workspace(struct cpu_device *d, const struct ember_winograd *c, struct wino *j,
+                              int64_t *group)
 {
     const struct ember_conv_geom *g = &c->g;
     const struct wino_kind *kind = c->tile == 4 ? &cpu_winograd_f4 : &cpu_winograd_f2;
@@ -306,14 +308,15 @@ static ember_status workspace(struct cpu_device *d, const struct ember_winograd 
     *group = *group < 1 ? 1 : *group > g->n ? g->n : *group;
     /* u, v and m, each starting on a 64-byte line */
     size_t nu = (size_t)(positions * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(*group * j->tiles);
-    size_t nv = ((size_t)(positions * g->c) * ntiles + 15) & ~(size_t)15, nm = (size_t)(positions * c->oc) * ntiles;
+    size_t nv = ((size_t)(positions * g->c) * ntiles + 15) & ~(size_t)15,
+           nm = (size_t)(positions * c->oc) * ntiles;
     if (d->scratch_floats < nu + nv + nm) {
         free(d->scratch);
         d->scratch_floats = 0;
         d->scratch = aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
         if (!d->scratch)
-            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_winograd: no memory for %lld images' tiles",
-                                (long long)*group);
+            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM,
+                                "conv_winograd: no memory for %lld images' tiles", (long long)*group);
         d->scratch_floats = nu + nv + nm;
     }
     j->c = c, j->kind = kind;
@@ -325,8 +328,8 @@ static ember_status workspace(struct cpu_device *d, const struct ember_winograd 
  * the input gradient: dx = dy (*) w turned 180 degrees and transposed,
  * padded by 2 - pad (every dy entry that read x[p] meets the filter tap
  * that read it). */
-static ember_status forward(struct cpu_device *d, const struct ember_winograd *c, const float *x, const float *w,
-                            float *y, bool flipped)
+static ember_status forward(struct cpu_device *d, const struct ember_winograd *c, const float *x,
+                            const float *w, float *y, bool flipped)
 {
     struct wino j;
     int64_t group;
@@ -349,8 +352,8 @@ static ember_status forward(struct cpu_device *d, const struct ember_winograd *c
 }
 
 /* dw = G^T (sum over the tiles of dM V^T) G + beta * dw */
-static ember_status weight_grad(struct cpu_device *d, const struct ember_winograd *c, const float *x, const float *dy,
-                                float *dw)
+static ember_status weight_grad(struct cpu_device *d, const struct ember_winograd *c, const float *x,
+                                const float *dy, float *dw)
 {
     struct wino j;
     int64_t group;
@@ -375,28 +378,40 @@ static ember_status weight_grad(struct cpu_device *d, const struct ember_winogra
     return st;
 }
 
-ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w, ember_ptr y)
+ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w,
+                               ember_ptr y)
 {
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
-    if (g->kh != 3 || g->kw != 3 || g->stride != 1 || g->pad < 0 || g->pad > 2 || g->oh != g->h + 2 * g->pad - 2 ||
-        g->ow != g->w + 2 * g->pad - 2 || g->oh < 1 || g->ow < 1 || (c->tile != 2 && c->tile != 4))
-        return d->host.fail(d->host.ctx, EMBER_ERR_ARG,
-                            "conv_winograd takes 3x3 kernels at stride 1 with padding 0 to 2, in tiles of 2 or 4; "
-                            "got %lldx%lld, stride %lld, padding %lld, tiles of %d",
-                            (long long)g->kh, (long long)g->kw, (long long)g->stride, (long long)g->pad, c->tile);
+    if (g->kh != 3 || g->kw != 3 || g->stride != 1 || g->pad < 0 || g->pad > 2 ||
+        g->oh != g->h + 2 * g->pad - 2 || g->ow != g->w + 2 * g->pad - 2 || g->oh < 1 || g->ow < 1 ||
+        (c->tile != 2 && c->tile != 4))
+        return d->host.fail(
+            d->host.ctx, EMBER_ERR_ARG,
+            "conv_winograd takes 3x3 kernels at stride 1 with padding 0 to 2, in tiles of 2 or 4; "
+            "got %lldx%lld, stride %lld, padding %lld, tiles of %d",
+            (long long)g->kh, (long long)g->kw, (long long)g->stride, (long long)g->pad, c->tile);
     switch (c->pass) {
     case EMBER_CONV_FORWARD:
         return g->n ? forward(d, c, cpu_f32(x), cpu_f32(w), cpu_f32(y), false) : EMBER_OK;
     case EMBER_CONV_INPUT_GRAD: {
-        struct ember_winograd back = {
-            .g = {.n = g->n, .c = c->oc, .h = g->oh, .w = g->ow, .kh = 3, .kw = 3, .stride = 1, .pad = 2 - g->pad,
-                  .oh = g->h, .ow = g->w},
-            .oc = g->c, .pass = EMBER_CONV_FORWARD, .beta = 0.0f, .tile = c->tile};
+        struct ember_winograd back = {.g = {.n = g->n,
+                                            .c = c->oc,
+                                            .h = g->oh,
+                                            .w = g->ow,
+                                            .kh = 3,
+                                            .kw = 3,
+                                            .stride = 1,
+                                            .pad = 2 - g->pad,
+                                            .oh = g->h,
+                                            .ow = g->w},
+                                      .oc = g->c,
+                                      .pass = EMBER_CONV_FORWARD,
+                                      .beta = 0.0f,
+                                      .tile = c->tile};
         return g->n ? forward(d, &back, cpu_f32(y), cpu_f32(w), cpu_f32(x), true) : EMBER_OK;
     }
-    case EMBER_CONV_WEIGHT_GRAD:
-        return weight_grad(d, c, cpu_f32(x), cpu_f32(y), cpu_f32(w));
+    case EMBER_CONV_WEIGHT_GRAD: return weight_grad(d, c, cpu_f32(x), cpu_f32(y), cpu_f32(w));
     }
     return EMBER_OK;
 }

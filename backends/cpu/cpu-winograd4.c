@@ -99,8 +99,8 @@ CPU_WIDEST_VECTORS static void inputs4(void *p, int64_t begin, int64_t end)
                     float *o4 = out + (4 * 6 + k) * stride, *o5 = out + (5 * 6 + k) * stride;
                     WINO_ACROSS_TILES
                     for (int64_t t = 0; t < nb; t++) {
-                        float q0 = q[0][k][t], q1 = q[1][k][t], q2 = q[2][k][t], q3 = q[3][k][t], q4 = q[4][k][t],
-                              q5 = q[5][k][t];
+                        float q0 = q[0][k][t], q1 = q[1][k][t], q2 = q[2][k][t], q3 = q[3][k][t],
+                              q4 = q[4][k][t], q5 = q[5][k][t];
                         o0[t] = 4.0f * q0 - 5.0f * q2 + q4;
                         o1[t] = -4.0f * (q1 + q2) + q3 + q4;
                         o2[t] = 4.0f * (q1 - q2) - q3 + q4;
@@ -205,6 +205,10 @@ CPU_WIDEST_VECTORS static void output_grads4(void *p, int64_t begin, int64_t end
     }
 }
 
-const struct wino_kind cpu_winograd_f4 = {
-    .out = 4, .positions = P, .inputs = inputs4, .outputs = outputs4, .output_grads = output_grads4,
-    .filter = filter_tile4, .filter_grad = filter_grad4};
+const struct wino_kind cpu_winograd_f4 = {.out = 4,
+                                          .positions = P,
+                                          .inputs = inputs4,
+                                          .outputs = outputs4,
+                                          .output_grads = output_grads4,
+                                          .filter = filter_tile4,
+                                          .filter_grad = filter_grad4};
