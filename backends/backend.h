@@ -160,6 +160,32 @@ struct ember_conv_geom {
     int64_t oh, ow;
 };
 
+/* Winograd's minimal filtering for a 3x3 convolution at stride 1, in
+ * tiles of 2x2 or 4x4 outputs (conv_winograd; docs/design.md, "Choosing
+ * a convolution's algorithm").
+ * x is (n, c, h, w), w (oc, c, 3, 3), y (n, oc, oh, ow), the geometry's
+ * pad at most 2. The pass says which of the three is written:
+ *   FORWARD       y = conv2d(x, w) + beta * y
+ *   INPUT_GRAD    x = dx, the adjoint of the forward pass applied to y = dy (overwritten)
+ *   WEIGHT_GRAD   w = dw = the sum over the batch of dy (*) x + beta * w
+ * beta is 0 or 1 (1: y holds the bias already; w holds a gradient to add to). */
+enum ember_conv_pass { EMBER_CONV_FORWARD, EMBER_CONV_INPUT_GRAD, EMBER_CONV_WEIGHT_GRAD };
+
+struct ember_winograd {
+    struct ember_conv_geom g; /* kh = kw = 3, stride 1 */
+    int64_t oc;
+    enum ember_conv_pass pass;
+    float beta;
+    int tile; /* outputs a tile side: 2, F(2x2, 3x3), or 4, F(4x4, 3x3) */
+};
+
+/* the profile's rows of conv_winograd, one a pass */
+static inline const char *ember_winograd_label(enum ember_conv_pass pass)
+{
+    return pass == EMBER_CONV_FORWARD ? "conv_winograd forward"
+           : pass == EMBER_CONV_INPUT_GRAD ? "conv_winograd input grad" : "conv_winograd weight grad";
+}
+
 /* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
  * into y (n, c, oh, ow). argmax (I32, like y) holds, for each output, the
  * index y * w + x inside its (h, w) plane of the maximum (the first one on
@@ -249,6 +275,8 @@ struct ember_sgd_step {
  *   reduce          see struct ember_reduce
  *   sgemm           see struct ember_gemm
  *   im2col, col2im  see struct ember_conv_geom
+ *   conv_winograd   see struct ember_winograd (optional in effect: a backend without it says
+ *                   EMBER_ERR_UNSUPPORTED, and core/conv-algo.c never picks it there)
  *   max_pool2d_*    see struct ember_pool_geom
  *   cross_entropy_forward   logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
  *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
@@ -300,6 +328,24 @@ static inline double ember_conv_bytes(const struct ember_conv_geom *g)
 {
     return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
 }
+/* F(2x2, 3x3) multiplies 4x4 transformed tiles, one tile for each 2x2 of
+ * the output: the 16 products of (oc x c) by (c x tiles) are its work,
+ * 2.25 times fewer multiplications than the direct convolution's; F(4x4,
+ * 3x3) 36 products, one tile for each 4x4, 4 times fewer (the transforms
+ * are not counted) */
+static inline double ember_winograd_flops(const struct ember_winograd *c)
+{
+    const struct ember_conv_geom *g = &c->g;
+    int64_t t = c->tile > 0 ? c->tile : 2, side = t + 2;
+    return 2.0 * (double)(side * side) * (double)(c->oc * g->c) *
+           (double)(g->n * ((g->oh + t - 1) / t) * ((g->ow + t - 1) / t));
+}
+/* the input, the weights and the output, each read or written once */
+static inline double ember_winograd_bytes(const struct ember_winograd *c)
+{
+    const struct ember_conv_geom *g = &c->g;
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c * g->h * g->w + c->oc * g->c * 9 + g->n * c->oc * g->oh * g->ow);
+}
 /* input and output planes, and the argmax beside the output where there is one */
 static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
 {
@@ -332,6 +378,8 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
       0.0, ember_conv_bytes(g))                                                                              \
     X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx), (g, col, dx), NULL, \
       (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), ember_conv_bytes(g))                            \
+    X(conv_winograd, (void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w, ember_ptr y),     \
+      (c, x, w, y), ember_winograd_label(c->pass), ember_winograd_flops(c), ember_winograd_bytes(c))         \
     X(max_pool2d_forward,                                                                                    \
       (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y, ember_ptr argmax),              \
       (g, x, y, argmax), NULL, ember_pool_flops(g), ember_pool_bytes(g, 2))                                  \

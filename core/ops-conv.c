@@ -12,8 +12,15 @@
  * backward pass they made most of a ResNet's memory. So they are made for
  * a group of images of about 2 MiB of columns, used while they are still
  * in the cache, and made again in the backward pass, group by group.
+ *
+ * Or, where core/conv-algo.c picks it (3x3 at stride 1 on the CPU, with
+ * channels and output enough), the backend's conv_winograd in 2x2 or 4x4
+ * tiles, forward and backward, with no columns at all. The profile's op
+ * rows say which ran: "conv2d forward [winograd4]".
  */
+#include "conv-algo-impl.h"
 #include "ops-impl.h"
+#include "profile-impl.h"
 
 /* floats of columns in one group of images (at least one image) */
 #define CONV_GROUP_FLOATS ((int64_t)1 << 19)
@@ -73,10 +80,15 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
     struct ember_tensor *cx = ember_contiguous(x), *cw = cx ? ember_contiguous(w) : NULL;
     if (!cw)
         return NULL;
+    enum ember_conv_algo algo;
+    if (!ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
+        return NULL;
+    ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
+    bool winograd = algo != EMBER_CONV_IM2COL;
     int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
-    struct ember_tensor *col = ember_op_out(ctx, 3, col_shape);
-    struct ember_tensor *y = col ? ember_op_out(ctx, 4, y_shape) : NULL;
+    struct ember_tensor *col = winograd ? NULL : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *y = col || winograd ? ember_op_out(ctx, 4, y_shape) : NULL;
     if (!y)
         return NULL;
     if (b) { /* y starts as the bias, repeated over each plane */
@@ -88,11 +100,18 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
         if (!y3 || ember_unary_into(EMBER_COPY, y3, bias, 0.0f) != EMBER_OK)
             return NULL;
     }
+    if (winograd) {
+        struct ember_winograd wg = {.g = g, .oc = y_shape[1], .pass = EMBER_CONV_FORWARD, .beta = b ? 1.0f : 0.0f,
+                                    .tile = ember_conv_algo_tile(algo)};
+        if (ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(cx), ember_tensor_ptr(cw), ember_tensor_ptr(y)) !=
+            EMBER_OK)
+            return NULL;
+    }
     struct ember_gemm gm = {
         .m = y_shape[1], .n = hw, .k = ckk, .lda = ckk, .ldb = hw, .ldc = hw,
         .stride_a = 0, .stride_b = ckk * hw, .stride_c = y_shape[1] * hw,
         .alpha = 1.0f, .beta = b ? 1.0f : 0.0f};
-    for (int64_t at = 0; at < g.n; at += group) { /* the columns of a group, then their product */
+    for (int64_t at = 0; at < g.n && !winograd; at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
         if (ctx->ops->im2col(ctx->dev, &part, ptr_at(cx, at * g.c * g.h * g.w), ember_tensor_ptr(col)) !=
@@ -107,8 +126,53 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
             return NULL;
         n->arg[0] = stride;
         n->arg[1] = padding;
+        n->arg[2] = algo; /* the backward pass runs the same algorithm */
     }
     return y;
+}
+
+/* db += sum over b and positions of dy */
+static ember_status backward_bias(struct ember_node *n, const struct ember_conv_geom *g)
+{
+    struct ember_tensor *b = n->in[2], *dy = n->out->grad;
+    ember_ctx *ctx = b->ctx;
+    int64_t oc = n->in[1]->shape[0], per_plane[2] = {g->n, oc};
+    float beta;
+    struct ember_tensor *sums = ember_op_out(ctx, 2, per_plane);
+    struct ember_tensor *db = sums ? ember_grad_target(b, &beta) : NULL;
+    if (!db || ember_reduce_into(EMBER_SUM, sums, dy, g->n * oc, g->oh * g->ow, 1, 1.0f, 0.0f) != EMBER_OK ||
+        ember_reduce_into(EMBER_SUM, db, sums, 1, g->n, oc, 1.0f, beta) != EMBER_OK ||
+        ember_grad_commit(b, db) != EMBER_OK)
+        return ctx->status;
+    return EMBER_OK;
+}
+
+/* dw and dx by the backend's Winograd passes, straight into their targets */
+static ember_status backward_winograd(struct ember_node *n, const struct ember_conv_geom *g)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
+    ember_ctx *ctx = x->ctx;
+    struct ember_winograd wg = {.g = *g, .oc = w->shape[0],
+                                .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
+    if (w->requires_grad) {
+        struct ember_tensor *dw = ember_grad_target(w, &wg.beta);
+        wg.pass = EMBER_CONV_WEIGHT_GRAD;
+        if (!dw ||
+            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(x), ember_tensor_ptr(dw), ember_tensor_ptr(dy)) !=
+                EMBER_OK ||
+            ember_grad_commit(w, dw) != EMBER_OK)
+            return ctx->status;
+    }
+    if (x->requires_grad) {
+        struct ember_tensor *dx = ember_op_out_like(x);
+        wg.pass = EMBER_CONV_INPUT_GRAD, wg.beta = 0.0f;
+        if (!dx ||
+            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(dx), ember_tensor_ptr(w), ember_tensor_ptr(dy)) !=
+                EMBER_OK ||
+            ember_grad_commit(x, dx) != EMBER_OK)
+            return ctx->status;
+    }
+    return EMBER_OK;
 }
 
 /*
@@ -126,6 +190,14 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], &g);
     int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
     float beta;
+    enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
+    ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, false));
+    if (algo != EMBER_CONV_IM2COL) {
+        ember_status st = backward_winograd(n, &g);
+        if (st != EMBER_OK)
+            return st;
+        return b && b->requires_grad ? backward_bias(n, &g) : EMBER_OK;
+    }
 
     /* per group: its columns, their part of dw; then w^T dy into the same
      * buffer and col2im into dx */
@@ -160,15 +232,8 @@ ember_status ember_backward_conv2d(struct ember_node *n)
             ember_grad_commit(w, dw) != EMBER_OK)
             return ctx->status;
     }
-    if (b && b->requires_grad) {
-        int64_t per_plane[2] = {g.n, oc};
-        struct ember_tensor *sums = ember_op_out(ctx, 2, per_plane);
-        struct ember_tensor *db = sums ? ember_grad_target(b, &beta) : NULL;
-        if (!db || ember_reduce_into(EMBER_SUM, sums, dy, g.n * oc, hw, 1, 1.0f, 0.0f) != EMBER_OK ||
-            ember_reduce_into(EMBER_SUM, db, sums, 1, g.n, oc, 1.0f, beta) != EMBER_OK ||
-            ember_grad_commit(b, db) != EMBER_OK)
-            return ctx->status;
-    }
+    if (b && b->requires_grad && backward_bias(n, &g) != EMBER_OK)
+        return ctx->status;
     if (x->requires_grad && ember_grad_commit(x, dx) != EMBER_OK)
         return ctx->status;
     return EMBER_OK;

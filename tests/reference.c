@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tests/reference.c — see reference.h. Each function is its definition. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reference.h"
@@ -178,6 +179,54 @@ ember_status ref_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr co
                         dx[((b * g->c + ci) * g->h + iy) * g->w + ix] += col[(b * ckk + row) * hw + oy * g->ow + ox];
                 }
         }
+    return EMBER_OK;
+}
+
+/* The direct convolution, summed in double, in the pass's direction:
+ * y[b, o, oy, ox] = sum over (ci, ki, kj) of w[o, ci, ki, kj] x[b, ci, oy - p + ki, ox - p + kj] */
+ember_status ref_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x_p, ember_ptr w_p,
+                               ember_ptr y_p)
+{
+    const struct ember_conv_geom *g = &c->g;
+    float *x = REF_F32(x_p), *w = REF_F32(w_p), *y = REF_F32(y_p);
+    int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * 9, ny = g->n * c->oc * g->oh * g->ow;
+    /* the sums in double, then the pass's output in float */
+    double *sum = calloc((size_t)(c->pass == EMBER_CONV_FORWARD ? ny : c->pass == EMBER_CONV_INPUT_GRAD ? nx : nw) + 1,
+                         sizeof *sum);
+    if (!sum)
+        return EMBER_ERR_NOMEM;
+    for (int64_t b = 0; b < g->n; b++)
+        for (int64_t o = 0; o < c->oc; o++)
+            for (int64_t oy = 0; oy < g->oh; oy++)
+                for (int64_t ox = 0; ox < g->ow; ox++) {
+                    int64_t yi = ((b * c->oc + o) * g->oh + oy) * g->ow + ox;
+                    for (int64_t ci = 0; ci < g->c; ci++)
+                        for (int64_t ki = 0; ki < 3; ki++)
+                            for (int64_t kj = 0; kj < 3; kj++) {
+                                int64_t iy = oy - g->pad + ki, ix = ox - g->pad + kj;
+                                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
+                                    continue;
+                                int64_t xi = ((b * g->c + ci) * g->h + iy) * g->w + ix;
+                                int64_t wi = ((o * g->c + ci) * 3 + ki) * 3 + kj;
+                                if (c->pass == EMBER_CONV_FORWARD)
+                                    sum[yi] += (double)w[wi] * x[xi];
+                                else if (c->pass == EMBER_CONV_INPUT_GRAD)
+                                    sum[xi] += (double)w[wi] * y[yi];
+                                else
+                                    sum[wi] += (double)y[yi] * x[xi];
+                            }
+                }
+    bool add = c->beta != 0.0f;
+    if (c->pass == EMBER_CONV_FORWARD)
+        for (int64_t i = 0; i < ny; i++)
+            y[i] = (float)(sum[i] + (add ? y[i] : 0.0));
+    else if (c->pass == EMBER_CONV_INPUT_GRAD)
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = (float)sum[i];
+    else
+        for (int64_t i = 0; i < nw; i++)
+            w[i] = (float)(sum[i] + (add ? w[i] : 0.0));
+    free(sum);
     return EMBER_OK;
 }
 

@@ -13,7 +13,9 @@
  * for these smooth ops, and float32 rounding of y adds about
  * 6e-8 * sum|W y| / 2h ~ 1e-5 per output, so an honest gradient lands well
  * within 1e-3 of the numeric one, relative to the gradient's size (the
- * worst case here measures 3e-5; GRADCHECK_VERBOSE=1 prints them all). A
+ * worst case here measures 3e-5, and 1.3e-4 for the convolution in
+ * Winograd's 4x4 tiles, whose constants round more; GRADCHECK_VERBOSE=1
+ * prints them all). A
  * real backward bug (a wrong index, a missing term, a wrong factor) is off
  * by O(1). The test requires the relative L2 error of each input's gradient
  * to be under 1e-3 and each element within 1e-3 of the largest gradient
@@ -83,6 +85,24 @@ static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0
 static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
 static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
 static ember_tensor *f_conv_nobias(ember_tensor **x) { return ember_conv2d(x[0], x[1], NULL, 1, 2); }
+/* conv2d by Winograd, which auto's table gives no shape this small:
+ * forced where the device has it (the CPU), for this call alone (the
+ * backward pass runs what the forward pass ran) */
+static ember_tensor *conv_forced(ember_tensor **x, const char *algo, bool bias, int padding)
+{
+    bool cpu = strcmp(ember_tensor_ctx(x[0])->ops->name, "cpu") == 0;
+    if (cpu)
+        setenv("EMBER_CONV_ALGO", algo, 1);
+    ember_tensor *y = ember_conv2d(x[0], x[1], bias ? x[2] : NULL, 1, padding);
+    if (cpu)
+        unsetenv("EMBER_CONV_ALGO");
+    return y;
+}
+static ember_tensor *f_winograd_pad1(ember_tensor **x) { return conv_forced(x, "winograd", true, 1); }
+static ember_tensor *f_winograd_pad0(ember_tensor **x) { return conv_forced(x, "winograd", true, 0); }
+static ember_tensor *f_winograd_nobias_pad2(ember_tensor **x) { return conv_forced(x, "winograd", false, 2); }
+static ember_tensor *f_winograd4_pad1(ember_tensor **x) { return conv_forced(x, "winograd4", true, 1); }
+static ember_tensor *f_winograd4_nobias_pad2(ember_tensor **x) { return conv_forced(x, "winograd4", false, 2); }
 static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
 static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
 static ember_tensor *f_reshape(ember_tensor **x)
@@ -181,6 +201,13 @@ static const struct gcase cases[] = {
     {"conv2d_pad1", 3, {{4, T(2, 2, 5, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
     {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
     {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
+    /* Winograd in 2x2 and 4x4 tiles, forced on the CPU (conv_forced), at
+     * each padding it takes and odd sizes that leave part tiles */
+    {"conv2d_winograd_pad1", 3, {{4, T(2, 3, 5, 7)}, {4, T(4, 3, 3, 3)}, {1, T(4)}}, f_winograd_pad1},
+    {"conv2d_winograd_pad0", 3, {{4, T(2, 2, 6, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_winograd_pad0},
+    {"conv2d_winograd_nobias_pad2", 2, {{4, T(1, 3, 3, 4)}, {4, T(2, 3, 3, 3)}}, f_winograd_nobias_pad2},
+    {"conv2d_winograd4_pad1", 3, {{4, T(2, 3, 9, 6)}, {4, T(4, 3, 3, 3)}, {1, T(4)}}, f_winograd4_pad1},
+    {"conv2d_winograd4_nobias_pad2", 2, {{4, T(1, 2, 5, 3)}, {4, T(3, 2, 3, 3)}}, f_winograd4_nobias_pad2},
     {"max_pool2d", 1, {{4, T(2, 2, 4, 6), FILL_DISTINCT}}, f_pool2},
     {"max_pool2d_overlap", 1, {{4, T(1, 2, 7, 7), FILL_DISTINCT}}, f_pool3s2},
     {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},

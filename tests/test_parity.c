@@ -10,7 +10,9 @@
  * the output with the reference:
  *   - normalised mean squared error, sum (got - want)^2 / sum want^2, at
  *     most 1e-7 for elementwise ops, reductions, pooling and the fused ops,
- *     and 5e-4 for sgemm and the convolution helpers;
+ *     5e-4 for sgemm and the convolution helpers, and 2e-12 for conv_winograd
+ *     in 2x2 tiles, 3e-11 in 4x4 (their measured errors, with room:
+ *     TOL_WINOGRAD, TOL_WINOGRAD4);
  *   - NaN and Inf in exactly the same places; integer outputs exact;
  *   - guard bytes: every output buffer has 64 elements of a sentinel on
  *     each side, which must come back untouched.
@@ -32,12 +34,26 @@
 #define SENTINEL 0x7FA5A5A5u /* a NaN no primitive produces */
 #define TOL_EXACTISH 1e-7
 #define TOL_GEMM 5e-4
+/* Winograd's transforms add rounding of their own to the products': the
+ * conv_winograd rows measured 1e-14 to 6e-14 forward and for the input
+ * gradient, and 4.1e-13 for the weight gradient summed over 70 images of
+ * 16x16 (the longest sums); five times that still catches a wrong
+ * transform, which is off by order 1 */
+#define TOL_WINOGRAD 2e-12
+/* F(4x4, 3x3)'s constants (up to 8, and 1/6, 1/24, not exact in float)
+ * round more: its rows measured 3e-13 to 1.2e-12, and 6.3e-12 for the
+ * weight gradient over 70 images; five times that */
+#define TOL_WINOGRAD4 3e-11
+#define WINO_FORWARD EMBER_CONV_FORWARD
+#define WINO_INPUT_GRAD EMBER_CONV_INPUT_GRAD
+#define WINO_WEIGHT_GRAD EMBER_CONV_WEIGHT_GRAD
 
 struct harness {
     ember_ctx *ctx;
     const struct ember_backend_ops *ops;
     void *dev;
     ember_rng rng;
+    bool skipped; /* the row just run found its primitive unsupported here */
 };
 
 /* ------------------------------------------------------- device buffers */
@@ -366,6 +382,38 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_GEMM);
     dbuf_free(h, &din), dbuf_free(h, &dout);
     free(in), free(want), free(got);
+    return ok;
+}
+
+/* d: {n, c, h, w, oc, pad, pass, beta, tile (0: 2)}: conv_winograd's pass against the
+ * direct convolution summed in double. Its output is x's, w's or y's
+ * shape as the pass says; the other two are random inputs, and the output
+ * starts random too, for beta = 1 to add to. */
+static bool run_winograd(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_winograd c = {.oc = r->d[4], .pass = (enum ember_conv_pass)r->d[6], .beta = (float)r->d[7],
+                               .tile = r->d[8] ? (int)r->d[8] : 2};
+    const int64_t geom[8] = {r->d[0], r->d[1], r->d[2], r->d[3], 3, 3, 1, r->d[5]};
+    c.g = conv_geom(geom);
+    size_t nx = (size_t)(c.g.n * c.g.c * c.g.h * c.g.w), nw = (size_t)(c.oc * c.g.c * 9),
+           ny = (size_t)(c.g.n * c.oc * c.g.oh * c.g.ow);
+    size_t nout = c.pass == EMBER_CONV_FORWARD ? ny : c.pass == EMBER_CONV_INPUT_GRAD ? nx : nw;
+    float *x = random_floats(h, nx, -1, 1, false), *w = random_floats(h, nw, -1, 1, false);
+    float *y = random_floats(h, ny, -1, 1, false), *got = malloc((nout ? nout : 1) * 4);
+    struct dbuf dx = {0}, dw = {0}, dy = {0};
+    bool ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, nw, w, &dw) && dbuf_new(h, ny, y, &dy);
+    ember_status st = ok ? h->ops->conv_winograd(h->dev, &c, at(dx), at(dw), at(dy)) : EMBER_ERR_NOMEM;
+    if (st == EMBER_ERR_UNSUPPORTED) { /* a backend without it: the chooser never asks it */
+        h->skipped = true;
+        ok = true;
+    } else {
+        ref_conv_winograd(NULL, &c, REF_PTR(x), REF_PTR(w), REF_PTR(y));
+        struct dbuf out = c.pass == EMBER_CONV_FORWARD ? dy : c.pass == EMBER_CONV_INPUT_GRAD ? dx : dw;
+        float *want = c.pass == EMBER_CONV_FORWARD ? y : c.pass == EMBER_CONV_INPUT_GRAD ? x : w;
+        ok = st == EMBER_OK && dbuf_fetch(h, out, got, what) && compare_f32(what, got, want, nout, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD);
+    }
+    dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &dy);
+    free(x), free(w), free(y), free(got);
     return ok;
 }
 
@@ -765,6 +813,39 @@ static const struct row rows[] = {
     {"col2im", "3x3 pad 1", run_conv, {2, 3, 9, 7, 3, 3, 1, 1}},
     {"col2im", "stride 2 pad 2, rectangular", run_conv, {2, 2, 11, 8, 3, 2, 2, 2}},
     {"col2im", "5x5 stride 3", run_conv, {1, 2, 17, 13, 5, 5, 3, 1}},
+    /* conv_winograd: {n, c, h, w, oc, pad, pass, beta}; odd sizes leave half tiles at the
+     * bottom and right edges, pad 0 and 2 shift the tiles off and past x's edge */
+    {"conv_winograd", "forward pad 1, odd sizes", run_winograd, {2, 3, 9, 7, 5, 1, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward pad 0, even", run_winograd, {3, 4, 10, 8, 2, 0, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward pad 2, odd", run_winograd, {2, 2, 5, 11, 3, 2, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward onto bias (beta 1)", run_winograd, {2, 5, 7, 7, 4, 1, WINO_FORWARD, 1}},
+    {"conv_winograd", "forward 1x1 input, pad 1", run_winograd, {2, 3, 1, 1, 2, 1, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward 3x3 input, pad 0", run_winograd, {1, 2, 3, 3, 2, 0, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward at ResNet-8 size", run_winograd, {4, 16, 32, 32, 16, 1, WINO_FORWARD, 0}},
+    {"conv_winograd", "forward many channels", run_winograd, {3, 67, 8, 8, 33, 1, WINO_FORWARD, 0}},
+    {"conv_winograd", "input grad pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_INPUT_GRAD, 0}},
+    {"conv_winograd", "input grad pad 0", run_winograd, {3, 4, 10, 9, 2, 0, WINO_INPUT_GRAD, 0}},
+    {"conv_winograd", "input grad pad 2", run_winograd, {2, 2, 6, 5, 3, 2, WINO_INPUT_GRAD, 0}},
+    {"conv_winograd", "input grad 2x2 input", run_winograd, {2, 3, 2, 2, 4, 1, WINO_INPUT_GRAD, 0}},
+    {"conv_winograd", "input grad many channels", run_winograd, {3, 33, 8, 7, 67, 1, WINO_INPUT_GRAD, 0}},
+    {"conv_winograd", "weight grad pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_WEIGHT_GRAD, 0}},
+    {"conv_winograd", "weight grad pad 0", run_winograd, {3, 4, 7, 10, 2, 0, WINO_WEIGHT_GRAD, 0}},
+    {"conv_winograd", "weight grad pad 2", run_winograd, {2, 2, 5, 6, 3, 2, WINO_WEIGHT_GRAD, 0}},
+    {"conv_winograd", "weight grad accumulated", run_winograd, {2, 5, 7, 9, 4, 1, WINO_WEIGHT_GRAD, 1}},
+    {"conv_winograd", "weight grad at ResNet-8 size", run_winograd, {8, 16, 32, 32, 16, 1, WINO_WEIGHT_GRAD, 0}},
+    {"conv_winograd", "weight grad, groups of images", run_winograd, {70, 8, 16, 16, 8, 1, WINO_WEIGHT_GRAD, 1}},
+    /* F(4x4, 3x3): {..., 4}; heights and widths 1, 2 and 3 past a multiple of 4 */
+    {"conv_winograd", "4x4 tiles: forward pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_FORWARD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: forward pad 0", run_winograd, {3, 4, 10, 8, 2, 0, WINO_FORWARD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: forward pad 2, onto bias", run_winograd, {2, 2, 5, 11, 3, 2, WINO_FORWARD, 1, 4}},
+    {"conv_winograd", "4x4 tiles: forward at ResNet-8 size", run_winograd, {4, 16, 28, 28, 16, 1, WINO_FORWARD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: input grad pad 1", run_winograd, {2, 3, 9, 6, 5, 1, WINO_INPUT_GRAD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: input grad pad 0", run_winograd, {3, 4, 10, 9, 2, 0, WINO_INPUT_GRAD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: input grad pad 2", run_winograd, {2, 2, 6, 5, 3, 2, WINO_INPUT_GRAD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: weight grad pad 1", run_winograd, {2, 3, 9, 7, 5, 1, WINO_WEIGHT_GRAD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: weight grad pad 0, add", run_winograd, {3, 4, 7, 10, 2, 0, WINO_WEIGHT_GRAD, 1, 4}},
+    {"conv_winograd", "4x4 tiles: weight grad pad 2", run_winograd, {2, 2, 5, 6, 3, 2, WINO_WEIGHT_GRAD, 0, 4}},
+    {"conv_winograd", "4x4 tiles: weight grad, many", run_winograd, {70, 8, 16, 16, 8, 1, WINO_WEIGHT_GRAD, 0, 4}},
     /* max-pool: {n, c, h, w, k, stride, specials} */
     {"max_pool2d_forward", "2x2 stride 2", run_max_pool2d, {2, 3, 28, 28, 2, 2, 0}},
     {"max_pool2d_forward", "odd size", run_max_pool2d, {1, 2, 7, 9, 2, 2, 0}},
@@ -1040,8 +1121,10 @@ int main(int argc, char **argv)
                 continue;
             char what[160];
             snprintf(what, sizeof what, "%s %s: %s", backend, r->prim, r->label);
+            h.skipped = false;
             bool ok = r->run(&h, r, what);
-            printf("%-8s %-22s %-46s %s\n", backend, r->prim, r->label, ok ? "ok" : "FAILED");
+            printf("%-8s %-22s %-46s %s\n", backend, r->prim, r->label,
+                   h.skipped ? "skipped (unsupported)" : ok ? "ok" : "FAILED");
             if (!ok && test_failures == 0)
                 CHECK(false, "%s failed: %s", what, ember_last_error(ctx));
         }

@@ -20,6 +20,11 @@ struct cpu_device {
     struct cpu_pool *pool;
     int threads;
     bool blas; /* sgemm through OpenBLAS (else the plain loop): cpu-gemm.c */
+    /* conv_winograd's transformed tiles, kept between calls and grown to
+     * the largest asked for, so that a model's prediction calls no malloc
+     * (cpu-winograd.c) */
+    float *scratch;
+    size_t scratch_floats;
 };
 
 static inline float *cpu_f32(ember_ptr p)

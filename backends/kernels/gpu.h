@@ -25,6 +25,7 @@
  *   gpu-reduce.c        reduce
  *   gpu-gemm.c          sgemm: tiled, wide, split or direct
  *   gpu-conv.c          im2col, col2im
+ *   gpu-winograd.c      conv_winograd: unsupported (its refusal)
  *   gpu-pool.c          max-pool
  *   gpu-loss.c          softmax-cross-entropy
  *   gpu-optim.c         Adam, AdamW, SGD

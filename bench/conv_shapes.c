@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/conv_shapes.c — one convolution's forward and backward pass
+ * through ember_conv2d under each algorithm (EMBER_CONV_ALGO: im2col,
+ * winograd in 2x2 tiles, winograd4 in 4x4), alternated in one run so that
+ * a busy machine slows them alike: the median of the repetitions, and
+ * im2col's time over each Winograd's.
+ *
+ *   cc -O2 bench/conv_shapes.c -Iinclude build/libember.a -lopenblas -lm -lpthread -o conv_shapes
+ *   ./conv_shapes [THREADS] [REPS] [N C H W OC PAD]...
+ *
+ * Without shapes: the 3x3 stride-1 convolutions of ResNet-8 and VGG-8 on
+ * Fashion-MNIST at batch 64, a first layer's one channel, and two larger
+ * layers (CIFAR-sized, more channels).
+ * bench/conv_algo.sh builds and runs it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ember.h"
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static ember_tensor *random_tensor(ember_ctx *ctx, int ndim, const int64_t *shape, unsigned *seed)
+{
+    ember_tensor *t = ember_tensor_new(ctx, EMBER_F32, ndim, shape);
+    int64_t n = t ? ember_tensor_numel(t) : 0;
+    float *v = malloc((size_t)(n + 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)rand_r(seed) / (float)RAND_MAX - 0.5f;
+    if (t)
+        ember_tensor_write(t, v, (size_t)n * sizeof *v);
+    free(v);
+    return t;
+}
+
+/* one forward and backward pass: its time in ms, forward and backward; false on an error */
+static int step(ember_ctx *ctx, ember_tensor *x, ember_tensor *w, int pad, double *fwd, double *bwd)
+{
+    double t0 = now_ms();
+    ember_tensor *y = ember_conv2d(x, w, NULL, 1, pad);
+    ember_tensor *loss = y ? ember_sum(y, EMBER_ALL_AXES, false) : NULL;
+    float v;
+    if (!loss || ember_tensor_item(loss, &v) != EMBER_OK)
+        return 0;
+    double t1 = now_ms();
+    if (ember_backward(loss) != EMBER_OK || ember_tensor_item(loss, &v) != EMBER_OK)
+        return 0;
+    *fwd = t1 - t0, *bwd = now_ms() - t1;
+    ember_tape_clear(ctx);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 15;
+    static const int64_t defaults[][6] = {
+        {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1}, {64, 32, 7, 7, 64, 1},
+        {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},  {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
+    };
+    int given = argc > 3 ? (argc - 3) / 6 : 0,
+        count = given ? given : (int)(sizeof defaults / sizeof defaults[0]);
+    if (reps < 1 || reps > 1000 || (argc > 3 && (argc - 3) % 6 != 0)) {
+        fprintf(stderr, "usage: conv_shapes [THREADS] [REPS] [N C H W OC PAD]...\n");
+        return 2;
+    }
+    ember_ctx *ctx = ember_ctx_new();
+    ember_ctx_set_threads(ctx, threads);
+    if (!ctx || ember_ctx_use_device(ctx, "cpu") != EMBER_OK) {
+        fprintf(stderr, "conv_shapes: %s\n", ctx ? ember_last_error(ctx) : "no context");
+        return 1;
+    }
+    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | "
+           "im2col/winograd | "
+           "im2col/winograd4 |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    enum { ALGOS = 3 };
+    static const char *const algos[ALGOS] = {"im2col", "winograd", "winograd4"};
+    for (int s = 0; s < count; s++) {
+        int64_t d[6];
+        for (int k = 0; k < 6; k++)
+            d[k] = given ? atoll(argv[3 + s * 6 + k]) : defaults[s][k];
+        int64_t xs[4] = {d[0], d[1], d[2], d[3]}, ws[4] = {d[4], d[1], 3, 3};
+        unsigned seed = 1;
+        ember_tensor *x = random_tensor(ctx, 4, xs, &seed), *w = random_tensor(ctx, 4, ws, &seed);
+        ember_tensor_set_requires_grad(x, true);
+        ember_tensor_set_requires_grad(w, true);
+        double *ms[ALGOS], median[ALGOS];
+        for (int a = 0; a < ALGOS; a++)
+            ms[a] = malloc((size_t)reps * sizeof(double));
+        for (int r = -2; r < reps; r++) /* two warm-up rounds, then alternated */
+            for (int a = 0; a < ALGOS; a++) {
+                double f, b;
+                setenv("EMBER_CONV_ALGO", algos[a], 1);
+                if (!step(ctx, x, w, (int)d[5], &f, &b)) {
+                    fprintf(stderr, "conv_shapes: %s\n", ember_last_error(ctx));
+                    return 1;
+                }
+                if (r >= 0)
+                    ms[a][r] = f + b;
+            }
+        for (int a = 0; a < ALGOS; a++) {
+            qsort(ms[a], (size_t)reps, sizeof(double), by_value);
+            median[a] = ms[a][reps / 2];
+            free(ms[a]);
+        }
+        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+               (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4],
+               (long long)d[5], threads, median[0], median[1], median[2], median[0] / median[1],
+               median[0] / median[2]);
+        ember_tensor_free(x), ember_tensor_free(w);
+    }
+    ember_ctx_free(ctx);
+    return 0;
+}

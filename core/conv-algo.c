@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/conv-algo.c — the choice of a convolution's algorithm: a small
+ * table by shape and device, so that each shape always runs the same way
+ * on the same device (the same numbers, run after run), and
+ * EMBER_CONV_ALGO to force one for comparisons (bench/conv_algo.sh).
+ *
+ * Winograd F(2x2, 3x3) and F(4x4, 3x3) (backends/cpu/cpu-winograd.c,
+ * cpu-winograd4.c) do 2.25 and 4 times less arithmetic than im2col's
+ * product but pay for their transforms in memory traffic, and for tiles
+ * that overhang the output's edge: only enough channels and a large
+ * enough output repay them (a first layer's 1 or 3 channels make products
+ * too small to gain from). Only the CPU backend has them; the GPUs refuse
+ * them (backends/kernels/gpu-winograd.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv-algo-impl.h"
+
+/* Where auto picks Winograd: the first row that a convolution meets, on
+ * its backend, with at least min_channels in and out and an output of at
+ * least min_side a side. Measured with bench/conv_algo.sh on the 2-core
+ * EPYC (docs/benchmarks.md, "Convolution algorithms"): 4x4 tiles pay from
+ * 16x16 outputs on (1.3 to 1.9 times im2col's speed at 28x28 and 32x32);
+ * at 14x14 four tiles a side cover 16, an eighth wasted twice over, and
+ * 2x2 tiles do better; at 7x7 both lose to im2col (0.75 to 1.07). */
+static const struct winograd_rule {
+    const char *backend;
+    enum ember_conv_algo algo;
+    int64_t min_channels, min_side;
+} winograd_where[] = {
+    {"cpu", EMBER_CONV_WINOGRAD4, 8, 16},
+    {"cpu", EMBER_CONV_WINOGRAD, 8, 8},
+};
+
+static bool winograd_applies(const struct ember_conv_geom *g)
+{
+    return g->kh == 3 && g->kw == 3 && g->stride == 1 && g->pad <= 2;
+}
+
+static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc)
+{
+    if (!winograd_applies(g))
+        return EMBER_CONV_IM2COL;
+    int64_t side = g->oh < g->ow ? g->oh : g->ow;
+    for (size_t i = 0; i < sizeof winograd_where / sizeof winograd_where[0]; i++) {
+        const struct winograd_rule *r = &winograd_where[i];
+        if (strcmp(ctx->ops->name, r->backend) == 0 && g->c >= r->min_channels && oc >= r->min_channels &&
+            side >= r->min_side)
+            return r->algo;
+    }
+    return EMBER_CONV_IM2COL;
+}
+
+bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
+                            enum ember_conv_algo *algo)
+{
+    const char *forced = getenv("EMBER_CONV_ALGO");
+    if (!forced || !*forced || strcmp(forced, "auto") == 0)
+        *algo = by_table(ctx, g, oc);
+    else if (strcmp(forced, "im2col") == 0)
+        *algo = EMBER_CONV_IM2COL;
+    else if (strcmp(forced, "winograd") == 0)
+        *algo = winograd_applies(g) ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL;
+    else if (strcmp(forced, "winograd4") == 0)
+        *algo = winograd_applies(g) ? EMBER_CONV_WINOGRAD4 : EMBER_CONV_IM2COL;
+    else {
+        ember_fail(ctx, EMBER_ERR_ARG, "EMBER_CONV_ALGO=%.40s: expected im2col, winograd, winograd4 or auto",
+                   forced);
+        return false;
+    }
+    return true;
+}
+
+const char *ember_conv_algo_name(enum ember_conv_algo algo)
+{
+    return algo == EMBER_CONV_WINOGRAD ? "winograd" : algo == EMBER_CONV_WINOGRAD4 ? "winograd4" : "im2col";
+}
+
+const char *ember_conv_algo_phase(enum ember_conv_algo algo, bool forward)
+{
+    static const char *const phases[3][2] = {{"backward [im2col]", "forward [im2col]"},
+                                             {"backward [winograd]", "forward [winograd]"},
+                                             {"backward [winograd4]", "forward [winograd4]"}};
+    return phases[algo == EMBER_CONV_WINOGRAD ? 1 : algo == EMBER_CONV_WINOGRAD4 ? 2 : 0][forward];
+}
+
+int ember_conv_algo_tile(enum ember_conv_algo algo)
+{
+    return algo == EMBER_CONV_WINOGRAD ? 2 : algo == EMBER_CONV_WINOGRAD4 ? 4 : 0;
+}
