@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
 #include "autograd-impl.h"
 #include "ctx-impl.h"
 #include "test-util.h"
@@ -92,10 +93,10 @@ static ember_tensor *conv_forced(ember_tensor **x, const char *algo, bool bias, 
 {
     bool cpu = strcmp(ember_tensor_ctx(x[0])->ops->name, "cpu") == 0;
     if (cpu)
-        setenv("EMBER_CONV_ALGO", algo, 1);
+        ember_set_env("EMBER_CONV_ALGO", algo);
     ember_tensor *y = ember_conv2d(x[0], x[1], bias ? x[2] : NULL, 1, padding);
     if (cpu)
-        unsetenv("EMBER_CONV_ALGO");
+        ember_set_env("EMBER_CONV_ALGO", NULL);
     return y;
 }
 static ember_tensor *f_winograd_pad1(ember_tensor **x) { return conv_forced(x, "winograd", true, 1); }

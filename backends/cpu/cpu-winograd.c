@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "cpu-winograd-impl.h"
+#include "platform.h"
 
 #define POSITIONS    16                 /* a 4x4 transformed tile */
 #define GROUP_FLOATS ((int64_t)1 << 20) /* transformed tiles of one group of images */
@@ -311,9 +312,9 @@ static ember_status workspace(struct cpu_device *d, const struct ember_winograd 
     size_t nv = ((size_t)(positions * g->c) * ntiles + 15) & ~(size_t)15,
            nm = (size_t)(positions * c->oc) * ntiles;
     if (d->scratch_floats < nu + nv + nm) {
-        free(d->scratch);
+        ember_aligned_free(d->scratch);
         d->scratch_floats = 0;
-        d->scratch = aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
+        d->scratch = ember_aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
         if (!d->scratch)
             return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM,
                                 "conv_winograd: no memory for %lld images' tiles", (long long)*group);

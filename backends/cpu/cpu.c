@@ -62,7 +62,7 @@ static void cpu_device_close(void *dev)
     if (!d)
         return;
     cpu_pool_free(d->pool);
-    free(d->scratch);
+    ember_aligned_free(d->scratch);
     free(d);
 }
 
