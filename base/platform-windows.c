@@ -257,8 +257,10 @@ FILE *ember_fopen(const char *path, const char *mode)
     size_t n = 0;
     for (; mode[n] && n < 12; n++)
         wmode[n] = (wchar_t)mode[n];
-    /* binary always ('b' given twice is harmless), never inherited ('N') */
-    wmode[n++] = L'b';
+    /* binary unless the mode says (the C runtime refuses a 'b' twice), and
+     * never inherited ('N') */
+    if (!strchr(mode, 'b') && !strchr(mode, 't'))
+        wmode[n++] = L'b';
     wmode[n++] = L'N';
     wmode[n] = L'\0';
     FILE *f = w ? _wfopen(w, wmode) : NULL;
