@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include "platform.h"
+#include "text-impl.h"
+
+#define CAPTURE_KEEP ((size_t)4 << 20) /* of a program's output, for ember_run_capture */
 
 void *ember_library_open(const char *name, char *why, size_t why_len)
 {
@@ -281,38 +284,25 @@ int ember_run_capture(char *const argv[], char **out)
     close(pipe_fd[1]);
     /* read to the end whatever the size, so that the child never blocks;
      * keep the first 4 MiB */
-    size_t len = 0, cap = 0, keep = (size_t)4 << 20;
-    char *text = NULL, chunk[4096];
+    struct ember_text text = {0};
+    char chunk[4096];
     for (;;) {
         ssize_t n = read(pipe_fd[0], chunk, sizeof chunk);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        size_t take = len + (size_t)n > keep ? keep - len : (size_t)n;
-        if (len + take + 1 > cap) {
-            size_t grown = cap ? cap * 2 : sizeof chunk * 2;
-            while (grown < len + take + 1)
-                grown *= 2;
-            char *bigger = realloc(text, grown);
-            if (!bigger)
-                continue;
-            text = bigger;
-            cap = grown;
-        }
-        memcpy(text + len, chunk, take);
-        len += take;
+        if (text.len < CAPTURE_KEEP)
+            ember_text_add(&text, chunk, text.len + (size_t)n > CAPTURE_KEEP ? CAPTURE_KEEP - text.len : (size_t)n);
     }
     close(pipe_fd[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            free(text);
+            free(ember_text_take(&text));
             return 127;
         }
-    *out = text ? text : strdup("");
-    if (*out)
-        (*out)[len] = '\0';
+    *out = ember_text_take(&text);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

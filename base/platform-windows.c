@@ -30,6 +30,9 @@
 #include <wchar.h>
 
 #include "platform.h"
+#include "text-impl.h"
+
+#define CAPTURE_KEEP ((size_t)4 << 20) /* of a program's output, for ember_run_capture */
 
 #define WIDE_PATH_MAX 32768 /* what the wide-character calls take */
 
@@ -557,33 +560,19 @@ int ember_run_capture(char *const argv[], char **out)
     }
     /* read to the end whatever the size, so that the child never blocks;
      * keep the first 4 MiB */
-    size_t len = 0, cap = 0, keep = (size_t)4 << 20;
-    char *text = NULL, chunk[4096];
+    struct ember_text text = {0};
+    char chunk[4096];
     DWORD got;
-    while (ReadFile(read_end, chunk, sizeof chunk, &got, NULL) && got > 0) {
-        size_t take = len + got > keep ? keep - len : got;
-        if (len + take + 1 > cap) {
-            size_t grown = cap ? cap * 2 : sizeof chunk * 2;
-            while (grown < len + take + 1)
-                grown *= 2;
-            char *bigger = realloc(text, grown);
-            if (!bigger)
-                continue;
-            text = bigger;
-            cap = grown;
-        }
-        memcpy(text + len, chunk, take);
-        len += take;
-    }
+    while (ReadFile(read_end, chunk, sizeof chunk, &got, NULL) && got > 0)
+        if (text.len < CAPTURE_KEEP)
+            ember_text_add(&text, chunk, text.len + got > CAPTURE_KEEP ? CAPTURE_KEEP - text.len : got);
     CloseHandle(read_end);
     WaitForSingleObject(child.hProcess, INFINITE);
     DWORD status = 127;
     GetExitCodeProcess(child.hProcess, &status);
     CloseHandle(child.hProcess);
     CloseHandle(child.hThread);
-    *out = text ? text : strdup("");
-    if (*out)
-        (*out)[len] = '\0';
+    *out = ember_text_take(&text);
     return (int)status;
 }
 

@@ -52,23 +52,11 @@ ember_status ember_png_info(ember_ctx *ctx, const char *name, const uint8_t *byt
     return EMBER_OK;
 }
 
-/* True when the file holds its IEND chunk (length 0, type, fixed CRC).
- * libpng stops reading once it has the pixels, so a file cut just after
- * them would pass for whole; a download that stopped early should not. */
-static bool has_end(const uint8_t *bytes, size_t len)
-{
-    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
-    for (size_t at = len >= sizeof iend ? len - sizeof iend + 1 : 0; at-- > 8;)
-        if (bytes[at] == 0 && memcmp(bytes + at, iend, sizeof iend) == 0)
-            return true;
-    return false;
-}
-
 ember_status ember_png_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
                               int *height, int *channels, uint8_t **pixels)
 {
     *pixels = NULL;
-    if (!has_end(bytes, len))
+    if (!ember_png_has_end(bytes, len))
         return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: the PNG has no IEND chunk, its last", name);
     png_image image;
     ember_status st = png_begin(ctx, name, bytes, len, &image);
