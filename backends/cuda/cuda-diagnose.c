@@ -12,6 +12,13 @@
 #include "text-impl.h"
 #include "cuda-impl.h"
 
+/* where NVIDIA's PyPI wheel puts NVRTC: the .so files in lib, the DLLs in bin */
+#ifdef _WIN32
+#define NVRTC_WHEEL_FOLDER "nvidia\\cuda_nvrtc\\bin"
+#else
+#define NVRTC_WHEEL_FOLDER "nvidia/cuda_nvrtc/lib"
+#endif
+
 static const char *path_key(enum cuda_kernel_path path)
 {
     switch (path) {
@@ -46,7 +53,7 @@ static void better_path(const struct cuda_probe *p, const struct cuda_gpu *g, ch
     else if (g->cc < 50)
         snprintf(out, len,
                  "CUDA 11.8's NVRTC, the last for sm_%d, would compile a cubin for it: pip install "
-                 "nvidia-cuda-nvrtc-cu11 and point EMBER_NVRTC at its nvidia/cuda_nvrtc/lib folder",
+                 "nvidia-cuda-nvrtc-cu11 and point EMBER_NVRTC at its " NVRTC_WHEEL_FOLDER " folder",
                  g->cc);
     else
         snprintf(out, len,
