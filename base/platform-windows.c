@@ -95,6 +95,37 @@ static void set_errno_from_windows(void)
 
 /* ------------------------------------------------------------- libraries */
 
+/* Puts the folder of the library at w (a path, backslashes) at the front of
+ * this process's PATH, once: a DLL that loads its neighbours by name while it
+ * runs, as NVRTC loads its nvrtc-builtins64_*.dll when it first compiles,
+ * finds them there. (LOAD_WITH_ALTERED_SEARCH_PATH covers only what the DLL
+ * links, at load time.) */
+static void search_beside(const wchar_t *w)
+{
+    const wchar_t *slash = wcsrchr(w, L'\\');
+    if (!slash || slash == w)
+        return;
+    size_t folder_len = (size_t)(slash - w);
+    DWORD old_len = GetEnvironmentVariableW(L"PATH", NULL, 0);
+    wchar_t *path = malloc((folder_len + 1 + old_len + 1) * sizeof *path);
+    if (!path)
+        return;
+    memcpy(path, w, folder_len * sizeof *path);
+    path[folder_len] = L'\0';
+    DWORD got = old_len ? GetEnvironmentVariableW(L"PATH", path + folder_len + 1, old_len) : 0;
+    /* already there, as the first entry or after a ';' */
+    const wchar_t *old = path + folder_len + 1;
+    bool there = false;
+    for (const wchar_t *p = old; got && p && *p && !there; p = wcschr(p, L';') ? wcschr(p, L';') + 1 : NULL)
+        there = _wcsnicmp(p, path, folder_len) == 0 && (p[folder_len] == L';' || p[folder_len] == L'\0');
+    if (!there) {
+        if (got)
+            path[folder_len] = L';';
+        SetEnvironmentVariableW(L"PATH", path);
+    }
+    free(path);
+}
+
 void *ember_library_open(const char *name, char *why, size_t why_len)
 {
     wchar_t *w = wide(name);
@@ -110,6 +141,8 @@ void *ember_library_open(const char *name, char *why, size_t why_len)
                 if (*p == L'/')
                     *p = L'\\';
         library = is_path ? LoadLibraryExW(w, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryW(w);
+        if (library && is_path)
+            search_beside(w);
         free(w);
     }
     if (!library && why_len) {

@@ -9,6 +9,9 @@
 #
 #   scripts/windows-deps.sh [DIR]    DIR defaults to build-win/deps; it gets
 #                                    openblas/{include,lib,bin}
+#   scripts/windows-deps.sh DIR --tests   also NVIDIA's NVRTC 11.8 for Windows
+#                                    (the nvidia-cuda-nvrtc-cu11 wheel's DLLs)
+#                                    in DIR/cu11, which the tests run under Wine
 #
 # zlib comes from Debian's libz-mingw-w64-dev, PNG and JPEG from Windows'
 # own decoders (io/image-wic.c); docs/windows.md says which versions ship.
@@ -17,10 +20,23 @@ case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-I
 set -eu
 cd "$(dirname "$0")/.."
 dir=${1:-build-win/deps}
-# the version docs/windows.md names; change both together
+tests=${2:-}
+# the versions docs/windows.md names; change both together
 openblas_wheel=scipy-openblas32==0.3.34.481.3
+nvrtc_wheel=nvidia-cuda-nvrtc-cu11==11.8.89
+python=$(command -v python3) || { echo "windows-deps: python3 (with pip) is needed to fetch the wheels" >&2; exit 1; }
+if [ "$tests" = --tests ] && [ ! -f "$dir/cu11/nvidia/cuda_nvrtc/bin/nvrtc64_112_0.dll" ]; then
+    mkdir -p "$dir/download"
+    if "$python" -m pip download -q --only-binary=:all: --platform win_amd64 --no-deps -d "$dir/download" \
+        "$nvrtc_wheel"; then
+        rm -rf "$dir/cu11"
+        "$python" -m zipfile -e "$dir"/download/nvidia_cuda_nvrtc_cu11-*-win_amd64.whl "$dir/cu11"
+        echo "windows-deps: NVRTC for Windows ($nvrtc_wheel) in $dir/cu11"
+    else
+        echo "windows-deps: could not download $nvrtc_wheel for win_amd64; its test will say skipped" >&2
+    fi
+fi
 [ -f "$dir/openblas/bin/libscipy_openblas.dll" ] && exit 0
-python=$(command -v python3) || { echo "windows-deps: python3 (with pip) is needed to fetch the OpenBLAS wheel" >&2; exit 1; }
 mkdir -p "$dir/download"
 if ! "$python" -m pip download -q --only-binary=:all: --platform win_amd64 --no-deps \
     -d "$dir/download" "$openblas_wheel"; then

@@ -12,6 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 scripts/windows-package.sh
+scripts/windows-deps.sh build-win/deps --tests
 # one Wine prefix for every test, made here once (about 10 s), without Wine's
 # offer to fetch Mono and Gecko (nothing here uses .NET or HTML)
 export WINEPREFIX="$PWD/build-win/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
@@ -19,4 +20,5 @@ export WINEPREFIX="$PWD/build-win/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES="m
 cmake --build build-win -j "$jobs"
 ctest --test-dir build-win --output-on-failure -j "$jobs"
 EMBER_WINEPREFIX=$WINEPREFIX sh tests/windows/test_wine_cli.sh "$PWD/build-win/ember-$(sed -n \
-    's/^CMAKE_PROJECT_VERSION:STATIC=//p' build-win/CMakeCache.txt)-win64.zip" "$PWD/build/ember"
+    's/^CMAKE_PROJECT_VERSION:STATIC=//p' build-win/CMakeCache.txt)-win64.zip" "$PWD/build/ember" \
+    "$PWD/build-win/deps/cu11/nvidia/cuda_nvrtc/bin" "$PWD/build/cu11/nvidia/cuda_nvrtc/lib"

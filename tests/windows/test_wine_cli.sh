@@ -8,8 +8,13 @@
 # Fashion-MNIST, whose test accuracy must be the Linux build's within 0.3
 # points (docs/windows.md).
 #
-#   test_wine_cli.sh ZIP LINUX-EMBER
+#   test_wine_cli.sh ZIP LINUX-EMBER [WINDOWS-NVRTC-FOLDER LINUX-NVRTC-FOLDER]
 #
+# With the two NVRTC folders (CUDA 11.8's, from NVIDIA's PyPI wheels for each
+# system: scripts/windows-deps.sh --tests and scripts/setup.sh --tests), the
+# zip's ember.exe compiles kernels with NVIDIA's own nvrtc64_112_0.dll under
+# Wine, and its PTX must be the Linux build's with libnvrtc.so.11.2, byte for
+# byte.
 # Skips (77) without Wine or the data set.
 set -u
 zip=$1 linux_ember=$2
@@ -61,6 +66,24 @@ if grep -q "opencl:0" "$TMP/out" 2>/dev/null || { run -- devices && grep -q "ope
         fail "60 steps on opencl:0 reached a test accuracy of ${acc:-none}, not above 0.6"
 else
     echo "test_wine_cli: no OpenCL device under Wine: the OpenCL check is skipped"
+fi
+
+# NVIDIA's NVRTC for Windows, loaded by path (its nvrtc-builtins DLL found
+# beside it), compiling ember's kernels as on Linux
+if [ -n "${3:-}" ] && [ -d "${3:-}" ] && [ -d "${4:-}" ]; then
+    windows_nvrtc="Z:$(printf '%s' "$3" | tr '/' '\\')"
+    for kernel in fill sgemm im2col softmax_forward_rows layer_norm_backward_rows adam_step; do
+        EMBER_NVRTC="only:$4" "$linux_ember" ptx $kernel --arch sm_35 >"$TMP/linux.ptx" 2>"$TMP/err" ||
+            fail "Linux's NVRTC 11.8 did not compile $kernel: $(cat "$TMP/err")"
+        run EMBER_NVRTC="only:$windows_nvrtc" -- ptx $kernel --arch sm_35
+        expect_status 0 "nvrtc64_112_0.dll compiling $kernel for sm_35"
+        tr -d '\r' <"$TMP/out" >"$TMP/windows.ptx"
+        [ -s "$TMP/linux.ptx" ] && cmp -s "$TMP/linux.ptx" "$TMP/windows.ptx" ||
+            fail "$kernel: the PTX of NVRTC 11.8 for Windows differs from Linux's ($(wc -c <"$TMP/windows.ptx") and $(wc -c <"$TMP/linux.ptx") bytes)"
+    done
+    echo "test_wine_cli: nvrtc64_112_0.dll under Wine compiled 6 kernels for sm_35 to Linux's PTX"
+else
+    echo "test_wine_cli: no NVRTC 11.8 for both systems: the NVRTC check is skipped"
 fi
 
 # the README's job, and a checkpoint saved at a Windows path then saved over
