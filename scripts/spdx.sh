@@ -44,11 +44,11 @@ files() {
 # the comment syntax of a source file, or nothing for a file that is not source
 syntax() {
     case $1 in
-    *.c | *.h | *.kc | *.kh) echo c ;;
+    *.c | *.h | *.kc | *.kh | *.rc) echo c ;;
     *.sh | *.bash | *.py | *.awk | *.cmake | *.in | CMakeLists.txt | */CMakeLists.txt) echo hash ;;
-    *.md | *.png | *.jpg | *.bmp | *.svg | *.ptx | *.model | LICENSE | .* | */.*) ;;
+    *.md | *.txt | *.manifest | *.png | *.jpg | *.bmp | *.svg | *.ptx | *.model | LICENSE | .* | */.*) ;;
     tests/fuzz/regressions/* | examples/images/* | examples/shapes/*) ;;
-    *) head -c 2 "$1" 2>/dev/null | grep -q '^#!' && echo hash ;;
+    *) if head -c 2 "$1" 2>/dev/null | grep -q '^#!'; then echo hash; fi ;;
     esac
 }
 
