@@ -21,10 +21,11 @@
 /* Where auto picks Winograd: the first row that a convolution meets, on
  * its backend, with at least min_channels in and out and an output of at
  * least min_side a side. Measured with bench/conv_algo.sh on the 2-core
- * EPYC (docs/benchmarks.md, "Convolution algorithms"): 4x4 tiles pay from
- * 16x16 outputs on (1.3 to 1.9 times im2col's speed at 28x28 and 32x32);
- * at 14x14 four tiles a side cover 16, an eighth wasted twice over, and
- * 2x2 tiles do better; at 7x7 both lose to im2col (0.75 to 1.07). */
+ * EPYC (docs/benchmarks.md, "CPU: convolution algorithms"): 4x4 tiles pay
+ * from 16x16 outputs on (1.1 to 1.9 times im2col's speed at 28x28 and
+ * 32x32); at 14x14 four tiles a side cover 16, an eighth wasted twice
+ * over, and 2x2 tiles do better; at 7x7 both mostly lose to im2col (2x2
+ * tiles 0.75 to 1.14, 4x4 0.52 to 0.88). */
 static const struct winograd_rule {
     const char *backend;
     enum ember_conv_algo algo;
