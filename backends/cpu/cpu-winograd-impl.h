@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-winograd-impl.h — what the two Winograd tile sizes
- * share: F(2x2, 3x3) in cpu-winograd.c, which also holds the driver (the
- * groups, the products, the passes' order), and F(4x4, 3x3) in
- * cpu-winograd4.c. A tile size is its transforms, as passes over planes.
+ * share: F(2x2, 3x3) in cpu-winograd.c, F(4x4, 3x3) in cpu-winograd4.c,
+ * and the driver that runs either (the groups, the products, the passes'
+ * order) in cpu-winograd-driver.c. A tile size is its transforms, as
+ * passes over planes.
  */
 #ifndef EMBER_CPU_WINOGRAD_IMPL_H
 #define EMBER_CPU_WINOGRAD_IMPL_H
