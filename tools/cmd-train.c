@@ -2,11 +2,13 @@
 /*
  * tools/cmd-train.c — `ember train`: the documents' training loop.
  *
- * The loop below is the one every framework's tutorial shows:
- * zero_grad, forward, loss, backward, step. Around it: the learning-rate
- * schedule, checkpoints every N steps or epochs (and of the best epoch),
- * Ctrl-C that finishes the step and saves, and --resume, which goes on from
- * a checkpoint as if the run had never stopped (tools/train.h).
+ * A run is its setup (train_setup), its epochs (train_epoch) and each
+ * epoch's steps (train_step), over one struct train_run. A step is the one
+ * every framework's tutorial shows: zero_grad, forward, loss, backward,
+ * step. Around it: the learning-rate schedule, checkpoints every N steps
+ * or epochs (and of the best epoch), Ctrl-C that finishes the step and
+ * saves, and --resume, which goes on from a checkpoint as if the run had
+ * never stopped (tools/train.h).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -474,377 +476,482 @@ static int start_parallel(const struct train_options *o, ember_ctx *ctx, ember_m
     return EXIT_OK;
 }
 
-int cmd_train(int argc, char **argv)
-{
+/* A run of `ember train`, from its setup to its last epoch: what the
+ * setup makes, what the steps count, and how the run is ending. */
+struct train_run {
     struct train_options o;
-    int rc = cli_mpi_start(&argc, &argv);
-    if (rc != EXIT_OK)
-        return rc;
-    if ((rc = parse_options(argc, argv, &o)) != EXIT_OK)
-        return cli_mpi_end(rc < 0 ? EXIT_OK : rc);
-    /* under mpirun, rank 0 alone speaks and writes: progress, metrics, checkpoints */
-    bool lead = cli_mpi_rank() == 0;
-    if (!lead) {
-        o.quiet = true;
-        o.metrics = NULL;
-        o.save = NULL;
-        o.save_every = 0;
-        o.profile = false;
-        o.trace = NULL;
-    }
+    bool lead; /* rank 0 under mpirun, or the only process: it speaks and writes */
     char devices[MAX_DEVICES][32];
-    int device_count = device_list(o.device, o.threads, devices);
-    if (device_count == 0) {
-        train_options_free(&o);
-        return cli_mpi_end(EXIT_USAGE);
-    }
-
-    ember_dataset *train = NULL, *test = NULL;
-    ember_model *model = NULL;
-    ember_optim *opt = NULL;
-    ember_batcher *batches = NULL;
-    ember_parallel *par = NULL;
-    struct train_position pos = {.best_acc = -1.0};
-    ember_ctx *ctx = cli_ctx_new(o.verbose, (int)o.threads);
-    if (!ctx)
-        return cli_mpi_end(EXIT_FAILURE_OTHER);
-    if ((rc = cli_open_device(ctx, devices[0], o.fallback)) != EXIT_OK)
-        goto done;
-    if (o.resume && (rc = train_resume_settings(ctx, &o)) != EXIT_OK)
-        goto done;
-    if (o.resume) /* the threads the run had, on the device already open */
-        ember_ctx_set_threads(ctx, (int)o.threads);
+    int device_count;
     char run_id[64];
-    if (!o.run_id) { /* "20261122T235501-4242": when, and which process */
+    ember_ctx *ctx;
+    ember_dataset *train, *test;
+    ember_model *model;
+    ember_optim *opt;
+    ember_batcher *batches;
+    ember_parallel *par;
+    struct train_position pos;
+    int64_t per_full_epoch, classes;
+    /* text: every position of a window is scored, and its loss in bits per byte too */
+    bool text;
+    int64_t positions;
+    float *scratch; /* count_correct's */
+    int32_t *labels;
+    struct window window;
+    ember_lr_schedule schedule;
+    struct train_watch watch;
+    double first_step_s;
+    const char *lost_output; /* a file that could not be written stopped the run */
+    bool stopping;           /* a signal here, or under mpirun on any rank: stop after this step */
+    bool diverging;          /* not learning, and --stop-if-diverging: stop now */
+};
+
+/* Everything before the first step: the device, the data, the model, the
+ * optimizer and the batcher, a resumed run's state, the parallel replicas,
+ * and the buffers the steps count with. EXIT_OK, or the exit status with
+ * the reason said. */
+static int train_setup(struct train_run *run)
+{
+    int rc = EXIT_OK;
+    if ((rc = cli_open_device(run->ctx, run->devices[0], run->o.fallback)) != EXIT_OK)
+        return rc;
+    if (run->o.resume && (rc = train_resume_settings(run->ctx, &run->o)) != EXIT_OK)
+        return rc;
+    if (run->o.resume) /* the threads the run had, on the device already open */
+        ember_ctx_set_threads(run->ctx, (int)run->o.threads);
+    if (!run->o.run_id) { /* "20261122T235501-4242": when, and which process */
         time_t now = time(NULL);
         struct tm utc;
         gmtime_r(&now, &utc);
-        size_t at = strftime(run_id, sizeof run_id, "%Y%m%dT%H%M%S", &utc);
-        snprintf(run_id + at, sizeof run_id - at, "-%ld", (long)getpid());
-        o.run_id = run_id;
+        size_t at = strftime(run->run_id, sizeof run->run_id, "%Y%m%dT%H%M%S", &utc);
+        snprintf(run->run_id + at, sizeof run->run_id - at, "-%ld", (long)getpid());
+        run->o.run_id = run->run_id;
     }
-    if (!(train = ember_dataset_open(ctx, &o.data, EMBER_TRAIN)) ||
-        (o.eval && !(test = ember_dataset_open(ctx, &o.data, EMBER_TEST)))) {
-        rc = cli_fail(ctx, "cannot load the data");
-        if (rc == EXIT_USAGE && o.resume) /* the kind or shape came from the checkpoint */
+    if (!(run->train = ember_dataset_open(run->ctx, &run->o.data, EMBER_TRAIN)) ||
+        (run->o.eval && !(run->test = ember_dataset_open(run->ctx, &run->o.data, EMBER_TEST)))) {
+        rc = cli_fail(run->ctx, "cannot load the data");
+        if (rc == EXIT_USAGE && run->o.resume) /* the kind or shape came from the checkpoint */
             rc = EXIT_DATA;
-        goto done;
+        return rc;
     }
     /* found now, not after the first epoch's training, which would be lost */
-    if (test && ember_dataset_count(test) == 0) {
-        bool table = strcmp(o.data.kind, "csv") == 0;
-        cli_error("%s has no %s to test on (a %s needs at least two %s in some class to hold one out, or a %s): "
-                  "add %s, or train without evaluating (--no-eval)", ember_dataset_describe(test),
-                  table ? "rows" : "images", table ? "table" : "folder", table ? "rows" : "images",
-                  table ? "folder of train.csv and test.csv" : "test/ folder", table ? "rows" : "images");
+    if (run->test && ember_dataset_count(run->test) == 0) {
+        bool table = strcmp(run->o.data.kind, "csv") == 0;
+        cli_error(
+            "%s has no %s to test on (a %s needs at least two %s in some class to hold one out, or a %s): "
+            "add %s, or train without evaluating (--no-eval)",
+            ember_dataset_describe(run->test), table ? "rows" : "images", table ? "table" : "folder",
+            table ? "rows" : "images", table ? "folder of train.csv and test.csv" : "test/ folder",
+            table ? "rows" : "images");
         rc = EXIT_DATA;
-        goto done;
+        return rc;
     }
     /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
-    if (o.init && !(model = train_init_model(ctx, &o, train, &rc)))
-        goto done;
-    if (!model && !(model = o.resume ? ember_model_from_checkpoint(ctx, o.resume) : ember_model_new(ctx, o.model, train, o.seed))) {
-        rc = cli_fail(ctx, o.resume ? "cannot load the model to resume" : "cannot build the model");
-        goto done;
+    if (run->o.init && !(run->model = train_init_model(run->ctx, &run->o, run->train, &rc)))
+        return rc;
+    if (!run->model &&
+        !(run->model = run->o.resume ? ember_model_from_checkpoint(run->ctx, run->o.resume)
+                                     : ember_model_new(run->ctx, run->o.model, run->train, run->o.seed))) {
+        rc = cli_fail(run->ctx, run->o.resume ? "cannot load the model to resume" : "cannot build the model");
+        return rc;
     }
     /* found now, not after the training, which would be lost */
-    if ((rc = train_check_outputs(&o, ctx, model, train)) != EXIT_OK)
-        goto done;
+    if ((rc = train_check_outputs(&run->o, run->ctx, run->model, run->train)) != EXIT_OK)
+        return rc;
     /* the shuffle's stream differs from the initialisation's */
-    if (!(opt = make_optimizer(&o, model)) ||
-        !(batches = ember_batcher_new(train, o.batch, true, o.seed ^ 0x5eed5eed5eedull))) {
-        rc = cli_fail(ctx, "cannot set up training");
-        goto done;
+    if (!(run->opt = make_optimizer(&run->o, run->model)) ||
+        !(run->batches =
+              ember_batcher_new(run->train, run->o.batch, true, run->o.seed ^ 0x5eed5eed5eedull))) {
+        rc = cli_fail(run->ctx, "cannot set up training");
+        return rc;
     }
     ember_augment augment;
-    if (!train_parse_augment(o.augment, &augment, o.seed)) {
-        cli_error("--augment takes crop:P (P pixels) and flip, joined by a comma, or none; not \"%s\"", o.augment);
+    if (!train_parse_augment(run->o.augment, &augment, run->o.seed)) {
+        cli_error("--augment takes crop:P (P pixels) and flip, joined by a comma, or none; not \"%s\"",
+                  run->o.augment);
         rc = EXIT_USAGE;
-        goto done;
+        return rc;
     }
-    if (ember_batcher_set_augment(batches, &augment) != EMBER_OK) {
-        rc = cli_fail(ctx, "cannot augment this data");
-        goto done;
+    if (ember_batcher_set_augment(run->batches, &augment) != EMBER_OK) {
+        rc = cli_fail(run->ctx, "cannot augment this data");
+        return rc;
     }
-    if (o.resume) {
-        if ((rc = train_resume_state(ctx, &o, opt, ember_batcher_steps(batches), &pos)) != EXIT_OK)
-            goto done;
-        if (ember_batcher_seek(batches, pos.epochs_done, pos.step_in_epoch) != EMBER_OK) {
-            rc = cli_fail(ctx, "cannot resume: the checkpoint's place is not in this data");
-            goto done;
+    if (run->o.resume) {
+        if ((rc = train_resume_state(run->ctx, &run->o, run->opt, ember_batcher_steps(run->batches),
+                                     &run->pos)) != EXIT_OK)
+            return rc;
+        if (ember_batcher_seek(run->batches, run->pos.epochs_done, run->pos.step_in_epoch) != EMBER_OK) {
+            rc = cli_fail(run->ctx, "cannot resume: the checkpoint's place is not in this data");
+            return rc;
         }
-        if (lead)
-            fprintf(stderr, "ember: resuming %s at epoch %lld, step %lld of %lld\n", o.resume,
-                    (long long)pos.epochs_done + 1, (long long)pos.step_in_epoch,
-                    (long long)ember_batcher_steps(batches));
+        if (run->lead)
+            fprintf(stderr, "ember: resuming %s at epoch %lld, step %lld of %lld\n", run->o.resume,
+                    (long long)run->pos.epochs_done + 1, (long long)run->pos.step_in_epoch,
+                    (long long)ember_batcher_steps(run->batches));
     }
     /* after the resume: every replica and rank starts from the master's state */
-    if ((rc = start_parallel(&o, ctx, model, opt, devices, device_count, &par)) != EXIT_OK)
-        goto done;
-    if (lead)
-        fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n", ember_model_describe(model),
-                ember_dataset_describe(train), par ? ember_parallel_describe(par) : ember_ctx_device_name(ctx),
-                o.optim, o.lr, strcmp(o.schedule, "constant") ? " " : "",
-                strcmp(o.schedule, "constant") ? o.schedule : "", (long long)o.batch);
+    if ((rc = start_parallel(&run->o, run->ctx, run->model, run->opt, run->devices, run->device_count,
+                             &run->par)) != EXIT_OK)
+        return rc;
+    if (run->lead)
+        fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n",
+                ember_model_describe(run->model), ember_dataset_describe(run->train),
+                run->par ? ember_parallel_describe(run->par) : ember_ctx_device_name(run->ctx), run->o.optim,
+                run->o.lr, strcmp(run->o.schedule, "constant") ? " " : "",
+                strcmp(run->o.schedule, "constant") ? run->o.schedule : "", (long long)run->o.batch);
 
-    int64_t per_full_epoch = ember_batcher_steps(batches), classes = ember_dataset_classes(train);
+    run->per_full_epoch = ember_batcher_steps(run->batches);
+    run->classes = ember_dataset_classes(run->train);
     /* text: every position of a window is scored, and its loss in bits per byte too */
-    bool text = ember_dataset_vocab(train, NULL) > 0;
-    int64_t positions = text ? ember_dataset_sample_shape(train)[0] : 1;
-    float *scratch = malloc((size_t)(o.batch * positions * classes) * sizeof *scratch);
-    int32_t *labels = malloc((size_t)(o.batch * positions) * sizeof *labels);
-    if (!scratch || !labels) {
-        free(scratch);
-        free(labels);
+    run->text = ember_dataset_vocab(run->train, NULL) > 0;
+    run->positions = run->text ? ember_dataset_sample_shape(run->train)[0] : 1;
+    run->scratch = malloc((size_t)(run->o.batch * run->positions * run->classes) * sizeof *run->scratch);
+    run->labels = malloc((size_t)(run->o.batch * run->positions) * sizeof *run->labels);
+    if (!run->scratch || !run->labels) {
+        free(run->scratch);
+        free(run->labels);
+        run->scratch = NULL;
+        run->labels = NULL;
         cli_error("out of memory");
         rc = EXIT_FAILURE_OTHER;
-        goto done;
+        return rc;
     }
-    struct window window = {.start = cli_now(), .cpu_start = cpu_seconds()};
-    ember_lr_schedule schedule = train_schedule(&o, per_full_epoch);
-    if (o.steps > schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
-        fprintf(stderr, "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
-                "training stops after %lld\n", (long long)o.steps, (long long)o.epochs,
-                (long long)schedule.total_steps, (long long)o.batch, (long long)schedule.total_steps);
-    if (pos.total_steps >= schedule.total_steps)
-        fprintf(stderr, "ember: note: %s already trained %lld steps; --epochs %lld asks for no more\n", o.resume,
-                (long long)pos.total_steps, (long long)o.epochs);
+    run->window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
+    run->schedule = train_schedule(&run->o, run->per_full_epoch);
+    if (run->o.steps >
+        run->schedule.total_steps) /* --epochs ends the run first: say so rather than stop short quietly */
+        fprintf(stderr,
+                "ember: note: --steps %lld is more than --epochs %lld allow (%lld steps of batch %lld); "
+                "training stops after %lld\n",
+                (long long)run->o.steps, (long long)run->o.epochs, (long long)run->schedule.total_steps,
+                (long long)run->o.batch, (long long)run->schedule.total_steps);
+    if (run->pos.total_steps >= run->schedule.total_steps)
+        fprintf(stderr, "ember: note: %s already trained %lld steps; --epochs %lld asks for no more\n",
+                run->o.resume, (long long)run->pos.total_steps, (long long)run->o.epochs);
+    return rc;
+}
+
+/* One step of an epoch on the batch x, y: the learning rate, forward,
+ * backward and update (on one device, or shared by the replicas), then the
+ * counts, the --log-every line, the progress bar and the watch. *end_epoch
+ * is set when the epoch's steps end here: interrupted, --steps ran out, the
+ * epoch's last batch, a failure (the exit status returned) or a watch that
+ * stops the run. */
+static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, ember_tensor *y,
+                      struct epoch_result *r, struct progress *bar, int64_t limit, bool *end_epoch)
+{
+    int rc = EXIT_OK;
+    r->lr = ember_lr_at(&run->schedule, run->pos.total_steps);
+    ember_optim_set_lr(run->opt, r->lr);
+    float value = NAN;
+    int64_t correct = 0;
+    if (run->par) {      /* the same step, shared between devices or ranks */
+        if (stop_signal) /* every rank learns it with this step's sums, and all stop after it */
+            ember_parallel_request_stop(run->par);
+        if (ember_parallel_step(run->par, x, y, &value, &correct) != EMBER_OK) {
+            rc = cli_fail(run->ctx, "training failed");
+            goto end;
+        }
+    } else {
+        ember_optim_zero_grad(run->opt);
+        ember_tensor *logits = ember_model_forward(run->model, x); /* (B, classes) or (B, T, classes) */
+        ember_tensor *loss = ember_cross_entropy(logits, y);       /* scalar */
+        if (ember_backward(loss) != EMBER_OK ||
+            (run->o.clip > 0 &&
+             ember_clip_grad_norm(ember_model_params(run->model), (float)run->o.clip, NULL) != EMBER_OK) ||
+            ember_optim_step(run->opt) != EMBER_OK || ember_tensor_item(loss, &value) != EMBER_OK ||
+            count_correct(logits, y, run->scratch, run->labels, &correct) != EMBER_OK) {
+            rc = cli_fail(run->ctx, "training failed");
+            goto end;
+        }
+    }
+    ember_tape_clear(run->ctx);
+    if (!isfinite(value)) {
+        cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
+                  isnan(value) ? "NaN" : "infinite", (long long)(run->pos.total_steps + 1));
+        rc = EXIT_FAILURE_OTHER;
+        if (run->o.stop_if_diverging && run->lead)
+            train_watch_stop(&run->watch, &run->o, run->ctx, run->model, run->train);
+        goto end;
+    }
+    if (run->pos.total_steps == 0)
+        run->first_step_s = cli_now() - cli_start_time;
+    r->steps++;
+    r->images += ember_tensor_dim(x, 0);
+    run->pos.total_steps++;
+    run->pos.step_in_epoch++;
+    run->pos.loss_sum += value;
+    run->pos.correct += correct;
+    run->pos.seen += ember_tensor_numel(y); /* images, or text's tokens */
+    run->window.steps++;
+    run->window.loss_sum += value;
+    run->window.correct += correct;
+    run->window.seen += ember_tensor_numel(y);
+    if (run->o.log_every && run->o.metrics && run->pos.total_steps % run->o.log_every == 0) {
+        if (!write_window(&run->o, epoch, run->pos.total_steps, r->lr, &run->window)) {
+            rc = EXIT_DATA;
+            run->lost_output = "--metrics";
+            goto end;
+        }
+        run->window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
+    }
+    progress_update(bar, r->steps, value);
+    if ((run->diverging = train_watch_step(&run->watch, &run->o, run->model, &run->pos, value)))
+        goto end;
+    run->stopping = run->par ? ember_parallel_stopping(run->par) : stop_signal != 0;
+    if (run->stopping || r->steps == limit)
+        goto end; /* interrupted, or --steps ran out, or the epoch's last batch */
+    if (run->o.save_every && !run->o.save_every_epochs && run->pos.total_steps % run->o.save_every == 0 &&
+        (rc = save_run(&run->o, run->ctx, run->model, run->opt, run->train, &run->pos, "--save-every")) !=
+            EXIT_OK) {
+        run->lost_output = checkpoint_lost;
+        goto end;
+    }
+    return EXIT_OK;
+end:
+    *end_epoch = true;
+    return rc;
+}
+
+/* One epoch, or what is left of it: its steps, then its report, the test
+ * pass, the metrics, the best model, the watch and the checkpoints due.
+ * *end_run is set when the run ends with it: --steps or --epochs ran out,
+ * interrupted, stopped early, or a failure (the exit status returned). */
+static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
+{
+    int rc = EXIT_OK;
+    if (run->o.steps && run->pos.total_steps >= run->o.steps)
+        goto end;
+    /* this epoch's steps: the rest of it, unless --steps ends the run sooner */
+    int64_t first = run->pos.step_in_epoch, limit = run->per_full_epoch - first;
+    if (run->o.steps && run->o.steps - run->pos.total_steps < limit)
+        limit = run->o.steps - run->pos.total_steps;
+    struct epoch_result r = {.epoch = (int)epoch, .text = run->text};
+    struct progress bar;
+    /* --steps ends it sooner: the ETA says so */
+    progress_begin(&bar, (int)epoch, (int)run->o.epochs, limit, run->o.quiet);
+    double start = cli_now();
+    /* the profile covers the training steps, not the test pass */
+    if ((run->o.profile || run->o.trace) && ember_profile_start(run->ctx, run->o.trace != NULL) != EMBER_OK) {
+        rc = cli_fail(run->ctx, "cannot profile");
+        goto end;
+    }
+    bool turned = false; /* the batcher said no more: the epoch's end, or a device error */
+    ember_tensor *x, *y;
+    for (;;) {
+        if (!ember_batcher_next(run->batches, &x, &y)) {
+            turned = true;
+            break;
+        }
+        bool end_epoch = false;
+        if ((rc = train_step(run, epoch, x, y, &r, &bar, limit, &end_epoch)) != EXIT_OK || end_epoch)
+            break;
+    }
+    progress_end(&bar);
+    ember_profile_stop(run->ctx);
+    if (rc != EXIT_OK || run->diverging)
+        goto end;
+    if (turned && run->pos.step_in_epoch < run->per_full_epoch) { /* the batcher stopped early */
+        rc = cli_fail(run->ctx, "training failed");
+        goto end;
+    }
+    r.seconds = cli_now() - start;
+    r.total_steps = run->pos.total_steps;
+    r.train_loss = run->pos.step_in_epoch ? run->pos.loss_sum / (double)run->pos.step_in_epoch : 0.0;
+    r.train_acc = run->pos.seen ? (double)run->pos.correct / (double)run->pos.seen : 0.0;
+    r.first_step_s = run->first_step_s;
+    if (run->stopping) {
+        /* the step is done: save where the run stands (after an epoch's
+         * last batch too: resuming then ends that epoch, test pass included).
+         * Under mpirun every rank stops after the same step; rank 0 saves. */
+        int sig = stop_signal ? stop_signal : SIGTERM;
+        if (!run->lead) {
+            rc = 128 + sig;
+            goto end;
+        }
+        if (!run->o.save)
+            run->o.save = "ember-interrupted.safetensors";
+        rc = save_run(&run->o, run->ctx, run->model, run->opt, run->train, &run->pos, "interrupted");
+        /* the settings and threads come back from the checkpoint; the device is the one option to
+         * repeat; the program as it was typed (build/ember), so that the line can be pasted */
+        fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: %s train --resume %s%s%s\n",
+                stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
+                : stop_signal == SIGTERM ? "stopped (SIGTERM)"
+                                         : "stopped (another rank was interrupted)",
+                (long long)epoch, (long long)run->pos.step_in_epoch, (long long)run->per_full_epoch,
+                cli_argv && cli_argv[0] ? cli_argv[0] : "ember", run->o.save,
+                run->o.device_given ? " --device " : "", run->o.device_given ? run->o.device : "");
+        rc = rc == EXIT_OK ? 128 + sig : rc;
+        goto end;
+    }
+    /* --steps may end the run inside the epoch: it is reported as far as it went */
+    bool whole = run->pos.step_in_epoch == run->per_full_epoch;
+    if (whole) {
+        if (!turned && ember_batcher_next(run->batches, &x, &y)) { /* turn the batcher to the next epoch */
+            rc = cli_fail(run->ctx, "training failed: the batcher went past the epoch's end");
+            goto end;
+        }
+        run->pos.epochs_done = epoch;
+        run->pos.step_in_epoch = 0;
+        run->pos.loss_sum = 0.0;
+        run->pos.correct = run->pos.seen = 0;
+    }
+
+    if (run->par) { /* every rank still holds rank 0's parameters; the shares the step settled on */
+        bool drifted = false;
+        if (ember_parallel_check(run->par, &drifted) != EMBER_OK) {
+            rc = cli_fail(run->ctx, "training failed");
+            goto end;
+        }
+        if (drifted && run->lead)
+            fprintf(stderr,
+                    "ember: warning: the ranks' parameters had drifted apart; rank 0's went to all\n");
+        if (run->lead)
+            fprintf(stderr, "ember: devices: %s\n", ember_parallel_describe(run->par));
+    }
+    /* every rank evaluates (the same figure), so none waits on rank 0 past the time limit */
+    if (run->o.eval) {
+        double t0 = cli_now();
+        if (ember_model_evaluate(run->model, run->test, run->o.batch, &r.test_acc, &r.test_loss) !=
+            EMBER_OK) {
+            rc = cli_fail(run->ctx, "evaluation failed");
+            goto end;
+        }
+        r.eval_seconds = cli_now() - t0;
+        if (run->lead && run->text)
+            fprintf(stderr,
+                    "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), validation loss %.4f (%.3f bits "
+                    "per byte), next-byte accuracy %.4f, %.0f tokens/s, %.1f s\n",
+                    (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_loss / M_LN2,
+                    r.test_loss, r.test_loss / M_LN2, r.test_acc,
+                    (double)(r.images * run->positions) / r.seconds, r.seconds);
+        else if (run->lead)
+            fprintf(stderr,
+                    "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
+                    "%.4f, %.0f images/s, %.1f s\n",
+                    (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_acc, r.test_loss,
+                    r.test_acc, (double)r.images / r.seconds, r.seconds);
+    } else if (run->lead && run->text) {
+        fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), %.0f tokens/s, %.1f s\n",
+                (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_loss / M_LN2,
+                (double)(r.images * run->positions) / r.seconds, r.seconds);
+    } else if (run->lead) {
+        fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, %.0f images/s, %.1f s\n",
+                (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_acc,
+                (double)r.images / r.seconds, r.seconds);
+    }
+    if (run->o.metrics && !write_metrics(&run->o, run->ctx, &r)) {
+        rc = EXIT_DATA;
+        run->lost_output = "--metrics";
+        goto end;
+    }
+    if (run->o.eval && r.test_acc > run->pos.best_acc) {
+        run->pos.best_acc = r.test_acc;
+        run->pos.best_epoch = epoch;
+        if (run->o.save &&
+            (rc = train_save_best(&run->o, run->ctx, run->model, run->train, &run->pos)) != EXIT_OK) {
+            run->lost_output = "the best epoch's checkpoint";
+            goto end;
+        }
+    }
+    if ((run->diverging = train_watch_epoch(&run->watch, &run->o, epoch,
+                                            run->o.eval ? r.test_acc : r.train_acc, (int)run->classes)))
+        goto end;
+    if (run->o.early_stop && epoch - run->pos.best_epoch >= run->o.early_stop && epoch < run->o.epochs) {
+        if (run->lead)
+            fprintf(stderr,
+                    "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
+                    "epoch %lld%s%s)\n",
+                    (long long)run->o.early_stop, run->pos.best_acc, (long long)run->pos.best_epoch,
+                    run->o.save ? "; its model is in " : "", run->o.save ? "the .best checkpoint" : "");
+        goto end;
+    }
+    if (!whole)
+        goto end;
+    if (run->o.save && run->o.save_every && epoch < run->o.epochs &&
+        (run->o.save_every_epochs ? epoch % run->o.save_every == 0
+                                  : run->pos.total_steps % run->o.save_every == 0) &&
+        (rc = save_run(&run->o, run->ctx, run->model, run->opt, run->train, &run->pos,
+                       "every --save-every")) != EXIT_OK) {
+        run->lost_output = checkpoint_lost;
+        goto end;
+    }
+    return rc;
+end:
+    *end_run = true;
+    return rc;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    static struct train_run zero;
+    struct train_run *run = malloc(sizeof *run);
+    if (!run) {
+        cli_error("out of memory");
+        return EXIT_FAILURE_OTHER;
+    }
+    *run = zero;
+    run->pos.best_acc = -1.0;
+    int rc = cli_mpi_start(&argc, &argv);
+    if (rc != EXIT_OK) {
+        free(run);
+        return rc;
+    }
+    if ((rc = parse_options(argc, argv, &run->o)) != EXIT_OK) {
+        free(run);
+        return cli_mpi_end(rc < 0 ? EXIT_OK : rc);
+    }
+    /* under mpirun, rank 0 alone speaks and writes: progress, metrics, checkpoints */
+    run->lead = cli_mpi_rank() == 0;
+    if (!run->lead) {
+        run->o.quiet = true;
+        run->o.metrics = NULL;
+        run->o.save = NULL;
+        run->o.save_every = 0;
+        run->o.profile = false;
+        run->o.trace = NULL;
+    }
+    run->device_count = device_list(run->o.device, run->o.threads, run->devices);
+    if (run->device_count == 0) {
+        train_options_free(&run->o);
+        free(run);
+        return cli_mpi_end(EXIT_USAGE);
+    }
+    if (!(run->ctx = cli_ctx_new(run->o.verbose, (int)run->o.threads))) {
+        free(run);
+        return cli_mpi_end(EXIT_FAILURE_OTHER);
+    }
+    if ((rc = train_setup(run)) != EXIT_OK)
+        goto done;
 
     ember_on_stop_request(on_stop_request);
-
-    double first_step_s = 0.0;
-    const char *lost_output = NULL; /* a file that could not be written stopped the run */
-    bool stopping = false; /* a signal here, or under mpirun on any rank: stop after this step */
-    bool diverging = false; /* not learning, and --stop-if-diverging: stop now */
-    struct train_watch watch;
-    train_watch_begin(&watch, &o, per_full_epoch, (int)classes, lead);
-    for (int64_t epoch = pos.epochs_done + 1; epoch <= o.epochs && rc == EXIT_OK; epoch++) {
-        if (o.steps && pos.total_steps >= o.steps)
-            break;
-        /* this epoch's steps: the rest of it, unless --steps ends the run sooner */
-        int64_t first = pos.step_in_epoch, limit = per_full_epoch - first;
-        if (o.steps && o.steps - pos.total_steps < limit)
-            limit = o.steps - pos.total_steps;
-        struct epoch_result r = {.epoch = (int)epoch, .text = text};
-        struct progress bar;
-        progress_begin(&bar, (int)epoch, (int)o.epochs, limit, o.quiet); /* --steps ends it sooner: the ETA says so */
-        double start = cli_now();
-        /* the profile covers the training steps, not the test pass */
-        if ((o.profile || o.trace) && ember_profile_start(ctx, o.trace != NULL) != EMBER_OK) {
-            rc = cli_fail(ctx, "cannot profile");
-            break;
-        }
-        bool turned = false; /* the batcher said no more: the epoch's end, or a device error */
-        ember_tensor *x, *y;
-        for (;;) {
-            if (!ember_batcher_next(batches, &x, &y)) {
-                turned = true;
-                break;
-            }
-            r.lr = ember_lr_at(&schedule, pos.total_steps);
-            ember_optim_set_lr(opt, r.lr);
-            float value = NAN;
-            int64_t correct = 0;
-            if (par) { /* the same step, shared between devices or ranks */
-                if (stop_signal) /* every rank learns it with this step's sums, and all stop after it */
-                    ember_parallel_request_stop(par);
-                if (ember_parallel_step(par, x, y, &value, &correct) != EMBER_OK) {
-                    rc = cli_fail(ctx, "training failed");
-                    break;
-                }
-            } else {
-                ember_optim_zero_grad(opt);
-                ember_tensor *logits = ember_model_forward(model, x); /* (B, classes) or (B, T, classes) */
-                ember_tensor *loss = ember_cross_entropy(logits, y);  /* scalar */
-                if (ember_backward(loss) != EMBER_OK ||
-                    (o.clip > 0 && ember_clip_grad_norm(ember_model_params(model), (float)o.clip, NULL) != EMBER_OK) ||
-                    ember_optim_step(opt) != EMBER_OK ||
-                    ember_tensor_item(loss, &value) != EMBER_OK ||
-                    count_correct(logits, y, scratch, labels, &correct) != EMBER_OK) {
-                    rc = cli_fail(ctx, "training failed");
-                    break;
-                }
-            }
-            ember_tape_clear(ctx);
-            if (!isfinite(value)) {
-                cli_error("training diverged: the loss is %s at step %lld; try a lower --lr",
-                          isnan(value) ? "NaN" : "infinite", (long long)(pos.total_steps + 1));
-                rc = EXIT_FAILURE_OTHER;
-                if (o.stop_if_diverging && lead)
-                    train_watch_stop(&watch, &o, ctx, model, train);
-                break;
-            }
-            if (pos.total_steps == 0)
-                first_step_s = cli_now() - cli_start_time;
-            r.steps++;
-            r.images += ember_tensor_dim(x, 0);
-            pos.total_steps++;
-            pos.step_in_epoch++;
-            pos.loss_sum += value;
-            pos.correct += correct;
-            pos.seen += ember_tensor_numel(y); /* images, or text's tokens */
-            window.steps++;
-            window.loss_sum += value;
-            window.correct += correct;
-            window.seen += ember_tensor_numel(y);
-            if (o.log_every && o.metrics && pos.total_steps % o.log_every == 0) {
-                if (!write_window(&o, epoch, pos.total_steps, r.lr, &window)) {
-                    rc = EXIT_DATA;
-                    lost_output = "--metrics";
-                    break;
-                }
-                window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
-            }
-            progress_update(&bar, r.steps, value);
-            if ((diverging = train_watch_step(&watch, &o, model, &pos, value)))
-                break;
-            stopping = par ? ember_parallel_stopping(par) : stop_signal != 0;
-            if (stopping || r.steps == limit)
-                break; /* interrupted, or --steps ran out, or the epoch's last batch */
-            if (o.save_every && !o.save_every_epochs && pos.total_steps % o.save_every == 0 &&
-                (rc = save_run(&o, ctx, model, opt, train, &pos, "--save-every")) != EXIT_OK) {
-                lost_output = checkpoint_lost;
-                break;
-            }
-        }
-        progress_end(&bar);
-        ember_profile_stop(ctx);
-        if (rc != EXIT_OK || diverging)
-            break;
-        if (turned && pos.step_in_epoch < per_full_epoch) { /* the batcher stopped early */
-            rc = cli_fail(ctx, "training failed");
-            break;
-        }
-        r.seconds = cli_now() - start;
-        r.total_steps = pos.total_steps;
-        r.train_loss = pos.step_in_epoch ? pos.loss_sum / (double)pos.step_in_epoch : 0.0;
-        r.train_acc = pos.seen ? (double)pos.correct / (double)pos.seen : 0.0;
-        r.first_step_s = first_step_s;
-        if (stopping) {
-            /* the step is done: save where the run stands (after an epoch's
-             * last batch too: resuming then ends that epoch, test pass included).
-             * Under mpirun every rank stops after the same step; rank 0 saves. */
-            int sig = stop_signal ? stop_signal : SIGTERM;
-            if (!lead) {
-                rc = 128 + sig;
-                break;
-            }
-            if (!o.save)
-                o.save = "ember-interrupted.safetensors";
-            rc = save_run(&o, ctx, model, opt, train, &pos, "interrupted");
-            /* the settings and threads come back from the checkpoint; the device is the one option to
-             * repeat; the program as it was typed (build/ember), so that the line can be pasted */
-            fprintf(stderr, "ember: %s at epoch %lld, step %lld of %lld; to go on: %s train --resume %s%s%s\n",
-                    stop_signal == SIGINT    ? "interrupted (Ctrl-C)"
-                    : stop_signal == SIGTERM ? "stopped (SIGTERM)"
-                                             : "stopped (another rank was interrupted)",
-                    (long long)epoch, (long long)pos.step_in_epoch, (long long)per_full_epoch,
-                    cli_argv && cli_argv[0] ? cli_argv[0] : "ember", o.save, o.device_given ? " --device " : "",
-                    o.device_given ? o.device : "");
-            rc = rc == EXIT_OK ? 128 + sig : rc;
-            break;
-        }
-        /* --steps may end the run inside the epoch: it is reported as far as it went */
-        bool whole = pos.step_in_epoch == per_full_epoch;
-        if (whole) {
-            if (!turned && ember_batcher_next(batches, &x, &y)) { /* turn the batcher to the next epoch */
-                rc = cli_fail(ctx, "training failed: the batcher went past the epoch's end");
-                break;
-            }
-            pos.epochs_done = epoch;
-            pos.step_in_epoch = 0;
-            pos.loss_sum = 0.0;
-            pos.correct = pos.seen = 0;
-        }
-
-        if (par) { /* every rank still holds rank 0's parameters; the shares the step settled on */
-            bool drifted = false;
-            if (ember_parallel_check(par, &drifted) != EMBER_OK) {
-                rc = cli_fail(ctx, "training failed");
-                break;
-            }
-            if (drifted && lead)
-                fprintf(stderr, "ember: warning: the ranks' parameters had drifted apart; rank 0's went to all\n");
-            if (lead)
-                fprintf(stderr, "ember: devices: %s\n", ember_parallel_describe(par));
-        }
-        /* every rank evaluates (the same figure), so none waits on rank 0 past the time limit */
-        if (o.eval) {
-            double t0 = cli_now();
-            if (ember_model_evaluate(model, test, o.batch, &r.test_acc, &r.test_loss) != EMBER_OK) {
-                rc = cli_fail(ctx, "evaluation failed");
-                break;
-            }
-            r.eval_seconds = cli_now() - t0;
-            if (lead && text)
-                fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), validation loss %.4f (%.3f bits "
-                    "per byte), next-byte accuracy %.4f, %.0f tokens/s, %.1f s\n", (long long)epoch,
-                    (long long)o.epochs, r.train_loss, r.train_loss / M_LN2, r.test_loss, r.test_loss / M_LN2,
-                    r.test_acc, (double)(r.images * positions) / r.seconds, r.seconds);
-            else if (lead)
-                fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, test loss %.4f, test accuracy "
-                    "%.4f, %.0f images/s, %.1f s\n", (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc,
-                    r.test_loss, r.test_acc, (double)r.images / r.seconds, r.seconds);
-        } else if (lead && text) {
-            fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), %.0f tokens/s, %.1f s\n",
-                    (long long)epoch, (long long)o.epochs, r.train_loss, r.train_loss / M_LN2,
-                    (double)(r.images * positions) / r.seconds, r.seconds);
-        } else if (lead) {
-            fprintf(stderr, "epoch %lld/%lld: train loss %.4f, train accuracy %.4f, %.0f images/s, %.1f s\n",
-                    (long long)epoch, (long long)o.epochs, r.train_loss, r.train_acc, (double)r.images / r.seconds,
-                    r.seconds);
-        }
-        if (o.metrics && !write_metrics(&o, ctx, &r)) {
-            rc = EXIT_DATA;
-            lost_output = "--metrics";
-            break;
-        }
-        if (o.eval && r.test_acc > pos.best_acc) {
-            pos.best_acc = r.test_acc;
-            pos.best_epoch = epoch;
-            if (o.save && (rc = train_save_best(&o, ctx, model, train, &pos)) != EXIT_OK) {
-                lost_output = "the best epoch's checkpoint";
-                break;
-            }
-        }
-        if ((diverging = train_watch_epoch(&watch, &o, epoch, o.eval ? r.test_acc : r.train_acc, (int)classes)))
-            break;
-        if (o.early_stop && epoch - pos.best_epoch >= o.early_stop && epoch < o.epochs) {
-            if (lead)
-                fprintf(stderr, "ember: stopping early: no better test accuracy for %lld epochs (the best, %.4f, was "
-                    "epoch %lld%s%s)\n", (long long)o.early_stop, pos.best_acc, (long long)pos.best_epoch,
-                    o.save ? "; its model is in " : "", o.save ? "the .best checkpoint" : "");
-            break;
-        }
-        if (!whole)
-            break;
-        if (o.save && o.save_every && epoch < o.epochs &&
-            (o.save_every_epochs ? epoch % o.save_every == 0 : pos.total_steps % o.save_every == 0) &&
-            (rc = save_run(&o, ctx, model, opt, train, &pos, "every --save-every")) != EXIT_OK) {
-            lost_output = checkpoint_lost;
-            break;
-        }
-    }
+    train_watch_begin(&run->watch, &run->o, run->per_full_epoch, (int)run->classes, run->lead);
+    bool end_run = false;
+    for (int64_t epoch = run->pos.epochs_done + 1; epoch <= run->o.epochs && rc == EXIT_OK && !end_run;
+         epoch++)
+        rc = train_epoch(run, epoch, &end_run);
     ember_stop_requests_default();
-    free(scratch);
-    free(labels);
-    if (diverging && rc == EXIT_OK)
-        rc = lead ? train_watch_stop(&watch, &o, ctx, model, train) : EXIT_FAILURE_OTHER;
-    train_watch_free(&watch);
-    if (rc == EXIT_OK && o.save)
-        rc = save_run(&o, ctx, model, opt, train, &pos, "the end of the run");
-    else if (lost_output && lead)
-        save_after_failure(&o, ctx, model, opt, train, &pos, lost_output);
-    if (rc == EXIT_OK && (o.profile || o.trace))
-        rc = cli_profile_report(ctx, o.profile ? stdout : NULL, o.trace, "training steps");
+    if (run->diverging && rc == EXIT_OK)
+        rc = run->lead ? train_watch_stop(&run->watch, &run->o, run->ctx, run->model, run->train)
+                       : EXIT_FAILURE_OTHER;
+    train_watch_free(&run->watch);
+    if (rc == EXIT_OK && run->o.save)
+        rc = save_run(&run->o, run->ctx, run->model, run->opt, run->train, &run->pos, "the end of the run");
+    else if (run->lost_output && run->lead)
+        save_after_failure(&run->o, run->ctx, run->model, run->opt, run->train, &run->pos, run->lost_output);
+    if (rc == EXIT_OK && (run->o.profile || run->o.trace))
+        rc = cli_profile_report(run->ctx, run->o.profile ? stdout : NULL, run->o.trace, "training steps");
 done:
-    ember_parallel_free(par);
-    ember_batcher_free(batches);
-    ember_optim_free(opt);
-    ember_model_free(model);
-    ember_dataset_free(train);
-    ember_dataset_free(test);
-    ember_ctx_free(ctx);
-    train_options_free(&o);
+    free(run->scratch);
+    free(run->labels);
+    ember_parallel_free(run->par);
+    ember_batcher_free(run->batches);
+    ember_optim_free(run->opt);
+    ember_model_free(run->model);
+    ember_dataset_free(run->train);
+    ember_dataset_free(run->test);
+    ember_ctx_free(run->ctx);
+    train_options_free(&run->o);
+    free(run);
     return cli_mpi_end(rc);
 }
