@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * base/platform.h — what ember asks of the operating system, in one place:
- * loading a library and telling which file was loaded, replacing a file
- * atomically, flushing to disk, making folders, the CPU count, the peak
- * memory and where a cache folder goes by default.
+ * libraries, files by UTF-8 path, replacing a file atomically, flushing to
+ * disk, folders and temporary files, streams over memory, aligned memory,
+ * running a program, the program's own file and arguments, the
+ * environment, Ctrl-C, the CPU count, memory, and where a cache folder goes
+ * by default.
  *
- * base/platform-posix.c is the POSIX half (Linux, the BSDs, macOS); a
- * Windows port adds base/platform-windows.c beside it with the same
- * functions (docs/extending.md, "A new platform"). Nothing else in ember
- * calls dlopen, fsync, rename, mkdir, mkdtemp, sysconf or getrusage.
+ * base/platform-posix.c is the POSIX half (Linux, the BSDs, macOS) and
+ * base/platform-windows.c the Windows half, side by side with the same
+ * functions (docs/extending.md, "A new platform"; docs/windows.md). Nothing
+ * else in ember calls dlopen, fsync, rename, mkdir, mkdtemp, flock,
+ * sigaction, sysconf or getrusage.
  *
- * Failures set errno (POSIX) and return false or NULL, so a caller words
- * the message as it did before: "cannot rename X: <strerror>".
+ * Failures set errno (on Windows too) and return false or NULL (or -1), so
+ * a caller words the message as it did before: "cannot rename X: ...".
  */
 #ifndef EMBER_PLATFORM_H
 #define EMBER_PLATFORM_H
@@ -52,9 +55,10 @@ char *ember_make_temporary_folder(char *template_path);
  * Windows, where a text-mode read would turn a gzip file's CR LF into LF.
  * ember_open_file takes open()'s flags and mode; -1 and errno on failure.
  * ember_open_no_wait opens (O_RDONLY, or O_WRONLY | O_APPEND) without
- * waiting: a FIFO opens at once instead of waiting for the other end, so that the caller can fstat what it got
- * and refuse anything but a regular file; ember_wait_on_reads then gives
- * the descriptor ordinary reads that wait. */
+ * waiting: a FIFO opens at once instead of waiting for the other end, so
+ * that the caller can fstat what it got and refuse anything but a regular
+ * file; ember_wait_on_reads then gives the descriptor ordinary reads that
+ * wait. */
 int ember_open_file(const char *path, int flags, int mode);
 int ember_open_no_wait(const char *path, int flags);
 bool ember_wait_on_reads(int fd);
