@@ -20,16 +20,23 @@
 #   5. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
 #      is there (an .icd file is written for it), else the report says it is not
 #
-#   scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR
+#   scripts/gpu-check.sh [--pack DIR] [--build DIR] [--budget SECONDS] [--double] OUTDIR
 #
 #   --pack DIR    what scripts/gpu-pack.sh gathered: libraries and headers the
 #                 build lacks, Fashion-MNIST, CUDA 11.8's NVRTC, the PyTorch peer
 #   --build DIR   the build folder (default build-gpu-check), made or brought up to date
+#   --budget S    stop starting checks after S seconds, each left recorded as skipped
+#                 "out of time", so that a lease's time limit still gets the report and
+#                 the logs; the order puts first what matters most: the default kernel
+#                 path, then speed next to PyTorch, then the other paths
 #   --double      no GPU: CUDA's test double (tests/fakes), which runs the kernels on
 #                 the CPU, stands in for the driver, on a subset of Fashion-MNIST
 #                 and a few steps: a rehearsal of this script (CI runs it); its
 #                 figures are no GPU's. OpenCL runs on whatever device there is (PoCL)
 #
+# Every command has a limit of its own (GPU_CHECK_STEP_LIMIT seconds, default 240): a
+# kernel that hangs fails its check, not the whole run. The CPU's reference accuracies
+# train in the background while the GPU's checks run.
 # OUTDIR gets summary.txt (the table printed last), results.tsv, devices.txt,
 # devices.json, and logs.tar.gz (every command's output; logs/ while it runs).
 # Exits 0 when every check passed or was skipped for a stated reason, 1 when
@@ -37,17 +44,19 @@
 # --help: the comment above, and nothing else done
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
-usage() { echo "usage: scripts/gpu-check.sh [--pack DIR] [--build DIR] [--double] OUTDIR" >&2; exit 2; }
-pack="" build="" double=no
+usage() { echo "usage: scripts/gpu-check.sh [--pack DIR] [--build DIR] [--budget SECONDS] [--double] OUTDIR" >&2; exit 2; }
+pack="" build="" double=no budget=
 while [ $# -gt 1 ]; do
     case $1 in
     --pack) pack=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     --double) double=yes; shift ;;
     *) usage ;;
     esac
 done
 [ $# -eq 1 ] || usage
+case $budget in *[!0-9]*) usage ;; esac
 out=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
@@ -70,14 +79,22 @@ record() {
     [ "$3" = FAIL ] && failures=$((failures + 1))
     echo "gpu-check: $1 / $2: $3${4:+ ($4)}"
 }
-# logged NAME CMD...: the command's output in logs/NAME.log, its status in $rc
+step_limit=${GPU_CHECK_STEP_LIMIT:-240}
+# logged NAME CMD...: the command's output in logs/NAME.log, its status in $rc; a command
+# past its limit is stopped (status 124) and its log ends saying so
 logged() {
     name=$1
     shift
-    "$@" >"$out/logs/$name.log" 2>&1
+    timeout -k 10 "$step_limit" "$@" >"$out/logs/$name.log" 2>&1
     rc=$?
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "gpu-check: stopped after $step_limit s" >>"$out/logs/$name.log"
 }
 outcome_of() { case $1 in 0) echo pass ;; 77) echo skip ;; *) echo FAIL ;; esac; }
+# out_of_time SECTION CHECK: true, with the check recorded as skipped, once --budget is spent
+out_of_time() {
+    [ -n "$budget" ] && [ $(($(date +%s) - started)) -ge "$budget" ] || return 1
+    record "$1" "$2" skip "out of time (--budget $budget)"
+}
 # a field of the last line of a metrics file
 metric() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" "$2" 2>/dev/null | tail -n 1; }
 # a value from a JSON file: python3 EXPR over d
@@ -175,26 +192,38 @@ fi
 
 # ---------------------------------------------- the CPU's accuracy, to compare
 
-cpu_acc() { # MODEL EPOCHS -> the CPU's test accuracy, from a run of its own
+# trained in the background, on half the cores, while the GPU's checks run; cpu_refs waits
+cpu_threads=$(((cores + 1) / 2))
+cpu_train() { # MODEL EPOCHS: the CPU's own run, its metrics in $work/cpu-MODEL.jsonl
     # shellcheck disable=SC2086
-    env $ember_env "$ember" train --device cpu --model "$1" --epochs "$2" $data_args --seed 0 --quiet \
-        --metrics "$work/cpu-$1.jsonl" >"$out/logs/cpu-$1.log" 2>&1
-    metric test_acc "$work/cpu-$1.jsonl"
+    env $ember_env timeout -k 10 "$step_limit" "$ember" train --device cpu --threads $cpu_threads --model "$1" \
+        --epochs "$2" $data_args --seed 0 --quiet --metrics "$work/cpu-$1.jsonl" >"$out/logs/cpu-$1.log" 2>&1
 }
-cpu_simple=$(cpu_acc simplecnn $epochs_simple)
-cpu_keras=$(cpu_acc kerascnn $epochs_keras)
-record cpu "reference accuracy" "$([ -n "$cpu_simple" ] && [ -n "$cpu_keras" ] && echo pass || echo FAIL)" \
-    "simplecnn ${cpu_simple:-?} after $epochs_simple epoch, kerascnn ${cpu_keras:-?} after $epochs_keras"
-if [ $double = no ]; then
-    cpu_resnet=$(cpu_acc resnet8 1)
-    record cpu "reference accuracy" "$([ -n "$cpu_resnet" ] && echo pass || echo FAIL)" \
+(
+    cpu_train simplecnn $epochs_simple
+    cpu_train kerascnn $epochs_keras
+    [ $double = yes ] || cpu_train resnet8 1
+) &
+cpu_job=$!
+refs_known=no
+cpu_refs() { # the reference accuracies in cpu_simple, cpu_keras and cpu_resnet, recorded once
+    [ $refs_known = yes ] && return
+    refs_known=yes
+    wait $cpu_job
+    cpu_simple=$(metric test_acc "$work/cpu-simplecnn.jsonl")
+    cpu_keras=$(metric test_acc "$work/cpu-kerascnn.jsonl")
+    cpu_resnet=$(metric test_acc "$work/cpu-resnet8.jsonl")
+    record cpu "reference accuracy" "$([ -n "$cpu_simple" ] && [ -n "$cpu_keras" ] && echo pass || echo FAIL)" \
+        "simplecnn ${cpu_simple:-?} after $epochs_simple epoch, kerascnn ${cpu_keras:-?} after $epochs_keras"
+    [ $double = yes ] || record cpu "reference accuracy" "$([ -n "$cpu_resnet" ] && echo pass || echo FAIL)" \
         "resnet8 ${cpu_resnet:-?} after 1 epoch"
-fi
+}
 
 # ------------------------------------------------------ every kernel path
 
 # train_on SECTION ENV MODEL EPOCHS CPU_ACC: one training run on cuda:0, its accuracy against the CPU's
 train_on() {
+    out_of_time "$1" "train $3" && return
     rm -f "$work/m.jsonl"
     # shellcheck disable=SC2086
     logged "$1-train-$3" env $ember_env $gpu_env $2 "$ember" train --device cuda:0 --model "$3" --epochs "$4" \
@@ -210,8 +239,10 @@ train_on() {
     fi
 }
 
-for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
-    [ "$gpu_usable" = True ] || break
+# check_path PATH: one kernel path's kernels, tests and training runs
+check_path() {
+    path=$1
+    out_of_time $path kernels && return
     case $path in
     nvrtc-cubin) penv="EMBER_CUDA_KERNELS=nvrtc-cubin" want="NVRTC .* cubin" ;;
     nvrtc-ptx) penv="EMBER_CUDA_KERNELS=nvrtc-ptx" want="NVRTC .* PTX" ;;
@@ -221,7 +252,7 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
     esac
     if [ $path = r470-cu11 ] && [ -z "$cu11" ]; then
         record $path kernels skip "no CUDA 11.8 NVRTC: give --pack"
-        continue
+        return
     fi
     # shellcheck disable=SC2086
     env $ember_env $gpu_env $penv "$ember" devices --json >"$work/$path.json" 2>"$out/logs/$path-devices.log"
@@ -230,9 +261,9 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
         why=$(json "$work/$path.json" "[e['reason'] for e in d['devices'] if e['name'] == 'cuda:0']")
         nvrtcs=$(json "$work/$path.json" "len(d['backends']['cuda']['nvrtc'])")
         # NVRTC's own paths need an NVRTC: on a machine without any, they are skipped
-        case $path in nvrtc-*) [ "$nvrtcs" = 0 ] && record $path kernels skip "no NVRTC on this machine" && continue ;; esac
+        case $path in nvrtc-*) [ "$nvrtcs" = 0 ] && record $path kernels skip "no NVRTC on this machine" && return ;; esac
         record $path kernels FAIL "${why:-no kernels loaded}"
-        continue
+        return
     fi
     if echo "$loaded" | grep -q "$want"; then
         record $path kernels pass "$loaded"
@@ -240,6 +271,7 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
         record $path kernels FAIL "$loaded, where $want was wanted"
     fi
     for t in parity gradcheck memory models backend_e2e; do
+        out_of_time $path "test $t" && continue
         case $t in
         parity) args="-b cuda" ;;
         memory) args="$memory_args" ;;
@@ -251,6 +283,7 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
         detail=$(grep -m 1 "test accuracy\|checks\? failed" "$out/logs/$path-$t.log")
         record $path "test $t" "$(outcome_of $rc)" "${detail:-logs/$path-$t.log}"
     done
+    cpu_refs
     train_on $path "$penv" simplecnn $epochs_simple "$cpu_simple"
     train_on $path "$penv" kerascnn $epochs_keras "$cpu_keras"
     if [ $double = no ]; then
@@ -258,14 +291,15 @@ for path in nvrtc-cubin nvrtc-ptx builtin-ptx r418 r470-cu11; do
     else
         record $path "train resnet8" skip "the double runs one work-item at a time: too slow for a ResNet epoch"
     fi
-done
+}
 
 # ------------------------------------------------------------------ speed
 
-if [ "$gpu_usable" = True ]; then
+check_speed() {
     torch_cuda=$(python3 -c "import torch; print(torch.cuda.is_available())" 2>/dev/null)
     for model in simplecnn kerascnn; do
         for batch in 64 1024; do
+            out_of_time speed "$model batch $batch images/s" && continue
             row=""
             for kernels in nvrtc baseline; do
                 rm -f "$work/s.jsonl"
@@ -282,7 +316,7 @@ if [ "$gpu_usable" = True ]; then
             else
                 row="$row pytorch -"
             fi
-            record speed "$model batch $batch images/s" pass "${row# }${timing_steps:+ ($timing_steps, the double: no GPU's figures)}"
+            record speed "$model batch $batch images/s" pass "${row# }${timing_steps:+ ($timing_steps, the double, not a GPU: no speed figures)}"
         done
     done
     [ "$torch_cuda" = True ] || record speed "PyTorch" skip "no PyTorch with a CUDA device here"
@@ -290,6 +324,7 @@ if [ "$gpu_usable" = True ]; then
     square=2048
     [ $double = yes ] && square=128
     for kernels in nvrtc baseline; do
+        out_of_time speed "primitives, $kernels" && continue
         # shellcheck disable=SC2086
         logged "perf-$kernels" env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels EMBER_TEST_DEVICE=cuda:0 \
             "$build/tests/test_parity" -b cuda -o fill --perf-square $square
@@ -300,6 +335,7 @@ if [ "$gpu_usable" = True ]; then
     profile_steps="--steps 50"
     [ $double = yes ] && profile_steps="--steps 2 --batch 8"
     for kernels in nvrtc baseline; do
+        out_of_time speed "profile, $kernels" && continue
         # shellcheck disable=SC2086
         logged "profile-$kernels" env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels "$ember" \
             train --device cuda:0 --model simplecnn $data_args $profile_steps --no-eval --quiet --profile \
@@ -313,6 +349,7 @@ if [ "$gpu_usable" = True ]; then
     par_steps="--steps 100"
     [ $double = yes ] && par_steps="--steps 3 --batch 8"
     for keep in kept trial; do
+        out_of_time speed "cuda:0,cpu, $keep" && continue
         flag=""
         [ $keep = kept ] && flag=--keep-devices
         # shellcheck disable=SC2086
@@ -324,6 +361,7 @@ if [ "$gpu_usable" = True ]; then
     done
     # every kernel compiled by NVRTC into an empty cache, then the start from it
     for start in cold warm; do
+        out_of_time speed "$start start" && continue
         [ $start = cold ] && rm -rf "$work/cache-compile"
         rm -f "$work/f.jsonl"
         # shellcheck disable=SC2086
@@ -332,7 +370,15 @@ if [ "$gpu_usable" = True ]; then
             --metrics "$work/f.jsonl"
         record speed "$start start" "$(outcome_of $rc)" "process start to the first step done: $(metric first_step_s "$work/f.jsonl") s"
     done
+}
+
+# the default path first, then speed, then the other paths: what matters most comes before a --budget ends
+if [ "$gpu_usable" = True ]; then
+    check_path nvrtc-cubin
+    check_speed
+    for p in builtin-ptx r418 r470-cu11 nvrtc-ptx; do check_path $p; done
 fi
+cpu_refs
 
 # ------------------------------------------------------------------ OpenCL
 
@@ -353,7 +399,7 @@ elif [ $double = yes ]; then
 else
     record opencl driver skip "no NVIDIA OpenCL driver (libnvidia-opencl.so.1) on this machine"
 fi
-if [ -n "$nvidia_ocl" ] || [ $double = yes ]; then
+if { [ -n "$nvidia_ocl" ] || [ $double = yes ]; } && ! out_of_time opencl device; then
     # shellcheck disable=SC2086
     env $ember_env $ocl_env EMBER_CUDA_LIBRARY=/nonexistent "$ember" devices --json >"$work/ocl.json" 2>/dev/null
     ocl=$(json "$work/ocl.json" "[e['name'] for e in d['devices'] if e['backend'] == 'opencl' and e['usable']][0]")
@@ -362,6 +408,7 @@ if [ -n "$nvidia_ocl" ] || [ $double = yes ]; then
     else
         record opencl device pass "$ocl: $(json "$work/ocl.json" "[e['description'] for e in d['devices'] if e['name'] == '$ocl'][0]")"
         for t in parity gradcheck memory models backend_e2e; do
+            out_of_time opencl "test $t" && continue
             case $t in
             parity) args="-b opencl" ;;
             memory) args="$memory_args" ;;
