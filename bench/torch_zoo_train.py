@@ -3,6 +3,7 @@
 """bench/torch_zoo_train.py — the PyTorch peer for bench/cpu_vs_peers.sh and bench/zoo_vs_pytorch.sh.
 
     torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--steps N] [--schedule cosine] [--data-dir DIR]
+                       [--device cuda]
 
 Trains the PyTorch twin of an ember built-in model (tests/torch_zoo.py: the
 same layers, the same parameter names) on Fashion-MNIST as `ember train`
@@ -11,7 +12,9 @@ batch kept, evaluation in eval() mode after every epoch. Prints one JSON
 line per epoch: {"epoch", "images_per_s" (the training loop only, data in
 memory), "train_loss", "test_acc", "seconds", "peak_rss_mib"}. --steps N
 stops each epoch after N steps: speed alone, the accuracy is then of a
-part-epoch.
+part-epoch. --device cuda trains on the GPU, the whole data set held there,
+with PyTorch's defaults (cuDNN chooses its convolutions and may use TF32
+for them); each step still reads its loss back, as ember's does.
 """
 import argparse
 import json
@@ -49,12 +52,15 @@ def main():
     ap.add_argument("--schedule", default="constant", choices=["constant", "cosine"],
                     help="cosine: CosineAnnealingLR to 0 over the run, stepped each batch (ember's --schedule cosine)")
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--device", default="cpu")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     xtr, ytr = split(a.data_dir, "train")
     xte, yte = split(a.data_dir, "t10k")
-    model = ZOO[a.model]()
+    dev = torch.device(a.device)
+    xtr, ytr, xte, yte = xtr.to(dev), ytr.to(dev), xte.to(dev), yte.to(dev)
+    model = ZOO[a.model]().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     steps_per_epoch = (xtr.shape[0] + a.batch - 1) // a.batch
     sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.epochs * steps_per_epoch)
@@ -62,7 +68,7 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     for epoch in range(1, a.epochs + 1):
         model.train()
-        perm = torch.randperm(xtr.shape[0])
+        perm = torch.randperm(xtr.shape[0], device=dev)
         total, steps = 0.0, 0
         t0 = time.perf_counter()
         for i in range(0, xtr.shape[0], a.batch):

@@ -5,8 +5,8 @@
 # lacks to build ember and run scripts/gpu-check.sh, into one folder of
 # under 60 MiB:
 #
-#   DIR/prefix.tar.xz     headers and libraries from Debian's packages: stb_image.h and
-#                         stb_image_write.h (libstb-dev), zlib.h and libz (zlib1g-dev), png.h
+#   DIR/prefix.tar.xz     headers and libraries from Debian's packages: stb_image.h,
+#                         stb_image_write.h and stb_easy_font.h (libstb-dev), zlib.h and libz (zlib1g-dev), png.h
 #                         and libpng16 (libpng-dev), jpeglib.h and libjpeg (libjpeg62-turbo-dev), cblas.h
 #                         and libopenblas with libgfortran (libopenblas0-pthread), libOpenCL.so.1
 #                         (ocl-icd-libopencl1, the loader NVIDIA's OpenCL driver plugs into),
@@ -45,7 +45,8 @@ mkdir -p "$tmp/root"
 for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
 p=$tmp/prefix
 mkdir -p "$p/include/stb" "$p/lib/pkgconfig"
-cp "$tmp/root/usr/include/stb/stb_image.h" "$tmp/root/usr/include/stb/stb_image_write.h" "$p/include/stb/"
+cp "$tmp/root/usr/include/stb/stb_image.h" "$tmp/root/usr/include/stb/stb_image_write.h" \
+    "$tmp/root/usr/include/stb/stb_easy_font.h" "$p/include/stb/"
 cp "$tmp/root/usr/include/zlib.h" "$tmp/root/usr/include/zconf.h" "$p/include/"
 cp "$tmp/root/usr/include/$arch/openblas-pthread/cblas.h" "$tmp/root/usr/include/$arch/openblas-pthread/openblas_config.h" "$p/include/"
 lib=$tmp/root/usr/lib/$arch
