@@ -13,7 +13,8 @@
 #      the CUDA tests (parity, gradients, memory, models, an epoch against the
 #      CPU), then simplecnn one epoch, kerascnn two and resnet8 (BatchNorm,
 #      residual blocks) one on Fashion-MNIST, test accuracy next to the CPU's
-#      (within 0.5 points; resnet8 is left out on the double, too slow there)
+#      (within 0.5 points; resnet8 by its training loss, within 1%: below; it is
+#      left out on the double, too slow there)
 #   4. speed: images/s at batch 64 and 1024 on both kernel paths next to PyTorch
 #      on the same GPU, the primitives' GFLOP/s and GB/s, the cold compile of every
 #      kernel and the warm start from the cache
@@ -125,7 +126,7 @@ ember_env="LD_LIBRARY_PATH=$lib_path EMBER_CACHE_DIR=$cache"
 cmake_args="-DCMAKE_BUILD_TYPE=Release"
 # what the checks run, and no more: the rest of the build (the fuzzers' seeds, say) wants
 # files a GPU machine lacks
-targets="ember test_parity test_gradcheck test_memory test_models test_backend_e2e"
+targets="ember_cli test_parity test_gradcheck test_memory test_models test_backend_e2e"
 [ $double = yes ] && targets="$targets fake-cuda"
 [ -n "$prefix" ] && cmake_args="$cmake_args -DCMAKE_PREFIX_PATH=$prefix"
 if [ -f "$build/CMakeCache.txt" ]; then # a build folder made before: brought up to date as it is
@@ -219,15 +220,21 @@ cpu_refs() { # the reference accuracies in cpu_simple, cpu_keras and cpu_resnet,
     cpu_simple=$(metric test_acc "$work/cpu-simplecnn.jsonl")
     cpu_keras=$(metric test_acc "$work/cpu-kerascnn.jsonl")
     cpu_resnet=$(metric test_acc "$work/cpu-resnet8.jsonl")
+    cpu_resnet_loss=$(metric train_loss "$work/cpu-resnet8.jsonl")
     record cpu "reference accuracy" "$([ -n "$cpu_simple" ] && [ -n "$cpu_keras" ] && echo pass || echo FAIL)" \
         "simplecnn ${cpu_simple:-?} after $epochs_simple epoch, kerascnn ${cpu_keras:-?} after $epochs_keras"
     [ $double = yes ] || record cpu "reference accuracy" "$([ -n "$cpu_resnet" ] && echo pass || echo FAIL)" \
-        "resnet8 ${cpu_resnet:-?} after 1 epoch"
+        "resnet8 ${cpu_resnet:-?} after 1 epoch, its mean training loss ${cpu_resnet_loss:-?}"
 }
 
 # ------------------------------------------------------ every kernel path
 
-# train_on SECTION ENV MODEL EPOCHS CPU_ACC: one training run on cuda:0, its accuracy against the CPU's
+# train_on SECTION ENV MODEL EPOCHS CPU_ACC [CPU_LOSS]: one training run on cuda:0 against the
+# CPU's: its test accuracy within 0.5 points, or, given CPU_LOSS, the epoch's mean training loss
+# within 1%. The ResNet's test accuracy after one epoch at a constant learning rate is too
+# noisy a measure: on an H200 (2026-11-26) the built-in PTX and NVRTC's cubin, both right by
+# every test, ended 0.92 points apart at test and 0.04% apart in training loss, and the CPU
+# 0.42 and 1.34 points from them (0.07% and 0.17% in training loss)
 train_on() {
     out_of_time "$1" "train $3" && return
     rm -f "$work/m.jsonl"
@@ -235,9 +242,16 @@ train_on() {
     logged "$1-train-$3" env $ember_env $gpu_env $2 "$ember" train --device cuda:0 --model "$3" --epochs "$4" \
         $data_args --seed 0 --quiet --metrics "$work/m.jsonl"
     acc=$(metric test_acc "$work/m.jsonl")
+    loss=$(metric train_loss "$work/m.jsonl")
     ips=$(metric images_per_s "$work/m.jsonl")
     if [ $rc -ne 0 ] || [ -z "$acc" ]; then
         record "$1" "train $3" FAIL "exit $rc: $(tail -n 2 "$out/logs/$1-train-$3.log" | tr '\n' ' ')"
+    elif [ -n "${6:-}" ]; then
+        if awk -v a="$loss" -v b="$6" 'BEGIN { d = (a - b) / b; exit !(b > 0 && d <= 0.01 && d >= -0.01) }'; then
+            record "$1" "train $3" pass "training loss $loss, cpu $6; test accuracy $acc, cpu $5; $ips images/s"
+        else
+            record "$1" "train $3" FAIL "training loss $loss, cpu ${6}: more than 1% apart"
+        fi
     elif awk -v a="$acc" -v b="$5" 'BEGIN { d = a - b; exit !(d <= 0.005 && d >= -0.005) }'; then
         record "$1" "train $3" pass "test accuracy $acc, cpu $5; $ips images/s"
     else
@@ -293,7 +307,7 @@ check_path() {
     train_on $path "$penv" simplecnn $epochs_simple "$cpu_simple"
     train_on $path "$penv" kerascnn $epochs_keras "$cpu_keras"
     if [ $double = no ]; then
-        train_on $path "$penv" resnet8 1 "$cpu_resnet"
+        train_on $path "$penv" resnet8 1 "$cpu_resnet" "$cpu_resnet_loss"
     else
         record $path "train resnet8" skip "the double runs one work-item at a time: too slow for a ResNet epoch"
     fi
