@@ -8,7 +8,7 @@
 #define PRIMITIVE_NAME(name, ...) #name,
 const char *const ember_primitive_names[] = {EMBER_PRIMITIVES(PRIMITIVE_NAME)};
 #undef PRIMITIVE_NAME
-#define UNARY_LABEL(NAME, name, math) "unary " #name,
+#define UNARY_LABEL(NAME, name, math)  "unary " #name,
 #define BINARY_LABEL(NAME, name, math) "binary " #name,
 #define REDUCE_LABEL(NAME, name, math) "reduce " #name,
 const char *const ember_unary_labels[] = {EMBER_UNARY_OPS(UNARY_LABEL)};

@@ -3,7 +3,7 @@
  * backends/backend.h — the one contract every backend fills.
  *
  * A backend gives primitives; the core writes every op, forward and
- * backward, once, in terms of them (docs/design.md, "The backend contract"). So a backend
+ * backward, once, in terms of them (DESIGN.md, decision 1). So a backend
  * that fills this table trains every model, and no two backends can drift.
  *
  * A backend is one `const struct ember_backend_ops`, made with designated
@@ -49,8 +49,7 @@ struct ember_host {
     void *ctx;
     ember_status (*fail)(void *ctx, ember_status status, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-    void (*log)(void *ctx, ember_log_level level, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+    void (*log)(void *ctx, ember_log_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
     int threads; /* CPU threads to use; 0: every core */
     /* While the core profiles (set_profiling), a GPU backend reports here
      * each kernel it ran and the device's time for it, from the device's
@@ -68,33 +67,33 @@ struct ember_host {
 
 /* Unary ops: out = f(a), alpha where the op says. Phi is the standard
  * normal distribution's CDF, phi its density. */
-#define EMBER_UNARY_OPS(X)                                              \
-    X(COPY, copy, "y = x")                                              \
-    X(NEG, neg, "y = -x")                                               \
-    X(RELU, relu, "y = max(x, 0)")                                      \
-    X(EXP, exp, "y = e^x")                                              \
-    X(LOG, log, "y = ln x")                                             \
-    X(SCALE, scale, "y = alpha * x")                                    \
-    X(ADD_SCALAR, add_scalar, "y = x + alpha")                          \
-    X(LEAKY_RELU, leaky_relu, "y = x > 0 ? x : alpha * x")              \
-    X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                           \
-    X(TANH, tanh, "y = tanh x")                                         \
-    X(GELU, gelu, "y = x * Phi(x)")                                     \
-    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")                          \
+#define EMBER_UNARY_OPS(X)                                                                                   \
+    X(COPY, copy, "y = x")                                                                                   \
+    X(NEG, neg, "y = -x")                                                                                    \
+    X(RELU, relu, "y = max(x, 0)")                                                                           \
+    X(EXP, exp, "y = e^x")                                                                                   \
+    X(LOG, log, "y = ln x")                                                                                  \
+    X(SCALE, scale, "y = alpha * x")                                                                         \
+    X(ADD_SCALAR, add_scalar, "y = x + alpha")                                                               \
+    X(LEAKY_RELU, leaky_relu, "y = x > 0 ? x : alpha * x")                                                   \
+    X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                                                                \
+    X(TANH, tanh, "y = tanh x")                                                                              \
+    X(GELU, gelu, "y = x * Phi(x)")                                                                          \
+    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")                                                               \
     X(GELU_TANH, gelu_tanh, "y = x / 2 * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2 / pi)")
 
 /* Binary ops: out = f(a, b), alpha where the op says. The backward ones
  * take a = dy and b = what the op's forward pass saw or made. */
-#define EMBER_BINARY_OPS(X)                                                                 \
-    X(ADD, add, "y = a + b")                                                                \
-    X(SUB, sub, "y = a - b")                                                                \
-    X(MUL, mul, "y = a * b")                                                                \
-    X(DIV, div, "y = a / b")                                                                \
-    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (b: relu's y)")                      \
-    X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")         \
-    X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")            \
-    X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                    \
-    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")                 \
+#define EMBER_BINARY_OPS(X)                                                                                  \
+    X(ADD, add, "y = a + b")                                                                                 \
+    X(SUB, sub, "y = a - b")                                                                                 \
+    X(MUL, mul, "y = a * b")                                                                                 \
+    X(DIV, div, "y = a / b")                                                                                 \
+    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (b: relu's y)")                                       \
+    X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")                          \
+    X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")                            \
+    X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                                     \
+    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")                                  \
     X(GELU_TANH_BACKWARD, gelu_tanh_backward, "y = a * gelu_tanh'(b) (b: x)")
 
 #define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
@@ -118,8 +117,8 @@ struct ember_ewise {
 
 /* ------------------------------------------------------------- reductions */
 
-#define EMBER_REDUCE_OPS(X)            \
-    X(SUM, sum, "y = sum of x")        \
+#define EMBER_REDUCE_OPS(X)                                                                                  \
+    X(SUM, sum, "y = sum of x")                                                                              \
     X(MAX, max, "y = max of x")
 
 enum ember_reduce_op { EMBER_REDUCE_OPS(EMBER_ENUM_ENTRY) EMBER_REDUCE_COUNT };
@@ -182,8 +181,9 @@ struct ember_winograd {
 /* the profile's rows of conv_winograd, one a pass */
 static inline const char *ember_winograd_label(enum ember_conv_pass pass)
 {
-    return pass == EMBER_CONV_FORWARD ? "conv_winograd forward"
-           : pass == EMBER_CONV_INPUT_GRAD ? "conv_winograd input grad" : "conv_winograd weight grad";
+    return pass == EMBER_CONV_FORWARD      ? "conv_winograd forward"
+           : pass == EMBER_CONV_INPUT_GRAD ? "conv_winograd input grad"
+                                           : "conv_winograd weight grad";
 }
 
 /* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
@@ -305,7 +305,7 @@ struct ember_sgd_step {
  */
 
 /* bytes in an F32 or I32 element, and in `count` of them, for the cost columns */
-#define EMBER_ELEMENT_BYTES 4.0
+#define EMBER_ELEMENT_BYTES   4.0
 #define EMBER_BYTES_OF(count) (EMBER_ELEMENT_BYTES * (double)(count))
 
 /* the profile's row names of the elementwise and reduction families,
@@ -321,12 +321,13 @@ static inline double ember_sgemm_bytes(const struct ember_gemm *g)
 {
     double m = (double)g->m, n = (double)g->n, k = (double)g->k, batch = (double)g->batch;
     return EMBER_ELEMENT_BYTES * (m * k * (g->stride_a ? batch : 1.0) + k * n * (g->stride_b ? batch : 1.0) +
-                        m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
+                                  m * n * batch * (g->beta != 0.0f ? 2.0 : 1.0));
 }
 /* a convolution's planes and their columns */
 static inline double ember_conv_bytes(const struct ember_conv_geom *g)
 {
-    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) * (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c) *
+           (double)(g->h * g->w + g->kh * g->kw * g->oh * g->ow);
 }
 /* F(2x2, 3x3) multiplies 4x4 transformed tiles, one tile for each 2x2 of
  * the output: the 16 products of (oc x c) by (c x tiles) are its work,
@@ -344,7 +345,8 @@ static inline double ember_winograd_flops(const struct ember_winograd *c)
 static inline double ember_winograd_bytes(const struct ember_winograd *c)
 {
     const struct ember_conv_geom *g = &c->g;
-    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c * g->h * g->w + c->oc * g->c * 9 + g->n * c->oc * g->oh * g->ow);
+    return EMBER_ELEMENT_BYTES *
+           (double)(g->n * g->c * g->h * g->w + c->oc * g->c * 9 + g->n * c->oc * g->oh * g->ow);
 }
 /* input and output planes, and the argmax beside the output where there is one */
 static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
@@ -411,27 +413,27 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
       (void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,                 \
        ember_ptr velocity),                                                                                  \
       (n, s, param, grad, velocity), NULL, 5.0 * (double)n, EMBER_BYTES_OF(5 * n))                           \
-    /* a max, a subtraction, an exponential, a sum and a division an element */                             \
+    /* a max, a subtraction, an exponential, a sum and a division an element */                              \
     X(softmax_forward,                                                                                       \
       (void *dev, int64_t rows, int64_t cols, int64_t causal_rows, ember_ptr x, ember_ptr y),                \
       (rows, cols, causal_rows, x, y), NULL, 5.0 * (double)(rows * cols), EMBER_BYTES_OF(2 * rows * cols))   \
     X(softmax_backward, (void *dev, int64_t rows, int64_t cols, ember_ptr y, ember_ptr dy, ember_ptr dx),    \
       (rows, cols, y, dy, dx), NULL, 4.0 * (double)(rows * cols), EMBER_BYTES_OF(3 * rows * cols))           \
-    /* the mean, the variance, then xhat and y: about eight operations an element */                        \
+    /* the mean, the variance, then xhat and y: about eight operations an element */                         \
     X(layer_norm_forward,                                                                                    \
       (void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x, ember_ptr weight, ember_ptr bias,      \
        ember_ptr y, ember_ptr xhat, ember_ptr rstd),                                                         \
       (rows, cols, eps, x, weight, bias, y, xhat, rstd), NULL, 8.0 * (double)(rows * cols),                  \
       EMBER_BYTES_OF(3 * rows * cols + 2 * cols + rows))                                                     \
     X(layer_norm_backward,                                                                                   \
-      (void *dev, int64_t rows, int64_t cols, ember_ptr dy, ember_ptr xhat, ember_ptr weight, ember_ptr rstd, \
-       ember_ptr dx),                                                                                        \
+      (void *dev, int64_t rows, int64_t cols, ember_ptr dy, ember_ptr xhat, ember_ptr weight,                \
+       ember_ptr rstd, ember_ptr dx),                                                                        \
       (rows, cols, dy, xhat, weight, rstd, dx), NULL, 7.0 * (double)(rows * cols),                           \
       EMBER_BYTES_OF(3 * rows * cols + cols + rows))                                                         \
     X(embedding_forward,                                                                                     \
       (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr weight, ember_ptr out),  \
       (n, dim, vocab, index, weight, out), NULL, 0.0, EMBER_BYTES_OF(n + 2 * n * dim))                       \
-    /* each index is read once per row of dweight that looks for it */                                      \
+    /* each index is read once per row of dweight that looks for it */                                       \
     X(embedding_backward,                                                                                    \
       (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr dy, ember_ptr dweight),  \
       (n, dim, vocab, index, dy, dweight), NULL, (double)(n * dim),                                          \
@@ -498,8 +500,8 @@ struct ember_backend_ops {
      * kernel launched, as text to free(); `registers` a thread (0: counted
      * from the PTX) for the occupancy, said to come from `registers_from`.
      * NULL with the reason in `why`. */
-    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
-                           size_t why_len);
+    char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from,
+                           char *why, size_t why_len);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

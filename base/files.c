@@ -12,10 +12,10 @@
  * programs, inflated data files.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,8 +25,11 @@
 
 static const char *file_kind(mode_t mode)
 {
-    return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
-         : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "not a regular file";
+    return S_ISDIR(mode)                    ? "a folder"
+           : S_ISFIFO(mode)                 ? "a FIFO"
+           : S_ISSOCK(mode)                 ? "a socket"
+           : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                                            : "not a regular file";
 }
 
 int ember_open_regular_file(const char *path, struct stat *info, char *why, size_t why_len)

@@ -34,10 +34,7 @@ void *ember_library_open(const char *name, char *why, size_t why_len)
     return library;
 }
 
-void *ember_library_symbol(void *library, const char *name)
-{
-    return dlsym(library, name);
-}
+void *ember_library_symbol(void *library, const char *name) { return dlsym(library, name); }
 
 void ember_library_close(void *library)
 {
@@ -56,15 +53,9 @@ void ember_library_file(const void *symbol, char *out, size_t len)
     snprintf(out, len, "?");
 }
 
-bool ember_replace_file(const char *from, const char *to)
-{
-    return rename(from, to) == 0;
-}
+bool ember_replace_file(const char *from, const char *to) { return rename(from, to) == 0; }
 
-bool ember_flush_to_disk(int fd)
-{
-    return fsync(fd) == 0;
-}
+bool ember_flush_to_disk(int fd) { return fsync(fd) == 0; }
 
 void ember_flush_folder_of(const char *path)
 {
@@ -86,25 +77,13 @@ void ember_flush_folder_of(const char *path)
     }
 }
 
-bool ember_make_folder(const char *path)
-{
-    return mkdir(path, 0755) == 0 || errno == EEXIST;
-}
+bool ember_make_folder(const char *path) { return mkdir(path, 0755) == 0 || errno == EEXIST; }
 
-char *ember_make_temporary_folder(char *template_path)
-{
-    return mkdtemp(template_path);
-}
+char *ember_make_temporary_folder(char *template_path) { return mkdtemp(template_path); }
 
-int ember_open_file(const char *path, int flags, int mode)
-{
-    return open(path, flags | O_CLOEXEC, mode);
-}
+int ember_open_file(const char *path, int flags, int mode) { return open(path, flags | O_CLOEXEC, mode); }
 
-int ember_open_no_wait(const char *path, int flags)
-{
-    return open(path, flags | O_NONBLOCK | O_CLOEXEC);
-}
+int ember_open_no_wait(const char *path, int flags) { return open(path, flags | O_NONBLOCK | O_CLOEXEC); }
 
 bool ember_wait_on_reads(int fd)
 {
@@ -112,15 +91,9 @@ bool ember_wait_on_reads(int fd)
     return flags != -1 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != -1;
 }
 
-FILE *ember_fopen(const char *path, const char *mode)
-{
-    return fopen(path, mode);
-}
+FILE *ember_fopen(const char *path, const char *mode) { return fopen(path, mode); }
 
-int ember_stat(const char *path, struct stat *info)
-{
-    return stat(path, info);
-}
+int ember_stat(const char *path, struct stat *info) { return stat(path, info); }
 
 int64_t ember_file_changed_ns(const struct stat *info)
 {
@@ -204,20 +177,11 @@ void *ember_aligned_alloc(size_t align, size_t bytes)
     return aligned_alloc(align, (bytes + align - 1) / align * align); /* C11 wants a multiple */
 }
 
-void ember_aligned_free(void *p)
-{
-    free(p);
-}
+void ember_aligned_free(void *p) { free(p); }
 
-FILE *ember_memory_reader(void *data, size_t size)
-{
-    return fmemopen(data, size, "rb");
-}
+FILE *ember_memory_reader(void *data, size_t size) { return fmemopen(data, size, "rb"); }
 
-FILE *ember_memory_writer(char **buf, size_t *len)
-{
-    return open_memstream(buf, len);
-}
+FILE *ember_memory_writer(char **buf, size_t *len) { return open_memstream(buf, len); }
 
 bool ember_memory_writer_close(FILE *f, char **buf, size_t *len)
 {
@@ -225,10 +189,7 @@ bool ember_memory_writer_close(FILE *f, char **buf, size_t *len)
     return fclose(f) == 0;
 }
 
-void ember_set_file_mode(int fd, int mode)
-{
-    (void)fchmod(fd, (mode_t)mode);
-}
+void ember_set_file_mode(int fd, int mode) { (void)fchmod(fd, (mode_t)mode); }
 
 void ember_each_match(const char *pattern, void (*fn)(const char *path, void *arg), void *arg)
 {
@@ -240,10 +201,7 @@ void ember_each_match(const char *pattern, void (*fn)(const char *path, void *ar
     globfree(&found);
 }
 
-bool ember_is_program(const char *path)
-{
-    return access(path, X_OK) == 0;
-}
+bool ember_is_program(const char *path) { return access(path, X_OK) == 0; }
 
 void ember_temporary_folder(char *out, size_t len)
 {
@@ -293,7 +251,8 @@ int ember_run_capture(char *const argv[], char **out)
         if (n <= 0)
             break;
         if (text.len < CAPTURE_KEEP)
-            ember_text_add(&text, chunk, text.len + (size_t)n > CAPTURE_KEEP ? CAPTURE_KEEP - text.len : (size_t)n);
+            ember_text_add(&text, chunk,
+                           text.len + (size_t)n > CAPTURE_KEEP ? CAPTURE_KEEP - text.len : (size_t)n);
     }
     close(pipe_fd[0]);
     int status;
@@ -366,8 +325,10 @@ bool ember_default_cache_folder(char *out, size_t len, size_t *made_from, char *
     } else if (home && *home) {
         struct stat info;
         if (stat(home, &info) != 0 || !S_ISDIR(info.st_mode)) {
-            snprintf(why, why_len, "no cache folder: the home folder %s does not exist (ember never creates "
-                     "one; EMBER_CACHE_DIR or ember_set_cache_dir names another)", home);
+            snprintf(why, why_len,
+                     "no cache folder: the home folder %s does not exist (ember never creates "
+                     "one; EMBER_CACHE_DIR or ember_set_cache_dir names another)",
+                     home);
             return false;
         }
         n = snprintf(out, len, "%s/.cache/ember", home);

@@ -14,8 +14,8 @@
  * Failures set errno, as on POSIX, so that messages read the same; a
  * Windows error code is mapped to the errno closest to what it means.
  */
-#include <windows.h>
 #include <shellapi.h> /* CommandLineToArgvW */
+#include <windows.h>
 
 #include <direct.h>
 #include <errno.h>
@@ -148,8 +148,8 @@ void *ember_library_open(const char *name, char *why, size_t why_len)
     if (!library && why_len) {
         DWORD code = GetLastError();
         char message[256] = "";
-        if (!FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, message,
-                            sizeof message, NULL))
+        if (!FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0,
+                            message, sizeof message, NULL))
             message[0] = '\0';
         size_t n = strlen(message);
         while (n && (message[n - 1] == '\n' || message[n - 1] == '\r' || message[n - 1] == '.'))
@@ -176,7 +176,8 @@ void ember_library_file(const void *symbol, char *out, size_t len)
     HMODULE module = NULL;
     wchar_t path[WIDE_PATH_MAX];
     if (symbol &&
-        GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+        GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                               GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
                            (LPCWSTR)symbol, &module) &&
         GetModuleFileNameW(module, path, WIDE_PATH_MAX) > 0 && narrow(path, out, len))
         return;
@@ -235,7 +236,8 @@ static bool fill_template(char *template_path, unsigned attempt)
         return false;
     }
     static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    unsigned long long v = GetTickCount64() * 2654435761ull + GetCurrentProcessId() * 40503ull + attempt * 7919ull;
+    unsigned long long v =
+        GetTickCount64() * 2654435761ull + GetCurrentProcessId() * 40503ull + attempt * 7919ull;
     for (int i = 0; i < 6; i++, v /= 36)
         template_path[n - 6 + i] = letters[v % 36];
     return true;
@@ -276,10 +278,7 @@ int ember_open_file(const char *path, int flags, int mode)
 
 /* Windows has no FIFOs in its file system; named pipes live apart, under
  * \\.\pipe\, and opening one does not wait. */
-int ember_open_no_wait(const char *path, int flags)
-{
-    return ember_open_file(path, flags, 0);
-}
+int ember_open_no_wait(const char *path, int flags) { return ember_open_file(path, flags, 0); }
 
 bool ember_wait_on_reads(int fd)
 {
@@ -321,10 +320,7 @@ int ember_stat(const char *path, struct stat *info)
     return rc;
 }
 
-int64_t ember_file_changed_ns(const struct stat *info)
-{
-    return (int64_t)info->st_mtime * 1000000000;
-}
+int64_t ember_file_changed_ns(const struct stat *info) { return (int64_t)info->st_mtime * 1000000000; }
 
 char *ember_absolute_path(const char *path, char *out, size_t len)
 {
@@ -374,15 +370,9 @@ void ember_remove_if_abandoned(const char *folder, const char *name)
     free(w);
 }
 
-void *ember_aligned_alloc(size_t align, size_t bytes)
-{
-    return _aligned_malloc(bytes ? bytes : 1, align);
-}
+void *ember_aligned_alloc(size_t align, size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, align); }
 
-void ember_aligned_free(void *p)
-{
-    _aligned_free(p);
-}
+void ember_aligned_free(void *p) { _aligned_free(p); }
 
 /* a new file in %TEMP% that Windows deletes when it is closed */
 static FILE *temporary_stream(void)
@@ -396,7 +386,8 @@ static FILE *temporary_stream(void)
         strcpy(path, keep);
         if (!fill_template(path, attempt))
             break;
-        fd = ember_open_file(path, O_RDWR | O_CREAT | O_EXCL | _O_TEMPORARY | _O_SHORT_LIVED, _S_IREAD | _S_IWRITE);
+        fd = ember_open_file(path, O_RDWR | O_CREAT | O_EXCL | _O_TEMPORARY | _O_SHORT_LIVED,
+                             _S_IREAD | _S_IWRITE);
         if (fd < 0 && errno != EEXIST)
             break;
     }
@@ -572,16 +563,17 @@ int ember_run_capture(char *const argv[], char **out)
     if (!CreatePipe(&read_end, &write_end, &inherit, 0))
         return 127;
     SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);
-    HANDLE nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0,
-                             NULL);
+    HANDLE nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit,
+                             OPEN_EXISTING, 0, NULL);
     STARTUPINFOW start = {.cb = sizeof start, .dwFlags = STARTF_USESTDHANDLES};
     start.hStdInput = nul;
     start.hStdOutput = write_end;
     start.hStdError = write_end;
     PROCESS_INFORMATION child;
     wchar_t *program = wide(argv[0]), *line = command_line(argv);
-    BOOL started = program && line &&
-                   CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL, &start, &child);
+    BOOL started =
+        program && line &&
+        CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL, &start, &child);
     free(program);
     free(line);
     CloseHandle(write_end);
@@ -638,7 +630,8 @@ bool ember_set_env(const char *name, const char *value)
 
 void ember_run_again(char **argv)
 {
-    (void)argv; /* nothing calls for it: Windows has no address-space limit (ulimit -v) to start again under */
+    (void)
+        argv; /* nothing calls for it: Windows has no address-space limit (ulimit -v) to start again under */
 }
 
 /* ------------------------------------------------------------ stopping */
@@ -725,8 +718,10 @@ bool ember_default_cache_folder(char *out, size_t len, size_t *made_from, char *
     }
     struct stat info;
     if (ember_stat(folder, &info) != 0 || !(info.st_mode & _S_IFDIR)) {
-        snprintf(why, why_len, "no cache folder: %%LOCALAPPDATA%% (%s) does not exist (EMBER_CACHE_DIR or "
-                 "ember_set_cache_dir names another)", folder);
+        snprintf(why, why_len,
+                 "no cache folder: %%LOCALAPPDATA%% (%s) does not exist (EMBER_CACHE_DIR or "
+                 "ember_set_cache_dir names another)",
+                 folder);
         return false;
     }
     int n = snprintf(out, len, "%s/ember", folder);

@@ -123,12 +123,12 @@ void ember_each_match(const char *pattern, void (*fn)(const char *path, void *ar
 #define S_ISBLK(mode) 0
 #endif
 /* getc without taking the stream's lock each time, as POSIX's getc_unlocked */
-#define getc_unlocked _getc_nolock
+#define getc_unlocked             _getc_nolock
 #define EMBER_PATH_LIST_SEPARATOR ";"
-#define EMBER_PROGRAM_SUFFIX ".exe"
+#define EMBER_PROGRAM_SUFFIX      ".exe"
 #else
 #define EMBER_PATH_LIST_SEPARATOR ":"
-#define EMBER_PROGRAM_SUFFIX ""
+#define EMBER_PROGRAM_SUFFIX      ""
 #endif
 /* True when path is a file this user may run. */
 bool ember_is_program(const char *path);

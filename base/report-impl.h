@@ -34,8 +34,8 @@ void ember_report_free(struct ember_report *root);
  * does nothing, so a description needs no checks of its own. */
 struct ember_report *ember_report_object(struct ember_report *parent, const char *key, const char *label);
 struct ember_report *ember_report_array(struct ember_report *parent, const char *key, const char *label);
-void ember_report_string(struct ember_report *parent, const char *key, const char *label, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void ember_report_string(struct ember_report *parent, const char *key, const char *label, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
 void ember_report_int(struct ember_report *parent, const char *key, const char *label, int64_t value);
 void ember_report_bool(struct ember_report *parent, const char *key, const char *label, bool value);
 

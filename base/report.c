@@ -68,7 +68,8 @@ struct ember_report *ember_report_array(struct ember_report *parent, const char 
     return node_add(parent, NODE_ARRAY, key, label);
 }
 
-void ember_report_string(struct ember_report *parent, const char *key, const char *label, const char *fmt, ...)
+void ember_report_string(struct ember_report *parent, const char *key, const char *label, const char *fmt,
+                         ...)
 {
     struct ember_report *n = node_add(parent, NODE_STRING, key, label);
     if (!n)
@@ -96,10 +97,7 @@ void ember_report_bool(struct ember_report *parent, const char *key, const char 
 
 /* ------------------------------------------------------------ printing */
 
-static bool scalar(const struct ember_report *n)
-{
-    return n->kind != NODE_OBJECT && n->kind != NODE_ARRAY;
-}
+static bool scalar(const struct ember_report *n) { return n->kind != NODE_OBJECT && n->kind != NODE_ARRAY; }
 
 static void text_node(struct ember_text *o, const struct ember_report *n, int indent);
 

@@ -43,8 +43,8 @@ int main(int argc, char **argv)
     ember_ctx *ctx = ember_ctx_new();
     ember_ctx_set_threads(ctx, threads);
     const int64_t shape[3] = {3, side, side};
-    ember_model *m = ember_ctx_use_device(ctx, "cpu") == EMBER_OK ? ember_model_build(ctx, name, 3, shape, 10, 1)
-                                                                  : NULL;
+    ember_model *m =
+        ember_ctx_use_device(ctx, "cpu") == EMBER_OK ? ember_model_build(ctx, name, 3, shape, 10, 1) : NULL;
     size_t in_len = (size_t)batch * 3 * (size_t)side * (size_t)side;
     float *in = calloc(in_len, sizeof *in), *out = calloc((size_t)batch * 10, sizeof *out);
     double *ms = calloc((size_t)calls, sizeof *ms);
@@ -64,8 +64,8 @@ int main(int argc, char **argv)
         ms[i] = now_ms() - t0;
     }
     qsort(ms, (size_t)calls, sizeof *ms, by_value);
-    printf("%s on 3x%dx%d, batch %d, %s: median %.3f ms, 90th percentile %.3f ms over %d calls\n", name, side, side,
-           batch, ember_ctx_device_name(ctx), ms[calls / 2], ms[calls * 9 / 10], calls);
+    printf("%s on 3x%dx%d, batch %d, %s: median %.3f ms, 90th percentile %.3f ms over %d calls\n", name, side,
+           side, batch, ember_ctx_device_name(ctx), ms[calls / 2], ms[calls * 9 / 10], calls);
     free(ms);
     free(in);
     free(out);

@@ -16,36 +16,36 @@
 
 #include "tensor-impl.h"
 
-#define EMBER_OPS(X)              \
-    X(ADD, add)                   \
-    X(SUB, sub)                   \
-    X(MUL, mul)                   \
-    X(SCALE, scale)               \
-    X(RELU, relu)                 \
-    X(LEAKY_RELU, leaky_relu)     \
-    X(SIGMOID, sigmoid)           \
-    X(TANH, tanh)                 \
-    X(GELU, gelu)                 \
-    X(SUM, sum)                   \
-    X(SOFTMAX, softmax)           \
-    X(LOG_SOFTMAX, log_softmax)   \
-    X(CROSS_ENTROPY, cross_entropy) \
-    X(MATMUL, matmul)             \
-    X(LINEAR, linear)             \
-    X(CONV2D, conv2d)             \
-    X(MAX_POOL2D, max_pool2d)     \
-    X(AVG_POOL2D, avg_pool2d)     \
-    X(DROPOUT, dropout)           \
-    X(BATCH_NORM, batch_norm)     \
-    X(RESHAPE, reshape)           \
-    X(TRANSPOSE, transpose)       \
-    X(CONTIGUOUS, contiguous)     \
-    X(NARROW, narrow)             \
-    X(GELU_TANH, gelu_tanh)       \
-    X(EMBEDDING, embedding)       \
-    X(LAYER_NORM, layer_norm)     \
-    X(CAUSAL_SOFTMAX, causal_softmax) \
-    X(BMM, bmm)                   \
+#define EMBER_OPS(X)                                                                                         \
+    X(ADD, add)                                                                                              \
+    X(SUB, sub)                                                                                              \
+    X(MUL, mul)                                                                                              \
+    X(SCALE, scale)                                                                                          \
+    X(RELU, relu)                                                                                            \
+    X(LEAKY_RELU, leaky_relu)                                                                                \
+    X(SIGMOID, sigmoid)                                                                                      \
+    X(TANH, tanh)                                                                                            \
+    X(GELU, gelu)                                                                                            \
+    X(SUM, sum)                                                                                              \
+    X(SOFTMAX, softmax)                                                                                      \
+    X(LOG_SOFTMAX, log_softmax)                                                                              \
+    X(CROSS_ENTROPY, cross_entropy)                                                                          \
+    X(MATMUL, matmul)                                                                                        \
+    X(LINEAR, linear)                                                                                        \
+    X(CONV2D, conv2d)                                                                                        \
+    X(MAX_POOL2D, max_pool2d)                                                                                \
+    X(AVG_POOL2D, avg_pool2d)                                                                                \
+    X(DROPOUT, dropout)                                                                                      \
+    X(BATCH_NORM, batch_norm)                                                                                \
+    X(RESHAPE, reshape)                                                                                      \
+    X(TRANSPOSE, transpose)                                                                                  \
+    X(CONTIGUOUS, contiguous)                                                                                \
+    X(NARROW, narrow)                                                                                        \
+    X(GELU_TANH, gelu_tanh)                                                                                  \
+    X(EMBEDDING, embedding)                                                                                  \
+    X(LAYER_NORM, layer_norm)                                                                                \
+    X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \
+    X(BMM, bmm)                                                                                              \
     X(ATTENTION, attention)
 
 #define EMBER_OP_ENUM(NAME, name) EMBER_OP_##NAME,

@@ -13,15 +13,9 @@ static const char *const op_names[] = {EMBER_OPS(EMBER_OP_NAME)};
 static ember_status (*const op_backward[])(struct ember_node *) = {EMBER_OPS(EMBER_OP_BACKWARD)};
 #undef EMBER_OP_BACKWARD
 
-const char *ember_op_name(enum ember_op op)
-{
-    return op < EMBER_OP_COUNT ? op_names[op] : "?";
-}
+const char *ember_op_name(enum ember_op op) { return op < EMBER_OP_COUNT ? op_names[op] : "?"; }
 
-bool ember_grad_enabled(const ember_ctx *ctx)
-{
-    return ctx && ctx->grad_enabled;
-}
+bool ember_grad_enabled(const ember_ctx *ctx) { return ctx && ctx->grad_enabled; }
 
 bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled)
 {
@@ -35,16 +29,16 @@ bool ember_set_grad_enabled(ember_ctx *ctx, bool enabled)
 bool ember_grad_needed(ember_ctx *ctx, const struct ember_tensor *a, const struct ember_tensor *b,
                        const struct ember_tensor *c)
 {
-    return ctx->grad_enabled && ((a && a->requires_grad) || (b && b->requires_grad) ||
-                                 (c && c->requires_grad));
+    return ctx->grad_enabled &&
+           ((a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad));
 }
 
 struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
                                 struct ember_tensor *b, struct ember_tensor *c)
 {
     ember_ctx *ctx = out->ctx;
-    if (ember_host_grow(ctx, (void **)&ctx->nodes, &ctx->node_cap, ctx->node_len + 1,
-                        sizeof *ctx->nodes) != EMBER_OK)
+    if (ember_host_grow(ctx, (void **)&ctx->nodes, &ctx->node_cap, ctx->node_len + 1, sizeof *ctx->nodes) !=
+        EMBER_OK)
         return NULL;
     struct ember_node *n = &ctx->nodes[ctx->node_len++];
     memset(n, 0, sizeof *n);
@@ -71,10 +65,7 @@ static struct ember_tensor *leaf_grad(struct ember_tensor *t)
     return t->grad;
 }
 
-static bool is_leaf(const struct ember_tensor *t)
-{
-    return t->owner != EMBER_OWNER_TAPE;
-}
+static bool is_leaf(const struct ember_tensor *t) { return t->owner != EMBER_OWNER_TAPE; }
 
 struct ember_tensor *ember_grad_target(struct ember_tensor *t, float *beta)
 {
@@ -149,8 +140,8 @@ ember_status ember_grad_commit_reduced(struct ember_tensor *t, struct ember_tens
         struct ember_tensor *next = ember_tensor_alloc(ctx, EMBER_F32, gd, shape, EMBER_OWNER_TAPE);
         if (!next)
             return ctx->status;
-        ember_status st = ctx->ops->reduce(ctx->dev, EMBER_SUM, &r, ember_tensor_ptr(next),
-                                           ember_tensor_ptr(cur));
+        ember_status st =
+            ctx->ops->reduce(ctx->dev, EMBER_SUM, &r, ember_tensor_ptr(next), ember_tensor_ptr(cur));
         if (st != EMBER_OK)
             return st;
         cur = next;

@@ -10,11 +10,12 @@
 #include "tensor-impl.h"
 
 #define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY(x)  STRINGIFY_(x)
 
 const char *ember_version(void)
 {
-    return STRINGIFY(EMBER_VERSION_MAJOR) "." STRINGIFY(EMBER_VERSION_MINOR) "." STRINGIFY(EMBER_VERSION_PATCH);
+    return STRINGIFY(EMBER_VERSION_MAJOR) "." STRINGIFY(EMBER_VERSION_MINOR) "." STRINGIFY(
+        EMBER_VERSION_PATCH);
 }
 
 const char *ember_status_str(ember_status status)
@@ -89,25 +90,13 @@ void ember_ctx_set_threads(ember_ctx *ctx, int threads)
     }
 }
 
-const char *ember_ctx_device_name(const ember_ctx *ctx)
-{
-    return ctx ? ctx->device_name : "none";
-}
+const char *ember_ctx_device_name(const ember_ctx *ctx) { return ctx ? ctx->device_name : "none"; }
 
-const char *ember_ctx_device_choice(const ember_ctx *ctx)
-{
-    return ctx ? ctx->device_choice : "";
-}
+const char *ember_ctx_device_choice(const ember_ctx *ctx) { return ctx ? ctx->device_choice : ""; }
 
-ember_status ember_last_status(const ember_ctx *ctx)
-{
-    return ctx ? ctx->status : EMBER_ERR_ARG;
-}
+ember_status ember_last_status(const ember_ctx *ctx) { return ctx ? ctx->status : EMBER_ERR_ARG; }
 
-const char *ember_last_error(const ember_ctx *ctx)
-{
-    return ctx ? ctx->error : "no context";
-}
+const char *ember_last_error(const ember_ctx *ctx) { return ctx ? ctx->error : "no context"; }
 
 void ember_clear_error(ember_ctx *ctx)
 {
@@ -212,10 +201,7 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
     return EMBER_OK;
 }
 
-static double mib(uint64_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024.0);
-}
+static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* Requests are rounded up so that nearby sizes share cache entries and every
  * buffer is aligned for vector loads. */

@@ -60,8 +60,12 @@ static const struct ember_backend_ops *find_backend(const char *name, size_t len
 
 static ember_status open_device(ember_ctx *ctx, const struct ember_backend_ops *ops, int index)
 {
-    ctx->host = (struct ember_host){.ctx = ctx, .fail = host_fail, .log = host_log, .threads = ctx->threads,
-                                    .kernel_timed = ember_profile_kernel_timed, .wait_begin = host_wait_begin,
+    ctx->host = (struct ember_host){.ctx = ctx,
+                                    .fail = host_fail,
+                                    .log = host_log,
+                                    .threads = ctx->threads,
+                                    .kernel_timed = ember_profile_kernel_timed,
+                                    .wait_begin = host_wait_begin,
                                     .wait_end = host_wait_end};
     ember_status st = ops->device_open(&ctx->host, index, &ctx->dev);
     if (st != EMBER_OK)
@@ -163,8 +167,10 @@ ember_status ember_ctx_use_device(ember_ctx *ctx, const char *device)
             {"cuda", "EMBER_CUDA"}, {"opencl", "EMBER_OPENCL"}, {"ptxsim", "EMBER_CUDA"}};
         for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
             if (strlen(optional[i][0]) == name_len && strncmp(device, optional[i][0], name_len) == 0)
-                return ember_fail(ctx, EMBER_ERR_UNSUPPORTED, "this build has no %s backend (it was built with "
-                                  "-D%s=OFF): it knows %s", optional[i][0], optional[i][1], known);
+                return ember_fail(ctx, EMBER_ERR_UNSUPPORTED,
+                                  "this build has no %s backend (it was built with "
+                                  "-D%s=OFF): it knows %s",
+                                  optional[i][0], optional[i][1], known);
         return ember_fail(ctx, EMBER_ERR_ARG, "unknown device \"%s\": this build knows %s", device, known);
     }
     char why[512] = "";
@@ -259,14 +265,14 @@ char *ember_devices_report(bool json, int threads)
     ember_report_string(root, "ember", NULL, "%s", ember_version());
 
     /* every device, in auto's order, and what auto would take */
-    struct ember_report *list =
-        ember_report_array(root, "devices", "devices, in the order auto tries them");
+    struct ember_report *list = ember_report_array(root, "devices", "devices, in the order auto tries them");
     const char *chosen = NULL;
     for (int i = 0; i < n; i++) {
         struct ember_report *e = ember_report_object(list, NULL, NULL);
         char text[256];
         description_after_name(&info[i], text, sizeof text);
-        ember_report_string(e, "summary", NULL, "%-9s %s%s", info[i].name, info[i].usable ? text : "unavailable",
+        ember_report_string(e, "summary", NULL, "%-9s %s%s", info[i].name,
+                            info[i].usable ? text : "unavailable",
                             info[i].usable && !info[i].preferred ? " (opens when named)" : "");
         ember_report_string(e, "name", NULL, "%s", info[i].name);
         ember_report_string(e, "backend", NULL, "%s", info[i].backend);
@@ -295,17 +301,19 @@ char *ember_devices_report(bool json, int threads)
     return out;
 }
 
-char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from, char *why,
-                          size_t why_len)
+char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from,
+                          char *why, size_t why_len)
 {
     if (!ctx || !ctx->ops) {
         snprintf(why, why_len, "the context has no device");
         return NULL;
     }
     if (!ctx->ops->kernel_report) {
-        snprintf(why, why_len, "%s is not a simulated GPU (ptxsim:N): only those record what their kernels do%s",
+        snprintf(why, why_len,
+                 "%s is not a simulated GPU (ptxsim:N): only those record what their kernels do%s",
                  ctx->device_name, ctx->profiler ? " (and not while profiling)" : "");
         return NULL;
     }
-    return ctx->ops->kernel_report(ctx->dev, kernel, registers, registers_from ? registers_from : "", why, why_len);
+    return ctx->ops->kernel_report(ctx->dev, kernel, registers, registers_from ? registers_from : "", why,
+                                   why_len);
 }

@@ -12,7 +12,9 @@ static ember_status add_layer(ember_params *params, const char *name, int wdim, 
         return EMBER_ERR_ARG;
     if (!name || !rng || !weight || !bias)
         return ember_fail(params->ctx, EMBER_ERR_ARG, "adding a layer: the %s is NULL",
-                          !name ? "name" : !rng ? "generator" : "weight or bias pointer");
+                          !name  ? "name"
+                          : !rng ? "generator"
+                                 : "weight or bias pointer");
     char wname[256], bname[256];
     snprintf(wname, sizeof wname, "%s.weight", name);
     snprintf(bname, sizeof bname, "%s.bias", name);
@@ -29,8 +31,8 @@ static ember_status add_layer(ember_params *params, const char *name, int wdim, 
 }
 
 ember_status ember_layer_conv2d(ember_params *params, const char *name, int64_t in_channels,
-                                int64_t out_channels, int64_t kernel, ember_rng *rng,
-                                ember_tensor **weight, ember_tensor **bias)
+                                int64_t out_channels, int64_t kernel, ember_rng *rng, ember_tensor **weight,
+                                ember_tensor **bias)
 {
     int64_t shape[4] = {out_channels, in_channels, kernel, kernel};
     return add_layer(params, name, 4, shape, rng, weight, bias);

@@ -5,8 +5,8 @@
 #include "ops-impl.h"
 #include "profile-impl.h"
 
-ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a,
-                          const struct ember_tensor *b, const struct ember_tensor *c)
+ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a, const struct ember_tensor *b,
+                          const struct ember_tensor *c)
 {
     if (!a)
         return NULL;
@@ -39,8 +39,8 @@ struct ember_tensor *ember_op_out_like(const struct ember_tensor *t)
     return ember_tensor_alloc(t->ctx, EMBER_F32, t->ndim, t->shape, EMBER_OWNER_TAPE);
 }
 
-ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out,
-                              const struct ember_tensor *a, float alpha)
+ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out, const struct ember_tensor *a,
+                              float alpha)
 {
     ember_ctx *ctx = out->ctx;
     struct ember_ewise e;
@@ -54,17 +54,16 @@ ember_status ember_binary_into(enum ember_binary_op op, struct ember_tensor *out
     ember_ctx *ctx = out->ctx;
     struct ember_ewise e;
     ember_ewise_init(&e, out, a, b);
-    return ctx->ops->binary(ctx->dev, op, &e, ember_tensor_ptr(out), ember_tensor_ptr(a),
-                            ember_tensor_ptr(b), alpha);
+    return ctx->ops->binary(ctx->dev, op, &e, ember_tensor_ptr(out), ember_tensor_ptr(a), ember_tensor_ptr(b),
+                            alpha);
 }
 
 ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out,
-                               const struct ember_tensor *in, int64_t outer, int64_t r,
-                               int64_t inner, float alpha, float beta)
+                               const struct ember_tensor *in, int64_t outer, int64_t r, int64_t inner,
+                               float alpha, float beta)
 {
     ember_ctx *ctx = out->ctx;
-    struct ember_reduce red = {
-        .outer = outer, .r = r, .inner = inner, .alpha = alpha, .beta = beta};
+    struct ember_reduce red = {.outer = outer, .r = r, .inner = inner, .alpha = alpha, .beta = beta};
     return ctx->ops->reduce(ctx->dev, op, &red, ember_tensor_ptr(out), ember_tensor_ptr(in));
 }
 

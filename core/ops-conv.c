@@ -41,8 +41,7 @@ static ember_ptr ptr_at(const struct ember_tensor *t, int64_t at)
 }
 
 static bool conv_geometry(ember_ctx *ctx, const struct ember_tensor *x, const struct ember_tensor *w,
-                          const struct ember_tensor *b, int stride, int padding,
-                          struct ember_conv_geom *g)
+                          const struct ember_tensor *b, int stride, int padding, struct ember_conv_geom *g)
 {
     char sx[96], sw[96];
     if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] ||
@@ -53,13 +52,18 @@ static bool conv_geometry(ember_ctx *ctx, const struct ember_tensor *x, const st
         return false;
     }
     if (stride < 1 || padding < 0) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_conv2d: stride %d must be at least 1 and padding %d not negative",
-                   stride, padding);
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_conv2d: stride %d must be at least 1 and padding %d not negative", stride, padding);
         return false;
     }
-    *g = (struct ember_conv_geom){
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
-        .kh = w->shape[2], .kw = w->shape[3], .stride = stride, .pad = padding};
+    *g = (struct ember_conv_geom){.n = x->shape[0],
+                                  .c = x->shape[1],
+                                  .h = x->shape[2],
+                                  .w = x->shape[3],
+                                  .kh = w->shape[2],
+                                  .kw = w->shape[3],
+                                  .stride = stride,
+                                  .pad = padding};
     int64_t ph = g->h + 2 * g->pad - g->kh, pw = g->w + 2 * g->pad - g->kw;
     if (g->kh < 1 || g->kw < 1 || ph < 0 || pw < 0) {
         ember_fail(ctx, EMBER_ERR_ARG, "ember_conv2d: kernel %lldx%lld does not fit the padded input of x %s",
@@ -95,23 +99,36 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
         int64_t bias_shape[3] = {1, b->shape[0], 1}, bias_stride[3] = {0, b->stride[0], 0};
         int64_t planes[3] = {g.n, y_shape[1], hw}, plane_stride[3];
         ember_contiguous_strides(3, planes, plane_stride);
-        struct ember_tensor *bias = ember_tensor_view(b, 3, bias_shape, bias_stride, b->offset, EMBER_OWNER_TAPE);
-        struct ember_tensor *y3 = bias ? ember_tensor_view(y, 3, planes, plane_stride, y->offset, EMBER_OWNER_TAPE) : NULL;
+        struct ember_tensor *bias =
+            ember_tensor_view(b, 3, bias_shape, bias_stride, b->offset, EMBER_OWNER_TAPE);
+        struct ember_tensor *y3 =
+            bias ? ember_tensor_view(y, 3, planes, plane_stride, y->offset, EMBER_OWNER_TAPE) : NULL;
         if (!y3 || ember_unary_into(EMBER_COPY, y3, bias, 0.0f) != EMBER_OK)
             return NULL;
     }
     if (winograd) {
-        struct ember_winograd wg = {.g = g, .oc = y_shape[1], .pass = EMBER_CONV_FORWARD, .beta = b ? 1.0f : 0.0f,
+        struct ember_winograd wg = {.g = g,
+                                    .oc = y_shape[1],
+                                    .pass = EMBER_CONV_FORWARD,
+                                    .beta = b ? 1.0f : 0.0f,
                                     .tile = ember_conv_algo_tile(algo)};
-        if (ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(cx), ember_tensor_ptr(cw), ember_tensor_ptr(y)) !=
-            EMBER_OK)
+        if (ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(cx), ember_tensor_ptr(cw),
+                                    ember_tensor_ptr(y)) != EMBER_OK)
             return NULL;
     }
-    struct ember_gemm gm = {
-        .m = y_shape[1], .n = hw, .k = ckk, .lda = ckk, .ldb = hw, .ldc = hw,
-        .stride_a = 0, .stride_b = ckk * hw, .stride_c = y_shape[1] * hw,
-        .alpha = 1.0f, .beta = b ? 1.0f : 0.0f};
-    for (int64_t at = 0; at < g.n && !winograd; at += group) { /* the columns of a group, then their product */
+    struct ember_gemm gm = {.m = y_shape[1],
+                            .n = hw,
+                            .k = ckk,
+                            .lda = ckk,
+                            .ldb = hw,
+                            .ldc = hw,
+                            .stride_a = 0,
+                            .stride_b = ckk * hw,
+                            .stride_c = y_shape[1] * hw,
+                            .alpha = 1.0f,
+                            .beta = b ? 1.0f : 0.0f};
+    for (int64_t at = 0; at < g.n && !winograd;
+         at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
         if (ctx->ops->im2col(ctx->dev, &part, ptr_at(cx, at * g.c * g.h * g.w), ember_tensor_ptr(col)) !=
@@ -152,14 +169,14 @@ static ember_status backward_winograd(struct ember_node *n, const struct ember_c
 {
     struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
-    struct ember_winograd wg = {.g = *g, .oc = w->shape[0],
-                                .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
+    struct ember_winograd wg = {
+        .g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
     if (w->requires_grad) {
         struct ember_tensor *dw = ember_grad_target(w, &wg.beta);
         wg.pass = EMBER_CONV_WEIGHT_GRAD;
         if (!dw ||
-            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(x), ember_tensor_ptr(dw), ember_tensor_ptr(dy)) !=
-                EMBER_OK ||
+            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(x), ember_tensor_ptr(dw),
+                                    ember_tensor_ptr(dy)) != EMBER_OK ||
             ember_grad_commit(w, dw) != EMBER_OK)
             return ctx->status;
     }
@@ -167,8 +184,8 @@ static ember_status backward_winograd(struct ember_node *n, const struct ember_c
         struct ember_tensor *dx = ember_op_out_like(x);
         wg.pass = EMBER_CONV_INPUT_GRAD, wg.beta = 0.0f;
         if (!dx ||
-            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(dx), ember_tensor_ptr(w), ember_tensor_ptr(dy)) !=
-                EMBER_OK ||
+            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(dx), ember_tensor_ptr(w),
+                                    ember_tensor_ptr(dy)) != EMBER_OK ||
             ember_grad_commit(x, dx) != EMBER_OK)
             return ctx->status;
     }
@@ -207,23 +224,26 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     struct ember_tensor *dx = col && x->requires_grad ? ember_op_out_like(x) : NULL;
     if (!col || (w->requires_grad && !parts) || (x->requires_grad && !dx))
         return ctx->status;
+    /* clang-format off */
     struct ember_gemm gw = {
         .trans_b = true, .m = oc, .n = ckk, .k = hw, .lda = hw, .ldb = hw, .ldc = ckk,
         .stride_a = oc * hw, .stride_b = ckk * hw, .stride_c = oc * ckk, .alpha = 1.0f, .beta = 0.0f};
     struct ember_gemm gx = {
         .trans_a = true, .m = ckk, .n = hw, .k = oc, .lda = ckk, .ldb = hw, .ldc = hw,
         .stride_a = 0, .stride_b = oc * hw, .stride_c = ckk * hw, .alpha = 1.0f, .beta = 0.0f};
+    /* clang-format on */
     for (int64_t at = 0; at < g.n; at += group) {
         struct ember_conv_geom part = g;
         part.n = gw.batch = gx.batch = g.n - at < group ? g.n - at : group;
         ember_ptr dy_at = ptr_at(dy, at * oc * hw), x_at = ptr_at(x, at * g.c * g.h * g.w);
-        if (w->requires_grad &&
-            (ctx->ops->im2col(ctx->dev, &part, x_at, ember_tensor_ptr(col)) != EMBER_OK ||
-             ctx->ops->sgemm(ctx->dev, &gw, dy_at, ember_tensor_ptr(col), ptr_at(parts, at * oc * ckk)) != EMBER_OK))
+        if (w->requires_grad && (ctx->ops->im2col(ctx->dev, &part, x_at, ember_tensor_ptr(col)) != EMBER_OK ||
+                                 ctx->ops->sgemm(ctx->dev, &gw, dy_at, ember_tensor_ptr(col),
+                                                 ptr_at(parts, at * oc * ckk)) != EMBER_OK))
             return ctx->status;
         if (x->requires_grad &&
             (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, ember_tensor_ptr(col)) != EMBER_OK ||
-             ctx->ops->col2im(ctx->dev, &part, ember_tensor_ptr(col), ptr_at(dx, at * g.c * g.h * g.w)) != EMBER_OK))
+             ctx->ops->col2im(ctx->dev, &part, ember_tensor_ptr(col), ptr_at(dx, at * g.c * g.h * g.w)) !=
+                 EMBER_OK))
             return ctx->status;
     }
     if (w->requires_grad) {

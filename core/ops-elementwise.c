@@ -2,8 +2,8 @@
 /* core/ops-elementwise.c — add, sub, mul, scale, relu: forward and backward. */
 #include "ops-impl.h"
 
-static ember_tensor *binary_op(const char *name, enum ember_binary_op prim, enum ember_op op,
-                               ember_tensor *a, ember_tensor *b)
+static ember_tensor *binary_op(const char *name, enum ember_binary_op prim, enum ember_op op, ember_tensor *a,
+                               ember_tensor *b)
 {
     ember_ctx *ctx = ember_op_begin(name, a, b, NULL);
     if (!ctx || !b)
@@ -137,8 +137,7 @@ static ember_tensor *activation(const char *name, enum ember_unary_op prim, enum
 /* dx = backward(dy, b) where b is the forward's input x or output y */
 static ember_status activation_backward(struct ember_node *n, enum ember_binary_op prim, bool from_output)
 {
-    struct ember_tensor *dx =
-        ember_binary_new(prim, n->out->grad, from_output ? n->out : n->in[0], n->farg);
+    struct ember_tensor *dx = ember_binary_new(prim, n->out->grad, from_output ? n->out : n->in[0], n->farg);
     return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
 }
 

@@ -8,10 +8,17 @@
  * leading dimensions that follow from the stored shapes. */
 static struct ember_gemm gemm2d(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float beta)
 {
-    return (struct ember_gemm){
-        .trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
-        .lda = trans_a ? m : k, .ldb = trans_b ? k : n, .ldc = n,
-        .batch = 1, .alpha = 1.0f, .beta = beta};
+    return (struct ember_gemm){.trans_a = trans_a,
+                               .trans_b = trans_b,
+                               .m = m,
+                               .n = n,
+                               .k = k,
+                               .lda = trans_a ? m : k,
+                               .ldb = trans_b ? k : n,
+                               .ldc = n,
+                               .batch = 1,
+                               .alpha = 1.0f,
+                               .beta = beta};
 }
 
 /* y = a @ b: a is (M, K), b is (K, N) */
@@ -81,8 +88,7 @@ ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b)
     if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[1] ||
         (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))) {
         char sx[96], sw[96], sb[96] = "none";
-        ember_fail(ctx, EMBER_ERR_ARG,
-                   "ember_linear takes x (N, in), w (out, in), b (out); got %s, %s, %s",
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_linear takes x (N, in), w (out, in), b (out); got %s, %s, %s",
                    ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw),
                    b ? ember_shape_str(b, sb, sizeof sb) : sb);
         return NULL;

@@ -15,22 +15,22 @@
 /* Checks the inputs of op `name`: a is present, the others are present or
  * optional, all live in one context and are F32. Returns that context, or
  * NULL (a NULL input means an earlier failure; the message stands). */
-ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a,
-                          const struct ember_tensor *b, const struct ember_tensor *c);
+ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a, const struct ember_tensor *b,
+                          const struct ember_tensor *c);
 
 /* A new F32 tape tensor for an op's result. */
 struct ember_tensor *ember_op_out(ember_ctx *ctx, int ndim, const int64_t *shape);
 struct ember_tensor *ember_op_out_like(const struct ember_tensor *t);
 
 /* Primitives on tensors (any strides where the primitive takes strides). */
-ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out,
-                              const struct ember_tensor *a, float alpha);
+ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out, const struct ember_tensor *a,
+                              float alpha);
 ember_status ember_binary_into(enum ember_binary_op op, struct ember_tensor *out,
                                const struct ember_tensor *a, const struct ember_tensor *b, float alpha);
 /* in (contiguous) as (outer, r, inner) reduced over r into out */
 ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out,
-                               const struct ember_tensor *in, int64_t outer, int64_t r,
-                               int64_t inner, float alpha, float beta);
+                               const struct ember_tensor *in, int64_t outer, int64_t r, int64_t inner,
+                               float alpha, float beta);
 /* C = alpha * op(A) @ op(B) + beta * C on tensors (see struct ember_gemm) */
 ember_status ember_gemm_into(const struct ember_gemm *g, const struct ember_tensor *a,
                              const struct ember_tensor *b, struct ember_tensor *c);

@@ -52,10 +52,11 @@ ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
     struct ember_tensor *loss = losses ? ember_op_out(ctx, 0, NULL) : NULL;
     if (!loss)
         return NULL;
-    ember_status st = ctx->ops->cross_entropy_forward(ctx->dev, n, classes, ember_tensor_ptr(x),
-                                                     ember_tensor_ptr(t), ember_tensor_ptr(prob),
-                                                     ember_tensor_ptr(losses));
-    if (st != EMBER_OK || ember_reduce_into(EMBER_SUM, loss, losses, 1, n, 1, 1.0f / (float)n, 0.0f) != EMBER_OK)
+    ember_status st =
+        ctx->ops->cross_entropy_forward(ctx->dev, n, classes, ember_tensor_ptr(x), ember_tensor_ptr(t),
+                                        ember_tensor_ptr(prob), ember_tensor_ptr(losses));
+    if (st != EMBER_OK ||
+        ember_reduce_into(EMBER_SUM, loss, losses, 1, n, 1, 1.0f / (float)n, 0.0f) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, x, NULL, NULL)) {
         struct ember_node *node = ember_record(EMBER_OP_CROSS_ENTROPY, loss, x, t, NULL);

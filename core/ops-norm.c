@@ -68,8 +68,8 @@ static ember_status blend(struct ember_tensor *a, const struct ember_tensor *b, 
     return EMBER_OK;
 }
 
-static bool batch_norm_check(ember_ctx *ctx, const struct ember_tensor *x, struct ember_tensor *const *per_channel,
-                             bool training)
+static bool batch_norm_check(ember_ctx *ctx, const struct ember_tensor *x,
+                             struct ember_tensor *const *per_channel, bool training)
 {
     static const char *const names[4] = {"weight", "bias", "running_mean", "running_var"};
     char sx[96];
@@ -84,22 +84,26 @@ static bool batch_norm_check(ember_ctx *ctx, const struct ember_tensor *x, struc
             continue; /* no affine part */
         if (!t || t->ctx != ctx || t->dtype != EMBER_F32 || t->ndim != 1 || t->shape[0] != x->shape[1] ||
             !ember_tensor_is_contiguous(t)) {
-            ember_fail(ctx, EMBER_ERR_ARG, "ember_batch_norm: %s must be a contiguous F32 tensor (%lld), one "
-                       "value for each channel of x %s", names[i], (long long)x->shape[1],
-                       ember_shape_str(x, sx, sizeof sx));
+            ember_fail(ctx, EMBER_ERR_ARG,
+                       "ember_batch_norm: %s must be a contiguous F32 tensor (%lld), one "
+                       "value for each channel of x %s",
+                       names[i], (long long)x->shape[1], ember_shape_str(x, sx, sizeof sx));
             return false;
         }
     }
     if (training && ember_tensor_numel(x) <= x->shape[1]) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_batch_norm in training needs more than one value per channel; "
-                   "x is %s", ember_shape_str(x, sx, sizeof sx));
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_batch_norm in training needs more than one value per channel; "
+                   "x is %s",
+                   ember_shape_str(x, sx, sizeof sx));
         return false;
     }
     return true;
 }
 
-ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, ember_tensor *running_mean,
-                               ember_tensor *running_var, bool training, float momentum, float eps)
+ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                               ember_tensor *running_mean, ember_tensor *running_var, bool training,
+                               float momentum, float eps)
 {
     ember_ctx *ctx = ember_op_begin("ember_batch_norm", x, weight, bias);
     struct ember_tensor *per_channel[4] = {weight, bias, running_mean, running_var};
@@ -164,7 +168,8 @@ ember_status ember_backward_batch_norm(struct ember_node *n)
     struct ember_tensor *dbias = dy ? channel_new(x, &dbias_v) : NULL;
     struct ember_tensor *dweight = dbias ? channel_new(x, &dweight_v) : NULL;
     struct ember_tensor *dy_xhat = dweight ? ember_binary_new(EMBER_MUL, dy, xhat, 0.0f) : NULL;
-    if (!dy_xhat || channel_sum(dy, dbias, 1.0f) != EMBER_OK || channel_sum(dy_xhat, dweight, 1.0f) != EMBER_OK)
+    if (!dy_xhat || channel_sum(dy, dbias, 1.0f) != EMBER_OK ||
+        channel_sum(dy_xhat, dweight, 1.0f) != EMBER_OK)
         return ctx->status;
     if (bias && bias->requires_grad && ember_grad_commit(bias, dbias) != EMBER_OK)
         return ctx->status;
@@ -220,13 +225,16 @@ ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tens
     for (int i = 0; i < 2; i++) {
         struct ember_tensor *t = i ? bias : weight;
         if (t && (t->ndim != 1 || t->shape[0] != c)) {
-            ember_fail(ctx, EMBER_ERR_ARG, "ember_layer_norm: %s must have one value for each of the %lld of x %s's "
-                       "last axis", i ? "bias" : "weight", (long long)c, ember_shape_str(x, sx, sizeof sx));
+            ember_fail(ctx, EMBER_ERR_ARG,
+                       "ember_layer_norm: %s must have one value for each of the %lld of x %s's "
+                       "last axis",
+                       i ? "bias" : "weight", (long long)c, ember_shape_str(x, sx, sizeof sx));
             return NULL;
         }
     }
     if (c == 0 || !(eps >= 0.0f)) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_layer_norm normalises x's last axis with eps >= 0; got x %s, eps %g",
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_layer_norm normalises x's last axis with eps >= 0; got x %s, eps %g",
                    ember_shape_str(x, sx, sizeof sx), eps);
         return NULL;
     }
@@ -236,9 +244,9 @@ ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tens
     int64_t rows = ember_tensor_numel(x) / c;
     struct ember_tensor *y = b ? ember_op_out_like(x) : NULL, *xhat = y ? ember_op_out_like(x) : NULL;
     struct ember_tensor *rstd = xhat ? ember_op_out(ctx, 1, &rows) : NULL;
-    if (!rstd || ctx->ops->layer_norm_forward(ctx->dev, rows, c, eps, ember_tensor_ptr(cx), ember_tensor_ptr(w),
-                                              ember_tensor_ptr(b), ember_tensor_ptr(y), ember_tensor_ptr(xhat),
-                                              ember_tensor_ptr(rstd)) != EMBER_OK)
+    if (!rstd || ctx->ops->layer_norm_forward(ctx->dev, rows, c, eps, ember_tensor_ptr(cx),
+                                              ember_tensor_ptr(w), ember_tensor_ptr(b), ember_tensor_ptr(y),
+                                              ember_tensor_ptr(xhat), ember_tensor_ptr(rstd)) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, weight, bias)) {
         struct ember_node *n = ember_record(EMBER_OP_LAYER_NORM, y, cx, w, b);

@@ -7,8 +7,8 @@
 #include "ops-impl.h"
 
 /* The geometry of a pooling of x, or false with the error recorded. */
-static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_tensor *x, int kernel, int stride,
-                          struct ember_pool_geom *g)
+static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_tensor *x, int kernel,
+                          int stride, struct ember_pool_geom *g)
 {
     char sx[96];
     if (x->ndim != 4 || kernel < 1 || stride < 1 || x->shape[2] < kernel || x->shape[3] < kernel) {
@@ -17,9 +17,14 @@ static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_t
                    name, ember_shape_str(x, sx, sizeof sx), kernel, stride);
         return false;
     }
-    *g = (struct ember_pool_geom){
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = kernel,
-        .stride = stride, .oh = (x->shape[2] - kernel) / stride + 1, .ow = (x->shape[3] - kernel) / stride + 1};
+    *g = (struct ember_pool_geom){.n = x->shape[0],
+                                  .c = x->shape[1],
+                                  .h = x->shape[2],
+                                  .w = x->shape[3],
+                                  .k = kernel,
+                                  .stride = stride,
+                                  .oh = (x->shape[2] - kernel) / stride + 1,
+                                  .ow = (x->shape[3] - kernel) / stride + 1};
     return true;
 }
 
@@ -28,9 +33,14 @@ static bool pool_geometry(ember_ctx *ctx, const char *name, const struct ember_t
 static struct ember_pool_geom recorded_geometry(const struct ember_node *n)
 {
     const struct ember_tensor *x = n->in[0], *y = n->out;
-    return (struct ember_pool_geom){
-        .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3], .k = n->arg[0],
-        .stride = n->arg[1], .oh = y->shape[2], .ow = y->shape[3]};
+    return (struct ember_pool_geom){.n = x->shape[0],
+                                    .c = x->shape[1],
+                                    .h = x->shape[2],
+                                    .w = x->shape[3],
+                                    .k = n->arg[0],
+                                    .stride = n->arg[1],
+                                    .oh = y->shape[2],
+                                    .ow = y->shape[3]};
 }
 
 ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
@@ -44,7 +54,7 @@ ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
     struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
     struct ember_tensor *argmax = y ? ember_tensor_alloc(ctx, EMBER_I32, 4, shape, EMBER_OWNER_TAPE) : NULL;
     if (!argmax || ctx->ops->max_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y),
-                                             ember_tensor_ptr(argmax)) != EMBER_OK)
+                                                ember_tensor_ptr(argmax)) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
         struct ember_node *n = ember_record(EMBER_OP_MAX_POOL2D, y, cx, NULL, NULL);
@@ -64,8 +74,8 @@ ember_status ember_backward_max_pool2d(struct ember_node *n)
     ember_ctx *ctx = x->ctx;
     struct ember_pool_geom g = recorded_geometry(n);
     struct ember_tensor *dx = ember_op_out_like(x);
-    if (!dx || ctx->ops->max_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(y->grad), ember_tensor_ptr(argmax),
-                                          ember_tensor_ptr(dx)) != EMBER_OK)
+    if (!dx || ctx->ops->max_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(y->grad),
+                                             ember_tensor_ptr(argmax), ember_tensor_ptr(dx)) != EMBER_OK)
         return ctx->status;
     return ember_grad_commit(x, dx);
 }
@@ -80,7 +90,8 @@ ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride)
     int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
     struct ember_tensor *cx = ember_contiguous(x);
     struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
-    if (!y || ctx->ops->avg_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y)) != EMBER_OK)
+    if (!y ||
+        ctx->ops->avg_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y)) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
         struct ember_node *n = ember_record(EMBER_OP_AVG_POOL2D, y, cx, NULL, NULL);
@@ -100,7 +111,8 @@ ember_status ember_backward_avg_pool2d(struct ember_node *n)
     struct ember_pool_geom g = recorded_geometry(n);
     struct ember_tensor *dy = ember_contiguous(y->grad);
     struct ember_tensor *dx = dy ? ember_op_out_like(x) : NULL;
-    if (!dx || ctx->ops->avg_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(dy), ember_tensor_ptr(dx)) != EMBER_OK)
+    if (!dx ||
+        ctx->ops->avg_pool2d_backward(ctx->dev, &g, ember_tensor_ptr(dy), ember_tensor_ptr(dx)) != EMBER_OK)
         return ctx->status;
     return ember_grad_commit(x, dx);
 }

@@ -18,7 +18,8 @@ static struct ember_tensor *reduce_kept(enum ember_reduce_op op, const struct em
     struct ember_tensor *out = ember_op_out(x->ctx, x->ndim, shape);
     if (!out)
         return NULL;
-    int64_t outer = ember_shape_numel(axis, x->shape), inner = ember_shape_numel(x->ndim - axis - 1, x->shape + axis + 1);
+    int64_t outer = ember_shape_numel(axis, x->shape),
+            inner = ember_shape_numel(x->ndim - axis - 1, x->shape + axis + 1);
     if (ember_reduce_into(op, out, x, outer, x->shape[axis], inner, alpha, 0.0f) != EMBER_OK)
         return NULL;
     return out;
@@ -119,7 +120,8 @@ static ember_tensor *softmax_op(const char *name, ember_tensor *x, int axis, boo
         y = ember_binary_new(EMBER_DIV, e, s, 0.0f);
     }
     if (y && ember_grad_needed(ctx, src, NULL, NULL)) {
-        struct ember_node *n = ember_record(log ? EMBER_OP_LOG_SOFTMAX : EMBER_OP_SOFTMAX, y, src, NULL, NULL);
+        struct ember_node *n =
+            ember_record(log ? EMBER_OP_LOG_SOFTMAX : EMBER_OP_SOFTMAX, y, src, NULL, NULL);
         if (!n)
             return NULL;
         n->arg[0] = a;
@@ -127,10 +129,7 @@ static ember_tensor *softmax_op(const char *name, ember_tensor *x, int axis, boo
     return y;
 }
 
-ember_tensor *ember_softmax(ember_tensor *x, int axis)
-{
-    return softmax_op("ember_softmax", x, axis, false);
-}
+ember_tensor *ember_softmax(ember_tensor *x, int axis) { return softmax_op("ember_softmax", x, axis, false); }
 
 ember_tensor *ember_log_softmax(ember_tensor *x, int axis)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* core/ops-view.c — reshape, flatten, transpose, narrow, contiguous: views and copies. */
-#include <string.h>
 #include "ops-impl.h"
 #include "profile-impl.h"
+#include <string.h>
 
 /* A contiguous copy of x, or x itself. Ops call it on their inputs before
  * their own work, so it gives the profile's label back to the op that
@@ -17,7 +17,8 @@ ember_tensor *ember_contiguous(ember_tensor *x)
     struct ember_tensor *y = x;
     if (ctx && !ember_tensor_is_contiguous(x)) {
         y = ember_unary_new(EMBER_COPY, x, 0.0f);
-        if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
+        if (y && ember_grad_needed(ctx, x, NULL, NULL) &&
+            !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
             y = NULL;
     }
     if (caller_op)
@@ -47,8 +48,8 @@ ember_tensor *ember_reshape(ember_tensor *x, int ndim, const int64_t *shape)
         if (shape[i] == -1 && infer < 0) {
             infer = i;
         } else if (shape[i] < 0) {
-            ember_fail(ctx, EMBER_ERR_ARG, "ember_reshape: dimension %d is %lld; only one -1 is allowed",
-                       i, (long long)shape[i]);
+            ember_fail(ctx, EMBER_ERR_ARG, "ember_reshape: dimension %d is %lld; only one -1 is allowed", i,
+                       (long long)shape[i]);
             return NULL;
         } else {
             known *= shape[i];
@@ -135,7 +136,8 @@ ember_status ember_backward_transpose(struct ember_node *n)
     int64_t stride[EMBER_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++)
         stride[i] = dy->stride[i == a0 ? a1 : i == a1 ? a0 : i];
-    struct ember_tensor *back = ember_tensor_view(dy, x->ndim, x->shape, stride, dy->offset, EMBER_OWNER_TAPE);
+    struct ember_tensor *back =
+        ember_tensor_view(dy, x->ndim, x->shape, stride, dy->offset, EMBER_OWNER_TAPE);
     if (!back)
         return x->ctx->status;
     struct ember_tensor *dx = ember_unary_new(EMBER_COPY, back, 0.0f);
@@ -160,8 +162,8 @@ ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, int64_t len
     int64_t shape[EMBER_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     shape[a] = length;
-    struct ember_tensor *y =
-        ember_tensor_view(x, x->ndim, shape, x->stride, x->offset + (size_t)(start * x->stride[a]), EMBER_OWNER_TAPE);
+    struct ember_tensor *y = ember_tensor_view(x, x->ndim, shape, x->stride,
+                                               x->offset + (size_t)(start * x->stride[a]), EMBER_OWNER_TAPE);
     if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
         struct ember_node *n = ember_record(EMBER_OP_NARROW, y, x, NULL, NULL);
         if (!n)
@@ -181,8 +183,9 @@ ember_status ember_backward_narrow(struct ember_node *n)
     struct ember_tensor *dx = ember_grad_target(x, &beta);
     if (!dx || (beta == 0.0f && ember_tensor_fill(dx, 0.0f) != EMBER_OK))
         return x->ctx->status;
-    struct ember_tensor *part = ember_tensor_view(dx, x->ndim, dy->shape, dx->stride,
-                                                  dx->offset + (size_t)(n->arg[1] * dx->stride[a]), EMBER_OWNER_TAPE);
+    struct ember_tensor *part =
+        ember_tensor_view(dx, x->ndim, dy->shape, dx->stride,
+                          dx->offset + (size_t)(n->arg[1] * dx->stride[a]), EMBER_OWNER_TAPE);
     if (!part || ember_binary_into(EMBER_ADD, part, part, dy, 0.0f) != EMBER_OK)
         return x->ctx->status;
     return ember_grad_commit(x, dx);

@@ -12,19 +12,16 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "optim-impl.h"
 #include "params-impl.h"
 #include "profile-impl.h"
-#include "optim-impl.h"
 
 ember_adam_options ember_adam_defaults(float lr)
 {
     return (ember_adam_options){.lr = lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f};
 }
 
-ember_sgd_options ember_sgd_defaults(float lr)
-{
-    return (ember_sgd_options){.lr = lr};
-}
+ember_sgd_options ember_sgd_defaults(float lr) { return (ember_sgd_options){.lr = lr}; }
 
 static struct ember_tensor *zeros_like_flat(ember_params *p)
 {
@@ -161,28 +158,35 @@ ember_status ember_optim_step(ember_optim *opt)
     ember_ctx *ctx = p->ctx;
     size_t n = (size_t)p->used;
     if (opt->m->shape[0] != p->used)
-        return ember_fail(ctx, EMBER_ERR_ARG, "parameters were added to the set after its optimizer was "
-                                              "made; make the optimizer last");
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "parameters were added to the set after its optimizer was "
+                          "made; make the optimizer last");
     ember_ptr param = ember_tensor_ptr(p->flat), grad = ember_tensor_ptr(p->flat_grad);
     opt->steps++;
     static const char *const names[] = {"adam", "adamw", "sgd"};
     ember_profile_label(ctx, names[opt->kind], "step");
     if (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) {
         const ember_adam_options *o = &opt->adam;
-        struct ember_adam_step s = {
-            .lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps, .weight_decay = o->weight_decay,
-            .bias_correction1 = (float)(1.0 - pow(o->beta1, (double)opt->steps)),
-            .bias_correction2 = (float)(1.0 - pow(o->beta2, (double)opt->steps)),
-            .decoupled = opt->kind == OPTIM_ADAMW};
+        struct ember_adam_step s = {.lr = o->lr,
+                                    .beta1 = o->beta1,
+                                    .beta2 = o->beta2,
+                                    .eps = o->eps,
+                                    .weight_decay = o->weight_decay,
+                                    .bias_correction1 = (float)(1.0 - pow(o->beta1, (double)opt->steps)),
+                                    .bias_correction2 = (float)(1.0 - pow(o->beta2, (double)opt->steps)),
+                                    .decoupled = opt->kind == OPTIM_ADAMW};
         if (opt->kind == OPTIM_ADAMW && o->weight_decay != 0.0f)
             return adamw_runs(opt, s, param, grad);
         return ctx->ops->adam_step(ctx->dev, n, &s, param, grad, ember_tensor_ptr(opt->m),
                                    ember_tensor_ptr(opt->v));
     }
     const ember_sgd_options *o = &opt->sgd;
-    struct ember_sgd_step s = {
-        .lr = o->lr, .momentum = o->momentum, .dampening = o->dampening, .weight_decay = o->weight_decay,
-        .nesterov = o->nesterov, .first = opt->steps == 1};
+    struct ember_sgd_step s = {.lr = o->lr,
+                               .momentum = o->momentum,
+                               .dampening = o->dampening,
+                               .weight_decay = o->weight_decay,
+                               .nesterov = o->nesterov,
+                               .first = opt->steps == 1};
     return ctx->ops->sgd_step(ctx->dev, n, &s, param, grad, ember_tensor_ptr(opt->m));
 }
 
@@ -200,7 +204,8 @@ ember_status ember_clip_grad_norm(ember_params *params, float max_norm, float *t
         return EMBER_ERR_ARG;
     ember_ctx *ctx = params->ctx;
     if (!(max_norm > 0.0f))
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_clip_grad_norm: max_norm is %g; it must be above 0", max_norm);
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_clip_grad_norm: max_norm is %g; it must be above 0",
+                          max_norm);
     if (!params->flat_grad) {
         if (total_norm)
             *total_norm = 0.0f;
@@ -212,7 +217,8 @@ ember_status ember_clip_grad_norm(ember_params *params, float max_norm, float *t
     struct ember_tensor *squares = ember_binary_new(EMBER_MUL, g, g, 0.0f);
     struct ember_tensor *sum = squares ? ember_op_out(ctx, 0, NULL) : NULL;
     float value = 0.0f;
-    ember_status st = sum ? ember_reduce_into(EMBER_SUM, sum, squares, 1, g->shape[0], 1, 1.0f, 0.0f) : ctx->status;
+    ember_status st =
+        sum ? ember_reduce_into(EMBER_SUM, sum, squares, 1, g->shape[0], 1, 1.0f, 0.0f) : ctx->status;
     if (st == EMBER_OK)
         st = ember_tensor_item(sum, &value);
     ember_tape_release_since(ctx, mark, NULL);

@@ -57,8 +57,8 @@ static struct ember_tensor *grow_flat(ember_ctx *ctx, struct ember_tensor *old, 
     flat->storage->uncached = true; /* when the next layer replaces it, its size is of no more use */
     ember_status st = ember_tensor_fill(flat, 0.0f);
     if (st == EMBER_OK && old && keep > 0) {
-        struct ember_ewise e = {.ndim = 1, .dense = true, .numel = keep, .shape = {keep},
-                                .stride_out = {1}, .stride_a = {1}};
+        struct ember_ewise e = {
+            .ndim = 1, .dense = true, .numel = keep, .shape = {keep}, .stride_out = {1}, .stride_a = {1}};
         st = ctx->ops->unary(ctx->dev, EMBER_COPY, &e, ember_tensor_ptr(flat), ember_tensor_ptr(old), 0.0f);
     }
     if (st != EMBER_OK) {
@@ -87,7 +87,8 @@ static ember_tensor *add_item(ember_params *p, const char *name, int ndim, const
     }
     /* a buffer may be a scalar (num_batches_tracked); a parameter has a shape */
     if (ndim < (buffer ? 0 : 1) || ndim > EMBER_MAX_DIMS || (ndim > 0 && !shape)) {
-        ember_fail(ctx, EMBER_ERR_ARG, "%s: %s needs %d to %d dimensions", fn, name, buffer ? 0 : 1, EMBER_MAX_DIMS);
+        ember_fail(ctx, EMBER_ERR_ARG, "%s: %s needs %d to %d dimensions", fn, name, buffer ? 0 : 1,
+                   EMBER_MAX_DIMS);
         return NULL;
     }
     struct ember_tensor **bank = buffer ? &p->buffers : &p->flat;
@@ -117,9 +118,11 @@ static ember_tensor *add_item(ember_params *p, const char *name, int ndim, const
 
     int64_t stride[EMBER_MAX_DIMS];
     ember_contiguous_strides(ndim, shape, stride);
-    struct ember_tensor *value = ember_tensor_view(flat, ndim, shape, stride, (size_t)start, EMBER_OWNER_PARAMS);
-    struct ember_tensor *grad = value && !buffer ? ember_tensor_view(flat_grad, ndim, shape, stride, (size_t)start,
-                                                                     EMBER_OWNER_PARAMS) : NULL;
+    struct ember_tensor *value =
+        ember_tensor_view(flat, ndim, shape, stride, (size_t)start, EMBER_OWNER_PARAMS);
+    struct ember_tensor *grad = value && !buffer ? ember_tensor_view(flat_grad, ndim, shape, stride,
+                                                                     (size_t)start, EMBER_OWNER_PARAMS)
+                                                 : NULL;
     if (!value || (!buffer && !grad)) {
         ember_tensor_release(value);
         ember_tensor_release(flat);

@@ -54,8 +54,8 @@ struct ember_profiler {
     const char *primitive;
     const char *op_of_primitive, *phase_of_primitive;
 
-    double origin;       /* the clock at the first start */
-    double wall;         /* seconds spent running, over every start and stop */
+    double origin; /* the clock at the first start */
+    double wall;   /* seconds spent running, over every start and stop */
     double running_since;
 
     struct profile_row *rows;
@@ -74,8 +74,8 @@ static double clock_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static struct profile_row *row_find(struct ember_profiler *p, const char *op, const char *phase, const char *name,
-                                    bool kernel, const char *primitive)
+static struct profile_row *row_find(struct ember_profiler *p, const char *op, const char *phase,
+                                    const char *name, bool kernel, const char *primitive)
 {
     /* labels and names are static strings, so pointers compare; the last
      * row matches often (a primitive's kernels, one after another) */
@@ -93,7 +93,8 @@ static struct profile_row *row_find(struct ember_profiler *p, const char *op, co
     if (ember_host_grow(p->ctx, (void **)&p->rows, &p->row_cap, p->row_len + 1, sizeof *p->rows) != EMBER_OK)
         return NULL;
     struct profile_row *r = &p->rows[p->row_len];
-    *r = (struct profile_row){.op = op, .phase = phase, .name = name, .kernel = kernel, .primitive = primitive};
+    *r = (struct profile_row){
+        .op = op, .phase = phase, .name = name, .kernel = kernel, .primitive = primitive};
     p->last_row = p->row_len++;
     return r;
 }
@@ -133,9 +134,15 @@ static void record(struct ember_profiler *p, const char *op, const char *phase, 
     /* the device's track holds what the device ran: kernels, and on the
      * CPU, whose primitives are its kernels, the primitives */
     bool on_device = kernel || (!p->kernels_timed && strcmp(category, "primitive") == 0);
-    trace_add(p, &(struct trace_event){.name = name, .op = op, .phase = phase, .category = category,
-                                       .start = start - p->origin, .seconds = seconds, .flops = flops,
-                                       .bytes = bytes, .track = on_device ? TRACK_DEVICE : TRACK_HOST});
+    trace_add(p, &(struct trace_event){.name = name,
+                                       .op = op,
+                                       .phase = phase,
+                                       .category = category,
+                                       .start = start - p->origin,
+                                       .seconds = seconds,
+                                       .flops = flops,
+                                       .bytes = bytes,
+                                       .track = on_device ? TRACK_DEVICE : TRACK_HOST});
 }
 
 /* ----------------------------------------------------------------- labels */
@@ -143,9 +150,12 @@ static void record(struct ember_profiler *p, const char *op, const char *phase, 
 static void close_label_span(struct ember_profiler *p, double now)
 {
     if (p->op && p->tracing)
-        trace_add(p, &(struct trace_event){.name = p->op, .phase = p->phase, .category = "op",
+        trace_add(p, &(struct trace_event){.name = p->op,
+                                           .phase = p->phase,
+                                           .category = "op",
                                            .start = p->label_since - p->origin,
-                                           .seconds = now - p->label_since, .track = TRACK_HOST});
+                                           .seconds = now - p->label_since,
+                                           .track = TRACK_HOST});
 }
 
 void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase)
@@ -289,18 +299,17 @@ static ember_status pass_sync(void *dev)
  * ctx->ops, optional ones only where the inner backend has them. */
 static struct ember_backend_ops timed_table(const struct ember_backend_ops *inner)
 {
-    struct ember_backend_ops t = {
-        .name = inner->name,
-        .device_describe = pass_describe,
-        .set_threads = inner->set_threads ? pass_set_threads : NULL,
-        .alloc = pass_alloc,
-        .release = pass_release,
-        .memory_info = inner->memory_info ? pass_memory_info : NULL,
-        .write = timed_write,
-        .read = timed_read,
-        .sync = inner->sync ? pass_sync : NULL,
+    struct ember_backend_ops t = {.name = inner->name,
+                                  .device_describe = pass_describe,
+                                  .set_threads = inner->set_threads ? pass_set_threads : NULL,
+                                  .alloc = pass_alloc,
+                                  .release = pass_release,
+                                  .memory_info = inner->memory_info ? pass_memory_info : NULL,
+                                  .write = timed_write,
+                                  .read = timed_read,
+                                  .sync = inner->sync ? pass_sync : NULL,
 #define TIMED_ENTRY(name, ...) .name = timed_##name,
-        EMBER_PRIMITIVES(TIMED_ENTRY)
+                                  EMBER_PRIMITIVES(TIMED_ENTRY)
 #undef TIMED_ENTRY
     };
     return t;
@@ -378,10 +387,7 @@ void ember_profile_free(ember_ctx *ctx)
     ctx->profiler = NULL;
 }
 
-void ember_profile_clear(ember_ctx *ctx)
-{
-    ember_profile_free(ctx);
-}
+void ember_profile_clear(ember_ctx *ctx) { ember_profile_free(ctx); }
 
 static double profiled_seconds(const struct ember_profiler *p)
 {
@@ -424,9 +430,9 @@ static void row_line(struct ember_text *out, int indent, const char *name, int64
         snprintf(gflops, sizeof gflops, "%.1f", flops / seconds * 1e-9);
     if (bytes > 0.0 && seconds > 0.0)
         snprintf(gbps, sizeof gbps, "%.1f", bytes / seconds * 1e-9);
-    ember_text_printf(out, "%-34s %8lld %10.2f %10.1f %6.1f%% %8s %8s\n", label, (long long)calls, seconds * 1e3,
-                      calls ? seconds / (double)calls * 1e6 : 0.0, wall > 0.0 ? 100.0 * seconds / wall : 0.0,
-                      gflops, gbps);
+    ember_text_printf(out, "%-34s %8lld %10.2f %10.1f %6.1f%% %8s %8s\n", label, (long long)calls,
+                      seconds * 1e3, calls ? seconds / (double)calls * 1e6 : 0.0,
+                      wall > 0.0 ? 100.0 * seconds / wall : 0.0, gflops, gbps);
 }
 
 /* The rows of one op's primitives (kernel false) or of the kernels one
@@ -485,11 +491,13 @@ char *ember_profile_table(const ember_ctx *ctx)
     qsort(ops, (size_t)nops, sizeof *ops, slowest_first);
 
     struct ember_text out = {0};
-    ember_text_printf(&out, "%.3f s on %s; the rows add up to %.3f s (%.1f%%), the rest is host work between them\n",
-                      wall, ctx->device_name, covered, wall > 0.0 ? 100.0 * covered / wall : 0.0);
+    ember_text_printf(
+        &out, "%.3f s on %s; the rows add up to %.3f s (%.1f%%), the rest is host work between them\n", wall,
+        ctx->device_name, covered, wall > 0.0 ? 100.0 * covered / wall : 0.0);
     if (p->kernels_timed)
-        ember_text_printf(&out, "primitives are timed on the host until the device is done; kernels (indented "
-                                "under them) by the device's events\n");
+        ember_text_printf(&out,
+                          "primitives are timed on the host until the device is done; kernels (indented "
+                          "under them) by the device's events\n");
     double peak_gflops = 0.0, peak_gbps = 0.0;
     if (p->inner && p->inner->peak)
         p->inner->peak(p->inner_dev, &peak_gflops, &peak_gbps);
@@ -501,12 +509,12 @@ char *ember_profile_table(const ember_ctx *ctx)
             ember_text_printf(&out, "%s %.0f GB/s", peak_gflops > 0.0 ? "," : "", peak_gbps);
         ember_text_printf(&out, "\n");
     }
-    ember_text_printf(&out, "%-34s %8s %10s %10s %7s %8s %8s\n", "op / primitive / kernel", "calls", "total ms",
-                      "mean us", "share", "GFLOP/s", "GB/s");
+    ember_text_printf(&out, "%-34s %8s %10s %10s %7s %8s %8s\n", "op / primitive / kernel", "calls",
+                      "total ms", "mean us", "share", "GFLOP/s", "GB/s");
     for (int k = 0; k < nops; k++) {
         char name[64];
-        snprintf(name, sizeof name, "%s%s%s", ops[k].op ? ops[k].op : "(outside any op)", ops[k].phase ? " " : "",
-                 ops[k].phase ? ops[k].phase : "");
+        snprintf(name, sizeof name, "%s%s%s", ops[k].op ? ops[k].op : "(outside any op)",
+                 ops[k].phase ? " " : "", ops[k].phase ? ops[k].phase : "");
         row_line(&out, 0, name, ops[k].calls, ops[k].seconds, wall, ops[k].flops, ops[k].bytes);
         op_lines(p, &out, &ops[k], false, NULL, done, wall);
     }
@@ -539,8 +547,9 @@ static void write_event(struct ember_text *line, const struct trace_event *e)
              op_name && e->phase ? e->phase : "");
     ember_text_printf(line, ",\n{\"name\": ");
     ember_text_json_string(line, op ? label : e->name);
-    ember_text_printf(line, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1",
-                      e->category, e->start * 1e6, e->seconds * 1e6, (int)e->track);
+    ember_text_printf(
+        line, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1",
+        e->category, e->start * 1e6, e->seconds * 1e6, (int)e->track);
     if (!op) {
         ember_text_printf(line, ", \"args\": {\"op\": ");
         ember_text_json_string(line, label);
@@ -569,8 +578,9 @@ ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
     if (!path)
         return ember_fail(ctx, EMBER_ERR_ARG, "ember_profile_write_trace: the path is NULL");
     if (!p || !p->tracing)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_profile_write_trace: nothing was traced (start with "
-                                              "ember_profile_start(ctx, true))");
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "ember_profile_write_trace: nothing was traced (start with "
+                          "ember_profile_start(ctx, true))");
     FILE *f = fopen(path, "w");
     if (!f)
         return ember_fail(ctx, EMBER_ERR_IO, "cannot write the trace %s: %s", path, strerror(errno));
@@ -580,16 +590,26 @@ ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
     struct ember_text line = {0};
     ember_text_printf(&line, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"device\": ");
     ember_text_json_string(&line, ctx->device_name);
-    ember_text_printf(&line, ", \"events_dropped\": %s},\n\"traceEvents\": [\n", p->events_dropped ? "true" : "false");
-    ember_text_printf(&line, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
-                             "\"host\"}},\n", TRACK_HOST);
-    ember_text_printf(&line, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": ",
-                      TRACK_DEVICE);
+    ember_text_printf(&line, ", \"events_dropped\": %s},\n\"traceEvents\": [\n",
+                      p->events_dropped ? "true" : "false");
+    ember_text_printf(
+        &line,
+        "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
+        "\"host\"}},\n",
+        TRACK_HOST);
+    ember_text_printf(
+        &line, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": ",
+        TRACK_DEVICE);
     ember_text_json_string(&line, ctx->device_name);
-    ember_text_printf(&line, "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
-                             "{\"name\": \"ops and calls\"}},\n", TRACK_HOST);
-    ember_text_printf(&line, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
-                             "\"%s\"}}", TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
+    ember_text_printf(&line,
+                      "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
+                      "{\"name\": \"ops and calls\"}},\n",
+                      TRACK_HOST);
+    ember_text_printf(
+        &line,
+        "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
+        "\"%s\"}}",
+        TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
     line_write(&line, f);
     for (int64_t i = 0; i < p->event_len && !line.failed; i++) {
         write_event(&line, &p->events[i]);

@@ -8,10 +8,7 @@
 
 #include "tensor-impl.h"
 
-ember_rng ember_rng_seed(uint64_t seed)
-{
-    return (ember_rng){.state = seed};
-}
+ember_rng ember_rng_seed(uint64_t seed) { return (ember_rng){.state = seed}; }
 
 #define GOLDEN_GAMMA 0x9E3779B97F4A7C15ull /* SplitMix64's step */
 
@@ -28,10 +25,7 @@ static uint64_t next64(ember_rng *rng)
     return z ^ (z >> 31);
 }
 
-uint32_t ember_rng_u32(ember_rng *rng)
-{
-    return (uint32_t)(next64(rng) >> 32);
-}
+uint32_t ember_rng_u32(ember_rng *rng) { return (uint32_t)(next64(rng) >> 32); }
 
 float ember_rng_uniform(ember_rng *rng, float low, float high)
 {

@@ -28,8 +28,7 @@ float ember_lr_at(const ember_lr_schedule *s, int64_t step)
         double phase = 3.14159265358979323846 * (double)t / (double)span;
         return (float)(s->min_lr + 0.5 * (double)(s->lr - s->min_lr) * (1.0 + cos(phase)));
     }
-    case EMBER_LR_CONSTANT:
-        break;
+    case EMBER_LR_CONSTANT: break;
     }
     return s->lr;
 }

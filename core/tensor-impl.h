@@ -61,8 +61,8 @@ struct ember_tensor {
 
 /* A new tensor with fresh, uninitialised, contiguous storage (from the
  * cache), owned by `owner`. Tape-owned tensors join the tape. */
-struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int ndim,
-                                        const int64_t *shape, enum ember_owner owner);
+struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape,
+                                        enum ember_owner owner);
 /* A new tensor sharing t's storage with the given shape and strides. */
 struct ember_tensor *ember_tensor_view(struct ember_tensor *t, int ndim, const int64_t *shape,
                                        const int64_t *stride, size_t offset, enum ember_owner owner);
@@ -87,8 +87,8 @@ const char *ember_shape_str(const struct ember_tensor *t, char *buf, size_t len)
  * broadcast into it: axes are aligned from the right, and an axis of size 1
  * (or a missing one) gets stride 0. Adjacent axes that are contiguous for all
  * operands are merged, so the common case becomes one flat loop. */
-void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out,
-                      const struct ember_tensor *a, const struct ember_tensor *b);
+void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out, const struct ember_tensor *a,
+                      const struct ember_tensor *b);
 
 /* out[i] = value over the whole (contiguous) tensor */
 ember_status ember_tensor_fill(struct ember_tensor *t, float value);

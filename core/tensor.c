@@ -116,8 +116,8 @@ static void storage_unref(struct ember_storage *s)
 static ember_status tape_push(struct ember_tensor *t)
 {
     ember_ctx *ctx = t->ctx;
-    ember_status st = ember_host_grow(ctx, (void **)&ctx->tape_tensors, &ctx->tape_cap,
-                                      ctx->tape_len + 1, sizeof *ctx->tape_tensors);
+    ember_status st = ember_host_grow(ctx, (void **)&ctx->tape_tensors, &ctx->tape_cap, ctx->tape_len + 1,
+                                      sizeof *ctx->tape_tensors);
     if (st != EMBER_OK)
         return st;
     ctx->tape_tensors[ctx->tape_len++] = t;
@@ -146,8 +146,8 @@ static bool shape_ok(ember_ctx *ctx, int ndim, const int64_t *shape)
     return true;
 }
 
-struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int ndim,
-                                        const int64_t *shape, enum ember_owner owner)
+struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape,
+                                        enum ember_owner owner)
 {
     if (!ember_ctx_ready(ctx) || !shape_ok(ctx, ndim, shape))
         return NULL;
@@ -241,8 +241,8 @@ void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor
 
 /* ----------------------------------------------------------- elementwise */
 
-void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out,
-                      const struct ember_tensor *a, const struct ember_tensor *b)
+void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out, const struct ember_tensor *a,
+                      const struct ember_tensor *b)
 {
     const struct ember_tensor *operand[3] = {out, a, b};
     int64_t shape[EMBER_MAX_DIMS], stride[3][EMBER_MAX_DIMS];
@@ -283,15 +283,13 @@ void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out,
         m = 1;
     }
     e->ndim = m;
-    e->dense = m == 1 && e->stride_out[0] == 1 && (!a || e->stride_a[0] == 1) &&
-               (!b || e->stride_b[0] == 1);
+    e->dense = m == 1 && e->stride_out[0] == 1 && (!a || e->stride_a[0] == 1) && (!b || e->stride_b[0] == 1);
 }
 
 ember_status ember_tensor_fill(struct ember_tensor *t, float value)
 {
     ember_ctx *ctx = t->ctx;
-    return ctx->ops->fill(ctx->dev, ember_tensor_ptr(t), (size_t)ember_shape_numel(t->ndim, t->shape),
-                          value);
+    return ctx->ops->fill(ctx->dev, ember_tensor_ptr(t), (size_t)ember_shape_numel(t->ndim, t->shape), value);
 }
 
 /* ----------------------------------------------------------- public API */
@@ -339,8 +337,7 @@ void ember_tensor_free(ember_tensor *t)
     if (!t)
         return;
     if (t->owner != EMBER_OWNER_USER) {
-        ember_log(t->ctx, EMBER_LOG_WARN,
-                  "ember_tensor_free: ignored a tensor owned by the %s",
+        ember_log(t->ctx, EMBER_LOG_WARN, "ember_tensor_free: ignored a tensor owned by the %s",
                   t->owner == EMBER_OWNER_TAPE     ? "tape (ember_tape_clear frees it)"
                   : t->owner == EMBER_OWNER_PARAMS ? "parameter set"
                                                    : "batcher");
@@ -362,17 +359,14 @@ int64_t ember_tensor_dim(const ember_tensor *t, int axis)
     return axis >= 0 && axis < t->ndim ? t->shape[axis] : 0;
 }
 
-int64_t ember_tensor_numel(const ember_tensor *t)
-{
-    return t ? ember_shape_numel(t->ndim, t->shape) : 0;
-}
+int64_t ember_tensor_numel(const ember_tensor *t) { return t ? ember_shape_numel(t->ndim, t->shape) : 0; }
 
 static ember_status check_bytes(const ember_tensor *t, size_t bytes, const char *what)
 {
     size_t want = (size_t)ember_tensor_numel(t) * 4;
     if (bytes != want)
-        return ember_fail(t->ctx, EMBER_ERR_ARG, "%s: %zu bytes given for a tensor of %zu bytes", what,
-                          bytes, want);
+        return ember_fail(t->ctx, EMBER_ERR_ARG, "%s: %zu bytes given for a tensor of %zu bytes", what, bytes,
+                          want);
     return EMBER_OK;
 }
 
@@ -424,8 +418,7 @@ ember_status ember_tensor_item(const ember_tensor *t, float *value)
         return t ? ember_fail(t->ctx, EMBER_ERR_ARG, "ember_tensor_item: NULL value") : EMBER_ERR_ARG;
     if (ember_tensor_numel(t) != 1 || t->dtype != EMBER_F32) {
         char shape[96];
-        return ember_fail(t->ctx, EMBER_ERR_ARG,
-                          "ember_tensor_item needs a one-element F32 tensor, not %s",
+        return ember_fail(t->ctx, EMBER_ERR_ARG, "ember_tensor_item needs a one-element F32 tensor, not %s",
                           ember_shape_str(t, shape, sizeof shape));
     }
     return ember_tensor_read(t, value, sizeof *value);
@@ -445,12 +438,6 @@ ember_status ember_tensor_set_requires_grad(ember_tensor *t, bool requires_grad)
     return EMBER_OK;
 }
 
-bool ember_tensor_requires_grad(const ember_tensor *t)
-{
-    return t && t->requires_grad;
-}
+bool ember_tensor_requires_grad(const ember_tensor *t) { return t && t->requires_grad; }
 
-ember_tensor *ember_tensor_grad(const ember_tensor *t)
-{
-    return t ? t->grad : NULL;
-}
+ember_tensor *ember_tensor_grad(const ember_tensor *t) { return t ? t->grad : NULL; }

@@ -26,7 +26,8 @@ int main(int argc, char **argv)
     static float pixels[3 * 256 * 256], probs[1000];
     int status = 1;
     if (ember_ctx_use_device(ctx, argc == 4 ? argv[3] : "auto") != EMBER_OK ||
-        !(model = ember_model_from_checkpoint(ctx, argv[1])) || !(checkpoint = ember_checkpoint_open(ctx, argv[1])))
+        !(model = ember_model_from_checkpoint(ctx, argv[1])) ||
+        !(checkpoint = ember_checkpoint_open(ctx, argv[1])))
         goto done;
     int classes = ember_model_classes(model);
     if (ember_model_sample_shape(model, shape) != 3 || shape[0] * shape[1] * shape[2] > 3 * 256 * 256 ||
@@ -35,7 +36,8 @@ int main(int argc, char **argv)
         goto done;
     }
     /* as a folder data set loads it: the model's channels and size, in [0, 1] */
-    if (ember_image_load(ctx, argv[2], (int)shape[0], (int)shape[1], (int)shape[2], true, pixels) != EMBER_OK ||
+    if (ember_image_load(ctx, argv[2], (int)shape[0], (int)shape[1], (int)shape[2], true, pixels) !=
+            EMBER_OK ||
         ember_model_predict_probs(model, pixels, 1, probs) != EMBER_OK)
         goto done;
     int best = 0;

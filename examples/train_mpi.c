@@ -63,18 +63,25 @@ int main(int argc, char **argv)
     int status = 1;
     if (!ctx || ember_ctx_use_device(ctx, devices[0]) != EMBER_OK)
         goto done;
-    ember_array_data arrays = {.count = TRAIN, .sample_ndim = 1, .sample_shape = {2}, .images = train_points,
-                               .labels = train_labels, .classes = CLASSES, .name = "rings"};
+    ember_array_data arrays = {.count = TRAIN,
+                               .sample_ndim = 1,
+                               .sample_shape = {2},
+                               .images = train_points,
+                               .labels = train_labels,
+                               .classes = CLASSES,
+                               .name = "rings"};
     train = ember_dataset_from_arrays(ctx, &arrays);
     arrays.count = TEST, arrays.images = test_points, arrays.labels = test_labels;
     test = ember_dataset_from_arrays(ctx, &arrays);
     const int64_t shape[1] = {2};
     /* each rank may start from its own seed: ember_parallel_new sends rank 0's parameters to all */
-    if (!train || !test || !(model = ember_model_parse(ctx, "rings-mlp", net_text, 1, shape, CLASSES, 7 + rank)) ||
+    if (!train || !test ||
+        !(model = ember_model_parse(ctx, "rings-mlp", net_text, 1, shape, CLASSES, 7 + rank)) ||
         !(adam = ember_adam_new(ember_model_params(model), ember_adam_defaults(0.01f))) ||
         !(batches = ember_batcher_new(train, 64, true, 0))) /* the same shuffle on every rank */
         goto done;
-    ember_parallel_options po = {.devices = devices + 1, .device_count = count - 1, .collective = &mpi.collective};
+    ember_parallel_options po = {
+        .devices = devices + 1, .device_count = count - 1, .collective = &mpi.collective};
     if (!(par = ember_parallel_new(model, adam, &po)))
         goto done;
 

@@ -38,7 +38,7 @@ typedef struct ember_mpi {
     ember_collective collective; /* hand &collective to ember_parallel_options */
     MPI_Comm comm;               /* a duplicate of the caller's: errors return, never abort */
     double timeout_seconds;
-    MPI_Request requests[64];    /* one per bucket in flight */
+    MPI_Request requests[64]; /* one per bucket in flight */
     char error[512];
 } ember_mpi;
 
@@ -60,7 +60,8 @@ static inline ember_status ember_mpi_wait(ember_mpi *m, MPI_Request *request, co
         if (MPI_Wtime() - start > m->timeout_seconds) {
             snprintf(m->error, sizeof m->error,
                      "%s: no answer from the other ranks for %.0f s: one of them has stopped, died or hangs "
-                     "(the limit is EMBER_MPI_TIMEOUT's)", what, m->timeout_seconds);
+                     "(the limit is EMBER_MPI_TIMEOUT's)",
+                     what, m->timeout_seconds);
             return EMBER_ERR_DEVICE;
         }
         /* MPI moves the data while it is polled: poll hard for the first
@@ -80,7 +81,8 @@ static inline ember_status ember_mpi_sum_start(void *user, int bucket, float *da
         snprintf(m->error, sizeof m->error, "bucket %d of at most 64", bucket);
         return EMBER_ERR_ARG;
     }
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_FLOAT, MPI_SUM, m->comm, &m->requests[bucket]);
+    int rc =
+        MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_FLOAT, MPI_SUM, m->comm, &m->requests[bucket]);
     if (rc != MPI_SUCCESS) {
         snprintf(m->error, sizeof m->error, "MPI_Iallreduce failed (error %d)", rc);
         return EMBER_ERR_DEVICE;
@@ -111,7 +113,8 @@ static inline ember_status ember_mpi_poll(void *user)
     ember_mpi *m = (ember_mpi *)user;
     for (int i = 0; i < 64; i++) {
         int done = 0;
-        if (m->requests[i] != MPI_REQUEST_NULL && MPI_Test(&m->requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (m->requests[i] != MPI_REQUEST_NULL &&
+            MPI_Test(&m->requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             snprintf(m->error, sizeof m->error, "MPI_Test failed while a sum was in flight");
             return EMBER_ERR_DEVICE;
         }
@@ -119,10 +122,7 @@ static inline ember_status ember_mpi_poll(void *user)
     return EMBER_OK;
 }
 
-static inline const char *ember_mpi_error(void *user)
-{
-    return ((ember_mpi *)user)->error;
-}
+static inline const char *ember_mpi_error(void *user) { return ((ember_mpi *)user)->error; }
 
 /* Sets `m` up over `comm` (duplicated; collective: every rank calls it).
  * Returns 0, or an MPI error code with the reason in m->error. */
@@ -141,15 +141,17 @@ static inline int ember_mpi_open(ember_mpi *m, MPI_Comm comm, double timeout_sec
         rc = MPI_Comm_size(m->comm, &size);
     if (rc != MPI_SUCCESS)
         snprintf(m->error, sizeof m->error, "cannot set up the MPI communicator (error %d)", rc);
-    m->collective = (ember_collective){.rank = rank, .size = size, .user = m, .sum_start = ember_mpi_sum_start,
-                                       .sum_wait = ember_mpi_sum_wait, .broadcast = ember_mpi_broadcast,
-                                       .poll = ember_mpi_poll, .error = ember_mpi_error};
+    m->collective = (ember_collective){.rank = rank,
+                                       .size = size,
+                                       .user = m,
+                                       .sum_start = ember_mpi_sum_start,
+                                       .sum_wait = ember_mpi_sum_wait,
+                                       .broadcast = ember_mpi_broadcast,
+                                       .poll = ember_mpi_poll,
+                                       .error = ember_mpi_error};
     return rc;
 }
 
-static inline void ember_mpi_close(ember_mpi *m)
-{
-    MPI_Comm_free(&m->comm);
-}
+static inline void ember_mpi_close(ember_mpi *m) { MPI_Comm_free(&m->comm); }
 
 #endif /* EMBER_MPI_H */

@@ -92,7 +92,7 @@ extern "C" {
 #define EMBER_VERSION_MAJOR 0
 #define EMBER_VERSION_MINOR 2
 #define EMBER_VERSION_PATCH 0
-#define EMBER_VERSION (EMBER_VERSION_MAJOR * 10000 + EMBER_VERSION_MINOR * 100 + EMBER_VERSION_PATCH)
+#define EMBER_VERSION       (EMBER_VERSION_MAJOR * 10000 + EMBER_VERSION_MINOR * 100 + EMBER_VERSION_PATCH)
 
 /* "0.2.0": the library's version, which may be newer than the header's */
 EMBER_API const char *ember_version(void);
@@ -167,7 +167,8 @@ typedef void (*ember_progress_fn)(void *user, const char *what, double seconds, 
 EMBER_API void ember_ctx_set_progress(ember_ctx *ctx, ember_progress_fn fn, void *user);
 
 /* The callbacks a context was given, to give another context the same. */
-EMBER_API void ember_ctx_get_log(const ember_ctx *ctx, ember_log_fn *fn, void **user, ember_log_level *max_level);
+EMBER_API void ember_ctx_get_log(const ember_ctx *ctx, ember_log_fn *fn, void **user,
+                                 ember_log_level *max_level);
 EMBER_API void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **user);
 
 /* Where ember keeps what it can make again: the GPU kernels it compiled
@@ -241,15 +242,14 @@ EMBER_API ember_status ember_set_error(ember_ctx *ctx, ember_status status, cons
     EMBER_PRINTF_LIKE(3, 4);
 /* Logs a message through the context's callback (ember_ctx_set_log), as
  * the library's own notes and warnings go. */
-EMBER_API void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
-    EMBER_PRINTF_LIKE(3, 4);
+EMBER_API void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...) EMBER_PRINTF_LIKE(3, 4);
 
 /* Memory counters, for tests and benchmarks: a steady-state training step
  * leaves every counter unchanged. */
 typedef struct ember_memory_stats {
-    uint64_t device_allocs;   /* buffers ever requested from the backend */
-    uint64_t device_bytes;    /* bytes held from the backend now (in use or cached) */
-    uint64_t host_allocs;     /* host allocations for tensors, tape and pools */
+    uint64_t device_allocs; /* buffers ever requested from the backend */
+    uint64_t device_bytes;  /* bytes held from the backend now (in use or cached) */
+    uint64_t host_allocs;   /* host allocations for tensors, tape and pools */
 } ember_memory_stats;
 EMBER_API void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
 /* Gives the device buffers the context keeps for reuse back to the device
@@ -296,7 +296,7 @@ EMBER_API void ember_profile_clear(ember_ctx *ctx);
 
 /* ----------------------------------------------------------------- tensors */
 
-#define EMBER_MAX_DIMS 6
+#define EMBER_MAX_DIMS        6
 
 typedef enum ember_dtype {
     EMBER_F32, /* float, for data, parameters and gradients */
@@ -316,7 +316,7 @@ EMBER_API void ember_tensor_free(ember_tensor *t);
 EMBER_API ember_ctx *ember_tensor_ctx(const ember_tensor *t);
 EMBER_API ember_dtype ember_tensor_dtype(const ember_tensor *t);
 EMBER_API int ember_tensor_ndim(const ember_tensor *t);
-EMBER_API int64_t ember_tensor_dim(const ember_tensor *t, int axis);  /* axis < 0 counts from the end */
+EMBER_API int64_t ember_tensor_dim(const ember_tensor *t, int axis); /* axis < 0 counts from the end */
 EMBER_API int64_t ember_tensor_numel(const ember_tensor *t);
 
 /* Copy between host memory and the tensor, in row-major order whatever the
@@ -366,7 +366,7 @@ EMBER_API ember_tensor *ember_dropout(ember_tensor *x, float p, bool training, u
 
 /* y = sum of x over `axis` (EMBER_ALL_AXES: over everything, giving a
  * scalar); keepdim keeps the summed axis with size 1. */
-#define EMBER_ALL_AXES 127
+#define EMBER_ALL_AXES        127
 EMBER_API ember_tensor *ember_sum(ember_tensor *x, int axis, bool keepdim);
 /* y = sum(x) / count, over the same axes as ember_sum */
 EMBER_API ember_tensor *ember_mean(ember_tensor *x, int axis, bool keepdim);
@@ -392,7 +392,8 @@ EMBER_API ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
 /* 2-d cross-correlation, as PyTorch's Conv2d: x is (N, C, H, W), w is
  * (OC, C, KH, KW), b is (OC) or NULL; y is (N, OC, OH, OW) with
  * OH = (H + 2 * padding - KH) / stride + 1, likewise OW. */
-EMBER_API ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding);
+EMBER_API ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride,
+                                     int padding);
 /* y = max over each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
 EMBER_API ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);
@@ -411,8 +412,9 @@ EMBER_API ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
  * running = (1 - momentum) running + momentum stat, var unbiased there;
  * otherwise the running statistics are the mean and var, and stay.
  * PyTorch's defaults: momentum 0.1, eps 1e-5. */
-EMBER_API ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, ember_tensor *running_mean,
-                               ember_tensor *running_var, bool training, float momentum, float eps);
+EMBER_API ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                                         ember_tensor *running_mean, ember_tensor *running_var, bool training,
+                                         float momentum, float eps);
 
 /* Views share storage with x. reshape takes one -1 to infer a dimension and
  * copies first when x's strides do not allow a view. */
@@ -437,7 +439,8 @@ EMBER_API ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weigh
 /* y = (x - mean) / sqrt(var + eps) * weight + bias over x's last axis (C),
  * var biased, as PyTorch's LayerNorm(C) (its eps: 1e-5); weight and bias
  * (C), or NULL for 1 and 0. */
-EMBER_API ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, float eps);
+EMBER_API ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                                         float eps);
 /* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): the tanh form
  * of GELU that GPT-2 uses (PyTorch's GELU(approximate='tanh')) */
 EMBER_API ember_tensor *ember_gelu_tanh(ember_tensor *x);
@@ -455,13 +458,15 @@ EMBER_API ember_tensor *ember_causal_softmax(ember_tensor *x);
  * = softmax(q k^T / sqrt(C / heads), causal) v per head, the heads side by
  * side. With `training` and dropout > 0 the attention weights go through
  * dropout (its mask drawn from `seed`, as ember_dropout's). */
-EMBER_API ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool training, uint64_t seed);
+EMBER_API ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool training,
+                                        uint64_t seed);
 /* The same for generation with a key/value cache: x (B, n, 3C) holds n new
  * positions; their keys and values are written into `cache` (2, B, heads,
  * L, C / heads), caller-owned and contiguous, at [position, position + n),
  * and each new query attends over the cache's first position + n places.
  * No gradient; one new token costs one position's work. */
-EMBER_API ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *cache, int64_t position);
+EMBER_API ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *cache,
+                                               int64_t position);
 
 /* ---------------------------------------------------------------- autograd */
 
@@ -509,12 +514,14 @@ EMBER_API void ember_params_free(ember_params *params);
 /* Adds a zero-filled parameter that requires grad and returns it (owned by
  * the set). Adding moves the set's storage, so add every parameter before
  * training starts. */
-EMBER_API ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_params_add(ember_params *params, const char *name, int ndim,
+                                         const int64_t *shape);
 /* Adds a zero-filled buffer: state the forward pass keeps and checkpoints
  * hold, which no optimizer touches and no gradient reaches (BatchNorm's
  * "running_mean", "running_var" and, with ndim 0, "num_batches_tracked";
  * PyTorch's register_buffer). */
-EMBER_API ember_tensor *ember_params_add_buffer(ember_params *params, const char *name, int ndim, const int64_t *shape);
+EMBER_API ember_tensor *ember_params_add_buffer(ember_params *params, const char *name, int ndim,
+                                                const int64_t *shape);
 /* Parameters and buffers together, in the order added. */
 EMBER_API int ember_params_count(const ember_params *params);
 EMBER_API ember_tensor *ember_params_at(const ember_params *params, int index);
@@ -538,13 +545,14 @@ EMBER_API void ember_params_zero_grad(ember_params *params);
  * checks every offset and shape before it reads, and changes nothing unless
  * the whole file matches the set. `metadata` (may be NULL) is stored under
  * "__metadata__" as {"key": "value", ...} pairs, NULL-terminated. */
-EMBER_API ember_status ember_params_save(const ember_params *params, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_params_save(const ember_params *params, const char *path,
+                                         const char *const *metadata);
 EMBER_API ember_status ember_params_load(ember_params *params, const char *path);
 /* The same with the file's bytes in memory: saving returns a buffer to
  * free() in *data, *size bytes long; loading reads `size` bytes at `data`
  * (not kept) and checks them as a file is checked. */
-EMBER_API ember_status ember_params_save_memory(const ember_params *params, const char *const *metadata, void **data,
-                                                size_t *size);
+EMBER_API ember_status ember_params_save_memory(const ember_params *params, const char *const *metadata,
+                                                void **data, size_t *size);
 EMBER_API ember_status ember_params_load_memory(ember_params *params, const void *data, size_t size);
 
 /* Starts a set from another's weights, for fine-tuning (`ember train
@@ -555,8 +563,8 @@ EMBER_API ember_status ember_params_load_memory(ember_params *params, const void
  * new head). The rest must match by name and shape, or nothing changes and
  * the error lists every difference; a name in `skip` that is no layer's is
  * an error too. Dtypes convert as ember_params_load's do. */
-EMBER_API ember_status ember_params_init_from(ember_params *params, const char *path, const void *data, size_t size,
-                                              const char *const *skip);
+EMBER_API ember_status ember_params_init_from(ember_params *params, const char *path, const void *data,
+                                              size_t size, const char *const *skip);
 
 /* A checkpoint's metadata, read without loading its tensors. The keys
  * ember writes (docs/models.md, "Checkpoints"): "ember.model",
@@ -573,7 +581,8 @@ EMBER_API void ember_checkpoint_close(ember_checkpoint *checkpoint);
 EMBER_API const char *ember_checkpoint_meta(const ember_checkpoint *checkpoint, const char *key);
 /* Every pair, sorted by key. */
 EMBER_API int ember_checkpoint_meta_count(const ember_checkpoint *checkpoint);
-EMBER_API const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index, const char **value);
+EMBER_API const char *ember_checkpoint_meta_at(const ember_checkpoint *checkpoint, int index,
+                                               const char **value);
 /* The name of class `index` as the checkpoint records it (the
  * "ember.class_names" that ember train writes: "Ankle boot"), or NULL when
  * it records none or the index is out of range; valid until the checkpoint
@@ -610,11 +619,11 @@ EMBER_API ember_status ember_init_default(ember_tensor *weight, ember_tensor *bi
  * (name.weight, name.bias) and initialised as PyTorch does. The forward pass
  * is then the op: ember_conv2d(x, w, b, ...), ember_linear(x, w, b). */
 EMBER_API ember_status ember_layer_conv2d(ember_params *params, const char *name, int64_t in_channels,
-                                int64_t out_channels, int64_t kernel, ember_rng *rng,
-                                ember_tensor **weight, ember_tensor **bias);
+                                          int64_t out_channels, int64_t kernel, ember_rng *rng,
+                                          ember_tensor **weight, ember_tensor **bias);
 EMBER_API ember_status ember_layer_linear(ember_params *params, const char *name, int64_t in_features,
-                                int64_t out_features, ember_rng *rng, ember_tensor **weight,
-                                ember_tensor **bias);
+                                          int64_t out_features, ember_rng *rng, ember_tensor **weight,
+                                          ember_tensor **bias);
 
 /* --------------------------------------------------------------- optimizers */
 
@@ -660,7 +669,8 @@ EMBER_API int64_t ember_optim_steps(const ember_optim *opt);
  * "...exp_avg_sq" for Adam, "...momentum_buffer" for SGD), the step count
  * in the metadata. Loading checks the kind, names and shapes first and
  * changes nothing unless all match. */
-EMBER_API ember_status ember_optim_save(const ember_optim *opt, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_optim_save(const ember_optim *opt, const char *path,
+                                        const char *const *metadata);
 EMBER_API ember_status ember_optim_load(ember_optim *opt, const char *path);
 
 /* Learning-rate schedules, as PyTorch's: a rate for each step from the step
@@ -691,10 +701,10 @@ typedef enum ember_split { EMBER_TRAIN, EMBER_TEST } ember_split;
  * metadata (ember_feature_scaling_meta, ember_checkpoint_scaling), and
  * eval and predict apply the same (docs/interop.md). */
 typedef struct ember_feature_scaling {
-    int count;   /* features */
-    char **names; /* (count) their columns' names, in the order the model takes them */
+    int count;         /* features */
+    char **names;      /* (count) their columns' names, in the order the model takes them */
     float *mean, *std; /* (count) */
-    char *label; /* the label column's name */
+    char *label;       /* the label column's name */
 } ember_feature_scaling;
 EMBER_API void ember_feature_scaling_free(ember_feature_scaling *scaling);
 
@@ -735,7 +745,8 @@ typedef struct ember_data_options {
 
 /* Loads a split into host memory as bytes; every file is checked before
  * anything is allocated for it. */
-EMBER_API ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options, ember_split split);
+EMBER_API ember_dataset *ember_dataset_open(ember_ctx *ctx, const ember_data_options *options,
+                                            ember_split split);
 EMBER_API void ember_dataset_free(ember_dataset *ds);
 EMBER_API int64_t ember_dataset_count(const ember_dataset *ds);
 EMBER_API int ember_dataset_classes(const ember_dataset *ds);
@@ -773,7 +784,8 @@ EMBER_API const ember_feature_scaling *ember_dataset_scaling(const ember_dataset
  * "ember.feature_mean" and "ember.feature_std" (JSON arrays of numbers
  * that read back as the same floats), into kv[0..7] with kv[8] NULL; the
  * values (odd indices) are to free(). */
-EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling, char *kv[9]);
+EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling,
+                                                  char *kv[9]);
 /* A checkpoint's scaling, read back: *scaling NULL when it has none, and
  * EMBER_ERR_FORMAT when its metadata is malformed. */
 EMBER_API ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck,
@@ -792,15 +804,15 @@ EMBER_API float *ember_csv_features(ember_ctx *ctx, const char *path, const embe
  * floats (used as they are) or as bytes (scaled to [0, 1] as ember's own
  * data sets are), not both. */
 typedef struct ember_array_data {
-    int64_t count;               /* samples, at least 1 */
-    int sample_ndim;             /* 1 (features) or 3 (C, H, W) */
+    int64_t count;   /* samples, at least 1 */
+    int sample_ndim; /* 1 (features) or 3 (C, H, W) */
     int64_t sample_shape[3];
-    const float *images;         /* (count, sample shape...) floats, or NULL */
-    const uint8_t *image_bytes;  /* (count, sample shape...) bytes, or NULL */
-    const int32_t *labels;       /* (count) class indices, each in [0, classes) */
-    int classes;                 /* at least 2 */
+    const float *images;            /* (count, sample shape...) floats, or NULL */
+    const uint8_t *image_bytes;     /* (count, sample shape...) bytes, or NULL */
+    const int32_t *labels;          /* (count) class indices, each in [0, classes) */
+    int classes;                    /* at least 2 */
     const char *const *class_names; /* (classes) names, or NULL for "0", "1", ... */
-    const char *name;            /* in messages and ember_dataset_describe; NULL: "arrays" */
+    const char *name;               /* in messages and ember_dataset_describe; NULL: "arrays" */
 } ember_array_data;
 /* Checks every label and the shape; NULL with the reason on a mistake. */
 EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_array_data *arrays);
@@ -810,8 +822,8 @@ EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_a
  * (channels, height, width) floats in [0, 1] into `out`. An image of
  * another size is resized (bilinear) when `resize`, else refused with both
  * sizes in the message. */
-EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
-                              float *out);
+EMBER_API ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width,
+                                        bool resize, float *out);
 
 /* The size and channels an image file (PNG, JPEG, BMP) declares, read from
  * its header without decoding it: channels 1 (gray), 2 (gray and alpha), 3
@@ -903,8 +915,8 @@ EMBER_API const char *ember_kernel_name_at(int index, const char **summary);
  * arch. Returns a string to free(), or NULL with the reason in `why`: in
  * a build without the CUDA backend (-DEMBER_CUDA=OFF), always NULL, with
  * "this build has no CUDA backend" in `why`. */
-EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len, char *why,
-                size_t why_len);
+EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len,
+                          char *why, size_t why_len);
 
 /* What a simulated GPU saw. A context on "ptxsim:N" runs the kernels the
  * CUDA backend would give one of four real GPUs (0 a Quadro K2100M, 1 a
@@ -917,8 +929,8 @@ EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, c
  * roofline estimate of its time; with `kernel` NULL, a line per kernel
  * launched. Text to free(), or NULL with the reason in `why` (a device that
  * is not simulated, a kernel it never launched). */
-EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers, const char *registers_from,
-                                    char *why, size_t why_len);
+EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers,
+                                    const char *registers_from, char *why, size_t why_len);
 
 /* ------------------------------------------------------------------ models
  *
@@ -953,21 +965,24 @@ EMBER_API bool ember_parse_shape(const char *text, int *ndim, int64_t shape[3]);
  * line, or 1x28x28 (Fashion-MNIST's) when it has none. A mistake in the
  * file is EMBER_ERR_FORMAT, a layer that does not fit the shapes
  * EMBER_ERR_ARG, each with "file:line:column: ..." in the message. */
-EMBER_API ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
-                               int classes, uint64_t seed);
+EMBER_API ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim,
+                                         const int64_t *sample_shape, int classes, uint64_t seed);
 /* The same from a model file's text; `name` names it in messages. */
 EMBER_API ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *text, int sample_ndim,
-                               const int64_t *sample_shape, int classes, uint64_t seed);
+                                         const int64_t *sample_shape, int classes, uint64_t seed);
 /* ember_model_build with the data set's sample shape and class count. */
-EMBER_API ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data, uint64_t seed);
+EMBER_API ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_dataset *data,
+                                       uint64_t seed);
 
 /* A network of your own as a model: `forward` maps x (N, sample shape...)
  * to logits (N, classes) with the public ops and the parameters of
  * `params`, which the model takes over (ember_model_free frees it). The
  * model then evaluates, saves and loads like any other. */
-typedef ember_tensor *(*ember_model_forward_fn)(void *user, ember_params *params, ember_tensor *x, bool training);
-EMBER_API ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
-                              const int64_t *sample_shape, int classes, ember_model_forward_fn forward, void *user);
+typedef ember_tensor *(*ember_model_forward_fn)(void *user, ember_params *params, ember_tensor *x,
+                                                bool training);
+EMBER_API ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params,
+                                        int sample_ndim, const int64_t *sample_shape, int classes,
+                                        ember_model_forward_fn forward, void *user);
 
 EMBER_API void ember_model_free(ember_model *model);
 /* x is (N, sample shape...); returns logits (N, classes) */
@@ -981,7 +996,8 @@ EMBER_API void ember_model_set_training(ember_model *model, bool training);
 EMBER_API bool ember_model_training(const ember_model *model);
 EMBER_API ember_params *ember_model_params(ember_model *model);
 EMBER_API const char *ember_model_name(const ember_model *model);
-/* "simplecnn: Conv2d(1, 16, 3, padding=1) ReLU() MaxPool2d(2) Flatten() Linear(3136, 10); 31530 parameters" */
+/* "simplecnn: Conv2d(1, 16, 3, padding=1) ReLU() MaxPool2d(2) Flatten() Linear(3136, 10); 31530 parameters"
+ */
 EMBER_API const char *ember_model_describe(const ember_model *model);
 /* The sample shape it was built for, into shape[3]; returns its ndim. */
 EMBER_API int ember_model_sample_shape(const ember_model *model, int64_t *shape);
@@ -1028,7 +1044,8 @@ EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const 
  * "ember.class_names", "ember.normalize", ...). Dropout is left out: the
  * file is for inference. A network wrapped from C cannot be exported
  * (EMBER_ERR_UNSUPPORTED). */
-EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path, const char *const *metadata);
+EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path,
+                                               const char *const *metadata);
 
 /* An ONNX model (opset 9 and up, as torch.onnx.export writes it) as an
  * ember checkpoint in memory (a buffer to free()): the graph read back
@@ -1054,7 +1071,8 @@ EMBER_API ember_model *ember_model_from_onnx(ember_ctx *ctx, const char *path);
  * device). n may be any size from 1 up. */
 EMBER_API ember_status ember_model_predict(ember_model *model, const float *in, int64_t n, float *logits_out);
 /* The same with softmax probabilities (each row sums to 1) in `probs_out`. */
-EMBER_API ember_status ember_model_predict_probs(ember_model *model, const float *in, int64_t n, float *probs_out);
+EMBER_API ember_status ember_model_predict_probs(ember_model *model, const float *in, int64_t n,
+                                                 float *probs_out);
 
 /* Generation from a model of text (one that takes a sequence of tokens and
  * scores every position, as gpt-tiny does), a token at a time:
@@ -1092,7 +1110,8 @@ EMBER_API ember_status ember_generator_feed(ember_generator *g, const int32_t *t
 EMBER_API ember_status ember_generator_next(ember_generator *g, int32_t *token);
 /* The whole loop: the prompt fed, then `count` tokens into out. */
 EMBER_API ember_status ember_model_generate(ember_model *model, const ember_generate_options *options,
-                                            const int32_t *prompt, int64_t prompt_len, int64_t count, int32_t *out);
+                                            const int32_t *prompt, int64_t prompt_len, int64_t count,
+                                            int32_t *out);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * residual block before its layers; `depth` is how deep in blocks. */
@@ -1116,12 +1135,12 @@ EMBER_API ember_status ember_model_layer_info(const ember_model *model, int inde
  * and the loss, in nats per token, is the mean over all the positions
  * (divided by ln 2: bits per byte). */
 EMBER_API ember_status ember_model_evaluate(ember_model *model, ember_dataset *data, int64_t batch,
-                                  double *accuracy, double *loss);
+                                            double *accuracy, double *loss);
 /* The same, and the confusion matrix: confusion[true * classes + predicted]
  * counts the samples of each class by the class predicted (classes x
  * classes, filled). */
 EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_dataset *data, int64_t batch,
-                                            double *accuracy, double *loss, int64_t *confusion);
+                                                      double *accuracy, double *loss, int64_t *confusion);
 
 /* ----------------------------------------------------------- data parallel
  *
@@ -1176,12 +1195,12 @@ typedef struct ember_collective {
 typedef struct ember_parallel_options {
     const char *const *devices; /* the other devices: "cuda:1", "cpu", "opencl:0" */
     int device_count;
-    int threads;       /* CPU threads of each cpu device, the model's own included
-                        * (0: the cores shared between them) */
-    bool keep_all;     /* never leave a slow device out (see below) */
-    bool fixed_shares; /* equal shares, never rebalanced: the same split every run */
+    int threads;                        /* CPU threads of each cpu device, the model's own included
+                                         * (0: the cores shared between them) */
+    bool keep_all;                      /* never leave a slow device out (see below) */
+    bool fixed_shares;                  /* equal shares, never rebalanced: the same split every run */
     const ember_collective *collective; /* NULL: this process alone */
-    int64_t bucket_floats; /* the least floats in one sum across processes (0: 65536) */
+    int64_t bucket_floats;              /* the least floats in one sum across processes (0: 65536) */
 } ember_parallel_options;
 
 /* Sets up replicas of `model` (built from a model file or a built-in: a

@@ -43,9 +43,10 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
         for (int k = 0; k < p->count && !found; k++)
             found = under(p->items[k].name, skip[i]);
         if (!found)
-            return ember_fail(ctx, EMBER_ERR_ARG, "%s: no layer of the model is named \"%s\" (to leave freshly "
-                              "initialised); its parameters are named like %s", what, skip[i],
-                              p->count ? p->items[p->count - 1].name : "nothing");
+            return ember_fail(ctx, EMBER_ERR_ARG,
+                              "%s: no layer of the model is named \"%s\" (to leave freshly "
+                              "initialised); its parameters are named like %s",
+                              what, skip[i], p->count ? p->items[p->count - 1].name : "nothing");
     }
     for (int i = 0; i < p->count; i++) {
         const char *name = p->items[i].name;
@@ -57,7 +58,7 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
             ember_mismatch_note(&m, "missing %s %s", name, want);
         else if (!ember_entry_fits(p->items[i].value, e))
             ember_mismatch_note(&m, "%s is %s in the file but %s in the model", name,
-                 ember_safetensors_shape_str(e, have, sizeof have), want);
+                                ember_safetensors_shape_str(e, have, sizeof have), want);
         else if (!ember_safetensors_convertible(e->dtype))
             ember_mismatch_note(&m, "%s is %s, which ember does not read", name, e->dtype);
     }
@@ -66,12 +67,14 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
         if (skipped(e->name, skip) || ember_params_find(p, e->name))
             continue;
         if (named++ < 8)
-            ember_mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            ember_mismatch_note(&m, "unexpected %.200s %s", e->name,
+                                ember_safetensors_shape_str(e, have, sizeof have));
     }
     if (m.count)
-        return ember_fail(ctx, EMBER_ERR_ARG, "%s does not fit the model (%d difference%s): %s; leave a layer "
-                          "freshly initialised by naming it in ember_params_init_from's skip", what, m.count,
-                          m.count == 1 ? "" : "s", m.text);
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "%s does not fit the model (%d difference%s): %s; leave a layer "
+                          "freshly initialised by naming it in ember_params_init_from's skip",
+                          what, m.count, m.count == 1 ? "" : "s", m.text);
     /* everything checked: read all, then write all */
     float **values = ember_host_calloc(ctx, (size_t)p->count + 1, sizeof *values);
     ember_status status = values ? EMBER_OK : EMBER_ERR_NOMEM;
@@ -82,7 +85,8 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
         if (!(values[i] = ember_host_alloc(ctx, (size_t)n * sizeof(float) + 1)))
             status = EMBER_ERR_NOMEM;
         else
-            status = ember_safetensors_read_as_f32(ctx, st, ember_safetensors_find(st, p->items[i].name), values[i]);
+            status = ember_safetensors_read_as_f32(ctx, st, ember_safetensors_find(st, p->items[i].name),
+                                                   values[i]);
     }
     for (int i = 0; status == EMBER_OK && i < p->count; i++)
         if (values[i])

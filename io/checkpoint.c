@@ -89,8 +89,10 @@ static ember_status params_save_to(const ember_params *p, const char *path, void
         goto done;
     for (int i = 0; i < p->count; i++) {
         const struct ember_tensor *value = p->items[i].value;
-        tensors[i] = (struct ember_safetensors_tensor){
-            .name = p->items[i].name, .ndim = value->ndim, .shape = value->shape, .values = host_values(p, &host, i)};
+        tensors[i] = (struct ember_safetensors_tensor){.name = p->items[i].name,
+                                                       .ndim = value->ndim,
+                                                       .shape = value->shape,
+                                                       .values = host_values(p, &host, i)};
     }
     status = path ? ember_safetensors_save(ctx, path, tensors, p->count, meta)
                   : ember_safetensors_save_memory(ctx, tensors, p->count, meta, data, size);
@@ -110,7 +112,8 @@ ember_status ember_params_save(const ember_params *p, const char *path, const ch
     return params_save_to(p, path, NULL, NULL, metadata);
 }
 
-ember_status ember_params_save_memory(const ember_params *p, const char *const *metadata, void **data, size_t *size)
+ember_status ember_params_save_memory(const ember_params *p, const char *const *metadata, void **data,
+                                      size_t *size)
 {
     if (!p)
         return EMBER_ERR_ARG;
@@ -174,8 +177,8 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
         }
         found++;
         if (!ember_entry_fits(value, e))
-            ember_mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s", p->items[i].name,
-                          ember_safetensors_shape_str(e, have, sizeof have), want);
+            ember_mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s",
+                                p->items[i].name, ember_safetensors_shape_str(e, have, sizeof have), want);
     }
     /* Every name of the set that the file has is found; the rest of the
      * file is unexpected. Name a few: a hostile file may hold millions. */
@@ -183,7 +186,8 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
     for (int i = 0; i < st->count && named < unexpected && named < NAMED_UNEXPECTED; i++) {
         const struct ember_safetensors_entry *e = &st->entries[i];
         if (!ember_params_find(p, e->name)) {
-            ember_mismatch_note(&m, "unexpected %.200s %s", e->name, ember_safetensors_shape_str(e, have, sizeof have));
+            ember_mismatch_note(&m, "unexpected %.200s %s", e->name,
+                                ember_safetensors_shape_str(e, have, sizeof have));
             named++;
         }
     }
@@ -191,8 +195,8 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
         ember_mismatch_note(&m, "and %d more unexpected", unexpected - named);
     if (!m.count)
         return EMBER_OK;
-    return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path, m.count,
-                      m.count == 1 ? "" : "s", m.text);
+    return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path,
+                      m.count, m.count == 1 ? "" : "s", m.text);
 }
 
 /* Statistics that cannot be: a BatchNorm's running variance (PyTorch's
@@ -205,15 +209,17 @@ static ember_status check_statistics(ember_ctx *ctx, const char *path, const str
     for (int i = 0; i < p->count; i++) {
         const char *name = p->items[i].name;
         size_t n = strlen(name), k = sizeof suffix - 1;
-        if (!p->items[i].buffer || n < k || strcmp(name + n - k, suffix) != 0 || (n > k && name[n - k - 1] != '.'))
+        if (!p->items[i].buffer || n < k || strcmp(name + n - k, suffix) != 0 ||
+            (n > k && name[n - k - 1] != '.'))
             continue;
         const float *v = host_values(p, h, i);
         int64_t count = ember_tensor_numel(p->items[i].value);
         for (int64_t j = 0; j < count; j++)
             if (v[j] < 0.0f)
-                return ember_fail(ctx, EMBER_ERR_FORMAT,
-                                  "%s: tensor \"%s\" holds %g at index %lld: a running variance cannot be negative",
-                                  path, name, (double)v[j], (long long)j);
+                return ember_fail(
+                    ctx, EMBER_ERR_FORMAT,
+                    "%s: tensor \"%s\" holds %g at index %lld: a running variance cannot be negative", path,
+                    name, (double)v[j], (long long)j);
     }
     return EMBER_OK;
 }
@@ -225,14 +231,15 @@ static ember_status params_load_from(ember_params *p, struct ember_safetensors s
     const char *path = st.path;
     struct host_banks host = {NULL, NULL};
     ember_status status;
-    if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK || (status = check_match(ctx, path, p, &st)) != EMBER_OK)
+    if ((status = check_dtypes(ctx, path, &st)) != EMBER_OK ||
+        (status = check_match(ctx, path, p, &st)) != EMBER_OK)
         goto close;
     /* everything checked: only now is anything read, and the set written */
     if ((status = banks_alloc(ctx, p, &host)) != EMBER_OK)
         goto close;
     for (int i = 0; i < p->count && status == EMBER_OK; i++)
         status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
-                                            host_values(p, &host, i));
+                                               host_values(p, &host, i));
     if (status == EMBER_OK)
         status = check_statistics(ctx, path, p, &host);
     if (status == EMBER_OK && p->flat)
@@ -325,7 +332,8 @@ ember_checkpoint *ember_checkpoint_open_memory(ember_ctx *ctx, const void *data,
     if (!ctx)
         return NULL;
     struct ember_checkpoint *ck = ember_host_calloc(ctx, 1, sizeof *ck);
-    if (ck && ember_safetensors_open_memory(ctx, "the checkpoint in memory", data, size, &ck->st) != EMBER_OK) {
+    if (ck &&
+        ember_safetensors_open_memory(ctx, "the checkpoint in memory", data, size, &ck->st) != EMBER_OK) {
         free(ck);
         return NULL;
     }

@@ -47,6 +47,7 @@ int ember_convert_kind_of_safetensors(const char *dtype);
  * floats at `out`. Returns false at the first element that cannot be a
  * float32 (see above), with its index in *bad; `out` is then partly
  * written. */
-bool ember_convert_to_f32(enum ember_num_kind kind, const unsigned char *src, size_t n, float *out, size_t *bad);
+bool ember_convert_to_f32(enum ember_num_kind kind, const unsigned char *src, size_t n, float *out,
+                          size_t *bad);
 
 #endif /* EMBER_CONVERT_IMPL_H */

@@ -59,7 +59,8 @@ static float half_to_float(uint32_t h, bool *finite)
 /* integers that float32 holds exactly: |v| <= 2^24 */
 #define EXACT_INTEGER (1 << 24)
 
-bool ember_convert_to_f32(enum ember_num_kind kind, const unsigned char *src, size_t n, float *out, size_t *bad)
+bool ember_convert_to_f32(enum ember_num_kind kind, const unsigned char *src, size_t n, float *out,
+                          size_t *bad)
 {
     size_t width = ember_convert_width(kind);
     for (size_t i = 0; i < n; i++, src += width) {

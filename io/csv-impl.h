@@ -32,9 +32,9 @@
 #include "read-file-impl.h"
 
 #define CSV_MAX_COLUMNS 4096
-#define CSV_MAX_CELL 256
-#define CSV_MAX_LABELS 65536
-#define CSV_MAX_BYTES ((int64_t)1 << 30)
+#define CSV_MAX_CELL    256
+#define CSV_MAX_LABELS  65536
+#define CSV_MAX_BYTES   ((int64_t)1 << 30)
 
 enum { CSV_LABEL = -1, CSV_IGNORE = -2 };
 
@@ -42,13 +42,13 @@ struct csv_reader {
     ember_ctx *ctx;
     const char *name; /* the file, for messages */
     const char *at, *end;
-    int64_t line;     /* of `at`, from 1 */
+    int64_t line; /* of `at`, from 1 */
     int columns;
-    char **names;     /* (columns) the header's */
+    char **names;      /* (columns) the header's */
     struct csv_named { /* (columns) the names in byte order, with their columns, for csv_column */
         const char *name;
         int column;
-    } *by_name;
+    } * by_name;
 };
 
 /* The rows read: (count, features) numbers, and for each row the index of

@@ -65,7 +65,8 @@ static ember_status next_cell(struct csv_reader *r, int column, struct cell *c)
     } else {
         for (; p < end && *p != ',' && *p != '\n' && *p != '\r'; p++) {
             if (*p == '"')
-                return ember_fail(r->ctx, EMBER_ERR_FORMAT, "%s: a quote inside a cell that does not start "
+                return ember_fail(r->ctx, EMBER_ERR_FORMAT,
+                                  "%s: a quote inside a cell that does not start "
                                   "with one (quote the whole cell, doubling the quotes in it)",
                                   where(r, c->line, column, at, sizeof at));
             if (c->len == CSV_MAX_CELL || *p == '\0')
@@ -84,8 +85,10 @@ static ember_status next_cell(struct csv_reader *r, int column, struct cell *c)
     r->at = p;
     return EMBER_OK;
 bad_cell:
-    return ember_fail(r->ctx, EMBER_ERR_FORMAT, "%s: a cell longer than %d bytes, or holding a NUL byte: this is "
-                      "not a table of numbers", where(r, c->line, column, at, sizeof at), CSV_MAX_CELL);
+    return ember_fail(r->ctx, EMBER_ERR_FORMAT,
+                      "%s: a cell longer than %d bytes, or holding a NUL byte: this is "
+                      "not a table of numbers",
+                      where(r, c->line, column, at, sizeof at), CSV_MAX_CELL);
 }
 
 /* Past blank lines; false at the end of the file. */
@@ -126,19 +129,23 @@ ember_status csv_begin(ember_ctx *ctx, const char *name, const char *bytes, size
     if (len >= 3 && memcmp(bytes, "\xef\xbb\xbf", 3) == 0) /* a byte order mark */
         r->at += 3;
     if (!skip_blank_lines(r))
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s is empty: a CSV table starts with a header row of column "
-                          "names", name);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s is empty: a CSV table starts with a header row of column "
+                          "names",
+                          name);
     int64_t cap = 0;
     struct cell c;
     char at[160];
     do {
         ember_status st = EMBER_OK;
         if (r->columns == CSV_MAX_COLUMNS)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: more than %d columns", where(r, r->line, -1, at, sizeof at),
-                            CSV_MAX_COLUMNS);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: more than %d columns",
+                            where(r, r->line, -1, at, sizeof at), CSV_MAX_COLUMNS);
         else if ((st = next_cell(r, r->columns, &c)) == EMBER_OK && c.len == 0)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: column %d of the header has no name; the first row of a "
-                            "table names its columns", where(r, c.line, -1, at, sizeof at), r->columns + 1);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                            "%s: column %d of the header has no name; the first row of a "
+                            "table names its columns",
+                            where(r, c.line, -1, at, sizeof at), r->columns + 1);
         else if (st == EMBER_OK)
             st = ember_host_grow(ctx, (void **)&r->names, &cap, r->columns + 1, sizeof *r->names);
         if (st == EMBER_OK && !(r->names[r->columns] = ember_host_strdup(ctx, c.text)))
@@ -214,7 +221,8 @@ static int32_t label_index(ember_ctx *ctx, struct label_set *set, struct csv_row
     for (; set->slots[at] >= 0; at = (at + 1) & (uint64_t)(set->size - 1))
         if (strcmp(rows->labels[set->slots[at]], text) == 0)
             return set->slots[at];
-    if (rows->label_count == CSV_MAX_LABELS || !(rows->labels[rows->label_count] = ember_host_strdup(ctx, text)))
+    if (rows->label_count == CSV_MAX_LABELS ||
+        !(rows->labels[rows->label_count] = ember_host_strdup(ctx, text)))
         return -1;
     set->slots[at] = rows->label_count;
     return rows->label_count++;
@@ -261,8 +269,8 @@ ember_status csv_read_rows(struct csv_reader *r, const int *role, int features, 
         int64_t row = rows->count, line = r->line;
         if ((st = ember_host_grow(ctx, (void **)&rows->values, &value_cap, (row + 1) * features + 1,
                                   sizeof *rows->values)) != EMBER_OK ||
-            (st = ember_host_grow(ctx, (void **)&rows->label_of, &label_cap, row + 1, sizeof *rows->label_of)) !=
-                EMBER_OK ||
+            (st = ember_host_grow(ctx, (void **)&rows->label_of, &label_cap, row + 1,
+                                  sizeof *rows->label_of)) != EMBER_OK ||
             (st = ember_host_grow(ctx, (void **)&rows->line_of, &line_cap, row + 1, sizeof *rows->line_of)) !=
                 EMBER_OK)
             break;
@@ -278,17 +286,21 @@ ember_status csv_read_rows(struct csv_reader *r, const int *role, int features, 
             if ((st = next_cell(r, column, &c)) != EMBER_OK)
                 break;
             if (role[column] >= 0 && !cell_number(c.text, &rows->values[row * features + role[column]]))
-                st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s%.40s%s is not a number%s", where(r, c.line, column, at,
-                                sizeof at), c.len ? "\"" : "", c.len ? c.text : "an empty cell", c.len ? "\"" : "",
+                st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s%.40s%s is not a number%s",
+                                where(r, c.line, column, at, sizeof at), c.len ? "\"" : "",
+                                c.len ? c.text : "an empty cell", c.len ? "\"" : "",
                                 c.len ? " (a feature is a finite number within float32's range)"
                                       : " (ember has no missing values: fill the cell or leave out its row)");
             else if (role[column] == CSV_LABEL && c.len == 0)
-                st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the label is empty", where(r, c.line, column, at,
-                                sizeof at));
-            else if (role[column] == CSV_LABEL && (rows->label_of[row] = label_index(ctx, &set, rows, c.text)) < 0)
+                st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the label is empty",
+                                where(r, c.line, column, at, sizeof at));
+            else if (role[column] == CSV_LABEL &&
+                     (rows->label_of[row] = label_index(ctx, &set, rows, c.text)) < 0)
                 st = rows->label_count == CSV_MAX_LABELS
-                         ? ember_fail(ctx, EMBER_ERR_FORMAT, "%s: more than %d distinct labels: is this the column "
-                                      "of the classes?", where(r, c.line, column, at, sizeof at), CSV_MAX_LABELS)
+                         ? ember_fail(ctx, EMBER_ERR_FORMAT,
+                                      "%s: more than %d distinct labels: is this the column "
+                                      "of the classes?",
+                                      where(r, c.line, column, at, sizeof at), CSV_MAX_LABELS)
                          : EMBER_ERR_NOMEM;
         }
         if (st == EMBER_OK && column != r->columns)
@@ -312,12 +324,15 @@ ember_status csv_read_file(ember_ctx *ctx, const char *path, char **bytes, size_
         return ember_last_status(ctx);
     ember_status st = EMBER_OK;
     if ((int64_t)info.st_size > CSV_MAX_BYTES)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %lld bytes is larger than the %lld ember reads as a CSV table "
-                        "(save a larger data set as .npy)", path, (long long)info.st_size, (long long)CSV_MAX_BYTES);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s: %lld bytes is larger than the %lld ember reads as a CSV table "
+                        "(save a larger data set as .npy)",
+                        path, (long long)info.st_size, (long long)CSV_MAX_BYTES);
     else if (!(*bytes = ember_host_alloc(ctx, (size_t)info.st_size + 1)))
         st = EMBER_ERR_NOMEM;
     else if (fread(*bytes, 1, (size_t)info.st_size, f) != (size_t)info.st_size)
-        st = ember_fail(ctx, EMBER_ERR_IO, "cannot read %s: %s", path, ferror(f) ? strerror(errno) : "it shrank");
+        st = ember_fail(ctx, EMBER_ERR_IO, "cannot read %s: %s", path,
+                        ferror(f) ? strerror(errno) : "it shrank");
     fclose(f);
     if (st != EMBER_OK) {
         free(*bytes);

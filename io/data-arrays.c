@@ -22,11 +22,13 @@ static ember_status check_arrays(ember_ctx *ctx, const ember_array_data *a, int6
         return ember_fail(ctx, EMBER_ERR_ARG, "%s: count is %lld; a data set needs at least one sample", name,
                           (long long)a->count);
     if (a->sample_ndim != 1 && a->sample_ndim != 3)
-        return ember_fail(ctx, EMBER_ERR_ARG, "%s: sample_ndim is %d; samples are (features) or (C, H, W)", name,
-                          a->sample_ndim);
+        return ember_fail(ctx, EMBER_ERR_ARG, "%s: sample_ndim is %d; samples are (features) or (C, H, W)",
+                          name, a->sample_ndim);
     if (!a->images == !a->image_bytes)
-        return ember_fail(ctx, EMBER_ERR_ARG, "%s: give the images as floats (images) or as bytes "
-                          "(image_bytes), exactly one of them", name);
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "%s: give the images as floats (images) or as bytes "
+                          "(image_bytes), exactly one of them",
+                          name);
     if (!a->labels)
         return ember_fail(ctx, EMBER_ERR_ARG, "%s: labels is NULL", name);
     if (a->classes < 2 || a->classes > 1 << 20)
@@ -34,8 +36,8 @@ static ember_status check_arrays(ember_ctx *ctx, const ember_array_data *a, int6
     int64_t n = 1;
     for (int i = 0; i < a->sample_ndim; i++) {
         if (a->sample_shape[i] < 1 || a->sample_shape[i] > EMBER_DATA_MAX_DIM)
-            return ember_fail(ctx, EMBER_ERR_ARG, "%s: dimension %d of a sample is %lld, not 1 to %lld", name, i,
-                              (long long)a->sample_shape[i], (long long)EMBER_DATA_MAX_DIM);
+            return ember_fail(ctx, EMBER_ERR_ARG, "%s: dimension %d of a sample is %lld, not 1 to %lld", name,
+                              i, (long long)a->sample_shape[i], (long long)EMBER_DATA_MAX_DIM);
         n *= a->sample_shape[i]; /* at most 2^60: no overflow */
     }
     if (n > EMBER_DATA_MAX_BYTES || a->count > EMBER_DATA_MAX_BYTES / n)
@@ -47,8 +49,10 @@ static ember_status check_arrays(ember_ctx *ctx, const ember_array_data *a, int6
                               (long long)i, (int)a->labels[i], a->classes - 1);
     for (int i = 0; a->class_names && i < a->classes; i++)
         if (!a->class_names[i])
-            return ember_fail(ctx, EMBER_ERR_ARG, "%s: class_names[%d] is NULL (give every name, or NULL for "
-                              "the list)", name, i);
+            return ember_fail(ctx, EMBER_ERR_ARG,
+                              "%s: class_names[%d] is NULL (give every name, or NULL for "
+                              "the list)",
+                              name, i);
     *sample = n;
     return EMBER_OK;
 }
@@ -67,11 +71,18 @@ ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_array_data 
     ember_dataset *ds = ember_host_calloc(ctx, 1, sizeof *ds);
     if (!ds)
         return NULL;
-    *ds = (ember_dataset){.ctx = ctx, .kind = "arrays", .split = EMBER_TRAIN, .count = a->count,
-                          .classes = a->classes, .sample_ndim = a->sample_ndim, .sample_bytes = sample,
-                          .borrowed = true, .floats = a->images,
+    *ds = (ember_dataset){.ctx = ctx,
+                          .kind = "arrays",
+                          .split = EMBER_TRAIN,
+                          .count = a->count,
+                          .classes = a->classes,
+                          .sample_ndim = a->sample_ndim,
+                          .sample_bytes = sample,
+                          .borrowed = true,
+                          .floats = a->images,
                           /* read, never written: the batcher only copies from them */
-                          .pixels = (uint8_t *)a->image_bytes, .labels = (int32_t *)a->labels};
+                          .pixels = (uint8_t *)a->image_bytes,
+                          .labels = (int32_t *)a->labels};
     memcpy(ds->sample_shape, a->sample_shape, sizeof ds->sample_shape);
     /* the names: the caller's, or the indices */
     if (!(ds->class_names = ember_host_calloc(ctx, (size_t)a->classes + 1, sizeof *ds->class_names))) {
@@ -91,7 +102,8 @@ ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_array_data 
         size_t used = strlen(shape);
         snprintf(shape + used, sizeof shape - used, i ? "x%lld" : "%lld", (long long)ds->sample_shape[i]);
     }
-    snprintf(ds->describe, sizeof ds->describe, "%.120s (%lld x %s, %d classes, %s)", a->name ? a->name : "arrays",
-             (long long)ds->count, shape, ds->classes, ds->floats ? "floats" : "bytes");
+    snprintf(ds->describe, sizeof ds->describe, "%.120s (%lld x %s, %d classes, %s)",
+             a->name ? a->name : "arrays", (long long)ds->count, shape, ds->classes,
+             ds->floats ? "floats" : "bytes");
     return ds;
 }

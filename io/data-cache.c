@@ -35,11 +35,11 @@
 #include "files-impl.h"
 #include "platform.h"
 
-#define ENTRY_MAGIC  "EMBERDS\n"
+#define ENTRY_MAGIC "EMBERDS\n"
 /* 2: entries made by a loader that checks the gzip trailer; a format-1
  * entry may hold the inflated bytes of a file cut short, which the loader
  * before it took (io/data-idx.c), so it is inflated again */
-#define ENTRY_FORMAT 2
+#define ENTRY_FORMAT   2
 #define ENTRY_SMALLEST ((int64_t)1 << 20) /* below 1 MiB, inflating is quick enough */
 
 struct entry_header {
@@ -68,7 +68,8 @@ static bool entry_for(const char *source, const struct stat *info, int64_t bytes
 {
     char folder[3800], why[512];
     memset(h, 0, sizeof *h);
-    if (!ember_absolute_path(source, h->source_path, sizeof h->source_path) || !ember_cache_folder("datasets", folder, sizeof folder, why, sizeof why))
+    if (!ember_absolute_path(source, h->source_path, sizeof h->source_path) ||
+        !ember_cache_folder("datasets", folder, sizeof folder, why, sizeof why))
         return false;
     memcpy(h->magic, ENTRY_MAGIC, sizeof h->magic);
     h->format = ENTRY_FORMAT;
@@ -107,7 +108,8 @@ static bool read_all(int fd, void *dst, int64_t bytes)
     return true;
 }
 
-bool ember_data_cache_load(ember_ctx *ctx, const char *source, const struct stat *info, uint8_t *dst, int64_t bytes)
+bool ember_data_cache_load(ember_ctx *ctx, const char *source, const struct stat *info, uint8_t *dst,
+                           int64_t bytes)
 {
     char path[4096];
     struct entry_header want, got;
@@ -132,8 +134,8 @@ bool ember_data_cache_load(ember_ctx *ctx, const char *source, const struct stat
         wrong = "its checksum";
     close(fd);
     if (wrong)
-        ember_log(ctx, EMBER_LOG_DEBUG, "the inflated copy %s does not match %s: inflating %s again", path, wrong,
-                  source);
+        ember_log(ctx, EMBER_LOG_DEBUG, "the inflated copy %s does not match %s: inflating %s again", path,
+                  wrong, source);
     return wrong == NULL;
 }
 

@@ -90,9 +90,10 @@ ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scal
         ember_text_json_string(&names, s->names[i]);
     }
     ember_text_add(&names, "]", 1);
-    static const char *const keys[] = {"ember.features", "ember.label", "ember.feature_mean", "ember.feature_std"};
-    char *values[4] = {ember_text_take(&names), ember_host_strdup(ctx, s->label), float_list(s->mean, s->count),
-                       float_list(s->std, s->count)};
+    static const char *const keys[] = {"ember.features", "ember.label", "ember.feature_mean",
+                                       "ember.feature_std"};
+    char *values[4] = {ember_text_take(&names), ember_host_strdup(ctx, s->label),
+                       float_list(s->mean, s->count), float_list(s->std, s->count)};
     bool ok = values[0] && values[1] && values[2] && values[3];
     for (int i = 0; i < 4; i++) {
         kv[2 * i] = (char *)keys[i]; /* not freed: the caller frees the values */
@@ -129,16 +130,20 @@ ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck
     if (!ctx)
         return EMBER_ERR_ARG;
     if (!ck || !out)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_scaling: NULL %s", !ck ? "checkpoint" : "out");
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_scaling: NULL %s",
+                          !ck ? "checkpoint" : "out");
     *out = NULL;
-    const char *names = ember_checkpoint_meta(ck, "ember.features"), *label = ember_checkpoint_meta(ck, "ember.label");
-    const char *mean = ember_checkpoint_meta(ck, "ember.feature_mean"), *std = ember_checkpoint_meta(ck, "ember.feature_std");
+    const char *names = ember_checkpoint_meta(ck, "ember.features"),
+               *label = ember_checkpoint_meta(ck, "ember.label");
+    const char *mean = ember_checkpoint_meta(ck, "ember.feature_mean"),
+               *std = ember_checkpoint_meta(ck, "ember.feature_std");
     if (!names && !label && !mean && !std)
         return EMBER_OK;
     char **items = NULL;
     int count = 0;
     ember_feature_scaling *s = NULL;
-    ember_status st = names && label && mean && std ? ember_json_strings(ctx, names, &items, &count) : EMBER_ERR_FORMAT;
+    ember_status st =
+        names && label && mean && std ? ember_json_strings(ctx, names, &items, &count) : EMBER_ERR_FORMAT;
     if (st == EMBER_OK && count > 0 && (s = scaling_new(ctx, count, label))) {
         for (int i = 0; i < count; i++) {
             s->names[i] = items[i];
@@ -158,8 +163,10 @@ ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck
     if (!s)
         return ember_last_status(ctx) == EMBER_ERR_NOMEM
                    ? EMBER_ERR_NOMEM
-                   : ember_fail(ctx, EMBER_ERR_FORMAT, "the checkpoint's feature scaling (ember.features, "
-                                "ember.label, ember.feature_mean, ember.feature_std) is incomplete or malformed");
+                   : ember_fail(
+                         ctx, EMBER_ERR_FORMAT,
+                         "the checkpoint's feature scaling (ember.features, "
+                         "ember.label, ember.feature_mean, ember.feature_std) is incomplete or malformed");
     *out = s;
     return EMBER_OK;
 }
@@ -190,9 +197,10 @@ static ember_status scaling_apply(ember_ctx *ctx, const ember_feature_scaling *s
             float *v = &t->rows.values[r * s->count + f];
             double z = ((double)*v - s->mean[f]) / s->std[f];
             if (fabs(z) > FLT_MAX)
-                return ember_fail(ctx, EMBER_ERR_FORMAT, "%s line %lld, column \"%.60s\": %g is %g standard "
-                                  "deviations from the training mean, past float32's range", t->r.name,
-                                  (long long)t->rows.line_of[r], s->names[f], (double)*v, z);
+                return ember_fail(ctx, EMBER_ERR_FORMAT,
+                                  "%s line %lld, column \"%.60s\": %g is %g standard "
+                                  "deviations from the training mean, past float32's range",
+                                  t->r.name, (long long)t->rows.line_of[r], s->names[f], (double)*v, z);
             *v = (float)z;
         }
     return EMBER_OK;
@@ -211,22 +219,26 @@ static ember_status assign_columns(ember_ctx *ctx, const struct csv_reader *r, c
     for (int f = 0; f < count; f++) {
         int c = csv_column(r, names[f]);
         if (c < 0)
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s has no column \"%s\", a feature the model was trained on",
-                              r->name, names[f]);
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s has no column \"%s\", a feature the model was trained on", r->name,
+                              names[f]);
         role[c] = f;
     }
     for (int c = 0; c < r->columns; c++)
         if (role[c] == CSV_IGNORE)
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: column %d (\"%s\") is not one of the %d features the model "
-                              "was trained on, nor the label \"%s\"", r->name, c + 1, r->names[c], count, label);
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s: column %d (\"%s\") is not one of the %d features the model "
+                              "was trained on, nor the label \"%s\"",
+                              r->name, c + 1, r->names[c], count, label);
     return EMBER_OK;
 }
 
 /* Reads `path`: with `names` its columns are found by name (assign_columns);
  * without, the label column is `label` (NULL: the last) and the others are
  * the features, in order, their names in *found (to free). */
-static ember_status table_read(ember_ctx *ctx, const char *path, char *const *names, int count, const char *label,
-                               bool label_required, struct table *t, ember_feature_scaling **found)
+static ember_status table_read(ember_ctx *ctx, const char *path, char *const *names, int count,
+                               const char *label, bool label_required, struct table *t,
+                               ember_feature_scaling **found)
 {
     size_t len = 0;
     int *role = NULL;
@@ -242,11 +254,15 @@ static ember_status table_read(ember_ctx *ctx, const char *path, char *const *na
         const char *label_name = label ? label : t->r.names[t->r.columns - 1];
         int at = csv_column(&t->r, label_name), f = 0;
         if (at < 0)
-            st = ember_fail(ctx, EMBER_ERR_ARG, "%s has no column \"%s\" (ember_data_options.label) for the labels; its columns are "
-                            "%s%s%s", path, label_name, t->r.names[0], t->r.columns > 1 ? " ... " : "",
-                            t->r.columns > 1 ? t->r.names[t->r.columns - 1] : "");
+            st = ember_fail(
+                ctx, EMBER_ERR_ARG,
+                "%s has no column \"%s\" (ember_data_options.label) for the labels; its columns are "
+                "%s%s%s",
+                path, label_name, t->r.names[0], t->r.columns > 1 ? " ... " : "",
+                t->r.columns > 1 ? t->r.names[t->r.columns - 1] : "");
         else if (t->r.columns < 2)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has one column; a table holds features and a label", path);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has one column; a table holds features and a label",
+                            path);
         else if (!(*found = scaling_new(ctx, t->r.columns - 1, label_name)))
             st = EMBER_ERR_NOMEM;
         for (int c = 0; st == EMBER_OK && c < t->r.columns; c++) {
@@ -266,7 +282,10 @@ static ember_status table_read(ember_ctx *ctx, const char *path, char *const *na
 
 /* ----------------------------------------------------------------- classes */
 
-static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* The classes, in index order: `given` ones, else the labels found. */
 struct classes {
@@ -341,9 +360,11 @@ static ember_status rows_classes(ember_ctx *ctx, const struct table *t, const st
     ember_status st = EMBER_OK;
     for (int64_t r = 0; r < t->rows.count && st == EMBER_OK; r++)
         if ((out[r] = of_label[t->rows.label_of[r]]) < 0)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s line %lld: the label \"%.60s\" is not one of the %d classes "
-                            "the model knows (%s%s%s)", t->r.name, (long long)t->rows.line_of[r],
-                            t->rows.labels[t->rows.label_of[r]], k->count, k->names[0], k->count > 1 ? ", ..., " : "",
+            st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                            "%s line %lld: the label \"%.60s\" is not one of the %d classes "
+                            "the model knows (%s%s%s)",
+                            t->r.name, (long long)t->rows.line_of[r], t->rows.labels[t->rows.label_of[r]],
+                            k->count, k->names[0], k->count > 1 ? ", ..., " : "",
                             k->count > 1 ? k->names[k->count - 1] : "");
     free(of_label);
     return st;
@@ -421,8 +442,9 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
     int32_t *cls = NULL;
     bool *is_test = NULL;
     const ember_feature_scaling *given = o->scaling;
-    ember_status st = given ? table_read(ctx, train_path, given->names, given->count, given->label, true, &train, NULL)
-                            : table_read(ctx, train_path, NULL, 0, o->label, true, &train, &scaling);
+    ember_status st =
+        given ? table_read(ctx, train_path, given->names, given->count, given->label, true, &train, NULL)
+              : table_read(ctx, train_path, NULL, 0, o->label, true, &train, &scaling);
     if (st == EMBER_OK && given && !(scaling = scaling_new(ctx, given->count, given->label)))
         st = EMBER_ERR_NOMEM;
     for (int f = 0; st == EMBER_OK && given && f < given->count; f++) {
@@ -443,8 +465,10 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
         st = classes_from_labels(ctx, &train.rows, &k);
     }
     if (st == EMBER_OK && k.count < 2)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the label column \"%s\" holds %d class%s; a classifier needs at "
-                        "least two", train_path, scaling->label, k.count, k.count == 1 ? "" : "es");
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s: the label column \"%s\" holds %d class%s; a classifier needs at "
+                        "least two",
+                        train_path, scaling->label, k.count, k.count == 1 ? "" : "es");
     int64_t rows = train.rows.count;
     if (st == EMBER_OK && (!(cls = ember_host_alloc(ctx, (size_t)rows * sizeof *cls + 1)) ||
                            !(is_test = ember_host_calloc(ctx, (size_t)rows + 1, sizeof *is_test))))
@@ -511,7 +535,10 @@ float *ember_csv_features(ember_ctx *ctx, const char *path, const ember_feature_
     if (!ctx)
         return NULL;
     if (!path || !s || !rows || s->count < 1) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_csv_features: NULL %s", !path ? "path" : !s ? "scaling" : "rows");
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_csv_features: NULL %s",
+                   !path ? "path"
+                   : !s  ? "scaling"
+                         : "rows");
         return NULL;
     }
     struct table t;

@@ -34,8 +34,8 @@
 #include "data-impl.h"
 
 /* stb_image's dimension cap (image.c), and the largest image file read */
-#define FOLDER_MAX_SIDE       8192
-#define FOLDER_PATH_MAX       4096
+#define FOLDER_MAX_SIDE 8192
+#define FOLDER_PATH_MAX 4096
 
 /* --------------------------------------------------------------- listings */
 
@@ -176,7 +176,8 @@ static uint64_t name_hash(const char *name)
     return h;
 }
 
-ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name, bool *is_test)
+ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name,
+                                 bool *is_test)
 {
     if (n < 2)
         return EMBER_OK;
@@ -242,11 +243,11 @@ static ember_status folder_geometry(ember_ctx *ctx, const ember_data_options *op
                           options->sample_ndim);
     if ((want[0] != 0 && want[0] != 1 && want[0] != 3) || want[1] < 0 || want[1] > FOLDER_MAX_SIDE ||
         want[2] < 0 || want[2] > FOLDER_MAX_SIDE)
-        return ember_fail(
-            ctx, EMBER_ERR_ARG,
-            "folder: the shape %lldx%lldx%lld (ember_data_options.sample_shape): channels are 1 or 3, sides 1 "
-            "to %d (0: the first image's)",
-            (long long)want[0], (long long)want[1], (long long)want[2], FOLDER_MAX_SIDE);
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "folder: the shape %lldx%lldx%lld (ember_data_options.sample_shape): channels are "
+                          "1 or 3, sides 1 "
+                          "to %d (0: the first image's)",
+                          (long long)want[0], (long long)want[1], (long long)want[2], FOLDER_MAX_SIDE);
     uint8_t *bytes = NULL;
     int64_t cap = 0;
     size_t len = 0;
@@ -381,7 +382,8 @@ ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const em
         (st = ember_dataset_reserve(ds, samples.len, 3, shape, (int)classes.len)) != EMBER_OK)
         goto cleanup;
     bool size_given = options->sample_ndim == 3 && options->sample_shape[1] && options->sample_shape[2];
-    st = folder_decode(ds, &samples, options->resize, size_given ? "the shape asked for (ember_data_options.sample_shape)" : first);
+    st = folder_decode(ds, &samples, options->resize,
+                       size_given ? "the shape asked for (ember_data_options.sample_shape)" : first);
     if (st == EMBER_OK) /* the subfolders' names */
         st = ember_dataset_name_classes(ds, (const char *const *)classes.names);
 

@@ -83,7 +83,8 @@ static ember_status idx_open_path(ember_ctx *ctx, struct idx_file *f)
         return EMBER_ERR_NOMEM;
     /* 16 + MAX_WBITS: a gzip stream (header and trailer), nothing else */
     if (inflateInit2(&f->z, 16 + MAX_WBITS) != Z_OK)
-        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not start inflating it (out of memory)", f->path);
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: zlib could not start inflating it (out of memory)",
+                          f->path);
     f->inflating = true;
     return EMBER_OK;
 }
@@ -137,8 +138,8 @@ static int64_t read_plain(int fd, uint8_t *dst, int64_t bytes)
  * end; sets *done. A failure is the file's: cut short, corrupt (a CRC or
  * length in the trailer that does not match included) or unreadable.
  * `what` names what is read, for messages; NULL: the stream's end. */
-static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *dst, int64_t bytes, int64_t *done,
-                                 const char *what)
+static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *dst, int64_t bytes,
+                                 int64_t *done, const char *what)
 {
     *done = 0;
     while (*done < bytes && !f->stream_end) {
@@ -159,14 +160,17 @@ static ember_status inflate_into(ember_ctx *ctx, struct idx_file *f, uint8_t *ds
             f->stream_end = true;
         } else if (ret == Z_BUF_ERROR && f->z.avail_in == 0 && f->input_end) {
             if (!what) /* past the data: what is missing is the stream's last block or trailer */
-                return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends before "
-                                  "the stream does (its last bytes, the CRC-32 and length, are missing)", f->path);
+                return ember_fail(ctx, EMBER_ERR_FORMAT,
+                                  "%s: truncated or corrupt gzip: the file ends before "
+                                  "the stream does (its last bytes, the CRC-32 and length, are missing)",
+                                  f->path);
             return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: the file ends inside %s",
                               f->path, what);
         } else if (ret == Z_MEM_ERROR) {
             return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: out of memory inflating it", f->path);
         } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s: truncated or corrupt gzip: bad data in %s (zlib: %s)", f->path,
                               what ? what : "its end", f->z.msg ? f->z.msg : "no message");
         }
     }
@@ -186,8 +190,9 @@ static ember_status idx_read(ember_ctx *ctx, struct idx_file *f, void *dst, int6
     }
     if (done == bytes)
         return EMBER_OK;
-    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: expected %lld bytes of %s, found %lld%s", f->path,
-                      (long long)bytes, what, (long long)done, f->gzipped ? " before the gzip stream ends" : "");
+    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: expected %lld bytes of %s, found %lld%s",
+                      f->path, (long long)bytes, what, (long long)done,
+                      f->gzipped ? " before the gzip stream ends" : "");
 }
 
 /* Reads and checks the header: unsigned bytes, `ndim` dimensions, each in
@@ -254,8 +259,8 @@ static ember_status idx_check_end(ember_ctx *ctx, struct idx_file *f)
         st = inflate_into(ctx, f, extra, sizeof extra, &got, NULL);
         /* the stream's end must also be the file's */
         if (st == EMBER_OK && got == 0 && (f->z.avail_in > 0 || read_plain(f->fd, extra, 1) != 0))
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: bytes follow the end of its gzip stream (joined files?)",
-                              f->path);
+            return ember_fail(ctx, EMBER_ERR_FORMAT,
+                              "%s: bytes follow the end of its gzip stream (joined files?)", f->path);
     }
     if (st != EMBER_OK)
         return st;

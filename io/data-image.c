@@ -68,8 +68,8 @@ static void image_to_chw(const uint8_t *src, int sw, int sh, int c, uint8_t *dst
     }
 }
 
-ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c, int h,
-                                int w, bool resize, const char *size_from, uint8_t *dst)
+ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c,
+                                int h, int w, bool resize, const char *size_from, uint8_t *dst)
 {
     uint8_t *pixels;
     int width, height;
@@ -152,7 +152,8 @@ static void image_means(const void *pixels, bool bytes, int c, int h, int w, dou
 }
 
 /* The statistics of n images at `pixels`, bytes or floats. */
-static void images_stats(const void *pixels, bool bytes, int64_t n, int c, int h, int w, ember_image_stats *stats)
+static void images_stats(const void *pixels, bool bytes, int64_t n, int c, int h, int w,
+                         ember_image_stats *stats)
 {
     struct stats_sums s = {0};
     int64_t per = (int64_t)c * h * w;
@@ -180,20 +181,22 @@ ember_status ember_dataset_image_stats(const ember_dataset *ds, ember_image_stat
     if (ds->sample_ndim != 3)
         return ember_fail(ds->ctx, EMBER_ERR_ARG, "%s: its samples are not images (C, H, W)", ds->describe);
     int c = (int)ds->sample_shape[0], h = (int)ds->sample_shape[1], w = (int)ds->sample_shape[2];
-    images_stats(ds->floats ? (const void *)ds->floats : (const void *)ds->pixels, !ds->floats, ds->count, c, h, w,
-                 stats);
+    images_stats(ds->floats ? (const void *)ds->floats : (const void *)ds->pixels, !ds->floats, ds->count, c,
+                 h, w, stats);
     return EMBER_OK;
 }
 
-ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width, bool resize,
-                              float *out)
+ember_status ember_image_load(ember_ctx *ctx, const char *path, int channels, int height, int width,
+                              bool resize, float *out)
 {
     if (!ctx)
         return EMBER_ERR_ARG;
-    if (!path || !out || (channels != 1 && channels != 3) || height < 1 || height > EMBER_IMAGE_MAX_SIDE || width < 1 ||
-        width > EMBER_IMAGE_MAX_SIDE)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_image_load: a path, an output, 1 or 3 channels and sides of "
-                          "1 to %d", EMBER_IMAGE_MAX_SIDE);
+    if (!path || !out || (channels != 1 && channels != 3) || height < 1 || height > EMBER_IMAGE_MAX_SIDE ||
+        width < 1 || width > EMBER_IMAGE_MAX_SIDE)
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "ember_image_load: a path, an output, 1 or 3 channels and sides of "
+                          "1 to %d",
+                          EMBER_IMAGE_MAX_SIDE);
     uint8_t *bytes = NULL, *planes = NULL;
     int64_t cap = 0;
     size_t len = 0, n = (size_t)channels * (size_t)height * (size_t)width;

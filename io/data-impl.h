@@ -10,7 +10,7 @@
  *
  * ember_dataset_open (data.c) picks a loader by kind, resolves the folder
  * (or file, for npy and csv) and checks it exists; the loader reads its files and fills the data set
- * through ember_dataset_reserve. Files are untrusted (docs/reliability.md):
+ * through ember_dataset_reserve. Files are untrusted (DESIGN.md decision 7):
  * a loader checks every header field and the file's size before it asks
  * for memory, and every failure names the file.
  *
@@ -59,10 +59,10 @@ struct ember_dataset {
      * pixels and labels point into them and are not freed; floats, when
      * given, stand in for the bytes */
     bool borrowed;
-    const float *floats; /* (count, sample_shape...) or NULL */
-    float *owned_floats;  /* floats, when the data set holds them itself */
+    const float *floats;          /* (count, sample_shape...) or NULL */
+    float *owned_floats;          /* floats, when the data set holds them itself */
     ember_feature_scaling *table; /* csv: the features and their standardisation */
-    char **class_names; /* (classes): "0", "1", ... unless the loader names them */
+    char **class_names;           /* (classes): "0", "1", ... unless the loader names them */
     /* text (data-text.c): pixels holds the split's token_count tokens, each
      * an index into vocab, the file's distinct bytes; no labels, and a
      * sample is a window of sample_shape[0] tokens (ember_text_window) */
@@ -88,7 +88,8 @@ ember_status ember_dataset_reserve_floats(ember_dataset *ds, int64_t count, int 
  * at least one when n >= 2, chosen by a generator seeded from `seed` and the
  * class's name, so that one class's split does not move when another
  * changes. Sets is_test[0..n) (zeroed by the caller). */
-ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name, bool *is_test);
+ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name,
+                                 bool *is_test);
 
 /* Names the classes (after ember_dataset_reserve): copies `names[classes]`. */
 ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *names);
@@ -111,7 +112,8 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *dir, const embe
 /* A text sample: window `index` of the side-by-side windows, or, given a
  * generator, a window at an offset drawn from it; x is its tokens and y
  * the tokens one place on (each of sample_shape[0]). */
-void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *random, int32_t *x, int32_t *y);
+void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *random, int32_t *x,
+                       int32_t *y);
 
 /* An inflated, checked copy of a gzipped data file in the cache folder
  * (data-cache.c): load fills dst with the source's `bytes` of payload and
@@ -128,8 +130,8 @@ ember_status ember_file_read(ember_ctx *ctx, const char *path, uint8_t **buf, in
 /* An image file's bytes as one sample: decoded, converted to `c` channels,
  * resized bilinearly to h x w when `resize` (else another size is an error
  * that says what set the size, `size_from`), planar (c, h, w) into dst. */
-ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c, int h,
-                                int w, bool resize, const char *size_from, uint8_t *dst);
+ember_status ember_image_sample(ember_ctx *ctx, const char *path, const uint8_t *bytes, size_t len, int c,
+                                int h, int w, bool resize, const char *size_from, uint8_t *dst);
 
 /* Images (image.c), from bytes already in memory; `name` (the file's path)
  * is for messages. A malformed image is EMBER_ERR_FORMAT with the decoding

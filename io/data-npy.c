@@ -24,7 +24,8 @@
 #define NPY_MAX_CLASSES (1 << 20)
 
 /* Opens the array `what` ("x_train") of the folder or archive. */
-static ember_status open_array(ember_ctx *ctx, const char *dir, bool archive, const char *what, struct npy_stream *s)
+static ember_status open_array(ember_ctx *ctx, const char *dir, bool archive, const char *what,
+                               struct npy_stream *s)
 {
     char name[4200];
     snprintf(name, sizeof name, archive ? "%s.npy" : "%s/%s.npy", archive ? what : dir, what);
@@ -33,19 +34,23 @@ static ember_status open_array(ember_ctx *ctx, const char *dir, bool archive, co
 
 /* A split's labels: (count) class indices into `labels` (allocated),
  * their largest into *most. */
-static ember_status read_labels(ember_ctx *ctx, const char *dir, bool archive, ember_split split, int32_t **labels,
-                                int64_t *count, int32_t *most)
+static ember_status read_labels(ember_ctx *ctx, const char *dir, bool archive, ember_split split,
+                                int32_t **labels, int64_t *count, int32_t *most)
 {
     struct npy_stream s;
     struct npy_header h;
     float *values = NULL;
     *labels = NULL;
     ember_status st = open_array(ctx, dir, archive, split == EMBER_TRAIN ? "y_train" : "y_test", &s);
-    if (st == EMBER_OK && (st = npy_read_header(&s, &h)) == EMBER_OK && (h.ndim != 1 || h.kind == EMBER_NUM_F16 ||
-                                                                         h.kind == EMBER_NUM_F32 || h.kind == EMBER_NUM_F64))
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: labels are a 1-dimensional array of integers (class indices), "
-                        "not %d dimensions of %s", s.name, h.ndim, h.kind == NPY_UINT8 || h.kind == EMBER_NUM_I32 ||
-                        h.kind == EMBER_NUM_I64 ? "integers" : "floats (convert with y.astype(numpy.int64))");
+    if (st == EMBER_OK && (st = npy_read_header(&s, &h)) == EMBER_OK &&
+        (h.ndim != 1 || h.kind == EMBER_NUM_F16 || h.kind == EMBER_NUM_F32 || h.kind == EMBER_NUM_F64))
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s: labels are a 1-dimensional array of integers (class indices), "
+                        "not %d dimensions of %s",
+                        s.name, h.ndim,
+                        h.kind == NPY_UINT8 || h.kind == EMBER_NUM_I32 || h.kind == EMBER_NUM_I64
+                            ? "integers"
+                            : "floats (convert with y.astype(numpy.int64))");
     if (st == EMBER_OK && (!(values = ember_host_alloc(ctx, (size_t)h.numel * sizeof *values + 1)) ||
                            !(*labels = ember_host_alloc(ctx, (size_t)h.numel * sizeof **labels + 1))))
         st = EMBER_ERR_NOMEM;
@@ -54,8 +59,8 @@ static ember_status read_labels(ember_ctx *ctx, const char *dir, bool archive, e
     *most = -1;
     for (uint64_t i = 0; st == EMBER_OK && i < h.numel; i++) {
         if (values[i] < 0 || values[i] >= NPY_MAX_CLASSES)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: label %llu is %.0f, not a class index from 0 to %d", s.name,
-                            (unsigned long long)i, (double)values[i], NPY_MAX_CLASSES - 1);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: label %llu is %.0f, not a class index from 0 to %d",
+                            s.name, (unsigned long long)i, (double)values[i], NPY_MAX_CLASSES - 1);
         else if (((*labels)[i] = (int32_t)values[i]) > *most)
             *most = (*labels)[i];
     }
@@ -86,21 +91,23 @@ ember_status ember_data_load_npy(ember_dataset *ds, const char *dir, const ember
     free(other);
     int classes = (most > other_most ? most : other_most) + 1;
     if (st == EMBER_OK && classes < 2)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the labels name %d class%s; a classifier needs at least two", dir,
-                        classes, classes == 1 ? "" : "es");
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s: the labels name %d class%s; a classifier needs at least two", dir, classes,
+                        classes == 1 ? "" : "es");
 
     struct npy_stream s = {0};
     struct npy_header h;
-    if (st == EMBER_OK && (st = open_array(ctx, dir, archive, split == EMBER_TRAIN ? "x_train" : "x_test", &s)) ==
-                              EMBER_OK &&
+    if (st == EMBER_OK &&
+        (st = open_array(ctx, dir, archive, split == EMBER_TRAIN ? "x_train" : "x_test", &s)) == EMBER_OK &&
         (st = npy_read_header(&s, &h)) == EMBER_OK && ((h.ndim != 2 && h.ndim != 4) || h.shape[0] != count))
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has %d dimensions (%lld first); ember takes (N, C, H, W) images or "
-                        "(N, features) vectors, with N the %lld labels of y", s.name, h.ndim,
-                        h.ndim ? (long long)h.shape[0] : 0ll, (long long)count);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s has %d dimensions (%lld first); ember takes (N, C, H, W) images or "
+                        "(N, features) vectors, with N the %lld labels of y",
+                        s.name, h.ndim, h.ndim ? (long long)h.shape[0] : 0ll, (long long)count);
     if (st == EMBER_OK) {
         bool bytes = h.kind == NPY_UINT8;
-        st = (bytes ? ember_dataset_reserve : ember_dataset_reserve_floats)(ds, count, h.ndim - 1, h.shape + 1,
-                                                                              classes);
+        st = (bytes ? ember_dataset_reserve : ember_dataset_reserve_floats)(ds, count, h.ndim - 1,
+                                                                            h.shape + 1, classes);
         if (st == EMBER_OK)
             st = npy_read_values(&s, &h, ds->owned_floats, ds->pixels);
         if (st == EMBER_OK)

@@ -27,7 +27,7 @@
 #include "data-impl.h"
 
 #define TEXT_DEFAULT_CONTEXT 128
-#define TEXT_MAX_BYTES ((int64_t)1 << 31) /* token offsets stay below 2^31 */
+#define TEXT_MAX_BYTES       ((int64_t)1 << 31) /* token offsets stay below 2^31 */
 
 /* a byte as a class name: itself when printable, else an escape ("\n", "\x80") */
 static void byte_name(uint8_t b, char *out, size_t len)
@@ -46,8 +46,11 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
 {
     ember_ctx *ctx = ds->ctx;
     if (options->sample_ndim > 1 || (options->sample_ndim == 1 && options->sample_shape[0] < 1))
-        return ember_fail(ctx, EMBER_ERR_ARG, "text: the context is one length (ember_data_options.sample_shape[0]), not a shape of %d "
-                          "dimensions", options->sample_ndim);
+        return ember_fail(
+            ctx, EMBER_ERR_ARG,
+            "text: the context is one length (ember_data_options.sample_shape[0]), not a shape of %d "
+            "dimensions",
+            options->sample_ndim);
     int64_t context = options->sample_ndim == 1 ? options->sample_shape[0] : TEXT_DEFAULT_CONTEXT;
     if (context > EMBER_DATA_MAX_DIM)
         return ember_fail(ctx, EMBER_ERR_ARG, "text: a context of %lld is over %lld", (long long)context,
@@ -60,8 +63,8 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
     uint8_t *bytes = NULL;
     ember_status st = EMBER_OK;
     if (len > TEXT_MAX_BYTES)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "text: %s is %lld bytes; ember reads text files up to %lld", path,
-                        (long long)len, (long long)TEXT_MAX_BYTES);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "text: %s is %lld bytes; ember reads text files up to %lld",
+                        path, (long long)len, (long long)TEXT_MAX_BYTES);
     else if (!(bytes = ember_host_alloc(ctx, (size_t)len + 1)))
         st = EMBER_ERR_NOMEM;
     else if (fread(bytes, 1, (size_t)len, file) != (size_t)len)
@@ -71,10 +74,12 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
     /* each split holds a window and the byte after it, at least */
     int64_t test_len = len / 10, train_len = len - test_len;
     if (st == EMBER_OK && test_len < context + 1)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT,
-                        "text: %s is %lld bytes; its last tenth, the validation split, must hold a window of the "
-                        "context (%lld) and one byte more: give a file of at least %lld bytes or a shorter "
-                        "ember_data_options.sample_shape[0]", path, (long long)len, (long long)context, (long long)(10 * (context + 1)));
+        st = ember_fail(
+            ctx, EMBER_ERR_FORMAT,
+            "text: %s is %lld bytes; its last tenth, the validation split, must hold a window of the "
+            "context (%lld) and one byte more: give a file of at least %lld bytes or a shorter "
+            "ember_data_options.sample_shape[0]",
+            path, (long long)len, (long long)context, (long long)(10 * (context + 1)));
     if (st != EMBER_OK) {
         free(bytes);
         return st;
@@ -92,7 +97,8 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
             ds->vocab[ds->vocab_size++] = (uint8_t)b;
         }
     /* this split's bytes as tokens, in place */
-    int64_t first = ds->split == EMBER_TRAIN ? 0 : train_len, count = ds->split == EMBER_TRAIN ? train_len : test_len;
+    int64_t first = ds->split == EMBER_TRAIN ? 0 : train_len,
+            count = ds->split == EMBER_TRAIN ? train_len : test_len;
     memmove(bytes, bytes + first, (size_t)count);
     for (int64_t i = 0; i < count; i++)
         bytes[i] = token[bytes[i]];
@@ -115,7 +121,8 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
     return EMBER_OK;
 }
 
-void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *random, int32_t *x, int32_t *y)
+void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *random, int32_t *x,
+                       int32_t *y)
 {
     int64_t context = ds->sample_shape[0], start = index * context;
     if (random) { /* any start from which a window and the byte after it fit */

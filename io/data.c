@@ -82,9 +82,9 @@ static ember_status dir_resolve(ember_ctx *ctx, const struct data_kind *kind, co
         return EMBER_OK;
     *dir = given ? given : kind->default_dir;
     if (!*dir)
-        return ember_fail(ctx, EMBER_ERR_ARG,
-                          "%s has no default %s: name the %s with ember_data_options.dir", kind->name,
-                          kind->file ? "file" : "folder", kind->file ? "file" : "folder that holds its files");
+        return ember_fail(ctx, EMBER_ERR_ARG, "%s has no default %s: name the %s with ember_data_options.dir",
+                          kind->name, kind->file ? "file" : "folder",
+                          kind->file ? "file" : "folder that holds its files");
     struct stat info;
     if (stat(*dir, &info) != 0) {
         ember_fail(ctx, EMBER_ERR_IO, "cannot open the data folder %s (%s): %s", *dir, kind->name,
@@ -273,14 +273,14 @@ struct ember_batcher {
     bool shuffle;
     uint64_t seed;
     ember_rng rng;
-    int64_t epoch;           /* epochs begun before this one */
-    ember_augment augment;   /* crop_padding 0 and no flip: none */
+    int64_t epoch;         /* epochs begun before this one */
+    ember_augment augment; /* crop_padding 0 and no flip: none */
 
-    int64_t *order;   /* (count): the epoch's order of samples */
-    float *x_host;    /* (batch, sample_bytes) */
-    int32_t *y_host;  /* (batch), or text's (batch, context) */
+    int64_t *order;       /* (count): the epoch's order of samples */
+    float *x_host;        /* (batch, sample_bytes) */
+    int32_t *y_host;      /* (batch), or text's (batch, context) */
     int32_t *tokens_host; /* text: x's tokens (batch, context) */
-    float scale[256]; /* byte -> byte / 255.0f */
+    float scale[256];     /* byte -> byte / 255.0f */
 
     struct ember_tensor *x, *y;           /* (batch, ...) and (batch) */
     struct ember_tensor *x_tail, *y_tail; /* (count % batch, ...) views, or NULL */
@@ -352,7 +352,8 @@ ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *au
     bool images = b->ds->sample_ndim == 3;
     if (a->crop_padding < 0 || (a->crop_padding > 0 && images && a->crop_padding >= b->ds->sample_shape[1]) ||
         ((a->crop_padding || a->flip) && !images))
-        return ember_fail(b->ctx, EMBER_ERR_ARG, "augmentation is for images (C, H, W), with a crop padding "
+        return ember_fail(b->ctx, EMBER_ERR_ARG,
+                          "augmentation is for images (C, H, W), with a crop padding "
                           "from 0 to less than their height; %s has samples of %d dimensions",
                           b->ds->describe, b->ds->sample_ndim);
     b->augment = *a;
@@ -408,7 +409,8 @@ ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle,
     int64_t per_sample = ds->text ? ds->sample_bytes : 1;
     if (!(b->order = ember_host_alloc(ctx, (size_t)ds->count * sizeof *b->order)) ||
         (ds->text ? !(b->tokens_host = ember_host_alloc(ctx, (size_t)(batch * per_sample) * sizeof(int32_t)))
-                  : !(b->x_host = ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host))) ||
+                  : !(b->x_host =
+                          ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host))) ||
         !(b->y_host = ember_host_alloc(ctx, (size_t)(batch * per_sample) * sizeof *b->y_host)) ||
         !(b->x = ember_tensor_alloc(ctx, ds->text ? EMBER_I32 : EMBER_F32, 1 + ds->sample_ndim, shape,
                                     EMBER_OWNER_BATCHER)) ||
@@ -473,7 +475,8 @@ static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
     size_t bytes = (size_t)(rows * context) * sizeof(int32_t);
-    if (ember_tensor_write(bx, b->tokens_host, bytes) != EMBER_OK || ember_tensor_write(by, b->y_host, bytes) != EMBER_OK)
+    if (ember_tensor_write(bx, b->tokens_host, bytes) != EMBER_OK ||
+        ember_tensor_write(by, b->y_host, bytes) != EMBER_OK)
         return false;
     b->next += rows;
     *x = bx;
@@ -513,7 +516,7 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
         int64_t index = b->order[b->next + r];
         float *dst = b->x_host + r * sample;
         if (r + 2 < rows && ds->pixels) { /* a shuffled batch's images lie anywhere in the data
-                                            * set: ask for the one two ahead while this one converts */
+                                           * set: ask for the one two ahead while this one converts */
             const uint8_t *ahead = ds->pixels + b->order[b->next + r + 2] * sample;
             for (int64_t k = 0; k < sample; k += 64)
                 __builtin_prefetch(ahead + k);

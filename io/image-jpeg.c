@@ -80,11 +80,13 @@ static ember_status jpeg_read(ember_ctx *ctx, const char *name, const uint8_t *b
     jpeg_mem_src(&d, bytes, (unsigned long)len);
     jpeg_read_header(&d, TRUE);
     if (d.image_width < 1 || d.image_height < 1 || d.image_width > EMBER_IMAGE_MAX_SIDE ||
-        d.image_height > EMBER_IMAGE_MAX_SIDE || (d.num_components != 1 && d.num_components != 3 &&
-                                                  d.num_components != 4)) {
-        ember_status st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a JPEG of %ux%u pixels and %d components; ember "
-                                     "reads sides of 1 to %d and 1, 3 or 4 components",
-                                     name, d.image_width, d.image_height, d.num_components, EMBER_IMAGE_MAX_SIDE);
+        d.image_height > EMBER_IMAGE_MAX_SIDE ||
+        (d.num_components != 1 && d.num_components != 3 && d.num_components != 4)) {
+        ember_status st =
+            ember_fail(ctx, EMBER_ERR_FORMAT,
+                       "%s: a JPEG of %ux%u pixels and %d components; ember "
+                       "reads sides of 1 to %d and 1, 3 or 4 components",
+                       name, d.image_width, d.image_height, d.num_components, EMBER_IMAGE_MAX_SIDE);
         jpeg_destroy_decompress(&d);
         return st;
     }

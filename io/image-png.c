@@ -18,20 +18,22 @@
 
 #include "image-impl.h"
 
-static ember_status png_begin(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, png_image *image)
+static ember_status png_begin(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len,
+                              png_image *image)
 {
     memset(image, 0, sizeof *image);
     image->version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(image, bytes, len)) {
-        ember_status st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a PNG image ember can read (libpng: %s)", name,
-                                     image->message);
+        ember_status st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a PNG image ember can read (libpng: %s)",
+                                     name, image->message);
         png_image_free(image);
         return st;
     }
     if (image->width < 1 || image->height < 1 || image->width > EMBER_IMAGE_MAX_SIDE ||
         image->height > EMBER_IMAGE_MAX_SIDE) {
-        ember_status st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a PNG of %ux%u pixels; ember reads sides of 1 to %d",
-                                     name, image->width, image->height, EMBER_IMAGE_MAX_SIDE);
+        ember_status st =
+            ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a PNG of %ux%u pixels; ember reads sides of 1 to %d", name,
+                       image->width, image->height, EMBER_IMAGE_MAX_SIDE);
         png_image_free(image);
         return st;
     }
@@ -69,7 +71,8 @@ ember_status ember_png_decode(ember_ctx *ctx, const char *name, const uint8_t *b
         return EMBER_ERR_NOMEM;
     }
     if (!png_image_finish_read(&image, NULL, out, 0, NULL)) {
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the PNG image (libpng: %s)", name, image.message);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the PNG image (libpng: %s)", name,
+                        image.message);
         png_image_free(&image);
         free(out);
         return st;

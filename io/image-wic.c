@@ -73,8 +73,10 @@ static int file_channels(struct wic_image *img)
     WICPixelFormatGUID format;
     if (FAILED(IWICBitmapFrameDecode_GetPixelFormat(img->frame, &format)))
         return 3;
-    if (IsEqualGUID(&format, &GUID_WICPixelFormatBlackWhite) || IsEqualGUID(&format, &GUID_WICPixelFormat2bppGray) ||
-        IsEqualGUID(&format, &GUID_WICPixelFormat4bppGray) || IsEqualGUID(&format, &GUID_WICPixelFormat8bppGray) ||
+    if (IsEqualGUID(&format, &GUID_WICPixelFormatBlackWhite) ||
+        IsEqualGUID(&format, &GUID_WICPixelFormat2bppGray) ||
+        IsEqualGUID(&format, &GUID_WICPixelFormat4bppGray) ||
+        IsEqualGUID(&format, &GUID_WICPixelFormat8bppGray) ||
         IsEqualGUID(&format, &GUID_WICPixelFormat16bppGray))
         return 1;
     int channels = 3;
@@ -98,13 +100,15 @@ static ember_status wic_open(ember_ctx *ctx, const char *name, const char *kind,
 {
     memset(img, 0, sizeof *img);
     if (len > 0xffffffffu)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a %s file of %zu bytes; Windows' decoders read at most 4 GiB",
-                          name, kind, len);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: a %s file of %zu bytes; Windows' decoders read at most 4 GiB", name, kind,
+                          len);
     HRESULT hr = CoInitializeEx(NULL, COINIT_MULTITHREADED);
     if (SUCCEEDED(hr))
         img->com_started = true; /* S_FALSE too: every successful call is matched */
     else if (hr != RPC_E_CHANGED_MODE)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot start COM for Windows Imaging Component (0x%08lx)", name,
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: cannot start COM for Windows Imaging Component (0x%08lx)", name,
                           (unsigned long)hr);
     const char *step = "start Windows Imaging Component";
     hr = CoCreateInstance(&CLSID_WICImagingFactory, NULL, CLSCTX_INPROC_SERVER, &IID_IWICImagingFactory,
@@ -125,8 +129,8 @@ static ember_status wic_open(ember_ctx *ctx, const char *name, const char *kind,
         hr = IWICBitmapDecoder_GetContainerFormat(img->decoder, &found);
     if (SUCCEEDED(hr) && !IsEqualGUID(&found, container)) {
         wic_close(img);
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: starts like a %s file but Windows decodes it as another format",
-                          name, kind);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: starts like a %s file but Windows decodes it as another format", name, kind);
     }
     if (SUCCEEDED(hr)) {
         step = "decode the first image";
@@ -136,13 +140,16 @@ static ember_status wic_open(ember_ctx *ctx, const char *name, const char *kind,
         hr = IWICBitmapFrameDecode_GetSize(img->frame, &img->width, &img->height);
     if (FAILED(hr)) {
         wic_close(img);
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a %s image ember can read (Windows Imaging Component could "
-                          "not %s: 0x%08lx)", name, kind, step, (unsigned long)hr);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: not a %s image ember can read (Windows Imaging Component could "
+                          "not %s: 0x%08lx)",
+                          name, kind, step, (unsigned long)hr);
     }
     if (img->width < 1 || img->height < 1 || img->width > EMBER_IMAGE_MAX_SIDE ||
         img->height > EMBER_IMAGE_MAX_SIDE) {
-        ember_status st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a %s of %ux%u pixels; ember reads sides of 1 to %d",
-                                     name, kind, img->width, img->height, EMBER_IMAGE_MAX_SIDE);
+        ember_status st =
+            ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a %s of %ux%u pixels; ember reads sides of 1 to %d", name,
+                       kind, img->width, img->height, EMBER_IMAGE_MAX_SIDE);
         wic_close(img);
         return st;
     }
@@ -177,8 +184,9 @@ static ember_status wic_pixels(ember_ctx *ctx, const char *name, const char *kin
         IWICFormatConverter_Release(converter);
     if (FAILED(hr)) {
         free(out);
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the %s image (Windows Imaging Component: 0x%08lx)",
-                          name, kind, (unsigned long)hr);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: cannot decode the %s image (Windows Imaging Component: 0x%08lx)", name, kind,
+                          (unsigned long)hr);
     }
     if (channels > 1)
         for (size_t i = 0; i < size; i += (size_t)channels) {
@@ -217,8 +225,8 @@ static void rgb_to_luma(uint8_t *px, size_t n)
 
 /* `want` 0 gives the file's own channels, as image-png.c does. */
 static ember_status wic_decode(ember_ctx *ctx, const char *name, const char *kind, const GUID *container,
-                               const uint8_t *bytes, size_t len, int want, int *width, int *height, int *channels,
-                               uint8_t **pixels)
+                               const uint8_t *bytes, size_t len, int want, int *width, int *height,
+                               int *channels, uint8_t **pixels)
 {
     *pixels = NULL;
     struct wic_image img;
@@ -271,13 +279,15 @@ ember_status ember_png_decode(ember_ctx *ctx, const char *name, const uint8_t *b
     *pixels = NULL;
     if (!ember_png_has_end(bytes, len))
         return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: the PNG has no IEND chunk, its last", name);
-    return wic_decode(ctx, name, "PNG", &GUID_ContainerFormatPng, bytes, len, 0, width, height, channels, pixels);
+    return wic_decode(ctx, name, "PNG", &GUID_ContainerFormatPng, bytes, len, 0, width, height, channels,
+                      pixels);
 }
 
 ember_status ember_jpeg_info(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int *width,
                              int *height, int *channels)
 {
-    ember_status st = wic_info(ctx, name, "JPEG", &GUID_ContainerFormatJpeg, bytes, len, width, height, channels);
+    ember_status st =
+        wic_info(ctx, name, "JPEG", &GUID_ContainerFormatJpeg, bytes, len, width, height, channels);
     if (st == EMBER_OK && *channels == 4) /* CMYK: ember reads it as RGB, as libjpeg-turbo converts */
         *channels = 3;
     return st;
@@ -286,6 +296,6 @@ ember_status ember_jpeg_info(ember_ctx *ctx, const char *name, const uint8_t *by
 ember_status ember_jpeg_decode(ember_ctx *ctx, const char *name, const uint8_t *bytes, size_t len, int want,
                                int *width, int *height, int *channels, uint8_t **pixels)
 {
-    return wic_decode(ctx, name, "JPEG", &GUID_ContainerFormatJpeg, bytes, len, want == 1 ? 1 : 3, width, height,
-                      channels, pixels);
+    return wic_decode(ctx, name, "JPEG", &GUID_ContainerFormatJpeg, bytes, len, want == 1 ? 1 : 3, width,
+                      height, channels, pixels);
 }

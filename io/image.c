@@ -55,8 +55,10 @@ static enum image_format sniff(const uint8_t *bytes, size_t len)
 
 static ember_status unknown_format(ember_ctx *ctx, const char *name)
 {
-    return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: not a PNG, JPEG or BMP image (its first bytes are none of "
-                      "theirs)", name);
+    return ember_fail(ctx, EMBER_ERR_FORMAT,
+                      "%s: not a PNG, JPEG or BMP image (its first bytes are none of "
+                      "theirs)",
+                      name);
 }
 
 /* What stb_image says of a BMP, held to ember's limits. A top-down BMP
@@ -65,8 +67,10 @@ static ember_status bmp_checked(ember_ctx *ctx, const char *name, int width, int
 {
     if (width < 1 || height < 1 || width > EMBER_IMAGE_MAX_SIDE || height > EMBER_IMAGE_MAX_SIDE ||
         channels < 1 || channels > 4)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: a BMP of %dx%d pixels and %d channels; ember reads sides of "
-                          "1 to %d", name, width, height, channels, EMBER_IMAGE_MAX_SIDE);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: a BMP of %dx%d pixels and %d channels; ember reads sides of "
+                          "1 to %d",
+                          name, width, height, channels, EMBER_IMAGE_MAX_SIDE);
     return EMBER_OK;
 }
 
@@ -98,9 +102,10 @@ static ember_status bmp_info(ember_ctx *ctx, const char *name, const uint8_t *by
     uint64_t bits = len >= 30 ? le(bytes + 28, 2) : 0, start = len >= 14 ? le(bytes + 10, 4) : 0;
     uint64_t row = ((uint64_t)*width * bits + 31) / 32 * 4, need = start + row * (uint64_t)*height;
     if (bits == 0 || need > len)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: truncated: a %dx%d BMP of %llu bits per pixel needs %llu "
-                          "bytes, the file has %zu", name, *width, *height, (unsigned long long)bits,
-                          (unsigned long long)need, len);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: truncated: a %dx%d BMP of %llu bits per pixel needs %llu "
+                          "bytes, the file has %zu",
+                          name, *width, *height, (unsigned long long)bits, (unsigned long long)need, len);
     return EMBER_OK;
 }
 
@@ -113,12 +118,14 @@ static ember_status bmp_decode(ember_ctx *ctx, const char *name, const uint8_t *
     int w = 0, h = 0, c = 0;
     uint8_t *decoded = stbi_load_from_memory(bytes, (int)len, &w, &h, &c, 0);
     if (!decoded)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the BMP image (%s)", name, stbi_failure_reason());
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: cannot decode the BMP image (%s)", name,
+                          stbi_failure_reason());
     /* the decode must agree with the header it was checked by */
     if (w != *width || h != *height || c != *channels || bmp_checked(ctx, name, w, h, c) != EMBER_OK) {
         stbi_image_free(decoded);
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: the BMP decodes to %dx%dx%d, not the %dx%dx%d its header says",
-                          name, w, h, c, *width, *height, *channels);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: the BMP decodes to %dx%dx%d, not the %dx%dx%d its header says", name, w, h, c,
+                          *width, *height, *channels);
     }
     /* into memory of our own, so that every decoder's pixels free alike */
     size_t bytes_out = (size_t)w * (size_t)h * (size_t)c;
@@ -172,7 +179,9 @@ ember_status ember_image_decode(ember_ctx *ctx, const char *name, const uint8_t 
     ember_status st;
     switch (sniff(bytes, len)) {
     case FORMAT_PNG: st = ember_png_decode(ctx, name, bytes, len, width, height, &have, &decoded); break;
-    case FORMAT_JPEG: st = ember_jpeg_decode(ctx, name, bytes, len, channels, width, height, &have, &decoded); break;
+    case FORMAT_JPEG:
+        st = ember_jpeg_decode(ctx, name, bytes, len, channels, width, height, &have, &decoded);
+        break;
     case FORMAT_BMP: st = bmp_decode(ctx, name, bytes, len, width, height, &have, &decoded); break;
     default: return unknown_format(ctx, name);
     }

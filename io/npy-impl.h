@@ -60,7 +60,8 @@ ember_status npy_open_file(ember_ctx *ctx, const char *path, struct npy_stream *
 /* The entry `entry` ("x_train.npy") of the .npz archive `path` as a
  * stream; *found (may be NULL) false and EMBER_ERR_FORMAT naming the
  * entries there when it has none of that name. */
-ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry, struct npy_stream *s, bool *found);
+ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry, struct npy_stream *s,
+                            bool *found);
 /* Exactly n bytes; reading past the end is an error naming the file. */
 ember_status npy_stream_read(struct npy_stream *s, void *dst, size_t n);
 /* After the last value: an archive's entry must have ended there and

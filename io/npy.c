@@ -27,7 +27,7 @@
 #include "convert-impl.h"
 #include "npy-impl.h"
 
-#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC      "\x93NUMPY"
 #define NPY_MAX_HEADER 65536
 
 /* the value after 'key': in the header, or NULL */
@@ -111,8 +111,8 @@ static ember_status inflate_some(struct npy_stream *s, unsigned char *dst, size_
         }
         int z = inflate(&s->z, Z_NO_FLUSH);
         if (at_end && s->z.avail_out == 0)
-            return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: its compressed data goes on past its declared size",
-                              s->name);
+            return ember_fail(s->ctx, EMBER_ERR_FORMAT,
+                              "%s: its compressed data goes on past its declared size", s->name);
         if (!at_end && s->z.avail_out == 0)
             return EMBER_OK;
         if (z == Z_STREAM_END)
@@ -122,16 +122,16 @@ static ember_status inflate_some(struct npy_stream *s, unsigned char *dst, size_
         if (z == Z_BUF_ERROR && s->z.avail_in == 0 && s->packed_left == 0)
             return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: its compressed data is cut short", s->name);
         if (z != Z_OK && z != Z_BUF_ERROR)
-            return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: its compressed data is damaged (zlib: %s)", s->name,
-                              s->z.msg ? s->z.msg : zError(z));
+            return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: its compressed data is damaged (zlib: %s)",
+                              s->name, s->z.msg ? s->z.msg : zError(z));
     }
 }
 
 ember_status npy_stream_read(struct npy_stream *s, void *dst, size_t n)
 {
     if (n > s->left)
-        return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: cut short (%llu bytes left where %zu are needed)", s->name,
-                          (unsigned long long)s->left, n);
+        return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: cut short (%llu bytes left where %zu are needed)",
+                          s->name, (unsigned long long)s->left, n);
     for (size_t done = 0; done < n;) { /* zlib counts in uInt: at most a chunk at a time */
         size_t part = n - done < NPY_STREAM_CHUNK ? n - done : NPY_STREAM_CHUNK;
         unsigned char *at = (unsigned char *)dst + done;
@@ -156,12 +156,15 @@ ember_status npy_stream_end(struct npy_stream *s)
     if (s->left)
         return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: %llu bytes past the array", s->name,
                           (unsigned long long)s->left);
-    ember_status st = s->deflated ? inflate_some(s, NULL, 0) : EMBER_OK; /* its compressed stream ends here too */
+    ember_status st =
+        s->deflated ? inflate_some(s, NULL, 0) : EMBER_OK; /* its compressed stream ends here too */
     if (st != EMBER_OK)
         return st;
     if (s->zip && s->crc != s->want_crc)
-        return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s: its CRC-32 is %08x, not the %08x the archive records: "
-                          "the file is damaged", s->name, (unsigned)s->crc, (unsigned)s->want_crc);
+        return ember_fail(s->ctx, EMBER_ERR_FORMAT,
+                          "%s: its CRC-32 is %08x, not the %08x the archive records: "
+                          "the file is damaged",
+                          s->name, (unsigned)s->crc, (unsigned)s->want_crc);
     return EMBER_OK;
 }
 
@@ -184,8 +187,10 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
     unsigned char lead[12];
     memset(h, 0, sizeof *h);
     if (s->left < 10 || npy_stream_read(s, lead, 10) != EMBER_OK || memcmp(lead, NPY_MAGIC, 6) != 0)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s is not a NumPy .npy file (it does not start with \\x93NUMPY); "
-                          "write it with numpy.save", path);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s is not a NumPy .npy file (it does not start with \\x93NUMPY); "
+                          "write it with numpy.save",
+                          path);
     int version = lead[6];
     uint64_t header_len = (uint64_t)lead[8] | (uint64_t)lead[9] << 8;
     if (version >= 2) {
@@ -194,8 +199,9 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
         header_len |= (uint64_t)lead[10] << 16 | (uint64_t)lead[11] << 24;
     }
     if (version < 1 || version > 3 || header_len > NPY_MAX_HEADER || header_len > s->left)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: .npy version %d with a %llu-byte header is not one ember reads",
-                          path, version, (unsigned long long)header_len);
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: .npy version %d with a %llu-byte header is not one ember reads", path, version,
+                          (unsigned long long)header_len);
     char *header = ember_host_alloc(ctx, header_len + 1);
     if (!header)
         return EMBER_ERR_NOMEM;
@@ -210,8 +216,8 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
     static const struct {
         const char *descr;
         int kind;
-    } types[] = {{"'|u1'", NPY_UINT8}, {"'<f4'", EMBER_NUM_F32}, {"'<f8'", EMBER_NUM_F64}, {"'<f2'", EMBER_NUM_F16},
-                 {"'<i8'", EMBER_NUM_I64}, {"'<i4'", EMBER_NUM_I32}};
+    } types[] = {{"'|u1'", NPY_UINT8},     {"'<f4'", EMBER_NUM_F32}, {"'<f8'", EMBER_NUM_F64},
+                 {"'<f2'", EMBER_NUM_F16}, {"'<i8'", EMBER_NUM_I64}, {"'<i4'", EMBER_NUM_I32}};
     int type = -1;
     for (int i = 0; descr && i < (int)(sizeof types / sizeof types[0]); i++)
         if (strncmp(descr, types[i].descr, strlen(types[i].descr)) == 0)
@@ -220,14 +226,16 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
         char shown[16] = "?";
         if (descr)
             snprintf(shown, sizeof shown, "%.*s", (int)strcspn(descr, ",}"), descr);
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds dtype %s; ember reads uint8, float16, float32, float64, int32 "
-                        "and int64, little-endian (convert with array.astype(numpy.float32))", path, shown);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s holds dtype %s; ember reads uint8, float16, float32, float64, int32 "
+                        "and int64, little-endian (convert with array.astype(numpy.float32))",
+                        path, shown);
     } else if (!order || strncmp(order, "False", 5) != 0) {
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s is in Fortran order; save numpy.ascontiguousarray(array) instead",
-                        path);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s is in Fortran order; save numpy.ascontiguousarray(array) instead", path);
     } else if (!shape_text || !parse_shape(shape_text, &h->ndim, h->shape)) {
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its header's shape is not one of up to %d whole numbers", path,
-                        EMBER_MAX_DIMS);
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its header's shape is not one of up to %d whole numbers",
+                        path, EMBER_MAX_DIMS);
     }
     free(header);
     if (st != EMBER_OK)
@@ -239,8 +247,10 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
     for (int i = 0; i < h->ndim; i++)
         overflow |= __builtin_mul_overflow(h->numel, (uint64_t)h->shape[i], &h->numel);
     if (overflow || h->numel > s->left / h->width || h->numel * h->width != s->left)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its shape needs %llu bytes of data but the file holds %llu after "
-                          "its header", path, overflow ? 0ull : (unsigned long long)(h->numel * h->width),
+        return ember_fail(ctx, EMBER_ERR_FORMAT,
+                          "%s: its shape needs %llu bytes of data but the file holds %llu after "
+                          "its header",
+                          path, overflow ? 0ull : (unsigned long long)(h->numel * h->width),
                           (unsigned long long)s->left);
     return EMBER_OK;
 }
@@ -264,9 +274,10 @@ ember_status npy_read_values(struct npy_stream *s, const struct npy_header *h, f
             for (size_t i = 0; i < n; i++)
                 floats[at + i] = (float)raw[i];
         } else if (!ember_convert_to_f32((enum ember_num_kind)h->kind, raw, n, floats + at, &bad)) {
-            st = ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s holds at index %llu a value float32 cannot hold (NaN, an "
-                            "infinity, a double beyond its range or an integer past 2^24)", s->name,
-                            (unsigned long long)(at + bad));
+            st = ember_fail(s->ctx, EMBER_ERR_FORMAT,
+                            "%s holds at index %llu a value float32 cannot hold (NaN, an "
+                            "infinity, a double beyond its range or an integer past 2^24)",
+                            s->name, (unsigned long long)(at + bad));
         }
     }
     free(raw);
@@ -300,7 +311,8 @@ float *ember_npy_load(ember_ctx *ctx, const char *path, int *ndim, int64_t *shap
     return values;
 }
 
-ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *values, int ndim, const int64_t *shape)
+ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *values, int ndim,
+                            const int64_t *shape)
 {
     if (!ctx)
         return EMBER_ERR_ARG;
@@ -320,7 +332,8 @@ ember_status ember_npy_save(ember_ctx *ctx, const char *path, const float *value
     while (10 + at + 1 < total)
         header[at++] = ' ';
     header[at++] = '\n';
-    unsigned char lead[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)at, (unsigned char)(at >> 8)};
+    unsigned char lead[10] = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)at, (unsigned char)(at >> 8)};
     FILE *f = fopen(path, "wb");
     if (!f)
         return ember_fail(ctx, EMBER_ERR_IO, "cannot write %s: %s", path, strerror(errno));

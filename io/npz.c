@@ -28,8 +28,8 @@
 #include "npy-impl.h"
 
 #define NPZ_MAX_ENTRIES 4096
-#define NPZ_MAX_NAME 255
-#define NPZ_EOCD_SIZE 22
+#define NPZ_MAX_NAME    255
+#define NPZ_EOCD_SIZE   22
 #define NPZ_MAX_COMMENT 65535
 
 static uint32_t le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
@@ -46,7 +46,8 @@ static ember_status read_at(struct npy_stream *s, uint64_t offset, void *dst, si
 
 static ember_status damaged(struct npy_stream *s, const char *what)
 {
-    return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s is not a .npz archive numpy.savez wrote: %s", s->name, what);
+    return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s is not a .npz archive numpy.savez wrote: %s", s->name,
+                      what);
 }
 
 /* Where the central directory lies and how many entries it holds. */
@@ -80,7 +81,8 @@ static ember_status find_directory(struct npy_stream *s, uint64_t size, uint64_t
     if (*entries == 0xffff || *dir_size == 0xffffffff || *dir_at == 0xffffffff) {
         /* zip64: a locator just before the end record points at the zip64 end record */
         unsigned char locator[20], end64[56];
-        if (end_at < sizeof locator || (st = read_at(s, end_at - sizeof locator, locator, sizeof locator)) != EMBER_OK)
+        if (end_at < sizeof locator ||
+            (st = read_at(s, end_at - sizeof locator, locator, sizeof locator)) != EMBER_OK)
             return st == EMBER_OK ? damaged(s, "its zip64 end record is missing") : st;
         uint64_t end64_at = le64(locator + 8);
         if (memcmp(locator, "PK\6\7", 4) != 0 || end64_at > end_at - sizeof locator - sizeof end64 ||
@@ -92,8 +94,8 @@ static ember_status find_directory(struct npy_stream *s, uint64_t size, uint64_t
         end_at = end64_at;
     }
     if (*entries > NPZ_MAX_ENTRIES)
-        return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s holds %llu entries; ember reads archives of up to %d", s->name,
-                          (unsigned long long)*entries, NPZ_MAX_ENTRIES);
+        return ember_fail(s->ctx, EMBER_ERR_FORMAT, "%s holds %llu entries; ember reads archives of up to %d",
+                          s->name, (unsigned long long)*entries, NPZ_MAX_ENTRIES);
     if (*dir_at > end_at || *dir_size > end_at - *dir_at)
         return damaged(s, "its central directory lies outside the file");
     return EMBER_OK;
@@ -125,7 +127,8 @@ static bool read_zip64_extra(const unsigned char *extra, size_t len, uint64_t *s
     return *size != 0xffffffff && *packed != 0xffffffff && *offset != 0xffffffff;
 }
 
-ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry, struct npy_stream *s, bool *found)
+ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry, struct npy_stream *s,
+                            bool *found)
 {
     if (found)
         *found = false;
@@ -136,7 +139,8 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
     unsigned char *dir = NULL;
     if ((st = find_directory(s, size, &dir_at, &dir_size, &entries)) != EMBER_OK)
         return st;
-    if (!(dir = ember_host_alloc(ctx, (size_t)dir_size + 1)) || (st = read_at(s, dir_at, dir, (size_t)dir_size)) != EMBER_OK) {
+    if (!(dir = ember_host_alloc(ctx, (size_t)dir_size + 1)) ||
+        (st = read_at(s, dir_at, dir, (size_t)dir_size)) != EMBER_OK) {
         free(dir);
         return dir ? st : EMBER_ERR_NOMEM;
     }
@@ -148,7 +152,8 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
             st = damaged(s, "its central directory is damaged");
             break;
         }
-        uint32_t flags = le16(e + 8), method = le16(e + 10), name_len = le16(e + 28), extra_len = le16(e + 30);
+        uint32_t flags = le16(e + 8), method = le16(e + 10), name_len = le16(e + 28),
+                 extra_len = le16(e + 30);
         uint64_t packed = le32(e + 20), unpacked = le32(e + 24), local = le32(e + 42);
         if (at + 46 + name_len + extra_len + le16(e + 32) > dir_size) {
             st = damaged(s, "its central directory is damaged");
@@ -157,7 +162,8 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
         const char *name = (const char *)e + 46;
         size_t listed = strlen(names);
         if (listed + name_len + 3 < sizeof names)
-            snprintf(names + listed, sizeof names - listed, "%s%.*s", listed ? ", " : "", (int)name_len, name);
+            snprintf(names + listed, sizeof names - listed, "%s%.*s", listed ? ", " : "", (int)name_len,
+                     name);
         at += 46 + name_len + extra_len + le16(e + 32);
         if (name_len != strlen(entry) || memcmp(name, entry, name_len) != 0)
             continue;
@@ -168,10 +174,13 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
         if (!read_zip64_extra(e + 46 + name_len, extra_len, &unpacked, &packed, &local))
             st = damaged(s, "an entry's zip64 sizes are missing");
         else if (flags & 1)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s is encrypted; ember reads archives numpy.savez writes", s->name);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s is encrypted; ember reads archives numpy.savez writes",
+                            s->name);
         else if (method != 0 && method != 8)
-            st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s is compressed with zip method %u; ember reads stored (numpy.savez) "
-                            "and deflated (numpy.savez_compressed) entries", s->name, (unsigned)method);
+            st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                            "%s is compressed with zip method %u; ember reads stored (numpy.savez) "
+                            "and deflated (numpy.savez_compressed) entries",
+                            s->name, (unsigned)method);
         else if ((method == 0 && packed != unpacked) || (method == 8 && unpacked / 1032 > packed + 1))
             /* deflate packs at most 1032 bytes into one: a larger size declared
              * would only make room for data that cannot be there */
@@ -179,7 +188,8 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
         if (st != EMBER_OK)
             break;
         unsigned char head[30];
-        if (local > dir_at || dir_at - local < sizeof head || (st = read_at(s, local, head, sizeof head)) != EMBER_OK) {
+        if (local > dir_at || dir_at - local < sizeof head ||
+            (st = read_at(s, local, head, sizeof head)) != EMBER_OK) {
             st = st == EMBER_OK ? damaged(s, "an entry's local header lies outside the file") : st;
             break;
         }
@@ -215,6 +225,7 @@ ember_status npz_open_entry(ember_ctx *ctx, const char *path, const char *entry,
     }
     free(dir);
     if (st == EMBER_OK)
-        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has no %s (it holds %s)", path, entry, names[0] ? names : "nothing");
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has no %s (it holds %s)", path, entry,
+                        names[0] ? names : "nothing");
     return st;
 }

@@ -56,13 +56,13 @@
 
 #include "ember.h"
 
-#define ONNX_MAX_FILE ((size_t)2 << 30) /* protobuf's own limit on a message */
-#define ONNX_MAX_NODES 100000
-#define ONNX_MAX_TENSORS 100000
-#define ONNX_MAX_DIMS 8
-#define ONNX_MAX_ATTRS 64
-#define ONNX_MAX_INPUTS 64    /* of a node */
-#define ONNX_MAX_STRING 4096  /* a name, an op type, a metadata value is longer only as ember.model_text */
+#define ONNX_MAX_FILE     ((size_t)2 << 30) /* protobuf's own limit on a message */
+#define ONNX_MAX_NODES    100000
+#define ONNX_MAX_TENSORS  100000
+#define ONNX_MAX_DIMS     8
+#define ONNX_MAX_ATTRS    64
+#define ONNX_MAX_INPUTS   64   /* of a node */
+#define ONNX_MAX_STRING   4096 /* a name, an op type, a metadata value is longer only as ember.model_text */
 #define ONNX_MAX_METADATA 64
 
 /* TensorProto.DataType values ember reads */
@@ -82,13 +82,15 @@ struct onnx_tensor {
     int ndim;
     int64_t dims[ONNX_MAX_DIMS];
     int64_t numel;
-    float *values;  /* floating-point types, as float32 (numel); NULL otherwise */
-    int64_t *ints;  /* INT64 and INT32 (numel); NULL otherwise */
+    float *values; /* floating-point types, as float32 (numel); NULL otherwise */
+    int64_t *ints; /* INT64 and INT32 (numel); NULL otherwise */
 };
 
 /* AttributeProto.AttributeType */
+/* clang-format off */
 enum onnx_attr_type { ONNX_ATTR_FLOAT = 1, ONNX_ATTR_INT = 2, ONNX_ATTR_STRING = 3, ONNX_ATTR_TENSOR = 4,
                       ONNX_ATTR_FLOATS = 6, ONNX_ATTR_INTS = 7 };
+/* clang-format on */
 
 struct onnx_attr {
     char *name;
@@ -141,7 +143,8 @@ struct onnx_model {
 };
 
 /* Parses `size` bytes of a ModelProto; `what` names it in messages. */
-ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data, size_t size, struct onnx_model *m);
+ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data, size_t size,
+                             struct onnx_model *m);
 /* A TensorProto on its own (ONNX's test cases keep inputs and outputs so). */
 ember_status onnx_tensor_read(ember_ctx *ctx, const char *what, const void *data, size_t size,
                               struct onnx_tensor *t);

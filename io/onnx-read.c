@@ -42,8 +42,8 @@ static ember_status nomem(struct rd *rd)
 }
 
 /* grows *items (of *count, room for *cap) by one zeroed element, up to max */
-static void *grow(struct rd *rd, const struct pb_reader *r, void **items, int *count, int *cap, size_t size, int max,
-                  const char *what, ember_status *st)
+static void *grow(struct rd *rd, const struct pb_reader *r, void **items, int *count, int *cap, size_t size,
+                  int max, const char *what, ember_status *st)
 {
     if (*count >= max) {
         *st = bad(rd, r, "more than %d %s", max, what);
@@ -125,8 +125,9 @@ static ember_status read_numbers(struct rd *rd, struct pb_reader *r, int wire, i
     do {
         uint64_t v = 0;
         uint32_t v32;
-        bool ok = kind == 0 ? pb_read_varint(&run, &v) : kind == 4 ? (pb_read_fixed32(&run, &v32) && ((v = v32), 1))
-                                                                 : pb_read_fixed64(&run, &v);
+        bool ok = kind == 0   ? pb_read_varint(&run, &v)
+                  : kind == 4 ? (pb_read_fixed32(&run, &v32) && ((v = v32), 1))
+                              : pb_read_fixed64(&run, &v);
         if (!ok)
             return bad(rd, r, "a repeated number cut short");
         if (!numbers_push(n, v))
@@ -167,7 +168,7 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
     }
     bool integer = kind == EMBER_NUM_I64 || kind == EMBER_NUM_I32;
     size_t n = (size_t)t->numel, width = ember_convert_width(kind);
-    size_t given = raw ? (size_t)(raw->end - raw->at) / width
+    size_t given = raw                     ? (size_t)(raw->end - raw->at) / width
                    : kind == EMBER_NUM_F32 ? fixed32->count
                    : kind == EMBER_NUM_F64 ? fixed64->count
                                            : varints->count; /* int32_data, int64_data, and half's bits */
@@ -177,7 +178,8 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
     if (given != n)
         return bad(rd, at, "tensor \"%.200s\" has %lld elements by its dims but its data holds %zu", t->name,
                    (long long)t->numel, given);
-    if (integer ? !(t->ints = malloc((n ? n : 1) * sizeof *t->ints)) : !(t->values = malloc((n ? n : 1) * sizeof *t->values)))
+    if (integer ? !(t->ints = malloc((n ? n : 1) * sizeof *t->ints))
+                : !(t->values = malloc((n ? n : 1) * sizeof *t->values)))
         return nomem(rd);
     for (size_t i = 0; i < n; i++) {
         uint64_t bits = 0;
@@ -185,7 +187,9 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
             for (size_t b = width; b-- > 0;)
                 bits = bits << 8 | raw->at[i * width + b];
         } else {
-            bits = kind == EMBER_NUM_F32 ? fixed32->v[i] : kind == EMBER_NUM_F64 ? fixed64->v[i] : varints->v[i];
+            bits = kind == EMBER_NUM_F32   ? fixed32->v[i]
+                   : kind == EMBER_NUM_F64 ? fixed64->v[i]
+                                           : varints->v[i];
         }
         if (integer) {
             t->ints[i] = kind == EMBER_NUM_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
@@ -196,7 +200,8 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
             le[b] = (uint8_t)(bits >> (8 * b));
         size_t wrong;
         if (!ember_convert_to_f32(kind, le, 1, &t->values[i], &wrong))
-            return bad(rd, at, "tensor \"%.200s\" holds at index %zu a NaN, an infinity or a value beyond float32",
+            return bad(rd, at,
+                       "tensor \"%.200s\" holds at index %zu a NaN, an infinity or a value beyond float32",
                        t->name, i);
     }
     return EMBER_OK;
@@ -231,8 +236,10 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
         case 10: st = read_numbers(rd, &r, wire, 8, &fixed64); break;
         case 13:
         case 14:
-            st = bad(rd, &r, "tensor \"%.200s\" keeps its data in an external file, which ember does not read "
-                     "(save the model with its weights inside: onnx.save(model, path, save_as_external_data=False))",
+            st = bad(rd, &r,
+                     "tensor \"%.200s\" keeps its data in an external file, which ember does not read "
+                     "(save the model with its weights inside: onnx.save(model, path, "
+                     "save_as_external_data=False))",
                      t->name ? t->name : "");
             break;
         default:
@@ -243,7 +250,8 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
     if (!t->name && st == EMBER_OK && !(t->name = strdup("")))
         st = nomem(rd);
     if (st == EMBER_OK && dims.count > ONNX_MAX_DIMS)
-        st = bad(rd, &start, "tensor \"%.200s\" has %zu dimensions, over %d", t->name, dims.count, ONNX_MAX_DIMS);
+        st = bad(rd, &start, "tensor \"%.200s\" has %zu dimensions, over %d", t->name, dims.count,
+                 ONNX_MAX_DIMS);
     if (st == EMBER_OK) {
         t->type = (int)type;
         t->ndim = (int)dims.count;
@@ -267,7 +275,8 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
     return st;
 }
 
-ember_status onnx_tensor_read(ember_ctx *ctx, const char *what, const void *data, size_t size, struct onnx_tensor *t)
+ember_status onnx_tensor_read(ember_ctx *ctx, const char *what, const void *data, size_t size,
+                              struct onnx_tensor *t)
 {
     *t = (struct onnx_tensor){0};
     struct rd rd = {ctx, what, data};
@@ -569,10 +578,11 @@ static ember_status read_graph(struct rd *rd, struct pb_reader r, struct onnx_gr
             if (t)
                 st = read_tensor(rd, inner, t);
         } else {
-            struct onnx_value *v = field == 11 ? grow(rd, &r, (void **)&g->inputs, &g->input_count, &in_cap,
-                                                      sizeof *v, ONNX_MAX_TENSORS, "graph inputs", &st)
-                                               : grow(rd, &r, (void **)&g->outputs, &g->output_count, &out_cap,
-                                                      sizeof *v, ONNX_MAX_TENSORS, "graph outputs", &st);
+            struct onnx_value *v = field == 11
+                                       ? grow(rd, &r, (void **)&g->inputs, &g->input_count, &in_cap,
+                                              sizeof *v, ONNX_MAX_TENSORS, "graph inputs", &st)
+                                       : grow(rd, &r, (void **)&g->outputs, &g->output_count, &out_cap,
+                                              sizeof *v, ONNX_MAX_TENSORS, "graph outputs", &st);
             if (v)
                 st = read_value(rd, inner, v);
         }
@@ -676,7 +686,8 @@ static ember_status read_metadata(struct rd *rd, struct pb_reader r, struct onnx
     return st == EMBER_OK ? nomem(rd) : st;
 }
 
-ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data, size_t size, struct onnx_model *m)
+ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data, size_t size,
+                             struct onnx_model *m)
 {
     *m = (struct onnx_model){.opset = 1};
     struct rd rd = {ctx, what, data};

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "onnx-impl.h"
+#include "platform.h"
 
 /* ---------------------------------------------------------------- reading */
 
@@ -135,7 +135,10 @@ void pb_write_bytes(struct pb_writer *w, uint32_t field, const void *data, size_
     put(w, data, len);
 }
 
-void pb_write_string(struct pb_writer *w, uint32_t field, const char *s) { pb_write_bytes(w, field, s, strlen(s)); }
+void pb_write_string(struct pb_writer *w, uint32_t field, const char *s)
+{
+    pb_write_bytes(w, field, s, strlen(s));
+}
 
 void pb_write_float(struct pb_writer *w, uint32_t field, float v)
 {
@@ -178,9 +181,11 @@ ember_status onnx_file_slurp(ember_ctx *ctx, const char *path, void **data, size
         close(fd);
         st = ember_set_error(ctx, EMBER_ERR_IO, "%s is not a regular file: ember reads only files", path);
     } else if ((uint64_t)info.st_size > ONNX_MAX_FILE) {
-        st = ember_set_error(ctx, EMBER_ERR_FORMAT, "%s is %lld bytes, over the 2 GiB that an ONNX file can be "
-                             "(larger models keep their weights in external files, which ember does not read)",
-                             path, (long long)info.st_size);
+        st =
+            ember_set_error(ctx, EMBER_ERR_FORMAT,
+                            "%s is %lld bytes, over the 2 GiB that an ONNX file can be "
+                            "(larger models keep their weights in external files, which ember does not read)",
+                            path, (long long)info.st_size);
     } else if (!(buf = malloc((size_t)info.st_size + 1))) {
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", path);
     } else if (fread(buf, 1, (size_t)info.st_size, f) != (size_t)info.st_size) {

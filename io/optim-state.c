@@ -54,7 +54,8 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
     size_t used = (size_t)p->used, extra = 0;
     float *host = index ? ember_host_alloc(ctx, (size_t)kinds * used * sizeof *host + 1) : NULL;
     char **names = host ? ember_host_calloc(ctx, (size_t)(n * kinds) + 1, sizeof *names) : NULL;
-    struct ember_safetensors_tensor *t = names ? ember_host_alloc(ctx, (size_t)(n * kinds) * sizeof *t + 1) : NULL;
+    struct ember_safetensors_tensor *t =
+        names ? ember_host_alloc(ctx, (size_t)(n * kinds) * sizeof *t + 1) : NULL;
     const char **meta = NULL;
     char steps[32];
     ember_status st = t ? EMBER_OK : EMBER_ERR_NOMEM;
@@ -70,9 +71,11 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
                 break;
             }
             snprintf(name, len, "%s.%s", item->name, state_name(opt, k));
-            t[k * n + j] = (struct ember_safetensors_tensor){
-                .name = name, .ndim = item->value->ndim, .shape = item->value->shape,
-                .values = host + (size_t)k * used + ember_params_flat_index(p, index[j])};
+            t[k * n + j] = (struct ember_safetensors_tensor){.name = name,
+                                                             .ndim = item->value->ndim,
+                                                             .shape = item->value->shape,
+                                                             .values = host + (size_t)k * used +
+                                                                       ember_params_flat_index(p, index[j])};
         }
     while (metadata && metadata[extra])
         extra++;
@@ -122,8 +125,9 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
                             kind ? kind : "no optimizer", kind ? "'s" : "", want);
     } else if (count < 0 || count > MAX_STEPS || errno || !end || *end) {
         /* a step count near 2^63 would overflow at the next step */
-        status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its ember.optimizer_steps is not a count from 0 to %lld", path,
-                            (long long)MAX_STEPS);
+        status =
+            ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its ember.optimizer_steps is not a count from 0 to %lld",
+                       path, (long long)MAX_STEPS);
     } else if (st.count != n * kinds) {
         status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors; this optimizer's state is %d", path,
                             st.count, n * kinds);
@@ -141,24 +145,28 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
             for (int d = 0; same && d < e->ndim; d++)
                 same = e->shape[d] == (uint64_t)item->value->shape[d];
             if (!same)
-                status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s is %s, not an F32 tensor of %s's shape", path, name,
-                                    e ? "another shape or type" : "missing", item->name);
+                status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s is %s, not an F32 tensor of %s's shape",
+                                    path, name, e ? "another shape or type" : "missing", item->name);
         }
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
         for (int j = 0; j < n && status == EMBER_OK; j++) {
             snprintf(name, sizeof name, "%s.%s", p->items[index[j]].name, state_name(opt, k));
-            status = ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, name),
-                                                host + (size_t)k * used + ember_params_flat_index(p, index[j]));
+            status =
+                ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, name),
+                                           host + (size_t)k * used + ember_params_flat_index(p, index[j]));
         }
     /* Adam's second moments are means of squares: one below zero is no state
      * a run could have (its square root would make every step NaN) */
-    for (int j = 0; (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) && j < n && status == EMBER_OK; j++) {
+    for (int j = 0; (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) && j < n && status == EMBER_OK;
+         j++) {
         const struct ember_param *item = &p->items[index[j]];
         const float *v = host + used + ember_params_flat_index(p, index[j]);
         for (int64_t i = 0; i < ember_tensor_numel(item->value) && status == EMBER_OK; i++)
             if (v[i] < 0.0f)
-                status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s.exp_avg_sq holds %g at index %lld: a mean of "
-                                    "squares cannot be negative", path, item->name, (double)v[i], (long long)i);
+                status = ember_fail(ctx, EMBER_ERR_FORMAT,
+                                    "%s: %s.exp_avg_sq holds %g at index %lld: a mean of "
+                                    "squares cannot be negative",
+                                    path, item->name, (double)v[i], (long long)i);
     }
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
         status = ember_tensor_write(state_flat(opt, k), host + (size_t)k * used, used * sizeof *host);

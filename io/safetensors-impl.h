@@ -65,8 +65,8 @@
 
 /* One tensor as the header describes it. */
 struct ember_safetensors_entry {
-    char *name;      /* UTF-8, without NUL bytes */
-    char dtype[16];  /* as written: "F32", "BF16", ... (known dtypes only) */
+    char *name;     /* UTF-8, without NUL bytes */
+    char dtype[16]; /* as written: "F32", "BF16", ... (known dtypes only) */
     int ndim;
     uint64_t shape[EMBER_SAFETENSORS_MAX_DIMS];
     uint64_t begin, end; /* bytes into the data section, end exclusive */
@@ -80,15 +80,15 @@ struct ember_safetensors_meta {
 /* An open, fully checked file. */
 struct ember_safetensors {
     FILE *file;
-    char *path;           /* for messages */
-    uint64_t data_start;  /* 8 + N: where the data section starts in the file */
-    uint64_t data_bytes;  /* the data section's length: the rest of the file */
+    char *path;                              /* for messages */
+    uint64_t data_start;                     /* 8 + N: where the data section starts in the file */
+    uint64_t data_bytes;                     /* the data section's length: the rest of the file */
     struct ember_safetensors_entry *entries; /* in the header's order */
     int count;
-    struct ember_safetensors_meta *meta;     /* sorted by key */
+    struct ember_safetensors_meta *meta; /* sorted by key */
     int meta_count;
     struct ember_safetensors_entry **by_name; /* entries sorted by name, for find */
-    void *memory;         /* opened from memory: the copy `file` reads */
+    void *memory;                             /* opened from memory: the copy `file` reads */
 };
 
 /* Opens `path` and checks all of its header (the list above); the data are
@@ -109,8 +109,8 @@ ember_status ember_safetensors_open_memory(ember_ctx *ctx, const char *what, con
  * and fuzzers may too. On success st->file and st->path are NULL (there is
  * nothing to read from), and ember_safetensors_close frees the rest; on
  * failure nothing is held. */
-ember_status ember_safetensors_parse(ember_ctx *ctx, const char *what, const unsigned char *json,
-                                     size_t len, uint64_t data_bytes, struct ember_safetensors *st);
+ember_status ember_safetensors_parse(ember_ctx *ctx, const char *what, const unsigned char *json, size_t len,
+                                     uint64_t data_bytes, struct ember_safetensors *st);
 
 /* A JSON array of strings (a metadata value such as ember.class_names,
  * ["T-shirt/top", "Trouser"]) as strings to free() and an array to free(),
@@ -149,10 +149,10 @@ ember_status ember_safetensors_read_as_f32(ember_ctx *ctx, const struct ember_sa
 
 /* One tensor to write: F32 values in host memory, in the host's byte order. */
 struct ember_safetensors_tensor {
-    const char *name;      /* UTF-8, unique, not "__metadata__" */
-    int ndim;              /* 0 to EMBER_SAFETENSORS_MAX_DIMS */
-    const int64_t *shape;  /* (ndim) */
-    const float *values;   /* (shape...) */
+    const char *name;     /* UTF-8, unique, not "__metadata__" */
+    int ndim;             /* 0 to EMBER_SAFETENSORS_MAX_DIMS */
+    const int64_t *shape; /* (ndim) */
+    const float *values;  /* (shape...) */
 };
 
 /* Writes the tensors to `path`, back to back in the order given, with
@@ -163,12 +163,13 @@ struct ember_safetensors_tensor {
  * replaces (a new one gets 0644). Bad names or metadata (not UTF-8,
  * repeated) are EMBER_ERR_ARG; any failure to write is EMBER_ERR_IO naming the
  * path and the system's reason, and leaves no temporary file behind. */
-ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const struct ember_safetensors_tensor *tensors,
-                                    int count, const char *const *metadata);
+ember_status ember_safetensors_save(ember_ctx *ctx, const char *path,
+                                    const struct ember_safetensors_tensor *tensors, int count,
+                                    const char *const *metadata);
 
 /* The same file's bytes into a buffer to free(), *size long. */
-ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
-                                           const char *const *metadata, void **data, size_t *size);
+ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors,
+                                           int count, const char *const *metadata, void **data, size_t *size);
 
 /* Matching a file's tensors to a parameter set (checkpoint.c,
  * checkpoint-init.c): the problems found, gathered into one message as
@@ -179,7 +180,8 @@ struct ember_mismatch {
     size_t len;
     int count;
 };
-void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 struct ember_tensor;
 bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e);
 

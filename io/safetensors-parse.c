@@ -27,11 +27,10 @@ static const struct dtype {
     const char *name;
     unsigned bits;
 } dtypes[] = {
-    {"BOOL", 8},     {"U8", 8},       {"I8", 8},           {"F8_E5M2", 8},     {"F8_E4M3", 8},
-    {"F8_E8M0", 8},  {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F4", 4},          {"F6_E2M3", 6},
-    {"F6_E3M2", 6},  {"I16", 16},     {"U16", 16},         {"F16", 16},        {"BF16", 16},
-    {"I32", 32},     {"U32", 32},     {"F32", 32},         {"I64", 64},        {"U64", 64},
-    {"F64", 64},     {"C64", 64},
+    {"BOOL", 8},        {"U8", 8},          {"I8", 8},    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8},
+    {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"F4", 4},    {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"I16", 16},
+    {"U16", 16},        {"F16", 16},        {"BF16", 16}, {"I32", 32},    {"U32", 32},    {"F32", 32},
+    {"I64", 64},        {"U64", 64},        {"F64", 64},  {"C64", 64},
 };
 
 static const struct dtype *dtype_find(const char *name)
@@ -273,8 +272,11 @@ ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items,
     *count = 0;
     if (!text)
         return ember_fail(ctx, EMBER_ERR_FORMAT, "no JSON array");
-    struct parser ps = {.ctx = ctx, .what = "a metadata value", .start = (const unsigned char *)text,
-                        .p = (const unsigned char *)text, .end = (const unsigned char *)text + strlen(text)};
+    struct parser ps = {.ctx = ctx,
+                        .what = "a metadata value",
+                        .start = (const unsigned char *)text,
+                        .p = (const unsigned char *)text,
+                        .end = (const unsigned char *)text + strlen(text)};
     int cap = 0;
     ember_status st = expect(&ps, '[', "to open the array");
     bool more = st == EMBER_OK && !accept(&ps, ']');
@@ -316,7 +318,8 @@ static ember_status parse_u64(struct parser *ps, uint64_t *out, const char *fiel
     if (ps->p < ps->end && *ps->p == '-')
         return parse_fail(ps, "\"%s\" holds a negative number", field);
     if (ps->p == ps->end || *ps->p < '0' || *ps->p > '9')
-        return parse_fail(ps, "expected a non-negative integer in \"%s\", found %s", field, found(ps, buf, sizeof buf));
+        return parse_fail(ps, "expected a non-negative integer in \"%s\", found %s", field,
+                          found(ps, buf, sizeof buf));
     if (*ps->p == '0' && ps->p + 1 < ps->end && ps->p[1] >= '0' && ps->p[1] <= '9')
         return parse_fail(ps, "\"%s\" holds a number with a leading zero", field);
     uint64_t v = 0;
@@ -350,7 +353,8 @@ static ember_status parse_u64_list(struct parser *ps, uint64_t *vals, int max, i
         if (accept(ps, ']'))
             return EMBER_OK;
         if (!accept(ps, ','))
-            return parse_fail(ps, "expected ',' or ']' in \"%s\", found %s", field, found(ps, buf, sizeof buf));
+            return parse_fail(ps, "expected ',' or ']' in \"%s\", found %s", field,
+                              found(ps, buf, sizeof buf));
     }
 }
 
@@ -428,12 +432,14 @@ static ember_status parse_metadata(struct parser *ps, struct ember_safetensors *
     if (status != EMBER_OK || accept(ps, '}'))
         return status;
     for (;;) {
-        status = ember_host_grow(ps->ctx, (void **)&st->meta, &ps->meta_cap, st->meta_count + 1, sizeof *st->meta);
+        status =
+            ember_host_grow(ps->ctx, (void **)&st->meta, &ps->meta_cap, st->meta_count + 1, sizeof *st->meta);
         if (status != EMBER_OK)
             return status;
         struct ember_safetensors_meta *m = &st->meta[st->meta_count++];
         *m = (struct ember_safetensors_meta){0};
-        if ((status = parse_string(ps, &m->key)) != EMBER_OK || (status = expect(ps, ':', "after a key")) != EMBER_OK)
+        if ((status = parse_string(ps, &m->key)) != EMBER_OK ||
+            (status = expect(ps, ':', "after a key")) != EMBER_OK)
             return status;
         skip_space(ps);
         if (ps->p < ps->end && *ps->p != '"')
@@ -443,7 +449,8 @@ static ember_status parse_metadata(struct parser *ps, struct ember_safetensors *
         if (accept(ps, '}'))
             return EMBER_OK;
         if (!accept(ps, ','))
-            return parse_fail(ps, "expected ',' or '}' in \"" METADATA_KEY "\", found %s", found(ps, buf, sizeof buf));
+            return parse_fail(ps, "expected ',' or '}' in \"" METADATA_KEY "\", found %s",
+                              found(ps, buf, sizeof buf));
     }
 }
 
@@ -486,7 +493,8 @@ static ember_status parse_header(struct parser *ps, struct ember_safetensors *st
             if (status != EMBER_OK || accept(ps, '}'))
                 break;
             if (!accept(ps, ','))
-                return parse_fail(ps, "expected ',' or '}' after a tensor, found %s", found(ps, buf, sizeof buf));
+                return parse_fail(ps, "expected ',' or '}' after a tensor, found %s",
+                                  found(ps, buf, sizeof buf));
         }
         if (status != EMBER_OK)
             return status;
@@ -504,7 +512,8 @@ const char *ember_safetensors_shape_str(const struct ember_safetensors_entry *e,
 {
     size_t used = (size_t)snprintf(buf, len, "(");
     for (int i = 0; i < e->ndim && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, i ? ", %llu" : "%llu", (unsigned long long)e->shape[i]);
+        used +=
+            (size_t)snprintf(buf + used, len - used, i ? ", %llu" : "%llu", (unsigned long long)e->shape[i]);
     if (used < len)
         snprintf(buf + used, len - used, ")");
     return buf;
@@ -523,30 +532,32 @@ static ember_status check_entry(ember_ctx *ctx, const char *what, const struct e
             numel = 0;
     for (int i = 0; i < e->ndim && numel; i++) {
         if (numel > UINT64_MAX / e->shape[i] || numel * e->shape[i] > UINT64_MAX / dt->bits)
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" has shape %s, too large to exist", what,
-                              e->name, ember_safetensors_shape_str(e, shape, sizeof shape));
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" has shape %s, too large to exist",
+                              what, e->name, ember_safetensors_shape_str(e, shape, sizeof shape));
         numel *= e->shape[i];
     }
     if (numel * dt->bits % 8)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" (%s %s) does not fill whole bytes", what,
-                          e->name, e->dtype, ember_safetensors_shape_str(e, shape, sizeof shape));
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" (%s %s) does not fill whole bytes",
+                          what, e->name, e->dtype, ember_safetensors_shape_str(e, shape, sizeof shape));
     uint64_t bytes = numel * dt->bits / 8;
     if (e->begin > e->end)
         return ember_fail(ctx, EMBER_ERR_FORMAT,
-                          "%s: tensor \"%.200s\" has data_offsets [%llu, %llu], which end before they begin", what,
-                          e->name, (unsigned long long)e->begin, (unsigned long long)e->end);
+                          "%s: tensor \"%.200s\" has data_offsets [%llu, %llu], which end before they begin",
+                          what, e->name, (unsigned long long)e->begin, (unsigned long long)e->end);
     if (e->end > data_bytes)
-        return ember_fail(ctx, EMBER_ERR_FORMAT,
-                          "%s: tensor \"%.200s\" has data_offsets [%llu, %llu], past the end of the data section "
-                          "(%llu bytes; is the file truncated?)",
-                          what, e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
-                          (unsigned long long)data_bytes);
+        return ember_fail(
+            ctx, EMBER_ERR_FORMAT,
+            "%s: tensor \"%.200s\" has data_offsets [%llu, %llu], past the end of the data section "
+            "(%llu bytes; is the file truncated?)",
+            what, e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
+            (unsigned long long)data_bytes);
     if (e->end - e->begin != bytes)
-        return ember_fail(ctx, EMBER_ERR_FORMAT,
-                          "%s: tensor \"%.200s\" is %s %s, %llu bytes, but its data_offsets [%llu, %llu] hold %llu",
-                          what, e->name, e->dtype, ember_safetensors_shape_str(e, shape, sizeof shape),
-                          (unsigned long long)bytes, (unsigned long long)e->begin, (unsigned long long)e->end,
-                          (unsigned long long)(e->end - e->begin));
+        return ember_fail(
+            ctx, EMBER_ERR_FORMAT,
+            "%s: tensor \"%.200s\" is %s %s, %llu bytes, but its data_offsets [%llu, %llu] hold %llu", what,
+            e->name, e->dtype, ember_safetensors_shape_str(e, shape, sizeof shape), (unsigned long long)bytes,
+            (unsigned long long)e->begin, (unsigned long long)e->end,
+            (unsigned long long)(e->end - e->begin));
     return EMBER_OK;
 }
 
@@ -559,7 +570,8 @@ static int by_name(const void *a, const void *b)
 
 static int by_key(const void *a, const void *b)
 {
-    return strcmp(((const struct ember_safetensors_meta *)a)->key, ((const struct ember_safetensors_meta *)b)->key);
+    return strcmp(((const struct ember_safetensors_meta *)a)->key,
+                  ((const struct ember_safetensors_meta *)b)->key);
 }
 
 static int by_offset(const void *a, const void *b)
@@ -582,14 +594,14 @@ static ember_status check_unique(ember_ctx *ctx, const char *what, struct ember_
     qsort(st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
     for (int i = 1; i < st->count; i++)
         if (strcmp(st->by_name[i - 1]->name, st->by_name[i]->name) == 0)
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" appears twice in the header", what,
-                              st->by_name[i]->name);
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" appears twice in the header",
+                              what, st->by_name[i]->name);
     if (st->meta_count > 1)
         qsort(st->meta, (size_t)st->meta_count, sizeof *st->meta, by_key);
     for (int i = 1; i < st->meta_count; i++)
         if (strcmp(st->meta[i - 1].key, st->meta[i].key) == 0)
-            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: \"" METADATA_KEY "\" has the key \"%.200s\" twice", what,
-                              st->meta[i].key);
+            return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: \"" METADATA_KEY "\" has the key \"%.200s\" twice",
+                              what, st->meta[i].key);
     return EMBER_OK;
 }
 
@@ -661,12 +673,14 @@ void ember_safetensors_close(struct ember_safetensors *st)
     *st = (struct ember_safetensors){0};
 }
 
-const struct ember_safetensors_entry *ember_safetensors_find(const struct ember_safetensors *st, const char *name)
+const struct ember_safetensors_entry *ember_safetensors_find(const struct ember_safetensors *st,
+                                                             const char *name)
 {
     struct ember_safetensors_entry key = {.name = (char *)name}, *keyp = &key;
     if (!st || !name || !st->by_name)
         return NULL;
-    struct ember_safetensors_entry **hit = bsearch(&keyp, st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
+    struct ember_safetensors_entry **hit =
+        bsearch(&keyp, st->by_name, (size_t)st->count, sizeof *st->by_name, by_name);
     return hit ? *hit : NULL;
 }
 

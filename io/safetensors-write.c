@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safetensors-impl.h"
 #include "platform.h"
+#include "safetensors-impl.h"
 #include "text-impl.h"
 
 #define METADATA_KEY "__metadata__"
@@ -60,10 +60,12 @@ static ember_status check_tensors(ember_ctx *ctx, const struct ember_safetensors
         const struct ember_safetensors_tensor *t = &tensors[i];
         if (!t->name || !ember_utf8_valid(t->name) || strcmp(t->name, METADATA_KEY) == 0)
             return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: tensor %d's name is %s", i,
-                              !t->name ? "NULL" : strcmp(t->name, METADATA_KEY) == 0 ? "reserved" : "not UTF-8");
+                              !t->name                             ? "NULL"
+                              : strcmp(t->name, METADATA_KEY) == 0 ? "reserved"
+                                                                   : "not UTF-8");
         if (t->ndim < 0 || t->ndim > EMBER_SAFETENSORS_MAX_DIMS || (t->ndim && !t->shape))
-            return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: tensor \"%s\" needs 0 to %d dimensions", t->name,
-                              EMBER_SAFETENSORS_MAX_DIMS);
+            return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: tensor \"%s\" needs 0 to %d dimensions",
+                              t->name, EMBER_SAFETENSORS_MAX_DIMS);
         uint64_t numel = 1;
         for (int d = 0; d < t->ndim; d++) {
             if (t->shape[d] < 0 || (t->shape[d] && numel > UINT64_MAX / 4 / (uint64_t)t->shape[d]))
@@ -82,17 +84,20 @@ static ember_status check_tensors(ember_ctx *ctx, const struct ember_safetensors
     qsort(sorted, (size_t)count, sizeof *sorted, by_tensor_name);
     for (int i = 1; i < count && status == EMBER_OK; i++)
         if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
-            status = ember_fail(ctx, EMBER_ERR_ARG, "safetensors: two tensors are called \"%s\"", sorted[i]->name);
+            status =
+                ember_fail(ctx, EMBER_ERR_ARG, "safetensors: two tensors are called \"%s\"", sorted[i]->name);
     free(sorted);
     /* metadata lists are short: a quadratic look for repeats is fine */
     for (int i = 0; metadata && metadata[i] && status == EMBER_OK; i += 2) {
         if (!metadata[i + 1])
-            return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: metadata key \"%s\" has no value", metadata[i]);
+            return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: metadata key \"%s\" has no value",
+                              metadata[i]);
         if (!ember_utf8_valid(metadata[i]) || !ember_utf8_valid(metadata[i + 1]))
             return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: metadata \"%s\" is not UTF-8", metadata[i]);
         for (int j = 0; j < i; j += 2)
             if (strcmp(metadata[i], metadata[j]) == 0)
-                return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: metadata key \"%s\" is given twice", metadata[i]);
+                return ember_fail(ctx, EMBER_ERR_ARG, "safetensors: metadata key \"%s\" is given twice",
+                                  metadata[i]);
     }
     return status;
 }
@@ -133,13 +138,14 @@ static ember_status build_header(ember_ctx *ctx, const struct ember_safetensors_
         return ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory for a safetensors header");
     if (t->len > EMBER_SAFETENSORS_MAX_HEADER)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "safetensors: the header would be %zu bytes, over the 100 MB readers accept", t->len);
+                          "safetensors: the header would be %zu bytes, over the 100 MB readers accept",
+                          t->len);
     return EMBER_OK;
 }
 
 /* Length, header and data; false with errno set when a write fails. */
-static bool write_contents(FILE *f, const struct ember_text *header, const struct ember_safetensors_tensor *tensors,
-                           int count, const uint64_t *bytes)
+static bool write_contents(FILE *f, const struct ember_text *header,
+                           const struct ember_safetensors_tensor *tensors, int count, const uint64_t *bytes)
 {
     unsigned char prefix[8], chunk[4096];
     store_le64(prefix, header->len);
@@ -179,7 +185,8 @@ static void remove_stale_temporaries(const char *path)
     const char *slash = strrchr(path, '/');
     char dir[4096];
     const char *base = slash ? slash + 1 : path;
-    int n = slash ? snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path) : snprintf(dir, sizeof dir, ".");
+    int n =
+        slash ? snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path) : snprintf(dir, sizeof dir, ".");
     if (n < 0 || (size_t)n >= sizeof dir)
         return;
     if (!dir[0])
@@ -197,11 +204,13 @@ static void remove_stale_temporaries(const char *path)
         closedir(d);
 }
 
-ember_status ember_safetensors_save(ember_ctx *ctx, const char *path, const struct ember_safetensors_tensor *tensors,
-                                    int count, const char *const *metadata)
+ember_status ember_safetensors_save(ember_ctx *ctx, const char *path,
+                                    const struct ember_safetensors_tensor *tensors, int count,
+                                    const char *const *metadata)
 {
     if (!path || count < 0 || (count && !tensors))
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_save: %s", !path ? "NULL path" : "no tensors");
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_safetensors_save: %s",
+                          !path ? "NULL path" : "no tensors");
     struct ember_text header = {0};
     const char *step = "create a temporary file for";
     char *tmp = NULL;
@@ -267,8 +276,8 @@ free_memory:
     return status;
 }
 
-ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors, int count,
-                                           const char *const *metadata, void **data, size_t *size)
+ember_status ember_safetensors_save_memory(ember_ctx *ctx, const struct ember_safetensors_tensor *tensors,
+                                           int count, const char *const *metadata, void **data, size_t *size)
 {
     *data = NULL;
     *size = 0;

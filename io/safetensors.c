@@ -60,28 +60,33 @@ static ember_status read_failed(ember_ctx *ctx, FILE *f, const char *path)
 static bool is_torch_pickle(const unsigned char *b, uint64_t claimed, uint64_t size)
 {
     bool absurd = claimed == 0 || claimed > size - 8 || claimed > EMBER_SAFETENSORS_MAX_HEADER;
-    return (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) || (absurd && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5);
+    return (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) ||
+           (absurd && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5);
 }
 
 /* Reads and checks the header of an open stream of `size` bytes; on
  * success st holds the stream, else the caller closes it. */
-static ember_status open_stream(ember_ctx *ctx, FILE *f, const char *path, uint64_t size, struct ember_safetensors *st)
+static ember_status open_stream(ember_ctx *ctx, FILE *f, const char *path, uint64_t size,
+                                struct ember_safetensors *st)
 {
     unsigned char prefix[8], *json = NULL;
     ember_status status;
     if (size < 8)
         return ember_fail(ctx, EMBER_ERR_FORMAT,
                           "%s is %llu bytes, too short for a safetensors file "
-                          "(it starts with an 8-byte header length)", path, (unsigned long long)size);
+                          "(it starts with an 8-byte header length)",
+                          path, (unsigned long long)size);
     if (fread(prefix, 1, 8, f) != 8)
         return read_failed(ctx, f, path);
     uint64_t claimed = load_le64(prefix);
     if (is_torch_pickle(prefix, claimed, size))
-        return ember_fail(ctx, EMBER_ERR_FORMAT,
-                          "%s is a PyTorch pickle (torch.save), which ember does not read: loading a pickle runs "
-                          "whatever code it holds. Save the state_dict as safetensors instead: python3 -c \"import "
-                          "torch, safetensors.torch as s; s.save_file(torch.load('%s', map_location='cpu'), "
-                          "'model.safetensors')\"", path, path);
+        return ember_fail(
+            ctx, EMBER_ERR_FORMAT,
+            "%s is a PyTorch pickle (torch.save), which ember does not read: loading a pickle runs "
+            "whatever code it holds. Save the state_dict as safetensors instead: python3 -c \"import "
+            "torch, safetensors.torch as s; s.save_file(torch.load('%s', map_location='cpu'), "
+            "'model.safetensors')\"",
+            path, path);
     uint64_t n = load_le64(prefix);
     if (n == 0)
         return ember_fail(ctx, EMBER_ERR_FORMAT,
@@ -161,10 +166,11 @@ ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safet
 {
     uint64_t bytes = e->end - e->begin;
     if (strcmp(e->dtype, "F32") != 0)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" is %s, not F32", st->path, e->name, e->dtype);
+        return ember_fail(ctx, EMBER_ERR_FORMAT, "%s: tensor \"%.200s\" is %s, not F32", st->path, e->name,
+                          e->dtype);
     if (bytes > SIZE_MAX)
-        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: tensor \"%.200s\" does not fit in this host's memory", st->path,
-                          e->name);
+        return ember_fail(ctx, EMBER_ERR_NOMEM, "%s: tensor \"%.200s\" does not fit in this host's memory",
+                          st->path, e->name);
     if (bytes == 0)
         return EMBER_OK;
     if (fseeko(st->file, (off_t)(st->data_start + e->begin), SEEK_SET) != 0)
@@ -174,9 +180,10 @@ ember_status ember_safetensors_read_f32(ember_ctx *ctx, const struct ember_safet
     f32_from_le(values, (size_t)(bytes / 4));
     for (size_t i = 0; i < (size_t)(bytes / 4); i++)
         if (!isfinite(values[i]))
-            return ember_fail(ctx, EMBER_ERR_FORMAT,
-                              "%s: tensor \"%.200s\" holds %s at index %zu: the run that saved it had diverged, "
-                              "or the file is damaged; refusing to load it",
-                              st->path, e->name, isnan(values[i]) ? "NaN" : "an infinity", i);
+            return ember_fail(
+                ctx, EMBER_ERR_FORMAT,
+                "%s: tensor \"%.200s\" holds %s at index %zu: the run that saved it had diverged, "
+                "or the file is damaged; refusing to load it",
+                st->path, e->name, isnan(values[i]) ? "NaN" : "an infinity", i);
     return EMBER_OK;
 }

@@ -29,7 +29,8 @@ struct walk {
 /* "source:line:column: what", with `status`: EMBER_ERR_FORMAT for the
  * file's own mistakes (names), EMBER_ERR_ARG (fail_at) for a layer that
  * does not fit the shapes, as docs/models.md says */
-static ember_status vfail(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, va_list ap)
+static ember_status vfail(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt,
+                          va_list ap)
 {
     char what[768];
     vsnprintf(what, sizeof what, fmt, ap);
@@ -47,9 +48,10 @@ static ember_status fail_at(struct walk *w, const struct model_layer *l, const c
     return st;
 }
 
-static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status, const char *fmt, ...)
+static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status,
+                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static ember_status fail_with(struct walk *w, const struct model_layer *l, ember_status status,
+                              const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -74,7 +76,8 @@ static void origin(const struct model_layer *before, char *out, size_t len)
     if (!before)
         snprintf(out, len, "the input");
     else
-        snprintf(out, len, "%s at line %d", before->type ? before->type->name : "the residual block", before->line);
+        snprintf(out, len, "%s at line %d", before->type ? before->type->name : "the residual block",
+                 before->line);
 }
 
 static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix, bool shortcut,
@@ -99,20 +102,25 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
             st = build_block(w, &l->shortcut, l->full_name, true, &sc_ndim, sc_shape, &sc_before);
         if (st != EMBER_OK)
             return st;
-        bool same = body_ndim == sc_ndim && memcmp(body_shape, sc_shape, (size_t)body_ndim * sizeof *shape) == 0;
+        bool same =
+            body_ndim == sc_ndim && memcmp(body_shape, sc_shape, (size_t)body_ndim * sizeof *shape) == 0;
         if (!same) {
             char body_s[64], sc_s[64];
             model_shape_str(body_ndim, body_shape, body_s, sizeof body_s);
             model_shape_str(sc_ndim, sc_shape, sc_s, sizeof sc_s);
             if (l->shortcut.count)
-                return fail_at(w, l, "the residual block's body gives %s but its shortcut (line %d) gives %s: "
-                               "the two are added, so their shapes must match", body_s, l->shortcut_line, sc_s);
-            return fail_at(w, l, "the residual block's body gives %s but its input is %s: the two are added, so "
+                return fail_at(w, l,
+                               "the residual block's body gives %s but its shortcut (line %d) gives %s: "
+                               "the two are added, so their shapes must match",
+                               body_s, l->shortcut_line, sc_s);
+            return fail_at(w, l,
+                           "the residual block's body gives %s but its input is %s: the two are added, so "
                            "they must match; add a \"shortcut\" with a projection such as "
-                           "\"conv2d %lld kernel=1 stride=%lld bias=false\"", body_s, sc_s,
-                           (long long)body_shape[0],
-                           (long long)(body_ndim == 3 && sc_ndim == 3 && body_shape[1] ? sc_shape[1] / body_shape[1]
-                                                                                       : 1));
+                           "\"conv2d %lld kernel=1 stride=%lld bias=false\"",
+                           body_s, sc_s, (long long)body_shape[0],
+                           (long long)(body_ndim == 3 && sc_ndim == 3 && body_shape[1]
+                                           ? sc_shape[1] / body_shape[1]
+                                           : 1));
         }
         *ndim = body_ndim;
         memcpy(shape, body_shape, sizeof body_shape);
@@ -138,9 +146,11 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
         if (l->type->add_params(l, w->b, l->full_name) != EMBER_OK) {
             const struct model_layer *owner = w->b->taken[0] ? param_owner(w, w->b->taken) : NULL;
             if (owner)
-                return fail_with(w, l, EMBER_ERR_FORMAT, "a parameter of this layer would be named \"%s\", as the "
-                                 "parameter \"%s\" of the %s at line %d is: give one of the two layers another name",
-                                 w->b->taken, w->b->taken, owner->type->name, owner->line);
+                return fail_with(
+                    w, l, EMBER_ERR_FORMAT,
+                    "a parameter of this layer would be named \"%s\", as the "
+                    "parameter \"%s\" of the %s at line %d is: give one of the two layers another name",
+                    w->b->taken, w->b->taken, owner->type->name, owner->line);
             return fail_with(w, l, ember_last_status(w->b->ctx), "%s", ember_last_error(w->b->ctx));
         }
         l->param_first = first;
@@ -167,7 +177,8 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
         else if (l->name[0])
             len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s", prefix, dot, l->name);
         else
-            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s%d", prefix, dot, shortcut ? "shortcut." : "", i);
+            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s%d", prefix, dot,
+                           shortcut ? "shortcut." : "", i);
         if (len >= (int)sizeof l->full_name)
             return fail_at(w, l, "the name \"%s%s%s\" is over %d characters", prefix, dot, l->name,
                            (int)sizeof l->full_name - 1);
@@ -175,13 +186,15 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
          * transformer block's two halves); their layers' names must differ */
         for (int k = 0; k < w->count && l->full_name[0]; k++)
             if (strcmp(w->named[k]->full_name, l->full_name) == 0 && (l->type || w->named[k]->type))
-                return fail_with(w, l, EMBER_ERR_FORMAT, "the name \"%s\" is taken by the %s at line %d", l->full_name,
-                                 w->named[k]->type ? w->named[k]->type->name : "residual block", w->named[k]->line);
+                return fail_with(w, l, EMBER_ERR_FORMAT, "the name \"%s\" is taken by the %s at line %d",
+                                 l->full_name, w->named[k]->type ? w->named[k]->type->name : "residual block",
+                                 w->named[k]->line);
         if (w->count == w->cap) {
             int cap = w->cap ? 2 * w->cap : 64;
             const struct model_layer **named = realloc(w->named, (size_t)cap * sizeof *named);
             if (!named)
-                return ember_set_error(w->b->ctx, EMBER_ERR_NOMEM, "out of host memory building %s", w->b->source);
+                return ember_set_error(w->b->ctx, EMBER_ERR_NOMEM, "out of host memory building %s",
+                                       w->b->source);
             w->named = named;
             w->cap = cap;
         }
@@ -237,9 +250,10 @@ static ember_status check_names(struct walk *w)
             struct module_path key = {param, strlen(param), NULL};
             const struct module_path *hit = n ? bsearch(&key, paths, n, sizeof *paths, compare_paths) : NULL;
             if (hit)
-                st = fail_with(w, hit->layer, EMBER_ERR_FORMAT, "\"%s\" is both a layer and the %s of the %s at line "
-                               "%d: no PyTorch module can hold both; give the layer another name", param,
-                               attr ? attr + 1 : param, l->type->name, l->line);
+                st = fail_with(w, hit->layer, EMBER_ERR_FORMAT,
+                               "\"%s\" is both a layer and the %s of the %s at line "
+                               "%d: no PyTorch module can hold both; give the layer another name",
+                               param, attr ? attr + 1 : param, l->type->name, l->line);
         }
     }
     free(paths);
@@ -251,11 +265,13 @@ ember_status model_file_build(struct model_file *file, struct model_build *b, in
 {
     char want[64], have[64];
     if (ndim < 1 || ndim > 3)
-        return ember_set_error(b->ctx, EMBER_ERR_ARG, "%s: a sample has 1 to 3 dimensions, not %d", b->source, ndim);
-    if (file->input_ndim && (file->input_ndim != ndim ||
-                             memcmp(file->input_shape, shape, (size_t)ndim * sizeof *shape) != 0))
-        return ember_set_error(b->ctx, EMBER_ERR_ARG, "%s:%d:%d: this model is for input %s, but the samples are %s",
-                               b->source, file->input_line, file->input_column,
+        return ember_set_error(b->ctx, EMBER_ERR_ARG, "%s: a sample has 1 to 3 dimensions, not %d", b->source,
+                               ndim);
+    if (file->input_ndim &&
+        (file->input_ndim != ndim || memcmp(file->input_shape, shape, (size_t)ndim * sizeof *shape) != 0))
+        return ember_set_error(b->ctx, EMBER_ERR_ARG,
+                               "%s:%d:%d: this model is for input %s, but the samples are %s", b->source,
+                               file->input_line, file->input_column,
                                model_shape_str(file->input_ndim, file->input_shape, want, sizeof want),
                                model_shape_str(ndim, shape, have, sizeof have));
     struct walk w = {.b = b, .classes = classes};
@@ -273,13 +289,19 @@ ember_status model_file_build(struct model_file *file, struct model_build *b, in
     if ((out_ndim != 1 || out[0] != classes) && (out_ndim != 2 || out[1] != classes)) {
         model_shape_str(out_ndim, out, have, sizeof have);
         if (out_ndim == 2)
-            return fail_at(&w, last, "the model ends with %s, but a sequence's model gives the %d class scores "
-                           "at each position: end with \"linear classes\"", have, classes);
+            return fail_at(&w, last,
+                           "the model ends with %s, but a sequence's model gives the %d class scores "
+                           "at each position: end with \"linear classes\"",
+                           have, classes);
         if (out_ndim != 1)
-            return fail_at(&w, last, "the model ends with %s, but it must give the %d class scores: end with "
-                           "flatten (or global_avg_pool2d) and \"linear classes\"", have, classes);
-        return fail_at(&w, last, "the model ends with %s features, but the data has %d classes: make the last "
-                       "layer \"linear classes\"", have, classes);
+            return fail_at(&w, last,
+                           "the model ends with %s, but it must give the %d class scores: end with "
+                           "flatten (or global_avg_pool2d) and \"linear classes\"",
+                           have, classes);
+        return fail_at(&w, last,
+                       "the model ends with %s features, but the data has %d classes: make the last "
+                       "layer \"linear classes\"",
+                       have, classes);
     }
     return EMBER_OK;
 }

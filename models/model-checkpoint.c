@@ -35,16 +35,19 @@ static const char *source_name(const struct source *src)
 
 static ember_checkpoint *source_open(ember_ctx *ctx, const struct source *src)
 {
-    return src->path ? ember_checkpoint_open(ctx, src->path) : ember_checkpoint_open_memory(ctx, src->data, src->size);
+    return src->path ? ember_checkpoint_open(ctx, src->path)
+                     : ember_checkpoint_open_memory(ctx, src->data, src->size);
 }
 
 static ember_status source_load_params(ember_params *params, const struct source *src)
 {
-    return src->path ? ember_params_load(params, src->path) : ember_params_load_memory(params, src->data, src->size);
+    return src->path ? ember_params_load(params, src->path)
+                     : ember_params_load_memory(params, src->data, src->size);
 }
 
 /* Saves to the path, or into a new buffer when path is NULL. */
-static ember_status save(ember_model *m, const char *path, void **data, size_t *size, const char *const *metadata)
+static ember_status save(ember_model *m, const char *path, void **data, size_t *size,
+                         const char *const *metadata)
 {
     ember_status st = model_counts_write_back(m);
     if (st != EMBER_OK)
@@ -72,7 +75,8 @@ static ember_status save(ember_model *m, const char *path, void **data, size_t *
         meta[k++] = "ember.model_text", meta[k++] = m->text;
     for (size_t i = 0; i < n; i++)
         meta[k++] = metadata[i];
-    st = path ? ember_params_save(m->params, path, meta) : ember_params_save_memory(m->params, meta, data, size);
+    st = path ? ember_params_save(m->params, path, meta)
+              : ember_params_save_memory(m->params, meta, data, size);
     free(meta);
     return st;
 }
@@ -107,8 +111,8 @@ static ember_status meta_count(ember_ctx *ctx, const ember_checkpoint *ck, const
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (!isdigit((unsigned char)text[0]) || errno || *end)
-        return ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's %s is \"%.40s\", not a whole number", what,
-                               key, text);
+        return ember_set_error(ctx, EMBER_ERR_FORMAT,
+                               "%s: the metadata's %s is \"%.40s\", not a whole number", what, key, text);
     *value = v;
     return EMBER_OK;
 }
@@ -160,35 +164,47 @@ static ember_model *from_checkpoint(ember_ctx *ctx, const struct source *src)
     if (!ck)
         return NULL;
     const char *what = source_name(src);
-    const char *name = ember_checkpoint_meta(ck, "ember.model"), *text = ember_checkpoint_meta(ck, "ember.model_text");
-    const char *input = ember_checkpoint_meta(ck, "ember.input"), *classes = ember_checkpoint_meta(ck, "ember.classes");
+    const char *name = ember_checkpoint_meta(ck, "ember.model"),
+               *text = ember_checkpoint_meta(ck, "ember.model_text");
+    const char *input = ember_checkpoint_meta(ck, "ember.input"),
+               *classes = ember_checkpoint_meta(ck, "ember.classes");
     int ndim = 0;
     int64_t shape[3];
     char *end = NULL;
     long n_classes = classes ? strtol(classes, &end, 10) : 0;
     ember_model *m = NULL;
     if (!name || !input || !classes) {
-        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s does not say which model it holds (its metadata has no %s): "
+        ember_set_error(ctx, EMBER_ERR_FORMAT,
+                        "%s does not say which model it holds (its metadata has no %s): "
                         "it was written by another program or an older ember; build the model and load it "
-                        "with ember_model_load", what,
-                        !name ? "ember.model" : !input ? "ember.input" : "ember.classes");
-    } else if (!ember_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 || n_classes > 1 << 20) {
-        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "
-                        "a shape and a class count", what, input, classes);
+                        "with ember_model_load",
+                        what,
+                        !name    ? "ember.model"
+                        : !input ? "ember.input"
+                                 : "ember.classes");
+    } else if (!ember_parse_shape(input, &ndim, shape) || !end || *end || n_classes < 1 ||
+               n_classes > 1 << 20) {
+        ember_set_error(ctx, EMBER_ERR_FORMAT,
+                        "%s: the metadata's input \"%.40s\" or classes \"%.40s\" is not "
+                        "a shape and a class count",
+                        what, input, classes);
     } else if (!text && !model_builtin_text(name)) {
-        ember_set_error(ctx, EMBER_ERR_FORMAT, "%s names the model \"%.200s\", which is not built in, and does not "
-                        "store its text (ember.model_text): build the model and load it with ember_model_load", what, name);
+        ember_set_error(
+            ctx, EMBER_ERR_FORMAT,
+            "%s names the model \"%.200s\", which is not built in, and does not "
+            "store its text (ember.model_text): build the model and load it with ember_model_load",
+            what, name);
     } else {
         /* an error in stored text is the checkpoint's, not the file's the name recalls */
         char source[4400];
         if (text)
             snprintf(source, sizeof source, "the model text stored in %s (from %.200s)", what, name);
-        m = model_parse_as(ctx, name, text ? source : name, text ? text : model_builtin_text(name), ndim, shape,
-                           (int)n_classes, 0, ck, what);
+        m = model_parse_as(ctx, name, text ? source : name, text ? text : model_builtin_text(name), ndim,
+                           shape, (int)n_classes, 0, ck, what);
         int have = ember_checkpoint_tensor_count(ck), want = m ? ember_params_count(m->params) : 0;
         if (m && have != want) /* each of the model's tensors is in the file: the rest are not the model's */
-            ember_set_error(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors, but the model it describes has %d", what,
-                            have, want);
+            ember_set_error(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors, but the model it describes has %d",
+                            what, have, want);
         if (m && (have != want || load(m, src) != EMBER_OK)) {
             ember_model_free(m);
             m = NULL;

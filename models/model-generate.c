@@ -34,11 +34,11 @@ struct ember_generator {
     int64_t context;
     int32_t *tokens; /* every token fed, in order */
     int64_t count, cap;
-    int64_t cached;      /* with the cache: how many of the window's tokens it holds */
-    int64_t window;      /* where the window (the cache's first position) starts in tokens */
-    float *scores;       /* (classes): the model's scores for the token after the last fed */
-    float *sorted;       /* scratch for top-k */
-    bool ready;          /* scores hold the last token's */
+    int64_t cached;           /* with the cache: how many of the window's tokens it holds */
+    int64_t window;           /* where the window (the cache's first position) starts in tokens */
+    float *scores;            /* (classes): the model's scores for the token after the last fed */
+    float *sorted;            /* scratch for top-k */
+    bool ready;               /* scores hold the last token's */
     ember_tensor *caches[64]; /* one per attention layer, in file order */
     int layers, made;
 };
@@ -107,13 +107,16 @@ ember_generator *ember_generator_new(ember_model *m, const ember_generate_option
     struct model_block *root = &m->file.root;
     bool text = m->sample_ndim == 1 && root->count > 0 && root->layers[root->count - 1].out_ndim == 2;
     if (!text) {
-        ember_set_error(m->ctx, EMBER_ERR_ARG, "%s is not a model of text: generation needs one that takes a "
-                        "sequence of tokens and scores every position (gpt-tiny)", m->name);
+        ember_set_error(m->ctx, EMBER_ERR_ARG,
+                        "%s is not a model of text: generation needs one that takes a "
+                        "sequence of tokens and scores every position (gpt-tiny)",
+                        m->name);
         return NULL;
     }
     if (!(o->temperature >= 0.0f) || o->top_k < 0) {
-        ember_set_error(m->ctx, EMBER_ERR_ARG, "generation: the temperature (%g) and top-k (%d) must be 0 or more",
-                        o->temperature, o->top_k);
+        ember_set_error(m->ctx, EMBER_ERR_ARG,
+                        "generation: the temperature (%g) and top-k (%d) must be 0 or more", o->temperature,
+                        o->top_k);
         return NULL;
     }
     ember_generator *g = calloc(1, sizeof *g);
@@ -130,7 +133,8 @@ ember_generator *ember_generator_new(ember_model *m, const ember_generate_option
     each_layer(root, count_attention, &g->layers);
     if (!g->scores || !g->sorted || g->layers > (int)(sizeof g->caches / sizeof g->caches[0])) {
         g->layers = 0;
-        ember_set_error(m->ctx, EMBER_ERR_NOMEM, "generation: out of host memory, or over %d attention layers",
+        ember_set_error(m->ctx, EMBER_ERR_NOMEM,
+                        "generation: out of host memory, or over %d attention layers",
                         (int)(sizeof g->caches / sizeof g->caches[0]));
         ember_generator_free(g);
         return NULL;
@@ -174,11 +178,13 @@ static ember_status run(ember_generator *g, int64_t first, int64_t n, int64_t po
     ember_tape_mark mark = ember_tape_mark_now(ctx);
     const int64_t shape[2] = {1, n};
     ember_tensor *x = ember_tensor_new(ctx, EMBER_I32, 2, shape);
-    ember_status st = x ? ember_tensor_write(x, g->tokens + first, (size_t)n * sizeof *g->tokens) : ember_last_status(ctx);
+    ember_status st =
+        x ? ember_tensor_write(x, g->tokens + first, (size_t)n * sizeof *g->tokens) : ember_last_status(ctx);
     ember_tensor *y = st == EMBER_OK ? model_run(m, x) : NULL; /* (1, n, classes) */
     ember_tensor *last = y ? ember_narrow(y, 1, n - 1, 1) : NULL;
     if (st == EMBER_OK)
-        st = last ? ember_tensor_read(last, g->scores, (size_t)m->classes * sizeof *g->scores) : ember_last_status(ctx);
+        st = last ? ember_tensor_read(last, g->scores, (size_t)m->classes * sizeof *g->scores)
+                  : ember_last_status(ctx);
     ember_tape_release_since(ctx, mark, NULL);
     ember_tensor_free(x);
     ember_model_set_training(m, was_training);
@@ -197,7 +203,8 @@ ember_status ember_generator_feed(ember_generator *g, const int32_t *tokens, int
         return ember_set_error(ctx, EMBER_ERR_ARG, "ember_generator_feed: give at least one token");
     for (int64_t i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= g->model->classes)
-            return ember_set_error(ctx, EMBER_ERR_ARG, "ember_generator_feed: token %d is not one of the model's %d",
+            return ember_set_error(ctx, EMBER_ERR_ARG,
+                                   "ember_generator_feed: token %d is not one of the model's %d",
                                    (int)tokens[i], g->model->classes);
     if (g->count + n > g->cap) {
         int64_t cap = g->cap ? g->cap : 256;
@@ -277,8 +284,8 @@ ember_status ember_generator_next(ember_generator *g, int32_t *token)
     return ember_generator_feed(g, token, 1);
 }
 
-ember_status ember_model_generate(ember_model *model, const ember_generate_options *options, const int32_t *prompt,
-                                  int64_t prompt_len, int64_t count, int32_t *out)
+ember_status ember_model_generate(ember_model *model, const ember_generate_options *options,
+                                  const int32_t *prompt, int64_t prompt_len, int64_t count, int32_t *out)
 {
     ember_generator *g = ember_generator_new(model, options);
     if (!g)

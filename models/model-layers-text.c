@@ -33,7 +33,8 @@
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
 
 /* A parameter `prefix.name`. */
-static ember_tensor *add(struct model_build *b, const char *prefix, const char *name, int ndim, const int64_t *shape)
+static ember_tensor *add(struct model_build *b, const char *prefix, const char *name, int ndim,
+                         const int64_t *shape)
 {
     char full[MODEL_NAME_MAX + 32];
     snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", name);
@@ -46,7 +47,8 @@ static ember_status init_normal(ember_tensor *t, ember_rng *rng)
     int64_t n = ember_tensor_numel(t);
     float *host = malloc((size_t)(n ? n : 1) * sizeof *host);
     if (!host)
-        return ember_set_error(ember_tensor_ctx(t), EMBER_ERR_NOMEM, "out of host memory initialising a layer");
+        return ember_set_error(ember_tensor_ctx(t), EMBER_ERR_NOMEM,
+                               "out of host memory initialising a layer");
     for (int64_t i = 0; i < n; i += 2) {
         double u1 = 1.0 - (double)ember_rng_uniform(rng, 0.0f, 1.0f), u2 = ember_rng_uniform(rng, 0.0f, 1.0f);
         double r = sqrt(-2.0 * log(u1)), a = 2.0 * 3.14159265358979323846 * u2;
@@ -64,8 +66,8 @@ static ember_status init_normal(ember_tensor *t, ember_rng *rng)
 enum { EMBED_DIM, EMBED_VOCAB };
 
 /* tokens (T) -> (T, dim) */
-bool model_embedding_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                           char *why, size_t why_len)
+bool model_embedding_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                           int64_t *out, char *why, size_t why_len)
 {
     if (ndim != 1)
         return WHY("embedding takes a sequence of tokens (T): put it first, on text data");
@@ -97,8 +99,8 @@ void model_embedding_describe(const struct model_layer *l, char *out, size_t len
 /* ------------------------------------------------- position embedding */
 
 /* (T, C) -> (T, C) */
-bool model_position_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                          char *why, size_t why_len)
+bool model_position_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                          int64_t *out, char *why, size_t why_len)
 {
     if (ndim != 2)
         return WHY("position_embedding takes a sequence of vectors (T, C): put it after an embedding");
@@ -124,15 +126,16 @@ ember_tensor *model_position_forward(struct model_layer *l, ember_tensor *x, boo
 
 void model_position_describe(const struct model_layer *l, char *out, size_t len)
 {
-    snprintf(out, len, "Embedding(%lld, %lld) of positions", (long long)l->in_shape[0], (long long)l->in_shape[1]);
+    snprintf(out, len, "Embedding(%lld, %lld) of positions", (long long)l->in_shape[0],
+             (long long)l->in_shape[1]);
 }
 
 /* ----------------------------------------------------------- layer norm */
 
 enum { LN_EPS, LN_BIAS };
 
-bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                            char *why, size_t why_len)
+bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                            int64_t *out, char *why, size_t why_len)
 {
     *out_ndim = ndim;
     memcpy(out, in, (size_t)ndim * sizeof *in);
@@ -183,8 +186,8 @@ void model_layer_norm_describe(const struct model_layer *l, char *out, size_t le
 enum { ATTN_HEADS, ATTN_DROPOUT, ATTN_BIAS };
 enum { ATTN_QKV_W, ATTN_QKV_B, ATTN_PROJ_W, ATTN_PROJ_B };
 
-bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                           char *why, size_t why_len)
+bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                           int64_t *out, char *why, size_t why_len)
 {
     int heads = (int)l->value[ATTN_HEADS];
     if (ndim != 2)

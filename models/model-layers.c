@@ -18,7 +18,8 @@
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
 
 /* snprintf at out + *at, never past len; *at stops at len - 1 */
-static void append(char *out, size_t len, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void append(char *out, size_t len, size_t *at, const char *fmt, ...)
 {
     if (*at + 1 >= len)
@@ -71,17 +72,20 @@ static ember_tensor *add(struct model_build *b, const char *prefix, const char *
         int file_ndim = ember_checkpoint_tensor_shape(b->expect, full, in_file);
         tuple_str(ndim, shape, want, sizeof want);
         if (file_ndim < 0) {
-            ember_set_error(b->ctx, EMBER_ERR_FORMAT, "%s has no tensor \"%s\" %s, which the model it describes has",
-                            b->expect_path, full, want);
+            ember_set_error(b->ctx, EMBER_ERR_FORMAT,
+                            "%s has no tensor \"%s\" %s, which the model it describes has", b->expect_path,
+                            full, want);
             return NULL;
         }
         if (file_ndim != ndim || (ndim && memcmp(in_file, shape, (size_t)ndim * sizeof *shape) != 0)) {
-            ember_set_error(b->ctx, EMBER_ERR_FORMAT, "%s holds \"%s\" as %s, but the model it describes makes it %s",
-                            b->expect_path, full, tuple_str(file_ndim, in_file, have, sizeof have), want);
+            ember_set_error(b->ctx, EMBER_ERR_FORMAT,
+                            "%s holds \"%s\" as %s, but the model it describes makes it %s", b->expect_path,
+                            full, tuple_str(file_ndim, in_file, have, sizeof have), want);
             return NULL;
         }
     }
-    return buffer ? ember_params_add_buffer(b->params, full, ndim, shape) : ember_params_add(b->params, full, ndim, shape);
+    return buffer ? ember_params_add_buffer(b->params, full, ndim, shape)
+                  : ember_params_add(b->params, full, ndim, shape);
 }
 
 static ember_status fill(ember_tensor *t, float value)
@@ -89,7 +93,8 @@ static ember_status fill(ember_tensor *t, float value)
     int64_t n = ember_tensor_numel(t);
     float *host = malloc((size_t)(n ? n : 1) * sizeof *host);
     if (!host)
-        return ember_set_error(ember_tensor_ctx(t), EMBER_ERR_NOMEM, "out of host memory initialising a layer");
+        return ember_set_error(ember_tensor_ctx(t), EMBER_ERR_NOMEM,
+                               "out of host memory initialising a layer");
     for (int64_t i = 0; i < n; i++)
         host[i] = value;
     ember_status st = ember_tensor_write(t, host, (size_t)n * sizeof *host);
@@ -104,7 +109,8 @@ enum { CONV_OUT, CONV_KERNEL, CONV_STRIDE, CONV_PADDING, CONV_BIAS };
 
 static int conv_padding(const struct model_layer *l)
 {
-    return l->value[CONV_PADDING] == PADDING_SAME ? (int)(l->value[CONV_KERNEL] - 1) / 2 : (int)l->value[CONV_PADDING];
+    return l->value[CONV_PADDING] == PADDING_SAME ? (int)(l->value[CONV_KERNEL] - 1) / 2
+                                                  : (int)l->value[CONV_PADDING];
 }
 
 /* y (OC, OH, OW), OH = (H + 2 padding - K) / stride + 1 */
@@ -141,7 +147,8 @@ static ember_status conv_add_params(struct model_layer *l, struct model_build *b
 
 static ember_tensor *conv_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_conv2d(x, l->t[0], l->t[1], (int)l->value[CONV_STRIDE], conv_padding(l)); /* (N, OC, OH, OW) */
+    return ember_conv2d(x, l->t[0], l->t[1], (int)l->value[CONV_STRIDE],
+                        conv_padding(l)); /* (N, OC, OH, OW) */
 }
 
 static double conv_flops(const struct model_layer *l)
@@ -167,8 +174,8 @@ static void conv_describe(const struct model_layer *l, char *out, size_t len)
 enum { LINEAR_OUT, LINEAR_BIAS };
 
 /* (in) -> (out), or a sequence's (T, in) -> (T, out), every position alike */
-static bool linear_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                         char *why, size_t why_len)
+static bool linear_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                         int64_t *out, char *why, size_t why_len)
 {
     if (ndim == 3)
         return WHY("linear takes features (a vector per sample): put flatten or global_avg_pool2d before it");
@@ -197,7 +204,8 @@ static ember_tensor *linear_forward(struct model_layer *l, ember_tensor *x, bool
 
 static double linear_flops(const struct model_layer *l)
 {
-    double in = (double)l->in_shape[l->in_ndim - 1], positions = l->in_ndim == 2 ? (double)l->in_shape[0] : 1.0;
+    double in = (double)l->in_shape[l->in_ndim - 1],
+           positions = l->in_ndim == 2 ? (double)l->in_shape[0] : 1.0;
     return positions * (double)l->value[LINEAR_OUT] * (2.0 * in + (l->value[LINEAR_BIAS] != 0.0));
 }
 
@@ -308,13 +316,18 @@ static ember_tensor *gelu_forward(struct model_layer *l, ember_tensor *x, bool t
     return l->value[0] != 0.0 ? ember_gelu_tanh(x) : ember_gelu(x);
 }
 
-static void relu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "ReLU()"); }
+static void relu_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "ReLU()");
+}
 static void leaky_relu_describe(const struct model_layer *l, char *out, size_t len)
 {
     snprintf(out, len, "LeakyReLU(%g)", l->value[0]);
 }
+/* clang-format off */
 static void sigmoid_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Sigmoid()"); }
 static void tanh_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Tanh()"); }
+/* clang-format on */
 static void gelu_describe(const struct model_layer *l, char *out, size_t len)
 {
     snprintf(out, len, "GELU(%s)", l->value[0] != 0.0 ? "approximate='tanh'" : "");
@@ -372,8 +385,8 @@ static void pool_describe(const struct model_layer *l, char *out, size_t len)
 }
 
 /* y (C): the mean of each plane */
-static bool global_pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                              char *why, size_t why_len)
+static bool global_pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                              int64_t *out, char *why, size_t why_len)
 {
     if (ndim != 3)
         return WHY("global_avg_pool2d takes images (C, H, W)");
@@ -387,7 +400,10 @@ static ember_tensor *global_pool_forward(struct model_layer *l, ember_tensor *x,
     return ember_global_avg_pool2d(x); /* (N, C) */
 }
 
-static double global_pool_flops(const struct model_layer *l) { return (double)numel_of(l->in_ndim, l->in_shape); }
+static double global_pool_flops(const struct model_layer *l)
+{
+    return (double)numel_of(l->in_ndim, l->in_shape);
+}
 
 static void global_pool_describe(const struct model_layer *l, char *out, size_t len)
 {
@@ -406,8 +422,8 @@ static void dropout_describe(const struct model_layer *l, char *out, size_t len)
     snprintf(out, len, "Dropout(p=%g)", l->value[0]);
 }
 
-static bool flatten_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                          char *why, size_t why_len)
+static bool flatten_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                          int64_t *out, char *why, size_t why_len)
 {
     *out_ndim = 1;
     out[0] = numel_of(ndim, in);
@@ -420,10 +436,14 @@ static ember_tensor *flatten_forward(struct model_layer *l, ember_tensor *x, boo
 }
 
 static double no_flops(const struct model_layer *l) { return 0.0; }
-static void flatten_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Flatten()"); }
+static void flatten_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "Flatten()");
+}
 
 /* ------------------------------------------------------------------- table */
 
+/* clang-format off */
 #define INT_OPTION(n, req, def, lo, hi, w, wv, text) {n, VALUE_INT, req, def, lo, hi, w, wv, text}
 #define FLOAT_OPTION(n, def, lo, hi, text) {n, VALUE_FLOAT, false, def, lo, hi, NULL, 0, text}
 #define BOOL_OPTION(n, def, text) {n, VALUE_BOOL, false, def, 0, 1, NULL, 0, text}
@@ -431,33 +451,48 @@ static void flatten_describe(const struct model_layer *l, char *out, size_t len)
     {FLOAT_OPTION("momentum", 0.1, 0.0, 1.0, "how far the running statistics move each batch"),     \
      FLOAT_OPTION("eps", 1e-5, 1e-12, 1.0, "added to the variance"),                                 \
      BOOL_OPTION("affine", 1, "learn a weight and bias per channel")}
+/* clang-format on */
 
 const struct model_layer_type model_layer_types[] = {
-    {"conv2d", "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true]",
+    {"conv2d",
+     "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true]",
      "out",
      {INT_OPTION("out", true, 0, 1, 65536, NULL, 0, "the output channels"),
       INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square kernel's size"),
       INT_OPTION("stride", false, 1, 1, 1024, NULL, 0, "the step between windows"),
       INT_OPTION("padding", false, 0, 0, 1024, "same", PADDING_SAME, "zeros added on each side"),
       BOOL_OPTION("bias", 1, "add a learned bias per channel")},
+     /* clang-format off */
      conv_infer, conv_add_params, conv_forward, conv_flops, conv_describe},
     {"linear", "fully connected (Linear): linear OUT|classes [bias=true]", "out",
+     /* clang-format on */
      {INT_OPTION("out", true, 0, 1, 1 << 20, "classes", -1, "the output features"),
       BOOL_OPTION("bias", 1, "add a learned bias")},
-     linear_infer, linear_add_params, linear_forward, linear_flops, linear_describe},
-    {"batch_norm2d", "batch normalization of images (BatchNorm2d): [momentum=0.1] [eps=1e-5] [affine=true]", NULL,
-     BN_OPTIONS, bn2d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
-    {"batch_norm1d", "batch normalization of features (BatchNorm1d): [momentum=0.1] [eps=1e-5] [affine=true]", NULL,
-     BN_OPTIONS, bn1d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
+     linear_infer,
+     linear_add_params,
+     linear_forward,
+     linear_flops,
+     linear_describe},
+    {"batch_norm2d", "batch normalization of images (BatchNorm2d): [momentum=0.1] [eps=1e-5] [affine=true]",
+     NULL, BN_OPTIONS, bn2d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
+    {"batch_norm1d", "batch normalization of features (BatchNorm1d): [momentum=0.1] [eps=1e-5] [affine=true]",
+     NULL, BN_OPTIONS, bn1d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
     {"relu", "max(x, 0)", NULL, {{NULL}}, same_infer, NULL, relu_forward, elementwise_flops, relu_describe},
-    {"leaky_relu", "x > 0 ? x : slope * x: leaky_relu [slope=0.01]", "slope",
+    {"leaky_relu",
+     "x > 0 ? x : slope * x: leaky_relu [slope=0.01]",
+     "slope",
      {FLOAT_OPTION("slope", 0.01, -1000.0, 1000.0, "the slope below zero")},
+     /* clang-format off */
      same_infer, NULL, leaky_relu_forward, elementwise_flops, leaky_relu_describe},
     {"sigmoid", "1 / (1 + e^-x)", NULL, {{NULL}}, same_infer, NULL, sigmoid_forward, elementwise_flops,
+     /* clang-format on */
      sigmoid_describe},
     {"tanh", "tanh x", NULL, {{NULL}}, same_infer, NULL, tanh_forward, elementwise_flops, tanh_describe},
-    {"gelu", "x * Phi(x), exact, or GPT-2's tanh form: gelu [tanh=false]", "tanh",
+    {"gelu",
+     "x * Phi(x), exact, or GPT-2's tanh form: gelu [tanh=false]",
+     "tanh",
      {BOOL_OPTION("tanh", 0, "the tanh approximation, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")},
+     /* clang-format off */
      same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
     {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K]", "kernel",
      {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
@@ -473,27 +508,45 @@ const struct model_layer_type model_layer_types[] = {
      {FLOAT_OPTION("p", 0.5, 0.0, 1.0, "the probability of zeroing a value")},
      same_infer, NULL, dropout_forward, no_flops, dropout_describe},
     {"flatten", "(C, H, W) -> (C * H * W)", NULL, {{NULL}}, flatten_infer, NULL, flatten_forward, no_flops,
+     /* clang-format on */
      flatten_describe},
     /* the layers of a GPT (model-layers-text.c) */
-    {"embedding", "a learned vector per token (Embedding): (T) tokens -> (T, DIM): embedding DIM [vocab=classes]",
+    {"embedding",
+     "a learned vector per token (Embedding): (T) tokens -> (T, DIM): embedding DIM [vocab=classes]",
      "dim",
      {INT_OPTION("dim", true, 0, 1, 1 << 20, NULL, 0, "the vectors' size"),
-      INT_OPTION("vocab", false, -1, 1, 1 << 24, "classes", -1, "the tokens, the data's classes if not given")},
-     model_embedding_infer, model_embedding_add_params, model_embedding_forward, no_flops,
+      INT_OPTION("vocab", false, -1, 1, 1 << 24, "classes", -1,
+                 "the tokens, the data's classes if not given")},
+     model_embedding_infer,
+     model_embedding_add_params,
+     model_embedding_forward,
+     no_flops,
      model_embedding_describe},
+    /* clang-format off */
     {"position_embedding", "a learned vector per position, added: (T, C) -> (T, C)", NULL, {{NULL}},
      model_position_infer, model_position_add_params, model_position_forward, elementwise_flops,
+     /* clang-format on */
      model_position_describe},
-    {"layer_norm", "normalises each position's vector (LayerNorm): [eps=1e-5] [bias=true]", NULL,
+    {"layer_norm",
+     "normalises each position's vector (LayerNorm): [eps=1e-5] [bias=true]",
+     NULL,
      {FLOAT_OPTION("eps", 1e-5, 1e-12, 1.0, "added to the variance"), BOOL_OPTION("bias", 1, "learn a bias")},
-     model_layer_norm_infer, model_layer_norm_add_params, model_layer_norm_forward, model_layer_norm_flops,
+     model_layer_norm_infer,
+     model_layer_norm_add_params,
+     model_layer_norm_forward,
+     model_layer_norm_flops,
      model_layer_norm_describe},
-    {"attention", "causal multi-head self-attention with its projections c_attn and c_proj (nanoGPT's): "
-     "attention heads=H [dropout=0] [bias=true]", "heads",
+    {"attention",
+     "causal multi-head self-attention with its projections c_attn and c_proj (nanoGPT's): "
+     "attention heads=H [dropout=0] [bias=true]",
+     "heads",
      {INT_OPTION("heads", true, 0, 1, 4096, NULL, 0, "the heads, which divide the features"),
       FLOAT_OPTION("dropout", 0.0, 0.0, 0.99, "dropout on the attention weights and the output, in training"),
       BOOL_OPTION("bias", 1, "the projections learn a bias")},
-     model_attention_infer, model_attention_add_params, model_attention_forward, model_attention_flops,
+     model_attention_infer,
+     model_attention_add_params,
+     model_attention_forward,
+     model_attention_flops,
      model_attention_describe},
 };
 const int model_layer_type_count = sizeof model_layer_types / sizeof model_layer_types[0];

@@ -34,7 +34,7 @@
 #include "onnx-impl.h"
 #include "platform.h"
 
-#define EXPORT_OPSET 13
+#define EXPORT_OPSET      13
 #define EXPORT_IR_VERSION 7 /* the IR version that goes with opset 13 */
 
 struct exporter {
@@ -52,7 +52,8 @@ static char *dup_or_fail(struct exporter *ex, const char *s)
 }
 
 /* a float initializer `name` of `values` (copied) */
-static const char *add_init(struct exporter *ex, const char *name, int ndim, const int64_t *dims, const float *values)
+static const char *add_init(struct exporter *ex, const char *name, int ndim, const int64_t *dims,
+                            const float *values)
 {
     struct onnx_graph *g = ex->g;
     if (ex->nomem)
@@ -99,8 +100,8 @@ static const char *add_param(struct exporter *ex, const char *prefix, const char
 }
 
 /* a node `op` named "/base/op" with the given inputs, giving one output */
-static struct onnx_node *add_node(struct exporter *ex, const char *op, const char *base, const char *const *inputs,
-                                  int input_count)
+static struct onnx_node *add_node(struct exporter *ex, const char *op, const char *base,
+                                  const char *const *inputs, int input_count)
 {
     struct onnx_graph *g = ex->g;
     if (ex->nomem)
@@ -129,7 +130,8 @@ static struct onnx_node *add_node(struct exporter *ex, const char *op, const cha
         ex->nomem = true; /* stops the export; the error above is the one reported */
     }
     char output[sizeof name + 16];
-    snprintf(output, sizeof output, "%.*s_output_0", (int)(sizeof output - 16), name); /* room for the suffix */
+    snprintf(output, sizeof output, "%.*s_output_0", (int)(sizeof output - 16),
+             name); /* room for the suffix */
     n->name = dup_or_fail(ex, name);
     n->op_type = dup_or_fail(ex, op);
     n->domain = dup_or_fail(ex, "");
@@ -254,10 +256,14 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
                              add_param(ex, l->full_name, "running_var", l->t[3])};
         n = add_node(ex, "BatchNormalization", base, in, 5);
         attr_float(ex, n, "epsilon", (float)model_layer_option(l, "eps"));
-        attr_float(ex, n, "momentum", 1.0f - (float)model_layer_option(l, "momentum")); /* ONNX keeps the other share */
+        attr_float(ex, n, "momentum",
+                   1.0f - (float)model_layer_option(l, "momentum")); /* ONNX keeps the other share */
     } else if (strcmp(type, "relu") == 0 || strcmp(type, "sigmoid") == 0 || strcmp(type, "tanh") == 0) {
-        n = add_node(ex, strcmp(type, "relu") == 0 ? "Relu" : strcmp(type, "sigmoid") == 0 ? "Sigmoid" : "Tanh", base,
-                     &x, 1);
+        n = add_node(ex,
+                     strcmp(type, "relu") == 0      ? "Relu"
+                     : strcmp(type, "sigmoid") == 0 ? "Sigmoid"
+                                                    : "Tanh",
+                     base, &x, 1);
     } else if (strcmp(type, "leaky_relu") == 0) {
         n = add_node(ex, "LeakyRelu", base, &x, 1);
         attr_float(ex, n, "alpha", (float)model_layer_option(l, "slope"));
@@ -292,7 +298,8 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
     } else if (strcmp(type, "dropout") == 0) {
         return x;
     } else {
-        ember_set_error(ex->ctx, EMBER_ERR_UNSUPPORTED, "exporting to ONNX: layer type %s has no ONNX form yet", type);
+        ember_set_error(ex->ctx, EMBER_ERR_UNSUPPORTED,
+                        "exporting to ONNX: layer type %s has no ONNX form yet", type);
         ex->nomem = true;
     }
     return output_of(n);
@@ -306,9 +313,11 @@ static const char *export_block(struct exporter *ex, const struct model_block *b
 }
 
 /* the graph's input or output: (batch, dims...) floats */
-static void set_value(struct exporter *ex, struct onnx_value *v, const char *name, int ndim, const int64_t *dims)
+static void set_value(struct exporter *ex, struct onnx_value *v, const char *name, int ndim,
+                      const int64_t *dims)
 {
-    *v = (struct onnx_value){.name = dup_or_fail(ex, name), .type = ONNX_FLOAT, .ndim = ndim + 1, .dims = {-1}};
+    *v = (struct onnx_value){
+        .name = dup_or_fail(ex, name), .type = ONNX_FLOAT, .ndim = ndim + 1, .dims = {-1}};
     v->dim_names[0] = dup_or_fail(ex, "batch");
     for (int i = 0; i < ndim; i++)
         v->dims[i + 1] = dims[i];
@@ -321,8 +330,8 @@ static void set_metadata(struct exporter *ex, struct onnx_model *om, const struc
     char input[64], classes[16];
     model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
     snprintf(classes, sizeof classes, "%d", m->classes);
-    const char *own[] = {"ember.model", m->name, "ember.input", input, "ember.classes", classes,
-                         "ember.model_text", m->text};
+    const char *own[] = {"ember.model",   m->name, "ember.input",      input,
+                         "ember.classes", classes, "ember.model_text", m->text};
     int n = 0;
     while (metadata && metadata[n] && metadata[n + 1])
         n += 2;
@@ -343,11 +352,14 @@ static void set_metadata(struct exporter *ex, struct onnx_model *om, const struc
 }
 
 /* The model as ModelProto bytes (a buffer to free()). */
-static ember_status export_bytes(struct ember_model *m, const char *const *metadata, void **data, size_t *size)
+static ember_status export_bytes(struct ember_model *m, const char *const *metadata, void **data,
+                                 size_t *size)
 {
     if (!m->text)
-        return ember_set_error(m->ctx, EMBER_ERR_UNSUPPORTED, "%s is a network written in C: it has no layers that "
-                               "ember could write as ONNX operators", m->name);
+        return ember_set_error(m->ctx, EMBER_ERR_UNSUPPORTED,
+                               "%s is a network written in C: it has no layers that "
+                               "ember could write as ONNX operators",
+                               m->name);
     struct onnx_model om = {.ir_version = EXPORT_IR_VERSION, .opset = EXPORT_OPSET};
     struct exporter ex = {.ctx = m->ctx, .g = &om.graph};
     ember_clear_error(m->ctx);

@@ -60,15 +60,17 @@ struct importer {
     const struct onnx_graph *g;
     struct value_ref *values; /* sorted by name */
     int value_count;
-    bool *used;       /* per node: taken by the walk */
+    bool *used;        /* per node: taken by the walk */
     const char *input; /* the graph's one data input */
     int64_t batch;     /* its first dimension when fixed, else -1 */
     int depth;
 };
 
 static const char supported[] =
-    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, Mul), "
-    "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), Squeeze, "
+    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, "
+    "Mul), "
+    "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
+    "Squeeze, "
     "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
 
 static ember_status fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
@@ -103,7 +105,10 @@ static const struct onnx_node *producer(const struct importer *im, const char *n
     return v && v->node >= 0 ? &im->g->nodes[v->node] : NULL;
 }
 
-static int node_index(const struct importer *im, const struct onnx_node *n) { return (int)(n - im->g->nodes); }
+static int node_index(const struct importer *im, const struct onnx_node *n)
+{
+    return (int)(n - im->g->nodes);
+}
 
 static void take(struct importer *im, const struct onnx_node *n)
 {
@@ -236,8 +241,8 @@ static void add_values(struct imp_layer *l, const float *values, int64_t count, 
  * x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Cast, Slice
  * over constants. The batch is a value of its own, BATCH; anything else
  * that depends on the data is UNKNOWN. */
-#define BATCH INT64_MIN
-#define UNKNOWN (INT64_MIN + 1)
+#define BATCH    INT64_MIN
+#define UNKNOWN  (INT64_MIN + 1)
 #define FOLD_MAX 8
 
 static int fold(struct importer *im, const char *name, int64_t *out, int depth)
@@ -283,8 +288,8 @@ static int fold(struct importer *im, const char *name, int64_t *out, int depth)
     }
     if (strcmp(op, "Slice") == 0 && n->input_count >= 3) {
         int64_t s[FOLD_MAX], e[FOLD_MAX];
-        if (fold(im, n->inputs[1], s, depth + 1) != 1 || fold(im, n->inputs[2], e, depth + 1) != 1 || s[0] < 0 ||
-            e[0] <= s[0] || s[0] >= na)
+        if (fold(im, n->inputs[1], s, depth + 1) != 1 || fold(im, n->inputs[2], e, depth + 1) != 1 ||
+            s[0] < 0 || e[0] <= s[0] || s[0] >= na)
             return -1;
         int count = (int)((e[0] > na ? na : e[0]) - s[0]);
         memcpy(out, a + s[0], (size_t)count * sizeof *out);
@@ -332,7 +337,8 @@ static const char *branch_point(struct importer *im, const char *a, const char *
     if (!trail)
         return NULL;
     int n = 0;
-    for (const char *v = a; v && n < LONGEST; v = strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL)
+    for (const char *v = a; v && n < LONGEST;
+         v = strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL)
         trail[n++] = v;
     const char *found = NULL;
     for (const char *v = b; v && !found; v = strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL)
@@ -395,7 +401,8 @@ static bool match_gelu(struct importer *im, const struct onnx_node *outer, const
             strcmp(erf->op_type, "Erf") != 0)
             continue;
         const struct onnx_node *div = producer(im, erf->inputs[0]);
-        if (!div || strcmp(div->op_type, "Div") != 0 || div->input_count != 2 || strcmp(div->inputs[0], xx) != 0)
+        if (!div || strcmp(div->op_type, "Div") != 0 || div->input_count != 2 ||
+            strcmp(div->inputs[0], xx) != 0)
             continue;
         const struct onnx_tensor *root2 = constant(im, div->inputs[1]);
         if (!root2 || !root2->values || root2->numel != 1 || fabsf(root2->values[0] - 1.41421356f) > 1e-5f)
@@ -438,11 +445,13 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
             return fail_node(im, mm, "its bias C is computed; ember's linear layer takes a constant bias");
     }
     if (!w || !w->values || w->ndim != 2)
-        return fail_node(im, mm, "the weight must be a constant float matrix; ember's linear layer learns its own");
+        return fail_node(im, mm,
+                         "the weight must be a constant float matrix; ember's linear layer learns its own");
     bool trans_b = gemm && attr_int(mm, "transB", 0);
     if (gemm && (attr_int(mm, "transA", 0) || attr_float(mm, "alpha", 1.0f) != 1.0f ||
                  (b && attr_float(mm, "beta", 1.0f) != 1.0f)))
-        return fail_node(im, mm, "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
+        return fail_node(im, mm,
+                         "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
                          "y = x W^T + b");
     int64_t out = trans_b ? w->dims[0] : w->dims[1];
     if (b && (!b->values || (b->numel != out && b->numel != 1)))
@@ -489,7 +498,8 @@ static ember_status conv_layer(struct importer *im, struct imp_block *block, con
         !attr_uniform(n, "pads", 0, &pad) || !attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
         (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 && strcmp(auto_pad->s, "VALID") != 0 &&
          !(same && stride == 1 && k % 2 == 1)))
-        return fail_node(im, n, "ember's conv2d has a square kernel, the same stride and padding on every side, "
+        return fail_node(im, n,
+                         "ember's conv2d has a square kernel, the same stride and padding on every side, "
                          "no dilation and no groups");
     struct imp_layer *l = block_add(im, block, "conv2d", n);
     if (!l)
@@ -544,9 +554,11 @@ static ember_status pool_layer(struct importer *im, struct imp_block *block, con
     if (!kernel || kernel->int_count != 2 || kernel->ints[0] != kernel->ints[1] ||
         !attr_uniform(n, "strides", 1, &stride) || !attr_uniform(n, "pads", 0, &pad) || pad != 0 ||
         !attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 || attr_int(n, "ceil_mode", 0) ||
-        (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 && strcmp(auto_pad->s, "VALID") != 0) ||
+        (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 &&
+         strcmp(auto_pad->s, "VALID") != 0) ||
         n->output_count > 1)
-        return fail_node(im, n, "ember's pools take a square window of 2-d images, the same stride both ways, no "
+        return fail_node(im, n,
+                         "ember's pools take a square window of 2-d images, the same stride both ways, no "
                          "padding, dilation or ceil_mode");
     struct imp_layer *l = block_add(im, block, n->op_type[0] == 'M' ? "max_pool2d" : "avg_pool2d", n);
     if (!l)
@@ -554,7 +566,8 @@ static ember_status pool_layer(struct importer *im, struct imp_block *block, con
     if (stride == kernel->ints[0])
         snprintf(l->options, sizeof l->options, "%lld", (long long)kernel->ints[0]);
     else
-        snprintf(l->options, sizeof l->options, "%lld stride=%lld", (long long)kernel->ints[0], (long long)stride);
+        snprintf(l->options, sizeof l->options, "%lld stride=%lld", (long long)kernel->ints[0],
+                 (long long)stride);
     *x = n->inputs[0];
     return EMBER_OK;
 }
@@ -605,11 +618,13 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         if (c0 != c1 && mm && strcmp(mm->op_type, "MatMul") == 0)
             return linear_layer(im, block, n, mm, x);
         if (c0 || c1)
-            return fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s", supported);
+            return fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s",
+                             supported);
         /* a residual block: body and shortcut from where they split */
         const char *split = branch_point(im, n->inputs[0], n->inputs[1]);
         if (!split)
-            return fail_node(im, n, "its two inputs do not come from one value; ember's residual blocks add two "
+            return fail_node(im, n,
+                             "its two inputs do not come from one value; ember's residual blocks add two "
                              "branches of the same input");
         if (++im->depth > MODEL_MAX_DEPTH)
             return fail_node(im, n, "residual blocks nested over %d deep", MODEL_MAX_DEPTH);
@@ -631,13 +646,15 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     }
     static const struct {
         const char *op, *layer;
-    } simple[] = {{"Relu", "relu"},       {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},
-                  {"LeakyRelu", "leaky_relu"}, {"Flatten", "flatten"}, {"GlobalAveragePool", "global_avg_pool2d"}};
+    } simple[] = {{"Relu", "relu"},       {"Sigmoid", "sigmoid"},
+                  {"Tanh", "tanh"},       {"LeakyRelu", "leaky_relu"},
+                  {"Flatten", "flatten"}, {"GlobalAveragePool", "global_avg_pool2d"}};
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
         if (strcmp(op, simple[i].op) != 0)
             continue;
         if (strcmp(op, "Flatten") == 0 && attr_int(n, "axis", 1) != 1)
-            return fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1", (long long)attr_int(n, "axis", 1));
+            return fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",
+                             (long long)attr_int(n, "axis", 1));
         if (!(l = block_add(im, block, simple[i].layer, n)))
             return EMBER_ERR_NOMEM;
         if (strcmp(op, "LeakyRelu") == 0)
@@ -647,7 +664,8 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     }
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0) {
         if (strcmp(op, "Reshape") == 0 && !reshape_is_flatten(im, n))
-            return fail_node(im, n, "a Reshape ember cannot tell is (batch, -1); ember's flatten gives (N, C*H*W)");
+            return fail_node(im, n,
+                             "a Reshape ember cannot tell is (batch, -1); ember's flatten gives (N, C*H*W)");
         if (!block_add(im, block, "flatten", n))
             return EMBER_ERR_NOMEM;
         for (int i = 1; i < n->input_count; i++) /* the shape or axes: folded, taken */
@@ -679,10 +697,13 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
     while (strcmp(x, stop) != 0) {
         const struct onnx_node *n = producer(im, x);
         if (!n)
-            return fail_node(im, NULL, "value \"%.200s\" comes from no node and is not the input \"%.200s\": the "
-                             "graph is not one chain from the input to the output", x, im->input);
+            return fail_node(im, NULL,
+                             "value \"%.200s\" comes from no node and is not the input \"%.200s\": the "
+                             "graph is not one chain from the input to the output",
+                             x, im->input);
         if (im->used[node_index(im, n)] || ++steps > ONNX_MAX_NODES)
-            return fail_node(im, n, "its output is used by two branches that do not rejoin as a residual block "
+            return fail_node(im, n,
+                             "its output is used by two branches that do not rejoin as a residual block "
                              "(ember's networks are chains of layers and residual blocks)");
         ember_status st = convert_node(im, block, n, &x);
         if (st != EMBER_OK)
@@ -711,7 +732,8 @@ static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
             *rank = body;
         } else if (strcmp(l->type, "batch_norm") == 0) {
             snprintf(l->type, sizeof l->type, "%s", *rank == 3 ? "batch_norm2d" : "batch_norm1d");
-        } else if (strcmp(l->type, "flatten") == 0 && *rank == 1) { /* Flatten after GlobalAveragePool: nothing */
+        } else if (strcmp(l->type, "flatten") == 0 &&
+                   *rank == 1) { /* Flatten after GlobalAveragePool: nothing */
             for (int k = 0; k < 4; k++)
                 free(l->owned[k]);
             memmove(l, l + 1, (size_t)(b->count - i - 1) * sizeof *l);
@@ -742,8 +764,9 @@ static ember_status load_weights(struct importer *im, struct model_block *mb, co
         }
         for (int k = 0; st == EMBER_OK && k < il->value_count; k++) {
             if (!l->t[k] || ember_tensor_numel(l->t[k]) != il->counts[k])
-                return fail_node(im, il->node, "its weights (%lld values) do not fit the layer ember built (%lld)",
-                                 (long long)il->counts[k], (long long)(l->t[k] ? ember_tensor_numel(l->t[k]) : 0));
+                return fail_node(
+                    im, il->node, "its weights (%lld values) do not fit the layer ember built (%lld)",
+                    (long long)il->counts[k], (long long)(l->t[k] ? ember_tensor_numel(l->t[k]) : 0));
             st = ember_tensor_write(l->t[k], il->values[k], (size_t)il->counts[k] * sizeof(float));
         }
         if (st != EMBER_OK)
@@ -762,20 +785,23 @@ static ember_status find_input(struct importer *im, int *ndim, int64_t *shape)
         if (v && v->node == -2)
             continue; /* an initializer listed as an input, as IR version 3 did */
         if (in)
-            return fail_node(im, NULL, "the graph has several inputs (%s, %s); ember's models take one", in->name,
-                             im->g->inputs[i].name);
+            return fail_node(im, NULL, "the graph has several inputs (%s, %s); ember's models take one",
+                             in->name, im->g->inputs[i].name);
         in = &im->g->inputs[i];
     }
     if (!in)
         return fail_node(im, NULL, "the graph has no input");
     if (in->type != ONNX_FLOAT || (in->ndim != 4 && in->ndim != 2))
-        return fail_node(im, NULL, "the input \"%s\" is not float32 (batch, C, H, W) or (batch, features)", in->name);
+        return fail_node(im, NULL, "the input \"%s\" is not float32 (batch, C, H, W) or (batch, features)",
+                         in->name);
     *ndim = in->ndim - 1;
     for (int i = 0; i < *ndim; i++) {
         shape[i] = in->dims[i + 1];
         if (shape[i] < 1 || shape[i] > (1 << 20))
-            return fail_node(im, NULL, "the input \"%s\" has no fixed size in dimension %d; export it with a fixed "
-                             "sample shape (only the batch may vary)", in->name, i + 1);
+            return fail_node(im, NULL,
+                             "the input \"%s\" has no fixed size in dimension %d; export it with a fixed "
+                             "sample shape (only the batch may vary)",
+                             in->name, i + 1);
     }
     im->input = in->name;
     im->batch = in->dims[0] > 0 ? in->dims[0] : -1;
@@ -823,10 +849,12 @@ static ember_status index_values(struct importer *im)
     return EMBER_OK;
 }
 
-static const char *const own_keys[] = {"ember.model", "ember.input", "ember.classes", "ember.model_text",
-                                       "ember.forwards", "ember.model_seed", "format"};
+static const char *const own_keys[] = {
+    "ember.model",    "ember.input",      "ember.classes", "ember.model_text",
+    "ember.forwards", "ember.model_seed", "format"};
 
-static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_model *om, void **data, size_t *size)
+static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_model *om, void **data,
+                           size_t *size)
 {
     struct importer im = {.ctx = ctx, .what = what, .g = &om->graph};
     struct imp_block root = {0};
@@ -845,18 +873,22 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     if (st == EMBER_OK)
         st = walk(&im, om->graph.outputs[0].name, im.input, &root);
     for (int i = 0; st == EMBER_OK && i < om->graph.node_count; i++)
-        if (!im.used[i] && strcmp(om->graph.nodes[i].op_type, "Constant") != 0) /* an unused constant does nothing */
-            st = fail_node(&im, &om->graph.nodes[i], "it is not on the way from the input to the output (ember's "
+        if (!im.used[i] &&
+            strcmp(om->graph.nodes[i].op_type, "Constant") != 0) /* an unused constant does nothing */
+            st = fail_node(&im, &om->graph.nodes[i],
+                           "it is not on the way from the input to the output (ember's "
                            "networks are chains of layers and residual blocks)");
     int rank = ndim;
     if (st == EMBER_OK)
         st = settle(&im, &root, &rank);
     const struct imp_layer *last = root.count ? &root.items[root.count - 1] : NULL;
     if (st == EMBER_OK && (!last || strcmp(last->type, "linear") != 0))
-        st = fail_node(&im, last ? last->node : NULL, "the model must end with a linear layer giving the class "
+        st = fail_node(&im, last ? last->node : NULL,
+                       "the model must end with a linear layer giving the class "
                        "scores (logits); ember adds the softmax itself");
     int classes = 0;
-    if (st == EMBER_OK) { /* the head gives as many outputs as the data has classes: another data set can take it */
+    if (st ==
+        EMBER_OK) { /* the head gives as many outputs as the data has classes: another data set can take it */
         struct imp_layer *head = &root.items[root.count - 1];
         char rest[sizeof head->options];
         classes = atoi(head->options);
@@ -907,8 +939,8 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     return st;
 }
 
-ember_status ember_onnx_to_checkpoint_memory(ember_ctx *ctx, const char *name, const void *onnx, size_t onnx_size,
-                                             void **data, size_t *size)
+ember_status ember_onnx_to_checkpoint_memory(ember_ctx *ctx, const char *name, const void *onnx,
+                                             size_t onnx_size, void **data, size_t *size)
 {
     if (!ctx)
         return EMBER_ERR_ARG;

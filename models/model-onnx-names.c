@@ -55,9 +55,9 @@ void onnx_name_layer(struct imp_layer *l, const char *weight)
         size_t lastlen = strlen(last), have = strlen(name);
         if (lastlen && strncmp(part, last, lastlen) == 0 && part[lastlen] == '.')
             snprintf(name + have, sizeof name - have, "%s", part + lastlen);
-        else
-            if (snprintf(name + have, sizeof name - have, "%s%s", have ? "." : "", part) >= (int)(sizeof name - have))
-                return; /* too long to be a layer's name */
+        else if (snprintf(name + have, sizeof name - have, "%s%s", have ? "." : "", part) >=
+                 (int)(sizeof name - have))
+            return; /* too long to be a layer's name */
         snprintf(last, sizeof last, "%s", part);
         at += len + 1;
     }
@@ -170,7 +170,7 @@ void onnx_text_add(struct onnx_text *t, const char *fmt, ...)
  * which ember names by its index, gets a name of its own where that index
  * name is taken. */
 void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
-                 struct onnx_names *ns)
+               struct onnx_names *ns)
 {
     size_t plen = strlen(prefix);
     for (int i = 0; i < b->count; i++) {
@@ -180,8 +180,8 @@ void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, boo
             bool first = true;
             common_prefix(&l->body, child, &first);
             common_prefix(&l->shortcut, child, &first);
-            bool deeper = child[0] && strlen(child) > plen && (!plen || (strncmp(child, prefix, plen) == 0 &&
-                                                                         child[plen] == '.'));
+            bool deeper = child[0] && strlen(child) > plen &&
+                          (!plen || (strncmp(child, prefix, plen) == 0 && child[plen] == '.'));
             if (deeper && !names_has(ns, child) && names_add(ns, child))
                 snprintf(rel, sizeof rel, "%s", child + (plen ? plen + 1 : 0));
             else
@@ -206,7 +206,7 @@ void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, boo
             }
             names_add(ns, full);
         }
-        onnx_text_add(t, "%*s%s%s%s%s%s\n", indent, "", rel, rel[0] ? ": " : "", l->type, l->options[0] ? " " : "",
-                 l->options);
+        onnx_text_add(t, "%*s%s%s%s%s%s\n", indent, "", rel, rel[0] ? ": " : "", l->type,
+                      l->options[0] ? " " : "", l->options);
     }
 }

@@ -20,7 +20,7 @@
 #include "models-impl.h"
 
 /* A model file is a few kilobytes; anything this long is not one. */
-#define MODEL_MAX_TEXT (1 << 20)
+#define MODEL_MAX_TEXT   (1 << 20)
 #define MODEL_MAX_TOKENS 16
 #define MODEL_MAX_LAYERS 4096
 
@@ -41,7 +41,8 @@ struct parser {
     int layers; /* in all, against MODEL_MAX_LAYERS */
 };
 
-static ember_status fail(struct parser *ps, int column, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
 {
     char what[512];
@@ -142,8 +143,8 @@ static bool valid_name(const char *name)
 /* One value for option `spec` of a layer: a number in range, true/false,
  * or the option's word. */
 static ember_status parse_value(struct parser *ps, const struct model_layer_type *type,
-                                const struct model_option_spec *spec, const struct token *tok, const char *text,
-                                double *value)
+                                const struct model_option_spec *spec, const struct token *tok,
+                                const char *text, double *value)
 {
     if (spec->word && strcmp(text, spec->word) == 0) {
         *value = spec->word_value;
@@ -174,13 +175,14 @@ static ember_status parse_value(struct parser *ps, const struct model_layer_type
         snprintf(range, sizeof range, "a number from %g to %g", spec->min, spec->max);
     if (spec->word)
         snprintf(range + strlen(range), sizeof range - strlen(range), ", or \"%s\"", spec->word);
-    return fail(ps, tok->column, "%s %s=%s: %s (%s) is %s", type->name, spec->name, text, spec->name, spec->about,
-                range);
+    return fail(ps, tok->column, "%s %s=%s: %s (%s) is %s", type->name, spec->name, text, spec->name,
+                spec->about, range);
 }
 
 /* The options after the type: `value` for the positional one, key=value
  * for any; each once, every required one given. */
-static ember_status parse_options(struct parser *ps, struct model_layer *layer, const struct token *tok, int count)
+static ember_status parse_options(struct parser *ps, struct model_layer *layer, const struct token *tok,
+                                  int count)
 {
     const struct model_layer_type *type = layer->type;
     int n_opts = 0;
@@ -202,8 +204,8 @@ static ember_status parse_options(struct parser *ps, struct model_layer *layer, 
         } else if (type->positional) {
             snprintf(key, sizeof key, "%s", type->positional);
         } else {
-            return fail(ps, tok[i].column, "%s takes no value without a name; \"%s\" should be key=value%s", type->name,
-                        tok[i].text, n_opts ? "" : " (and it has no options)");
+            return fail(ps, tok[i].column, "%s takes no value without a name; \"%s\" should be key=value%s",
+                        type->name, tok[i].text, n_opts ? "" : " (and it has no options)");
         }
         int k = 0;
         while (k < n_opts && strcmp(names[k], key) != 0)
@@ -215,8 +217,8 @@ static ember_status parse_options(struct parser *ps, struct model_layer *layer, 
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", names[j]);
             if (!n_opts)
                 return fail(ps, tok[i].column, "%s has no options, so not \"%s\"", type->name, key);
-            return fail(ps, tok[i].column, "%s has no option \"%s\"%s; its options are %s", type->name, key, hint,
-                        list);
+            return fail(ps, tok[i].column, "%s has no option \"%s\"%s; its options are %s", type->name, key,
+                        hint, list);
         }
         if (layer->value_column[k])
             return fail(ps, tok[i].column, "%s: %s is given twice (first at column %d)", type->name, key,
@@ -232,8 +234,8 @@ static ember_status parse_options(struct parser *ps, struct model_layer *layer, 
         if (type->options[k].required && !layer->value_column[k]) {
             const struct model_option_spec *spec = &type->options[k];
             if (type->positional && strcmp(type->positional, spec->name) == 0)
-                return fail(ps, layer->column, "%s needs %s (%s), as in \"%s %s\" or %s=...", type->name, spec->name,
-                            spec->about, type->name, spec->word ? spec->word : "16", spec->name);
+                return fail(ps, layer->column, "%s needs %s (%s), as in \"%s %s\" or %s=...", type->name,
+                            spec->name, spec->about, type->name, spec->word ? spec->word : "16", spec->name);
             return fail(ps, layer->column, "%s needs %s=... (%s)", type->name, spec->name, spec->about);
         }
     return EMBER_OK;
@@ -271,23 +273,28 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
         name = tok[0].text;
         name_column = tok[0].column;
         if (!valid_name(name))
-            return fail(ps, name_column, "\"%s\" is not a layer name: use letters, digits, _ and dots between them "
+            return fail(ps, name_column,
+                        "\"%s\" is not a layer name: use letters, digits, _ and dots between them "
                         "(as PyTorch's \"features.0\" or \"layer1.0.conv1\"), under %d characters",
                         name, MODEL_NAME_MAX / 2);
         if (strcmp(name, "self") == 0 && ps->depth > 0)
-            return fail(ps, name_column, "\"self\" names a layer of the model itself, not one inside a block");
+            return fail(ps, name_column,
+                        "\"self\" names a layer of the model itself, not one inside a block");
         tok++, count--;
         if (count == 0)
             return fail(ps, name_column + (int)len, "the name %s: is followed by no layer", name);
     }
     if (strchr(tok[0].text, ':'))
-        return fail(ps, tok[0].column, "\"%s\": write a name, a colon and a space before the layer: "
-                    "\"conv1: conv2d ...\"", tok[0].text);
+        return fail(ps, tok[0].column,
+                    "\"%s\": write a name, a colon and a space before the layer: "
+                    "\"conv1: conv2d ...\"",
+                    tok[0].text);
 
     struct model_block *block = ps->open[ps->depth];
     if (strcmp(tok[0].text, "residual") == 0) {
         if (count > 1)
-            return fail(ps, tok[1].column, "residual takes no options: its layers follow on the next lines, "
+            return fail(ps, tok[1].column,
+                        "residual takes no options: its layers follow on the next lines, "
                         "then optionally \"shortcut\" and its layers, then \"end\"");
         if (ps->depth == MODEL_MAX_DEPTH)
             return fail(ps, tok[0].column, "residual blocks nest at most %d deep", MODEL_MAX_DEPTH);
@@ -313,7 +320,8 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", names[i]);
         }
         suggest(tok[0].text, names, n, hint, sizeof hint);
-        return fail(ps, tok[0].column, "unknown layer \"%s\"%s; the layers are %sresidual", tok[0].text, hint, list);
+        return fail(ps, tok[0].column, "unknown layer \"%s\"%s; the layers are %sresidual", tok[0].text, hint,
+                    list);
     }
     struct model_layer *layer = block_append(ps, block, tok[0].column);
     if (!layer)
@@ -333,8 +341,10 @@ static ember_status parse_line(struct parser *ps, char *line)
     for (const char *c = line; *c; c++) {
         unsigned char ch = (unsigned char)*c;
         if ((ch < 0x20 && ch != '\t' && ch != '\r') || ch >= 0x7f)
-            return fail(ps, (int)(c - line) + 1, "unexpected byte 0x%02x: a model file is plain ASCII text, its "
-                        "comments too", ch);
+            return fail(ps, (int)(c - line) + 1,
+                        "unexpected byte 0x%02x: a model file is plain ASCII text, its "
+                        "comments too",
+                        ch);
     }
     /* the comment goes; then the tokens, with their columns */
     char *hash = strchr(line, '#');
@@ -384,8 +394,10 @@ static ember_status parse_line(struct parser *ps, char *line)
             if (block->body.count == 0)
                 return fail(ps, tok[0].column, "the residual block of line %d has no layers", block->line);
             if (in_shortcut && block->shortcut.count == 0)
-                return fail(ps, tok[0].column, "the shortcut of line %d has no layers; leave \"shortcut\" out for "
-                            "the identity", block->shortcut_line);
+                return fail(ps, tok[0].column,
+                            "the shortcut of line %d has no layers; leave \"shortcut\" out for "
+                            "the identity",
+                            block->shortcut_line);
             ps->depth--;
             return EMBER_OK;
         }
@@ -423,7 +435,8 @@ ember_status model_file_parse(ember_ctx *ctx, const char *source, const char *te
     memset(file, 0, sizeof *file);
     size_t len = strnlen(text, MODEL_MAX_TEXT + 1);
     if (len > MODEL_MAX_TEXT)
-        return ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: over %d bytes: not a model file", source, MODEL_MAX_TEXT);
+        return ember_set_error(ctx, EMBER_ERR_FORMAT, "%s: over %d bytes: not a model file", source,
+                               MODEL_MAX_TEXT);
     struct parser ps = {.ctx = ctx, .source = source, .file = file};
     ps.open[0] = &file->root;
     char *copy = malloc(len + 1);

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "models-impl.h"
+#include "platform.h"
 
 /* ---------------------------------------------------------- the built-ins */
 
@@ -96,18 +96,21 @@ static void describe_block(const struct model_block *block, char *out, size_t le
     }
 }
 
-static struct ember_model *model_alloc(ember_ctx *ctx, const char *name, int sample_ndim, const int64_t *sample_shape,
-                                       int classes, uint64_t seed)
+static struct ember_model *model_alloc(ember_ctx *ctx, const char *name, int sample_ndim,
+                                       const int64_t *sample_shape, int classes, uint64_t seed)
 {
     if (sample_ndim < 1 || sample_ndim > 3 || !sample_shape || classes < 1) {
-        ember_set_error(ctx, EMBER_ERR_ARG, "model %s: samples have 1 to 3 dimensions and there is at least one "
-                        "class (got %d dimensions, %d classes)", name, sample_ndim, classes);
+        ember_set_error(ctx, EMBER_ERR_ARG,
+                        "model %s: samples have 1 to 3 dimensions and there is at least one "
+                        "class (got %d dimensions, %d classes)",
+                        name, sample_ndim, classes);
         return NULL;
     }
     for (int i = 0; i < sample_ndim; i++)
         if (sample_shape[i] < 1 || sample_shape[i] > EMBER_MAX_SAMPLE_SIDE) {
-            ember_set_error(ctx, EMBER_ERR_ARG, "model %s: dimension %d of the sample shape is %lld, not 1 to %d", name,
-                            i, (long long)sample_shape[i], EMBER_MAX_SAMPLE_SIDE);
+            ember_set_error(ctx, EMBER_ERR_ARG,
+                            "model %s: dimension %d of the sample shape is %lld, not 1 to %d", name, i,
+                            (long long)sample_shape[i], EMBER_MAX_SAMPLE_SIDE);
             return NULL;
         }
     struct ember_model *m = calloc(1, sizeof *m);
@@ -137,9 +140,9 @@ ember_model *ember_model_parse(ember_ctx *ctx, const char *name, const char *tex
     return model_parse_as(ctx, name, name, text, sample_ndim, sample_shape, classes, seed, NULL, NULL);
 }
 
-ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text, int sample_ndim,
-                            const int64_t *sample_shape, int classes, uint64_t seed, const ember_checkpoint *expect,
-                            const char *expect_path)
+ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text,
+                            int sample_ndim, const int64_t *sample_shape, int classes, uint64_t seed,
+                            const ember_checkpoint *expect, const char *expect_path)
 {
     struct model_file file;
     if (model_file_parse(ctx, source, text, &file) != EMBER_OK)
@@ -162,8 +165,12 @@ ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source
         ember_model_free(m);
         return NULL;
     }
-    struct model_build b = {.ctx = ctx, .source = source, .params = m->params, .rng = ember_rng_seed(seed),
-                            .expect = expect, .expect_path = expect_path};
+    struct model_build b = {.ctx = ctx,
+                            .source = source,
+                            .params = m->params,
+                            .rng = ember_rng_seed(seed),
+                            .expect = expect,
+                            .expect_path = expect_path};
     if (model_file_build(&m->file, &b, m->sample_ndim, m->sample_shape, classes) != EMBER_OK) {
         ember_model_free(m);
         return NULL;
@@ -205,7 +212,8 @@ static FILE *open_model_file(ember_ctx *ctx, const char *path)
     }
     FILE *f = NULL;
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
-        ember_set_error(ctx, EMBER_ERR_IO, "model file %s is not a regular file: ember reads only files", path);
+        ember_set_error(ctx, EMBER_ERR_IO, "model file %s is not a regular file: ember reads only files",
+                        path);
     else if (!ember_wait_on_reads(fd) || !(f = fdopen(fd, "rb")))
         ember_set_error(ctx, EMBER_ERR_IO, "cannot read model file %s: %s", path, strerror(errno));
     if (!f)
@@ -238,8 +246,8 @@ static char *read_model_file(ember_ctx *ctx, const char *path)
     return text;
 }
 
-ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim, const int64_t *sample_shape,
-                               int classes, uint64_t seed)
+ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndim,
+                               const int64_t *sample_shape, int classes, uint64_t seed)
 {
     if (!ctx)
         return NULL;
@@ -254,8 +262,10 @@ ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndi
         char known[512] = "";
         for (const char *const *n = ember_model_names(); *n; n++)
             snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", *known ? ", " : "", *n);
-        ember_set_error(ctx, EMBER_ERR_ARG, "unknown model \"%s\": the built-in models are %s; a model file's path "
-                        "contains \"/\" or ends in \".model\"", model, known);
+        ember_set_error(ctx, EMBER_ERR_ARG,
+                        "unknown model \"%s\": the built-in models are %s; a model file's path "
+                        "contains \"/\" or ends in \".model\"",
+                        model, known);
         return NULL;
     }
     char *text = read_model_file(ctx, model);
@@ -279,12 +289,14 @@ ember_model *ember_model_new(ember_ctx *ctx, const char *model, const ember_data
 }
 
 ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params, int sample_ndim,
-                              const int64_t *sample_shape, int classes, ember_model_forward_fn forward, void *user)
+                              const int64_t *sample_shape, int classes, ember_model_forward_fn forward,
+                              void *user)
 {
     if (!ctx)
         return NULL;
     if (!name || !params || !forward) {
-        ember_set_error(ctx, EMBER_ERR_ARG, "ember_model_wrap needs a name, a parameter set and a forward function");
+        ember_set_error(ctx, EMBER_ERR_ARG,
+                        "ember_model_wrap needs a name, a parameter set and a forward function");
         return NULL;
     }
     struct ember_model *m = model_alloc(ctx, name, sample_ndim, sample_shape, classes, 0);
@@ -394,10 +406,7 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
     return x;
 }
 
-ember_tensor *model_run(struct ember_model *m, ember_tensor *x)
-{
-    return run_block(m, &m->file.root, x);
-}
+ember_tensor *model_run(struct ember_model *m, ember_tensor *x) { return run_block(m, &m->file.root, x); }
 
 ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
 {
@@ -494,8 +503,9 @@ static int count_rows(const struct model_block *block)
 {
     int n = 0;
     for (int i = 0; i < block->count; i++)
-        n += 1 + (block->layers[i].type ? 0 : count_rows(&block->layers[i].body) +
-                                                  count_rows(&block->layers[i].shortcut));
+        n += 1 + (block->layers[i].type
+                      ? 0
+                      : count_rows(&block->layers[i].body) + count_rows(&block->layers[i].shortcut));
     return n;
 }
 
@@ -531,7 +541,8 @@ ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer
     info->out_ndim = l->out_ndim;
     memcpy(info->out_shape, l->out_shape, sizeof info->out_shape);
     if (!l->type) {
-        snprintf(info->describe, sizeof info->describe, "%s", l->shortcut.count ? "body + shortcut" : "body + input");
+        snprintf(info->describe, sizeof info->describe, "%s",
+                 l->shortcut.count ? "body + shortcut" : "body + input");
         info->params = block_params(&l->body) + block_params(&l->shortcut);
         double numel = 1.0; /* the addition, one per element; its gradient passes through */
         for (int d = 0; d < l->out_ndim; d++)
@@ -544,7 +555,8 @@ ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer
     info->forward_flops = l->type->flops(l);
     bool products = strcmp(l->type->name, "conv2d") == 0 || strcmp(l->type->name, "linear") == 0 ||
                     strcmp(l->type->name, "attention") == 0;
-    info->backward_flops = products ? info->forward_flops * (w.grad_before_found ? 2.0 : 1.0) : info->forward_flops;
+    info->backward_flops =
+        products ? info->forward_flops * (w.grad_before_found ? 2.0 : 1.0) : info->forward_flops;
     return EMBER_OK;
 }
 
@@ -556,8 +568,8 @@ ember_status ember_model_evaluate(ember_model *m, ember_dataset *data, int64_t b
     return ember_model_evaluate_confusion(m, data, batch, accuracy, loss, NULL);
 }
 
-ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data, int64_t batch, double *accuracy,
-                                            double *loss, int64_t *confusion)
+ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data, int64_t batch,
+                                            double *accuracy, double *loss, int64_t *confusion)
 {
     if (!m || !data)
         return EMBER_ERR_ARG;

@@ -34,8 +34,8 @@
 #include "ember.h"
 
 #define MODEL_MAX_OPTIONS 6
-#define MODEL_NAME_MAX 128
-#define MODEL_MAX_DEPTH 8 /* residual blocks inside residual blocks */
+#define MODEL_NAME_MAX    128
+#define MODEL_MAX_DEPTH   8 /* residual blocks inside residual blocks */
 
 enum model_value_kind { VALUE_INT, VALUE_FLOAT, VALUE_BOOL };
 
@@ -79,24 +79,24 @@ struct model_layer_type {
 };
 
 /* the layers of a GPT (model-layers-text.c), for the table */
-bool model_embedding_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                           char *why, size_t why_len);
+bool model_embedding_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                           int64_t *out, char *why, size_t why_len);
 ember_status model_embedding_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
 ember_tensor *model_embedding_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
 void model_embedding_describe(const struct model_layer *l, char *out, size_t len);
-bool model_position_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                          char *why, size_t why_len);
+bool model_position_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                          int64_t *out, char *why, size_t why_len);
 ember_status model_position_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
 ember_tensor *model_position_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
 void model_position_describe(const struct model_layer *l, char *out, size_t len);
-bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                            char *why, size_t why_len);
+bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                            int64_t *out, char *why, size_t why_len);
 ember_status model_layer_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
 ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
 double model_layer_norm_flops(const struct model_layer *l);
 void model_layer_norm_describe(const struct model_layer *l, char *out, size_t len);
-bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
-                           char *why, size_t why_len);
+bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                           int64_t *out, char *why, size_t why_len);
 ember_status model_attention_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
 ember_tensor *model_attention_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
 double model_attention_flops(const struct model_layer *l);
@@ -129,10 +129,10 @@ struct model_layer {
     int in_ndim, out_ndim;
     int64_t in_shape[3], out_shape[3];
     ember_tensor *t[MODEL_MAX_TENSORS]; /* its parameters and buffers, in the order added */
-    int param_first, param_count;        /* their places in the model's parameter set */
-    int64_t params;                      /* elements of its parameters (buffers not counted) */
-    int64_t batches_tracked;             /* BatchNorm: training forwards seen (num_batches_tracked) */
-    int index;                           /* its place in the whole model, for dropout's seed */
+    int param_first, param_count;       /* their places in the model's parameter set */
+    int64_t params;                     /* elements of its parameters (buffers not counted) */
+    int64_t batches_tracked;            /* BatchNorm: training forwards seen (num_batches_tracked) */
+    int index;                          /* its place in the whole model, for dropout's seed */
     /* generation (model-generate.c): the position of the forward's first
      * token, which position_embedding reads (0 otherwise), and attention's
      * key/value cache (2, 1, heads, context, head size) while it has one */
@@ -165,8 +165,8 @@ struct model_build {
     const char *source;
     ember_params *params;
     ember_rng rng;
-    const ember_checkpoint *expect; /* or NULL */
-    const char *expect_path;        /* its name, for messages */
+    const ember_checkpoint *expect;  /* or NULL */
+    const char *expect_path;         /* its name, for messages */
     char taken[MODEL_NAME_MAX + 32]; /* a parameter's name that was taken already, when adding it failed so */
 };
 
@@ -178,16 +178,15 @@ double model_layer_option(const struct model_layer *layer, const char *name);
 ember_status model_file_build(struct model_file *file, struct model_build *b, int ndim, const int64_t *shape,
                               int classes);
 
-
 /* "1x28x28" into buf */
 const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 
 /* ember_model_parse with `source` naming the text in messages, and the
  * checkpoint the model is built to load (NULL: none; see struct
  * model_build). */
-ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text, int sample_ndim,
-                            const int64_t *sample_shape, int classes, uint64_t seed, const ember_checkpoint *expect,
-                            const char *expect_path);
+ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source, const char *text,
+                            int sample_ndim, const int64_t *sample_shape, int classes, uint64_t seed,
+                            const ember_checkpoint *expect, const char *expect_path);
 /* The text of the built-in model `name`, or NULL. */
 const char *model_builtin_text(const char *name);
 
@@ -202,8 +201,8 @@ extern const int ember_model_embedded_count;
 struct ember_model {
     ember_ctx *ctx;
     char name[MODEL_NAME_MAX];
-    char *text;              /* the model file's text; NULL for a wrapped C network */
-    struct model_file file;  /* its layers */
+    char *text;             /* the model file's text; NULL for a wrapped C network */
+    struct model_file file; /* its layers */
     ember_params *params;
     int sample_ndim;
     int64_t sample_shape[3];

@@ -24,8 +24,8 @@ enum {
     TRIAL_WARMUP = 2, /* steps of a phase not measured: the first ones compile kernels, fill caches */
     TRIAL_STEPS = 6,  /* steps measured in each phase */
 };
-#define TRIAL_BETTER 1.05 /* leaving out must be this much faster: not the noise */
-#define SPEED_SMOOTHING 0.3 /* the weight of the newest step in a device's speed */
+#define TRIAL_BETTER    1.05 /* leaving out must be this much faster: not the noise */
+#define SPEED_SMOOTHING 0.3  /* the weight of the newest step in a device's speed */
 
 /* Whether replica k trains this step. */
 static bool trains(const struct ember_parallel *par, int k)

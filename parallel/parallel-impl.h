@@ -31,7 +31,7 @@
 #include "ember.h"
 
 #define PARALLEL_MAX_DEVICES 16
-#define PARALLEL_BUCKETS 64 /* one step's sums in flight at once (ember_collective) */
+#define PARALLEL_BUCKETS     64 /* one step's sums in flight at once (ember_collective) */
 
 struct ember_parallel;
 
@@ -50,19 +50,19 @@ struct replica {
 
     /* this step: rows [lo, lo + rows) of the process's part of the batch */
     int64_t lo, rows;
-    bool load_params; /* write the master's parameters before the share */
+    bool load_params;    /* write the master's parameters before the share */
     float *contribution; /* (total): rows * gradient for parameters, rows * value for buffers */
     float *logits;       /* (rows, classes), to count the right predictions */
     int64_t logits_cap;
-    double loss_sum;     /* rows * the share's mean loss */
+    double loss_sum; /* rows * the share's mean loss */
     int64_t correct;
     double seconds; /* the share's wall time */
     ember_status status;
     char error[1024];
 
     /* balance.c */
-    double speed;   /* rows a second, smoothed; 0 until measured */
-    bool left_out;  /* slows the whole down: trains no more rows */
+    double speed;  /* rows a second, smoothed; 0 until measured */
+    bool left_out; /* slows the whole down: trains no more rows */
 };
 
 /* A bucket of the sum across processes: whole tensors, contiguous in the
@@ -76,9 +76,9 @@ struct bucket {
 /* The leave-out trial: a few steps with every device, then a few without
  * each of the others; a device the step is faster without is left out. */
 struct trial {
-    int phase;         /* -1: over; 0: every device; k: without replica k */
-    int steps;         /* steps of this phase so far, warm-up included */
-    int64_t rows;      /* rows and seconds of this phase's measured steps */
+    int phase;    /* -1: over; 0: every device; k: without replica k */
+    int steps;    /* steps of this phase so far, warm-up included */
+    int64_t rows; /* rows and seconds of this phase's measured steps */
     double seconds;
     double rate[PARALLEL_MAX_DEVICES]; /* rows a second of each phase */
 };
@@ -98,16 +98,16 @@ struct ember_parallel {
     int64_t *offset, *numel;
     bool *is_buffer, *is_count; /* a buffer; a scalar buffer (num_batches_tracked) */
     int64_t total;
-    float *sum;    /* (total + TRAILER): the sum of the contributions, then the trailer */
+    float *sum; /* (total + TRAILER): the sum of the contributions, then the trailer */
 
     /* the sums across processes: the same buckets on every rank, started
      * in the same order (collectives match by order) */
     struct bucket bucket[PARALLEL_BUCKETS];
-    int buckets;       /* of tensors; bucket[buckets] is the loss's */
-    int *bucket_of;    /* (tensors) */
-    bool *delivered;   /* (tensors): in the sum this step */
-    int next_bucket;   /* the next to start */
-    bool overlap;      /* this step: buckets start during replica 0's backward */
+    int buckets;     /* of tensors; bucket[buckets] is the loss's */
+    int *bucket_of;  /* (tensors) */
+    bool *delivered; /* (tensors): in the sum this step */
+    int next_bucket; /* the next to start */
+    bool overlap;    /* this step: buckets start during replica 0's backward */
     ember_status overlap_status;
     float *values; /* (total): the master's parameters and buffers after the step */
 

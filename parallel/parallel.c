@@ -34,8 +34,9 @@ static double now_seconds(void)
 static ember_status collective_failed(struct ember_parallel *par, const char *doing)
 {
     const char *why = par->collective.error ? par->collective.error(par->collective.user) : "";
-    return ember_set_error(par->ctx, EMBER_ERR_DEVICE, "%s across %d processes (this is rank %d) failed: %s", doing,
-                           par->collective.size, par->collective.rank, why && why[0] ? why : "no reason given");
+    return ember_set_error(par->ctx, EMBER_ERR_DEVICE, "%s across %d processes (this is rank %d) failed: %s",
+                           doing, par->collective.size, par->collective.rank,
+                           why && why[0] ? why : "no reason given");
 }
 
 /* Starts the buckets whose gradients are all in the sum, in order: every
@@ -45,8 +46,8 @@ static ember_status start_ready(struct ember_parallel *par)
     while (par->next_bucket < par->buckets && par->bucket[par->next_bucket].pending == 0) {
         const struct bucket *b = &par->bucket[par->next_bucket];
         int64_t lo = par->offset[b->first], hi = par->offset[b->last] + par->numel[b->last];
-        if (par->collective.sum_start(par->collective.user, par->next_bucket, par->sum + lo, (size_t)(hi - lo)) !=
-            EMBER_OK)
+        if (par->collective.sum_start(par->collective.user, par->next_bucket, par->sum + lo,
+                                      (size_t)(hi - lo)) != EMBER_OK)
             return collective_failed(par, "summing the gradients");
         par->next_bucket++;
     }
@@ -62,8 +63,8 @@ static ember_status finish_sums(struct ember_parallel *par)
     for (int b = 0; b < par->buckets; b++)
         par->bucket[b].pending = 0;
     ember_status st = start_ready(par);
-    if (st == EMBER_OK &&
-        par->collective.sum_start(par->collective.user, par->buckets, par->sum + par->total, TRAILER) != EMBER_OK)
+    if (st == EMBER_OK && par->collective.sum_start(par->collective.user, par->buckets, par->sum + par->total,
+                                                    TRAILER) != EMBER_OK)
         st = collective_failed(par, "summing the loss");
     for (int b = 0; b <= par->buckets && st == EMBER_OK; b++)
         if (par->collective.sum_wait(par->collective.user, b) != EMBER_OK)
@@ -313,10 +314,7 @@ static void run_shares(struct ember_parallel *par)
 /* ------------------------------------------------------------ the master */
 
 /* The master copy's parameters and buffers into par->values. */
-static ember_status read_master(struct ember_parallel *par)
-{
-    return copy_values(par, par->model, false);
-}
+static ember_status read_master(struct ember_parallel *par) { return copy_values(par, par->model, false); }
 
 /* par->values for every replica, before its next share */
 static void replicas_reload(struct ember_parallel *par)
@@ -350,7 +348,8 @@ static ember_status step_master(struct ember_parallel *par, double rows)
         ember_tensor *into = par->is_buffer[i] ? t : ember_tensor_grad(t);
         if (!into)
             continue;
-        ember_status st = ember_tensor_write(into, par->sum + par->offset[i], (size_t)par->numel[i] * sizeof(float));
+        ember_status st =
+            ember_tensor_write(into, par->sum + par->offset[i], (size_t)par->numel[i] * sizeof(float));
         if (st != EMBER_OK)
             return st;
     }
@@ -368,24 +367,29 @@ static ember_status take_batch(struct ember_parallel *par, ember_tensor *x, embe
     if (!x || !y)
         return ember_set_error(ctx, EMBER_ERR_ARG, "ember_parallel_step: x and y must not be NULL");
     if (ember_tensor_ctx(x) != ctx || ember_tensor_ctx(y) != ctx)
-        return ember_set_error(ctx, EMBER_ERR_ARG, "ember_parallel_step: the batch must be on the model's context");
+        return ember_set_error(ctx, EMBER_ERR_ARG,
+                               "ember_parallel_step: the batch must be on the model's context");
     int64_t b = ember_tensor_dim(x, 0);
     int64_t sample = b ? ember_tensor_numel(x) / b : 0;
-    if (b < 1 || ember_tensor_ndim(y) != 1 || ember_tensor_dim(y, 0) != b || ember_tensor_dtype(y) != EMBER_I32 ||
-        ember_tensor_ndim(x) != 1 + par->sample_ndim || sample != par->sample_numel)
-        return ember_set_error(ctx, EMBER_ERR_ARG, "ember_parallel_step: x must be (B, the model's sample shape) "
+    if (b < 1 || ember_tensor_ndim(y) != 1 || ember_tensor_dim(y, 0) != b ||
+        ember_tensor_dtype(y) != EMBER_I32 || ember_tensor_ndim(x) != 1 + par->sample_ndim ||
+        sample != par->sample_numel)
+        return ember_set_error(ctx, EMBER_ERR_ARG,
+                               "ember_parallel_step: x must be (B, the model's sample shape) "
                                "and y (B) class indices, B at least 1");
     if (b * sample > par->x_cap) {
         float *grown = realloc(par->x_host, (size_t)(b * sample) * sizeof *grown);
         if (!grown)
-            return ember_set_error(ctx, EMBER_ERR_NOMEM, "ember_parallel_step: out of host memory for the batch");
+            return ember_set_error(ctx, EMBER_ERR_NOMEM,
+                                   "ember_parallel_step: out of host memory for the batch");
         par->x_host = grown;
         par->x_cap = b * sample;
     }
     if (b > par->y_cap) {
         int32_t *grown = realloc(par->y_host, (size_t)b * sizeof *grown);
         if (!grown)
-            return ember_set_error(ctx, EMBER_ERR_NOMEM, "ember_parallel_step: out of host memory for the batch");
+            return ember_set_error(ctx, EMBER_ERR_NOMEM,
+                                   "ember_parallel_step: out of host memory for the batch");
         par->y_host = grown;
         par->y_cap = b;
     }
@@ -396,7 +400,8 @@ static ember_status take_batch(struct ember_parallel *par, ember_tensor *x, embe
     return st;
 }
 
-ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_tensor *y, float *loss, int64_t *correct)
+ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_tensor *y, float *loss,
+                                 int64_t *correct)
 {
     if (!par)
         return EMBER_ERR_ARG;
@@ -428,8 +433,8 @@ ember_status ember_parallel_step(ember_parallel *par, ember_tensor *x, ember_ten
     for (int k = 0; k < par->count; k++) { /* the first failure, in the devices' order */
         struct replica *r = &par->replicas[k];
         if (r->status != EMBER_OK)
-            return ember_set_error(par->ctx, r->status, "%s failed during its share of the step, %s", r->device,
-                                   r->error);
+            return ember_set_error(par->ctx, r->status, "%s failed during its share of the step, %s",
+                                   r->device, r->error);
     }
 
     /* the sum, device 0 first: the same order, the same float sums, every
@@ -498,7 +503,8 @@ static bool lay_out(struct ember_parallel *par)
     par->is_count = calloc((size_t)n + 1, sizeof *par->is_count);
     par->bucket_of = calloc((size_t)n + 1, sizeof *par->bucket_of);
     par->delivered = calloc((size_t)n + 1, sizeof *par->delivered);
-    if (!par->offset || !par->numel || !par->is_buffer || !par->is_count || !par->bucket_of || !par->delivered)
+    if (!par->offset || !par->numel || !par->is_buffer || !par->is_count || !par->bucket_of ||
+        !par->delivered)
         return false;
     for (int i = 0; i < n; i++) {
         ember_tensor *t = ember_params_at(params, i);
@@ -513,8 +519,8 @@ static bool lay_out(struct ember_parallel *par)
 }
 
 /* A replica of the master on `device`, in a context of its own. */
-static ember_status open_replica(struct ember_parallel *par, struct replica *r, const char *device, int threads,
-                                 const void *checkpoint, size_t checkpoint_size)
+static ember_status open_replica(struct ember_parallel *par, struct replica *r, const char *device,
+                                 int threads, const void *checkpoint, size_t checkpoint_size)
 {
     snprintf(r->device, sizeof r->device, "%s", device);
     if (!(r->ctx = ember_ctx_new()))
@@ -532,8 +538,9 @@ static ember_status open_replica(struct ember_parallel *par, struct replica *r, 
         ember_ctx_set_threads(r->ctx, threads);
     if (ember_ctx_use_device(r->ctx, device) != EMBER_OK ||
         !(r->model = ember_model_from_checkpoint_memory(r->ctx, checkpoint, checkpoint_size)))
-        return ember_set_error(par->ctx, ember_last_status(r->ctx), "ember_parallel_new: cannot train on %s: %s",
-                               device, ember_last_error(r->ctx));
+        return ember_set_error(par->ctx, ember_last_status(r->ctx),
+                               "ember_parallel_new: cannot train on %s: %s", device,
+                               ember_last_error(r->ctx));
     return EMBER_OK;
 }
 
@@ -542,7 +549,8 @@ static bool valid_collective(const ember_collective *c)
     return c->size >= 1 && c->rank >= 0 && c->rank < c->size && c->sum_start && c->sum_wait && c->broadcast;
 }
 
-ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt, const ember_parallel_options *options)
+ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt,
+                                   const ember_parallel_options *options)
 {
     ember_parallel_options none = {0};
     const ember_parallel_options *o = options ? options : &none;
@@ -552,17 +560,20 @@ ember_parallel *ember_parallel_new(ember_model *model, ember_optim *opt, const e
     ember_ctx *ctx = ember_tensor_ctx(ember_params_at(params, 0));
     if (o->device_count < 0 || o->device_count >= PARALLEL_MAX_DEVICES || (o->device_count && !o->devices) ||
         o->threads < 0) {
-        ember_set_error(ctx, EMBER_ERR_ARG, "ember_parallel_new: from 0 to %d other devices, and threads 0 or more",
+        ember_set_error(ctx, EMBER_ERR_ARG,
+                        "ember_parallel_new: from 0 to %d other devices, and threads 0 or more",
                         PARALLEL_MAX_DEVICES - 1);
         return NULL;
     }
     if (o->collective && !valid_collective(o->collective)) {
-        ember_set_error(ctx, EMBER_ERR_ARG, "ember_parallel_new: the collective needs a size of 1 or more, a rank "
+        ember_set_error(ctx, EMBER_ERR_ARG,
+                        "ember_parallel_new: the collective needs a size of 1 or more, a rank "
                         "below it, and sum_start, sum_wait and broadcast");
         return NULL;
     }
     if (o->device_count && !ember_model_text(model)) {
-        ember_set_error(ctx, EMBER_ERR_UNSUPPORTED, "ember_parallel_new: %s is a C network (ember_model_wrap), "
+        ember_set_error(ctx, EMBER_ERR_UNSUPPORTED,
+                        "ember_parallel_new: %s is a C network (ember_model_wrap), "
                         "which cannot be copied to other devices; write it as a model file (docs/models.md)",
                         ember_model_name(model));
         return NULL;
@@ -732,10 +743,7 @@ void ember_parallel_request_stop(ember_parallel *par)
         par->stop_asked = true;
 }
 
-bool ember_parallel_stopping(const ember_parallel *par)
-{
-    return par && par->stopping;
-}
+bool ember_parallel_stopping(const ember_parallel *par) { return par && par->stopping; }
 
 const char *ember_parallel_describe(ember_parallel *par)
 {
@@ -752,15 +760,18 @@ const char *ember_parallel_describe(ember_parallel *par)
         const struct replica *r = &par->replicas[k];
         const char *plus = k ? " + " : "";
         if (r->left_out)
-            at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s (left out)", plus, r->device);
+            at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s (left out)", plus,
+                                   r->device);
         else if (rows)
-            at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s %.0f%%", plus, r->device,
-                                   100.0 * (double)r->rows / (double)rows);
+            at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s %.0f%%", plus,
+                                   r->device, 100.0 * (double)r->rows / (double)rows);
         else
             at += (size_t)snprintf(par->describe + at, sizeof par->describe - at, "%s%s", plus, r->device);
     }
     if (par->collective.size > 1 && par->steps && at < sizeof par->describe)
-        snprintf(par->describe + at, sizeof par->describe - at, "; the sum of %.0f KiB across the ranks took %.2f ms "
-                 "a step", (double)(par->total + TRAILER) * 4.0 / 1024.0, 1e3 * par->sum_seconds / (double)par->steps);
+        snprintf(par->describe + at, sizeof par->describe - at,
+                 "; the sum of %.0f KiB across the ranks took %.2f ms "
+                 "a step",
+                 (double)(par->total + TRAILER) * 4.0 / 1024.0, 1e3 * par->sum_seconds / (double)par->steps);
     return par->describe;
 }

@@ -28,8 +28,8 @@
 
 #include "ptxsim-impl.h"
 
-bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, int lane, const struct ptx_ins *in,
-              const char *fmt, ...)
+bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, int lane,
+              const struct ptx_ins *in, const char *fmt, ...)
 {
     char what[640];
     va_list ap;
@@ -42,20 +42,22 @@ bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, 
     if (in)
         snprintf(where, sizeof where, ", PTX line %d (%.120s)", in->line, k->text[index]);
     r->result->outcome = outcome;
-    snprintf(r->result->message, sizeof r->result->message, "kernel %s, block (%u,%u,%u), thread %d%s: %s", k->name,
-             r->block_id[0], r->block_id[1], r->block_id[2], w ? w->index * PTXSIM_LANES + lane : -1, where, what);
+    snprintf(r->result->message, sizeof r->result->message, "kernel %s, block (%u,%u,%u), thread %d%s: %s",
+             k->name, r->block_id[0], r->block_id[1], r->block_id[2], w ? w->index * PTXSIM_LANES + lane : -1,
+             where, what);
     return false;
 }
 
 /* ------------------------------------------------------------ global */
 
-bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane, uint64_t address,
-                      unsigned bytes)
+bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane,
+                      uint64_t address, unsigned bytes)
 {
     if (address % bytes != 0)
-        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in,
-                        "a %u-byte access at %#llx, misaligned (global accesses must be aligned to their size)",
-                        bytes, (unsigned long long)address);
+        return ptx_fail(
+            r, PTXSIM_BAD_ADDRESS, w, lane, in,
+            "a %u-byte access at %#llx, misaligned (global accesses must be aligned to their size)", bytes,
+            (unsigned long long)address);
     for (int i = 0; i < r->known_count; i++)
         if (address >= r->known[i].base && address - r->known[i].base + bytes <= r->known[i].bytes)
             return true;
@@ -68,24 +70,26 @@ bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins 
             r->known[slot].bytes = size;
             return true;
         }
-        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in,
-                        "a %u-byte access at %#llx runs past the end of an allocation of %llu bytes at %#llx (%llu "
-                        "bytes in)",
-                        bytes, (unsigned long long)address, (unsigned long long)size, (unsigned long long)base,
-                        (unsigned long long)(address - base));
+        return ptx_fail(
+            r, PTXSIM_BAD_ADDRESS, w, lane, in,
+            "a %u-byte access at %#llx runs past the end of an allocation of %llu bytes at %#llx (%llu "
+            "bytes in)",
+            bytes, (unsigned long long)address, (unsigned long long)size, (unsigned long long)base,
+            (unsigned long long)(address - base));
     }
     if (m->find && address > 0 && m->find(m->user, address - 1, &base, &size) && address == base + size)
-        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in,
-                        "a %u-byte access at %#llx, just past the end of an allocation of %llu bytes at %#llx",
-                        bytes, (unsigned long long)address, (unsigned long long)size, (unsigned long long)base);
-    return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in, "a %u-byte access at %#llx, outside every allocation", bytes,
-                    (unsigned long long)address);
+        return ptx_fail(
+            r, PTXSIM_BAD_ADDRESS, w, lane, in,
+            "a %u-byte access at %#llx, just past the end of an allocation of %llu bytes at %#llx", bytes,
+            (unsigned long long)address, (unsigned long long)size, (unsigned long long)base);
+    return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in, "a %u-byte access at %#llx, outside every allocation",
+                    bytes, (unsigned long long)address);
 }
 
 /* ------------------------------------------------------------ shared */
 
-bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane, uint64_t address,
-                      unsigned bytes, bool store)
+bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane,
+                      uint64_t address, unsigned bytes, bool store)
 {
     size_t size = r->k->shared_bytes;
     if (address >= size || address + bytes > size)
@@ -93,9 +97,10 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
                         "a %u-byte shared access at %llu, past the block's %zu bytes of shared memory", bytes,
                         (unsigned long long)address, size);
     if (address % bytes != 0)
-        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in, "a %u-byte shared access at %llu, misaligned", bytes,
-                        (unsigned long long)address);
-    bool races = !(r->launch->flags & PTXSIM_NO_RACE_CHECK), unwritten = !(r->launch->flags & PTXSIM_NO_UNINIT_CHECK);
+        return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, lane, in, "a %u-byte shared access at %llu, misaligned",
+                        bytes, (unsigned long long)address);
+    bool races = !(r->launch->flags & PTXSIM_NO_RACE_CHECK),
+         unwritten = !(r->launch->flags & PTXSIM_NO_UNINIT_CHECK);
     if (!races && !unwritten)
         return true;
     int32_t thread = w->index * PTXSIM_LANES + lane;
@@ -105,28 +110,32 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
         bool read_now = s->epoch_read == r->epoch;
         if (store) {
             if (races && written_now && s->writer != thread)
-                return ptx_fail(r, PTXSIM_RACE, w, lane, in,
-                                "a shared-memory race: it writes the word at %llu, which thread %d also wrote since "
-                                "the last barrier",
-                                (unsigned long long)word * 4, s->writer);
+                return ptx_fail(
+                    r, PTXSIM_RACE, w, lane, in,
+                    "a shared-memory race: it writes the word at %llu, which thread %d also wrote since "
+                    "the last barrier",
+                    (unsigned long long)word * 4, s->writer);
             if (races && read_now && s->reader != thread)
-                return ptx_fail(r, PTXSIM_RACE, w, lane, in,
-                                "a shared-memory race: it writes the word at %llu, which thread %d read since the "
-                                "last barrier",
-                                (unsigned long long)word * 4, s->reader);
+                return ptx_fail(
+                    r, PTXSIM_RACE, w, lane, in,
+                    "a shared-memory race: it writes the word at %llu, which thread %d read since the "
+                    "last barrier",
+                    (unsigned long long)word * 4, s->reader);
             if (races && read_now && s->readers)
-                return ptx_fail(r, PTXSIM_RACE, w, lane, in,
-                                "a shared-memory race: it writes the word at %llu, which other threads read since "
-                                "the last barrier",
-                                (unsigned long long)word * 4);
+                return ptx_fail(
+                    r, PTXSIM_RACE, w, lane, in,
+                    "a shared-memory race: it writes the word at %llu, which other threads read since "
+                    "the last barrier",
+                    (unsigned long long)word * 4);
             s->epoch_written = r->epoch;
             s->writer = thread;
         } else {
             if (races && written_now && s->writer != thread)
-                return ptx_fail(r, PTXSIM_RACE, w, lane, in,
-                                "a shared-memory race: it reads the word at %llu, which thread %d wrote since the "
-                                "last barrier",
-                                (unsigned long long)word * 4, s->writer);
+                return ptx_fail(
+                    r, PTXSIM_RACE, w, lane, in,
+                    "a shared-memory race: it reads the word at %llu, which thread %d wrote since the "
+                    "last barrier",
+                    (unsigned long long)word * 4, s->writer);
             if (unwritten && s->epoch_written < r->block_epoch && !r->unwritten_read[0]) {
                 /* reported at the next barrier, unless another thread writes the word before
                  * it: then it is a race (a read before a write), found below */
@@ -151,7 +160,8 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
 
 /* ---------------------------------------------------------- registers */
 
-static bool defined(struct run *r, const struct warp *w, const struct ptx_ins *in, int32_t slot, uint32_t mask)
+static bool defined(struct run *r, const struct warp *w, const struct ptx_ins *in, int32_t slot,
+                    uint32_t mask)
 {
     if (slot < 0)
         return true; /* a constant */

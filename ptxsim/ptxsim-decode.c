@@ -23,21 +23,23 @@
 
 /* What an instruction's operands are: destinations, then sources. */
 enum shape {
-    SHAPE_D_A,      /* d, a */
-    SHAPE_D_A_B,    /* d, a, b */
-    SHAPE_D_A_B_C,  /* d, a, b, c */
-    SHAPE_SETP,     /* p[|q], a, b */
-    SHAPE_LD,       /* d, [address] */
-    SHAPE_ST,       /* [address], a */
-    SHAPE_BRA,      /* label */
-    SHAPE_BAR,      /* barrier number */
+    SHAPE_D_A,     /* d, a */
+    SHAPE_D_A_B,   /* d, a, b */
+    SHAPE_D_A_B_C, /* d, a, b, c */
+    SHAPE_SETP,    /* p[|q], a, b */
+    SHAPE_LD,      /* d, [address] */
+    SHAPE_ST,      /* [address], a */
+    SHAPE_BRA,     /* label */
+    SHAPE_BAR,     /* barrier number */
     SHAPE_NONE,
 };
 
 /* the modifiers an instruction may carry, beyond its types */
 enum {
+    /* clang-format off */
     ALLOW_ROUND = 1, ALLOW_FTZ = 2, ALLOW_SAT = 4, ALLOW_APPROX = 8, ALLOW_WIDTH = 16, ALLOW_CMP = 32,
     ALLOW_SPACE = 64, ALLOW_UNI = 128, ALLOW_SYNC = 256, ALLOW_TO = 512, ALLOW_CACHE = 1024,
+    /* clang-format on */
 };
 
 static const struct mnemonic {
@@ -84,13 +86,14 @@ static const struct mnemonic {
 };
 
 static const char *const compare_names[] = {
-    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+    "eq", "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls",  "hi",
+    "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
 };
 
 static const struct {
     const char *name;
     enum ptx_round rnd;
-} roundings[] = {{"rn", RND_RN}, {"rz", RND_RZ}, {"rm", RND_RM}, {"rp", RND_RP},
+} roundings[] = {{"rn", RND_RN},   {"rz", RND_RZ},   {"rm", RND_RM},   {"rp", RND_RP},
                  {"rni", RND_RNI}, {"rzi", RND_RZI}, {"rmi", RND_RMI}, {"rpi", RND_RPI}};
 
 static const struct {
@@ -100,8 +103,8 @@ static const struct {
               {"param", SPACE_PARAM},   {"const", SPACE_CONST},   {"local", SPACE_LOCAL}};
 
 /* cache hints and orderings that change nothing a single launch can see */
-static const char *const harmless[] = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed",
-                                       "weak", "cta"};
+static const char *const harmless[] = {"ca", "cg", "cs",       "lu",      "cv",   "wb",
+                                       "wt", "nc", "volatile", "relaxed", "weak", "cta"};
 
 static bool in_list(const char *word, const char *const *list, size_t n)
 {
@@ -184,8 +187,8 @@ static const struct mnemonic *decode_opcode(const char *opcode, struct ptx_ins *
         }
     }
     if (types != mn->types) {
-        snprintf(why, why_len, "%s takes %d type%s here, not %d", mn->name, mn->types, mn->types == 1 ? "" : "s",
-                 types);
+        snprintf(why, why_len, "%s takes %d type%s here, not %d", mn->name, mn->types,
+                 mn->types == 1 ? "" : "s", types);
         return NULL;
     }
     if (mn->op == OP_SETP && !has_cmp) {
@@ -222,8 +225,10 @@ static int register_operand(struct ptx_builder *b, const char *text, char *why, 
             return ptx_builder_special(b, specials[i].which);
     int slot = ptx_builder_register(b, text);
     if (slot < 0)
-        snprintf(why, why_len, "the register %s is not declared (or is a special register this simulator does "
-                               "not know)", text);
+        snprintf(why, why_len,
+                 "the register %s is not declared (or is a special register this simulator does "
+                 "not know)",
+                 text);
     return slot;
 }
 
@@ -283,7 +288,8 @@ static int32_t source(struct ptx_builder *b, const char *text, enum ptx_type typ
 }
 
 /* `[%rd1]`, `[%rd1+4]`, `[%rd1+-4]`, `[name]`, `[name+8]` */
-static bool memory_operand(struct ptx_builder *b, const char *text, struct ptx_ins *in, char *why, size_t why_len)
+static bool memory_operand(struct ptx_builder *b, const char *text, struct ptx_ins *in, char *why,
+                           size_t why_len)
 {
     size_t n = strlen(text);
     if (n < 3 || text[0] != '[' || text[n - 1] != ']') {
@@ -323,7 +329,9 @@ static bool memory_operand(struct ptx_builder *b, const char *text, struct ptx_i
     if (ptx_builder_symbol(b, inner, &space, &address)) {
         if (in->space == SPACE_GENERIC || space != in->space) {
             snprintf(why, why_len, "%s is a %s variable, but the access is not to that space", inner,
-                     space == SPACE_PARAM ? "parameter" : space == SPACE_SHARED ? "shared" : "module");
+                     space == SPACE_PARAM    ? "parameter"
+                     : space == SPACE_SHARED ? "shared"
+                                             : "module");
             return false;
         }
         if (space == SPACE_CONST || space == SPACE_GLOBAL) {
@@ -344,12 +352,21 @@ static enum ptxsim_class class_of(const struct ptx_ins *in)
 {
     bool fp = ptx_type_float((enum ptx_type)in->type);
     switch ((enum ptx_op)in->op) {
-    case OP_MOV: case OP_CVT: case OP_CVTA: return PTXSIM_CLASS_MOVE;
-    case OP_SETP: case OP_SELP: return PTXSIM_CLASS_COMPARE;
-    case OP_AND: case OP_OR: case OP_XOR: case OP_NOT:
-        return in->type == T_PRED ? PTXSIM_CLASS_COMPARE : PTXSIM_CLASS_INT;
+    case OP_MOV:
+    case OP_CVT:
+    case OP_CVTA: return PTXSIM_CLASS_MOVE;
+    case OP_SETP:
+    case OP_SELP: return PTXSIM_CLASS_COMPARE;
+    case OP_AND:
+    case OP_OR:
+    case OP_XOR:
+    case OP_NOT: return in->type == T_PRED ? PTXSIM_CLASS_COMPARE : PTXSIM_CLASS_INT;
     case OP_DIV: return fp ? PTXSIM_CLASS_SPECIAL : PTXSIM_CLASS_INT;
-    case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_EX2: case OP_LG2: return PTXSIM_CLASS_SPECIAL;
+    case OP_RCP:
+    case OP_SQRT:
+    case OP_RSQRT:
+    case OP_EX2:
+    case OP_LG2: return PTXSIM_CLASS_SPECIAL;
     case OP_LD:
     case OP_ST:
         if (in->space == SPACE_SHARED)
@@ -357,7 +374,9 @@ static enum ptxsim_class class_of(const struct ptx_ins *in)
         if (in->space == SPACE_PARAM || in->space == SPACE_CONST)
             return PTXSIM_CLASS_PARAM;
         return in->op == OP_LD ? PTXSIM_CLASS_LOAD_GLOBAL : PTXSIM_CLASS_STORE_GLOBAL;
-    case OP_BRA: case OP_RET: case OP_EXIT: return PTXSIM_CLASS_BRANCH;
+    case OP_BRA:
+    case OP_RET:
+    case OP_EXIT: return PTXSIM_CLASS_BRANCH;
     case OP_BAR: return PTXSIM_CLASS_BARRIER;
     default: return fp ? PTXSIM_CLASS_FLOAT : PTXSIM_CLASS_INT;
     }
@@ -372,15 +391,22 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
     bool fp = ptx_type_float(t), ok = true;
     switch ((enum ptx_op)in->op) {
     /* floating point is .f32 alone: ember's kernels use no doubles (backends/kernels/README.md) */
+    /* clang-format off */
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAD: case OP_MIN: case OP_MAX: case OP_NEG: case OP_ABS:
+        /* clang-format on */
         ok = t != T_PRED && t != T_F16 && t != T_F64 && !(t >= T_B8 && t <= T_B64) && bytes >= 2;
         break;
+    /* clang-format off */
     case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_EX2: case OP_LG2: ok = t == T_F32; break;
     case OP_DIV: case OP_REM:
+        /* clang-format on */
         ok = (in->op == OP_DIV && t == T_F32) ||
              (!fp && t != T_PRED && bytes >= 2 && !(t >= T_B8 && t <= T_B64));
         break;
-    case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: ok = t == T_PRED || (t >= T_B16 && t <= T_B64); break;
+    case OP_AND:
+    case OP_OR:
+    case OP_XOR:
+    case OP_NOT: ok = t == T_PRED || (t >= T_B16 && t <= T_B64); break;
     case OP_SHL: ok = t >= T_B16 && t <= T_B64; break;
     case OP_SHR: ok = !fp && t != T_PRED && bytes >= 2; break;
     case OP_SETP: ok = t != T_PRED && t != T_F16 && t != T_F64 && bytes >= 2; break;
@@ -391,11 +417,13 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
         break;
     case OP_CVTA: ok = t == T_U64 || t == T_U32; break;
     case OP_MOV: ok = t != T_F16; break;
-    case OP_LD: case OP_ST: ok = t != T_PRED && t != T_F16; break;
+    case OP_LD:
+    case OP_ST: ok = t != T_PRED && t != T_F16; break;
     default: break;
     }
     /* floating-point modifiers on integers, and the reverse */
-    if (ok && !fp && in->op != OP_CVT && in->op != OP_SETP && (in->rnd || (in->mods & (MOD_FTZ | MOD_APPROX))))
+    if (ok && !fp && in->op != OP_CVT && in->op != OP_SETP &&
+        (in->rnd || (in->mods & (MOD_FTZ | MOD_APPROX))))
         ok = false;
     if (ok && fp && (in->mods & (MOD_WIDE | MOD_HI)))
         ok = false;
@@ -407,7 +435,8 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
 
 /* --------------------------------------------------------------- decode */
 
-bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx_ins *in, char *why, size_t why_len)
+bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx_ins *in, char *why,
+                size_t why_len)
 {
     memset(in, 0, sizeof *in);
     in->guard = in->base = NO_OPERAND;
@@ -424,9 +453,9 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
     }
     if (!types_fit(in, why, why_len))
         return false;
-    static const int counts[] = {[SHAPE_D_A] = 2, [SHAPE_D_A_B] = 3, [SHAPE_D_A_B_C] = 4, [SHAPE_SETP] = 3,
-                                 [SHAPE_LD] = 2,  [SHAPE_ST] = 2,    [SHAPE_BRA] = 1,     [SHAPE_BAR] = -1,
-                                 [SHAPE_NONE] = 0};
+    static const int counts[] = {
+        [SHAPE_D_A] = 2, [SHAPE_D_A_B] = 3, [SHAPE_D_A_B_C] = 4, [SHAPE_SETP] = 3, [SHAPE_LD] = 2,
+        [SHAPE_ST] = 2,  [SHAPE_BRA] = 1,   [SHAPE_BAR] = -1,    [SHAPE_NONE] = 0};
     int want = counts[mn->shape];
     if (want >= 0 && s->operand_count != want) {
         snprintf(why, why_len, "%s takes %d operand%s, not %d", mn->name, want, want == 1 ? "" : "s",
@@ -492,8 +521,9 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
     case SHAPE_BAR: {
         uint64_t id = 1;
         if (s->operand_count != 1 || !literal(s->operands[0], T_U32, &id) || id != 0) {
-            snprintf(why, why_len, "this simulator runs bar.sync 0 (every thread of the block), not named or "
-                                   "counted barriers");
+            snprintf(why, why_len,
+                     "this simulator runs bar.sync 0 (every thread of the block), not named or "
+                     "counted barriers");
             return false;
         }
         break;
@@ -521,14 +551,16 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
             return false;
         }
         if ((in->space == SPACE_GLOBAL) && in->base == NO_OPERAND) {
-            snprintf(why, why_len, "a global access by a variable's name (the kernels take their memory as "
-                                   "parameters)");
+            snprintf(why, why_len,
+                     "a global access by a variable's name (the kernels take their memory as "
+                     "parameters)");
             return false;
         }
     }
     if (in->op == OP_CVTA && (in->space != SPACE_GLOBAL)) {
-        snprintf(why, why_len, "cvta of %s addresses: this simulator runs global ones (generic addresses of "
-                               "shared memory are not simulated)",
+        snprintf(why, why_len,
+                 "cvta of %s addresses: this simulator runs global ones (generic addresses of "
+                 "shared memory are not simulated)",
                  in->space == SPACE_SHARED ? "shared" : "other");
         return false;
     }

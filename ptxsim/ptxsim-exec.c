@@ -30,7 +30,9 @@
 #include "ptxsim-impl.h"
 
 /* for every lane l of `mask`, lowest first */
-#define FOR_LANES(l, mask) for (uint32_t rest_ = (mask), l = 0; rest_ && ((l = (uint32_t)__builtin_ctz(rest_)), 1); rest_ &= rest_ - 1)
+#define FOR_LANES(l, mask)                                                                                   \
+    for (uint32_t rest_ = (mask), l = 0; rest_ && ((l = (uint32_t)__builtin_ctz(rest_)), 1);                 \
+         rest_ &= rest_ - 1)
 /* d[l] = expr for every lane of mask; a whole warp as a plain loop, which
  * the compiler vectorises */
 #define LANEWISE(expr)                                                                                       \
@@ -61,10 +63,7 @@ static inline int64_t sext(uint64_t v, unsigned bytes)
 }
 
 /* subnormals to a zero of the same sign, for .ftz */
-static inline float ftz32(float x)
-{
-    return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
-}
+static inline float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
 
 /* Rounding for one instruction: the host's mode, switched when the
  * instruction asks for other than to-nearest. */
@@ -96,7 +95,8 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
     case OP_MOV: LANEWISE(a[l] & keep); break;
     case OP_ADD:
         if ((in->mods & MOD_SAT) && t == T_S32) { /* add.sat.s32: clamped to the int range */
-            FOR_LANES(l, mask) {
+            FOR_LANES(l, mask)
+            {
                 int64_t v = (int64_t)(int32_t)a[l] + (int32_t)b[l];
                 d[l] = (uint32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
             }
@@ -115,7 +115,8 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
     case OP_SHR:
         /* a shift of the width or more clamps to the width: zeros, or the sign */
         if (sign)
-            LANEWISE((uint64_t)(sext(a[l], bytes) >> ((b[l] & 0xffffffffu) >= bits ? bits - 1 : (b[l] & 0xffffffffu))) &
+            LANEWISE((uint64_t)(sext(a[l], bytes) >>
+                                ((b[l] & 0xffffffffu) >= bits ? bits - 1 : (b[l] & 0xffffffffu))) &
                      keep);
         else
             LANEWISE((b[l] & 0xffffffffu) >= bits ? 0 : ((a[l] & keep) >> (b[l] & 0xffffffffu)));
@@ -135,10 +136,12 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
     case OP_MUL:
     case OP_MAD: {
         bool mad = in->op == OP_MAD;
-        FOR_LANES(l, mask) {
+        FOR_LANES(l, mask)
+        {
             uint64_t product;
             if (in->mods & MOD_WIDE) { /* the whole product, twice as wide as the sources */
-                product = sign ? (uint64_t)(sext(a[l], bytes) * sext(b[l], bytes)) : (a[l] & keep) * (b[l] & keep);
+                product =
+                    sign ? (uint64_t)(sext(a[l], bytes) * sext(b[l], bytes)) : (a[l] & keep) * (b[l] & keep);
                 d[l] = (product + (mad ? c[l] : 0)) & keep_bits(bytes * 2);
                 continue;
             }
@@ -161,7 +164,8 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
     case OP_DIV:
     case OP_REM: {
         bool div = in->op == OP_DIV;
-        FOR_LANES(l, mask) {
+        FOR_LANES(l, mask)
+        {
             uint64_t x = a[l] & keep, y = b[l] & keep;
             if (y == 0) { /* unspecified by PTX: what NVIDIA GPUs give */
                 d[l] = div ? keep : x;
@@ -198,7 +202,8 @@ static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
         }
     }
     int mode = round_begin((enum ptx_round)in->rnd);
-    FOR_LANES(l, mask) {
+    FOR_LANES(l, mask)
+    {
         float x = ptx_f32(a[l]), y = b ? ptx_f32(b[l]) : 0.0f, z = c ? ptx_f32(c[l]) : 0.0f, v = 0.0f;
         if (ftz) {
             x = ftz32(x);
@@ -241,10 +246,14 @@ static bool compare(enum ptx_cmp cmp, double x, double y)
     switch (cmp) {
     case CMP_EQ: return !unordered && x == y;
     case CMP_NE: return !unordered && x != y;
-    case CMP_LT: case CMP_LO: return !unordered && x < y;
-    case CMP_LE: case CMP_LS: return !unordered && x <= y;
-    case CMP_GT: case CMP_HI: return !unordered && x > y;
-    case CMP_GE: case CMP_HS: return !unordered && x >= y;
+    case CMP_LT:
+    case CMP_LO: return !unordered && x < y;
+    case CMP_LE:
+    case CMP_LS: return !unordered && x <= y;
+    case CMP_GT:
+    case CMP_HI: return !unordered && x > y;
+    case CMP_GE:
+    case CMP_HS: return !unordered && x >= y;
     case CMP_EQU: return unordered || x == y;
     case CMP_NEU: return unordered || x != y;
     case CMP_LTU: return unordered || x < y;
@@ -264,10 +273,14 @@ static bool compare_int(enum ptx_cmp cmp, uint64_t x, uint64_t y, bool sign)
     switch (cmp) {
     case CMP_EQ: return order == 0;
     case CMP_NE: return order != 0;
-    case CMP_LT: case CMP_LO: return order < 0;
-    case CMP_LE: case CMP_LS: return order <= 0;
-    case CMP_GT: case CMP_HI: return order > 0;
-    case CMP_GE: case CMP_HS: return order >= 0;
+    case CMP_LT:
+    case CMP_LO: return order < 0;
+    case CMP_LE:
+    case CMP_LS: return order <= 0;
+    case CMP_GT:
+    case CMP_HI: return order > 0;
+    case CMP_GE:
+    case CMP_HS: return order >= 0;
     default: return false; /* the unordered comparisons are for floats (the decoder lets no other through) */
     }
 }
@@ -280,13 +293,15 @@ static void setp(const struct run *r, struct warp *w, const struct ptx_ins *in, 
     uint64_t *q = in->mods & MOD_PAIR ? w->regs + (size_t)in->dst[1] * PTXSIM_LANES : NULL;
     unsigned bytes = ptx_type_bytes(t);
     bool ftz = in->mods & MOD_FTZ;
-    FOR_LANES(l, mask) {
+    FOR_LANES(l, mask)
+    {
         bool v;
         if (t == T_F32)
             v = compare((enum ptx_cmp)in->cmp, ftz ? ftz32(ptx_f32(a[l])) : ptx_f32(a[l]),
                         ftz ? ftz32(ptx_f32(b[l])) : ptx_f32(b[l]));
         else if (ptx_type_signed(t))
-            v = compare_int((enum ptx_cmp)in->cmp, (uint64_t)sext(a[l], bytes), (uint64_t)sext(b[l], bytes), true);
+            v = compare_int((enum ptx_cmp)in->cmp, (uint64_t)sext(a[l], bytes), (uint64_t)sext(b[l], bytes),
+                            true);
         else
             v = compare_int((enum ptx_cmp)in->cmp, a[l] & keep_bits(bytes), b[l] & keep_bits(bytes), false);
         p[l] = v;
@@ -325,9 +340,11 @@ static void convert(const struct run *r, struct warp *w, const struct ptx_ins *i
     bool ftz = in->mods & MOD_FTZ, sat = in->mods & MOD_SAT;
     enum ptx_round rnd = (enum ptx_round)in->rnd;
     int mode = round_begin(rnd);
-    FOR_LANES(l, mask) {
+    FOR_LANES(l, mask)
+    {
         if (!ptx_type_float(from) && !ptx_type_float(to)) { /* widen by the source's sign, then truncate */
-            int64_t v = ptx_type_signed(from) ? sext(a[l], from_bytes) : (int64_t)(a[l] & keep_bits(from_bytes));
+            int64_t v =
+                ptx_type_signed(from) ? sext(a[l], from_bytes) : (int64_t)(a[l] & keep_bits(from_bytes));
             if (sat && to_bytes < 8) {
                 int64_t lo = ptx_type_signed(to) ? -((int64_t)1 << (to_bytes * 8 - 1)) : 0;
                 int64_t hi = ptx_type_signed(to) ? ((int64_t)1 << (to_bytes * 8 - 1)) - 1
@@ -338,7 +355,8 @@ static void convert(const struct run *r, struct warp *w, const struct ptx_ins *i
             continue;
         }
         if (!ptx_type_float(from)) { /* an integer to a float: the host's conversion rounds by its mode */
-            float f = ptx_type_signed(from) ? (float)sext(a[l], from_bytes) : (float)(a[l] & keep_bits(from_bytes));
+            float f =
+                ptx_type_signed(from) ? (float)sext(a[l], from_bytes) : (float)(a[l] & keep_bits(from_bytes));
             d[l] = ptx_bits32(sat ? (f > 0.0f ? (f < 1.0f ? f : 1.0f) : 0.0f) : f);
             continue;
         }
@@ -400,7 +418,8 @@ static void record_global(struct run *r, const struct ptx_ins *in, const uint64_
     struct ptxsim_stats *s = r->launch->stats;
     uint64_t sectors[2 * PTXSIM_LANES], lines[2 * PTXSIM_LANES];
     int ns = 0, nl = 0;
-    FOR_LANES(l, mask) {
+    FOR_LANES(l, mask)
+    {
         /* an access may straddle two sectors when misaligned; the checker stops those first */
         for (uint64_t at = addresses[l] >> 5; at <= (addresses[l] + bytes - 1) >> 5; at++) {
             int i = 0;
@@ -428,7 +447,8 @@ static void record_shared(struct run *r, const struct ptx_ins *in, const uint64_
 {
     uint64_t words[PTXSIM_LANES];
     int count = 0, worst = 0;
-    FOR_LANES(l, mask) {
+    FOR_LANES(l, mask)
+    {
         uint64_t word = addresses[l] >> 2;
         int i = 0;
         while (i < count && words[i] != word)
@@ -454,8 +474,8 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
     uint64_t *d = store ? NULL : w->regs + (size_t)in->dst[0] * PTXSIM_LANES;
     const uint64_t *v = store ? operand(r, w, in->src[0]) : NULL;
     if (in->space == SPACE_PARAM || in->space == SPACE_CONST) { /* the same bytes for every lane */
-        const unsigned char *base = in->space == SPACE_PARAM ? r->launch->params
-                                                              : r->k->module->variables[in->target].bytes;
+        const unsigned char *base =
+            in->space == SPACE_PARAM ? r->launch->params : r->k->module->variables[in->target].bytes;
         if (in->space == SPACE_CONST &&
             (in->offset < 0 || (size_t)in->offset + bytes > r->k->module->variables[in->target].size))
             return ptx_fail(r, PTXSIM_BAD_ADDRESS, w, __builtin_ctz(mask), in, "a read past the constant %s",
@@ -469,7 +489,8 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
     uint64_t addresses[PTXSIM_LANES];
     FOR_LANES(l, mask) addresses[l] = (base ? base[l] : 0) + (uint64_t)in->offset;
     if (in->space == SPACE_GLOBAL) {
-        FOR_LANES(l, mask) {
+        FOR_LANES(l, mask)
+        {
             if (!ptx_check_global(r, w, in, (int)l, addresses[l], bytes))
                 return false;
             unsigned char *p = (unsigned char *)(uintptr_t)addresses[l];
@@ -481,7 +502,8 @@ static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint
         if (r->launch->stats)
             record_global(r, in, addresses, mask, bytes);
     } else { /* shared */
-        FOR_LANES(l, mask) {
+        FOR_LANES(l, mask)
+        {
             if (!ptx_check_shared(r, w, in, (int)l, addresses[l], bytes, store))
                 return false;
             unsigned char *p = r->shared + addresses[l];

@@ -25,6 +25,7 @@
 #include "ptxsim.h"
 
 static const struct ptxsim_gpu gpus[] = {
+    /* clang-format off */
     {.name = "Quadro K2100M", .key = "k2100m", .sm = 30, .multiprocessors = 3, .clock_mhz = 667,
      .bandwidth_gbs = 48.1, .fp32_lanes = 192, .registers = 65536, .max_registers_per_thread = 63,
      .register_unit = 256, .shared_bytes = 49152, .max_shared_per_block = 49152, .shared_unit = 256,
@@ -40,20 +41,20 @@ static const struct ptxsim_gpu gpus[] = {
      .bandwidth_gbs = 320, .fp32_lanes = 128, .registers = 65536, .max_registers_per_thread = 255,
      .register_unit = 256, .shared_bytes = 98304, .max_shared_per_block = 49152, .shared_unit = 256,
      .max_threads = 2048, .max_blocks = 32, .memory_mib = 8192,
+     /* clang-format on */
      .source = "Pascal GP104 desktop GPU (2016); NVIDIA GeForce GTX 1080 whitepaper; CUDA Programming Guide, "
                "cc 6.1"},
+    /* clang-format off */
     {.name = "H100 SXM5", .key = "h100", .sm = 90, .multiprocessors = 132, .clock_mhz = 1980,
      .bandwidth_gbs = 3350, .fp32_lanes = 128, .registers = 65536, .max_registers_per_thread = 255,
      .register_unit = 256, .shared_bytes = 233472, .max_shared_per_block = 49152, .shared_unit = 128,
      .max_threads = 2048, .max_blocks = 32, .memory_mib = 81920,
+     /* clang-format on */
      .source = "Hopper GH100 data-centre GPU (2022); NVIDIA H100 datasheet; CUDA Programming Guide, cc 9.0 "
                "(48 KiB a block without opting in)"},
 };
 
-int ptxsim_gpu_count(void)
-{
-    return (int)(sizeof gpus / sizeof gpus[0]);
-}
+int ptxsim_gpu_count(void) { return (int)(sizeof gpus / sizeof gpus[0]); }
 
 const struct ptxsim_gpu *ptxsim_gpu_at(int index)
 {
@@ -91,12 +92,13 @@ void ptxsim_occupancy(const struct ptxsim_gpu *g, int threads_per_block, int reg
     /* the calculator grants warps in fours (its warp allocation granularity) */
     int warps_by_registers = per_warp > 0 ? g->registers / per_warp / 4 * 4 : o->max_warps;
     o->blocks_by_registers = registers_per_thread > g->max_registers_per_thread ? 0
-                             : warps > 0                                      ? warps_by_registers / warps
-                                                                              : 0;
-    size_t shared = (shared_per_block + (size_t)g->shared_unit - 1) / (size_t)g->shared_unit * (size_t)g->shared_unit;
+                             : warps > 0                                        ? warps_by_registers / warps
+                                                                                : 0;
+    size_t shared =
+        (shared_per_block + (size_t)g->shared_unit - 1) / (size_t)g->shared_unit * (size_t)g->shared_unit;
     o->blocks_by_shared = shared_per_block > (size_t)g->max_shared_per_block ? 0
-                          : shared > 0                                       ? (int)((size_t)g->shared_bytes / shared)
-                                                                             : INT_MAX; /* none used: no bound */
+                          : shared > 0 ? (int)((size_t)g->shared_bytes / shared)
+                                       : INT_MAX; /* none used: no bound */
     o->blocks = o->blocks_by_threads;
     o->limited_by = "threads";
     if (o->blocks_by_registers < o->blocks)

@@ -18,51 +18,59 @@
 #include "ptxsim.h"
 
 #define PTXSIM_LANES 32
-#define PTXSIM_NAME 96
+#define PTXSIM_NAME  96
 
 /* The types an instruction names. */
 enum ptx_type {
     T_NONE,
     T_PRED,
+    /* clang-format off */
     T_B8, T_B16, T_B32, T_B64,
     T_U8, T_U16, T_U32, T_U64,
     T_S8, T_S16, T_S32, T_S64,
     T_F16, T_F32, T_F64,
+    /* clang-format on */
 };
 
 /* The instructions it knows. */
 enum ptx_op {
+    /* clang-format off */
     OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_MIN, OP_MAX, OP_NEG, OP_ABS,
     OP_AND, OP_OR, OP_XOR, OP_NOT, OP_SHL, OP_SHR,
     OP_SETP, OP_SELP, OP_CVT, OP_CVTA,
     OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2,
     OP_LD, OP_ST,
     OP_BRA, OP_BAR, OP_RET, OP_EXIT,
+    /* clang-format on */
 };
 
 /* setp's comparisons: ordered, then unordered (true when either is NaN). */
 enum ptx_cmp {
+    /* clang-format off */
     CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE,
     CMP_LO, CMP_LS, CMP_HI, CMP_HS, /* unsigned */
     CMP_EQU, CMP_NEU, CMP_LTU, CMP_LEU, CMP_GTU, CMP_GEU,
     CMP_NUM, CMP_NAN,
+    /* clang-format on */
 };
 
 /* rounding: to nearest even, toward zero, down, up; to an integer (cvt's .rni ...) */
 enum ptx_round { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
 
+/* clang-format off */
 enum ptx_space { SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED, SPACE_PARAM, SPACE_CONST, SPACE_LOCAL, SPACE_GENERIC };
+/* clang-format on */
 
 /* modifiers that change what an instruction computes */
 enum {
-    MOD_FTZ = 1,     /* subnormal inputs and results flushed to zero */
-    MOD_SAT = 2,     /* results clamped to [0, 1] (floats) */
-    MOD_APPROX = 4,  /* approximate (ex2, rcp, sqrt, div) */
-    MOD_WIDE = 8,    /* mul/mad: the whole product, twice as wide */
-    MOD_HI = 16,     /* mul/mad: the product's upper half */
-    MOD_UNI = 32,    /* bra.uni: the compiler promises no divergence */
-    MOD_TO = 64,     /* cvta.to: generic to the space */
-    MOD_PAIR = 128,  /* setp: a second destination, the negation (p|q) */
+    MOD_FTZ = 1,    /* subnormal inputs and results flushed to zero */
+    MOD_SAT = 2,    /* results clamped to [0, 1] (floats) */
+    MOD_APPROX = 4, /* approximate (ex2, rcp, sqrt, div) */
+    MOD_WIDE = 8,   /* mul/mad: the whole product, twice as wide */
+    MOD_HI = 16,    /* mul/mad: the product's upper half */
+    MOD_UNI = 32,   /* bra.uni: the compiler promises no divergence */
+    MOD_TO = 64,    /* cvta.to: generic to the space */
+    MOD_PAIR = 128, /* setp: a second destination, the negation (p|q) */
 };
 
 /* operands: a slot (>= 0), a constant (~index), or none */
@@ -71,10 +79,10 @@ enum {
 struct ptx_ins {
     uint8_t op, type, type2; /* type2: cvt's source type, setp's operands' */
     uint8_t cmp, rnd, space;
-    uint8_t klass;           /* enum ptxsim_class */
+    uint8_t klass; /* enum ptxsim_class */
     uint16_t mods;
     bool guard_negated;
-    int32_t guard;           /* the predicate slot of @%p, or NO_OPERAND */
+    int32_t guard; /* the predicate slot of @%p, or NO_OPERAND */
     int32_t dst[2];
     int32_t src[3];
     int nsrc;
@@ -82,8 +90,8 @@ struct ptx_ins {
      * in bytes (for param, const and shared variables, their address) */
     int32_t base;
     int64_t offset;
-    int target;              /* bra: the instruction it goes to */
-    int line;                /* in the PTX text */
+    int target; /* bra: the instruction it goes to */
+    int line;   /* in the PTX text */
 };
 
 /* A kernel's register, for messages. */
@@ -104,11 +112,13 @@ struct ptx_shared {
 
 /* the special registers a warp fills in */
 enum ptx_special {
+    /* clang-format off */
     SPECIAL_TID_X, SPECIAL_TID_Y, SPECIAL_TID_Z,
     SPECIAL_NTID_X, SPECIAL_NTID_Y, SPECIAL_NTID_Z,
     SPECIAL_CTAID_X, SPECIAL_CTAID_Y, SPECIAL_CTAID_Z,
     SPECIAL_NCTAID_X, SPECIAL_NCTAID_Y, SPECIAL_NCTAID_Z,
     SPECIAL_LANEID, SPECIAL_WARPID,
+    /* clang-format on */
     SPECIAL_COUNT,
 };
 
@@ -167,15 +177,16 @@ struct ptx_statement {
 struct ptx_builder;
 
 /* Decodes one statement into `out`; false with the reason in `why`. */
-bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx_ins *out, char *why, size_t why_len);
+bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx_ins *out, char *why,
+                size_t why_len);
 
 /* Lookups the decoder asks the parser for (ptxsim-parse.c). */
-int ptx_builder_register(struct ptx_builder *b, const char *name);         /* slot, or -1 */
-int ptx_builder_special(struct ptx_builder *b, enum ptx_special which);    /* slot */
-int32_t ptx_builder_constant(struct ptx_builder *b, uint64_t value);       /* ~index; NO_OPERAND: no memory */
+int ptx_builder_register(struct ptx_builder *b, const char *name);      /* slot, or -1 */
+int ptx_builder_special(struct ptx_builder *b, enum ptx_special which); /* slot */
+int32_t ptx_builder_constant(struct ptx_builder *b, uint64_t value);    /* ~index; NO_OPERAND: no memory */
 const struct ptxsim_kernel *ptx_builder_kernel(const struct ptx_builder *b);
 bool ptx_builder_symbol(struct ptx_builder *b, const char *name, uint8_t *space, int64_t *address);
-int ptx_builder_label(struct ptx_builder *b, const char *name);            /* a label's number */
+int ptx_builder_label(struct ptx_builder *b, const char *name); /* a label's number */
 
 /* Sets k->registers32 from the kernel's liveness (ptxsim-registers.c). */
 void ptx_count_registers(struct ptxsim_kernel *k);
@@ -190,13 +201,13 @@ struct lane_group {
 };
 
 struct warp {
-    int index;          /* in its block */
-    uint32_t live;      /* lanes that are threads of the block */
+    int index;     /* in its block */
+    uint32_t live; /* lanes that are threads of the block */
     uint32_t exited;
     struct lane_group groups[PTXSIM_LANES];
     int group_count;
-    uint64_t *regs;      /* slot_count x 32 */
-    uint32_t *written;   /* per slot, the lanes that wrote it */
+    uint64_t *regs;    /* slot_count x 32 */
+    uint32_t *written; /* per slot, the lanes that wrote it */
 };
 
 /* A shared word's history since the last barrier, for the race checker. */
@@ -217,12 +228,14 @@ struct run {
     struct warp *warps;
     unsigned char *shared;
     struct shared_shadow *shadow; /* one per 4-byte word of shared memory */
-    uint32_t epoch;       /* the barrier interval: every block start and barrier makes a new one */
-    uint32_t block_epoch; /* the block's first */
-    char unwritten_read[1024]; /* a shared read of a word never written, reported at the next barrier */
+    uint32_t epoch;               /* the barrier interval: every block start and barrier makes a new one */
+    uint32_t block_epoch;         /* the block's first */
+    char unwritten_read[1024];    /* a shared read of a word never written, reported at the next barrier */
     uint64_t rng;
     /* allocations found, for the memory checks */
-    struct { uint64_t base, bytes; } known[16];
+    struct {
+        uint64_t base, bytes;
+    } known[16];
     int known_count, known_next;
     double started;
     uint64_t issued_since_clock;
@@ -234,37 +247,49 @@ struct run {
 bool ptx_execute(struct run *r, struct warp *w, const struct ptx_ins *in, uint32_t mask);
 
 /* The checks (ptxsim-check.c); each returns false after filling r->result. */
-bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane, uint64_t address,
-                      unsigned bytes);
-bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane, uint64_t address,
-                      unsigned bytes, bool store);
+bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane,
+                      uint64_t address, unsigned bytes);
+bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane,
+                      uint64_t address, unsigned bytes, bool store);
 bool ptx_check_defined(struct run *r, const struct warp *w, const struct ptx_ins *in, uint32_t mask);
 /* Fills r->result: "kernel K, block (x,y,z), thread t, line L (`text`): what". */
-bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, int lane, const struct ptx_ins *in,
-              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, int lane,
+              const struct ptx_ins *in, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* The bits of a float and back. */
 static inline float ptx_f32(uint64_t bits)
 {
-    union { uint32_t u; float f; } v = {.u = (uint32_t)bits};
+    union {
+        uint32_t u;
+        float f;
+    } v = {.u = (uint32_t)bits};
     return v.f;
 }
 
 static inline uint64_t ptx_bits32(float f)
 {
-    union { float f; uint32_t u; } v = {.f = f};
+    union {
+        float f;
+        uint32_t u;
+    } v = {.f = f};
     return v.u;
 }
 
 static inline double ptx_f64(uint64_t bits)
 {
-    union { uint64_t u; double d; } v = {.u = bits};
+    union {
+        uint64_t u;
+        double d;
+    } v = {.u = bits};
     return v.d;
 }
 
 static inline uint64_t ptx_bits64(double d)
 {
-    union { double d; uint64_t u; } v = {.d = d};
+    union {
+        double d;
+        uint64_t u;
+    } v = {.d = d};
     return v.u;
 }
 
@@ -273,10 +298,10 @@ enum ptx_type ptx_type_from_name(const char *name);
 /* bytes of a type (a predicate: 1) */
 static inline unsigned ptx_type_bytes(enum ptx_type t)
 {
-    static const unsigned char bytes[] = {[T_PRED] = 1, [T_B8] = 1,  [T_B16] = 2, [T_B32] = 4, [T_B64] = 8,
-                                          [T_U8] = 1,   [T_U16] = 2, [T_U32] = 4, [T_U64] = 8, [T_S8] = 1,
-                                          [T_S16] = 2,  [T_S32] = 4, [T_S64] = 8, [T_F16] = 2, [T_F32] = 4,
-                                          [T_F64] = 8};
+    static const unsigned char bytes[] = {
+        [T_PRED] = 1, [T_B8] = 1,  [T_B16] = 2, [T_B32] = 4, [T_B64] = 8, [T_U8] = 1,
+        [T_U16] = 2,  [T_U32] = 4, [T_U64] = 8, [T_S8] = 1,  [T_S16] = 2, [T_S32] = 4,
+        [T_S64] = 8,  [T_F16] = 2, [T_F32] = 4, [T_F64] = 8};
     return (unsigned)t < sizeof bytes ? bytes[t] : 0;
 }
 

@@ -157,7 +157,8 @@ struct parser {
     const char *kernel; /* the .entry being read, for messages */
 };
 
-static bool parse_error(struct parser *ps, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool parse_error(struct parser *ps, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static bool parse_error(struct parser *ps, int line, const char *fmt, ...)
 {
     char what[768];
@@ -179,10 +180,10 @@ static const struct {
     enum ptx_type type;
     unsigned bytes;
 } types[] = {
-    {"pred", T_PRED, 1}, {"b8", T_B8, 1},   {"b16", T_B16, 2}, {"b32", T_B32, 4}, {"b64", T_B64, 8},
-    {"u8", T_U8, 1},     {"u16", T_U16, 2}, {"u32", T_U32, 4}, {"u64", T_U64, 8}, {"s8", T_S8, 1},
-    {"s16", T_S16, 2},   {"s32", T_S32, 4}, {"s64", T_S64, 8}, {"f16", T_F16, 2}, {"f32", T_F32, 4},
-    {"f64", T_F64, 8},
+    {"pred", T_PRED, 1}, {"b8", T_B8, 1},   {"b16", T_B16, 2}, {"b32", T_B32, 4},
+    {"b64", T_B64, 8},   {"u8", T_U8, 1},   {"u16", T_U16, 2}, {"u32", T_U32, 4},
+    {"u64", T_U64, 8},   {"s8", T_S8, 1},   {"s16", T_S16, 2}, {"s32", T_S32, 4},
+    {"s64", T_S64, 8},   {"f16", T_F16, 2}, {"f32", T_F32, 4}, {"f64", T_F64, 8},
 };
 
 enum ptx_type ptx_type_from_name(const char *name)
@@ -203,15 +204,9 @@ const char *ptx_type_name(enum ptx_type t)
     return "?";
 }
 
-bool ptx_type_float(enum ptx_type t)
-{
-    return t == T_F16 || t == T_F32 || t == T_F64;
-}
+bool ptx_type_float(enum ptx_type t) { return t == T_F16 || t == T_F32 || t == T_F64; }
 
-bool ptx_type_signed(enum ptx_type t)
-{
-    return t == T_S8 || t == T_S16 || t == T_S32 || t == T_S64;
-}
+bool ptx_type_signed(enum ptx_type t) { return t == T_S8 || t == T_S16 || t == T_S32 || t == T_S64; }
 
 /* ---------------------------------------------------------- the builder */
 
@@ -284,7 +279,7 @@ int ptx_builder_register(struct ptx_builder *b, const char *name)
 }
 
 static const char *const special_names[SPECIAL_COUNT] = {
-    "%tid.x",   "%tid.y",   "%tid.z",   "%ntid.x",   "%ntid.y",   "%ntid.z",   "%ctaid.x",
+    "%tid.x",   "%tid.y",   "%tid.z",    "%ntid.x",   "%ntid.y",   "%ntid.z", "%ctaid.x",
     "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "%warpid",
 };
 
@@ -340,10 +335,7 @@ bool ptx_builder_symbol(struct ptx_builder *b, const char *name, uint8_t *space,
     return false;
 }
 
-const struct ptxsim_kernel *ptx_builder_kernel(const struct ptx_builder *b)
-{
-    return b->k;
-}
+const struct ptxsim_kernel *ptx_builder_kernel(const struct ptx_builder *b) { return b->k; }
 
 int ptx_builder_label(struct ptx_builder *b, const char *name)
 {
@@ -469,7 +461,8 @@ static bool parse_params(struct parser *ps, struct ptx_builder *b)
             return parse_error(ps, line, "a kernel parameter must be declared .param, not \"%s\"", word);
         enum ptx_type t = read_storage(ps, &align);
         if (t == T_NONE || t == T_PRED || !read_declared(ps, name, sizeof name, &count))
-            return parse_error(ps, line, "a parameter this simulator does not read (a pointer, an int, a float)");
+            return parse_error(ps, line,
+                               "a parameter this simulator does not read (a pointer, an int, a float)");
         size_t size = ptx_type_bytes(t) * count;
         if (!align)
             align = ptx_type_bytes(t);
@@ -503,7 +496,8 @@ static bool parse_registers(struct parser *ps, struct ptx_builder *b)
     enum ptx_type t = ptx_type_from_name(word);
     bool ok = t != T_NONE;
     if (!ok)
-        parse_error(ps, line, "registers of type \"%s\": this simulator knows .pred, .b/.u/.s 8 to 64, .f16 to .f64",
+        parse_error(ps, line,
+                    "registers of type \"%s\": this simulator knows .pred, .b/.u/.s 8 to 64, .f16 to .f64",
                     word);
     while (ok && *p) {
         while (*p == ' ' || *p == ',')
@@ -558,8 +552,9 @@ static bool parse_shared(struct parser *ps, struct ptx_builder *b)
     enum ptx_type t = read_storage(ps, &align);
     if (t == T_NONE || t == T_PRED || !read_declared(ps, name, sizeof name, &count) || count == 0 ||
         !accept(&ps->c, ';'))
-        return parse_error(ps, line, "a .shared declaration this simulator does not read (dynamic shared memory "
-                                     "or an initialiser?)");
+        return parse_error(ps, line,
+                           "a .shared declaration this simulator does not read (dynamic shared memory "
+                           "or an initialiser?)");
     if (!align)
         align = ptx_type_bytes(t);
     if (!grow(&k->shared, k->shared_count, &b->shared_cap, sizeof *k->shared))
@@ -627,7 +622,8 @@ static bool add_instruction(struct parser *ps, struct ptx_builder *b, char *text
             body++;
     }
     if (!split_statement(body, &s))
-        return parse_error(ps, line, "\"%s\": more operands than any instruction this simulator knows", original);
+        return parse_error(ps, line, "\"%s\": more operands than any instruction this simulator knows",
+                           original);
     if (!grow(&k->code, k->count, &b->code_cap, sizeof *k->code) ||
         !(k->text = realloc(k->text, (size_t)b->code_cap * sizeof *k->text)))
         return parse_error(ps, line, "out of memory");
@@ -670,11 +666,14 @@ static bool parse_body(struct parser *ps, struct ptx_builder *b)
             } else if (strcmp(word, ".shared") == 0) {
                 if (!parse_shared(ps, b))
                     return false;
-            } else if (strcmp(word, ".pragma") == 0 || strcmp(word, ".loc") == 0 || strcmp(word, ".file") == 0) {
+            } else if (strcmp(word, ".pragma") == 0 || strcmp(word, ".loc") == 0 ||
+                       strcmp(word, ".file") == 0) {
                 free(read_until(&ps->c, strcmp(word, ".pragma") == 0 ? ';' : '\n'));
             } else {
-                return parse_error(ps, line, "the directive %s inside a kernel: this simulator runs kernels without "
-                                             "a stack (.local), calls or textures", word);
+                return parse_error(ps, line,
+                                   "the directive %s inside a kernel: this simulator runs kernels without "
+                                   "a stack (.local), calls or textures",
+                                   word);
             }
             continue;
         }
@@ -712,9 +711,11 @@ static bool resolve_labels(struct parser *ps, struct ptx_builder *b)
             continue;
         const struct label *l = &b->labels[in->target];
         if (l->at < 0)
-            return parse_error(ps, in->line, "the branch goes to %s, which is no label of this kernel", l->name);
+            return parse_error(ps, in->line, "the branch goes to %s, which is no label of this kernel",
+                               l->name);
         if (l->at >= k->count)
-            return parse_error(ps, in->line, "the branch goes to %s, past the kernel's last instruction", l->name);
+            return parse_error(ps, in->line, "the branch goes to %s, past the kernel's last instruction",
+                               l->name);
         in->target = l->at;
     }
     return true;
@@ -803,8 +804,9 @@ struct ptxsim_module *ptxsim_module_parse(const char *ptx, char *why, size_t why
             if (!(ok = parse_entry(&ps)))
                 break;
         } else {
-            ok = parse_error(&ps, line, "%s: this simulator runs kernels (.entry) and module constants; not "
-                                        "device functions (.func), externs or textures",
+            ok = parse_error(&ps, line,
+                             "%s: this simulator runs kernels (.entry) and module constants; not "
+                             "device functions (.func), externs or textures",
                              word);
             break;
         }

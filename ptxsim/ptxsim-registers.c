@@ -38,7 +38,9 @@ static int weight(const struct ptxsim_kernel *k, const word *s, const char *kind
     int n = 0;
     for (int i = 0; i < k->slot_count; i++)
         if (s[i / WORD_BITS] >> (i % WORD_BITS) & 1 && kind[i] != 'p')
-            n += k->regs[i].type == T_PRED ? 0 : ptx_type_bytes((enum ptx_type)k->regs[i].type) > 4 && kind[i] != 's' ? 2 : 1;
+            n += k->regs[i].type == T_PRED                                              ? 0
+                 : ptx_type_bytes((enum ptx_type)k->regs[i].type) > 4 && kind[i] != 's' ? 2
+                                                                                        : 1;
     return n;
 }
 

@@ -77,10 +77,7 @@ static int flops(const struct ptx_ins *in)
     return in->op == OP_FMA || in->op == OP_MAD ? 2 : 1;
 }
 
-static double per(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
+static double per(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
 static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_t threads)
 {
@@ -93,8 +90,10 @@ static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_
             add(t, "  %-44s %9.1f  %5.1f%%\n", class_names[c], per(by_class[c], threads),
                 100.0 * per(by_class[c], s->thread_instructions));
     add(t, "  %-44s %9.1f\n", "all", per(s->thread_instructions, threads));
-    add(t, "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes busy in each instruction it "
-           "issued; the rest idle, left out by a branch or past the block's last thread)\n",
+    add(t,
+        "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes busy in each instruction "
+        "it "
+        "issued; the rest idle, left out by a branch or past the block's last thread)\n",
         100.0 * per(s->thread_instructions, s->warp_instructions * PTXSIM_LANES),
         per(s->thread_instructions, s->warp_instructions));
 }
@@ -109,13 +108,17 @@ static void report_global(struct text *t, const struct ptxsim_stats *s)
             sectors += s->ins[i].sectors;
             lines += s->ins[i].lines;
         }
-    add(t, "\nglobal memory: %llu requests (a warp's load or store), %llu sectors of 32 bytes, %llu lines of 128\n",
+    add(t,
+        "\nglobal memory: %llu requests (a warp's load or store), %llu sectors of 32 bytes, %llu lines of "
+        "128\n",
         (unsigned long long)requests, (unsigned long long)sectors, (unsigned long long)lines);
     if (!requests)
         return;
-    add(t, "  a whole warp reading 32 neighbouring floats touches 4 sectors of 1 line (coalesced); 32 floats far "
+    add(t, "  a whole warp reading 32 neighbouring floats touches 4 sectors of 1 line (coalesced); 32 floats "
+           "far "
            "apart, 32 of 32\n");
-    add(t, "  %6s %9s %12s %10s  %-12s %s\n", "line", "requests", "sectors/req", "lines/req", "", "instruction");
+    add(t, "  %6s %9s %12s %10s  %-12s %s\n", "line", "requests", "sectors/req", "lines/req", "",
+        "instruction");
     for (int i = 0; i < s->count; i++) {
         const struct ptxsim_ins_stats *is = &s->ins[i];
         if ((k->code[i].klass != PTXSIM_CLASS_LOAD_GLOBAL && k->code[i].klass != PTXSIM_CLASS_STORE_GLOBAL) ||
@@ -124,16 +127,21 @@ static void report_global(struct text *t, const struct ptxsim_stats *s)
         double lanes = per(is->threads, is->issued), spr = per(is->sectors, is->issued);
         /* the fewest sectors the lanes' bytes could fill */
         double ideal = lanes * ptx_type_bytes((enum ptx_type)k->code[i].type) / 32.0;
-        add(t, "  %6d %9llu %12.1f %10.1f  %-12s %.60s\n", k->code[i].line, (unsigned long long)is->issued, spr,
-            per(is->lines, is->issued), spr > 2.0 * (ideal < 1 ? 1 : ideal) + 0.5 ? "uncoalesced" : "", k->text[i]);
+        add(t, "  %6d %9llu %12.1f %10.1f  %-12s %.60s\n", k->code[i].line, (unsigned long long)is->issued,
+            spr, per(is->lines, is->issued), spr > 2.0 * (ideal < 1 ? 1 : ideal) + 0.5 ? "uncoalesced" : "",
+            k->text[i]);
     }
     if (s->global_bytes <= sectors * 32)
-        add(t, "  the sectors move %llu bytes for the %llu the threads asked for: %.0f%% of what moves is used\n",
+        add(t,
+            "  the sectors move %llu bytes for the %llu the threads asked for: %.0f%% of what moves is "
+            "used\n",
             (unsigned long long)sectors * 32, (unsigned long long)s->global_bytes,
             100.0 * per(s->global_bytes, sectors * 32));
     else
-        add(t, "  the sectors move %llu bytes for the %llu the threads asked for: lanes reading one address share "
-               "its sector\n",
+        add(t,
+            "  the sectors move %llu bytes for the %llu the threads asked for: lanes reading one address "
+            "share "
+            "its sector\n",
             (unsigned long long)sectors * 32, (unsigned long long)s->global_bytes);
 }
 
@@ -150,8 +158,9 @@ static void report_shared(struct text *t, const struct ptxsim_stats *s)
         add(t, "\nshared memory: none used\n");
         return;
     }
-    add(t, "\nshared memory: %llu requests, %llu passes of the 32 banks: bank conflicts cost %llu extra passes "
-           "(%.1f%%)\n",
+    add(t,
+        "\nshared memory: %llu requests, %llu passes of the 32 banks: bank conflicts cost %llu extra passes "
+        "(%.1f%%)\n",
         (unsigned long long)requests, (unsigned long long)passes, (unsigned long long)(passes - requests),
         100.0 * per(passes - requests, requests));
     add(t, "  %6s %9s %11s  %s\n", "line", "requests", "passes/req", "instruction");
@@ -161,7 +170,8 @@ static void report_shared(struct text *t, const struct ptxsim_stats *s)
                 per(s->ins[i].wavefronts, s->ins[i].issued), k->text[i]);
 }
 
-char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int registers, const char *registers_from)
+char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int registers,
+                    const char *registers_from)
 {
     const struct ptxsim_kernel *k = s->kernel;
     struct text t = {0};
@@ -184,15 +194,17 @@ char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, in
     }
     struct ptxsim_occupancy o;
     ptxsim_occupancy(g, (int)block, registers, k->shared_bytes, &o);
-    add(&t, "\noccupancy on the %s (sm_%d): blocks of %u threads, %d registers a thread (%s), %zu bytes of "
-            "shared memory a block\n",
+    add(&t,
+        "\noccupancy on the %s (sm_%d): blocks of %u threads, %d registers a thread (%s), %zu bytes of "
+        "shared memory a block\n",
         g->name, g->sm, block, registers, registers_from, k->shared_bytes);
     char by_shared[64] = "any number by shared memory (none used)";
     if (k->shared_bytes)
         snprintf(by_shared, sizeof by_shared, "%d by its %d bytes of shared memory", o.blocks_by_shared,
                  g->shared_bytes);
-    add(&t, "  a multiprocessor holds %d blocks by its threads, %d by its %d registers, %s, %d by its block "
-            "limit\n",
+    add(&t,
+        "  a multiprocessor holds %d blocks by its threads, %d by its %d registers, %s, %d by its block "
+        "limit\n",
         o.blocks_by_threads, o.blocks_by_registers, g->registers, by_shared, o.blocks_by_limit);
     add(&t, "  so %d blocks: %d of %d warps (%.0f%%), limited by %s\n", o.blocks, o.warps, o.max_warps,
         100.0 * per((uint64_t)o.warps, (uint64_t)o.max_warps), o.limited_by);
@@ -218,9 +230,14 @@ char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, in
     double bound = compute > memory ? compute : memory;
     bound = issue > bound ? issue : bound;
     uint64_t resident = (uint64_t)g->multiprocessors * (o.blocks > 0 ? (uint64_t)o.blocks : 1);
-    add(&t, "  estimate: %.2f us, bound by %s; the %llu blocks run in %llu wave%s of %llu (a lower bound: latency "
-            "and launch overhead are not in it)\n",
-        bound * 1e6, bound == issue ? "instruction issue" : bound == memory ? "memory" : "arithmetic",
+    add(&t,
+        "  estimate: %.2f us, bound by %s; the %llu blocks run in %llu wave%s of %llu (a lower bound: "
+        "latency "
+        "and launch overhead are not in it)\n",
+        bound * 1e6,
+        bound == issue    ? "instruction issue"
+        : bound == memory ? "memory"
+                          : "arithmetic",
         (unsigned long long)blocks, (unsigned long long)((blocks + resident - 1) / resident),
         (blocks + resident - 1) / resident == 1 ? "" : "s", (unsigned long long)resident);
     if (t.failed) {

@@ -54,10 +54,7 @@ static void group_add(struct warp *w, int pc, uint32_t lanes, bool waiting)
     w->groups[w->group_count++] = (struct lane_group){.pc = pc, .lanes = lanes, .waiting = waiting};
 }
 
-static void group_remove(struct warp *w, int i)
-{
-    w->groups[i] = w->groups[--w->group_count];
-}
+static void group_remove(struct warp *w, int i) { w->groups[i] = w->groups[--w->group_count]; }
 
 /* Group i moved to `pc`: merged into a group already there, if any. */
 static void group_moved(struct warp *w, int i, int pc)
@@ -107,13 +104,15 @@ static void warp_start(struct run *r, struct warp *w, int index)
             case SPECIAL_TID_X: v[lane] = t % l->block[0]; break;
             case SPECIAL_TID_Y: v[lane] = t / l->block[0] % l->block[1]; break;
             case SPECIAL_TID_Z: v[lane] = t / (l->block[0] * l->block[1]); break;
-            case SPECIAL_NTID_X: case SPECIAL_NTID_Y: case SPECIAL_NTID_Z: v[lane] = l->block[s - SPECIAL_NTID_X]; break;
-            case SPECIAL_CTAID_X: case SPECIAL_CTAID_Y: case SPECIAL_CTAID_Z:
-                v[lane] = r->block_id[s - SPECIAL_CTAID_X];
-                break;
-            case SPECIAL_NCTAID_X: case SPECIAL_NCTAID_Y: case SPECIAL_NCTAID_Z:
-                v[lane] = l->grid[s - SPECIAL_NCTAID_X];
-                break;
+            case SPECIAL_NTID_X:
+            case SPECIAL_NTID_Y:
+            case SPECIAL_NTID_Z: v[lane] = l->block[s - SPECIAL_NTID_X]; break;
+            case SPECIAL_CTAID_X:
+            case SPECIAL_CTAID_Y:
+            case SPECIAL_CTAID_Z: v[lane] = r->block_id[s - SPECIAL_CTAID_X]; break;
+            case SPECIAL_NCTAID_X:
+            case SPECIAL_NCTAID_Y:
+            case SPECIAL_NCTAID_Z: v[lane] = l->grid[s - SPECIAL_NCTAID_X]; break;
             case SPECIAL_LANEID: v[lane] = lane; break;
             case SPECIAL_WARPID: v[lane] = (unsigned)index; break;
             case SPECIAL_COUNT: break;
@@ -235,7 +234,8 @@ static bool barrier_release(struct run *r, bool *done)
                 return ptx_fail(r, PTXSIM_BARRIER, w, __builtin_ctz(lg->lanes), in,
                                 "it waits at this barrier while thread %d waits at the one of PTX line %d: a "
                                 "barrier must be reached by every thread of the block, at the same place",
-                                first_waiting->index * PTXSIM_LANES + waiting_lane, r->k->code[barrier_pc].line);
+                                first_waiting->index * PTXSIM_LANES + waiting_lane,
+                                r->k->code[barrier_pc].line);
             }
             if (barrier_pc < 0) {
                 barrier_pc = lg->pc;
@@ -254,10 +254,11 @@ static bool barrier_release(struct run *r, bool *done)
     if (*done)
         return true;
     if (exited > 0)
-        return ptx_fail(r, PTXSIM_BARRIER, first_waiting, waiting_lane, &r->k->code[barrier_pc],
-                        "%d thread%s of the block wait at this barrier, but %d ended without reaching it (thread "
-                        "%d first): a barrier must be reached by every thread of the block",
-                        waiting, waiting == 1 ? "" : "s", exited, first_exited->index * PTXSIM_LANES + exited_lane);
+        return ptx_fail(
+            r, PTXSIM_BARRIER, first_waiting, waiting_lane, &r->k->code[barrier_pc],
+            "%d thread%s of the block wait at this barrier, but %d ended without reaching it (thread "
+            "%d first): a barrier must be reached by every thread of the block",
+            waiting, waiting == 1 ? "" : "s", exited, first_exited->index * PTXSIM_LANES + exited_lane);
     for (int i = 0; i < r->warp_count; i++) {
         struct warp *w = &r->warps[i];
         for (int g = 0; g < w->group_count; g++)
@@ -323,20 +324,21 @@ static bool launch_fits(const struct ptxsim_launch *l, struct ptxsim_result *res
     }
     uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
     if (threads == 0 || threads > 1024 || l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0) {
-        snprintf(res->message, sizeof res->message,
-                 "kernel %s: a launch of %ux%ux%u blocks of %ux%ux%u threads (blocks of 1 to 1024 threads, at "
-                 "least one block)",
-                 k->name, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
+        snprintf(
+            res->message, sizeof res->message,
+            "kernel %s: a launch of %ux%ux%u blocks of %ux%ux%u threads (blocks of 1 to 1024 threads, at "
+            "least one block)",
+            k->name, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
         return false;
     }
     if (k->param_bytes && !l->params) {
-        snprintf(res->message, sizeof res->message, "kernel %s takes %zu bytes of parameters, the launch has none",
-                 k->name, k->param_bytes);
+        snprintf(res->message, sizeof res->message,
+                 "kernel %s takes %zu bytes of parameters, the launch has none", k->name, k->param_bytes);
         return false;
     }
     if (l->stats && l->stats->kernel != k) {
-        snprintf(res->message, sizeof res->message, "kernel %s: the launch's record is for kernel %s", k->name,
-                 l->stats->kernel->name);
+        snprintf(res->message, sizeof res->message, "kernel %s: the launch's record is for kernel %s",
+                 k->name, l->stats->kernel->name);
         return false;
     }
     res->outcome = PTXSIM_OK;
@@ -351,8 +353,8 @@ enum ptxsim_outcome ptxsim_run(const struct ptxsim_launch *l, struct ptxsim_resu
     if (!launch_fits(l, res))
         return res->outcome;
     const struct ptxsim_kernel *k = l->kernel;
-    struct run r = {.launch = l, .k = k, .result = res, .rng = l->seed * 0x9E3779B97F4A7C15ull + 1,
-                    .started = now()};
+    struct run r = {
+        .launch = l, .k = k, .result = res, .rng = l->seed * 0x9E3779B97F4A7C15ull + 1, .started = now()};
     r.threads = l->block[0] * l->block[1] * l->block[2];
     r.warp_count = (int)((r.threads + PTXSIM_LANES - 1) / PTXSIM_LANES);
     size_t slots = (size_t)(k->slot_count ? k->slot_count : 1);

@@ -179,11 +179,11 @@ struct ptxsim_stats {
     int count;                    /* instructions: ptxsim_kernel_instruction_count */
     struct ptxsim_ins_stats *ins; /* one per instruction */
     unsigned grid[3], block[3];
-    uint64_t warps;                    /* warps run, partial ones included */
-    uint64_t warp_instructions;        /* issues, summed */
-    uint64_t thread_instructions;      /* active lanes, summed */
-    uint64_t global_bytes;             /* bytes the threads loaded and stored in global memory */
-    uint64_t barriers;                 /* barriers the blocks passed, summed */
+    uint64_t warps;               /* warps run, partial ones included */
+    uint64_t warp_instructions;   /* issues, summed */
+    uint64_t thread_instructions; /* active lanes, summed */
+    uint64_t global_bytes;        /* bytes the threads loaded and stored in global memory */
+    uint64_t barriers;            /* barriers the blocks passed, summed */
 };
 
 /* A record for launches of `k`, zeroed; NULL when out of memory. */
@@ -208,8 +208,8 @@ enum {
 
 struct ptxsim_launch {
     const struct ptxsim_kernel *kernel;
-    unsigned grid[3];  /* blocks along x, y, z */
-    unsigned block[3]; /* threads along x, y, z */
+    unsigned grid[3];   /* blocks along x, y, z */
+    unsigned block[3];  /* threads along x, y, z */
     const void *params; /* the argument buffer, laid out by ptxsim_kernel_param */
     struct ptxsim_memory memory;
     unsigned flags;
@@ -248,17 +248,17 @@ enum ptxsim_outcome ptxsim_run(const struct ptxsim_launch *l, struct ptxsim_resu
 /* A real GPU the report speaks for: what bounds a kernel's occupancy and
  * its time on it (ptxsim-gpus.c, with where each figure comes from). */
 struct ptxsim_gpu {
-    const char *name;   /* "Quadro K2100M" */
-    const char *key;    /* "k2100m": what --gpu takes */
-    int sm;             /* compute capability times ten: 30 */
+    const char *name; /* "Quadro K2100M" */
+    const char *key;  /* "k2100m": what --gpu takes */
+    int sm;           /* compute capability times ten: 30 */
     int multiprocessors;
-    double clock_mhz;   /* boost clock where the card has one */
+    double clock_mhz; /* boost clock where the card has one */
     double bandwidth_gbs;
-    int fp32_lanes;     /* FP32 lanes a multiprocessor: 2 FLOPs each a cycle */
-    int registers;      /* 32-bit registers a multiprocessor */
+    int fp32_lanes; /* FP32 lanes a multiprocessor: 2 FLOPs each a cycle */
+    int registers;  /* 32-bit registers a multiprocessor */
     int max_registers_per_thread;
-    int register_unit;  /* registers are granted a warp at a time, in units of this many per warp */
-    int shared_bytes;   /* shared memory a multiprocessor */
+    int register_unit; /* registers are granted a warp at a time, in units of this many per warp */
+    int shared_bytes;  /* shared memory a multiprocessor */
     int max_shared_per_block;
     int shared_unit;    /* shared memory is granted a block at a time, in units of this many bytes */
     int max_threads;    /* resident threads a multiprocessor */
@@ -279,7 +279,7 @@ struct ptxsim_occupancy {
     int threads_per_block, registers_per_thread;
     size_t shared_per_block;
     int blocks_by_threads, blocks_by_registers, blocks_by_shared, blocks_by_limit;
-    int blocks;          /* the least of the four */
+    int blocks; /* the least of the four */
     int warps, max_warps;
     const char *limited_by; /* "registers", "shared memory", "threads", "blocks" */
 };

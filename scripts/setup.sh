@@ -44,9 +44,10 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # dpkg-dev's dpkg-shlibdeps gives the Debian package its Depends, and man-db
 # renders its man pages (tests/test_deb.sh); libonnx-testdata holds ONNX's
 # own test case for each operator (docs/interop.md); fortunes is the text
-# gpt-tiny trains on against its PyTorch twin
+# gpt-tiny trains on against its PyTorch twin; clang-format-14 checks the
+# C is laid out as .clang-format says (scripts/format.sh)
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev clang-format-14 opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
 
 # Windows: mingw-w64 cross-builds ember.exe (its -posix compiler, with
 # winpthreads), zlib for it, and Wine runs the Windows build's tests

@@ -82,7 +82,8 @@ int main(int argc, char **argv)
         ember_optim_zero_grad(opt);
         ember_tensor *logits = ember_model_forward(model, x);
         ember_tensor *loss = ember_cross_entropy(logits, y);
-        ok = ok && loss && (s > 0 || ember_tensor_read(logits, logits0, (size_t)(window * classes) * 4) == EMBER_OK) &&
+        ok = ok && loss &&
+             (s > 0 || ember_tensor_read(logits, logits0, (size_t)(window * classes) * 4) == EMBER_OK) &&
              ember_backward(loss) == EMBER_OK &&
              ember_clip_grad_norm(ember_model_params(model), 1.0f, &norms[s]) == EMBER_OK &&
              ember_optim_step(opt) == EMBER_OK && ember_tensor_item(loss, &losses[s]) == EMBER_OK;
@@ -93,9 +94,9 @@ int main(int argc, char **argv)
     float val_f = (float)val_loss;
     ember_params *io = ok ? ember_params_new(ctx) : NULL;
     int64_t xs[3] = {steps, batch, context}, ls[3] = {batch, context, classes};
-    ok = io && keep(io, "x", 3, xs, x_all) && keep(io, "y", 3, xs, y_all) && keep(io, "logits0", 3, ls, logits0) &&
-         keep(io, "loss", 1, &steps, losses) && keep(io, "norm", 1, &steps, norms) &&
-         keep(io, "val_loss", 1, (const int64_t[]){1}, &val_f);
+    ok = io && keep(io, "x", 3, xs, x_all) && keep(io, "y", 3, xs, y_all) &&
+         keep(io, "logits0", 3, ls, logits0) && keep(io, "loss", 1, &steps, losses) &&
+         keep(io, "norm", 1, &steps, norms) && keep(io, "val_loss", 1, (const int64_t[]){1}, &val_f);
     snprintf(path, sizeof path, "%s/io.safetensors", out);
     ok = ok && ember_params_save(io, path, NULL) == EMBER_OK;
     if (!ok)

@@ -15,10 +15,7 @@ ember_status ref_fill(void *dev, ember_ptr out_p, size_t n, float value)
 }
 
 /* Phi(x), the standard normal CDF */
-static double normal_cdf(double x)
-{
-    return 0.5 * erfc(-x / sqrt(2.0));
-}
+static double normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
 /* GELU's tanh form and its derivative (backends/backend.h) */
 static double gelu_tanh(double x)
@@ -44,8 +41,8 @@ static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, i
     }
 }
 
-ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out_p, ember_ptr a_p,
-                       float alpha)
+ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out_p,
+                       ember_ptr a_p, float alpha)
 {
     float *out = REF_F32(out_p);
     const float *a = REF_F32(a_p);
@@ -92,7 +89,9 @@ ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_e
         case EMBER_LEAKY_RELU_BACKWARD: y = z > 0 ? x : alpha * x; break;
         case EMBER_SIGMOID_BACKWARD: y = (float)((double)x * z * (1.0 - z)); break;
         case EMBER_TANH_BACKWARD: y = (float)((double)x * (1.0 - (double)z * z)); break;
-        case EMBER_GELU_BACKWARD: y = (float)(x * (normal_cdf(z) + z * exp(-0.5 * z * z) / sqrt(2.0 * 3.14159265358979323846))); break;
+        case EMBER_GELU_BACKWARD:
+            y = (float)(x * (normal_cdf(z) + z * exp(-0.5 * z * z) / sqrt(2.0 * 3.14159265358979323846)));
+            break;
         case EMBER_GELU_TANH_BACKWARD: y = (float)(x * gelu_tanh_grad(z)); break;
         case EMBER_BINARY_COUNT: break;
         }
@@ -176,7 +175,8 @@ ember_status ref_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr co
                 for (int64_t ox = 0; ox < g->ow; ox++) {
                     int64_t iy = oy * g->stride - g->pad + ki, ix = ox * g->stride - g->pad + kj;
                     if (iy >= 0 && iy < g->h && ix >= 0 && ix < g->w)
-                        dx[((b * g->c + ci) * g->h + iy) * g->w + ix] += col[(b * ckk + row) * hw + oy * g->ow + ox];
+                        dx[((b * g->c + ci) * g->h + iy) * g->w + ix] +=
+                            col[(b * ckk + row) * hw + oy * g->ow + ox];
                 }
         }
     return EMBER_OK;
@@ -191,7 +191,10 @@ ember_status ref_conv_winograd(void *dev, const struct ember_winograd *c, ember_
     float *x = REF_F32(x_p), *w = REF_F32(w_p), *y = REF_F32(y_p);
     int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * 9, ny = g->n * c->oc * g->oh * g->ow;
     /* the sums in double, then the pass's output in float */
-    double *sum = calloc((size_t)(c->pass == EMBER_CONV_FORWARD ? ny : c->pass == EMBER_CONV_INPUT_GRAD ? nx : nw) + 1,
+    double *sum = calloc((size_t)(c->pass == EMBER_CONV_FORWARD      ? ny
+                                  : c->pass == EMBER_CONV_INPUT_GRAD ? nx
+                                                                     : nw) +
+                             1,
                          sizeof *sum);
     if (!sum)
         return EMBER_ERR_NOMEM;
@@ -245,7 +248,8 @@ ember_status ref_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, 
                     for (int64_t kx = 0; kx < g->k; kx++) {
                         int64_t at = (oy * g->stride + ky) * g->w + ox * g->stride + kx;
                         /* the first maximum; the first NaN beats everything */
-                        if (best < 0 || (!isnan(plane[best]) && (plane[at] > plane[best] || isnan(plane[at]))))
+                        if (best < 0 ||
+                            (!isnan(plane[best]) && (plane[at] > plane[best] || isnan(plane[at]))))
                             best = at;
                     }
                 y[(p * g->oh + oy) * g->ow + ox] = plane[best];
@@ -254,8 +258,8 @@ ember_status ref_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, 
     return EMBER_OK;
 }
 
-ember_status ref_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p, ember_ptr argmax_p,
-                                     ember_ptr dx_p)
+ember_status ref_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p,
+                                     ember_ptr argmax_p, ember_ptr dx_p)
 {
     const float *dy = REF_F32(dy_p);
     const int32_t *argmax = REF_I32(argmax_p);
@@ -283,7 +287,8 @@ ember_status ref_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, 
     return EMBER_OK;
 }
 
-ember_status ref_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p, ember_ptr dx_p)
+ember_status ref_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy_p,
+                                     ember_ptr dx_p)
 {
     const float *dy = REF_F32(dy_p);
     float *dx = REF_F32(dx_p);
@@ -302,12 +307,13 @@ ember_status ref_dropout_mask(void *dev, ember_ptr mask_p, size_t n, float p, ui
 {
     float *mask = REF_F32(mask_p);
     for (size_t i = 0; i < n; i++) /* keep with probability 1 - p, by the hash every backend shares */
-        mask[i] = ember_dropout_hash(seed, (uint32_t)i) >= ember_dropout_threshold(p) ? 1.0f / (1.0f - p) : 0.0f;
+        mask[i] =
+            ember_dropout_hash(seed, (uint32_t)i) >= ember_dropout_threshold(p) ? 1.0f / (1.0f - p) : 0.0f;
     return EMBER_OK;
 }
 
-ember_status ref_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits_p, ember_ptr target_p,
-                                       ember_ptr prob_p, ember_ptr loss_p)
+ember_status ref_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits_p,
+                                       ember_ptr target_p, ember_ptr prob_p, ember_ptr loss_p)
 {
     const float *logits = REF_F32(logits_p);
     const int32_t *target = REF_I32(target_p);
@@ -328,8 +334,9 @@ ember_status ref_cross_entropy_forward(void *dev, int64_t n, int64_t classes, em
     return EMBER_OK;
 }
 
-ember_status ref_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob_p, ember_ptr target_p,
-                                        ember_ptr dloss_p, float scale, ember_ptr dlogits_p)
+ember_status ref_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob_p,
+                                        ember_ptr target_p, ember_ptr dloss_p, float scale,
+                                        ember_ptr dlogits_p)
 {
     const float *prob = REF_F32(prob_p), *dloss = REF_F32(dloss_p);
     const int32_t *target = REF_I32(target_p);
@@ -341,8 +348,8 @@ ember_status ref_cross_entropy_backward(void *dev, int64_t n, int64_t classes, e
     return EMBER_OK;
 }
 
-ember_status ref_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param_p, ember_ptr grad_p,
-                           ember_ptr m_p, ember_ptr v_p)
+ember_status ref_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param_p,
+                           ember_ptr grad_p, ember_ptr m_p, ember_ptr v_p)
 {
     float *param = REF_F32(param_p), *m = REF_F32(m_p), *v = REF_F32(v_p);
     const float *grad = REF_F32(grad_p);
@@ -358,15 +365,16 @@ ember_status ref_adam_step(void *dev, size_t n, const struct ember_adam_step *s,
     return EMBER_OK;
 }
 
-ember_status ref_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param_p, ember_ptr grad_p,
-                          ember_ptr velocity_p)
+ember_status ref_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param_p,
+                          ember_ptr grad_p, ember_ptr velocity_p)
 {
     float *param = REF_F32(param_p), *velocity = REF_F32(velocity_p);
     const float *grad = REF_F32(grad_p);
     for (size_t i = 0; i < n; i++) {
         double g = (double)grad[i] + s->weight_decay * (double)param[i];
         if (s->momentum != 0.0f) {
-            velocity[i] = (float)(s->first ? g : s->momentum * (double)velocity[i] + (1.0 - s->dampening) * g);
+            velocity[i] =
+                (float)(s->first ? g : s->momentum * (double)velocity[i] + (1.0 - s->dampening) * g);
             g = s->nesterov ? g + s->momentum * (double)velocity[i] : velocity[i];
         }
         param[i] = (float)(param[i] - s->lr * g);
@@ -441,7 +449,8 @@ ember_status ref_layer_norm_forward(void *dev, int64_t rows, int64_t cols, float
 ember_status ref_layer_norm_backward(void *dev, int64_t rows, int64_t cols, ember_ptr dy_p, ember_ptr xhat_p,
                                      ember_ptr weight_p, ember_ptr rstd_p, ember_ptr dx_p)
 {
-    const float *dy = REF_F32(dy_p), *xhat = REF_F32(xhat_p), *weight = REF_F32(weight_p), *rstd = REF_F32(rstd_p);
+    const float *dy = REF_F32(dy_p), *xhat = REF_F32(xhat_p), *weight = REF_F32(weight_p),
+                *rstd = REF_F32(rstd_p);
     float *dx = REF_F32(dx_p);
     for (int64_t r = 0; r < rows; r++) {
         double g_mean = 0.0, gx_mean = 0.0;

@@ -2,9 +2,9 @@
 /* tests/test-util.c — see test-util.h. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "platform.h"

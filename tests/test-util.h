@@ -15,21 +15,21 @@
 
 extern int test_failures;
 
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            test_failures++;                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-        }                                                                             \
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            test_failures++;                                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);                         \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+        }                                                                                                    \
     } while (0)
 
 /* the status is EMBER_OK, else the failure and the context's message */
-#define CHECK_OK(ctx, expr)                                                           \
-    do {                                                                              \
-        ember_status st_ = (expr);                                                    \
-        CHECK(st_ == EMBER_OK, "%s: %s", ember_status_str(st_), ember_last_error(ctx)); \
+#define CHECK_OK(ctx, expr)                                                                                  \
+    do {                                                                                                     \
+        ember_status st_ = (expr);                                                                           \
+        CHECK(st_ == EMBER_OK, "%s: %s", ember_status_str(st_), ember_last_error(ctx));                      \
     } while (0)
 
 #define TEST_SKIP 77

@@ -2,7 +2,8 @@
 /*
  * tests/test_backend_e2e.c — a GPU backend trains as the CPU does.
  *
- *   test_backend_e2e [DEVICE] [--steps N] [--no-eval] [--data-dir DIR]     DEVICE: opencl:0 (default), cuda:0, ...
+ *   test_backend_e2e [DEVICE] [--steps N] [--no-eval] [--data-dir DIR]     DEVICE: opencl:0 (default),
+ * cuda:0, ...
  *
  * simplecnn on Fashion-MNIST (Debian's dataset-fashion-mnist), batch 64,
  * Adam lr 0.001, model seed 0 and the same batch order, trained on "cpu"
@@ -135,8 +136,8 @@ int main(int argc, char **argv)
                 printf("step %2d: loss %.6f on the cpu, %.6f on %s\n", steps, a, b, device);
         }
     }
-    printf("first %d steps: losses within %.2e of the cpu's (relative)\n", steps < CHECKED_STEPS ? steps : CHECKED_STEPS,
-           worst);
+    printf("first %d steps: losses within %.2e of the cpu's (relative)\n",
+           steps < CHECKED_STEPS ? steps : CHECKED_STEPS, worst);
     int64_t epoch = (ember_dataset_count(cpu.train) + 63) / 64;
     CHECK(steps == (limit && limit < epoch ? limit : epoch), "%d steps, not %lld", steps,
           (long long)(limit && limit < epoch ? limit : epoch));

@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "params-impl.h"
+#include "platform.h"
 #include "safetensors-impl.h"
 #include "test-util.h"
 
@@ -40,10 +40,14 @@ struct spec {
 };
 
 /* small enough to truncate at every byte; conv1.bias leaves padding behind it */
-static const struct spec small[] = {
-    {"conv1.weight", 4, {4, 1, 3, 3}}, {"conv1.bias", 1, {4}}, {"fc.weight", 2, {10, 36}}, {"fc.bias", 1, {10}}};
-static const struct spec simplecnn[] = {
-    {"conv1.weight", 4, {16, 1, 3, 3}}, {"conv1.bias", 1, {16}}, {"fc.weight", 2, {10, 3136}}, {"fc.bias", 1, {10}}};
+static const struct spec small[] = {{"conv1.weight", 4, {4, 1, 3, 3}},
+                                    {"conv1.bias", 1, {4}},
+                                    {"fc.weight", 2, {10, 36}},
+                                    {"fc.bias", 1, {10}}};
+static const struct spec simplecnn[] = {{"conv1.weight", 4, {16, 1, 3, 3}},
+                                        {"conv1.bias", 1, {16}},
+                                        {"fc.weight", 2, {10, 3136}},
+                                        {"fc.bias", 1, {10}}};
 /* the set the hand-built files are loaded into: "a" (2, 3) and "b" (2) */
 static const struct spec ab[] = {{"a", 2, {2, 3}}, {"b", 1, {2}}};
 
@@ -225,8 +229,8 @@ static void test_round_trip(ember_ctx *ctx, const char *dir)
               (unsigned long long)at);
         at = e->end;
     }
-    CHECK(at == st.data_bytes, "the data section has %llu bytes, the entries %llu", (unsigned long long)st.data_bytes,
-          (unsigned long long)at);
+    CHECK(at == st.data_bytes, "the data section has %llu bytes, the entries %llu",
+          (unsigned long long)st.data_bytes, (unsigned long long)at);
     CHECK(ember_safetensors_find(&st, "fc.weight") && !ember_safetensors_find(&st, "fc"), "find");
     ember_safetensors_close(&st);
 
@@ -259,7 +263,8 @@ static void test_buffers(ember_ctx *ctx, const char *dir)
         goto done;
     CHECK(ember_params_numel(p) == 6 && ember_params_count(p) == 4, "numel %lld, count %d",
           (long long)ember_params_numel(p), ember_params_count(p));
-    CHECK(ember_params_is_buffer(p, 1) && ember_params_is_buffer(p, 2) && !ember_params_is_buffer(p, 3), "kinds");
+    CHECK(ember_params_is_buffer(p, 1) && ember_params_is_buffer(p, 2) && !ember_params_is_buffer(p, 3),
+          "kinds");
     CHECK(!ember_tensor_requires_grad(mean) && !ember_tensor_grad(mean) && ember_tensor_ndim(count) == 0,
           "a buffer has no gradient");
     const float wv[3] = {1, 2, 3}, mv[3] = {0.5f, -1, 4}, nv = 7, bv[3] = {-1, -2, -3};
@@ -329,7 +334,8 @@ static void test_metadata(ember_ctx *ctx, const char *dir)
     CHECK_OK(ctx, ember_params_save(a, path, meta));
     struct ember_safetensors st;
     CHECK_OK(ctx, ember_safetensors_open(ctx, path, &st));
-    const char *format = ember_safetensors_meta_get(&st, "format"), *epoch = ember_safetensors_meta_get(&st, "epoch");
+    const char *format = ember_safetensors_meta_get(&st, "format"),
+               *epoch = ember_safetensors_meta_get(&st, "epoch");
     const char *note = ember_safetensors_meta_get(&st, "note");
     CHECK(format && strcmp(format, "pt") == 0, "format is %s", format ? format : "missing");
     CHECK(epoch && strcmp(epoch, "3") == 0, "epoch is %s", epoch ? epoch : "missing");
@@ -342,7 +348,8 @@ static void test_metadata(ember_ctx *ctx, const char *dir)
     CHECK_OK(ctx, ember_params_save(a, path, own));
     CHECK_OK(ctx, ember_safetensors_open(ctx, path, &st));
     format = ember_safetensors_meta_get(&st, "format");
-    CHECK(format && strcmp(format, "ember") == 0 && st.meta_count == 1, "format is %s", format ? format : "missing");
+    CHECK(format && strcmp(format, "ember") == 0 && st.meta_count == 1, "format is %s",
+          format ? format : "missing");
     ember_safetensors_close(&st);
 
     /* a key without a value, a repeated key, text that is not UTF-8: refused, no file */
@@ -353,7 +360,8 @@ static void test_metadata(ember_ctx *ctx, const char *dir)
     snprintf(path, sizeof path, "%s/never.safetensors", dir);
     for (int i = 0; i < COUNT(bad); i++) {
         ember_clear_error(ctx);
-        CHECK(ember_params_save(a, path, bad[i]) == EMBER_ERR_ARG && *ember_last_error(ctx), "bad metadata %d", i);
+        CHECK(ember_params_save(a, path, bad[i]) == EMBER_ERR_ARG && *ember_last_error(ctx),
+              "bad metadata %d", i);
         CHECK(access(path, F_OK) != 0, "bad metadata %d left a file", i);
     }
     ember_params_free(a);
@@ -363,12 +371,18 @@ static void test_metadata(ember_ctx *ctx, const char *dir)
  * tensor and both shapes, as PyTorch's strict load_state_dict. */
 static void test_mismatch(ember_ctx *ctx, const char *dir)
 {
-    static const struct spec wider[] = {
-        {"conv1.weight", 4, {5, 1, 3, 3}}, {"conv1.bias", 1, {4}}, {"fc.weight", 2, {10, 36}}, {"fc.bias", 1, {10}}};
-    static const struct spec flat_bias[] = {
-        {"conv1.weight", 4, {4, 1, 3, 3}}, {"conv1.bias", 2, {4, 1}}, {"fc.weight", 2, {10, 36}}, {"fc.bias", 1, {10}}};
-    static const struct spec more[] = {{"conv1.weight", 4, {4, 1, 3, 3}}, {"conv1.bias", 1, {4}},
-                                       {"fc.weight", 2, {10, 36}},       {"fc.bias", 1, {10}},
+    static const struct spec wider[] = {{"conv1.weight", 4, {5, 1, 3, 3}},
+                                        {"conv1.bias", 1, {4}},
+                                        {"fc.weight", 2, {10, 36}},
+                                        {"fc.bias", 1, {10}}};
+    static const struct spec flat_bias[] = {{"conv1.weight", 4, {4, 1, 3, 3}},
+                                            {"conv1.bias", 2, {4, 1}},
+                                            {"fc.weight", 2, {10, 36}},
+                                            {"fc.bias", 1, {10}}};
+    static const struct spec more[] = {{"conv1.weight", 4, {4, 1, 3, 3}},
+                                       {"conv1.bias", 1, {4}},
+                                       {"fc.weight", 2, {10, 36}},
+                                       {"fc.bias", 1, {10}},
                                        {"fc2.bias", 1, {10}}};
     static const struct spec fewer[] = {
         {"conv1.weight", 4, {4, 1, 3, 3}}, {"conv1.bias", 1, {4}}, {"fc.weight", 2, {10, 36}}};
@@ -401,10 +415,10 @@ static void test_mismatch(ember_ctx *ctx, const char *dir)
 /* --------------------------------------------------------- malformed files */
 
 /* entries that fit the "ab" set with 32 bytes of data */
-#define A_OK "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}"
-#define B_OK "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]}"
+#define A_OK           "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}"
+#define B_OK           "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]}"
 #define A_WITH(fields) "\"a\":{" fields "}"
-#define ENTRY(name, dtype, shape, offsets) \
+#define ENTRY(name, dtype, shape, offsets)                                                                   \
     "\"" name "\":{\"dtype\":\"" dtype "\",\"shape\":[" shape "],\"data_offsets\":[" offsets "]}"
 #define VALID "{" A_OK "," B_OK "}"
 
@@ -469,7 +483,8 @@ static const struct bad_header {
      "{\"__metadata__\":{\"k\":1}," A_OK "," B_OK "}"},
     {"metadata value is an object", 32, EMBER_ERR_FORMAT, "not a string",
      "{\"__metadata__\":{\"k\":{\"x\":\"y\"}}," A_OK "," B_OK "}"},
-    {"metadata is a string", 32, EMBER_ERR_FORMAT, "expected '{'", "{\"__metadata__\":\"pt\"," A_OK "," B_OK "}"},
+    {"metadata is a string", 32, EMBER_ERR_FORMAT, "expected '{'",
+     "{\"__metadata__\":\"pt\"," A_OK "," B_OK "}"},
     {"unknown field", 32, EMBER_ERR_FORMAT, "unknown field \"extra\"",
      "{" A_WITH("\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24],\"extra\":1") "," B_OK "}"},
     {"no dtype", 32, EMBER_ERR_FORMAT, "no \"dtype\"",
@@ -489,26 +504,34 @@ static const struct bad_header {
      "{" ENTRY("a", "F32", "2,3,", "0,24") "," B_OK "}"},
     {"17 dimensions", 32, EMBER_ERR_FORMAT, "more than 16",
      "{" ENTRY("a", "F32", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2,3", "0,24") "," B_OK "}"},
-    {"three offsets", 32, EMBER_ERR_FORMAT, "more than 2", "{" ENTRY("a", "F32", "2,3", "0,24,24") "," B_OK "}"},
+    {"three offsets", 32, EMBER_ERR_FORMAT, "more than 2",
+     "{" ENTRY("a", "F32", "2,3", "0,24,24") "," B_OK "}"},
     {"one offset", 32, EMBER_ERR_FORMAT, "[begin, end]", "{" ENTRY("a", "F32", "2,3", "24") "," B_OK "}"},
     /* numbers */
-    {"negative dimension", 32, EMBER_ERR_FORMAT, "negative", "{" ENTRY("a", "F32", "-2,-3", "0,24") "," B_OK "}"},
+    {"negative dimension", 32, EMBER_ERR_FORMAT, "negative",
+     "{" ENTRY("a", "F32", "-2,-3", "0,24") "," B_OK "}"},
     {"negative offset", 32, EMBER_ERR_FORMAT, "negative", "{" ENTRY("a", "F32", "2,3", "-0,24") "," B_OK "}"},
     {"fraction", 32, EMBER_ERR_FORMAT, "not an integer", "{" ENTRY("a", "F32", "2.0,3", "0,24") "," B_OK "}"},
-    {"exponent", 32, EMBER_ERR_FORMAT, "not an integer", "{" ENTRY("a", "F32", "2,3", "0,2.4e1") "," B_OK "}"},
-    {"leading zero", 32, EMBER_ERR_FORMAT, "leading zero", "{" ENTRY("a", "F32", "02,3", "0,24") "," B_OK "}"},
+    {"exponent", 32, EMBER_ERR_FORMAT, "not an integer",
+     "{" ENTRY("a", "F32", "2,3", "0,2.4e1") "," B_OK "}"},
+    {"leading zero", 32, EMBER_ERR_FORMAT, "leading zero",
+     "{" ENTRY("a", "F32", "02,3", "0,24") "," B_OK "}"},
     {"number as a string", 32, EMBER_ERR_FORMAT, "non-negative integer",
      "{" ENTRY("a", "F32", "\"2\",3", "0,24") "," B_OK "}"},
-    {"2^64", 32, EMBER_ERR_FORMAT, "over 2^64", "{" ENTRY("a", "F32", "2,3", "0,18446744073709551616") "," B_OK "}"},
+    {"2^64", 32, EMBER_ERR_FORMAT, "over 2^64",
+     "{" ENTRY("a", "F32", "2,3", "0,18446744073709551616") "," B_OK "}"},
     /* dtypes */
-    {"unknown dtype", 32, EMBER_ERR_FORMAT, "unknown dtype \"F17\"", "{" ENTRY("a", "F17", "2,3", "0,24") "," B_OK "}"},
-    {"lower-case dtype", 32, EMBER_ERR_FORMAT, "unknown dtype", "{" ENTRY("a", "f32", "2,3", "0,24") "," B_OK "}"},
+    {"unknown dtype", 32, EMBER_ERR_FORMAT, "unknown dtype \"F17\"",
+     "{" ENTRY("a", "F17", "2,3", "0,24") "," B_OK "}"},
+    {"lower-case dtype", 32, EMBER_ERR_FORMAT, "unknown dtype",
+     "{" ENTRY("a", "f32", "2,3", "0,24") "," B_OK "}"},
     /* PyTorch's other dtypes load as float32 (F16, BF16, F64 and the
      * integers); what float32 cannot hold, or a dtype it does not convert, is refused */
     {"F16", 20, EMBER_OK, NULL, "{" ENTRY("a", "F16", "2,3", "0,12") "," ENTRY("b", "F32", "2", "12,20") "}"},
     {"BF16", 28, EMBER_OK, NULL, "{" A_OK "," ENTRY("b", "BF16", "2", "24,28") "}"},
     {"F64", 56, EMBER_OK, NULL, "{" ENTRY("a", "F64", "2,3", "0,48") "," ENTRY("b", "F32", "2", "48,56") "}"},
-    {"I32 past 2^24", 32, EMBER_ERR_FORMAT, "\"a\" (I32) holds at index 0 a value that float32 cannot hold exactly",
+    {"I32 past 2^24", 32, EMBER_ERR_FORMAT,
+     "\"a\" (I32) holds at index 0 a value that float32 cannot hold exactly",
      "{" ENTRY("a", "I32", "2,3", "0,24") "," B_OK "}"},
     {"U8", 14, EMBER_ERR_FORMAT, "\"a\" is U8; ember loads F32, F16, BF16, F64, I64 and I32",
      "{" ENTRY("a", "U8", "2,3", "0,6") "," ENTRY("b", "F32", "2", "6,14") "}"},
@@ -662,7 +685,8 @@ static void test_non_finite(ember_ctx *ctx, const char *dir)
         char needle[64], what[64];
         snprintf(needle, sizeof needle, "holds %s at index", names[k]);
         snprintf(what, sizeof what, "a file holding %s", names[k]);
-        check_load(ctx, p, before, test_write_file(dir, "nan.safetensors", bent, len), EMBER_ERR_FORMAT, needle, what);
+        check_load(ctx, p, before, test_write_file(dir, "nan.safetensors", bent, len), EMBER_ERR_FORMAT,
+                   needle, what);
         CHECK(strstr(ember_last_error(ctx), k == 0 ? "\"b\"" : "\"a\""), "the message names the tensor: %s",
               ember_last_error(ctx));
         ember_clear_error(ctx);
@@ -692,10 +716,11 @@ static void test_truncated_and_corrupt(ember_ctx *ctx, const char *dir)
     for (size_t cut = 0; good && cut < len; cut++) {
         char what[64];
         snprintf(what, sizeof what, "truncated to %zu of %zu bytes", cut, len);
-        check_load(ctx, p, before, test_write_file(dir, "cut.safetensors", good, cut), EMBER_ERR_FORMAT, NULL, what);
+        check_load(ctx, p, before, test_write_file(dir, "cut.safetensors", good, cut), EMBER_ERR_FORMAT, NULL,
+                   what);
     }
-    static const unsigned char swaps[] = {0x00, ' ', '"', '\\', '{', '}', '[', ']',
-                                          ',',  ':', '-', '9', '.',  0x80, 0xff};
+    static const unsigned char swaps[] = {0x00, ' ', '"', '\\', '{', '}',  '[', ']',
+                                          ',',  ':', '-', '9',  '.', 0x80, 0xff};
     size_t header_end = 0;
     for (int i = 7; good && i >= 0; i--)
         header_end = header_end << 8 | good[i];
@@ -710,7 +735,8 @@ static void test_truncated_and_corrupt(ember_ctx *ctx, const char *dir)
             ember_clear_error(ctx);
             ember_status st = ember_params_load(p, test_write_file(dir, "bent.safetensors", bent, len));
             CHECK(st == EMBER_OK || *ember_last_error(ctx), "%s: no message", what);
-            CHECK(st == EMBER_OK || same_values(p, before), "%s: a refused load changed the parameters", what);
+            CHECK(st == EMBER_OK || same_values(p, before), "%s: a refused load changed the parameters",
+                  what);
             set_values(p, before);
         }
     }
@@ -785,7 +811,8 @@ static int interop(ember_ctx *ctx, const char *mode, const char *file, const cha
     if (writing) {
         ember_rng rng = ember_rng_seed(2024);
         const char *const meta[] = {"model", "simplecnn", "note", NOTE, NULL};
-        if (ember_init_default(ember_params_find(p, "conv1.weight"), ember_params_find(p, "conv1.bias"), &rng) ||
+        if (ember_init_default(ember_params_find(p, "conv1.weight"), ember_params_find(p, "conv1.bias"),
+                               &rng) ||
             ember_init_default(ember_params_find(p, "fc.weight"), ember_params_find(p, "fc.bias"), &rng) ||
             ember_params_save(p, file, meta) || !(values = values_of(p, NULL)) || !(bytes = malloc(4 * n))) {
             fprintf(stderr, "write: %s\n", ember_last_error(ctx));
@@ -805,7 +832,8 @@ static int interop(ember_ctx *ctx, const char *mode, const char *file, const cha
             perror(values_path);
     } else {
         if (ember_params_load(p, file) != EMBER_OK) {
-            fprintf(stderr, "check: %s: %s\n", ember_status_str(ember_last_status(ctx)), ember_last_error(ctx));
+            fprintf(stderr, "check: %s: %s\n", ember_status_str(ember_last_status(ctx)),
+                    ember_last_error(ctx));
             goto done;
         }
         if (!(bytes = slurp(values_path, &len)) || len != 4 * n || !(values = values_of(p, NULL))) {
@@ -813,8 +841,8 @@ static int interop(ember_ctx *ctx, const char *mode, const char *file, const cha
             goto done;
         }
         for (size_t i = 0; i < n; i++) {
-            uint32_t u = (uint32_t)bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 | (uint32_t)bytes[4 * i + 2] << 16 |
-                         (uint32_t)bytes[4 * i + 3] << 24;
+            uint32_t u = (uint32_t)bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 |
+                         (uint32_t)bytes[4 * i + 2] << 16 | (uint32_t)bytes[4 * i + 3] << 24;
             float want;
             memcpy(&want, &u, 4);
             if (memcmp(&want, &values[i], 4) != 0) {

@@ -32,29 +32,30 @@
 typedef struct CUevent_st *CUevent;
 
 /* the driver API as the test calls it: X(return, name, parameters) */
-#define DOUBLE_API(X)                                                                                           \
-    X(CUresult, cuInit, (unsigned int))                                                                        \
-    X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                                             \
-    X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice))                                                         \
-    X(CUresult, cuCtxSetCurrent, (CUcontext))                                                                  \
-    X(CUresult, cuCtxSynchronize, (void))                                                                      \
-    X(CUresult, cuMemAlloc_v2, (CUdeviceptr *, size_t))                                                        \
-    X(CUresult, cuMemFree_v2, (CUdeviceptr))                                                                   \
-    X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                                          \
-    X(CUresult, cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                                                \
-    X(CUresult, cuModuleLoadDataEx, (CUmodule *, const void *, unsigned int, CUjit_option *, void **))         \
-    X(CUresult, cuModuleUnload, (CUmodule))                                                                    \
-    X(CUresult, cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                                   \
-    X(CUresult, cuFuncGetParamInfo, (CUfunction, size_t, size_t *, size_t *))                                  \
-    X(CUresult, cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,        \
-                                 unsigned, CUstream, void **, void **))                                        \
-    X(CUresult, cuStreamCreate, (CUstream *, unsigned int))                                                    \
-    X(CUresult, cuStreamDestroy_v2, (CUstream))                                                                \
-    X(CUresult, cuEventCreate, (CUevent *, unsigned int))                                                      \
-    X(CUresult, cuEventRecord, (CUevent, CUstream))                                                            \
-    X(CUresult, cuEventSynchronize, (CUevent))                                                                 \
-    X(CUresult, cuEventQuery, (CUevent))                                                                       \
-    X(CUresult, cuEventElapsedTime, (float *, CUevent, CUevent))                                               \
+#define DOUBLE_API(X)                                                                                        \
+    X(CUresult, cuInit, (unsigned int))                                                                      \
+    X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                                           \
+    X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice))                                                       \
+    X(CUresult, cuCtxSetCurrent, (CUcontext))                                                                \
+    X(CUresult, cuCtxSynchronize, (void))                                                                    \
+    X(CUresult, cuMemAlloc_v2, (CUdeviceptr *, size_t))                                                      \
+    X(CUresult, cuMemFree_v2, (CUdeviceptr))                                                                 \
+    X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                                        \
+    X(CUresult, cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                                              \
+    X(CUresult, cuModuleLoadDataEx, (CUmodule *, const void *, unsigned int, CUjit_option *, void **))       \
+    X(CUresult, cuModuleUnload, (CUmodule))                                                                  \
+    X(CUresult, cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                                 \
+    X(CUresult, cuFuncGetParamInfo, (CUfunction, size_t, size_t *, size_t *))                                \
+    X(CUresult, cuLaunchKernel,                                                                              \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **,  \
+       void **))                                                                                             \
+    X(CUresult, cuStreamCreate, (CUstream *, unsigned int))                                                  \
+    X(CUresult, cuStreamDestroy_v2, (CUstream))                                                              \
+    X(CUresult, cuEventCreate, (CUevent *, unsigned int))                                                    \
+    X(CUresult, cuEventRecord, (CUevent, CUstream))                                                          \
+    X(CUresult, cuEventSynchronize, (CUevent))                                                               \
+    X(CUresult, cuEventQuery, (CUevent))                                                                     \
+    X(CUresult, cuEventElapsedTime, (float *, CUevent, CUevent))                                             \
     X(CUresult, cuEventDestroy_v2, (CUevent))
 
 #define API_POINTER(ret, name, params) static ret(*name) params;
@@ -106,7 +107,8 @@ static void check_modules(CUcontext k40, CUcontext h100)
     cuModuleUnload(m);
 
     char *ptx = baseline_with("\n.version 3.2\n", "\n.version 9.0\n");
-    CHECK(ptx && load(&m, ptx) == CUDA_ERROR_UNSUPPORTED_PTX_VERSION && strstr(jit_log, "Unsupported .version 9.0"),
+    CHECK(ptx && load(&m, ptx) == CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
+              strstr(jit_log, "Unsupported .version 9.0"),
           "PTX 9.0 on a CUDA 12.2 driver: \"%s\"", jit_log);
     free(ptx);
     ptx = baseline_with("\n.target sm_30\n", "\n.target sm_90\n");
@@ -114,7 +116,8 @@ static void check_modules(CUcontext k40, CUcontext h100)
           jit_log);
     free(ptx);
     ptx = baseline_with("ember_tuning", "other_name");
-    CHECK(ptx && load(&m, ptx) == 801 && strstr(jit_log, "ember_tuning"), "PTX without a tuning: \"%s\"", jit_log);
+    CHECK(ptx && load(&m, ptx) == 801 && strstr(jit_log, "ember_tuning"), "PTX without a tuning: \"%s\"",
+          jit_log);
     free(ptx);
 
     /* cubins, from the NVRTCs this machine has */
@@ -134,15 +137,16 @@ static void check_modules(CUcontext k40, CUcontext h100)
             unsigned char *cubin = cuda_nvrtc_compile(n, 90, true, &t, &size, why, sizeof why);
             CHECK(cubin != NULL, "NVRTC %d.%d: %s", n->major, n->minor, why);
             cuCtxSetCurrent(k40);
-            CHECK(cubin && load(&m, cubin) == 209, "NVRTC %d.%d's sm_90 cubin on an sm_35 GPU: \"%s\"", n->major,
-                  n->minor, jit_log);
+            CHECK(cubin && load(&m, cubin) == 209, "NVRTC %d.%d's sm_90 cubin on an sm_35 GPU: \"%s\"",
+                  n->major, n->minor, jit_log);
             cuCtxSetCurrent(h100);
             setenv("EMBER_FAKE_CUDA_DRIVER", "10010", 1);
-            CHECK(cubin && load(&m, cubin) == CUDA_ERROR_UNSUPPORTED_PTX_VERSION && strstr(jit_log, "made by CUDA"),
+            CHECK(cubin && load(&m, cubin) == CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
+                      strstr(jit_log, "made by CUDA"),
                   "NVRTC %d.%d's cubin on a CUDA 10.1 driver: \"%s\"", n->major, n->minor, jit_log);
             setenv("EMBER_FAKE_CUDA_DRIVER", "13000", 1);
-            CHECK(cubin && load(&m, cubin) == CUDA_SUCCESS, "NVRTC %d.%d's cubin for sm_90 on an H100: \"%s\"",
-                  n->major, n->minor, jit_log);
+            CHECK(cubin && load(&m, cubin) == CUDA_SUCCESS,
+                  "NVRTC %d.%d's cubin for sm_90 on an H100: \"%s\"", n->major, n->minor, jit_log);
             if (cubin)
                 cuModuleUnload(m);
             setenv("EMBER_FAKE_CUDA_DRIVER", "12020", 1);
@@ -153,8 +157,8 @@ static void check_modules(CUcontext k40, CUcontext h100)
         if (has35) {
             unsigned char *cubin = cuda_nvrtc_compile(n, 35, true, &t, &size, why, sizeof why);
             cuCtxSetCurrent(k40);
-            CHECK(cubin && load(&m, cubin) == CUDA_SUCCESS, "NVRTC %d.%d's sm_35 cubin on a K40m: \"%s\"", n->major,
-                  n->minor, jit_log);
+            CHECK(cubin && load(&m, cubin) == CUDA_SUCCESS, "NVRTC %d.%d's sm_35 cubin on a K40m: \"%s\"",
+                  n->major, n->minor, jit_log);
             if (cubin)
                 cuModuleUnload(m);
             free(cubin);
@@ -194,8 +198,10 @@ static void check_memory(CUdeviceptr buf)
 {
     float data[65] = {0};
     CHECK(cuMemcpyHtoD_v2(buf, data, 64 * sizeof(float)) == CUDA_SUCCESS, "a copy of the whole allocation");
-    CHECK(cuMemcpyHtoD_v2(buf, data, 65 * sizeof(float)) == CUDA_ERROR_INVALID_VALUE, "a copy one float past it");
-    CHECK(cuMemcpyDtoH_v2(data, buf + 4, 64 * sizeof(float)) == CUDA_ERROR_INVALID_VALUE, "a copy from 4 bytes in");
+    CHECK(cuMemcpyHtoD_v2(buf, data, 65 * sizeof(float)) == CUDA_ERROR_INVALID_VALUE,
+          "a copy one float past it");
+    CHECK(cuMemcpyDtoH_v2(data, buf + 4, 64 * sizeof(float)) == CUDA_ERROR_INVALID_VALUE,
+          "a copy from 4 bytes in");
     CHECK(cuMemFree_v2(buf + 4) == CUDA_ERROR_INVALID_VALUE, "freeing what is not an allocation's start");
     CUdeviceptr huge = 0;
     CHECK(cuMemAlloc_v2(&huge, (size_t)1 << 40) == CUDA_ERROR_OUT_OF_MEMORY, "a terabyte");
@@ -248,10 +254,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot open %s: %s\n", argv[1], dlerror());
         return 1;
     }
-#define API_LOOKUP(ret, name, params)                                                                           \
-    if (!(name = (ret(*) params)dlsym(lib, #name))) {                                                           \
-        fprintf(stderr, "the double has no %s\n", #name);                                                       \
-        return 1;                                                                                               \
+#define API_LOOKUP(ret, name, params)                                                                        \
+    if (!(name = (ret(*) params)dlsym(lib, #name))) {                                                        \
+        fprintf(stderr, "the double has no %s\n", #name);                                                    \
+        return 1;                                                                                            \
     }
     DOUBLE_API(API_LOOKUP)
     CUcontext k40, h100;
@@ -293,7 +299,8 @@ int main(int argc, char **argv)
     CUmodule m2;
     CUfunction f2;
     CUdeviceptr small = 0, freed = 0;
-    CHECK(load(&m2, cuda_baseline_ptx()) == CUDA_SUCCESS && cuModuleGetFunction(&f2, m2, "fill") == CUDA_SUCCESS &&
+    CHECK(load(&m2, cuda_baseline_ptx()) == CUDA_SUCCESS &&
+              cuModuleGetFunction(&f2, m2, "fill") == CUDA_SUCCESS &&
               cuMemAlloc_v2(&small, 100 * sizeof(float)) == CUDA_SUCCESS,
           "the H100's module");
     CHECK(fill(f2, small, 101, 2, 64) == CUDA_SUCCESS, "a launch one float too long goes");
@@ -302,7 +309,8 @@ int main(int argc, char **argv)
     /* freed memory given to a kernel faults too: on a fresh context */
     cuDevicePrimaryCtxRelease(1);
     CHECK(cuDevicePrimaryCtxRetain(&h100, 1) == CUDA_SUCCESS && cuCtxSetCurrent(h100) == CUDA_SUCCESS &&
-              load(&m2, cuda_baseline_ptx()) == CUDA_SUCCESS && cuModuleGetFunction(&f2, m2, "fill") == CUDA_SUCCESS,
+              load(&m2, cuda_baseline_ptx()) == CUDA_SUCCESS &&
+              cuModuleGetFunction(&f2, m2, "fill") == CUDA_SUCCESS,
           "a fresh context on the H100");
     CHECK(cuMemAlloc_v2(&freed, 256) == CUDA_SUCCESS && cuMemFree_v2(freed) == CUDA_SUCCESS, "memory freed");
     CHECK(fill(f2, freed, 64, 1, 64) == CUDA_SUCCESS, "a launch on freed memory goes");

@@ -50,8 +50,8 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         ember_clear_error(ctx);
         ember_status st = launch_fill(ctx, buffer, past[i][0], past[i][1], past[i][2]);
-        CHECK(st == EMBER_ERR_UNSUPPORTED, "a grid of %zux%zux%zu: status %d (%s), not ember's own refusal", past[i][0],
-              past[i][1], past[i][2], (int)st, ember_last_error(ctx));
+        CHECK(st == EMBER_ERR_UNSUPPORTED, "a grid of %zux%zux%zu: status %d (%s), not ember's own refusal",
+              past[i][0], past[i][1], past[i][2], (int)st, ember_last_error(ctx));
         CHECK(strstr(ember_last_error(ctx), "kernel fill over 1x") &&
                   strstr(ember_last_error(ctx), "passes this GPU's grid (2147483647 x 65535 x 65535)"),
               "the refusal does not name the kernel and the grid: %s", ember_last_error(ctx));

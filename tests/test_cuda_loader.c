@@ -32,8 +32,8 @@ static void expect_unusable(const char *reason)
             continue;
         seen = true;
         CHECK(!info[i].usable, "%s is listed as usable", info[i].name);
-        CHECK(strstr(info[i].reason, reason), "%s: the reason \"%s\" lacks \"%s\"", info[i].name, info[i].reason,
-              reason);
+        CHECK(strstr(info[i].reason, reason), "%s: the reason \"%s\" lacks \"%s\"", info[i].name,
+              info[i].reason, reason);
     }
     CHECK(seen, "ember_devices lists no cuda entry");
 
@@ -41,8 +41,8 @@ static void expect_unusable(const char *reason)
     ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
     ember_status st = ember_ctx_use_device(ctx, "cuda:0");
     CHECK(st == EMBER_ERR_DEVICE, "--device cuda:0 gave %s, not a device error", ember_status_str(st));
-    CHECK(strstr(ember_last_error(ctx), reason), "--device cuda:0 says \"%s\", lacking \"%s\"", ember_last_error(ctx),
-          reason);
+    CHECK(strstr(ember_last_error(ctx), reason), "--device cuda:0 says \"%s\", lacking \"%s\"",
+          ember_last_error(ctx), reason);
     /* and auto goes on to a device that works, saying nothing wrong */
     ember_ctx_free(ctx);
     ctx = ember_ctx_new();
@@ -78,8 +78,8 @@ int main(int argc, char **argv)
         CHECK(p->nvrtc_count == 0, "EMBER_NVRTC=none, yet %d NVRTCs were found", p->nvrtc_count);
         if (p->driver_ok && p->gpu_count == 1) {
             const struct cuda_choice *c = &p->gpus[0].choice;
-            CHECK(cuda_choice_path(c) == CUDA_PATH_BASELINE_PTX, "path %s: %s", cuda_path_name(cuda_choice_path(c)),
-                  c->reason);
+            CHECK(cuda_choice_path(c) == CUDA_PATH_BASELINE_PTX, "path %s: %s",
+                  cuda_path_name(cuda_choice_path(c)), c->reason);
             CHECK(strstr(c->rejected, "no NVRTC library found"), "rejected: \"%s\"", c->rejected);
         }
     } else {

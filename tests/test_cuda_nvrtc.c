@@ -65,7 +65,8 @@ int main(int argc, char **argv)
         snprintf(v, sizeof v, "%d.%d", n->major, n->minor);
         if (version && strcmp(v, version) != 0)
             continue;
-        printf("NVRTC %s at %s: %d archs, %s\n", v, n->path, n->arch_count, n->cubin ? "cubins too" : "PTX only");
+        printf("NVRTC %s at %s: %d archs, %s\n", v, n->path, n->arch_count,
+               n->cubin ? "cubins too" : "PTX only");
         for (int a = 0; a < n->arch_count; a++) {
             int arch = n->archs[a];
             if (!wanted_arch(archs, arch))
@@ -81,8 +82,8 @@ int main(int argc, char **argv)
             if (n->cubin) {
                 unsigned char *cubin = cuda_nvrtc_compile(n, arch, true, &tuning, &size, why, sizeof why);
                 CHECK(cubin != NULL, "NVRTC %s sm_%d cubin: %s", v, arch, why);
-                CHECK(!cubin || (size > 4 && memcmp(cubin, "\177ELF", 4) == 0), "NVRTC %s sm_%d: the cubin is no ELF",
-                      v, arch);
+                CHECK(!cubin || (size > 4 && memcmp(cubin, "\177ELF", 4) == 0),
+                      "NVRTC %s sm_%d: the cubin is no ELF", v, arch);
                 free(cubin);
                 cubin_note = " and cubin";
             }
@@ -92,7 +93,8 @@ int main(int argc, char **argv)
     }
     if (tested == 0) {
         printf("skipped: no NVRTC%s%s found (%s)\n", version ? " " : "", version ? version : "",
-               p->nvrtc_notes[0] ? p->nvrtc_notes : "install a CUDA toolkit's NVRTC, or point EMBER_NVRTC at one");
+               p->nvrtc_notes[0] ? p->nvrtc_notes
+                                 : "install a CUDA toolkit's NVRTC, or point EMBER_NVRTC at one");
         return TEST_SKIP;
     }
     return test_finish("test_cuda_nvrtc");

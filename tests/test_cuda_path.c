@@ -14,31 +14,51 @@
 /* NVRTCs as installed: version, the PTX ISA it emits, its archs, cubin support */
 static struct cuda_nvrtc nvrtc_13_0(void)
 {
-    struct cuda_nvrtc n = {.major = 13, .minor = 0, .ptx_isa = 90, .cubin = true, .arch_count = 8,
+    struct cuda_nvrtc n = {.major = 13,
+                           .minor = 0,
+                           .ptx_isa = 90,
+                           .cubin = true,
+                           .arch_count = 8,
                            .archs = {75, 80, 86, 87, 89, 90, 100, 120}};
     return n;
 }
 static struct cuda_nvrtc nvrtc_12_4(void)
 {
-    struct cuda_nvrtc n = {.major = 12, .minor = 4, .ptx_isa = 84, .cubin = true, .arch_count = 10,
+    struct cuda_nvrtc n = {.major = 12,
+                           .minor = 4,
+                           .ptx_isa = 84,
+                           .cubin = true,
+                           .arch_count = 10,
                            .archs = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80}};
     return n;
 }
 static struct cuda_nvrtc nvrtc_11_8(void)
 {
-    struct cuda_nvrtc n = {.major = 11, .minor = 8, .ptx_isa = 78, .cubin = true, .arch_count = 15,
+    struct cuda_nvrtc n = {.major = 11,
+                           .minor = 8,
+                           .ptx_isa = 78,
+                           .cubin = true,
+                           .arch_count = 15,
                            .archs = {35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 89, 90}};
     return n;
 }
 static struct cuda_nvrtc nvrtc_11_1(void)
 {
-    struct cuda_nvrtc n = {.major = 11, .minor = 1, .ptx_isa = 71, .cubin = true, .arch_count = 13,
+    struct cuda_nvrtc n = {.major = 11,
+                           .minor = 1,
+                           .ptx_isa = 71,
+                           .cubin = true,
+                           .arch_count = 13,
                            .archs = {35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86}};
     return n;
 }
 static struct cuda_nvrtc nvrtc_10_2(void)
 {
-    struct cuda_nvrtc n = {.major = 10, .minor = 2, .ptx_isa = 65, .cubin = false, .arch_count = 13,
+    struct cuda_nvrtc n = {.major = 10,
+                           .minor = 2,
+                           .ptx_isa = 65,
+                           .cubin = false,
+                           .arch_count = 13,
                            .archs = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75}};
     return n;
 }
@@ -55,6 +75,7 @@ struct row {
 };
 
 static const struct row rows[] = {
+    /* clang-format off */
     {"Quadro K2100M (sm_30), R418, NVRTC 13", 30, 10010, {nvrtc_13_0}, NULL, 32, "b", 30, "built-in sm_30 PTX",
      "NVRTC 13.0 targets sm_75 and newer, not sm_30"},
     {"K40m (sm_35), R470, NVRTC 13 and 11.8", 35, 11040, {nvrtc_13_0, nvrtc_11_8}, NULL, 32, "cb", 35,
@@ -89,6 +110,7 @@ static const struct row rows[] = {
     {"GTX 580 (sm_20, Fermi)", 20, 9010, {nvrtc_10_2}, NULL, 32, "", 0, "compute capability 2.0 is older than sm_30",
      ""},
     {"a driver too old even for the built-in PTX", 35, 9000, {NULL}, NULL, 64, "", 0, "no kernel path works",
+     /* clang-format on */
      "the built-in PTX is PTX 6.4 but the driver loads at most PTX 6.0"},
 };
 
@@ -99,7 +121,7 @@ static void ranked(const struct cuda_choice *c, char *out)
     for (int i = 0; i < c->count; i++)
         out[n++] = c->options[i].path == CUDA_PATH_NVRTC_CUBIN ? 'c'
                    : c->options[i].path == CUDA_PATH_NVRTC_PTX ? 'p'
-                                                                : 'b';
+                                                               : 'b';
     out[n] = '\0';
 }
 
@@ -135,15 +157,16 @@ int main(void)
         for (int k = 0; k < 3 && r->nvrtc[k]; k++)
             nvrtc[count++] = r->nvrtc[k]();
         struct cuda_choice c;
-        cuda_choose_path(r->cc, r->driver_cuda, cuda_ptx_isa_of(r->driver_cuda), nvrtc, count, r->baseline_isa,
-                         r->forced, &c);
+        cuda_choose_path(r->cc, r->driver_cuda, cuda_ptx_isa_of(r->driver_cuda), nvrtc, count,
+                         r->baseline_isa, r->forced, &c);
         char paths[CUDA_MAX_OPTIONS + 1];
         ranked(&c, paths);
         CHECK(strcmp(paths, r->want) == 0, "%s: paths \"%s\", want \"%s\" (%s)", r->machine, paths, r->want,
               c.reason);
         int arch = c.count ? c.options[0].arch : 0;
         CHECK(arch == r->want_arch, "%s: arch %d, want %d", r->machine, arch, r->want_arch);
-        CHECK(strstr(c.reason, r->reason_has), "%s: reason \"%s\" lacks \"%s\"", r->machine, c.reason, r->reason_has);
+        CHECK(strstr(c.reason, r->reason_has), "%s: reason \"%s\" lacks \"%s\"", r->machine, c.reason,
+              r->reason_has);
         CHECK(strstr(c.rejected, r->rejected_has), "%s: rejected \"%s\" lacks \"%s\"", r->machine, c.rejected,
               r->rejected_has);
         printf("%-72s %-4s %s\n", r->machine, paths[0] ? paths : "-", c.reason);

@@ -73,10 +73,7 @@ void *realloc(void *p, size_t n)
 }
 #endif
 
-static long malloc_count(void)
-{
-    return __atomic_load_n(&mallocs, __ATOMIC_RELAXED);
-}
+static long malloc_count(void) { return __atomic_load_n(&mallocs, __ATOMIC_RELAXED); }
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -197,9 +194,11 @@ static void test_predict(void)
     CHECK(t1.tensors == t0.tensors && t1.nodes == t0.nodes, "predictions left %lld tensors on the tape",
           (long long)(t1.tensors - t0.tensors));
     if (COUNT_MALLOC)
-        printf("predict: 400 calls, %ld mallocs (and %ld in OpenBLAS's small-matrix kernels), %llu new device "
-               "buffers\n", m1 - m0, __atomic_load_n(&blas_mallocs, __ATOMIC_RELAXED) - b0,
-               (unsigned long long)(s1.device_allocs - s0.device_allocs));
+        printf(
+            "predict: 400 calls, %ld mallocs (and %ld in OpenBLAS's small-matrix kernels), %llu new device "
+            "buffers\n",
+            m1 - m0, __atomic_load_n(&blas_mallocs, __ATOMIC_RELAXED) - b0,
+            (unsigned long long)(s1.device_allocs - s0.device_allocs));
 
     /* mistakes are statuses with a message */
     CHECK(ember_model_predict(m, NULL, 1, logits) == EMBER_ERR_ARG, "NULL input accepted");
@@ -269,8 +268,9 @@ static void test_many_models(void)
     }
     /* the network and its gradients, and one pass of 256: input, hidden, logits */
     uint64_t need = 2 * 4 * ((256 + 1) * 1024 + (1024 + 1) * 10) + 4 * 256 * (256 + 1024 + 10);
-    CHECK(most < 2 * need + ((uint64_t)20 << 20), "batches of 256 sizes held up to %.1f MiB; the largest needs %.1f",
-          (double)most / 1048576.0, (double)need / 1048576.0);
+    CHECK(most < 2 * need + ((uint64_t)20 << 20),
+          "batches of 256 sizes held up to %.1f MiB; the largest needs %.1f", (double)most / 1048576.0,
+          (double)need / 1048576.0);
     printf("many batch sizes: at most %.1f MiB held (the network and its largest pass: %.1f MiB)\n",
            (double)most / 1048576.0, (double)need / 1048576.0);
     free(in);
@@ -293,8 +293,9 @@ static void test_checkpoints_in_memory(void)
     CHECK(a && b, "%s", ember_last_error(ctx));
     if (!a || !b)
         goto done;
-    const char *meta[] = {"ember.class_names", "[\"zero\", \"one\", \"t\\u00e9\", \"3\", \"4\", \"5\", \"6\", "
-                                               "\"7\", \"8\", \"nine\"]",
+    const char *meta[] = {"ember.class_names",
+                          "[\"zero\", \"one\", \"t\\u00e9\", \"3\", \"4\", \"5\", \"6\", "
+                          "\"7\", \"8\", \"nine\"]",
                           "mine", "kept", NULL};
     void *bytes = NULL;
     size_t size = 0;
@@ -316,14 +317,17 @@ static void test_checkpoints_in_memory(void)
     ember_checkpoint *ck = ember_checkpoint_open_memory(ctx, bytes, size);
     CHECK(ck && ember_checkpoint_meta(ck, "mine") && strcmp(ember_checkpoint_meta(ck, "mine"), "kept") == 0,
           "metadata: %s", ck ? "no \"mine\"" : ember_last_error(ctx));
-    CHECK(ck && ember_checkpoint_meta(ck, "ember.model") && strcmp(ember_checkpoint_meta(ck, "ember.model"), "lenet5") == 0,
+    CHECK(ck && ember_checkpoint_meta(ck, "ember.model") &&
+              strcmp(ember_checkpoint_meta(ck, "ember.model"), "lenet5") == 0,
           "ember.model is missing");
     /* the class names ember train records, read for the caller */
-    CHECK(ck && ember_checkpoint_class_name(ck, 1) && strcmp(ember_checkpoint_class_name(ck, 1), "one") == 0 &&
+    CHECK(ck && ember_checkpoint_class_name(ck, 1) &&
+              strcmp(ember_checkpoint_class_name(ck, 1), "one") == 0 &&
               strcmp(ember_checkpoint_class_name(ck, 2), "t\xc3\xa9") == 0 &&
               strcmp(ember_checkpoint_class_name(ck, 9), "nine") == 0,
           "class names from the checkpoint");
-    CHECK(!ember_checkpoint_class_name(ck, 10) && !ember_checkpoint_class_name(ck, -1), "a class out of range");
+    CHECK(!ember_checkpoint_class_name(ck, 10) && !ember_checkpoint_class_name(ck, -1),
+          "a class out of range");
     ember_checkpoint_close(ck);
     /* names that are not a JSON array of strings are none, and no error */
     const char *bad_meta[] = {"ember.class_names", "[\"a\", 2]", NULL};
@@ -346,7 +350,8 @@ static void test_checkpoints_in_memory(void)
     CHECK(max_diff(la, lb, 20) > 0.0f, "two seeds gave the same model");
     CHECK_OK(ctx, ember_model_load_memory(b, bytes, size));
     CHECK_OK(ctx, ember_model_predict(b, in, 2, lb));
-    CHECK(max_diff(la, lb, 20) == 0.0f, "loaded from memory, the model differs by %g", (double)max_diff(la, lb, 20));
+    CHECK(max_diff(la, lb, 20) == 0.0f, "loaded from memory, the model differs by %g",
+          (double)max_diff(la, lb, 20));
     ember_model *c = ember_model_from_checkpoint_memory(ctx, bytes, size);
     CHECK(c, "from memory: %s", ember_last_error(ctx));
     if (c) {
@@ -362,7 +367,8 @@ static void test_checkpoints_in_memory(void)
     for (size_t cut = 0; cut < size; cut += size / 7 + 1) {
         ember_status st = ember_model_load_memory(d, bytes, cut);
         CHECK(st == EMBER_ERR_FORMAT, "%zu of %zu bytes: %s", cut, size, ember_status_str(st));
-        CHECK(strstr(ember_last_error(ctx), "in memory"), "the message says where: %s", ember_last_error(ctx));
+        CHECK(strstr(ember_last_error(ctx), "in memory"), "the message says where: %s",
+              ember_last_error(ctx));
         CHECK(!ember_model_from_checkpoint_memory(ctx, bytes, cut), "built a model from %zu bytes", cut);
     }
     CHECK(ember_model_load_memory(d, NULL, 100) == EMBER_ERR_ARG, "NULL data accepted");
@@ -392,13 +398,16 @@ static void test_arrays(void)
     for (int i = 0; i < COUNT; i++) {
         labels[i] = i % 3;
         for (int k = 0; k < FEATURES; k++) {
-            images[i * FEATURES + k] = (float)(i * FEATURES + k) * 0.25f - 3.0f; /* negative too: used as they are */
+            images[i * FEATURES + k] =
+                (float)(i * FEATURES + k) * 0.25f - 3.0f; /* negative too: used as they are */
             bytes[i * FEATURES + k] = (uint8_t)(i * 25 + k);
         }
     }
     const char *names[] = {"red", "green", "blue"};
+    /* clang-format off */
     ember_array_data arrays = {.count = COUNT, .sample_ndim = 1, .sample_shape = {FEATURES}, .images = images,
                                .labels = labels, .classes = 3, .class_names = names, .name = "colours"};
+    /* clang-format on */
     ember_dataset *ds = ember_dataset_from_arrays(ctx, &arrays);
     CHECK(ds, "%s", ember_last_error(ctx));
     if (ds) {
@@ -418,7 +427,8 @@ static void test_arrays(void)
             CHECK_OK(ctx, ember_tensor_read(y, ys, (size_t)rows * sizeof *ys));
             CHECK(memcmp(xs, images + seen * FEATURES, (size_t)(rows * FEATURES) * sizeof *xs) == 0,
                   "batch at %lld differs from the caller's floats", (long long)seen);
-            CHECK(memcmp(ys, labels + seen, (size_t)rows * sizeof *ys) == 0, "labels at %lld", (long long)seen);
+            CHECK(memcmp(ys, labels + seen, (size_t)rows * sizeof *ys) == 0, "labels at %lld",
+                  (long long)seen);
             seen += rows;
         }
         CHECK(seen == COUNT, "the batcher gave %lld samples", (long long)seen);
@@ -493,7 +503,8 @@ static void test_process_state(void)
     /* threads change on the open device */
     ember_ctx_set_threads(ctx, 1);
     CHECK(strstr(ember_ctx_device_name(ctx), "1 thread"), "device: %s", ember_ctx_device_name(ctx));
-    CHECK(count_threads() == threads_before, "1 thread: %d threads, %d before", count_threads(), threads_before);
+    CHECK(count_threads() == threads_before, "1 thread: %d threads, %d before", count_threads(),
+          threads_before);
     ember_ctx_set_threads(ctx, 2);
     const int64_t shape[3] = {1, 28, 28};
     ember_model *m = ember_model_build(ctx, "simplecnn", 3, shape, 10, 0);
@@ -506,7 +517,8 @@ static void test_process_state(void)
     ember_model_free(m);
 
     /* the caller's tape survives an evaluation */
-    ember_data_options random = {.kind = "random", .sample_ndim = 3, .sample_shape = {1, 28, 28}, .count = 40};
+    ember_data_options random = {
+        .kind = "random", .sample_ndim = 3, .sample_shape = {1, 28, 28}, .count = 40};
     ember_dataset *ds = ember_dataset_open(ctx, &random, EMBER_TEST);
     m = ember_model_build(ctx, "simplecnn", 3, shape, 10, 0);
     const int64_t one[1] = {3};
@@ -532,12 +544,14 @@ static void test_process_state(void)
     CHECK(ember_model_from_checkpoint(ctx, NULL) == NULL, "NULL path");
     CHECK(!strstr(ember_last_error(ctx), "(null)"), "message: %s", ember_last_error(ctx));
     CHECK(ember_model_build(ctx, NULL, 3, shape, 10, 0) == NULL, "NULL model name");
-    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s", ember_last_error(ctx));
+    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s",
+          ember_last_error(ctx));
     CHECK(ember_checkpoint_open(ctx, NULL) == NULL, "NULL checkpoint path");
     CHECK(ember_checkpoint_open_memory(ctx, NULL, 0) == NULL, "empty checkpoint");
     ember_params *p = ember_params_new(ctx);
     CHECK(ember_params_add(p, NULL, 1, one) == NULL, "a parameter with a NULL name");
-    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s", ember_last_error(ctx));
+    CHECK(!strstr(ember_last_error(ctx), "(null)") && ember_last_error(ctx)[0], "message: %s",
+          ember_last_error(ctx));
     CHECK(ember_layer_linear(p, NULL, 2, 2, NULL, NULL, NULL) == EMBER_ERR_ARG, "a layer with a NULL name");
     CHECK(strstr(ember_last_error(ctx), "name is NULL"), "message: %s", ember_last_error(ctx));
     ember_params_free(p);
@@ -637,8 +651,8 @@ static void test_quiet_and_cache(void)
     ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
     CHECK(ds, "%s", ember_last_error(ctx));
     ember_dataset_free(ds);
-    CHECK(entries(copies) == 1, "ember_set_cache_dir(%s): %d entries in %s, not one (the test images')", chosen,
-          entries(copies), copies);
+    CHECK(entries(copies) == 1, "ember_set_cache_dir(%s): %d entries in %s, not one (the test images')",
+          chosen, entries(copies), copies);
     ember_set_cache_dir(""); /* none: a second folder stays empty */
     snprintf(copies, sizeof copies, "%s/unused", root);
     setenv("EMBER_CACHE_DIR", copies, 1);
@@ -648,7 +662,8 @@ static void test_quiet_and_cache(void)
     ember_set_cache_dir(NULL); /* the default again: EMBER_CACHE_DIR */
     ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
     snprintf(chosen, sizeof chosen, "%.400s/datasets", copies);
-    CHECK(ds && entries(chosen) == 1, "ember_set_cache_dir(NULL) did not go back to EMBER_CACHE_DIR (%s)", copies);
+    CHECK(ds && entries(chosen) == 1, "ember_set_cache_dir(NULL) did not go back to EMBER_CACHE_DIR (%s)",
+          copies);
     ember_dataset_free(ds);
     ember_ctx_free(ctx);
     if (old_home)

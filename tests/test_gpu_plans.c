@@ -29,8 +29,8 @@ struct launch {
 static struct launch launches[MAX_LAUNCHES];
 static int launch_count;
 
-static ember_status record(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3], size_t local,
-                           const struct ember_gpu_arg *args, int nargs)
+static ember_status record(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                           size_t local, const struct ember_gpu_arg *args, int nargs)
 {
     (void)gpu;
     if (launch_count == MAX_LAUNCHES || nargs > 48)
@@ -64,7 +64,8 @@ static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
  * PTX or of NVRTC's kernels. */
 static struct ember_gpu gpu_with(int wg_size, int tile)
 {
-    struct ember_gpu g = {.host = {.fail = host_fail, .log = host_log}, .launch = record, .max_groups = 65535};
+    struct ember_gpu g = {
+        .host = {.fail = host_fail, .log = host_log}, .launch = record, .max_groups = 65535};
     snprintf(g.name, sizeof g.name, "test");
     g.tuning = ember_kernel_tuning_default();
     g.tuning.wg_size = wg_size;
@@ -81,8 +82,8 @@ static void check_grid(const struct ember_gpu *g, const char *what, int from)
         const struct launch *l = &launches[i];
         CHECK(l->groups[0] >= 1 && l->groups[0] <= g->max_groups && l->groups[1] >= 1 &&
                   l->groups[1] <= EMBER_GPU_GRID_YZ && l->groups[2] >= 1 && l->groups[2] <= EMBER_GPU_GRID_YZ,
-              "%s: %s over %zux%zux%zu groups", what, ember_kernel_name(l->kernel), l->groups[0], l->groups[1],
-              l->groups[2]);
+              "%s: %s over %zux%zux%zu groups", what, ember_kernel_name(l->kernel), l->groups[0],
+              l->groups[1], l->groups[2]);
     }
 }
 
@@ -100,8 +101,8 @@ static void check_tiled_cover(const struct ember_gemm *gm, const char *what, int
               ember_kernel_name(l->kernel));
         covered += (int64_t)l->args[6].value.i * l->args[7].value.i * (int64_t)l->groups[2];
         for (int j = from; j < i; j++)
-            CHECK(launches[j].args[5].value.i != l->args[5].value.i, "%s: launches %d and %d start at the same C",
-                  what, j, i);
+            CHECK(launches[j].args[5].value.i != l->args[5].value.i,
+                  "%s: launches %d and %d start at the same C", what, j, i);
     }
     CHECK(covered == gm->m * gm->n * gm->batch, "%s: the launches cover %lld elements of C, not %lld", what,
           (long long)covered, (long long)(gm->m * gm->n * gm->batch));
@@ -125,26 +126,36 @@ int main(void)
         launch_count = 0;
         /* more rows of C than 65535 tiles: a linear layer over 4.2M samples */
         sgemm_case(g, "tiled, rows past the grid",
+                   /* clang-format off */
                    (struct ember_gemm){.m = 65536LL * 64 + 7, .n = 64, .k = 16, .lda = 16, .ldb = 64, .ldc = 64,
                                        .batch = 1, .alpha = 1},
+                   /* clang-format on */
                    true);
         sgemm_case(g, "tiled, rows past the grid, A transposed",
+                   /* clang-format off */
                    (struct ember_gemm){.trans_a = true, .m = 65536LL * 64 + 7, .n = 64, .k = 16,
                                        .lda = 65536LL * 64 + 7, .ldb = 64, .ldc = 64, .batch = 1, .alpha = 1},
+                   /* clang-format on */
                    true);
         /* more matrices than 65535: a batch of 70000 small products, A shared */
         sgemm_case(g, "tiled, batch past the grid",
+                   /* clang-format off */
                    (struct ember_gemm){.m = 64, .n = 64, .k = 16, .lda = 16, .ldb = 64, .ldc = 64, .batch = 70000,
                                        .stride_b = 64 * 16, .stride_c = 64 * 64, .alpha = 1},
+                   /* clang-format on */
                    true);
         /* the other kernels, on shapes past the grid */
         sgemm_case(g, "wide, batch past the grid",
+                   /* clang-format off */
                    (struct ember_gemm){.m = 16, .n = 784, .k = 9, .lda = 9, .ldb = 784, .ldc = 784, .batch = 70000,
                                        .stride_b = 9 * 784, .stride_c = 16 * 784, .alpha = 1},
+                   /* clang-format on */
                    false);
         sgemm_case(g, "split, rows past the grid",
+                   /* clang-format off */
                    (struct ember_gemm){.trans_b = true, .m = 65536LL * 4 + 1, .n = 10, .k = 3136, .lda = 3136,
                                        .ldb = 3136, .ldc = 10, .batch = 1, .alpha = 1},
+                   /* clang-format on */
                    false);
 
         int from = launch_count;
@@ -161,26 +172,34 @@ int main(void)
         check_grid(g, "reduce of 2^20 x 7", from);
 
         from = launch_count;
+        /* clang-format off */
         struct ember_conv_geom cg = {.n = 100000, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
                                      .oh = 28, .ow = 28};
+        /* clang-format on */
         CHECK(ember_gpu_im2col(g, &cg, A, C) == EMBER_OK, "im2col");
         CHECK(ember_gpu_col2im(g, &cg, C, A) == EMBER_OK, "col2im");
         check_grid(g, "im2col and col2im of 100000 images", from);
 
         from = launch_count;
-        struct ember_pool_geom pg = {.n = 10000, .c = 32, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
+        struct ember_pool_geom pg = {
+            .n = 10000, .c = 32, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
         CHECK(ember_gpu_max_pool2d_forward(g, &pg, A, C, B) == EMBER_OK, "max_pool2d forward");
         CHECK(ember_gpu_max_pool2d_backward(g, &pg, C, B, A) == EMBER_OK, "max_pool2d backward");
         check_grid(g, "max-pool of 10000 x 32 planes", from);
 
         from = launch_count;
         CHECK(ember_gpu_cross_entropy_forward(g, 10000000, 10, A, B, C, C) == EMBER_OK, "softmax forward");
-        CHECK(ember_gpu_cross_entropy_backward(g, 10000000, 10, A, B, C, 1.0f, C) == EMBER_OK, "softmax backward");
+        CHECK(ember_gpu_cross_entropy_backward(g, 10000000, 10, A, B, C, 1.0f, C) == EMBER_OK,
+              "softmax backward");
         check_grid(g, "softmax-cross-entropy of 10^7 rows", from);
 
         from = launch_count;
-        struct ember_adam_step as = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                                     .bias_correction1 = 0.1f, .bias_correction2 = 0.001f};
+        struct ember_adam_step as = {.lr = 1e-3f,
+                                     .beta1 = 0.9f,
+                                     .beta2 = 0.999f,
+                                     .eps = 1e-8f,
+                                     .bias_correction1 = 0.1f,
+                                     .bias_correction2 = 0.001f};
         CHECK(ember_gpu_adam_step(g, (size_t)1 << 30, &as, A, B, C, C) == EMBER_OK, "adam");
         check_grid(g, "adam over 2^30", from);
         printf("tuning %d work-items, %dx%d tiles: %d launches, all inside the grid\n", g->tuning.wg_size,

@@ -32,13 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform.h"
 #include "autograd-impl.h"
 #include "ctx-impl.h"
+#include "platform.h"
 #include "test-util.h"
 
 #define MAX_INPUTS 3
-#define H 1e-2
+#define H          1e-2
 
 enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS };
 
@@ -64,8 +64,10 @@ static ember_tensor *f_mul(ember_tensor **x) { return ember_mul(x[0], x[1]); }
 static ember_tensor *f_scale(ember_tensor **x) { return ember_scale(x[0], -2.5f); }
 static ember_tensor *f_relu(ember_tensor **x) { return ember_relu(x[0]); }
 /* strided: a transposed view as an input of elementwise ops */
+/* clang-format off */
 static ember_tensor *f_add_transposed(ember_tensor **x) { return ember_add(ember_transpose(x[0], 0, 1), x[1]); }
 static ember_tensor *f_mul_transposed(ember_tensor **x) { return ember_mul(x[0], ember_transpose(x[1], 1, 2)); }
+/* clang-format on */
 static ember_tensor *f_relu_transposed(ember_tensor **x) { return ember_relu(ember_transpose(x[0], 0, 2)); }
 /* one tensor used twice: y = x * x + x, gradients must accumulate */
 static ember_tensor *f_reuse(ember_tensor **x) { return ember_add(ember_mul(x[0], x[0]), x[0]); }
@@ -73,14 +75,20 @@ static ember_tensor *f_sum_all(ember_tensor **x) { return ember_sum(x[0], EMBER_
 static ember_tensor *f_sum_axis0(ember_tensor **x) { return ember_sum(x[0], 0, false); }
 static ember_tensor *f_sum_axis1_keep(ember_tensor **x) { return ember_sum(x[0], 1, true); }
 static ember_tensor *f_mean_last(ember_tensor **x) { return ember_mean(x[0], -1, false); }
-static ember_tensor *f_sum_transposed(ember_tensor **x) { return ember_sum(ember_transpose(x[0], 0, 1), 1, false); }
+static ember_tensor *f_sum_transposed(ember_tensor **x)
+{
+    return ember_sum(ember_transpose(x[0], 0, 1), 1, false);
+}
 static ember_tensor *f_softmax_last(ember_tensor **x) { return ember_softmax(x[0], -1); }
 static ember_tensor *f_softmax_axis0(ember_tensor **x) { return ember_softmax(x[0], 0); }
 static ember_tensor *f_log_softmax_last(ember_tensor **x) { return ember_log_softmax(x[0], -1); }
 static ember_tensor *f_log_softmax_mid(ember_tensor **x) { return ember_log_softmax(x[0], 1); }
 static ember_tensor *f_cross_entropy(ember_tensor **x) { return ember_cross_entropy(x[0], x[1]); }
 static ember_tensor *f_matmul(ember_tensor **x) { return ember_matmul(x[0], x[1]); }
-static ember_tensor *f_matmul_transposed(ember_tensor **x) { return ember_matmul(ember_transpose(x[0], 0, 1), x[1]); }
+static ember_tensor *f_matmul_transposed(ember_tensor **x)
+{
+    return ember_matmul(ember_transpose(x[0], 0, 1), x[1]);
+}
 static ember_tensor *f_linear(ember_tensor **x) { return ember_linear(x[0], x[1], x[2]); }
 static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0], x[1], NULL); }
 static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
@@ -103,7 +111,10 @@ static ember_tensor *f_winograd_pad1(ember_tensor **x) { return conv_forced(x, "
 static ember_tensor *f_winograd_pad0(ember_tensor **x) { return conv_forced(x, "winograd", true, 0); }
 static ember_tensor *f_winograd_nobias_pad2(ember_tensor **x) { return conv_forced(x, "winograd", false, 2); }
 static ember_tensor *f_winograd4_pad1(ember_tensor **x) { return conv_forced(x, "winograd4", true, 1); }
-static ember_tensor *f_winograd4_nobias_pad2(ember_tensor **x) { return conv_forced(x, "winograd4", false, 2); }
+static ember_tensor *f_winograd4_nobias_pad2(ember_tensor **x)
+{
+    return conv_forced(x, "winograd4", false, 2);
+}
 static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
 static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
 static ember_tensor *f_reshape(ember_tensor **x)
@@ -111,7 +122,10 @@ static ember_tensor *f_reshape(ember_tensor **x)
     int64_t shape[3] = {3, -1, 2};
     return ember_mul(ember_reshape(x[0], 3, shape), x[1]);
 }
-static ember_tensor *f_flatten_transposed(ember_tensor **x) { return ember_flatten(ember_transpose(x[0], 1, 2)); }
+static ember_tensor *f_flatten_transposed(ember_tensor **x)
+{
+    return ember_flatten(ember_transpose(x[0], 1, 2));
+}
 static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
 static ember_tensor *f_leaky_relu(ember_tensor **x) { return ember_leaky_relu(x[0], 0.1f); }
 static ember_tensor *f_sigmoid(ember_tensor **x) { return ember_sigmoid(x[0]); }
@@ -164,13 +178,19 @@ static ember_tensor *f_bmm_transposed(ember_tensor **x)
     return ember_bmm(ember_transpose(x[0], 1, 2), ember_transpose(x[1], 1, 2));
 }
 static ember_tensor *f_attention(ember_tensor **x) { return ember_attention(x[0], 2, 0.0f, true, 0); }
-static ember_tensor *f_attention_dropout(ember_tensor **x) { return ember_attention(x[0], 3, 0.3f, true, 77); }
+static ember_tensor *f_attention_dropout(ember_tensor **x)
+{
+    return ember_attention(x[0], 3, 0.3f, true, 77);
+}
 static ember_tensor *f_attention_leaf_twice(ember_tensor **x)
 {
     /* the gradient of one leaf from two attentions: the second adds to the first */
     return ember_add(ember_attention(x[0], 1, 0.0f, true, 0), ember_attention(x[0], 2, 0.0f, true, 0));
 }
-#define T(...) {__VA_ARGS__}
+#define T(...)                                                                                               \
+    {                                                                                                        \
+        __VA_ARGS__                                                                                          \
+    }
 static const struct gcase cases[] = {
     {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
     {"add_broadcast_row", 2, {{2, T(3, 4)}, {1, T(4)}}, f_add},
@@ -246,7 +266,10 @@ static const struct gcase cases[] = {
 
 /* --------------------------------------------------------------- machinery */
 
-static double uniform(ember_rng *rng, double lo, double hi) { return ember_rng_uniform(rng, (float)lo, (float)hi); }
+static double uniform(ember_rng *rng, double lo, double hi)
+{
+    return ember_rng_uniform(rng, (float)lo, (float)hi);
+}
 
 static void fill_values(const struct input_spec *s, float *v, int64_t n, int64_t classes, ember_rng *rng)
 {
@@ -378,8 +401,8 @@ static void run_case(ember_ctx *ctx, const struct gcase *c)
         if (getenv("GRADCHECK_VERBOSE"))
             printf("  %s input %d: rel %.2e worst %.2e of %.2e\n", c->name, k, rel, worst, max_abs);
         CHECK(rel < 1e-3 && worst <= 1e-3 * fmax(max_abs, 1e-3),
-              "%s: input %d: relative L2 error %.2e, worst element %lld: numeric %.6f analytic %.6f", c->name, k,
-              rel, (long long)worst_i, numeric[worst_i], analytic[worst_i]);
+              "%s: input %d: relative L2 error %.2e, worst element %lld: numeric %.6f analytic %.6f", c->name,
+              k, rel, (long long)worst_i, numeric[worst_i], analytic[worst_i]);
         free(numeric);
         free(analytic);
     }

@@ -23,9 +23,10 @@
 #include "test-util.h"
 
 static const char *const source_files[] = {
-    "prelude-opencl.kh", "prelude-cuda.kh", "prelude-nvptx.kh", "prelude-host.kh", "softmath.kh", "common.kh",
-    "elementwise.kc",    "reduce.kc",       "gemm.kc",          "conv.kc",         "pool.kc",     "loss.kc",
-    "optim.kc",          "dropout.kc",      "softmax.kc",       "norm.kc",         "embedding.kc",
+    "prelude-opencl.kh", "prelude-cuda.kh", "prelude-nvptx.kh", "prelude-host.kh", "softmath.kh",
+    "common.kh",         "elementwise.kc",  "reduce.kc",        "gemm.kc",         "conv.kc",
+    "pool.kc",           "loss.kc",         "optim.kc",         "dropout.kc",      "softmax.kc",
+    "norm.kc",           "embedding.kc",
 };
 enum { SOURCE_FILES = sizeof source_files / sizeof source_files[0] };
 
@@ -193,7 +194,7 @@ static int softmath_as_int(float f)
 #define SOFTMATH_AS_FLOAT(i) softmath_as_float(i)
 #define SOFTMATH_AS_INT(f)   softmath_as_int(f)
 #define SOFTMATH_FLOORF(x)   floorf(x)
-#define NO_CONTRACT /* C11 does not fuse */
+#define NO_CONTRACT          /* C11 does not fuse */
 #include "../backends/kernels/softmath.kh"
 
 /* |got - exact| in units of the last place of the float nearest exact */

@@ -57,10 +57,7 @@ static void set_times(const char *path, const struct stat *before, int later)
     utimensat(AT_FDCWD, path, times, 0);
 }
 
-static int link_file(const char *target, const char *path)
-{
-    return symlink(target, path);
-}
+static int link_file(const char *target, const char *path) { return symlink(target, path); }
 #endif
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -456,7 +453,8 @@ static void test_idx_malformed(void)
 #endif
     CHECK_FAILS(open_kind("mnist", path_in(root, "nowhere"), EMBER_TEST), EMBER_ERR_IO, "nowhere",
                 "missing folder");
-    CHECK_FAILS(open_kind("mnist", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "ember_data_options.dir", "mnist without a folder");
+    CHECK_FAILS(open_kind("mnist", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "ember_data_options.dir",
+                "mnist without a folder");
 }
 
 /* --------------------------------------------------------------- CIFAR-10 */
@@ -824,7 +822,8 @@ static void test_folder_hostile_images(void)
         dht++;
     memset(jpeg + dht + 5, 0xff, 16); /* 16 lengths of 255 codes each */
     test_write_file(dir_make("bad-dht/a"), "0.jpg", jpeg, sizeof jpeg);
-    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "0.jpg", "a bogus DHT accepted");
+    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "0.jpg",
+                "a bogus DHT accepted");
     CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 1, true, 0), EMBER_ERR_FORMAT, "0.jpg", "a bogus DHT accepted");
 
     /* a JPEG cut at every length, later in the folder (decoded, not just
@@ -834,8 +833,8 @@ static void test_folder_hostile_images(void)
     test_write_file(a, "0.jpg", tiny_jpeg, sizeof tiny_jpeg);
     for (size_t cut = 0; cut < sizeof tiny_jpeg; cut++) {
         test_write_file(a, "1.jpg", tiny_jpeg, cut);
-        CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "1.jpg", "jpeg cut at %zu accepted",
-                    cut);
+        CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "1.jpg",
+                    "jpeg cut at %zu accepted", cut);
     }
 }
 
@@ -849,7 +848,8 @@ static void test_folder_resize(void)
     write_image(a, "2.png", 2, 5, 4);
     CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "sizes/a/1.bmp",
                 "an image of another size accepted");
-    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "ember_data_options.resize", "no hint");
+    CHECK_FAILS(open_folder(dir, EMBER_TRAIN, 0, false, 0), EMBER_ERR_FORMAT, "ember_data_options.resize",
+                "no hint");
     ember_dataset *ds = open_folder(dir, EMBER_TRAIN, 0, true, 0);
     CHECK(ds && ds->count == 2 && /* one of three held out */ ds->sample_shape[1] == 4 &&
               ds->sample_shape[2] == 5,
@@ -1062,7 +1062,8 @@ static void test_batcher(void)
     static float epoch1[IDX_N * IDX_H * IDX_W];
     for (int epoch = 0; b && epoch < 20; epoch++) {
         float xs[IDX_N * IDX_H * IDX_W];
-        CHECK(ember_batcher_next(b, &x, &y) && ember_tensor_read(x, xs, sizeof xs) == EMBER_OK, "augmented batch");
+        CHECK(ember_batcher_next(b, &x, &y) && ember_tensor_read(x, xs, sizeof xs) == EMBER_OK,
+              "augmented batch");
         if (epoch == 1)
             memcpy(epoch1, xs, sizeof xs);
         for (int n = 0; n < IDX_N; n++) {
@@ -1085,13 +1086,14 @@ static void test_batcher(void)
                             shifted += dx || dy;
                         }
                     }
-            CHECK(found, "epoch %d image %d is not the original shifted by at most 1 and maybe mirrored", epoch, n);
+            CHECK(found, "epoch %d image %d is not the original shifted by at most 1 and maybe mirrored",
+                  epoch, n);
             seen++;
         }
         CHECK(!ember_batcher_next(b, &x, &y), "one batch an epoch");
     }
-    CHECK(flipped > seen / 4 && flipped < 3 * seen / 4 && shifted > seen / 2,
-          "%d of %d mirrored, %d shifted", flipped, seen, shifted);
+    CHECK(flipped > seen / 4 && flipped < 3 * seen / 4 && shifted > seen / 2, "%d of %d mirrored, %d shifted",
+          flipped, seen, shifted);
     ember_batcher_free(b);
     b = ember_batcher_new(ds, IDX_N, false, 0);
     float again[IDX_N * IDX_H * IDX_W];

@@ -26,10 +26,11 @@ static const char small_gpt[] = "input 16\n"
                                 "ln_f: layer_norm\nlm_head: linear classes bias=false\n";
 
 /* trains on random data of `shape`, or on `text` (a file) when not NULL */
-static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim, const char *text)
+static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim,
+                        const char *text)
 {
-    ember_data_options data = {.kind = text ? "text" : "random", .dir = text, .sample_ndim = ndim,
-                               .count = text ? 0 : batch * 8};
+    ember_data_options data = {
+        .kind = text ? "text" : "random", .dir = text, .sample_ndim = ndim, .count = text ? 0 : batch * 8};
     memcpy(data.sample_shape, shape, (size_t)ndim * sizeof *shape);
     ember_dataset *ds = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     ember_model *model = ds ? ember_model_new(ctx, model_name, ds, 1) : NULL;
@@ -59,7 +60,8 @@ static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *s
             CHECK(now.host_allocs == after_warmup.host_allocs, "%s: step %d made %llu host allocations",
                   model_name, step, (unsigned long long)(now.host_allocs - after_warmup.host_allocs));
             CHECK(now.device_bytes == after_warmup.device_bytes, "%s: device bytes went from %llu to %llu",
-                  model_name, (unsigned long long)after_warmup.device_bytes, (unsigned long long)now.device_bytes);
+                  model_name, (unsigned long long)after_warmup.device_bytes,
+                  (unsigned long long)now.device_bytes);
         }
     }
 done:
@@ -84,7 +86,8 @@ int main(int argc, char **argv)
     const int64_t image[3] = {1, 28, 28}, features[1] = {100}, window[1] = {16};
     for (const char *const *name = ember_model_names(); *name; name++)
         if (strcmp(*name, "gpt-tiny") != 0) /* a model of text: the small GPT below */
-            train_steps(ctx, *name, image, 3, NULL); /* every built-in model, BatchNorm and Dropout included */
+            train_steps(ctx, *name, image, 3,
+                        NULL); /* every built-in model, BatchNorm and Dropout included */
     train_steps(ctx, "linear", features, 1, NULL);
     /* text: a small GPT, AdamW, its embedding's scatter-add and attention's scores */
     const char *dir = test_tmpdir();
@@ -92,7 +95,8 @@ int main(int argc, char **argv)
     char *text = malloc(len);
     for (size_t i = 0; text && i < len; i++)
         text[i] = "the cat sat on the mat. "[i % 24];
-    const char *model = dir && text ? test_write_file(dir, "small-gpt.model", small_gpt, strlen(small_gpt)) : NULL;
+    const char *model =
+        dir && text ? test_write_file(dir, "small-gpt.model", small_gpt, strlen(small_gpt)) : NULL;
     const char *corpus = model ? test_write_file(dir, "text.txt", text, len) : NULL;
     if (corpus)
         train_steps(ctx, model, window, 1, corpus);

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
     ember_model_set_training(m, false);
     ok = ok && keep(out, "eval", ember_model_forward(m, x));
     ember_model_set_training(m, true);
-    ok = ok && keep(out, "train", ember_model_forward(m, x)) && ember_params_save(out, argv[3], NULL) == EMBER_OK;
+    ok = ok && keep(out, "train", ember_model_forward(m, x)) &&
+         ember_params_save(out, argv[3], NULL) == EMBER_OK;
     if (!ok)
         fprintf(stderr, "test_model_export %s: %s\n", argv[1], ember_last_error(ctx));
     ember_tensor_free(x);

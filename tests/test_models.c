@@ -29,11 +29,12 @@ static const struct bad_model {
     const char *says;
     ember_status status;
 } bad_models[] = {
-    {"conv1: conv2d 16 kernel=3\nrelu\nconv3d 8 kernel=3\n", 3, 1, "unknown layer \"conv3d\" (did you mean \"conv2d\"?)",
-     EMBER_ERR_FORMAT},
+    {"conv1: conv2d 16 kernel=3\nrelu\nconv3d 8 kernel=3\n", 3, 1,
+     "unknown layer \"conv3d\" (did you mean \"conv2d\"?)", EMBER_ERR_FORMAT},
     {"\n\nconv2d 16\n", 3, 1, "conv2d needs kernel=", EMBER_ERR_FORMAT},
     {"linear\n", 1, 1, "linear needs out", EMBER_ERR_FORMAT},
-    {"conv2d 16 kernel=3 strde=2\n", 1, 20, "no option \"strde\" (did you mean \"stride\"?)", EMBER_ERR_FORMAT},
+    {"conv2d 16 kernel=3 strde=2\n", 1, 20, "no option \"strde\" (did you mean \"stride\"?)",
+     EMBER_ERR_FORMAT},
     {"conv2d 16 kernel=0\n", 1, 11, "kernel (the square kernel's size) is an integer from 1 to 1024",
      EMBER_ERR_FORMAT},
     {"conv2d 16 kernel=3 kernel=5\n", 1, 20, "kernel is given twice (first at column 11)", EMBER_ERR_FORMAT},
@@ -44,23 +45,25 @@ static const struct bad_model {
     {"  conv1:conv2d 8 kernel=3\n", 1, 3, "write a name, a colon and a space", EMBER_ERR_FORMAT},
     {"a..b: relu\n", 1, 1, "\"a..b\" is not a layer name", EMBER_ERR_FORMAT},
     {"relu\ninput 1x28x28\n", 2, 1, "input comes before the first layer", EMBER_ERR_FORMAT},
-    {"input 1x28\nflatten\nlinear classes\n", 1, 7, "this model is for input 1x28, but the samples are 1x28x28",
-     EMBER_ERR_ARG},
+    {"input 1x28\nflatten\nlinear classes\n", 1, 7,
+     "this model is for input 1x28, but the samples are 1x28x28", EMBER_ERR_ARG},
     {"input 0x28x28\n", 1, 7, "input takes one shape", EMBER_ERR_FORMAT},
-    {"residual\n  conv2d 1 kernel=3 padding=1\n", 1, 1, "this residual block has no \"end\"", EMBER_ERR_FORMAT},
+    {"residual\n  conv2d 1 kernel=3 padding=1\n", 1, 1, "this residual block has no \"end\"",
+     EMBER_ERR_FORMAT},
     {"relu\nend\n", 2, 1, "end outside a residual block", EMBER_ERR_FORMAT},
     {"shortcut\n", 1, 1, "shortcut outside a residual block", EMBER_ERR_FORMAT},
     {"residual\nend\n", 2, 1, "has no layers", EMBER_ERR_FORMAT},
     {"residual\n relu\nshortcut\nend\n", 4, 1, "the shortcut of line 3 has no layers", EMBER_ERR_FORMAT},
     {"# only a comment\n\n", 1, 1, "no layers", EMBER_ERR_FORMAT},
-    {"x: relu\nx: flatten\nlinear classes\n", 2, 4, "the name \"x\" is taken by the relu at line 1", EMBER_ERR_FORMAT},
+    {"x: relu\nx: flatten\nlinear classes\n", 2, 4, "the name \"x\" is taken by the relu at line 1",
+     EMBER_ERR_FORMAT},
     /* names no PyTorch module could hold: a parameter's name taken by a module, or twice */
     {"flatten\nfc: linear 10\nfc.weight: linear classes\n", 3, 12,
      "\"fc.weight\" is both a layer and the weight of the linear at line 2", EMBER_ERR_FORMAT},
     {"flatten\nweight: linear 10\nself: linear classes\n", 2, 9,
      "\"weight\" is both a layer and the weight of the linear at line 3", EMBER_ERR_FORMAT},
-    {"flatten\nself: linear 10\nself: linear classes\n", 3, 7, "the parameter \"weight\" of the linear at line 2",
-     EMBER_ERR_FORMAT},
+    {"flatten\nself: linear 10\nself: linear classes\n", 3, 7,
+     "the parameter \"weight\" of the linear at line 2", EMBER_ERR_FORMAT},
     /* a byte a checkpoint could not store as it is, comments included */
     {"flatten\nlinear classes # caf\xe9\n", 2, 21, "unexpected byte 0xe9", EMBER_ERR_FORMAT},
     {"flatten # \x1b[2J\nlinear classes\n", 1, 11, "unexpected byte 0x1b", EMBER_ERR_FORMAT},
@@ -69,17 +72,20 @@ static const struct bad_model {
     {"self: relu\nresidual\n self: relu\nend\n", 3, 2, "\"self\" names a layer of the model itself",
      EMBER_ERR_FORMAT},
     /* shapes that do not fit, with the shape on the other side named */
-    {"linear classes\n", 1, 1, "linear does not fit the 1x28x28 it gets from the input: linear takes features",
-     EMBER_ERR_ARG},
+    {"linear classes\n", 1, 1,
+     "linear does not fit the 1x28x28 it gets from the input: linear takes features", EMBER_ERR_ARG},
     {"conv2d 16 kernel=3\nmax_pool2d 64\nflatten\nlinear classes\n", 2, 1,
-     "max_pool2d does not fit the 16x26x26 it gets from conv2d at line 1: the 64x64 window is larger than the "
-     "26x26 image", EMBER_ERR_ARG},
-    {"flatten\nbatch_norm2d\nlinear classes\n", 2, 1, "on features use batch_norm1d", EMBER_ERR_ARG},
-    {"conv2d 4 kernel=4 padding=same\nflatten\nlinear classes\n", 1, 1, "padding=same needs stride 1 and an odd",
+     "max_pool2d does not fit the 16x26x26 it gets from conv2d at line 1: the 64x64 window is larger than "
+     "the "
+     "26x26 image",
      EMBER_ERR_ARG},
+    {"flatten\nbatch_norm2d\nlinear classes\n", 2, 1, "on features use batch_norm1d", EMBER_ERR_ARG},
+    {"conv2d 4 kernel=4 padding=same\nflatten\nlinear classes\n", 1, 1,
+     "padding=same needs stride 1 and an odd", EMBER_ERR_ARG},
     {"residual\n conv2d 8 kernel=3 stride=2 padding=1\nend\nflatten\nlinear classes\n", 1, 1,
      "the residual block's body gives 8x14x14 but its input is 1x28x28", EMBER_ERR_ARG},
-    {"residual\n conv2d 8 kernel=3 stride=2 padding=1\nshortcut\n conv2d 8 kernel=1\nend\nflatten\nlinear classes\n",
+    {"residual\n conv2d 8 kernel=3 stride=2 padding=1\nshortcut\n conv2d 8 kernel=1\nend\nflatten\nlinear "
+     "classes\n",
      1, 1, "its shortcut (line 3) gives 8x28x28", EMBER_ERR_ARG},
     {"flatten\nlinear 20\n", 2, 1, "ends with 20 features, but the data has 10 classes", EMBER_ERR_ARG},
     {"conv2d 4 kernel=3\n", 1, 1, "the model ends with 4x26x26", EMBER_ERR_ARG},
@@ -103,7 +109,8 @@ static void test_mistakes(ember_ctx *ctx)
     }
     /* a file that is not there, and a built-in that is not either */
     CHECK(!ember_model_build(ctx, "/nonexistent/net.model", 3, mnist, 10, 0) &&
-              ember_last_status(ctx) == EMBER_ERR_IO && strstr(ember_last_error(ctx), "/nonexistent/net.model"),
+              ember_last_status(ctx) == EMBER_ERR_IO &&
+              strstr(ember_last_error(ctx), "/nonexistent/net.model"),
           "a missing file: %s", ember_last_error(ctx));
     CHECK(!ember_model_build(ctx, "resnet9", 3, mnist, 10, 0) && strstr(ember_last_error(ctx), "resnet8") &&
               strstr(ember_last_error(ctx), ".model"),
@@ -119,7 +126,7 @@ static const struct zoo_count {
     int64_t params, tensors; /* tensors: len(state_dict()) */
 } zoo_counts[] = {
     {"simplecnn", 31530, 4}, {"kerascnn", 216650, 4}, {"linear", 7850, 2},    {"mlp", 235146, 6},
-    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56},   {"tabular", 55050, 6},
+    {"lenet5", 61706, 10},   {"vgg8", 222298, 40},    {"resnet8", 77754, 56}, {"tabular", 55050, 6},
 };
 
 static void test_zoo(ember_ctx *ctx)
@@ -148,14 +155,20 @@ static void test_zoo(ember_ctx *ctx)
     /* torchvision's names, buffers included */
     ember_model *m = ember_model_build(ctx, "resnet8", 3, mnist, 10, 0);
     ember_params *p = ember_model_params(m);
-    const char *names[] = {"conv1.weight", "bn1.running_mean", "layer1.0.conv2.weight", "layer2.0.bn1.num_batches_tracked",
-                           "layer3.0.downsample.0.weight", "layer3.0.downsample.1.running_var", "fc.bias"};
+    const char *names[] = {"conv1.weight",
+                           "bn1.running_mean",
+                           "layer1.0.conv2.weight",
+                           "layer2.0.bn1.num_batches_tracked",
+                           "layer3.0.downsample.0.weight",
+                           "layer3.0.downsample.1.running_var",
+                           "fc.bias"};
     for (int i = 0; m && i < COUNT(names); i++)
         CHECK(ember_params_find(p, names[i]), "resnet8 has no %s", names[i]);
     CHECK(m && !ember_params_find(p, "conv1.bias"), "resnet8's convolutions have no bias");
     ember_model_free(m);
     m = ember_model_build(ctx, "linear", 1, (const int64_t[]){100}, 10, 0);
-    CHECK(m && ember_params_find(ember_model_params(m), "weight") && ember_params_find(ember_model_params(m), "bias"),
+    CHECK(m && ember_params_find(ember_model_params(m), "weight") &&
+              ember_params_find(ember_model_params(m), "bias"),
           "linear's parameters are a bare nn.Linear's: weight, bias");
     ember_model_free(m);
 }
@@ -175,10 +188,11 @@ static void test_gpt_tiny(ember_ctx *ctx)
     CHECK(ember_params_numel(p) == 809728 + 256 * 65 && ember_params_count(p) == 53,
           "gpt-tiny: %lld parameters in %d tensors; nanoGPT's has %d in 53", (long long)ember_params_numel(p),
           ember_params_count(p), 809728 + 256 * 65);
-    const char *names[] = {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.ln_1.weight",
-                           "transformer.h.0.attn.c_attn.weight", "transformer.h.1.attn.c_proj.bias",
-                           "transformer.h.2.ln_2.bias", "transformer.h.3.mlp.c_fc.weight",
-                           "transformer.h.3.mlp.c_proj.bias", "transformer.ln_f.weight", "lm_head.weight"};
+    const char *names[] = {"transformer.wte.weight",           "transformer.wpe.weight",
+                           "transformer.h.0.ln_1.weight",      "transformer.h.0.attn.c_attn.weight",
+                           "transformer.h.1.attn.c_proj.bias", "transformer.h.2.ln_2.bias",
+                           "transformer.h.3.mlp.c_fc.weight",  "transformer.h.3.mlp.c_proj.bias",
+                           "transformer.ln_f.weight",          "lm_head.weight"};
     for (int i = 0; i < COUNT(names); i++)
         CHECK(ember_params_find(p, names[i]), "gpt-tiny has no %s", names[i]);
     CHECK(!ember_params_find(p, "lm_head.bias"), "gpt-tiny's lm_head has no bias");
@@ -266,18 +280,20 @@ static void test_modes(ember_ctx *ctx, const char *dir)
             bool batch_norm = strcmp(models[k], "simplecnn") != 0, dropout = strcmp(models[k], "vgg8") == 0;
             float modes = max_diff(train1, eval1, 80), evals = max_diff(eval1, eval2, 80);
             float trains = max_diff(train1, train2, 80);
-            CHECK(batch_norm ? modes > 1e-3f : modes == 0.0f, "%s: training and evaluation differ by %g", models[k],
-                  modes);
+            CHECK(batch_norm ? modes > 1e-3f : modes == 0.0f, "%s: training and evaluation differ by %g",
+                  models[k], modes);
             CHECK(evals == 0.0f, "%s: two evaluations differ by %g", models[k], evals);
             /* two training forwards: dropout draws a new mask; BatchNorm's
              * batch statistics are the same batch's */
-            CHECK(dropout ? trains > 1e-3f : trains == 0.0f, "%s: two training forwards differ by %g", models[k],
-                  trains);
+            CHECK(dropout ? trains > 1e-3f : trains == 0.0f, "%s: two training forwards differ by %g",
+                  models[k], trains);
         }
         if (strcmp(models[k], "resnet8") == 0) {
             ember_params *p = ember_model_params(m);
-            CHECK(scalar(p, "bn1.num_batches_tracked") == 2.0f && scalar(p, "layer2.0.downsample.1.num_batches_tracked") == 2.0f,
-                  "after two training forwards num_batches_tracked is %g", scalar(p, "bn1.num_batches_tracked"));
+            CHECK(scalar(p, "bn1.num_batches_tracked") == 2.0f &&
+                      scalar(p, "layer2.0.downsample.1.num_batches_tracked") == 2.0f,
+                  "after two training forwards num_batches_tracked is %g",
+                  scalar(p, "bn1.num_batches_tracked"));
             char path[4096];
             snprintf(path, sizeof path, "%s/resnet8.safetensors", dir);
             CHECK_OK(ctx, ember_model_save(m, path, NULL));
@@ -285,7 +301,8 @@ static void test_modes(ember_ctx *ctx, const char *dir)
             CHECK_OK(ctx, ember_model_load(again, path));
             ember_model_set_training(again, false);
             float *loaded = again ? logits_of(again, x) : NULL;
-            CHECK(loaded && eval1 && max_diff(loaded, eval1, 80) == 0.0f, "the reloaded model evaluates differently");
+            CHECK(loaded && eval1 && max_diff(loaded, eval1, 80) == 0.0f,
+                  "the reloaded model evaluates differently");
             /* from the checkpoint alone: the model, its input and classes from the metadata */
             ember_model *opened = ember_model_from_checkpoint(ctx, path);
             ember_model_set_training(opened, false);
@@ -312,7 +329,8 @@ static void test_modes(ember_ctx *ctx, const char *dir)
             free(logits_of(again, x)); /* the count goes on from the file's */
             ember_model_set_training(again, false);
             CHECK(scalar(ember_model_params(again), "bn1.num_batches_tracked") == 3.0f,
-                  "num_batches_tracked went from 2 to %g", scalar(ember_model_params(again), "bn1.num_batches_tracked"));
+                  "num_batches_tracked went from 2 to %g",
+                  scalar(ember_model_params(again), "bn1.num_batches_tracked"));
             free(loaded);
             ember_model_free(again);
         }
@@ -326,10 +344,7 @@ static void test_modes(ember_ctx *ctx, const char *dir)
 /* -------------------------------------------- checkpoints as hostile files */
 
 /* peak resident memory of this process, in MiB */
-static double peak_rss_mib(void)
-{
-    return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0);
-}
+static double peak_rss_mib(void) { return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0); }
 
 /* A checkpoint of `params` claiming the model in `meta` (key, value, ..., NULL). */
 static const char *claiming(ember_ctx *ctx, const char *dir, const char *name, ember_params *params,
@@ -350,8 +365,10 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
 
     /* a tiny file whose metadata describes a network of a billion parameters:
      * refused by its first tensor, before the network is allocated */
-    const char *huge[] = {"ember.model", "huge.model", "ember.model_text", "0: linear 40000\n1: linear classes\n",
-                          "ember.input", "25000", "ember.classes", "10", NULL};
+    const char *huge[] = {
+        "ember.model", "huge.model", "ember.model_text", "0: linear 40000\n1: linear classes\n",
+        "ember.input", "25000",      "ember.classes",    "10",
+        NULL};
     const char *path = claiming(ctx, dir, "huge.safetensors", small, huge);
     double before = peak_rss_mib();
     ember_model *m = ember_model_from_checkpoint(ctx, path);
@@ -363,8 +380,10 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
     ember_model_free(m);
 
     /* an error in the model text a checkpoint stores names the checkpoint */
+    /* clang-format off */
     const char *bad_text[] = {"ember.model", "models/mine.model", "ember.model_text", "flatten\nlinear classes\nconv3d\n",
                               "ember.input", "4", "ember.classes", "2", NULL};
+    /* clang-format on */
     path = claiming(ctx, dir, "bad-text.safetensors", small, bad_text);
     m = ember_model_from_checkpoint(ctx, path);
     msg = ember_last_error(ctx);
@@ -374,8 +393,8 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
     ember_model_free(m);
 
     /* counts that are not counts */
-    const char *bad_count[] = {"ember.model", "linear", "ember.input", "4", "ember.classes", "2",
-                               "ember.forwards", "12abc", NULL};
+    const char *bad_count[] = {"ember.model", "linear",         "ember.input", "4", "ember.classes",
+                               "2",           "ember.forwards", "12abc",       NULL};
     ember_params *lin = ember_params_new(ctx);
     ember_rng rng2 = ember_rng_seed(2);
     CHECK_OK(ctx, ember_layer_linear(lin, "self", 4, 2, &rng2, &w, &b));
@@ -390,11 +409,13 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
     ember_params_free(small);
 
     /* a model file is stored as it is: comments, tabs, CRLF line ends come back byte for byte */
-    const char *text = "# a comment\twith a tab, \"quotes\" and a \\\r\nflatten  \t# and\r\n\tlinear classes\r\n";
+    const char *text =
+        "# a comment\twith a tab, \"quotes\" and a \\\r\nflatten  \t# and\r\n\tlinear classes\r\n";
     ember_model *stored = ember_model_parse(ctx, "kept.model", text, 1, (const int64_t[]){4}, 2, 0);
     char kept_path[4096];
     snprintf(kept_path, sizeof kept_path, "%s/kept.safetensors", dir);
-    CHECK(stored && ember_model_save(stored, kept_path, NULL) == EMBER_OK, "a model with comments: %s", ember_last_error(ctx));
+    CHECK(stored && ember_model_save(stored, kept_path, NULL) == EMBER_OK, "a model with comments: %s",
+          ember_last_error(ctx));
     ember_model *back = ember_model_from_checkpoint(ctx, kept_path);
     CHECK(back && strcmp(ember_model_text(back), text) == 0, "the stored text came back as %s",
           back ? ember_model_text(back) : ember_last_error(ctx));
@@ -416,14 +437,16 @@ static void test_hostile_checkpoints(ember_ctx *ctx, const char *dir)
         snprintf(bad, sizeof bad, "%s/bn-negative.safetensors", dir);
         CHECK_OK(ctx, ember_model_save(net, bad, NULL));
         CHECK_OK(ctx, ember_model_load(net, good));
-        CHECK(ember_model_load(net, bad) == EMBER_ERR_FORMAT && strstr(ember_last_error(ctx), "bn.running_var") &&
+        CHECK(ember_model_load(net, bad) == EMBER_ERR_FORMAT &&
+                  strstr(ember_last_error(ctx), "bn.running_var") &&
                   strstr(ember_last_error(ctx), "index 2") && strstr(ember_last_error(ctx), "negative"),
               "a negative running variance: %s", ember_last_error(ctx));
         float kept[4] = {0};
         CHECK_OK(ctx, ember_tensor_read(var, kept, sizeof kept));
         CHECK(kept[0] == 1.0f && kept[2] == 1.0f, "a refused load changed the variance to %g", kept[2]);
         m = ember_model_from_checkpoint(ctx, bad);
-        CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT, "from the checkpoint: %s", ember_last_error(ctx));
+        CHECK(!m && ember_last_status(ctx) == EMBER_ERR_FORMAT, "from the checkpoint: %s",
+              ember_last_error(ctx));
         ember_model_free(m);
     }
     ember_model_free(net);
@@ -454,7 +477,8 @@ static void test_wrap(ember_ctx *ctx, const char *dir)
     ember_params *p = ember_params_new(ctx);
     CHECK_OK(ctx, ember_layer_linear(p, "head", 784, 10, &rng, &t.w, &t.b));
     ember_model *m = ember_model_wrap(ctx, "tiny", p, 3, mnist, 10, tiny_forward, &t);
-    CHECK(m && strcmp(ember_model_name(m), "tiny") == 0 && !ember_model_text(m) && ember_model_layer_count(m) == 0,
+    CHECK(m && strcmp(ember_model_name(m), "tiny") == 0 && !ember_model_text(m) &&
+              ember_model_layer_count(m) == 0,
           "wrapping: %s", ember_last_error(ctx));
     if (!m)
         return;
@@ -476,8 +500,8 @@ static void test_wrap(ember_ctx *ctx, const char *dir)
     CHECK_OK(ctx, ember_model_load(n, path));
     double acc2 = -1, loss2 = -1;
     CHECK_OK(ctx, ember_model_evaluate(n, ds, 64, &acc2, &loss2));
-    CHECK(acc2 == acc && loss2 == loss, "the reloaded network: accuracy %g, loss %g (saved: %g, %g)", acc2, loss2, acc,
-          loss);
+    CHECK(acc2 == acc && loss2 == loss, "the reloaded network: accuracy %g, loss %g (saved: %g, %g)", acc2,
+          loss2, acc, loss);
     ember_model_free(n);
     ember_model_free(m);
     ember_dataset_free(ds);
@@ -493,7 +517,8 @@ struct relu_pool_run {
 static void relu_pool_read(ember_tensor *logits, ember_tensor *x, ember_tensor *w, struct relu_pool_run *r)
 {
     ember_tensor *loss = logits ? ember_sum(logits, EMBER_ALL_AXES, false) : NULL;
-    CHECK(loss && ember_backward(loss) == EMBER_OK && ember_tensor_read(logits, r->logits, sizeof r->logits) == EMBER_OK &&
+    CHECK(loss && ember_backward(loss) == EMBER_OK &&
+              ember_tensor_read(logits, r->logits, sizeof r->logits) == EMBER_OK &&
               ember_tensor_read(ember_tensor_grad(x), r->dx, sizeof r->dx) == EMBER_OK &&
               ember_tensor_read(ember_tensor_grad(w), r->dw, sizeof r->dw) == EMBER_OK,
           "a pass through relu and max_pool2d: %s", ember_last_error(ember_tensor_ctx(x)));
@@ -506,8 +531,8 @@ static void relu_pool_read(ember_tensor *logits, ember_tensor *x, ember_tensor *
 static void test_relu_pool_order(ember_ctx *ctx)
 {
     static const int64_t shape[3] = {2, 6, 6};
-    ember_model *m = ember_model_parse(ctx, "relu-pool", "relu\nmax_pool2d 2\nflatten\nfc: linear classes\n", 3,
-                                       shape, 3, 7);
+    ember_model *m = ember_model_parse(ctx, "relu-pool", "relu\nmax_pool2d 2\nflatten\nfc: linear classes\n",
+                                       3, shape, 3, 7);
     CHECK(m, "a model of relu, max_pool2d: %s", ember_last_error(ctx));
     if (!m)
         return;
@@ -519,7 +544,8 @@ static void test_relu_pool_order(ember_ctx *ctx)
     for (int i = 0; i < 4; i++) /* the first window of plane 0: nothing positive */
         host[(i / 2) * 6 + i % 2] = -1.0f;
     int64_t full[4] = {2, 2, 6, 6};
-    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, full), *x2 = ember_tensor_new(ctx, EMBER_F32, 4, full);
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 4, full),
+                 *x2 = ember_tensor_new(ctx, EMBER_F32, 4, full);
     ember_params *p = ember_model_params(m);
     ember_tensor *w = ember_params_find(p, "fc.weight"), *b = ember_params_find(p, "fc.bias");
     bool ready = x && x2 && w && b;
@@ -538,7 +564,8 @@ static void test_relu_pool_order(ember_ctx *ctx)
     CHECK(memcmp(&model, &file_order, sizeof model) == 0,
           "pool then ReLU equals ReLU then pool, bit for bit: logits %g apart, dx %g, dw %g",
           max_diff(model.logits, file_order.logits, COUNT(model.logits)),
-          max_diff(model.dx, file_order.dx, COUNT(model.dx)), max_diff(model.dw, file_order.dw, COUNT(model.dw)));
+          max_diff(model.dx, file_order.dx, COUNT(model.dx)),
+          max_diff(model.dw, file_order.dw, COUNT(model.dw)));
     float zero[4] = {0};
     CHECK(memcmp(model.dx, zero, sizeof zero) == 0 && memcmp(model.dx + 6, zero, 2 * sizeof *zero) == 0,
           "no gradient into a window with nothing positive");
@@ -578,13 +605,13 @@ static void test_layer_info(ember_ctx *ctx)
             CHECK(info.depth == 1 && info.forward_flops == 2.0 * 16 * 9 * 16 * 28 * 28 &&
                       info.backward_flops == 2.0 * info.forward_flops &&
                       strcmp(info.describe, "Conv2d(16, 16, 3, padding=1, bias=False)") == 0,
-                  "layer1.0.conv1: depth %d, %g FLOPs forward, %g backward, %s", info.depth, info.forward_flops,
-                  info.backward_flops, info.describe);
+                  "layer1.0.conv1: depth %d, %g FLOPs forward, %g backward, %s", info.depth,
+                  info.forward_flops, info.backward_flops, info.describe);
         if (strcmp(info.name, "conv1") == 0) /* nothing before it needs a gradient */
             CHECK(info.backward_flops == info.forward_flops, "conv1's backward: %g", info.backward_flops);
     }
-    CHECK(found_block && params == ember_params_numel(ember_model_params(m)), "rows add up to %lld parameters",
-          (long long)params);
+    CHECK(found_block && params == ember_params_numel(ember_model_params(m)),
+          "rows add up to %lld parameters", (long long)params);
     CHECK(forward > 18e6 && forward < 20e6, "resnet8's forward pass: %g FLOPs", forward);
     ember_layer_info info;
     CHECK(ember_model_layer_info(m, rows, &info) == EMBER_ERR_ARG, "a row past the end");

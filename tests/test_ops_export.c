@@ -39,12 +39,14 @@ static void keep(const char *name, ember_tensor *t)
     ember_tensor *p = ember_params_add(out, name, ndim, shape);
     size_t bytes = (size_t)ember_tensor_numel(t) * sizeof(float);
     float *values = malloc(bytes);
-    CHECK(p && values && ember_tensor_read(t, values, bytes) == EMBER_OK && ember_tensor_write(p, values, bytes) == EMBER_OK,
+    CHECK(p && values && ember_tensor_read(t, values, bytes) == EMBER_OK &&
+              ember_tensor_write(p, values, bytes) == EMBER_OK,
           "keeping %s", name);
     free(values);
 }
 
-static ember_tensor *seeded(ember_ctx *ctx, int ndim, const int64_t *shape, float low, float high, uint64_t seed)
+static ember_tensor *seeded(ember_ctx *ctx, int ndim, const int64_t *shape, float low, float high,
+                            uint64_t seed)
 {
     ember_tensor *t = ember_tensor_new(ctx, EMBER_F32, ndim, shape);
     int64_t n = ember_tensor_numel(t);
@@ -72,7 +74,8 @@ static struct bn bn_state(ember_ctx *ctx)
 
 static void bn_free(struct bn *b)
 {
-    ember_tensor_free(b->weight), ember_tensor_free(b->bias), ember_tensor_free(b->mean), ember_tensor_free(b->var);
+    ember_tensor_free(b->weight), ember_tensor_free(b->bias), ember_tensor_free(b->mean),
+        ember_tensor_free(b->var);
 }
 
 int main(int argc, char **argv)

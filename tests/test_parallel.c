@@ -39,7 +39,7 @@ static const char bn_text[] = "conv1: conv2d 4 kernel=3 padding=1 bias=false\n"
                               "fc: linear classes\n";
 
 enum { SAMPLES = 96, CLASSES = 3, SIDE = 8 };
-static int64_t bucket_floats; /* the sums' buckets: 0, the default (one bucket here), or small: many */
+static int64_t bucket_floats;      /* the sums' buckets: 0, the default (one bucket here), or small: many */
 static int stop_request_step = -1; /* rank 1 asks every rank to stop before this step */
 static float images[SAMPLES * SIDE * SIDE];
 static int32_t labels[SAMPLES];
@@ -52,15 +52,21 @@ static void make_data(void)
         labels[i] = (int32_t)(ember_rng_u32(&rng) % CLASSES);
         for (int p = 0; p < SIDE * SIDE; p++) {
             int third = (p % SIDE) * CLASSES / SIDE;
-            images[i * SIDE * SIDE + p] = ember_rng_uniform(&rng, 0.0f, 0.5f) + (third == labels[i] ? 0.5f : 0.0f);
+            images[i * SIDE * SIDE + p] =
+                ember_rng_uniform(&rng, 0.0f, 0.5f) + (third == labels[i] ? 0.5f : 0.0f);
         }
     }
 }
 
 static ember_dataset *dataset(ember_ctx *ctx, int64_t count)
 {
-    ember_array_data a = {.count = count, .sample_ndim = 3, .sample_shape = {1, SIDE, SIDE}, .images = images,
-                          .labels = labels, .classes = CLASSES, .name = "thirds"};
+    ember_array_data a = {.count = count,
+                          .sample_ndim = 3,
+                          .sample_shape = {1, SIDE, SIDE},
+                          .images = images,
+                          .labels = labels,
+                          .classes = CLASSES,
+                          .name = "thirds"};
     return ember_dataset_from_arrays(ctx, &a);
 }
 
@@ -85,10 +91,7 @@ static int64_t read_values(ember_model *m, float *out, bool buffers)
     return at;
 }
 
-static int64_t read_params(ember_model *m, float *out)
-{
-    return read_values(m, out, true);
-}
+static int64_t read_params(ember_model *m, float *out) { return read_values(m, out, true); }
 
 static double max_diff(const float *a, const float *b, int64_t n)
 {
@@ -100,7 +103,8 @@ static double max_diff(const float *a, const float *b, int64_t n)
 
 /* `steps` steps of batch `batch` (0: a whole epoch) on one device; the
  * parameters in `out`, the losses in `losses` */
-static int64_t train_single(const char *text, int64_t count, int64_t batch, int steps, float *out, float *losses)
+static int64_t train_single(const char *text, int64_t count, int64_t batch, int steps, float *out,
+                            float *losses)
 {
     ember_ctx *ctx = test_ctx("cpu");
     ember_dataset *ds = dataset(ctx, count);
@@ -132,9 +136,10 @@ static int64_t train_single(const char *text, int64_t count, int64_t batch, int 
 }
 
 /* the same through ember_parallel over `others` beside the model's cpu */
-static void train_parallel(const char *text, int64_t count, int64_t batch, int steps, const char *const *others,
-                           int n_others, bool fixed, const ember_collective *collective, float *out, float *losses,
-                           int *ran, int *stopped_at)
+static void train_parallel(const char *text, int64_t count, int64_t batch, int steps,
+                           const char *const *others, int n_others, bool fixed,
+                           const ember_collective *collective, float *out, float *losses, int *ran,
+                           int *stopped_at)
 {
     ember_ctx *ctx = test_ctx("cpu");
     ember_ctx_set_threads(ctx, 1);
@@ -142,8 +147,13 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
     ember_model *m = model(ctx, text);
     ember_optim *opt = ember_adam_new(ember_model_params(m), ember_adam_defaults(0.01f));
     ember_batcher *b = ember_batcher_new(ds, batch, true, 3);
-    ember_parallel_options po = {.devices = others, .device_count = n_others, .threads = 1, .keep_all = true,
-                                 .fixed_shares = fixed, .collective = collective, .bucket_floats = bucket_floats};
+    ember_parallel_options po = {.devices = others,
+                                 .device_count = n_others,
+                                 .threads = 1,
+                                 .keep_all = true,
+                                 .fixed_shares = fixed,
+                                 .collective = collective,
+                                 .bucket_floats = bucket_floats};
     ember_parallel *par = ember_parallel_new(m, opt, &po);
     CHECK(par != NULL, "ember_parallel_new: %s", ember_last_error(ctx));
     ember_tensor *x, *y;
@@ -172,8 +182,10 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
             if (par->replicas[k].rows == 0)
                 continue;
             int64_t len = read_values(par->replicas[k].model, replica, false);
-            CHECK(memcmp(replica, before, (size_t)len * sizeof *before) == 0, "step %d: %s's parameters differ "
-                  "from the master's by %g", n, par->replicas[k].device, max_diff(replica, before, len));
+            CHECK(memcmp(replica, before, (size_t)len * sizeof *before) == 0,
+                  "step %d: %s's parameters differ "
+                  "from the master's by %g",
+                  n, par->replicas[k].device, max_diff(replica, before, len));
         }
         n++;
     }
@@ -190,8 +202,8 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
 }
 
 /* parameters within float tolerance of one device's, and every step's loss */
-static void check_same(const char *what, const float *one, const float *many, int64_t n, const float *loss_one,
-                       const float *loss_many, int steps)
+static void check_same(const char *what, const float *one, const float *many, int64_t n,
+                       const float *loss_one, const float *loss_many, int steps)
 {
     double d = max_diff(one, many, n);
     CHECK(d < 2e-4, "%s: the parameters differ from one device's by %g", what, d);
@@ -244,8 +256,8 @@ static void test_batch_norm(void)
     int ran = 0;
     const char *cpu2[] = {"cpu"};
     train_parallel(bn_text, SAMPLES, 16, 12, cpu2, 1, false, NULL, many, loss_many, &ran, NULL);
-    CHECK(ran == 12 && loss_many[11] < loss_many[0], "BatchNorm on two devices: loss %g then %g", loss_many[0],
-          loss_many[11]);
+    CHECK(ran == 12 && loss_many[11] < loss_many[0], "BatchNorm on two devices: loss %g then %g",
+          loss_many[0], loss_many[11]);
 }
 
 /* ------------------------------------------- two processes, as two threads */
@@ -301,8 +313,12 @@ struct rank_run {
 static void *rank_thread(void *arg)
 {
     struct rank_run *run = arg;
-    ember_collective c = {.rank = run->rank, .size = 2, .user = &run->rank, .sum_start = shm_sum_start,
-                          .sum_wait = shm_sum_wait, .broadcast = shm_broadcast};
+    ember_collective c = {.rank = run->rank,
+                          .size = 2,
+                          .user = &run->rank,
+                          .sum_start = shm_sum_start,
+                          .sum_wait = shm_sum_wait,
+                          .broadcast = shm_broadcast};
     /* rank 1 beside a second cpu device: ranks may use several */
     const char *cpu2[] = {"cpu"};
     train_parallel(net_text, SAMPLES, 16, 20, cpu2, run->rank, false, &c, run->params, run->losses, &run->ran,
@@ -328,8 +344,8 @@ static void test_two_ranks(void)
         for (int r = 0; r < 2; r++)
             pthread_join(threads[r], NULL);
         pthread_barrier_destroy(&shared.barrier);
-        check_same(many ? "two ranks, many buckets" : "two ranks", one, runs[0].params, n, loss_one, runs[0].losses,
-                   20);
+        check_same(many ? "two ranks, many buckets" : "two ranks", one, runs[0].params, n, loss_one,
+                   runs[0].losses, 20);
         CHECK(memcmp(runs[0].params, runs[1].params, (size_t)n * sizeof(float)) == 0,
               "the two ranks' parameters differ by %g", max_diff(runs[0].params, runs[1].params, n));
         /* a stop asked by one rank is known to both after the same step */
@@ -375,8 +391,8 @@ static void test_grad_ready(void)
     ember_set_grad_ready(ctx, NULL, NULL);
     ember_params *p = ember_model_params(m);
     CHECK(log.count == ember_params_count(p), "%d calls for %d parameters", log.count, ember_params_count(p));
-    CHECK(log.count > 0 &&
-              (log.leaf[0] == ember_params_find(p, "fc.weight") || log.leaf[0] == ember_params_find(p, "fc.bias")),
+    CHECK(log.count > 0 && (log.leaf[0] == ember_params_find(p, "fc.weight") ||
+                            log.leaf[0] == ember_params_find(p, "fc.bias")),
           "the first parameter final is not the last layer's");
     for (int i = 0; i < log.count && i < 16; i++) {
         float now[256];
@@ -436,8 +452,10 @@ static void test_mistakes(void)
     CHECK(par != NULL, "two cpu devices: %s", ember_last_error(ctx));
     ember_ctx *other = test_ctx("cpu");
     int64_t xs[4] = {2, 1, SIDE, SIDE}, ys[1] = {2};
-    ember_tensor *x = ember_tensor_new(other, EMBER_F32, 4, xs), *y = ember_tensor_new(other, EMBER_I32, 1, ys);
-    CHECK(ember_parallel_step(par, x, y, NULL, NULL) == EMBER_ERR_ARG, "a batch from another context was taken");
+    ember_tensor *x = ember_tensor_new(other, EMBER_F32, 4, xs),
+                 *y = ember_tensor_new(other, EMBER_I32, 1, ys);
+    CHECK(ember_parallel_step(par, x, y, NULL, NULL) == EMBER_ERR_ARG,
+          "a batch from another context was taken");
     ember_tensor_free(x);
     ember_tensor_free(y);
     ember_ctx_free(other);

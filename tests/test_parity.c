@@ -30,10 +30,10 @@
 #include "reference.h"
 #include "test-util.h"
 
-#define GUARD 64
-#define SENTINEL 0x7FA5A5A5u /* a NaN no primitive produces */
+#define GUARD        64
+#define SENTINEL     0x7FA5A5A5u /* a NaN no primitive produces */
 #define TOL_EXACTISH 1e-7
-#define TOL_GEMM 5e-4
+#define TOL_GEMM     5e-4
 /* Winograd's transforms add rounding of their own to the products': the
  * conv_winograd rows measured 1e-14 to 6e-14 forward and for the input
  * gradient, and 4.1e-13 for the weight gradient summed over 70 images of
@@ -45,9 +45,9 @@
  * round more: its rows measured 3e-13 to 1.2e-12, and 6.3e-12 for the
  * weight gradient over 70 images with OpenBLAS, 5.2e-11 with the built-in
  * sgemm; three times that */
-#define TOL_WINOGRAD4 1.5e-10
-#define WINO_FORWARD EMBER_CONV_FORWARD
-#define WINO_INPUT_GRAD EMBER_CONV_INPUT_GRAD
+#define TOL_WINOGRAD4    1.5e-10
+#define WINO_FORWARD     EMBER_CONV_FORWARD
+#define WINO_INPUT_GRAD  EMBER_CONV_INPUT_GRAD
 #define WINO_WEIGHT_GRAD EMBER_CONV_WEIGHT_GRAD
 
 struct harness {
@@ -65,10 +65,7 @@ struct dbuf {
     size_t n; /* usable elements, between the guards */
 };
 
-static ember_ptr at(struct dbuf b)
-{
-    return (ember_ptr){.buf = b.buf, .off = GUARD};
-}
+static ember_ptr at(struct dbuf b) { return (ember_ptr){.buf = b.buf, .off = GUARD}; }
 
 /* n elements (from `init`, or the sentinel) between two guard bands */
 static bool dbuf_new(struct harness *h, size_t n, const void *init, struct dbuf *out)
@@ -206,7 +203,9 @@ static bool run_fill(struct harness *h, const struct row *r, const char *what)
 
 /* Layouts of an elementwise launch: d[1] picks one, d[2], d[3], d[4] size it. */
 enum layout {
+    /* clang-format off */
     DENSE, A_TRANSPOSED, B_ROW_BROADCAST, B_COL_BROADCAST, PERMUTED_3D, OUT_STRIDED, REVERSED_6D, BIAS_3D,
+    /* clang-format on */
     TILED_4D
 };
 
@@ -217,42 +216,65 @@ static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *
     memset(e, 0, sizeof *e);
     switch (kind) {
     case DENSE:
-        *e = (struct ember_ewise){.ndim = 1, .dense = true, .numel = r, .shape = {r},
-                                  .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
+        *e = (struct ember_ewise){.ndim = 1,
+                                  .dense = true,
+                                  .numel = r,
+                                  .shape = {r},
+                                  .stride_out = {1},
+                                  .stride_a = {1},
+                                  .stride_b = {1}};
         *na = *nb = *nout = (size_t)r;
         return;
     case A_TRANSPOSED: /* a is stored (c, r) and read as (r, c) */
-        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
-                                  .stride_out = {c, 1}, .stride_a = {1, r}, .stride_b = {c, 1}};
+        *e = (struct ember_ewise){.ndim = 2,
+                                  .numel = r * c,
+                                  .shape = {r, c},
+                                  .stride_out = {c, 1},
+                                  .stride_a = {1, r},
+                                  .stride_b = {c, 1}};
         *na = *nb = *nout = (size_t)(r * c);
         return;
     case B_ROW_BROADCAST: /* b is one row of c, repeated */
-        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
-                                  .stride_out = {c, 1}, .stride_a = {c, 1}, .stride_b = {0, 1}};
+        *e = (struct ember_ewise){.ndim = 2,
+                                  .numel = r * c,
+                                  .shape = {r, c},
+                                  .stride_out = {c, 1},
+                                  .stride_a = {c, 1},
+                                  .stride_b = {0, 1}};
         *na = *nout = (size_t)(r * c);
         *nb = (size_t)c;
         return;
     case B_COL_BROADCAST: /* b is one column of r, repeated */
-        *e = (struct ember_ewise){.ndim = 2, .numel = r * c, .shape = {r, c},
-                                  .stride_out = {c, 1}, .stride_a = {c, 1}, .stride_b = {1, 0}};
+        *e = (struct ember_ewise){.ndim = 2,
+                                  .numel = r * c,
+                                  .shape = {r, c},
+                                  .stride_out = {c, 1},
+                                  .stride_a = {c, 1},
+                                  .stride_b = {1, 0}};
         *na = *nout = (size_t)(r * c);
         *nb = (size_t)r;
         return;
     case PERMUTED_3D: /* a stored (s, c, r) read as (r, c, s); b (c) broadcast along r and s */
-        *e = (struct ember_ewise){.ndim = 3, .numel = r * c * s, .shape = {r, c, s},
-                                  .stride_out = {c * s, s, 1}, .stride_a = {1, r, r * c}, .stride_b = {0, 1, 0}};
+        *e = (struct ember_ewise){.ndim = 3,
+                                  .numel = r * c * s,
+                                  .shape = {r, c, s},
+                                  .stride_out = {c * s, s, 1},
+                                  .stride_a = {1, r, r * c},
+                                  .stride_b = {0, 1, 0}};
         *na = *nout = (size_t)(r * c * s);
         *nb = (size_t)c;
         return;
     case OUT_STRIDED: /* the output is every other element of a buffer twice as long */
-        *e = (struct ember_ewise){.ndim = 1, .numel = r, .shape = {r},
-                                  .stride_out = {2}, .stride_a = {1}, .stride_b = {1}};
+        *e = (struct ember_ewise){
+            .ndim = 1, .numel = r, .shape = {r}, .stride_out = {2}, .stride_a = {1}, .stride_b = {1}};
         *na = *nb = (size_t)r;
         *nout = (size_t)(2 * r);
         return;
     case REVERSED_6D: /* (r, c, s, 2, 3, 2): a stored with its axes reversed, b (c, 3, 2) broadcast along
                        * the others; no two axes merge, so a backend must handle all six */
-        *e = (struct ember_ewise){.ndim = 6, .numel = r * c * s * 12, .shape = {r, c, s, 2, 3, 2},
+        *e = (struct ember_ewise){.ndim = 6,
+                                  .numel = r * c * s * 12,
+                                  .shape = {r, c, s, 2, 3, 2},
                                   .stride_out = {c * s * 12, s * 12, 12, 6, 2, 1},
                                   .stride_a = {1, r, r * c, r * c * s, r * c * s * 2, r * c * s * 6},
                                   .stride_b = {0, 6, 0, 2, 0, 1}};
@@ -260,15 +282,22 @@ static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *
         *nb = (size_t)(c * 6);
         return;
     case BIAS_3D: /* a (c) repeated over (r, c, s), as conv2d's bias over its output; b likewise */
-        *e = (struct ember_ewise){.ndim = 3, .numel = r * c * s, .shape = {r, c, s},
-                                  .stride_out = {c * s, s, 1}, .stride_a = {0, 1, 0}, .stride_b = {0, 1, 0}};
+        *e = (struct ember_ewise){.ndim = 3,
+                                  .numel = r * c * s,
+                                  .shape = {r, c, s},
+                                  .stride_out = {c * s, s, 1},
+                                  .stride_a = {0, 1, 0},
+                                  .stride_b = {0, 1, 0}};
         *na = *nb = (size_t)c;
         *nout = (size_t)(r * c * s);
         return;
     case TILED_4D: /* (r, 2, c, s): a stored (r, s, c), read twice along the second axis, its last two
                     * swapped; b (s) along the last; four axes that do not merge */
-        *e = (struct ember_ewise){.ndim = 4, .numel = r * 2 * c * s, .shape = {r, 2, c, s},
-                                  .stride_out = {2 * c * s, c * s, s, 1}, .stride_a = {c * s, 0, 1, c},
+        *e = (struct ember_ewise){.ndim = 4,
+                                  .numel = r * 2 * c * s,
+                                  .shape = {r, 2, c, s},
+                                  .stride_out = {2 * c * s, c * s, s, 1},
+                                  .stride_a = {c * s, 0, 1, c},
                                   .stride_b = {0, 0, 0, 1}};
         *na = (size_t)(r * c * s);
         *nb = (size_t)s;
@@ -294,11 +323,12 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
     bool ok = dbuf_new(h, na, a, &da) && dbuf_new(h, nb, b, &db) && dbuf_new(h, nout, want, &dout);
     /* alpha: a scale, a shift, a slope, a variance's epsilon */
     if (unary) {
-        ok = ok && h->ops->unary(h->dev, (enum ember_unary_op)r->d[0], &e, at(dout), at(da), 0.75f) == EMBER_OK;
+        ok = ok &&
+             h->ops->unary(h->dev, (enum ember_unary_op)r->d[0], &e, at(dout), at(da), 0.75f) == EMBER_OK;
         ref_unary(NULL, (enum ember_unary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), 0.75f);
     } else {
-        ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db), 0.25f) ==
-                       EMBER_OK;
+        ok = ok && h->ops->binary(h->dev, (enum ember_binary_op)r->d[0], &e, at(dout), at(da), at(db),
+                                  0.25f) == EMBER_OK;
         ref_binary(NULL, (enum ember_binary_op)r->d[0], &e, REF_PTR(want), REF_PTR(a), REF_PTR(b), 0.25f);
     }
     ok = ok && dbuf_fetch(h, dout, got, what) && compare_f32(what, got, want, nout, TOL_EXACTISH);
@@ -312,8 +342,8 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
 /* d: {op, outer, r, inner, beta, specials} */
 static bool run_reduce(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_reduce red = {.outer = r->d[1], .r = r->d[2], .inner = r->d[3], .alpha = 0.5f,
-                               .beta = (float)r->d[4]};
+    struct ember_reduce red = {
+        .outer = r->d[1], .r = r->d[2], .inner = r->d[3], .alpha = 0.5f, .beta = (float)r->d[4]};
     size_t nin = (size_t)(red.outer * red.r * red.inner), nout = (size_t)(red.outer * red.inner);
     float *in = random_floats(h, nin, -2.0f, 2.0f, r->d[5] != 0);
     float *want = random_floats(h, nout, -1.0f, 1.0f, false), *got = malloc(nout * 4);
@@ -331,13 +361,16 @@ static bool run_reduce(struct harness *h, const struct row *r, const char *what)
 /* d: {m, n, k, trans_a, trans_b, batch, share_a, beta} */
 static bool run_sgemm(struct harness *h, const struct row *r, const char *what)
 {
+    /* clang-format off */
     struct ember_gemm g = {.m = r->d[0], .n = r->d[1], .k = r->d[2], .trans_a = r->d[3], .trans_b = r->d[4],
                            .batch = r->d[5], .alpha = 1.5f, .beta = (float)r->d[7]};
+    /* clang-format on */
     /* leading dimensions a little wider than the matrices, to catch ld mix-ups */
     g.lda = (g.trans_a ? g.m : g.k) + 3;
     g.ldb = (g.trans_b ? g.k : g.n) + 1;
     g.ldc = g.n + 2;
-    int64_t size_a = (g.trans_a ? g.k : g.m) * g.lda, size_b = (g.trans_b ? g.n : g.k) * g.ldb, size_c = g.m * g.ldc;
+    int64_t size_a = (g.trans_a ? g.k : g.m) * g.lda, size_b = (g.trans_b ? g.n : g.k) * g.ldb,
+            size_c = g.m * g.ldc;
     g.stride_a = r->d[6] ? 0 : size_a;
     g.stride_b = size_b;
     g.stride_c = size_c;
@@ -357,8 +390,8 @@ static bool run_sgemm(struct harness *h, const struct row *r, const char *what)
 
 static struct ember_conv_geom conv_geom(const int64_t *d)
 {
-    struct ember_conv_geom g = {.n = d[0], .c = d[1], .h = d[2], .w = d[3], .kh = d[4], .kw = d[5],
-                                .stride = d[6], .pad = d[7]};
+    struct ember_conv_geom g = {
+        .n = d[0], .c = d[1], .h = d[2], .w = d[3], .kh = d[4], .kw = d[5], .stride = d[6], .pad = d[7]};
     g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
     g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
     return g;
@@ -393,7 +426,9 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
  * starts random too, for beta = 1 to add to. */
 static bool run_winograd(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_winograd c = {.oc = r->d[4], .pass = (enum ember_conv_pass)r->d[6], .beta = (float)r->d[7],
+    struct ember_winograd c = {.oc = r->d[4],
+                               .pass = (enum ember_conv_pass)r->d[6],
+                               .beta = (float)r->d[7],
                                .tile = r->d[8] ? (int)r->d[8] : 2};
     const int64_t geom[8] = {r->d[0], r->d[1], r->d[2], r->d[3], 3, 3, 1, r->d[5]};
     c.g = conv_geom(geom);
@@ -412,7 +447,8 @@ static bool run_winograd(struct harness *h, const struct row *r, const char *wha
         ref_conv_winograd(NULL, &c, REF_PTR(x), REF_PTR(w), REF_PTR(y));
         struct dbuf out = c.pass == EMBER_CONV_FORWARD ? dy : c.pass == EMBER_CONV_INPUT_GRAD ? dx : dw;
         float *want = c.pass == EMBER_CONV_FORWARD ? y : c.pass == EMBER_CONV_INPUT_GRAD ? x : w;
-        ok = st == EMBER_OK && dbuf_fetch(h, out, got, what) && compare_f32(what, got, want, nout, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD);
+        ok = st == EMBER_OK && dbuf_fetch(h, out, got, what) &&
+             compare_f32(what, got, want, nout, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD);
     }
     dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &dy);
     free(x), free(w), free(y), free(got);
@@ -422,8 +458,8 @@ static bool run_winograd(struct harness *h, const struct row *r, const char *wha
 /* d: {n, c, h, w, k, stride, specials}; prim "max_pool2d_forward" or "max_pool2d_backward" */
 static bool run_max_pool2d(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_pool_geom g = {.n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4],
-                                .stride = r->d[5]};
+    struct ember_pool_geom g = {
+        .n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4], .stride = r->d[5]};
     g.oh = (g.h - g.k) / g.stride + 1;
     g.ow = (g.w - g.k) / g.stride + 1;
     size_t nx = (size_t)(g.n * g.c * g.h * g.w), ny = (size_t)(g.n * g.c * g.oh * g.ow);
@@ -459,8 +495,8 @@ static bool run_max_pool2d(struct harness *h, const struct row *r, const char *w
 /* d: {n, c, h, w, k, stride}; prim "avg_pool2d_forward" or "avg_pool2d_backward" */
 static bool run_avg_pool2d(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_pool_geom g = {.n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4],
-                                .stride = r->d[5]};
+    struct ember_pool_geom g = {
+        .n = r->d[0], .c = r->d[1], .h = r->d[2], .w = r->d[3], .k = r->d[4], .stride = r->d[5]};
     g.oh = (g.h - g.k) / g.stride + 1;
     g.ow = (g.w - g.k) / g.stride + 1;
     bool forward = strcmp(r->prim, "avg_pool2d_forward") == 0;
@@ -497,8 +533,8 @@ static bool run_dropout(struct harness *h, const struct row *r, const char *what
         kept += want[i] != 0.0f;
     /* and it is a fair coin: the share kept is 1 - p within five standard deviations */
     double share = (double)kept / (double)n, sd = sqrt(p * (1.0 - p) / (double)n);
-    CHECK(fabs(share - (1.0 - p)) <= 5.0 * sd + 1e-12, "%s: kept %.4f of the elements, want %.4f", what, share,
-          1.0 - p);
+    CHECK(fabs(share - (1.0 - p)) <= 5.0 * sd + 1e-12, "%s: kept %.4f of the elements, want %.4f", what,
+          share, 1.0 - p);
     dbuf_free(h, &mask);
     free(want), free(got);
     return ok;
@@ -530,11 +566,12 @@ static bool run_cross_entropy(struct harness *h, const struct row *r, const char
         free(got_p), free(got_l);
     } else {
         float dl1 = 0.75f, *want = malloc((size_t)(n * c) * 4), *got = malloc((size_t)(n * c) * 4);
-        ref_cross_entropy_backward(NULL, n, c, REF_PTR(prob), REF_PTR(target), REF_PTR(&dl1), 1.0f / (float)n, REF_PTR(want));
+        ref_cross_entropy_backward(NULL, n, c, REF_PTR(prob), REF_PTR(target), REF_PTR(&dl1), 1.0f / (float)n,
+                                   REF_PTR(want));
         ok = dbuf_new(h, (size_t)(n * c), prob, &dp) && dbuf_new(h, (size_t)n, target, &dt) &&
              dbuf_new(h, 1, &dl1, &dloss) && dbuf_new(h, (size_t)(n * c), NULL, &dd) &&
-             h->ops->cross_entropy_backward(h->dev, n, c, at(dp), at(dt), at(dloss), 1.0f / (float)n, at(dd)) ==
-                 EMBER_OK &&
+             h->ops->cross_entropy_backward(h->dev, n, c, at(dp), at(dt), at(dloss), 1.0f / (float)n,
+                                            at(dd)) == EMBER_OK &&
              dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, (size_t)(n * c), TOL_EXACTISH);
         free(want), free(got);
     }
@@ -556,16 +593,23 @@ static bool run_optim(struct harness *h, const struct row *r, const char *what)
               dbuf_new(h, n, v, &dv);
     if (adam) {
         double step = (double)r->d[2];
-        struct ember_adam_step s = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+        struct ember_adam_step s = {.lr = 1e-3f,
+                                    .beta1 = 0.9f,
+                                    .beta2 = 0.999f,
+                                    .eps = 1e-8f,
                                     .weight_decay = (float)r->d[1] / 1000.0f,
                                     .bias_correction1 = (float)(1 - pow(0.9, step)),
-                                    .bias_correction2 = (float)(1 - pow(0.999, step)), .decoupled = r->d[4]};
+                                    .bias_correction2 = (float)(1 - pow(0.999, step)),
+                                    .decoupled = r->d[4]};
         ok = ok && h->ops->adam_step(h->dev, n, &s, at(dp), at(dg), at(dm), at(dv)) == EMBER_OK;
         ref_adam_step(NULL, n, &s, REF_PTR(param), REF_PTR(grad), REF_PTR(m), REF_PTR(v));
         ok = ok && dbuf_fetch(h, dv, got_v, what) && compare_f32(what, got_v, v, n, TOL_EXACTISH);
     } else {
-        struct ember_sgd_step s = {.lr = 0.05f, .momentum = (float)r->d[3] / 100.0f, .dampening = 0.0f,
-                                   .weight_decay = (float)r->d[1] / 1000.0f, .nesterov = r->d[4],
+        struct ember_sgd_step s = {.lr = 0.05f,
+                                   .momentum = (float)r->d[3] / 100.0f,
+                                   .dampening = 0.0f,
+                                   .weight_decay = (float)r->d[1] / 1000.0f,
+                                   .nesterov = r->d[4],
                                    .first = r->d[2] == 1};
         ok = ok && h->ops->sgd_step(h->dev, n, &s, at(dp), at(dg), at(dm)) == EMBER_OK;
         ref_sgd_step(NULL, n, &s, REF_PTR(param), REF_PTR(grad), REF_PTR(m));
@@ -612,25 +656,31 @@ static bool run_layer_norm(struct harness *h, const struct row *r, const char *w
     size_t n = (size_t)(rows * cols);
     float off = (float)r->d[2], eps = (float)r->d[3] * 1e-6f;
     float *x = random_floats(h, n, off - 2.0f, off + 2.0f, false);
-    float *w = random_floats(h, (size_t)cols, 0.5f, 1.5f, false), *b = random_floats(h, (size_t)cols, -1, 1, false);
+    float *w = random_floats(h, (size_t)cols, 0.5f, 1.5f, false),
+          *b = random_floats(h, (size_t)cols, -1, 1, false);
     float *y = malloc(n * 4), *xhat = malloc(n * 4), *rstd = malloc((size_t)rows * 4);
     float *got = malloc(n * 4), *got_h = malloc(n * 4), *got_r = malloc((size_t)rows * 4);
-    ref_layer_norm_forward(NULL, rows, cols, eps, REF_PTR(x), REF_PTR(w), REF_PTR(b), REF_PTR(y), REF_PTR(xhat),
-                           REF_PTR(rstd));
+    ref_layer_norm_forward(NULL, rows, cols, eps, REF_PTR(x), REF_PTR(w), REF_PTR(b), REF_PTR(y),
+                           REF_PTR(xhat), REF_PTR(rstd));
     struct dbuf dx = {0}, dw = {0}, db = {0}, dy = {0}, dh = {0}, dr = {0}, dd = {0};
-    bool ok = dbuf_new(h, n, x, &dx) && dbuf_new(h, (size_t)cols, w, &dw) && dbuf_new(h, (size_t)cols, b, &db);
+    bool ok =
+        dbuf_new(h, n, x, &dx) && dbuf_new(h, (size_t)cols, w, &dw) && dbuf_new(h, (size_t)cols, b, &db);
     if (strcmp(r->prim, "layer_norm_forward") == 0) {
-        ok = ok && dbuf_new(h, n, NULL, &dy) && dbuf_new(h, n, NULL, &dh) && dbuf_new(h, (size_t)rows, NULL, &dr) &&
-             h->ops->layer_norm_forward(h->dev, rows, cols, eps, at(dx), at(dw), at(db), at(dy), at(dh), at(dr)) ==
-                 EMBER_OK &&
+        ok = ok && dbuf_new(h, n, NULL, &dy) && dbuf_new(h, n, NULL, &dh) &&
+             dbuf_new(h, (size_t)rows, NULL, &dr) &&
+             h->ops->layer_norm_forward(h->dev, rows, cols, eps, at(dx), at(dw), at(db), at(dy), at(dh),
+                                        at(dr)) == EMBER_OK &&
              dbuf_fetch(h, dy, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH) &&
              dbuf_fetch(h, dh, got_h, what) && compare_f32(what, got_h, xhat, n, TOL_EXACTISH) &&
              dbuf_fetch(h, dr, got_r, what) && compare_f32(what, got_r, rstd, (size_t)rows, TOL_EXACTISH);
     } else { /* the backward pass of that forward, x standing in for dy */
         float *want = malloc(n * 4);
-        ref_layer_norm_backward(NULL, rows, cols, REF_PTR(x), REF_PTR(xhat), REF_PTR(w), REF_PTR(rstd), REF_PTR(want));
-        ok = ok && dbuf_new(h, n, xhat, &dh) && dbuf_new(h, (size_t)rows, rstd, &dr) && dbuf_new(h, n, NULL, &dd) &&
-             h->ops->layer_norm_backward(h->dev, rows, cols, at(dx), at(dh), at(dw), at(dr), at(dd)) == EMBER_OK &&
+        ref_layer_norm_backward(NULL, rows, cols, REF_PTR(x), REF_PTR(xhat), REF_PTR(w), REF_PTR(rstd),
+                                REF_PTR(want));
+        ok = ok && dbuf_new(h, n, xhat, &dh) && dbuf_new(h, (size_t)rows, rstd, &dr) &&
+             dbuf_new(h, n, NULL, &dd) &&
+             h->ops->layer_norm_backward(h->dev, rows, cols, at(dx), at(dh), at(dw), at(dr), at(dd)) ==
+                 EMBER_OK &&
              dbuf_fetch(h, dd, got, what) && compare_f32(what, got, want, n, TOL_EXACTISH);
         free(want);
     }
@@ -734,7 +784,10 @@ static const struct row rows[] = {
     {"binary", "leaky_relu_backward transposed", run_ewise, {U(LEAKY_RELU_BACKWARD), A_TRANSPOSED, 31, 67}},
     {"binary", "gelu_backward permuted 3d", run_ewise, {U(GELU_BACKWARD), PERMUTED_3D, 6, 5, 13}},
     {"binary", "tanh_backward reversed 6d", run_ewise, {U(TANH_BACKWARD), REVERSED_6D, 3, 5, 2}},
-    {"binary", "sigmoid_backward column broadcast", run_ewise, {U(SIGMOID_BACKWARD), B_COL_BROADCAST, 33, 129}},
+    {"binary",
+     "sigmoid_backward column broadcast",
+     run_ewise,
+     {U(SIGMOID_BACKWARD), B_COL_BROADCAST, 33, 129}},
     {"binary", "gelu_tanh_backward dense", run_ewise, {U(GELU_TANH_BACKWARD), DENSE, 70001}},
     {"binary", "gelu_tanh_backward transposed", run_ewise, {U(GELU_TANH_BACKWARD), A_TRANSPOSED, 31, 67}},
     /* reduce: {op, outer, r, inner, beta, specials} */
@@ -834,20 +887,29 @@ static const struct row rows[] = {
     {"conv_winograd", "weight grad pad 0", run_winograd, {3, 4, 7, 10, 2, 0, WINO_WEIGHT_GRAD, 0}},
     {"conv_winograd", "weight grad pad 2", run_winograd, {2, 2, 5, 6, 3, 2, WINO_WEIGHT_GRAD, 0}},
     {"conv_winograd", "weight grad accumulated", run_winograd, {2, 5, 7, 9, 4, 1, WINO_WEIGHT_GRAD, 1}},
+    /* clang-format off */
     {"conv_winograd", "weight grad at ResNet-8 size", run_winograd, {8, 16, 32, 32, 16, 1, WINO_WEIGHT_GRAD, 0}},
     {"conv_winograd", "weight grad, groups of images", run_winograd, {70, 8, 16, 16, 8, 1, WINO_WEIGHT_GRAD, 1}},
+    /* clang-format on */
     /* F(4x4, 3x3): {..., 4}; heights and widths 1, 2 and 3 past a multiple of 4 */
     {"conv_winograd", "4x4 tiles: forward pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_FORWARD, 0, 4}},
     {"conv_winograd", "4x4 tiles: forward pad 0", run_winograd, {3, 4, 10, 8, 2, 0, WINO_FORWARD, 0, 4}},
+    /* clang-format off */
     {"conv_winograd", "4x4 tiles: forward pad 2, onto bias", run_winograd, {2, 2, 5, 11, 3, 2, WINO_FORWARD, 1, 4}},
     {"conv_winograd", "4x4 tiles: forward at ResNet-8 size", run_winograd, {4, 16, 28, 28, 16, 1, WINO_FORWARD, 0, 4}},
+    /* clang-format on */
     {"conv_winograd", "4x4 tiles: input grad pad 1", run_winograd, {2, 3, 9, 6, 5, 1, WINO_INPUT_GRAD, 0, 4}},
-    {"conv_winograd", "4x4 tiles: input grad pad 0", run_winograd, {3, 4, 10, 9, 2, 0, WINO_INPUT_GRAD, 0, 4}},
+    {"conv_winograd",
+     "4x4 tiles: input grad pad 0",
+     run_winograd,
+     {3, 4, 10, 9, 2, 0, WINO_INPUT_GRAD, 0, 4}},
     {"conv_winograd", "4x4 tiles: input grad pad 2", run_winograd, {2, 2, 6, 5, 3, 2, WINO_INPUT_GRAD, 0, 4}},
+    /* clang-format off */
     {"conv_winograd", "4x4 tiles: weight grad pad 1", run_winograd, {2, 3, 9, 7, 5, 1, WINO_WEIGHT_GRAD, 0, 4}},
     {"conv_winograd", "4x4 tiles: weight grad pad 0, add", run_winograd, {3, 4, 7, 10, 2, 0, WINO_WEIGHT_GRAD, 1, 4}},
     {"conv_winograd", "4x4 tiles: weight grad pad 2", run_winograd, {2, 2, 5, 6, 3, 2, WINO_WEIGHT_GRAD, 0, 4}},
     {"conv_winograd", "4x4 tiles: weight grad, many", run_winograd, {70, 8, 16, 16, 8, 1, WINO_WEIGHT_GRAD, 0, 4}},
+    /* clang-format on */
     /* max-pool: {n, c, h, w, k, stride, specials} */
     {"max_pool2d_forward", "2x2 stride 2", run_max_pool2d, {2, 3, 28, 28, 2, 2, 0}},
     {"max_pool2d_forward", "odd size", run_max_pool2d, {1, 2, 7, 9, 2, 2, 0}},
@@ -855,7 +917,10 @@ static const struct row rows[] = {
     {"max_pool2d_forward", "with NaN and Inf", run_max_pool2d, {1, 1, 8, 8, 2, 2, 1}},
     {"max_pool2d_forward", "3x3 stride 3, many planes", run_max_pool2d, {3, 5, 13, 11, 3, 3, 0}},
     {"max_pool2d_forward", "at training size", run_max_pool2d, {64, 16, 28, 28, 2, 2, 0}},
-    {"max_pool2d_forward", "2x2, 9 wide and odd: eight lanes overlapping", run_max_pool2d, {2, 3, 6, 19, 2, 2, 0}},
+    {"max_pool2d_forward",
+     "2x2, 9 wide and odd: eight lanes overlapping",
+     run_max_pool2d,
+     {2, 3, 6, 19, 2, 2, 0}},
     {"max_pool2d_backward", "2x2 stride 2", run_max_pool2d, {2, 3, 28, 28, 2, 2, 0}},
     {"max_pool2d_backward", "2x2, odd height and width", run_max_pool2d, {2, 3, 7, 19, 2, 2, 0}},
     {"max_pool2d_backward", "2x2 with NaN and Inf", run_max_pool2d, {1, 1, 8, 8, 2, 2, 1}},
@@ -965,6 +1030,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
         dbuf_free(h, &a), dbuf_free(h, &b), dbuf_free(h, &c), dbuf_free(h, &t);
         return;
     }
+    /* clang-format off */
     struct ember_gemm conv = {.m = 16, .n = 784, .k = 9, .lda = 9, .ldb = 784, .ldc = 784, .batch = 64,
                               .stride_b = 9 * 784, .stride_c = 16 * 784, .alpha = 1, .beta = 1};
     struct ember_gemm conv_dw = {.m = 16, .n = 9, .k = 784, .trans_b = true, .lda = 784, .ldb = 784, .ldc = 9,
@@ -973,24 +1039,51 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
     struct ember_gemm fc = {.m = 64, .n = 10, .k = 3136, .trans_b = true, .lda = 3136, .ldb = 3136, .ldc = 10,
                             .batch = 1, .alpha = 1, .beta = 1};
     struct ember_gemm fc_dx = {.m = 64, .n = 3136, .k = 10, .lda = 10, .ldb = 3136, .ldc = 3136, .batch = 1,
+                               /* clang-format on */
                                .alpha = 1};
-    struct ember_gemm fc_dw = {.m = 10, .n = 3136, .k = 64, .trans_a = true, .lda = 10, .ldb = 3136,
-                               .ldc = 3136, .batch = 1, .alpha = 1};
-    struct ember_gemm square = {.m = square_n, .n = square_n, .k = square_n, .lda = square_n, .ldb = square_n,
-                                .ldc = square_n, .batch = 1, .alpha = 1};
+    struct ember_gemm fc_dw = {.m = 10,
+                               .n = 3136,
+                               .k = 64,
+                               .trans_a = true,
+                               .lda = 10,
+                               .ldb = 3136,
+                               .ldc = 3136,
+                               .batch = 1,
+                               .alpha = 1};
+    struct ember_gemm square = {.m = square_n,
+                                .n = square_n,
+                                .k = square_n,
+                                .lda = square_n,
+                                .ldb = square_n,
+                                .ldc = square_n,
+                                .batch = 1,
+                                .alpha = 1};
     char square_name[64];
-    snprintf(square_name, sizeof square_name, "sgemm %lldx%lldx%lld", (long long)square_n, (long long)square_n,
-             (long long)square_n);
-    struct ember_conv_geom g = {.n = 64, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
-                                .oh = 28, .ow = 28};
-    struct ember_ewise add = {.ndim = 1, .dense = true, .numel = 64 * 16 * 784, .shape = {64 * 16 * 784},
-                              .stride_out = {1}, .stride_a = {1}, .stride_b = {1}};
+    snprintf(square_name, sizeof square_name, "sgemm %lldx%lldx%lld", (long long)square_n,
+             (long long)square_n, (long long)square_n);
+    struct ember_conv_geom g = {
+        .n = 64, .c = 1, .h = 28, .w = 28, .kh = 3, .kw = 3, .stride = 1, .pad = 1, .oh = 28, .ow = 28};
+    struct ember_ewise add = {.ndim = 1,
+                              .dense = true,
+                              .numel = 64 * 16 * 784,
+                              .shape = {64 * 16 * 784},
+                              .stride_out = {1},
+                              .stride_a = {1},
+                              .stride_b = {1}};
     /* conv2d's bias: b (16) repeated over y (64, 16, 784) */
-    struct ember_ewise bias = {.ndim = 3, .numel = 64 * 16 * 784, .shape = {64, 16, 784},
-                               .stride_out = {16 * 784, 784, 1}, .stride_a = {0, 1, 0}};
-    struct ember_adam_step adam = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                                   .bias_correction1 = 0.1f, .bias_correction2 = 0.001f};
-    struct ember_pool_geom pool = {.n = 64, .c = 16, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
+    struct ember_ewise bias = {.ndim = 3,
+                               .numel = 64 * 16 * 784,
+                               .shape = {64, 16, 784},
+                               .stride_out = {16 * 784, 784, 1},
+                               .stride_a = {0, 1, 0}};
+    struct ember_adam_step adam = {.lr = 1e-3f,
+                                   .beta1 = 0.9f,
+                                   .beta2 = 0.999f,
+                                   .eps = 1e-8f,
+                                   .bias_correction1 = 0.1f,
+                                   .bias_correction2 = 0.001f};
+    struct ember_pool_geom pool = {
+        .n = 64, .c = 16, .h = 28, .w = 28, .k = 2, .stride = 2, .oh = 14, .ow = 14};
     struct ember_reduce conv_db = {.outer = 64 * 16, .r = 784, .inner = 1, .alpha = 1};
     struct ember_reduce batch_sum = {.outer = 1, .r = 64, .inner = 144, .alpha = 1, .beta = 1};
     ember_ptr argmax = {b.buf, GUARD + big / 2}; /* the second half of b */
@@ -1010,6 +1103,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
                 t0 = seconds();
             }
             switch (which) {
+            /* clang-format off */
             case 0: name = "sgemm conv 64x(16x9 @ 9x784)"; work = 2.0 * 64 * 16 * 784 * 9;
                 h->ops->sgemm(h->dev, &conv, at(a), at(b), at(c)); break;
             case 1: name = "sgemm fc 64x3136 @ 3136x10"; work = 2.0 * 64 * 3136 * 10;
@@ -1051,6 +1145,7 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
                 h->ops->adam_step(h->dev, 31530, &adam, at(c), at(a), at(b), adam_v); break;
             case 19: name = "fill 31530 elements"; unit = "GB/s"; work = 4.0 * 31530;
                 h->ops->fill(h->dev, at(c), 31530, 0.0f); break;
+                /* clang-format on */
             }
         }
         sync_device(h);
@@ -1126,7 +1221,9 @@ int main(int argc, char **argv)
             h.skipped = false;
             bool ok = r->run(&h, r, what);
             printf("%-8s %-22s %-46s %s\n", backend, r->prim, r->label,
-                   h.skipped ? "skipped (unsupported)" : ok ? "ok" : "FAILED");
+                   h.skipped ? "skipped (unsupported)"
+                   : ok      ? "ok"
+                             : "FAILED");
             if (!ok && test_failures == 0)
                 CHECK(false, "%s failed: %s", what, ember_last_error(ctx));
         }

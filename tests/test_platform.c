@@ -33,15 +33,15 @@ static void read_back(const char *path, char *out, size_t len)
 /* a library every such system has, and one of its functions: zlib, which
  * ember links on Linux; on Windows, where zlib is linked in, kernel32 */
 #ifdef _WIN32
-#define LIBRARY "kernel32.dll"
+#define LIBRARY      "kernel32.dll"
 #define LIBRARY_FILE "kernel32"
-#define FUNCTION "GetTickCount64"
-#define MISSING "ember-no-such-library.dll"
+#define FUNCTION     "GetTickCount64"
+#define MISSING      "ember-no-such-library.dll"
 #else
-#define LIBRARY "libz.so.1"
+#define LIBRARY      "libz.so.1"
 #define LIBRARY_FILE "libz"
-#define FUNCTION "zlibVersion"
-#define MISSING "libember-no-such-library.so"
+#define FUNCTION     "zlibVersion"
+#define MISSING      "libember-no-such-library.so"
 #endif
 
 static bool is_absolute(const char *path)
@@ -142,7 +142,8 @@ static void check_machine(void)
         uint64_t after = ember_peak_memory_bytes(), mapped = ember_address_space_used();
         CHECK(after >= before && after >= bytes, "the peak memory is %llu bytes after touching 64 MiB",
               (unsigned long long)after);
-        CHECK(mapped >= mapped_before + bytes, "the address space in use went from %llu to %llu bytes over 64 MiB",
+        CHECK(mapped >= mapped_before + bytes,
+              "the address space in use went from %llu to %llu bytes over 64 MiB",
               (unsigned long long)mapped_before, (unsigned long long)mapped);
         free(block);
     }
@@ -159,11 +160,12 @@ static void check_cache(const char *dir)
     size_t made_from = 99;
     ember_set_env("LOCALAPPDATA", dir);
     snprintf(home, sizeof home, "%s/ember", dir);
-    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) && strcmp(out, home) == 0 &&
-              made_from == strlen(dir),
+    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strcmp(out, home) == 0 && made_from == strlen(dir),
           "LOCALAPPDATA=%s gives %s from %zu (%s)", dir, out, made_from, why);
     ember_set_env("LOCALAPPDATA", "C:/no/such/folder");
-    CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) && strstr(why, "does not exist"),
+    CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strstr(why, "does not exist"),
           "a missing %%LOCALAPPDATA%% gives: %s", why);
     ember_set_env("LOCALAPPDATA", NULL);
     CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
@@ -187,8 +189,8 @@ static void check_cache(const char *dir)
     ember_set_env("XDG_CACHE_HOME", NULL);
     ember_set_env("HOME", dir);
     snprintf(home, sizeof home, "%s/.cache/ember", dir);
-    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) && strcmp(out, home) == 0 &&
-              made_from == strlen(dir),
+    CHECK(ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&
+              strcmp(out, home) == 0 && made_from == strlen(dir),
           "HOME=%s gives %s from %zu", dir, out, made_from);
     ember_set_env("HOME", "/no/such/home");
     CHECK(!ember_default_cache_folder(out, sizeof out, &made_from, why, sizeof why) &&

@@ -71,8 +71,9 @@ static void buffers_free(void)
 static struct ptxsim_module *module(const char *params, const char *body)
 {
     static char text[16384];
-    snprintf(text, sizeof text, ".version 7.0\n.target sm_35\n.address_size 64\n\n.visible .entry k(%s)\n{\n%s\n}\n",
-             params, body);
+    snprintf(text, sizeof text,
+             ".version 7.0\n.target sm_35\n.address_size 64\n\n.visible .entry k(%s)\n{\n%s\n}\n", params,
+             body);
     char why[1024];
     struct ptxsim_module *m = ptxsim_module_parse(text, why, sizeof why);
     CHECK(m != NULL, "the test kernel does not parse: %s", why);
@@ -86,7 +87,8 @@ struct args {
 };
 
 static enum ptxsim_outcome run(struct ptxsim_module *m, unsigned blocks, unsigned threads, struct args a,
-                               unsigned flags, uint64_t seed, struct ptxsim_stats *stats, struct ptxsim_result *r)
+                               unsigned flags, uint64_t seed, struct ptxsim_stats *stats,
+                               struct ptxsim_result *r)
 {
     const struct ptxsim_kernel *k = ptxsim_module_kernel(m, "k");
     unsigned char params[64] = {0};
@@ -95,16 +97,15 @@ static enum ptxsim_outcome run(struct ptxsim_module *m, unsigned blocks, unsigne
         if (ptxsim_kernel_param(k, i, &at, &size))
             memcpy(params + at, &a.v[i], size);
     }
+    /* clang-format off */
     struct ptxsim_launch l = {.kernel = k, .grid = {blocks, 1, 1}, .block = {threads, 1, 1}, .params = params,
                               .memory = {.find = find}, .flags = flags, .seed = seed, .stats = stats,
+                              /* clang-format on */
                               .watchdog = 0.5};
     return ptxsim_run(&l, r);
 }
 
-static uint64_t address(const void *p)
-{
-    return (uint64_t)(uintptr_t)p;
-}
+static uint64_t address(const void *p) { return (uint64_t)(uintptr_t)p; }
 
 /* ---------------------------------------------------------- integers */
 
@@ -112,7 +113,8 @@ static uint64_t address(const void *p)
  * values are computed in C with the PTX ISA's rules. */
 static void test_integers(void)
 {
-    struct ptxsim_module *m = module(".param .u64 out, .param .u32 a, .param .u32 b",
+    struct ptxsim_module *m = module(
+        ".param .u64 out, .param .u32 a, .param .u32 b",
         ".reg .b32 %r<40>;\n.reg .b64 %rd<10>;\n"
         "ld.param.u64 %rd1, [out];\nld.param.u32 %r1, [a];\nld.param.u32 %r2, [b];\n"
         "add.s32 %r3, %r1, %r2;\n st.global.u32 [%rd1], %r3;\n"
@@ -144,11 +146,13 @@ static void test_integers(void)
     int32_t a = -1000003, b = 7;
     uint32_t *out = buffer(128);
     struct ptxsim_result r;
-    CHECK(run(m, 1, 1, (struct args){{address(out), (uint32_t)a, (uint32_t)b}, 3}, 0, 0, NULL, &r) == PTXSIM_OK,
+    CHECK(run(m, 1, 1, (struct args){{address(out), (uint32_t)a, (uint32_t)b}, 3}, 0, 0, NULL, &r) ==
+              PTXSIM_OK,
           "integers: %s", r.message);
     uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
     int64_t wide;
     const uint32_t want[] = {
+        /* clang-format off */
         (uint32_t)(a + b), (uint32_t)(a - b), (uint32_t)(a * b), (uint32_t)(((int64_t)a * b) >> 32),
         (uint32_t)(((uint64_t)ua * ub) >> 32), (uint32_t)(a / b), (uint32_t)(a % b),
         0xffffffffu,        /* x / 0: all ones, as NVIDIA GPUs give */
@@ -157,6 +161,7 @@ static void test_integers(void)
         0xffffffffu,        /* an arithmetic shift past the width: the sign */
         ua >> 4, (uint32_t)(a < b ? a : b), ua < ub ? ua : ub, (uint32_t)(a > b ? a : b), ua & 0xff00u, ~ua, ~ub,
         (uint32_t)-b, (uint32_t)(a * b + 7),
+        /* clang-format on */
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK(out[i] == want[i], "integers: result %zu is %#x, not %#x", i, out[i], want[i]);
@@ -191,7 +196,8 @@ static float from_bits(uint32_t u)
 
 static void test_floats(void)
 {
-    struct ptxsim_module *m = module(".param .u64 out, .param .f32 x, .param .f32 y",
+    struct ptxsim_module *m = module(
+        ".param .u64 out, .param .f32 x, .param .f32 y",
         ".reg .pred %p<8>;\n.reg .b32 %r<10>;\n.reg .f32 %f<20>;\n.reg .b64 %rd<4>;\n"
         "ld.param.u64 %rd1, [out];\nld.param.f32 %f1, [x];\nld.param.f32 %f2, [y];\n"
         "add.rn.f32 %f3, %f1, %f2;\n st.global.f32 [%rd1], %f3;\n"
@@ -201,12 +207,12 @@ static void test_floats(void)
         "rcp.rn.f32 %f3, %f2;\n st.global.f32 [%rd1+16], %f3;\n"
         "sqrt.rn.f32 %f3, %f2;\n st.global.f32 [%rd1+20], %f3;\n"
         "neg.f32 %f3, %f1;\n st.global.f32 [%rd1+24], %f3;\n"
-        "min.f32 %f3, %f1, 0f7FC00000;\n st.global.f32 [%rd1+28], %f3;\n"       /* NaN: the other */
-        "cvt.rzi.s32.f32 %r1, 0f4F800000;\n st.global.u32 [%rd1+32], %r1;\n"   /* 2^32: saturates */
-        "cvt.rzi.s32.f32 %r1, 0f7FC00000;\n st.global.u32 [%rd1+36], %r1;\n"   /* NaN: 0 */
-        "cvt.rmi.f32.f32 %f3, %f1;\n st.global.f32 [%rd1+40], %f3;\n"          /* floor */
-        "cvt.sat.f32.f32 %f3, %f2;\n st.global.f32 [%rd1+44], %f3;\n"          /* clamped to 1 */
-        "cvt.rn.f32.s32 %f3, 16777217;\n st.global.f32 [%rd1+48], %f3;\n"      /* 2^24 + 1 to even */
+        "min.f32 %f3, %f1, 0f7FC00000;\n st.global.f32 [%rd1+28], %f3;\n"    /* NaN: the other */
+        "cvt.rzi.s32.f32 %r1, 0f4F800000;\n st.global.u32 [%rd1+32], %r1;\n" /* 2^32: saturates */
+        "cvt.rzi.s32.f32 %r1, 0f7FC00000;\n st.global.u32 [%rd1+36], %r1;\n" /* NaN: 0 */
+        "cvt.rmi.f32.f32 %f3, %f1;\n st.global.f32 [%rd1+40], %f3;\n"        /* floor */
+        "cvt.sat.f32.f32 %f3, %f2;\n st.global.f32 [%rd1+44], %f3;\n"        /* clamped to 1 */
+        "cvt.rn.f32.s32 %f3, 16777217;\n st.global.f32 [%rd1+48], %f3;\n"    /* 2^24 + 1 to even */
         "fma.rm.f32 %f3, %f1, 0f3EAAAAAB, 0f00000000;\n st.global.f32 [%rd1+52], %f3;\n"
         "fma.rp.f32 %f3, %f1, 0f3EAAAAAB, 0f00000000;\n st.global.f32 [%rd1+56], %f3;\n"
         "add.ftz.f32 %f3, 0f00000001, 0f00000000;\n st.global.f32 [%rd1+60], %f3;\n" /* a subnormal flushed */
@@ -216,7 +222,8 @@ static void test_floats(void)
         "setp.ltu.f32 %p1, %f1, 0f7FC00000;\n selp.u32 %r2, 1, 0, %p1;\n st.global.u32 [%rd1+76], %r2;\n"
         "setp.nan.f32 %p1, %f1, 0f7FC00000;\n selp.u32 %r2, 1, 0, %p1;\n st.global.u32 [%rd1+80], %r2;\n"
         "setp.gt.f32 %p1|%p2, %f1, %f2;\n selp.u32 %r2, 1, 0, %p2;\n st.global.u32 [%rd1+84], %r2;\n"
-        "and.pred %p3, %p1, %p2;\n selp.f32 %f4, 0f3F800000, 0fBF800000, %p3;\n st.global.f32 [%rd1+88], %f4;\n"
+        "and.pred %p3, %p1, %p2;\n selp.f32 %f4, 0f3F800000, 0fBF800000, %p3;\n st.global.f32 [%rd1+88], "
+        "%f4;\n"
         "ret;");
     float x = -2.75f, y = 3.0f;
     float *out = buffer(128);
@@ -230,14 +237,17 @@ static void test_floats(void)
     const uint32_t *u = (const uint32_t *)out;
     CHECK(u[8] == 0x7fffffffu, "cvt.rzi.s32.f32 of 2^32 gave %#x, not INT_MAX", u[8]);
     CHECK(u[9] == 0, "cvt.rzi.s32.f32 of NaN gave %#x, not 0", u[9]);
-    CHECK(out[10] == -3.0f && out[11] == 1.0f && out[12] == 16777216.0f, "floor %g, sat %g, cvt %.1f", out[10],
-          out[11], out[12]);
+    CHECK(out[10] == -3.0f && out[11] == 1.0f && out[12] == 16777216.0f, "floor %g, sat %g, cvt %.1f",
+          out[10], out[11], out[12]);
     /* x / 3 is inexact: rounded down and up it is two neighbouring floats around the nearest */
-    CHECK(out[13] < out[14] && nextafterf(out[13], INFINITY) == out[14] && (out[13] == product || out[14] == product),
+    CHECK(out[13] < out[14] && nextafterf(out[13], INFINITY) == out[14] &&
+              (out[13] == product || out[14] == product),
           "fma.rm and fma.rp gave %.9g and %.9g around %.9g", out[13], out[14], product);
-    CHECK(bits(out[15]) == 0 && bits(out[16]) == 1, "add.ftz kept %#x, add lost %#x", bits(out[15]), bits(out[16]));
+    CHECK(bits(out[15]) == 0 && bits(out[16]) == 1, "add.ftz kept %#x, add lost %#x", bits(out[15]),
+          bits(out[16]));
     CHECK(out[17] == 8.0f, "ex2(3) gave %g", out[17]);
-    CHECK(u[18] == 0 && u[19] == 1 && u[20] == 1, "lt, ltu, nan with NaN gave %u %u %u, not 0 1 1", u[18], u[19], u[20]);
+    CHECK(u[18] == 0 && u[19] == 1 && u[20] == 1, "lt, ltu, nan with NaN gave %u %u %u, not 0 1 1", u[18],
+          u[19], u[20]);
     CHECK(u[21] == 1 && out[22] == -1.0f, "setp's second destination %u, and.pred %g", u[21], out[22]);
     ptxsim_module_free(m);
     buffers_free();
@@ -250,29 +260,30 @@ static void test_floats(void)
  * early. The record shows the split and the reconvergence. */
 static void test_divergence(void)
 {
-    struct ptxsim_module *m = module(".param .u64 out",
-        ".reg .pred %p<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<6>;\n"
-        "ld.param.u64 %rd1, [out];\n"
-        "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\n"
-        "mad.lo.s32 %r4, %r2, %r3, %r1;\n"                 /* the global id */
-        "mul.wide.s32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
-        "and.b32 %r5, %r1, 1;\nsetp.eq.s32 %p1, %r5, 0;\n"
-        "@%p1 bra EVEN;\n"
-        "mov.u32 %r6, 100;\n"                              /* odd lanes */
-        "bra.uni JOIN;\n"
-        "EVEN:\n"
-        "mov.u32 %r6, 200;\n"                              /* even lanes */
-        "JOIN:\n"
-        "rem.u32 %r7, %r1, 5;\nmov.u32 %r8, 0;\n"          /* a loop of lane % 5 rounds */
-        "setp.eq.s32 %p2, %r7, 0;\n@%p2 bra DONE;\n"
-        "LOOP:\n"
-        "add.s32 %r8, %r8, 10;\nsub.s32 %r7, %r7, 1;\nsetp.ne.s32 %p3, %r7, 0;\n@%p3 bra LOOP;\n"
-        "DONE:\n"
-        "add.s32 %r9, %r6, %r8;\n"                         /* every lane again */
-        "setp.gt.u32 %p2, %r1, 40;\n@%p2 ret;\n"           /* an early return */
-        "add.s32 %r9, %r9, %r4;\n"
-        "st.global.u32 [%rd3], %r9;\n"
-        "ret;");
+    struct ptxsim_module *m =
+        module(".param .u64 out",
+               ".reg .pred %p<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<6>;\n"
+               "ld.param.u64 %rd1, [out];\n"
+               "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\n"
+               "mad.lo.s32 %r4, %r2, %r3, %r1;\n" /* the global id */
+               "mul.wide.s32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+               "and.b32 %r5, %r1, 1;\nsetp.eq.s32 %p1, %r5, 0;\n"
+               "@%p1 bra EVEN;\n"
+               "mov.u32 %r6, 100;\n" /* odd lanes */
+               "bra.uni JOIN;\n"
+               "EVEN:\n"
+               "mov.u32 %r6, 200;\n" /* even lanes */
+               "JOIN:\n"
+               "rem.u32 %r7, %r1, 5;\nmov.u32 %r8, 0;\n" /* a loop of lane % 5 rounds */
+               "setp.eq.s32 %p2, %r7, 0;\n@%p2 bra DONE;\n"
+               "LOOP:\n"
+               "add.s32 %r8, %r8, 10;\nsub.s32 %r7, %r7, 1;\nsetp.ne.s32 %p3, %r7, 0;\n@%p3 bra LOOP;\n"
+               "DONE:\n"
+               "add.s32 %r9, %r6, %r8;\n"               /* every lane again */
+               "setp.gt.u32 %p2, %r1, 40;\n@%p2 ret;\n" /* an early return */
+               "add.s32 %r9, %r9, %r4;\n"
+               "st.global.u32 [%rd3], %r9;\n"
+               "ret;");
     const struct ptxsim_kernel *k = ptxsim_module_kernel(m, "k");
     uint32_t *out = buffer(2 * 48 * 4);
     for (int i = 0; i < 96; i++)
@@ -302,8 +313,8 @@ static void test_divergence(void)
     /* 2 blocks of 2 warps (32 + 16 threads) */
     CHECK(stats->warps == 4, "%llu warps, not 4", (unsigned long long)stats->warps);
     CHECK(stats->ins[odd].issued == 4 && stats->ins[odd].threads == 48,
-          "the odd side: issued %llu times for %llu threads, not 4 for 48", (unsigned long long)stats->ins[odd].issued,
-          (unsigned long long)stats->ins[odd].threads);
+          "the odd side: issued %llu times for %llu threads, not 4 for 48",
+          (unsigned long long)stats->ins[odd].issued, (unsigned long long)stats->ins[odd].threads);
     CHECK(stats->ins[join].issued == 4 && stats->ins[join].threads == 96,
           "after the if and the loop: issued %llu times for %llu threads, not 4 (reconverged) for 96",
           (unsigned long long)stats->ins[join].issued, (unsigned long long)stats->ins[join].threads);
@@ -326,7 +337,7 @@ static const char reverse_body[] =
     "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\n"
     "add.s64 %rd4, %rd1, %rd3;\nld.global.f32 %f1, [%rd4];\n"
     "mov.u64 %rd5, tile;\nadd.s64 %rd6, %rd5, %rd3;\nst.shared.f32 [%rd6], %f1;\n"
-    "BARRIER\n"                                              /* bar.sync 0, or nothing */
+    "BARRIER\n" /* bar.sync 0, or nothing */
     "sub.s32 %r2, 95, %r1;\nmul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd6, %rd5, %rd3;\n"
     "ld.shared.f32 %f2, [%rd6];\n"
     "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd7, %rd2, %rd3;\nst.global.f32 [%rd7], %f2;\n"
@@ -336,8 +347,8 @@ static struct ptxsim_module *reverse_module(bool barrier)
 {
     char body[2048];
     const char *at = strstr(reverse_body, "BARRIER\n");
-    snprintf(body, sizeof body, "%.*s%s%s", (int)(at - reverse_body), reverse_body, barrier ? "bar.sync 0;\n" : "",
-             at + strlen("BARRIER\n"));
+    snprintf(body, sizeof body, "%.*s%s%s", (int)(at - reverse_body), reverse_body,
+             barrier ? "bar.sync 0;\n" : "", at + strlen("BARRIER\n"));
     return module(".param .u64 in, .param .u64 out", body);
 }
 
@@ -353,8 +364,8 @@ static void test_shared(void)
         CHECK(run(m, 1, 96, (struct args){{address(in), address(out)}, 2}, 0, seed, NULL, &r) == PTXSIM_OK,
               "reverse, seed %llu: %s", (unsigned long long)seed, r.message);
         for (int i = 0; i < 96; i++)
-            CHECK(out[i] == in[95 - i], "seed %llu: out[%d] is %g, not %g", (unsigned long long)seed, i, out[i],
-                  in[95 - i]);
+            CHECK(out[i] == in[95 - i], "seed %llu: out[%d] is %g, not %g", (unsigned long long)seed, i,
+                  out[i], in[95 - i]);
     }
     ptxsim_module_free(m);
 
@@ -363,9 +374,11 @@ static void test_shared(void)
     m = reverse_module(false);
     for (uint64_t seed = 0; seed < 3; seed++) {
         CHECK(run(m, 1, 96, (struct args){{address(in), address(out)}, 2}, 0, seed, NULL, &r) == PTXSIM_RACE,
-              "no race found without the barrier (seed %llu): %d %s", (unsigned long long)seed, r.outcome, r.message);
-        CHECK(strstr(r.message, "kernel k, block (0,0,0), thread ") && strstr(r.message, "a shared-memory race") &&
-                  strstr(r.message, "shared.f32") && strstr(r.message, "since the last barrier"),
+              "no race found without the barrier (seed %llu): %d %s", (unsigned long long)seed, r.outcome,
+              r.message);
+        CHECK(strstr(r.message, "kernel k, block (0,0,0), thread ") &&
+                  strstr(r.message, "a shared-memory race") && strstr(r.message, "shared.f32") &&
+                  strstr(r.message, "since the last barrier"),
               "the race's message: %s", r.message);
     }
     printf("race: %s\n", r.message);
@@ -373,8 +386,8 @@ static void test_shared(void)
     float first[96];
     for (uint64_t seed = 0; seed < 8 && !differ; seed++) {
         memset(out, 0, 96 * 4);
-        CHECK(run(m, 1, 96, (struct args){{address(in), address(out)}, 2}, PTXSIM_NO_RACE_CHECK | PTXSIM_NO_UNINIT_CHECK,
-                  seed, NULL, &r) == PTXSIM_OK,
+        CHECK(run(m, 1, 96, (struct args){{address(in), address(out)}, 2},
+                  PTXSIM_NO_RACE_CHECK | PTXSIM_NO_UNINIT_CHECK, seed, NULL, &r) == PTXSIM_OK,
               "racing with the checks off: %s", r.message);
         if (seed == 0)
             memcpy(first, out, sizeof first);
@@ -405,9 +418,10 @@ static void test_checkers(void)
     float *data = buffer(64 * 4);
     struct args one = {{address(data)}, 1};
     /* a store one element past a buffer of 64 */
-    expect(module(".param .u64 p", ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\n"
-                                   "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
-                                   "st.global.u32 [%rd3+4], %r1;\nret;"),
+    expect(module(".param .u64 p",
+                  ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\n"
+                  "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+                  "st.global.u32 [%rd3+4], %r1;\nret;"),
            64, one, PTXSIM_BAD_ADDRESS,
            (const char *const[]){"thread 63", "PTX line 13", "st.global.u32 [%rd3+4], %r1",
                                  "just past the end of an allocation of 256 bytes", NULL},
@@ -422,17 +436,20 @@ static void test_checkers(void)
                                    "ld.global.u32 %r1, [%rd1+2];\nret;"),
            1, one, PTXSIM_BAD_ADDRESS, (const char *const[]){"misaligned", NULL}, "misaligned");
     /* past the block's shared memory */
-    expect(module(".param .u64 p", ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 s[64];\n"
-                                   "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd1, %r1, 4;\nst.shared.u32 [%rd1], %r1;\nret;"),
+    expect(module(".param .u64 p",
+                  ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 s[64];\n"
+                  "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd1, %r1, 4;\nst.shared.u32 [%rd1], %r1;\nret;"),
            32, one, PTXSIM_BAD_ADDRESS,
            (const char *const[]){"thread 16", "at 64, past the block's 64 bytes of shared memory", NULL},
            "past shared memory");
     /* a barrier half the block returns before */
-    expect(module(".param .u64 p", ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n"
-                                   "mov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 64;\n@%p1 ret;\nbar.sync 0;\nret;"),
+    expect(module(".param .u64 p",
+                  ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n"
+                  "mov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 64;\n@%p1 ret;\nbar.sync 0;\nret;"),
            96, one, PTXSIM_BARRIER,
-           (const char *const[]){"64 threads of the block wait at this barrier, but 32 ended without reaching it",
-                                 "thread 64 first", "bar.sync 0", NULL},
+           (const char *const[]){
+               "64 threads of the block wait at this barrier, but 32 ended without reaching it",
+               "thread 64 first", "bar.sync 0", NULL},
            "a barrier some threads skip");
     /* two barriers: odd warps wait at one, even ones at the other */
     expect(module(".param .u64 p", ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n"
@@ -452,7 +469,8 @@ static void test_checkers(void)
     /* a register read before any write */
     expect(module(".param .u64 p", ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\n"
                                    "add.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;"),
-           1, one, PTXSIM_UNINITIALISED, (const char *const[]){"it reads %r1, which this thread has never written", NULL},
+           1, one, PTXSIM_UNINITIALISED,
+           (const char *const[]){"it reads %r1, which this thread has never written", NULL},
            "a register never written");
     /* a shared word no thread wrote */
     expect(module(".param .u64 p", ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 s[64];\n"
@@ -471,7 +489,8 @@ static void test_checkers(void)
 static void refused(const char *body, const char *const *words, const char *what)
 {
     char text[4096], why[1024] = "";
-    snprintf(text, sizeof text, ".version 7.0\n.target sm_35\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n%s\n}\n",
+    snprintf(text, sizeof text,
+             ".version 7.0\n.target sm_35\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n%s\n}\n",
              body);
     struct ptxsim_module *m = ptxsim_module_parse(text, why, sizeof why);
     CHECK(!m, "%s: parsed, but should not", what);
@@ -490,13 +509,14 @@ static void test_parser(void)
             (const char *const[]){"PTX line 7", "the modifier .cc", NULL}, "a modifier it does not know");
     refused(".reg .b32 %r<4>;\nadd.s32 %r1, %r9, 1;\nret;",
             (const char *const[]){"the register %r9 is not declared", NULL}, "a register not declared");
-    refused("bra.uni NOWHERE;\nret;", (const char *const[]){"NOWHERE, which is no label", NULL}, "a missing label");
+    refused("bra.uni NOWHERE;\nret;", (const char *const[]){"NOWHERE, which is no label", NULL},
+            "a missing label");
     refused(".reg .f64 %fd<4>;\nadd.f64 %fd1, %fd2, %fd3;\nret;",
             (const char *const[]){"add.f64", "doubles: ember's kernels use none", NULL}, "a double");
     refused(".local .align 4 .b8 stack[16];\nret;", (const char *const[]){".local", NULL}, "a stack");
     char why[512];
-    struct ptxsim_module *m =
-        ptxsim_module_parse(".version 3.2\n.target sm_30\n.address_size 64\n.func f()\n{\nret;\n}\n", why, sizeof why);
+    struct ptxsim_module *m = ptxsim_module_parse(
+        ".version 3.2\n.target sm_30\n.address_size 64\n.func f()\n{\nret;\n}\n", why, sizeof why);
     CHECK(!m && strstr(why, ".func"), "a device function was not refused: %s", why);
     ptxsim_module_free(m);
 }
@@ -510,12 +530,13 @@ static void test_builtin(void)
     CHECK(m != NULL, "the built-in PTX does not parse: %s", why);
     if (!m)
         return;
-    CHECK(ptxsim_module_version(m) == 32 && ptxsim_module_target(m) == 30, "the built-in PTX is .version %d sm_%d",
-          ptxsim_module_version(m), ptxsim_module_target(m));
+    CHECK(ptxsim_module_version(m) == 32 && ptxsim_module_target(m) == 30,
+          "the built-in PTX is .version %d sm_%d", ptxsim_module_version(m), ptxsim_module_target(m));
     CHECK(ptxsim_module_kernel_count(m) == EMBER_KERNEL_COUNT, "%d kernels, ember has %d",
           ptxsim_module_kernel_count(m), EMBER_KERNEL_COUNT);
     for (int k = 0; k < EMBER_KERNEL_COUNT; k++)
-        CHECK(ptxsim_module_kernel(m, ember_kernel_name(k)) != NULL, "kernel %s is not in it", ember_kernel_name(k));
+        CHECK(ptxsim_module_kernel(m, ember_kernel_name(k)) != NULL, "kernel %s is not in it",
+              ember_kernel_name(k));
     const unsigned char *tuning;
     size_t size;
     int values[EMBER_KERNEL_TUNING_COUNT];

@@ -10,8 +10,8 @@
 static void expect(const ember_lr_schedule *s, int64_t step, double want, const char *what)
 {
     float got = ember_lr_at(s, step);
-    CHECK(fabs((double)got - want) <= 1e-6 * (fabs(want) + 1e-3), "%s: step %lld gives %.8g, PyTorch %.8g", what,
-          (long long)step, (double)got, want);
+    CHECK(fabs((double)got - want) <= 1e-6 * (fabs(want) + 1e-3), "%s: step %lld gives %.8g, PyTorch %.8g",
+          what, (long long)step, (double)got, want);
 }
 
 int main(void)

@@ -44,7 +44,8 @@ static void test_text_data(ember_ctx *ctx)
 {
     const char *path = write_text("words.txt", 20000);
     ember_data_options o = {.kind = "text", .dir = path, .sample_ndim = 1, .sample_shape = {16}};
-    ember_dataset *train = ember_dataset_open(ctx, &o, EMBER_TRAIN), *test = ember_dataset_open(ctx, &o, EMBER_TEST);
+    ember_dataset *train = ember_dataset_open(ctx, &o, EMBER_TRAIN),
+                  *test = ember_dataset_open(ctx, &o, EMBER_TEST);
     CHECK(train && test, "text: %s", ember_last_error(ctx));
     if (!train || !test)
         return;
@@ -52,15 +53,17 @@ static void test_text_data(ember_ctx *ctx)
     const char *want = "\n !.Zabcehmnorstu";
     uint8_t vocab[256];
     int n = ember_dataset_vocab(train, vocab);
-    CHECK(n == (int)strlen(want) && memcmp(vocab, want, (size_t)n) == 0 && ember_dataset_classes(train) == n &&
-              ember_dataset_vocab(test, NULL) == n,
+    CHECK(n == (int)strlen(want) && memcmp(vocab, want, (size_t)n) == 0 &&
+              ember_dataset_classes(train) == n && ember_dataset_vocab(test, NULL) == n,
           "the vocabulary has %d tokens", n);
     CHECK(ember_dataset_count(train) == (18000 - 1) / 16 && ember_dataset_count(test) == (2000 - 1) / 16 &&
               ember_dataset_sample_ndim(train) == 1 && ember_dataset_sample_shape(train)[0] == 16,
           "windows: %lld train, %lld test", (long long)ember_dataset_count(train),
           (long long)ember_dataset_count(test));
-    CHECK(strcmp(ember_dataset_class_name(train, 0), "\\n") == 0 && strcmp(ember_dataset_class_name(train, 1), " ") == 0,
-          "class names: \"%s\", \"%s\"", ember_dataset_class_name(train, 0), ember_dataset_class_name(train, 1));
+    CHECK(strcmp(ember_dataset_class_name(train, 0), "\\n") == 0 &&
+              strcmp(ember_dataset_class_name(train, 1), " ") == 0,
+          "class names: \"%s\", \"%s\"", ember_dataset_class_name(train, 0),
+          ember_dataset_class_name(train, 1));
 
     /* the validation windows are the last tenth's bytes, side by side, y one place on */
     ember_batcher *b = ember_batcher_new(test, 4, false, 0);
@@ -72,7 +75,8 @@ static void test_text_data(ember_ctx *ctx)
     CHECK(f && fseek(f, 18000, SEEK_SET) == 0 && fread(raw, 1, 2000, f) == 2000, "reading %s back", path);
     if (f)
         fclose(f);
-    if (b && x && ember_tensor_dtype(x) == EMBER_I32 && ember_tensor_ndim(y) == 2 && ember_tensor_dim(y, 1) == 16) {
+    if (b && x && ember_tensor_dtype(x) == EMBER_I32 && ember_tensor_ndim(y) == 2 &&
+        ember_tensor_dim(y, 1) == 16) {
         CHECK_OK(ctx, ember_tensor_read(x, xs, sizeof xs));
         CHECK_OK(ctx, ember_tensor_read(y, ys, sizeof ys));
         bool same = true;
@@ -94,12 +98,13 @@ static void test_text_data(ember_ctx *ctx)
         CHECK_OK(ctx, ember_tensor_read(y, next, sizeof next));
         for (int r = 0; r < 8; r++)
             for (int t = 0; t + 1 < 16; t++)
-                CHECK(next[r * 16 + t] == first[s][r * 16 + t + 1], "y is not x one place on (row %d, place %d)",
-                      r, t);
+                CHECK(next[r * 16 + t] == first[s][r * 16 + t + 1],
+                      "y is not x one place on (row %d, place %d)", r, t);
     }
     CHECK(memcmp(first[0], first[1], sizeof first[0]) != 0, "two batches of random windows are the same");
     CHECK(b && ember_batcher_seek(b, 0, 2) == EMBER_OK && ember_batcher_next(b, &x, &y) &&
-              ember_tensor_read(x, again, sizeof again) == EMBER_OK && memcmp(again, first[2], sizeof again) == 0,
+              ember_tensor_read(x, again, sizeof again) == EMBER_OK &&
+              memcmp(again, first[2], sizeof again) == 0,
           "after a seek to step 2 the windows differ");
     ember_batcher_free(b);
     ember_dataset_free(train);
@@ -119,8 +124,8 @@ static void test_text_mistakes(ember_ctx *ctx)
         {write_text("ok.txt", 2000), 0, "context"},
     };
     for (int i = 0; i < COUNT(cases); i++) {
-        ember_data_options o = {.kind = "text", .dir = cases[i].path, .sample_ndim = 1,
-                                .sample_shape = {cases[i].context}};
+        ember_data_options o = {
+            .kind = "text", .dir = cases[i].path, .sample_ndim = 1, .sample_shape = {cases[i].context}};
         if (cases[i].context == 0) /* a shape of two dimensions */
             o.sample_ndim = 2, o.sample_shape[0] = 16, o.sample_shape[1] = 16;
         ember_clear_error(ctx);
@@ -131,7 +136,8 @@ static void test_text_mistakes(ember_ctx *ctx)
     }
     ember_clear_error(ctx);
     ember_data_options o = {.kind = "text"};
-    CHECK(!ember_dataset_open(ctx, &o, EMBER_TRAIN) && strstr(ember_last_error(ctx), "name the file with ember_data_options.dir"),
+    CHECK(!ember_dataset_open(ctx, &o, EMBER_TRAIN) &&
+              strstr(ember_last_error(ctx), "name the file with ember_data_options.dir"),
           "text without a file: %s", ember_last_error(ctx));
     ember_clear_error(ctx);
     o = (ember_data_options){.kind = "random"};
@@ -146,7 +152,8 @@ static void test_adamw(ember_ctx *ctx)
 {
     ember_params *p = ember_params_new(ctx);
     const int64_t w_shape[2] = {3, 5}, b_shape[1] = {3};
-    ember_tensor *w = ember_params_add(p, "fc.weight", 2, w_shape), *b = ember_params_add(p, "fc.bias", 1, b_shape);
+    ember_tensor *w = ember_params_add(p, "fc.weight", 2, w_shape),
+                 *b = ember_params_add(p, "fc.bias", 1, b_shape);
     ember_tensor *w2 = ember_params_add(p, "fc2.weight", 2, w_shape);
     float ones[15];
     for (int i = 0; i < 15; i++)
@@ -181,11 +188,12 @@ static void test_clip(ember_ctx *ctx)
     CHECK_OK(ctx, ember_tensor_write(ember_tensor_grad(b), gb, sizeof gb));
     CHECK_OK(ctx, ember_clip_grad_norm(p, 10.0f, &norm));
     CHECK_OK(ctx, ember_tensor_read(ember_tensor_grad(a), got, sizeof got));
-    CHECK(fabsf(norm - 5.0f) < 1e-5f && got[0] == 3.0f, "below the bound: norm %g, gradient %g", norm, got[0]);
+    CHECK(fabsf(norm - 5.0f) < 1e-5f && got[0] == 3.0f, "below the bound: norm %g, gradient %g", norm,
+          got[0]);
     CHECK_OK(ctx, ember_clip_grad_norm(p, 1.0f, &norm));
     CHECK_OK(ctx, ember_tensor_read(ember_tensor_grad(b), got, sizeof got));
-    CHECK(fabsf(norm - 5.0f) < 1e-5f && fabsf(got[1] - 0.8f) < 1e-5f, "clipped to 1: norm %g, gradient %g", norm,
-          got[1]);
+    CHECK(fabsf(norm - 5.0f) < 1e-5f && fabsf(got[1] - 0.8f) < 1e-5f, "clipped to 1: norm %g, gradient %g",
+          norm, got[1]);
     CHECK(ember_clip_grad_norm(p, 0.0f, NULL) == EMBER_ERR_ARG, "a bound of 0 is accepted");
     ember_params_free(p);
 }
@@ -196,8 +204,8 @@ static void test_clip(ember_ctx *ctx)
  * the cache starts again and goes on */
 static void test_generate(ember_ctx *ctx)
 {
-    ember_data_options o = {.kind = "text", .dir = write_text("story.txt", 20000), .sample_ndim = 1,
-                            .sample_shape = {128}};
+    ember_data_options o = {
+        .kind = "text", .dir = write_text("story.txt", 20000), .sample_ndim = 1, .sample_shape = {128}};
     ember_dataset *train = ember_dataset_open(ctx, &o, EMBER_TRAIN);
     ember_model *m = train ? ember_model_new(ctx, "gpt-tiny", train, 1) : NULL;
     ember_optim *opt = m ? ember_adamw_new(ember_model_params(m), ember_adam_defaults(3e-3f)) : NULL;
@@ -214,7 +222,8 @@ static void test_generate(ember_ctx *ctx)
     for (int i = 0; i < 10; i++)
         prompt[i] = i % ember_dataset_classes(train);
     ember_generate_options greedy = {0}, no_cache = {.no_cache = true};
-    ember_generate_options hot = {.temperature = 1.0f, .seed = 9}, one = {.temperature = 1.0f, .top_k = 1, .seed = 9};
+    ember_generate_options hot = {.temperature = 1.0f, .seed = 9},
+                           one = {.temperature = 1.0f, .top_k = 1, .seed = 9};
     CHECK_OK(ctx, ember_model_generate(m, &greedy, prompt, 10, 100, cached));
     CHECK_OK(ctx, ember_model_generate(m, &no_cache, prompt, 10, 100, whole));
     int same = 0;

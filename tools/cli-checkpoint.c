@@ -13,11 +13,12 @@
 #include "cli.h"
 
 /* "--seed 3, but run.safetensors was trained with 0" */
-static int differs(const char *path, const char *option, const char *given, const char *saved, const char *why)
+static int differs(const char *path, const char *option, const char *given, const char *saved,
+                   const char *why)
 {
     char shown[256]; /* the checkpoint's text: escapes escaped */
-    cli_error("--%s %s, but %s was trained with %s%s; leave --%s out to use the checkpoint's", option, given, path,
-              cli_printable(saved, shown, sizeof shown), why, option);
+    cli_error("--%s %s, but %s was trained with %s%s; leave --%s out to use the checkpoint's", option, given,
+              path, cli_printable(saved, shown, sizeof shown), why, option);
     return EXIT_DATA;
 }
 
@@ -33,13 +34,15 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     int64_t n_classes = 0;
     char shown[96];
     if (classes && !cli_int_value(classes, 1, 1 << 20, &n_classes)) {
-        cli_error("%s: the metadata's classes \"%s\" is not a class count", path, cli_printable(classes, shown, 64));
+        cli_error("%s: the metadata's classes \"%s\" is not a class count", path,
+                  cli_printable(classes, shown, 64));
         return EXIT_DATA;
     }
 
     if (!model && !s->model) {
         cli_error("%s does not say which model it holds (no ember.model in its metadata: written by another "
-                  "program or an older ember); give --model", path);
+                  "program or an older ember); give --model",
+                  path);
         return EXIT_DATA;
     }
     if (model && s->model && strcmp(model, s->model) != 0) {
@@ -67,10 +70,12 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         char given[32];
         snprintf(given, sizeof given, "%" PRIu64, s->data.seed);
         if (s->seed_given && strcmp(given, seed) != 0)
-            return differs(path, "seed", given, seed, " (the folder's held-out test split and random data come "
+            return differs(path, "seed", given, seed,
+                           " (the folder's held-out test split and random data come "
                            "from the seed, so another one scores other images)");
         if (!s->seed_given && !cli_u64_value(seed, &s->data.seed)) {
-            cli_error("%s: the metadata's seed \"%s\" is not a whole number", path, cli_printable(seed, shown, 64));
+            cli_error("%s: the metadata's seed \"%s\" is not a whole number", path,
+                      cli_printable(seed, shown, 64));
             return EXIT_DATA;
         }
     }
@@ -81,7 +86,8 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         int ndim = 0;
         int64_t shape[3];
         if (!cli_parse_shape_quiet(input, &ndim, shape)) {
-            cli_error("%s: the metadata's input \"%s\" is not a shape", path, cli_printable(input, shown, 64));
+            cli_error("%s: the metadata's input \"%s\" is not a shape", path,
+                      cli_printable(input, shown, 64));
             return EXIT_DATA;
         }
         bool same = s->shape_given && s->data.sample_ndim == ndim &&
@@ -110,7 +116,8 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
             return cli_fail(ctx, path);
         if (!s->scaling || count < 2 || !(s->class_names = cli_class_names(ck, count))) {
             cli_error("%s does not hold the standardisation and classes of a CSV table (ember.features, "
-                      "ember.feature_mean, ember.feature_std, ember.class_names): train it with --data csv", path);
+                      "ember.feature_mean, ember.feature_std, ember.class_names): train it with --data csv",
+                      path);
             return EXIT_DATA;
         }
         s->data.scaling = s->scaling;
@@ -119,7 +126,8 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
         s->data.classes = count;
     }
     if (resize && strcmp(resize, "true") != 0 && strcmp(resize, "false") != 0) {
-        cli_error("%s: the metadata's resize \"%s\" is not true or false", path, cli_printable(resize, shown, 64));
+        cli_error("%s: the metadata's resize \"%s\" is not true or false", path,
+                  cli_printable(resize, shown, 64));
         return EXIT_DATA;
     }
     if (resize && !s->resize_given)

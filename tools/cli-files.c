@@ -16,13 +16,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "cli.h"
+#include "platform.h"
 
 static const char *kind_of(mode_t mode)
 {
-    return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
-           : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+    return S_ISDIR(mode)    ? "a folder"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
 }
 
 FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say)

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "cli.h"
+#include "platform.h"
 
 #ifdef EMBER_HAVE_MPI
 #include <mpi.h>
@@ -70,7 +70,8 @@ int cli_mpi_start(int *argc, char ***argv)
     char self[PATH_MAX], other[PATH_MAX + 16];
     if (ember_program_file(self, sizeof self) && cli_argv) {
         char *slash = strrchr(self, '/');
-        snprintf(other, sizeof other, "%.*s/ember-mpi" EMBER_PROGRAM_SUFFIX, slash ? (int)(slash - self) : 0, self);
+        snprintf(other, sizeof other, "%.*s/ember-mpi" EMBER_PROGRAM_SUFFIX, slash ? (int)(slash - self) : 0,
+                 self);
         if (ember_is_program(other)) {
             cli_argv[0] = other;
             execv(other, cli_argv);
@@ -81,7 +82,8 @@ int cli_mpi_start(int *argc, char ***argv)
     }
     cli_error("this ember was built without MPI, so it cannot train as one of %d processes: install Open MPI "
               "(apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh --tests) and build again, "
-              "which adds ember-mpi beside ember (docs/parallel.md)", launched);
+              "which adds ember-mpi beside ember (docs/parallel.md)",
+              launched);
     return EXIT_USAGE;
 #endif
 }
@@ -106,7 +108,8 @@ int cli_mpi_end(int rc)
          * and ends as one; any other failure may leave the others waiting: end them all, now */
         bool agreed = rc > 128 && rc < 128 + 32;
         if (rc != EXIT_OK && !agreed) {
-            fprintf(stderr, "ember: rank %d of %d stops every rank (MPI_Abort, exit %d)\n", mpi_rank, mpi_size, rc);
+            fprintf(stderr, "ember: rank %d of %d stops every rank (MPI_Abort, exit %d)\n", mpi_rank,
+                    mpi_size, rc);
             fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, rc);
         }

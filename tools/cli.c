@@ -46,7 +46,8 @@ int cli_fail(ember_ctx *ctx, const char *doing)
         st = EMBER_ERR_DEVICE; /* a failure with no recorded reason: treat it as the device's */
     char said[4096];
     cli_error("%s: %s", doing,
-              ember_last_error(ctx)[0] ? cli_words(ember_last_error(ctx), said, sizeof said) : ember_status_str(st));
+              ember_last_error(ctx)[0] ? cli_words(ember_last_error(ctx), said, sizeof said)
+                                       : ember_status_str(st));
     return cli_exit_status(st);
 }
 
@@ -115,8 +116,8 @@ static void progress_stderr(void *user, const char *what, double seconds, bool d
     else if (!done && tty)
         fprintf(stderr, "\r\033[Kember: %.*s: %.0f s", brief, what, seconds);
     else if (done)
-        fprintf(stderr, "%sember: %.*s: done in %.1f s\n", tty && seconds >= 1.0 ? "\r\033[K" : "", brief, what,
-                seconds);
+        fprintf(stderr, "%sember: %.*s: done in %.1f s\n", tty && seconds >= 1.0 ? "\r\033[K" : "", brief,
+                what, seconds);
     fflush(stderr);
 }
 
@@ -209,8 +210,8 @@ bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high
 {
     if (cli_int_value(text, low, high, value))
         return true;
-    cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low, (long long)high,
-              text);
+    cli_error("--%s wants a whole number from %lld to %lld, not \"%s\"", name, (long long)low,
+              (long long)high, text);
     return false;
 }
 
@@ -256,8 +257,8 @@ int cli_profile_report(ember_ctx *ctx, FILE *table, const char *trace, const cha
     if (trace) {
         if (ember_profile_write_trace(ctx, trace) != EMBER_OK)
             return cli_fail(ctx, "cannot write the trace");
-        fprintf(stderr, "ember: trace of the %s in %s (open it in ui.perfetto.dev or chrome://tracing)\n", what,
-                trace);
+        fprintf(stderr, "ember: trace of the %s in %s (open it in ui.perfetto.dev or chrome://tracing)\n",
+                what, trace);
     }
     return EXIT_OK;
 }
@@ -269,10 +270,7 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double cli_peak_rss_mib(void)
-{
-    return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0);
-}
+double cli_peak_rss_mib(void) { return (double)ember_peak_memory_bytes() / (1024.0 * 1024.0); }
 
 void cli_json_number(FILE *f, double v, int decimals)
 {
@@ -305,7 +303,11 @@ void cli_json_string(FILE *f, const char *s)
  * bytes there are not one (a stray byte, a sequence cut short, overlong). */
 static int utf8_at(const unsigned char *s, uint32_t *cp)
 {
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xe0) == 0xc0 ? 2
+            : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4
+                                    : 0;
     uint32_t v = n == 1 ? s[0] : n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
     for (int i = 1; i < n; i++) {
         if ((s[i] & 0xc0) != 0x80)

@@ -7,18 +7,17 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: ember devices [--json] [--threads N]\n"
-    "\n"
-    "Lists every backend and device, in the order --device auto tries them, with\n"
-    "what ember found: the NVIDIA driver and the PTX it loads, every NVRTC and the\n"
-    "GPUs it targets, the way each GPU gets its kernels and why, OpenCL's platforms\n"
-    "and devices, the CPU's cores and BLAS. For whatever cannot be used: why, and\n"
-    "what to install or set. Exits 0 whenever it could look.\n"
-    "\n"
-    "  --json        the same as JSON (fields: docs/devices.md)\n"
-    "  --threads N   cpu threads to report (default: every core)\n"
-    "  -h, --help    this text\n";
+static const char usage[] = "usage: ember devices [--json] [--threads N]\n"
+                            "\n"
+                            "Lists every backend and device, in the order --device auto tries them, with\n"
+                            "what ember found: the NVIDIA driver and the PTX it loads, every NVRTC and the\n"
+                            "GPUs it targets, the way each GPU gets its kernels and why, OpenCL's platforms\n"
+                            "and devices, the CPU's cores and BLAS. For whatever cannot be used: why, and\n"
+                            "what to install or set. Exits 0 whenever it could look.\n"
+                            "\n"
+                            "  --json        the same as JSON (fields: docs/devices.md)\n"
+                            "  --threads N   cpu threads to report (default: every core)\n"
+                            "  -h, --help    this text\n";
 
 int cmd_devices(int argc, char **argv)
 {

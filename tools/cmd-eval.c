@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tools/cmd-eval.c — `ember eval`: the test accuracy of a saved model. */
 #define _XOPEN_SOURCE 700 /* M_LN2 */
-#include <math.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +92,8 @@ static void print_classes_json(const ember_dataset *ds, const int64_t *confusion
         int64_t n = class_total(confusion, classes, k);
         printf("%s{\"class\": ", k ? ", " : "");
         cli_json_string(stdout, ember_dataset_class_name(ds, k));
-        printf(", \"accuracy\": %.6f, \"images\": %lld}", n ? (double)confusion[k * classes + k] / (double)n : 0.0,
-               (long long)n);
+        printf(", \"accuracy\": %.6f, \"images\": %lld}",
+               n ? (double)confusion[k * classes + k] / (double)n : 0.0, (long long)n);
     }
     printf("], \"confusion\": [");
     for (int k = 0; k < classes; k++) {
@@ -108,15 +108,23 @@ static void print_classes_json(const ember_dataset *ds, const int64_t *confusion
 int cmd_eval(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'},  {"model", required_argument, NULL, 'm'},
-        {"data", required_argument, NULL, 'd'},  {"data-dir", required_argument, NULL, 'r'},
-        {"shape", required_argument, NULL, 'S'}, {"resize", no_argument, NULL, 'R'},
-        {"seed", required_argument, NULL, 's'},  {"batch", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'D'}, {"threads", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'J'},        {"verbose", no_argument, NULL, 'v'},
+        {"load", required_argument, NULL, 'L'},
+        {"model", required_argument, NULL, 'm'},
+        {"data", required_argument, NULL, 'd'},
+        {"data-dir", required_argument, NULL, 'r'},
+        {"shape", required_argument, NULL, 'S'},
+        {"resize", no_argument, NULL, 'R'},
+        {"seed", required_argument, NULL, 's'},
+        {"batch", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'D'},
+        {"threads", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'J'},
+        {"verbose", no_argument, NULL, 'v'},
         {"fallback", required_argument, NULL, 'F'},
-        {"profile", no_argument, NULL, 'P'},    {"trace", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"profile", no_argument, NULL, 'P'},
+        {"trace", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *fallback = NULL, *trace = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
@@ -131,7 +139,10 @@ int cmd_eval(int argc, char **argv)
         case 'm': set.model = optarg; break;
         case 'd': set.data.kind = optarg, set.kind_given = true; break;
         case 'r': set.data.dir = optarg; break;
-        case 'S': ok = set.shape_given = cli_parse_shape("shape", optarg, &set.data.sample_ndim, set.data.sample_shape); break;
+        case 'S':
+            ok = set.shape_given =
+                cli_parse_shape("shape", optarg, &set.data.sample_ndim, set.data.sample_shape);
+            break;
         case 'R': set.data.resize = set.resize_given = true; break;
         case 's': ok = set.seed_given = cli_parse_u64("seed", optarg, &set.data.seed); break;
         case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 20, &batch); break;
@@ -186,7 +197,8 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(ctx, "cannot load the model");
         if (rc == EXIT_USAGE) /* a checkpoint of another network: the file does not fit */
             rc = EXIT_DATA;
-    } else if (!(confusion = calloc((size_t)classes_of(test) * (size_t)classes_of(test), sizeof *confusion))) {
+    } else if (!(confusion =
+                     calloc((size_t)classes_of(test) * (size_t)classes_of(test), sizeof *confusion))) {
         cli_error("out of memory");
         rc = EXIT_FAILURE_OTHER;
     } else if ((profile || trace) && ember_profile_start(ctx, trace != NULL) != EMBER_OK) {
@@ -207,8 +219,8 @@ int cmd_eval(int argc, char **argv)
         print_classes_json(test, confusion);
         printf("}\n");
     } else if (rc == EXIT_OK && ember_dataset_vocab(test, NULL)) {
-        printf("validation loss %.4f nats per byte (%.3f bits per byte), next-byte accuracy %.4f (%s, %s)\n", loss,
-               loss / M_LN2, acc, ember_dataset_describe(test), ember_ctx_device_name(ctx));
+        printf("validation loss %.4f nats per byte (%.3f bits per byte), next-byte accuracy %.4f (%s, %s)\n",
+               loss, loss / M_LN2, acc, ember_dataset_describe(test), ember_ctx_device_name(ctx));
         print_classes(test, confusion);
     } else if (rc == EXIT_OK) {
         printf("test accuracy %.4f, loss %.4f (%s, %s)\n", acc, loss, ember_dataset_describe(test),

@@ -47,12 +47,18 @@ static int read_vocab(const char *hex, uint8_t *vocab)
 int cmd_generate(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'l'},        {"prompt", required_argument, NULL, 'p'},
-        {"tokens", required_argument, NULL, 'n'},      {"temperature", required_argument, NULL, 'T'},
-        {"top-k", required_argument, NULL, 'k'},       {"seed", required_argument, NULL, 's'},
-        {"no-cache", no_argument, NULL, 'C'},          {"device", required_argument, NULL, 'D'},
-        {"fallback", required_argument, NULL, 'F'},    {"threads", required_argument, NULL, 't'},
-        {"verbose", no_argument, NULL, 'v'},           {"help", no_argument, NULL, 'h'},
+        {"load", required_argument, NULL, 'l'},
+        {"prompt", required_argument, NULL, 'p'},
+        {"tokens", required_argument, NULL, 'n'},
+        {"temperature", required_argument, NULL, 'T'},
+        {"top-k", required_argument, NULL, 'k'},
+        {"seed", required_argument, NULL, 's'},
+        {"no-cache", no_argument, NULL, 'C'},
+        {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, 'F'},
+        {"threads", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *prompt = "\n", *fallback = NULL;
@@ -115,7 +121,8 @@ int cmd_generate(int argc, char **argv)
     uint8_t vocab[256];
     int size = read_vocab(ember_checkpoint_meta(ck, "ember.vocab"), vocab);
     if (!size) {
-        cli_error("%s has no vocabulary (ember.vocab): it was not trained on text by ember train --data text", load);
+        cli_error("%s has no vocabulary (ember.vocab): it was not trained on text by ember train --data text",
+                  load);
         rc = EXIT_DATA;
         goto done;
     }
@@ -124,7 +131,8 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
     if (ember_model_classes(model) != size) {
-        cli_error("%s: its model scores %d tokens but its vocabulary has %d", load, ember_model_classes(model), size);
+        cli_error("%s: its model scores %d tokens but its vocabulary has %d", load,
+                  ember_model_classes(model), size);
         rc = EXIT_DATA;
         goto done;
     }
@@ -143,8 +151,10 @@ int cmd_generate(int argc, char **argv)
     for (size_t i = 0; i < len; i++) {
         int16_t t = token_of[(uint8_t)prompt[i]];
         if (t < 0) {
-            cli_error("the prompt's byte %zu (0x%02x) never occurs in the text %s was trained on, so the model has "
-                      "no token for it", i, (uint8_t)prompt[i], load);
+            cli_error(
+                "the prompt's byte %zu (0x%02x) never occurs in the text %s was trained on, so the model has "
+                "no token for it",
+                i, (uint8_t)prompt[i], load);
             rc = EXIT_USAGE;
             goto done;
         }

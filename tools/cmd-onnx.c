@@ -40,7 +40,8 @@ int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck,
 
 ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size)
 {
-    return data ? ember_model_from_checkpoint_memory(ctx, data, size) : ember_model_from_checkpoint(ctx, path);
+    return data ? ember_model_from_checkpoint_memory(ctx, data, size)
+                : ember_model_from_checkpoint(ctx, path);
 }
 
 static const char export_usage[] =
@@ -56,15 +57,18 @@ static const char export_usage[] =
     "  -h, --help          this text\n";
 
 /* what a deployed model needs to know besides its layers */
-static const char *const carried[] = {"ember.class_names", "ember.normalize", "ember.data", "ember.resize",
-                                      "ember.features", "ember.label", "ember.feature_mean", "ember.feature_std"};
+static const char *const carried[] = {"ember.class_names",  "ember.normalize",  "ember.data",
+                                      "ember.resize",       "ember.features",   "ember.label",
+                                      "ember.feature_mean", "ember.feature_std"};
 enum { CARRIED = sizeof carried / sizeof carried[0] };
 
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'}, {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'L'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *output = NULL;
     int c;
@@ -127,8 +131,10 @@ static const char import_usage[] =
 int cmd_import(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"model-out", required_argument, NULL, 'M'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"model-out", required_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *output = NULL, *model_out = NULL;
     int c;

@@ -64,14 +64,15 @@ static char *run_label(const struct run *r)
     int year, month, day, hour, minute, second, used = 0;
     long pid;
     char label[512];
-    bool made_up = sscanf(r->id, "%4d%2d%2dT%2d%2d%2d-%ld%n", &year, &month, &day, &hour, &minute, &second, &pid,
-                          &used) == 7 && r->id[used] == '\0' && month >= 1 && month <= 12;
+    bool made_up = sscanf(r->id, "%4d%2d%2dT%2d%2d%2d-%ld%n", &year, &month, &day, &hour, &minute, &second,
+                          &pid, &used) == 7 &&
+                   r->id[used] == '\0' && month >= 1 && month <= 12;
     if (made_up && isfinite(r->lr))
         snprintf(label, sizeof label, "%s, lr %g, %s %d %02d:%02d", r->model ? r->model : "run", r->lr,
                  months[month - 1], day, hour, minute);
     else if (made_up)
-        snprintf(label, sizeof label, "%s, %s %d %02d:%02d", r->model ? r->model : "run", months[month - 1], day,
-                 hour, minute);
+        snprintf(label, sizeof label, "%s, %s %d %02d:%02d", r->model ? r->model : "run", months[month - 1],
+                 day, hour, minute);
     else if (r->model)
         snprintf(label, sizeof label, "%.300s (%.200s)", r->id, r->model);
     else

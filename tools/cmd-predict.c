@@ -62,8 +62,9 @@ static const char usage[] =
 /* What to classify: image files by path, or images of an IDX file already
  * in memory. */
 struct input {
-    char *name;          /* the path, or "file#index" */
-    const float *pixels; /* an IDX image's (h, w) pixels, or a sample of an array (h and w 0); NULL: the file */
+    char *name; /* the path, or "file#index" */
+    const float
+        *pixels; /* an IDX image's (h, w) pixels, or a sample of an array (h and w 0); NULL: the file */
     int height, width;
 };
 
@@ -253,25 +254,28 @@ static void expected_from(const ember_checkpoint *ck, const int64_t shape[3], st
                *data = ember_checkpoint_meta(ck, "ember.data");
     *e = (struct expected){.known = mean && mean_spread && border && border_spread};
     if (e->known)
-        e->stats = (ember_image_stats){.mean = atof(mean), .mean_spread = atof(mean_spread),
-                                       .border = atof(border), .border_spread = atof(border_spread)};
-    const char *look = !e->known                  ? ""
+        e->stats = (ember_image_stats){.mean = atof(mean),
+                                       .mean_spread = atof(mean_spread),
+                                       .border = atof(border),
+                                       .border_spread = atof(border_spread)};
+    const char *look = !e->known                ? ""
                        : e->stats.border < 0.25 ? ": light things on a dark background"
                        : e->stats.border > 0.75 ? ": dark things on a light background"
                                                 : "";
     snprintf(e->describe, sizeof e->describe, "%lldx%lldx%lld %s images%s%s%s%s", (long long)shape[0],
-             (long long)shape[1], (long long)shape[2], shape[0] == 1 ? "gray" : "colour", data ? " like " : "",
-             data ? data : "", data ? "'s" : "", look);
+             (long long)shape[1], (long long)shape[2], shape[0] == 1 ? "gray" : "colour",
+             data ? " like " : "", data ? data : "", data ? "'s" : "", look);
 }
 
 /* Loads one input as the model takes it into x, saying in `did` what that
  * took ("converted from colour to gray, resized from 300x400"); false,
  * after saying why, when it cannot. */
-static bool load_input(ember_ctx *ctx, const struct input *item, const int64_t shape[3], bool resize, float *x,
-                       char *did, size_t did_len)
+static bool load_input(ember_ctx *ctx, const struct input *item, const int64_t shape[3], bool resize,
+                       float *x, char *did, size_t did_len)
 {
     int64_t per_image = shape[0] * shape[1] * shape[2];
-    if (item->pixels && !item->height) { /* a sample of an array or a table's row, already the model's shape */
+    if (item->pixels &&
+        !item->height) { /* a sample of an array or a table's row, already the model's shape */
         memcpy(x, item->pixels, (size_t)per_image * sizeof *x);
         return true;
     }
@@ -286,18 +290,20 @@ static bool load_input(ember_ctx *ctx, const struct input *item, const int64_t s
     }
     int width, height, channels;
     if (ember_image_file_info(ctx, item->name, &width, &height, &channels) != EMBER_OK ||
-        ember_image_load(ctx, item->name, (int)shape[0], (int)shape[1], (int)shape[2], resize, x) != EMBER_OK) {
+        ember_image_load(ctx, item->name, (int)shape[0], (int)shape[1], (int)shape[2], resize, x) !=
+            EMBER_OK) {
         cli_fail(ctx, "cannot classify an image");
         ember_clear_error(ctx);
         return false;
     }
     bool colour = channels >= 3;
     if (colour != (shape[0] == 3))
-        snprintf(did, did_len, "converted from %s to %s", colour ? "colour" : "gray", colour ? "gray" : "colour");
+        snprintf(did, did_len, "converted from %s to %s", colour ? "colour" : "gray",
+                 colour ? "gray" : "colour");
     if (width != shape[2] || height != shape[1]) {
         size_t used = strlen(did);
-        snprintf(did + used, did_len - used, "%sresized from %dx%d to %lldx%lld", used ? ", " : "", width, height,
-                 (long long)shape[2], (long long)shape[1]);
+        snprintf(did + used, did_len - used, "%sresized from %dx%d to %lldx%lld", used ? ", " : "", width,
+                 height, (long long)shape[2], (long long)shape[1]);
     }
     return true;
 }
@@ -319,30 +325,39 @@ static void say_unlike(const char *name, const float *x, const int64_t shape[3],
     if (fabs(s.border - t->border) > fmax(0.25, 4.0 * t->border_spread)) {
         const char *mine = s.border >= 0.5 ? "light" : "dark", *theirs = t->border >= 0.5 ? "light" : "dark";
         if (strcmp(mine, theirs) != 0)
-            fprintf(stderr, "ember: warning: %s: its background is %s (%.2f) where the training images' is %s "
-                    "(%.2f): the model has not seen such images, so its answer means little (%s)\n", name, mine,
-                    s.border, theirs, t->border, s.border > t->border ? "invert it, or train on such images"
-                                                                       : "train on such images");
+            fprintf(stderr,
+                    "ember: warning: %s: its background is %s (%.2f) where the training images' is %s "
+                    "(%.2f): the model has not seen such images, so its answer means little (%s)\n",
+                    name, mine, s.border, theirs, t->border,
+                    s.border > t->border ? "invert it, or train on such images" : "train on such images");
         else
-            fprintf(stderr, "ember: warning: %s: its background (%.2f) is much %s than the training images' "
-                    "(%.2f): the model's answer may mean little\n", name, s.border,
-                    s.border > t->border ? "lighter" : "darker", t->border);
+            fprintf(stderr,
+                    "ember: warning: %s: its background (%.2f) is much %s than the training images' "
+                    "(%.2f): the model's answer may mean little\n",
+                    name, s.border, s.border > t->border ? "lighter" : "darker", t->border);
     } else if (fabs(s.mean - t->mean) > 4.0 * t->mean_spread + 0.02) {
-        fprintf(stderr, "ember: warning: %s: its pixels are on the whole much %s (mean %.2f) than the training "
-                "images' (%.2f, most within %.2f of it): the model's answer may mean little\n", name,
-                s.mean > t->mean ? "brighter" : "darker", s.mean, t->mean, 2.0 * t->mean_spread);
+        fprintf(stderr,
+                "ember: warning: %s: its pixels are on the whole much %s (mean %.2f) than the training "
+                "images' (%.2f, most within %.2f of it): the model's answer may mean little\n",
+                name, s.mean > t->mean ? "brighter" : "darker", s.mean, t->mean, 2.0 * t->mean_spread);
     }
 }
 
 int cmd_predict(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'},   {"top", required_argument, NULL, 'k'},
-        {"resize", no_argument, NULL, 'R'},       {"json", no_argument, NULL, 'J'},
-        {"batch", required_argument, NULL, 'b'},  {"device", required_argument, NULL, 'D'},
-        {"fallback", required_argument, NULL, 'F'}, {"threads", required_argument, NULL, 't'},
-        {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'}, {"logits", no_argument, NULL, 'G'},
+        {"load", required_argument, NULL, 'L'},
+        {"top", required_argument, NULL, 'k'},
+        {"resize", no_argument, NULL, 'R'},
+        {"json", no_argument, NULL, 'J'},
+        {"batch", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, 'F'},
+        {"threads", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"logits", no_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *fallback = NULL, *output = NULL;
@@ -472,11 +487,12 @@ int cmd_predict(int argc, char **argv)
         if (batch_logits && rc == EXIT_OK && ember_model_predict(model, x_host, n, batch_logits) != EMBER_OK)
             rc = cli_fail(ctx, "classifying failed");
         for (int i = 0; results && i < n && rc == EXIT_OK; i++)
-            memcpy(results + members[i] * classes, (batch_logits ? batch_logits : prob) + (size_t)i * (size_t)classes,
+            memcpy(results + members[i] * classes,
+                   (batch_logits ? batch_logits : prob) + (size_t)i * (size_t)classes,
                    (size_t)classes * sizeof *results);
         for (int i = 0; i < n && rc == EXIT_OK; i++)
-            print_result(in.items[members[i]].name, prob + (size_t)i * (size_t)classes, classes, (int)top, names,
-                         json);
+            print_result(in.items[members[i]].name, prob + (size_t)i * (size_t)classes, classes, (int)top,
+                         names, json);
     }
     free(members);
     free(batch_logits);
@@ -484,8 +500,8 @@ int cmd_predict(int argc, char **argv)
         const char **input_names = malloc((size_t)in.count * sizeof *input_names + 1);
         for (int64_t i = 0; input_names && i < in.count; i++)
             input_names[i] = in.items[i].name;
-        rc = input_names ? predict_write_output(ctx, output, results, in.count, classes, (const char *const *)names,
-                                                input_names, logits)
+        rc = input_names ? predict_write_output(ctx, output, results, in.count, classes,
+                                                (const char *const *)names, input_names, logits)
                          : EXIT_FAILURE_OTHER;
         free(input_names);
     }

@@ -15,21 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform.h"
 #include "../ptxsim/ptxsim.h"
 #include "cli.h"
+#include "platform.h"
 #include "ptx-sim.h"
 #include "ptxas.h"
 
 int cli_ptx_gpus(void)
 {
-    printf("%-2s %-10s %-18s %5s %5s %9s %9s %8s %10s %12s %9s\n", "N", "--gpu", "GPU", "arch", "SMs", "clock MHz",
-           "FP32 TF/s", "GB/s", "registers", "shared B/SM", "max warps");
+    printf("%-2s %-10s %-18s %5s %5s %9s %9s %8s %10s %12s %9s\n", "N", "--gpu", "GPU", "arch", "SMs",
+           "clock MHz", "FP32 TF/s", "GB/s", "registers", "shared B/SM", "max warps");
     for (int i = 0; i < ptxsim_gpu_count(); i++) {
         const struct ptxsim_gpu *g = ptxsim_gpu_at(i);
         printf("%-2d %-10s %-18s sm_%-2d %5d %9.0f %9.2f %8.0f %10d %12d %9d\n", i, g->key, g->name, g->sm,
-               g->multiprocessors, g->clock_mhz, 2.0 * g->multiprocessors * g->fp32_lanes * g->clock_mhz * 1e-6,
-               g->bandwidth_gbs, g->registers, g->shared_bytes, g->max_threads / 32);
+               g->multiprocessors, g->clock_mhz,
+               2.0 * g->multiprocessors * g->fp32_lanes * g->clock_mhz * 1e-6, g->bandwidth_gbs, g->registers,
+               g->shared_bytes, g->max_threads / 32);
     }
     printf("sources:\n");
     for (int i = 0; i < ptxsim_gpu_count(); i++)
@@ -66,7 +67,8 @@ static int ptxas_registers(const char *kernel, int sm, bool baseline, char *from
 /* One training step: forward, loss, backward, the optimizer's step. */
 static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const char **data_said)
 {
-    ember_data_options data = {.kind = o->data, .dir = o->data_dir, .sample_ndim = o->ndim, .classes = o->classes};
+    ember_data_options data = {
+        .kind = o->data, .dir = o->data_dir, .sample_ndim = o->ndim, .classes = o->classes};
     memcpy(data.sample_shape, o->shape, sizeof data.sample_shape);
     ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     if (!train)
@@ -108,7 +110,8 @@ int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
     while (g && ptxsim_gpu_at(index) != g)
         index++;
     if (!g) {
-        cli_error("no simulated GPU \"%s\": ember ptx --gpus lists them (--gpu k2100m, or --arch sm_30)", o->gpu);
+        cli_error("no simulated GPU \"%s\": ember ptx --gpus lists them (--gpu k2100m, or --arch sm_30)",
+                  o->gpu);
         return EXIT_USAGE;
     }
     if (o->baseline)
@@ -121,13 +124,13 @@ int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
     double start = cli_now();
     const char *data_said = o->data;
     int rc = ember_ctx_use_device(ctx, device) == EMBER_OK ? train_step(ctx, o, &data_said)
-                                                            : cli_fail(ctx, "opening the simulated GPU");
+                                                           : cli_fail(ctx, "opening the simulated GPU");
     if (rc != EXIT_OK) {
         ember_ctx_free(ctx);
         return rc;
     }
-    printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said, o->optim,
-           ember_ctx_device_name(ctx));
+    printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said,
+           o->optim, ember_ctx_device_name(ctx));
     printf("simulated in %.1f s\n\n", cli_now() - start);
     char from[128] = "", why[1024];
     int registers = kernel ? ptxas_registers(kernel, g->sm, o->baseline, from, sizeof from) : 0;

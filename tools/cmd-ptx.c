@@ -164,12 +164,13 @@ static int print_resources(const char *ptx, int sm, const char *how)
     return EXIT_OK;
 }
 
-
 /* sm_NN or compute_NN (two or three digits, nothing after): the forms
  * NVRTC takes, checked here so that a typo is a usage error */
 static bool arch_well_formed(const char *arch)
 {
-    const char *d = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : strncmp(arch, "compute_", 8) == 0 ? arch + 8 : NULL;
+    const char *d = strncmp(arch, "sm_", 3) == 0        ? arch + 3
+                    : strncmp(arch, "compute_", 8) == 0 ? arch + 8
+                                                        : NULL;
     size_t n = d ? strspn(d, "0123456789") : 0;
     return d && (n == 2 || n == 3) && d[n] == '\0';
 }
@@ -195,8 +196,8 @@ int cmd_ptx(int argc, char **argv)
                                              {NULL, 0, NULL, 0}};
     const char *arch = NULL;
     bool baseline = false, list = false, resources = false, simulate = false, simulation_option = false;
-    struct ptx_sim_options sim = {.gpu = NULL, .model = "simplecnn", .data = "fashion-mnist", .optim = "adam",
-                                  .batch = 64};
+    struct ptx_sim_options sim = {
+        .gpu = NULL, .model = "simplecnn", .data = "fashion-mnist", .optim = "adam", .batch = 64};
     int64_t batch = 64;
     int c;
     optind = 1;
@@ -237,7 +238,8 @@ int cmd_ptx(int argc, char **argv)
         }
     }
     if (simulation_option && !simulate) {
-        cli_error("--gpu, --model, --batch, --data, --data-dir, --shape, --classes and --optim go with --simulate");
+        cli_error(
+            "--gpu, --model, --batch, --data, --data-dir, --shape, --classes and --optim go with --simulate");
         return EXIT_USAGE;
     }
     if (simulate && (resources || list)) {

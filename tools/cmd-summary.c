@@ -107,15 +107,16 @@ static int print_summary(ember_model *model)
     int width = w_layer + 2 + w_shape + 2 + 11 + 2 + 13;
     int64_t in_shape[3];
     int in_ndim = ember_model_sample_shape(model, in_shape);
-    printf("Model: %s (input %s, %d classes)\n", ember_model_name(model), shape_str(in_ndim, in_shape, text, sizeof text),
-           ember_model_classes(model));
+    printf("Model: %s (input %s, %d classes)\n", ember_model_name(model),
+           shape_str(in_ndim, in_shape, text, sizeof text), ember_model_classes(model));
     rule(width, '_');
-    printf("%-*s  %-*s  %11s  %13s\n", w_layer, "Layer (type)", w_shape, "Output shape", "Param #", "Forward FLOPs");
+    printf("%-*s  %-*s  %11s  %13s\n", w_layer, "Layer (type)", w_shape, "Output shape", "Param #",
+           "Forward FLOPs");
     rule(width, '=');
     double forward = 0.0, backward = 0.0;
     for (int i = 0; i < rows; i++) {
-        snprintf(label, sizeof label, "%*s%s (%s)", 2 * info[i].depth, "", *info[i].name ? info[i].name : "self",
-                 info[i].describe);
+        snprintf(label, sizeof label, "%*s%s (%s)", 2 * info[i].depth, "",
+                 *info[i].name ? info[i].name : "self", info[i].describe);
         bool block = strcmp(info[i].type, "residual") == 0;
         printf("%-*s  %-*s  %11s  %13s\n", w_layer, label, w_shape,
                shape_str(info[i].out_ndim, info[i].out_shape, text, sizeof text),
@@ -131,7 +132,8 @@ static int print_summary(ember_model *model)
         if (ember_params_is_buffer(params, i))
             buffers += ember_tensor_numel(ember_params_at(params, i));
     int64_t total = ember_params_numel(params);
-    printf("Total params: %s (%.1f KiB as F32)\n", thousands(total, num, sizeof num), (double)total * 4.0 / 1024.0);
+    printf("Total params: %s (%.1f KiB as F32)\n", thousands(total, num, sizeof num),
+           (double)total * 4.0 / 1024.0);
     if (buffers)
         printf("Buffers: %s (BatchNorm's running statistics; saved, not trained)\n",
                thousands(buffers, num, sizeof num));
@@ -145,9 +147,9 @@ static int print_summary(ember_model *model)
 int cmd_summary(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"model", required_argument, NULL, 'm'}, {"shape", required_argument, NULL, 'S'},
+        {"model", required_argument, NULL, 'm'},   {"shape", required_argument, NULL, 'S'},
         {"classes", required_argument, NULL, 'c'}, {"list", no_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const char *model_name = NULL;
     int ndim = 0;

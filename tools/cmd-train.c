@@ -101,10 +101,12 @@ static const char usage[] =
     "  --verbose           say more (the device chosen and why)\n"
     "  -h, --help          this text\n";
 
+/* clang-format off */
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
        OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_LABEL, OPT_STOP_DIVERGING,
        OPT_CONTEXT, OPT_CLIP };
+/* clang-format on */
 
 /* "500" steps or "2e" epochs */
 static bool parse_every(const char *text, struct train_options *o)
@@ -123,34 +125,61 @@ static bool parse_every(const char *text, struct train_options *o)
 static int parse_options(int argc, char **argv, struct train_options *o)
 {
     static const struct option longopts[] = {
-        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
-        {"data-dir", required_argument, NULL, OPT_DATA_DIR}, {"label", required_argument, NULL, OPT_LABEL},
-        {"shape", required_argument, NULL, 'S'},    {"resize", no_argument, NULL, 'R'},
-        {"epochs", required_argument, NULL, 'e'},   {"steps", required_argument, NULL, 'n'},
-        {"batch", required_argument, NULL, 'b'},    {"optim", required_argument, NULL, 'O'},
-        {"lr", required_argument, NULL, 'l'},       {"momentum", required_argument, NULL, 'M'},
+        {"model", required_argument, NULL, 'm'},
+        {"data", required_argument, NULL, 'd'},
+        {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+        {"label", required_argument, NULL, OPT_LABEL},
+        {"shape", required_argument, NULL, 'S'},
+        {"resize", no_argument, NULL, 'R'},
+        {"epochs", required_argument, NULL, 'e'},
+        {"steps", required_argument, NULL, 'n'},
+        {"batch", required_argument, NULL, 'b'},
+        {"optim", required_argument, NULL, 'O'},
+        {"lr", required_argument, NULL, 'l'},
+        {"momentum", required_argument, NULL, 'M'},
         {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
-        {"schedule", required_argument, NULL, OPT_SCHEDULE}, {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS}, {"gamma", required_argument, NULL, OPT_GAMMA},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"step-epochs", required_argument, NULL, OPT_STEP_EPOCHS},
+        {"gamma", required_argument, NULL, OPT_GAMMA},
         {"min-lr", required_argument, NULL, OPT_MIN_LR},
-        {"save-every", required_argument, NULL, OPT_SAVE_EVERY}, {"resume", required_argument, NULL, OPT_RESUME},
-        {"init", required_argument, NULL, OPT_INIT}, {"init-skip", required_argument, NULL, OPT_INIT_SKIP},
-        {"log-every", required_argument, NULL, OPT_LOG_EVERY}, {"run-id", required_argument, NULL, OPT_RUN_ID},
-        {"early-stop", required_argument, NULL, OPT_EARLY_STOP}, {"augment", required_argument, NULL, OPT_AUGMENT},
+        {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+        {"resume", required_argument, NULL, OPT_RESUME},
+        {"init", required_argument, NULL, OPT_INIT},
+        {"init-skip", required_argument, NULL, OPT_INIT_SKIP},
+        {"log-every", required_argument, NULL, OPT_LOG_EVERY},
+        {"run-id", required_argument, NULL, OPT_RUN_ID},
+        {"early-stop", required_argument, NULL, OPT_EARLY_STOP},
+        {"augment", required_argument, NULL, OPT_AUGMENT},
         {"stop-if-diverging", no_argument, NULL, OPT_STOP_DIVERGING},
-        {"profile", no_argument, NULL, OPT_PROFILE}, {"trace", required_argument, NULL, OPT_TRACE},
-        {"context", required_argument, NULL, OPT_CONTEXT}, {"clip", required_argument, NULL, OPT_CLIP},
-        {"seed", required_argument, NULL, 's'},     {"device", required_argument, NULL, 'D'},
-        {"fallback", required_argument, NULL, OPT_FALLBACK}, {"keep-devices", no_argument, NULL, OPT_KEEP_DEVICES},
-        {"threads", required_argument, NULL, 't'},  {"save", required_argument, NULL, 'o'},
-        {"metrics", required_argument, NULL, 'j'},  {"no-eval", no_argument, NULL, OPT_NO_EVAL},
-        {"quiet", no_argument, NULL, 'q'},          {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"profile", no_argument, NULL, OPT_PROFILE},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"clip", required_argument, NULL, OPT_CLIP},
+        {"seed", required_argument, NULL, 's'},
+        {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, OPT_FALLBACK},
+        {"keep-devices", no_argument, NULL, OPT_KEEP_DEVICES},
+        {"threads", required_argument, NULL, 't'},
+        {"save", required_argument, NULL, 'o'},
+        {"metrics", required_argument, NULL, 'j'},
+        {"no-eval", no_argument, NULL, OPT_NO_EVAL},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    *o = (struct train_options){
-        .model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001, .eval = true,
-        .schedule = "constant", .gamma = 0.1, .augment = "none",
-        .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto", .data = {.kind = "fashion-mnist"}};
+    *o = (struct train_options){.model = "simplecnn",
+                                .optim = "adam",
+                                .epochs = 1,
+                                .batch = 64,
+                                .lr = 0.001,
+                                .eval = true,
+                                .schedule = "constant",
+                                .gamma = 0.1,
+                                .augment = "none",
+                                .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto",
+                                .data = {.kind = "fashion-mnist"}};
     int c, index = 0;
     bool ok = true;
     optind = 1;
@@ -165,7 +194,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
         case OPT_LABEL: o->data.label = optarg; break;
-        case 'S': ok = o->shape_given = cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape); break;
+        case 'S':
+            ok = o->shape_given =
+                cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape);
+            break;
         case 'R': o->data.resize = true; break;
         case 'e': ok = train_parse_setting(o, "epochs", optarg); break;
         case 'n': ok = cli_parse_int("steps", optarg, 1, INT64_MAX / 2, &o->steps); break;
@@ -175,7 +207,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         case 'M': ok = train_parse_setting(o, "momentum", optarg); break;
         case OPT_WEIGHT_DECAY: ok = train_parse_setting(o, "weight-decay", optarg); break;
         case 's': ok = cli_parse_u64("seed", optarg, &o->seed); break;
-        case 'D': o->device = optarg; o->device_given = true; break;
+        case 'D':
+            o->device = optarg;
+            o->device_given = true;
+            break;
         case OPT_FALLBACK: o->fallback = optarg; break;
         case OPT_KEEP_DEVICES: o->keep_devices = true; break;
         case OPT_SCHEDULE: o->schedule = optarg; break;
@@ -197,7 +232,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
             o->data.sample_ndim = 1;
             break;
         case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
-        case 't': ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads); o->threads_given = true; break;
+        case 't':
+            ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads);
+            o->threads_given = true;
+            break;
         case 'o': o->save = optarg; break;
         case 'j': o->metrics = optarg; break;
         case OPT_NO_EVAL: o->eval = false; break;
@@ -218,7 +256,8 @@ static int parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--label names the column of a CSV table's classes: it goes with --data csv");
         ok = false;
     }
-    if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "sgd") != 0) {
+    if (ok && strcmp(o->optim, "adam") != 0 && strcmp(o->optim, "adamw") != 0 &&
+        strcmp(o->optim, "sgd") != 0) {
         cli_error("--optim is adam, adamw or sgd, not \"%s\"", o->optim);
         ok = false;
     }
@@ -260,7 +299,7 @@ struct epoch_result {
     int64_t steps, images;
     int64_t total_steps; /* the run's steps so far, resumed ones included */
     double train_loss, train_acc, test_loss, test_acc, seconds, eval_seconds, first_step_s;
-    float lr; /* the rate of the epoch's last step */
+    float lr;  /* the rate of the epoch's last step */
     bool text; /* losses also in bits per byte */
 };
 
@@ -275,11 +314,13 @@ struct window {
 static double cpu_seconds(void)
 {
     struct timespec t;
-    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec * 1e-9 : 0.0;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec * 1e-9
+                                                            : 0.0;
 }
 
 /* One --log-every line: the window's loss and accuracy, at a step. */
-static bool write_window(const struct train_options *o, int64_t epoch, int64_t step, float lr, const struct window *w)
+static bool write_window(const struct train_options *o, int64_t epoch, int64_t step, float lr,
+                         const struct window *w)
 {
     FILE *f = fopen(o->metrics, "a");
     if (!f) {
@@ -292,8 +333,8 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
     fprintf(f, ", \"epoch\": %lld, \"step\": %lld, \"train_loss\": ", (long long)epoch, (long long)step);
     cli_json_number(f, w->loss_sum / (double)w->steps, 6);
     fprintf(f, ", \"train_acc\": %.6f, \"lr\": %g, \"images_per_s\": %.1f, \"cpu_seconds\": %.4f}\n",
-            w->seen ? (double)w->correct / (double)w->seen : 0.0, lr, seconds > 0 ? (double)w->seen / seconds : 0.0,
-            cpu_seconds() - w->cpu_start);
+            w->seen ? (double)w->correct / (double)w->seen : 0.0, lr,
+            seconds > 0 ? (double)w->seen / seconds : 0.0, cpu_seconds() - w->cpu_start);
     bool ok = fclose(f) == 0;
     if (!ok)
         cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
@@ -336,8 +377,9 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     fprintf(f, ", \"test_acc\": ");
     cli_json_number(f, o->eval ? r->test_acc : NAN, 6);
     fprintf(f, ", ");
-    fprintf(f, "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, "
-               "\"total_steps\": %lld, ",
+    fprintf(f,
+            "\"images_per_s\": %.1f, \"seconds\": %.3f, \"eval_seconds\": %.3f, \"steps\": %lld, "
+            "\"total_steps\": %lld, ",
             r->seconds > 0 ? (double)r->images / r->seconds : 0.0, r->seconds, r->eval_seconds,
             (long long)r->steps, (long long)r->total_steps);
     fprintf(f, "\"device\": ");
@@ -346,8 +388,8 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
     cli_json_string(f, o->model);
     fprintf(f, ", \"data\": ");
     cli_json_string(f, o->data.kind);
-    fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"lr_last\": %g, \"schedule\": \"%s\", \"optim\": ", (long long)o->batch,
-            o->lr, r->lr, o->schedule);
+    fprintf(f, ", \"batch\": %lld, \"lr\": %g, \"lr_last\": %g, \"schedule\": \"%s\", \"optim\": ",
+            (long long)o->batch, o->lr, r->lr, o->schedule);
     cli_json_string(f, o->optim);
     if (r->text) { /* a loss in nats per byte over ln 2 */
         fprintf(f, ", \"train_bits_per_byte\": ");
@@ -355,8 +397,8 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
         fprintf(f, ", \"test_bits_per_byte\": ");
         cli_json_number(f, o->eval ? r->test_loss / M_LN2 : NAN, 6);
     }
-    fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n", (unsigned long long)o->seed,
-            r->first_step_s, cli_peak_rss_mib());
+    fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n",
+            (unsigned long long)o->seed, r->first_step_s, cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
     if (!ok)
         cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));
@@ -409,15 +451,19 @@ static void save_after_failure(struct train_options *o, ember_ctx *ctx, ember_mo
                                const ember_dataset *train, const struct train_position *pos, const char *lost)
 {
     if (lost == checkpoint_lost) {
-        fprintf(stderr, "ember: stopped at step %lld: the checkpoint could not be written; the last one saved to %s, "
-                "if any, is whole\n", (long long)pos->total_steps, o->save);
+        fprintf(stderr,
+                "ember: stopped at step %lld: the checkpoint could not be written; the last one saved to %s, "
+                "if any, is whole\n",
+                (long long)pos->total_steps, o->save);
         return;
     }
     if (!o->save)
         o->save = "ember-interrupted.safetensors";
     if (save_run(o, ctx, model, opt, train, pos, "stopped: a file could not be written") == EXIT_OK)
-        fprintf(stderr, "ember: stopped at step %lld because %s could not be written; the run is saved: once "
-                "that is fixed, go on with ember train --resume %s\n", (long long)pos->total_steps, lost, o->save);
+        fprintf(stderr,
+                "ember: stopped at step %lld because %s could not be written; the run is saved: once "
+                "that is fixed, go on with ember train --resume %s\n",
+                (long long)pos->total_steps, lost, o->save);
 }
 
 /* --device's list: "cpu,opencl:0" split, or "all": every usable device,
@@ -444,8 +490,8 @@ static int device_list(const char *spec, int64_t threads, char names[MAX_DEVICES
     for (const char *at = spec; *at; n++) {
         size_t len = strcspn(at, ",");
         if (len == 0 || len >= sizeof names[0] || n == MAX_DEVICES) {
-            cli_error("--device takes up to %d devices, joined by commas (cpu,opencl:0), not \"%s\"", MAX_DEVICES,
-                      spec);
+            cli_error("--device takes up to %d devices, joined by commas (cpu,opencl:0), not \"%s\"",
+                      MAX_DEVICES, spec);
             return 0;
         }
         snprintf(names[n], sizeof names[0], "%.*s", (int)len, at);
@@ -469,8 +515,11 @@ static int start_parallel(const struct train_options *o, ember_ctx *ctx, ember_m
     const char *others[MAX_DEVICES];
     for (int i = 1; i < devices; i++)
         others[i - 1] = names[i];
-    ember_parallel_options po = {.devices = others, .device_count = devices - 1, .threads = (int)o->threads,
-                                 .keep_all = o->keep_devices, .collective = cli_mpi_collective()};
+    ember_parallel_options po = {.devices = others,
+                                 .device_count = devices - 1,
+                                 .threads = (int)o->threads,
+                                 .keep_all = o->keep_devices,
+                                 .collective = cli_mpi_collective()};
     if (!(*par = ember_parallel_new(model, opt, &po)))
         return cli_fail(ctx, "cannot train on several devices");
     return EXIT_OK;

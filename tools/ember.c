@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "platform.h"
 #include "cli.h"
+#include "platform.h"
 
 static const char usage[] =
     "usage: ember <command> [options]\n"

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform.h"
 #include "cli.h"
 #include "json-line.h"
 #include "metrics-file.h"
+#include "platform.h"
 
 /* the field each curve is read from */
 static const char *const field_names[MEASURES][CURVES] = {
@@ -127,7 +127,8 @@ static void run_place_epochs(struct run *r, int64_t *at_epoch_number)
                 struct plot_point *p = &r->curves[m][k].points[i];
                 struct epoch_end key = {.epoch = p->x};
                 const struct epoch_end *end =
-                    r->n_ends ? bsearch(&key, r->ends, (size_t)r->n_ends, sizeof *r->ends, compare_epoch) : NULL;
+                    r->n_ends ? bsearch(&key, r->ends, (size_t)r->n_ends, sizeof *r->ends, compare_epoch)
+                              : NULL;
                 if (end && end->steps > 0.0)
                     p->x = end->steps;
                 else if (m == 0 && k == CURVE_EPOCH_TRAIN)
@@ -255,7 +256,8 @@ int metrics_read(const char *path, struct runs *runs)
             continue;
         struct json_field fields[64];
         const char *why = got == LINE_TOO_LONG ? "a line longer than ember plot reads" : "a NUL byte";
-        int n = got == LINE_OK ? json_line_parse(line, fields, (int)(sizeof fields / sizeof fields[0]), &why) : -1;
+        int n = got == LINE_OK ? json_line_parse(line, fields, (int)(sizeof fields / sizeof fields[0]), &why)
+                               : -1;
         bool plottable = false;
         if (n < 0) {
             if (++bad <= SHOWN_BAD_LINES)
@@ -272,7 +274,8 @@ int metrics_read(const char *path, struct runs *runs)
         rc = EXIT_DATA;
     }
     if (bad > SHOWN_BAD_LINES)
-        fprintf(stderr, "ember: warning: %s: %ld more malformed lines skipped\n", shown, bad - SHOWN_BAD_LINES);
+        fprintf(stderr, "ember: warning: %s: %ld more malformed lines skipped\n", shown,
+                bad - SHOWN_BAD_LINES);
     if (rc == EXIT_OK && plotted == 0) {
         cli_error("%s has no metrics to plot: no line is a JSON object with \"epoch\" or \"step\", "
                   "as ember train --metrics FILE writes",

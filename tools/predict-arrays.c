@@ -34,8 +34,10 @@ static float *table_samples(ember_ctx *ctx, const char *path, const int64_t *sha
     }
     float *values = NULL;
     if (!scaling)
-        cli_error("%s is a CSV table, but the model was not trained on one (its checkpoint holds no ember.features "
-                  "and standardisation): give .npy files of its inputs", path);
+        cli_error(
+            "%s is a CSV table, but the model was not trained on one (its checkpoint holds no ember.features "
+            "and standardisation): give .npy files of its inputs",
+            path);
     else if (ndim != 1 || shape[0] != scaling->count)
         cli_error("the checkpoint's %d features do not fit its model's input", scaling->count);
     else if (!(values = ember_csv_features(ctx, path, scaling, count)))
@@ -65,7 +67,8 @@ float *predict_array_samples(ember_ctx *ctx, const char *path, const int64_t *sh
         for (int i = 0; i < ndim; i++)
             snprintf(want + strlen(want), sizeof want - strlen(want), ", %lld", (long long)shape[i]);
         for (int i = 0; i < got_ndim; i++)
-            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%lld", i ? ", " : "", (long long)got[i]);
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%lld", i ? ", " : "",
+                     (long long)got[i]);
         cli_error("%s is an array of shape (%s); the model takes (%s)", path, have, want);
         free(values);
         return NULL;
@@ -101,8 +104,9 @@ int predict_write_output(ember_ctx *ctx, const char *path, const float *results,
 {
     if (strcmp(predict_output_kind(path), "npy") == 0) {
         int64_t shape[2] = {count, classes};
-        return ember_npy_save(ctx, path, results, 2, shape) == EMBER_OK ? EXIT_OK
-                                                                       : cli_fail(ctx, "cannot write --output");
+        return ember_npy_save(ctx, path, results, 2, shape) == EMBER_OK
+                   ? EXIT_OK
+                   : cli_fail(ctx, "cannot write --output");
     }
     FILE *f = fopen(path, "w");
     if (!f) {

@@ -10,8 +10,12 @@
 
 void progress_begin(struct progress *p, int epoch, int epochs, int64_t total_steps, bool quiet)
 {
-    *p = (struct progress){.tty = isatty(STDERR_FILENO), .quiet = quiet, .epoch = epoch, .epochs = epochs,
-                           .total = total_steps, .start = cli_now()};
+    *p = (struct progress){.tty = isatty(STDERR_FILENO),
+                           .quiet = quiet,
+                           .epoch = epoch,
+                           .epochs = epochs,
+                           .total = total_steps,
+                           .start = cli_now()};
     p->next_report = (p->total + 9) / 10;
 }
 

@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 struct ptx_sim_options {
-    const char *gpu;   /* "k2100m", "sm_35", ...: a row of ptxsim's table */
-    const char *model; /* the model whose training step makes the launch */
-    const char *data;  /* its data: "fashion-mnist", "random", ... */
+    const char *gpu;      /* "k2100m", "sm_35", ...: a row of ptxsim's table */
+    const char *model;    /* the model whose training step makes the launch */
+    const char *data;     /* its data: "fashion-mnist", "random", ... */
     const char *data_dir; /* where its files are (NULL: the kind's default) */
-    int ndim;          /* random data: the shape of a sample (0: the model's), and its classes (0: 10) */
+    int ndim;             /* random data: the shape of a sample (0: the model's), and its classes (0: 10) */
     int64_t shape[3];
     int classes;
     const char *optim; /* "adam", "adamw" or "sgd" */

@@ -111,7 +111,8 @@ static void consider(struct search *s, const char *path, const char *source, boo
         return;
     char real[PATH_MAX];
     struct stat st;
-    bool there = ember_absolute_path(path, real, sizeof real) && ember_stat(real, &st) == 0 && S_ISREG(st.st_mode);
+    bool there =
+        ember_absolute_path(path, real, sizeof real) && ember_stat(real, &st) == 0 && S_ISREG(st.st_mode);
     if (!there && !explicit)
         return;
     for (int i = 0; there && i < s->count; i++)
@@ -175,7 +176,8 @@ static bool consider_env(struct search *s)
 {
     bool only, none;
     char *list = env_list("EMBER_PTXAS", &only, &none), *save = NULL, path[PATH_MAX];
-    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item; item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
+    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item;
+         item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
         snprintf(path, sizeof path, "%s/" PTXAS, item);
         if (is_folder(item) && !is_file(path))
             snprintf(path, sizeof path, "%s/bin/" PTXAS, item);
@@ -190,7 +192,8 @@ static void consider_path(struct search *s)
 {
     const char *v = getenv("PATH");
     char *list = v ? strdup(v) : NULL, *save = NULL, path[PATH_MAX];
-    for (char *dir = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; dir; dir = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
+    for (char *dir = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; dir;
+         dir = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
         snprintf(path, sizeof path, "%s/" PTXAS, dir);
         if (ember_is_program(path) && !is_folder(path)) {
             consider(s, path, "PATH", false);
@@ -207,7 +210,8 @@ static void consider_beside_nvrtc(struct search *s)
 {
     bool only, none;
     char *list = env_list("EMBER_NVRTC", &only, &none), *save = NULL, path[PATH_MAX];
-    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item; item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
+    for (char *item = list ? strtok_r(list, EMBER_PATH_LIST_SEPARATOR, &save) : NULL; item;
+         item = strtok_r(NULL, EMBER_PATH_LIST_SEPARATOR, &save)) {
         char *slash = strrchr(item, '/');
         if (!is_folder(item) && slash)
             *slash = '\0';

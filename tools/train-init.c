@@ -13,7 +13,8 @@
 
 #include "train.h"
 
-ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train, int *rc)
+ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train,
+                              int *rc)
 {
     ember_checkpoint *ck = NULL;
     void *data = NULL;

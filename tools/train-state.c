@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "train.h"
 #include "platform.h"
+#include "train.h"
 
 enum setting_kind { SETTING_STRING, SETTING_INT, SETTING_FLOAT, SETTING_U64, SETTING_BOOL };
 
@@ -31,7 +31,7 @@ static const struct train_setting {
     const char *option, *key;
     enum setting_kind kind;
     size_t offset;
-    double low, high;  /* a number's range */
+    double low, high;   /* a number's range */
     bool zero_is_unset; /* 0 means the option was not given (--step-epochs) */
     const char *words;  /* a string's values, "adam|sgd"; NULL: checked elsewhere */
 } train_settings[] = {
@@ -40,15 +40,17 @@ static const struct train_setting {
     {"seed", "ember.seed", SETTING_U64, offsetof(struct train_options, seed)},
     {"resize", "ember.resize", SETTING_BOOL, offsetof(struct train_options, data.resize)},
     {"batch", "ember.batch", SETTING_INT, offsetof(struct train_options, batch), 1, 1 << 20},
-    {"optim", "ember.optim", SETTING_STRING, offsetof(struct train_options, optim), .words = "adam|adamw|sgd"},
+    {"optim", "ember.optim", SETTING_STRING, offsetof(struct train_options, optim),
+     .words = "adam|adamw|sgd"},
     {"lr", "ember.lr", SETTING_FLOAT, offsetof(struct train_options, lr), 0, 1e6},
     {"momentum", "ember.momentum", SETTING_FLOAT, offsetof(struct train_options, momentum), 0, 1e6},
-    {"weight-decay", "ember.weight_decay", SETTING_FLOAT, offsetof(struct train_options, weight_decay), 0, 1e6},
+    {"weight-decay", "ember.weight_decay", SETTING_FLOAT, offsetof(struct train_options, weight_decay), 0,
+     1e6},
     {"schedule", "ember.schedule", SETTING_STRING, offsetof(struct train_options, schedule),
      .words = "constant|step|cosine"},
     {"warmup", "ember.warmup", SETTING_FLOAT, offsetof(struct train_options, warmup), 0, 1e6},
-    {"step-epochs", "ember.step_epochs", SETTING_FLOAT, offsetof(struct train_options, step_epochs), 1e-6, 1e6,
-     .zero_is_unset = true},
+    {"step-epochs", "ember.step_epochs", SETTING_FLOAT, offsetof(struct train_options, step_epochs), 1e-6,
+     1e6, .zero_is_unset = true},
     {"gamma", "ember.gamma", SETTING_FLOAT, offsetof(struct train_options, gamma), 0, 1},
     {"min-lr", "ember.min_lr", SETTING_FLOAT, offsetof(struct train_options, min_lr), 0, 1e6},
     {"augment", "ember.augment", SETTING_STRING, offsetof(struct train_options, augment)},
@@ -100,7 +102,9 @@ static const char *setting_values(const struct train_setting *s, char *buf, size
     switch (s->kind) {
     case SETTING_INT: snprintf(buf, len, "a whole number from %.0f to %.0f", s->low, s->high); break;
     case SETTING_FLOAT: snprintf(buf, len, "a number from %g to %g", s->low, s->high); break;
-    case SETTING_U64: snprintf(buf, len, "a whole number from 0 to %llu", (unsigned long long)UINT64_MAX); break;
+    case SETTING_U64:
+        snprintf(buf, len, "a whole number from 0 to %llu", (unsigned long long)UINT64_MAX);
+        break;
     case SETTING_BOOL: snprintf(buf, len, "true or false"); break;
     case SETTING_STRING: snprintf(buf, len, "%s", s->words ? s->words : "text"); break;
     }
@@ -158,7 +162,8 @@ bool train_parse_setting(struct train_options *o, const char *option, const char
     char values[96];
     if (s && setting_set(o, s, text))
         return true;
-    cli_error("--%s wants %s, not \"%s\"", option, s ? setting_values(s, values, sizeof values) : "a value", text);
+    cli_error("--%s wants %s, not \"%s\"", option, s ? setting_values(s, values, sizeof values) : "a value",
+              text);
     return false;
 }
 
@@ -204,13 +209,15 @@ ember_lr_schedule train_schedule(const struct train_options *o, int64_t per_epoc
     if (o->steps && o->steps < run_steps)
         run_steps = o->steps;
     double step_epochs = o->step_epochs > 0 ? o->step_epochs : (double)(o->epochs > 3 ? o->epochs / 3 : 1);
-    return (ember_lr_schedule){
-        .kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
-                : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
-                                                   : EMBER_LR_CONSTANT,
-        .lr = (float)o->lr, .min_lr = (float)o->min_lr, .gamma = (float)o->gamma,
-        .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
-        .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5), .total_steps = run_steps};
+    return (ember_lr_schedule){.kind = strcmp(o->schedule, "cosine") == 0 ? EMBER_LR_COSINE
+                                       : strcmp(o->schedule, "step") == 0 ? EMBER_LR_STEP
+                                                                          : EMBER_LR_CONSTANT,
+                               .lr = (float)o->lr,
+                               .min_lr = (float)o->min_lr,
+                               .gamma = (float)o->gamma,
+                               .warmup_steps = (int64_t)(o->warmup * (double)per_epoch + 0.5),
+                               .step_size = (int64_t)(step_epochs * (double)per_epoch + 0.5),
+                               .total_steps = run_steps};
 }
 
 /* ------------------------------------------------------------------ saving */
@@ -272,7 +279,8 @@ static bool train_image_stats(const ember_dataset *train, ember_image_stats *sta
     static bool images;
     if (known != train) {
         known = train;
-        images = ember_dataset_sample_ndim(train) == 3 && ember_dataset_image_stats(train, &found) == EMBER_OK;
+        images =
+            ember_dataset_sample_ndim(train) == 3 && ember_dataset_image_stats(train, &found) == EMBER_OK;
     }
     *stats = found;
     return images;
@@ -281,13 +289,15 @@ static bool train_image_stats(const ember_dataset *train, ember_image_stats *sta
 /* The model checkpoint's metadata: what eval and predict need to use it
  * with --load alone, and what --resume needs to go on (docs/models.md,
  * "Checkpoints"). */
-static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember_dataset *train, const struct train_position *pos,
-                      struct meta *m, char **names, char **dir, char *scaling[9])
+static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember_dataset *train,
+                      const struct train_position *pos, struct meta *m, char **names, char **dir,
+                      char *scaling[9])
 {
     *names = class_names_json(train);
     /* where the data was, for eval to find it again (absolute: eval may run elsewhere) */
     char absolute[4096];
-    *dir = o->data.dir && ember_absolute_path(o->data.dir, absolute, sizeof absolute) ? strdup(absolute) : NULL;
+    *dir =
+        o->data.dir && ember_absolute_path(o->data.dir, absolute, sizeof absolute) ? strdup(absolute) : NULL;
     if (!*names) {
         cli_error("out of memory writing a checkpoint");
         return EXIT_FAILURE_OTHER;
@@ -330,8 +340,9 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
     return EXIT_OK;
 }
 
-static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
-                      const struct train_position *pos, const char *path, const char *save_id)
+static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                      const ember_dataset *train, const struct train_position *pos, const char *path,
+                      const char *save_id)
 {
     struct meta m = {.n = 0};
     char *names = NULL, *dir = NULL, *scaling[9] = {NULL};
@@ -375,8 +386,8 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
     char state_path[4096], previous_path[4096], save_id[96], model_id[96], state_id[96];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(save_id, sizeof save_id, "%lld.%09ld-%ld-%lld", (long long)now.tv_sec, now.tv_nsec, (long)getpid(),
-             (long long)pos->total_steps);
+    snprintf(save_id, sizeof save_id, "%lld.%09ld-%ld-%lld", (long long)now.tv_sec, now.tv_nsec,
+             (long)getpid(), (long long)pos->total_steps);
     train_sibling_path(path, "state", state_path, sizeof state_path);
     train_sibling_path(path, "state.previous", previous_path, sizeof previous_path);
     const char *on_disk = save_id_of(ctx, path, model_id, sizeof model_id);
@@ -403,20 +414,22 @@ int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model
     return rc;
 }
 
-int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
-                     const struct train_position *pos, const char *path)
+int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                     const ember_dataset *train, const struct train_position *pos, const char *path)
 {
     return save_model(o, ctx, model, train, pos, path, NULL);
 }
 
-int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
-                    const struct train_position *pos)
+int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                    const ember_dataset *train, const struct train_position *pos)
 {
     char best[4096];
-    return save_model(o, ctx, model, train, pos, train_sibling_path(o->save, "best", best, sizeof best), NULL);
+    return save_model(o, ctx, model, train, pos, train_sibling_path(o->save, "best", best, sizeof best),
+                      NULL);
 }
 
-int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train)
+int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                        const ember_dataset *train)
 {
     static const struct {
         const char *sibling, *what;
@@ -426,8 +439,8 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
     char path[4096];
     int rc = o->save ? cli_check_output(o->save, "--save", true) : EXIT_OK;
     for (size_t i = 0; o->save && rc == EXIT_OK && i < sizeof siblings / sizeof siblings[0]; i++)
-        rc = cli_check_output(train_sibling_path(o->save, siblings[i].sibling, path, sizeof path), siblings[i].what,
-                              true);
+        rc = cli_check_output(train_sibling_path(o->save, siblings[i].sibling, path, sizeof path),
+                              siblings[i].what, true);
     if (rc == EXIT_OK && o->metrics)
         rc = cli_check_output(o->metrics, "--metrics", false);
     if (rc == EXIT_OK && o->trace)
@@ -476,7 +489,8 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
         const char *saved = ember_checkpoint_meta(ck, s->key);
         if (!saved) {
             cli_error("%s has no %s: it was not written by ember train (or by an older one), so it cannot be "
-                      "resumed", o->resume, s->key);
+                      "resumed",
+                      o->resume, s->key);
             rc = EXIT_DATA;
             break;
         }
@@ -484,13 +498,15 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
             setting_str(o, s, given, sizeof given);
             bool same = strcmp(given, saved) == 0;
             double saved_value;
-            if (!same && s->kind == SETTING_FLOAT && cli_float_value(saved, -HUGE_VAL, HUGE_VAL, &saved_value))
+            if (!same && s->kind == SETTING_FLOAT &&
+                cli_float_value(saved, -HUGE_VAL, HUGE_VAL, &saved_value))
                 same = strtod(given, NULL) == saved_value; /* 0.001 and 1.0000000000000000e-03 */
             if (!same && i == 0) { /* the model: the same text under another name agrees */
                 ember_model *m = ember_model_from_checkpoint(ctx, o->resume);
                 int64_t shape[3];
                 int ndim = m ? ember_model_sample_shape(m, shape) : 0;
-                ember_model *g = m ? ember_model_build(ctx, o->model, ndim, shape, ember_model_classes(m), 0) : NULL;
+                ember_model *g =
+                    m ? ember_model_build(ctx, o->model, ndim, shape, ember_model_classes(m), 0) : NULL;
                 same = g && ember_model_text(m) && ember_model_text(g) &&
                        strcmp(ember_model_text(m), ember_model_text(g)) == 0;
                 ember_model_free(g);
@@ -525,12 +541,14 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
         o->threads = saved_threads;
     } else if (rc == EXIT_OK && saved_threads > 0 && o->threads != saved_threads &&
                !(o->threads == 0 && ember_cpu_count() == saved_threads)) {
-        fprintf(stderr, "ember: warning: --threads %lld, but %s was trained with %lld: it goes on, but a CPU run "
+        fprintf(stderr,
+                "ember: warning: --threads %lld, but %s was trained with %lld: it goes on, but a CPU run "
                 "will not end bit for bit as an unbroken one would (leave --threads out to keep %lld)\n",
                 (long long)o->threads, o->resume, (long long)saved_threads, (long long)saved_threads);
     }
     /* the data's folder and shape, as eval takes them */
-    const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"), *input = ember_checkpoint_meta(ck, "ember.input");
+    const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"),
+               *input = ember_checkpoint_meta(ck, "ember.input");
     if (rc == EXIT_OK && dir && !o->data.dir)
         o->data.dir = own(o, dir);
     const char *label = ember_checkpoint_meta(ck, "ember.label"); /* a table's label column */
@@ -553,8 +571,8 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
 /* A number of the state's metadata in [low, high]: a whole one into
  * *whole when that is given, else any into *real; false after saying what
  * is wrong. */
-static bool state_value(const ember_checkpoint *ck, const char *path, const char *key, double low, double high,
-                        int64_t *whole, double *real)
+static bool state_value(const ember_checkpoint *ck, const char *path, const char *key, double low,
+                        double high, int64_t *whole, double *real)
 {
     char shown[96];
     const char *text = ember_checkpoint_meta(ck, key);
@@ -565,8 +583,8 @@ static bool state_value(const ember_checkpoint *ck, const char *path, const char
         cli_error("%s: %s is \"%s\", not a whole number from %.0f to %.0f", path, key,
                   cli_printable(text, shown, 64), low, high);
     else
-        cli_error("%s: %s is \"%s\", not a number from %g to %g", path, key, cli_printable(text, shown, 64), low,
-                  high);
+        cli_error("%s: %s is \"%s\", not a number from %g to %g", path, key, cli_printable(text, shown, 64),
+                  low, high);
     return false;
 }
 
@@ -589,18 +607,21 @@ static bool read_position(const ember_checkpoint *ck, const char *path, int64_t 
         return false;
     /* at most 10^6 epochs of at most 2^34 steps: no overflow */
     if (p.total_steps != p.epochs_done * per_epoch + p.step_in_epoch) {
-        cli_error("%s: its place (epoch %lld, step %lld of the next, %lld steps in all) is not one of a run of %lld "
-                  "steps an epoch: the data or --batch changed since it was saved", path,
-                  (long long)p.epochs_done, (long long)p.step_in_epoch, (long long)p.total_steps,
+        cli_error("%s: its place (epoch %lld, step %lld of the next, %lld steps in all) is not one of a run "
+                  "of %lld "
+                  "steps an epoch: the data or --batch changed since it was saved",
+                  path, (long long)p.epochs_done, (long long)p.step_in_epoch, (long long)p.total_steps,
                   (long long)per_epoch);
         return false;
     }
     /* the best epoch may be the one under way: a run cut short by --steps is evaluated where it stops */
     if (p.correct > p.seen || p.seen > p.step_in_epoch * batch || p.best_epoch > p.epochs_done + 1 ||
         (p.best_acc < 0.0 && p.best_acc != -1.0)) {
-        cli_error("%s: its counts do not agree (%lld right of %lld seen in %lld steps of %lld; the best epoch %lld "
-                  "of %lld, accuracy %g)", path, (long long)p.correct, (long long)p.seen, (long long)p.step_in_epoch,
-                  (long long)batch, (long long)p.best_epoch, (long long)p.epochs_done, p.best_acc);
+        cli_error(
+            "%s: its counts do not agree (%lld right of %lld seen in %lld steps of %lld; the best epoch %lld "
+            "of %lld, accuracy %g)",
+            path, (long long)p.correct, (long long)p.seen, (long long)p.step_in_epoch, (long long)batch,
+            (long long)p.best_epoch, (long long)p.epochs_done, p.best_acc);
         return false;
     }
     *pos = p;
@@ -627,8 +648,10 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
         ember_checkpoint *previous = ember_checkpoint_open(ctx, previous_path);
         const char *previous_id = ember_checkpoint_meta(previous, "ember.save_id");
         if (previous_id && strcmp(previous_id, model_id) == 0) {
-            fprintf(stderr, "ember: the run stopped while saving; resuming with %s, the state saved with the "
-                    "model\n", previous_path);
+            fprintf(stderr,
+                    "ember: the run stopped while saving; resuming with %s, the state saved with the "
+                    "model\n",
+                    previous_path);
             ember_checkpoint_close(ck);
             ck = previous;
             path = previous_path;
@@ -640,8 +663,10 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
     if (!ck) {
         ember_checkpoint_close(model_ck);
         cli_fail(ctx, "cannot read the training state");
-        fprintf(stderr, "ember: resuming needs the optimizer's state that ember train writes beside the "
-                "checkpoint (%s)\n", state_path);
+        fprintf(stderr,
+                "ember: resuming needs the optimizer's state that ember train writes beside the "
+                "checkpoint (%s)\n",
+                state_path);
         return EXIT_DATA;
     }
     ember_clear_error(ctx);
@@ -653,8 +678,9 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
         rc = EXIT_DATA;
     } else if ((model_id && (!id || strcmp(id, model_id) != 0)) || strcmp(step, model_step) != 0) {
         cli_error("%s is from step %s, but %s from step %s: the run stopped between writing the two; train "
-                  "again from the start, or from a checkpoint whose pair is whole", path,
-                  cli_printable(step, shown[0], 64), o->resume, cli_printable(model_step, shown[1], 64));
+                  "again from the start, or from a checkpoint whose pair is whole",
+                  path, cli_printable(step, shown[0], 64), o->resume,
+                  cli_printable(model_step, shown[1], 64));
         rc = EXIT_DATA;
     } else if (!read_position(ck, path, per_epoch, o->batch, pos)) {
         rc = EXIT_DATA;

@@ -40,13 +40,13 @@ struct train_options {
     double clip; /* --clip: the gradients' largest global norm; 0: no clipping */
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
-    bool keep_devices; /* --keep-devices: data parallel never leaves a device out */
-    bool stop_if_diverging; /* --stop-if-diverging (tools/train-watch.c) */
+    bool keep_devices;                /* --keep-devices: data parallel never leaves a device out */
+    bool stop_if_diverging;           /* --stop-if-diverging (tools/train-watch.c) */
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
-    const char *init, *init_skip; /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
+    const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
     bool model_given;
-    uint32_t given; /* bit i: train_settings[i] was on the command line */
-    char *owned[24];  /* strings taken from a checkpoint, freed by train_options_free */
+    uint32_t given;  /* bit i: train_settings[i] was on the command line */
+    char *owned[24]; /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;
 };
 
@@ -74,9 +74,9 @@ struct train_position {
     int64_t epochs_done;   /* whole epochs trained */
     int64_t step_in_epoch; /* steps into the next one */
     int64_t total_steps;
-    double loss_sum;        /* of the epoch under way's steps so far */
-    int64_t correct, seen;  /* the epoch under way's training predictions so far */
-    double best_acc;        /* the best test accuracy of an epoch's end, -1 if none */
+    double loss_sum;       /* of the epoch under way's steps so far */
+    int64_t correct, seen; /* the epoch under way's training predictions so far */
+    double best_acc;       /* the best test accuracy of an epoch's end, -1 if none */
     int64_t best_epoch;
 };
 
@@ -88,16 +88,17 @@ const char *train_sibling_path(const char *path, const char *what, char *buf, si
 int train_save(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_optim *opt,
                const ember_dataset *train, const struct train_position *pos, const char *path);
 /* Writes the model alone, with its metadata, to `path` (no state beside it). */
-int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
-                     const struct train_position *pos, const char *path);
+int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                     const ember_dataset *train, const struct train_position *pos, const char *path);
 /* Writes the model alone to FILE's ".best" sibling. */
-int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model, const ember_dataset *train,
-                    const struct train_position *pos);
+int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model,
+                    const ember_dataset *train, const struct train_position *pos);
 
 /* --init: the model FILE holds (built for this data's shape and classes)
  * unless --model is given or FILE holds no model file, with FILE's weights
  * but for --init-skip's layers. NULL after saying what is wrong (*rc). */
-ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train, int *rc);
+ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train,
+                              int *rc);
 
 /* --resume: the settings from o->resume's metadata where not given, and a
  * clear error (exit 3) where given and different; returns an exit status.
@@ -116,15 +117,15 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
  * said once with its likely causes; with --stop-if-diverging the run
  * stops, and the model of the lowest loss is what is saved. */
 struct train_watch {
-    int64_t every;           /* steps per interval */
-    double sum;              /* this interval's losses so far */
+    int64_t every; /* steps per interval */
+    double sum;    /* this interval's losses so far */
     int64_t count;
-    double last, lowest;     /* the last interval's mean, and the lowest */
-    double guess;            /* a uniform guess's loss: ln(classes) */
+    double last, lowest; /* the last interval's mean, and the lowest */
+    double guess;        /* a uniform guess's loss: ln(classes) */
     int64_t intervals;
-    int growing;             /* intervals in a row whose mean grew */
+    int growing; /* intervals in a row whose mean grew */
     struct train_position lowest_position;
-    void *good;              /* --stop-if-diverging: the model at the lowest interval (a checkpoint in memory) */
+    void *good; /* --stop-if-diverging: the model at the lowest interval (a checkpoint in memory) */
     size_t good_size;
     bool warned;
     bool speak; /* under mpirun, rank 0 alone says it (every rank sees the same losses, and stops with it) */

@@ -14,8 +14,8 @@
 #include <cblas.h>
 
 #ifdef EMBER_BLAS_PREFIX_SCIPY
-#define cblas_sgemm scipy_cblas_sgemm
-#define openblas_get_config scipy_openblas_get_config
+#define cblas_sgemm              scipy_cblas_sgemm
+#define openblas_get_config      scipy_openblas_get_config
 #define openblas_get_num_threads scipy_openblas_get_num_threads
 #define openblas_set_num_threads scipy_openblas_set_num_threads
 #endif

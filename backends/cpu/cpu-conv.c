@@ -46,7 +46,8 @@ static void inside_rows(const struct ember_conv_geom *g, int64_t ki, int64_t *lo
  * kj - p, so the inside rows are one run of x's memory shifted by
  * (ki - p) * w + kj - p. Copied as one run, each row's first (or last)
  * |kj - p| entries hold the neighbouring row's ends: they are zeroed. */
-static void im2col_same_width(const struct ember_conv_geom *g, const float *x, int64_t ki, int64_t kj, float *row)
+static void im2col_same_width(const struct ember_conv_geom *g, const float *x, int64_t ki, int64_t kj,
+                              float *row)
 {
     int64_t w = g->w, lo, hi, shift = kj - g->pad;
     inside_rows(g, ki, &lo, &hi);

@@ -23,7 +23,9 @@ static void dropout_range(void *p, int64_t begin, int64_t end)
 ember_status cpu_dropout_mask(void *dev, ember_ptr mask, size_t n, float p, uint64_t seed)
 {
     struct cpu_device *d = dev;
-    struct dropout_job j = {.mask = cpu_f32(mask), .seed = seed, .threshold = ember_dropout_threshold(p),
+    struct dropout_job j = {.mask = cpu_f32(mask),
+                            .seed = seed,
+                            .threshold = ember_dropout_threshold(p),
                             .scale = 1.0f / (1.0f - p)};
     cpu_parallel_for(d->pool, (int64_t)n, 16384, dropout_range, &j);
     return EMBER_OK;

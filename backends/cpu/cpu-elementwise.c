@@ -22,7 +22,8 @@
 static inline float poly_tanhf(float x)
 {
     float a = fabsf(x), x2 = x * x;
-    float small = x * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.0539682540f + x2 * 0.0218694885f))));
+    float small =
+        x * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.0539682540f + x2 * 0.0218694885f))));
     float t = poly_expf(-2.0f * a);
     float large = copysignf((1.0f - t) / (1.0f + t), x);
     return a < 0.25f ? small : large;
@@ -92,42 +93,39 @@ static float binary_value(enum ember_binary_op op, float a, float b, float alpha
  * operand) or b0 (one value, broadcast along the row, as BatchNorm's
  * per-channel statistics are). The switch sits outside the loops so each
  * loop is a plain, vectorisable one. */
-#define BINARY_LOOP(expr)                                                                                     \
-    for (int64_t i = begin; i < end; i++)                                                                     \
-        out[i] = (expr);                                                                                      \
+#define BINARY_LOOP(expr)                                                                                    \
+    for (int64_t i = begin; i < end; i++)                                                                    \
+        out[i] = (expr);                                                                                     \
     return
-#define BINARY_CASES(B)                                                                                       \
-    switch ((enum ember_binary_op)op) {                                                                       \
-    case EMBER_ADD: BINARY_LOOP(a[i] + (B));                                                                  \
-    case EMBER_SUB: BINARY_LOOP(a[i] - (B));                                                                  \
-    case EMBER_MUL: BINARY_LOOP(a[i] * (B));                                                                  \
-    case EMBER_DIV: BINARY_LOOP(a[i] / (B));                                                                  \
-    case EMBER_LEAKY_RELU_BACKWARD: BINARY_LOOP((B) > 0.0f ? a[i] : alpha * a[i]);                            \
-    case EMBER_SIGMOID_BACKWARD: BINARY_LOOP(a[i] * (B) * (1.0f - (B)));                                      \
-    case EMBER_TANH_BACKWARD: BINARY_LOOP(a[i] * (1.0f - (B) * (B)));                                         \
-    case EMBER_GELU_BACKWARD: BINARY_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], (B), alpha));               \
-    case EMBER_GELU_TANH_BACKWARD: BINARY_LOOP(a[i] * gelu_tanh_grad(B));                                     \
-    case EMBER_RELU_BACKWARD:                                                                                 \
-        /* a mask on the bits, not a select: the signs of b are a coin toss to                                \
-         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */                               \
-        for (int64_t i = begin; i < end; i++) {                                                               \
-            uint32_t bits;                                                                                    \
-            memcpy(&bits, &a[i], sizeof bits);                                                                \
-            bits &= -(uint32_t)((B) > 0.0f);                                                                  \
-            memcpy(&out[i], &bits, sizeof bits);                                                              \
-        }                                                                                                     \
-        return;                                                                                               \
-    case EMBER_BINARY_COUNT: return;                                                                          \
+#define BINARY_CASES(B)                                                                                      \
+    switch ((enum ember_binary_op)op) {                                                                      \
+    case EMBER_ADD: BINARY_LOOP(a[i] + (B));                                                                 \
+    case EMBER_SUB: BINARY_LOOP(a[i] - (B));                                                                 \
+    case EMBER_MUL: BINARY_LOOP(a[i] * (B));                                                                 \
+    case EMBER_DIV: BINARY_LOOP(a[i] / (B));                                                                 \
+    case EMBER_LEAKY_RELU_BACKWARD: BINARY_LOOP((B) > 0.0f ? a[i] : alpha * a[i]);                           \
+    case EMBER_SIGMOID_BACKWARD: BINARY_LOOP(a[i] * (B) * (1.0f - (B)));                                     \
+    case EMBER_TANH_BACKWARD: BINARY_LOOP(a[i] * (1.0f - (B) * (B)));                                        \
+    case EMBER_GELU_BACKWARD: BINARY_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], (B), alpha));              \
+    case EMBER_GELU_TANH_BACKWARD: BINARY_LOOP(a[i] * gelu_tanh_grad(B));                                    \
+    case EMBER_RELU_BACKWARD:                                                                                \
+        /* a mask on the bits, not a select: the signs of b are a coin toss to                               \
+         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */                              \
+        for (int64_t i = begin; i < end; i++) {                                                              \
+            uint32_t bits;                                                                                   \
+            memcpy(&bits, &a[i], sizeof bits);                                                               \
+            bits &= -(uint32_t)((B) > 0.0f);                                                                 \
+            memcpy(&out[i], &bits, sizeof bits);                                                             \
+        }                                                                                                    \
+        return;                                                                                              \
+    case EMBER_BINARY_COUNT: return;                                                                         \
     }
 
-CPU_WIDEST_VECTORS static void binary_dense(int op, float alpha, float *out, const float *a, const float *b, int64_t begin,
-                         int64_t end)
-{
-    BINARY_CASES(b[i])
-}
+CPU_WIDEST_VECTORS static void binary_dense(int op, float alpha, float *out, const float *a, const float *b,
+                                            int64_t begin, int64_t end){BINARY_CASES(b[i])}
 
-CPU_WIDEST_VECTORS static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0, int64_t begin,
-                            int64_t end)
+CPU_WIDEST_VECTORS static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0,
+                                               int64_t begin, int64_t end)
 {
     BINARY_CASES(b0)
 }
@@ -150,9 +148,9 @@ CPU_WIDEST_VECTORS static void ewise_dense(void *p, int64_t begin, int64_t end)
     const struct ewise_job *j = p;
     float *out = j->out;
     const float *a = j->a, *b = j->b;
-#define DENSE_LOOP(expr)                                                                                      \
-    for (int64_t i = begin; i < end; i++)                                                                     \
-        out[i] = (expr);                                                                                      \
+#define DENSE_LOOP(expr)                                                                                     \
+    for (int64_t i = begin; i < end; i++)                                                                    \
+        out[i] = (expr);                                                                                     \
     return
 
     if (!j->binary) {
@@ -169,7 +167,8 @@ CPU_WIDEST_VECTORS static void ewise_dense(void *p, int64_t begin, int64_t end)
         case EMBER_SIGMOID: DENSE_LOOP(poly_sigmoidf(a[i]));
         case EMBER_TANH: DENSE_LOOP(poly_tanhf(a[i]));
         case EMBER_GELU_TANH: DENSE_LOOP(gelu_tanhf(a[i]));
-        case EMBER_GELU: case EMBER_RSQRT: DENSE_LOOP(unary_value(j->op, a[i], alpha));
+        case EMBER_GELU:
+        case EMBER_RSQRT: DENSE_LOOP(unary_value(j->op, a[i], alpha));
         case EMBER_UNARY_COUNT: return;
         }
     }
@@ -178,8 +177,8 @@ CPU_WIDEST_VECTORS static void ewise_dense(void *p, int64_t begin, int64_t end)
 }
 
 /* One row of a strided launch: the switch sits outside the loop. */
-#define ROW_LOOP(expr)                                                                                        \
-    for (int64_t i = 0; i < len; i++)                                                                         \
+#define ROW_LOOP(expr)                                                                                       \
+    for (int64_t i = 0; i < len; i++)                                                                        \
         out[i * so] = (expr);
 
 static void unary_row(int op, float alpha, float *out, const float *a, int64_t len, int64_t so, int64_t sa)
@@ -203,8 +202,8 @@ static void unary_row(int op, float alpha, float *out, const float *a, int64_t l
     }
 }
 
-static void binary_row(int op, float alpha, float *out, const float *a, const float *b, int64_t len, int64_t so,
-                       int64_t sa, int64_t sb)
+static void binary_row(int op, float alpha, float *out, const float *a, const float *b, int64_t len,
+                       int64_t so, int64_t sa, int64_t sb)
 {
     if (so == 1 && sa == 1 && sb <= 1) { /* contiguous, b contiguous or one value: loops that vectorise */
         if (sb == 1)
@@ -270,8 +269,13 @@ ember_status cpu_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
 ember_status cpu_binary(void *dev, enum ember_binary_op op, const struct ember_ewise *e, ember_ptr out,
                         ember_ptr a, ember_ptr b, float alpha)
 {
-    struct ewise_job j = {.e = e, .binary = true, .op = op, .alpha = alpha, .out = cpu_f32(out),
-                          .a = cpu_f32(a), .b = cpu_f32(b)};
+    struct ewise_job j = {.e = e,
+                          .binary = true,
+                          .op = op,
+                          .alpha = alpha,
+                          .out = cpu_f32(out),
+                          .a = cpu_f32(a),
+                          .b = cpu_f32(b)};
     return ewise_run(dev, &j);
 }
 

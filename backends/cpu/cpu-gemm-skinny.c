@@ -44,7 +44,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2        __attribute__((target("avx2,fma")))
 #define INLINE_AVX2 static inline __attribute__((always_inline, target("avx2,fma")))
 
 /* AVX2 and FMA here, and not turned off (EMBER_CPU_GEMM=blas, to compare) */
@@ -85,8 +85,8 @@ INLINE_AVX2 void put8(float *c, __m256 v, float alpha, float beta)
 /* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from
  * j, over k entries of A's and B's rows; beta is the block's (g->beta for
  * the first block of k, then 1: the blocks add up). */
-INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b, float *c0,
-                           float *c1, const int cols, int64_t k, float beta)
+INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b,
+                           float *c0, float *c1, const int cols, int64_t k, float beta)
 {
     int64_t k8 = k & ~(int64_t)7;
     __m256 s0[6], s1[6];
@@ -118,7 +118,8 @@ INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const fl
 /* k in blocks of this many: a block of 12 rows of B is 192 KiB, in L2 */
 #define DOTS_K_BLOCK 4096
 
-static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                      float *c)
 {
     for (int64_t k0 = 0; k0 < g->k; k0 += DOTS_K_BLOCK) {
         int64_t k = g->k - k0 < DOTS_K_BLOCK ? g->k - k0 : DOTS_K_BLOCK;
@@ -155,7 +156,8 @@ static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const fl
 
 /* Every row of C (ROWS of them) by eight columns from j: A^T's rows are
  * A's columns, so row r scales by a[p * lda + r]. */
-INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const float *b, float *c, const int rows)
+INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
+                              const int rows)
 {
     __m256 s[12];
     for (int r = 0; r < rows; r++)
@@ -172,7 +174,8 @@ INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const 
         put8(c + r * g->ldc, s[r], g->alpha, g->beta);
 }
 
-static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                         float *c)
 {
     int64_t n8 = n & ~(int64_t)7;
     for (int64_t j = 0; j < n8; j += 8) {
@@ -199,7 +202,8 @@ static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const
 
 /* ROWS (<= 4) rows of C by 16 columns from j: a sum of k rows of B, each
  * scaled by the rows' entries of A */
-INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const float *b, float *c, const int rows)
+INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
+                              const int rows)
 {
     __m256 s[4][2];
     for (int r = 0; r < rows; r++)
@@ -222,7 +226,8 @@ INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const 
  * most, stay in L1 while every row of C is written */
 #define SHORT_K_COLUMNS 256
 
-static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                         float *c)
 {
     int64_t n16 = n & ~(int64_t)15;
     for (int64_t j0 = 0; j0 < n16; j0 += SHORT_K_COLUMNS) {
@@ -243,7 +248,8 @@ static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const
         cpu_gemm_plain(g, m, n - n16, a, b + n16, c + n16);
 }
 
-bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                     float *c)
 {
     if (!skinny_usable())
         return false;
@@ -264,7 +270,8 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
 
 #else /* not x86-64: OpenBLAS (or the plain loop) for every shape */
 
-bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                     float *c)
 {
     (void)g, (void)m, (void)n, (void)a, (void)b, (void)c;
     return false;

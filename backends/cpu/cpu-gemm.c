@@ -6,15 +6,16 @@
  * its buffers would not fit an address-space limit, a plain blocked loop
  * stands in, correct but several times slower.
  */
+#include "cpu-impl.h"
+#include "limits-impl.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "limits-impl.h"
-#include "cpu-impl.h"
 
 /* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop
  * outside the j loop so the inner loop runs along contiguous rows. */
-void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c)
+void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                    float *c)
 {
     float row[512];
     for (int64_t i = 0; i < m; i++) {
@@ -60,19 +61,21 @@ static const char *openblas_name(void)
  * hang, so a device whose threads' buffers would not fit below the limit,
  * with room left for the data and the model, uses the plain sgemm. */
 #define OPENBLAS_BUFFER_BYTES ((uint64_t)128 << 20)
-#define ROOM_FOR_THE_REST ((uint64_t)256 << 20)
+#define ROOM_FOR_THE_REST     ((uint64_t)256 << 20)
 
 bool cpu_blas_fits(int threads, char *why, size_t why_len)
 {
     char limit[256];
-    if (ember_address_space_fits((uint64_t)threads * OPENBLAS_BUFFER_BYTES + ROOM_FOR_THE_REST, limit, sizeof limit))
+    if (ember_address_space_fits((uint64_t)threads * OPENBLAS_BUFFER_BYTES + ROOM_FOR_THE_REST, limit,
+                                 sizeof limit))
         return true;
-    snprintf(why, why_len, "%s for OpenBLAS's buffers (%d x 128 MiB) and 256 MiB for the rest", limit, threads);
+    snprintf(why, why_len, "%s for OpenBLAS's buffers (%d x 128 MiB) and 256 MiB for the rest", limit,
+             threads);
     return false;
 }
 
-static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a, const float *b,
-                     float *c)
+static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a,
+                     const float *b, float *c)
 {
     if (cpu_gemm_skinny(g, m, n, a, b, c))
         return;
@@ -114,10 +117,7 @@ static void blas_threads_leave(void)
     pthread_mutex_unlock(&blas_threads_lock);
 }
 
-const char *cpu_blas_library(void)
-{
-    return openblas_name();
-}
+const char *cpu_blas_library(void) { return openblas_name(); }
 
 const char *cpu_blas_name(const struct cpu_device *d)
 {
@@ -132,25 +132,18 @@ bool cpu_blas_fits(int threads, char *why, size_t why_len)
     return false;
 }
 
-static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a, const float *b,
-                     float *c)
+static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a,
+                     const float *b, float *c)
 {
     (void)blas;
     cpu_gemm_plain(g, m, n, a, b, c);
 }
 
-static void blas_threads_enter(void)
-{
-}
+static void blas_threads_enter(void) {}
 
-static void blas_threads_leave(void)
-{
-}
+static void blas_threads_leave(void) {}
 
-const char *cpu_blas_library(void)
-{
-    return "built-in sgemm (no OpenBLAS)";
-}
+const char *cpu_blas_library(void) { return "built-in sgemm (no OpenBLAS)"; }
 
 const char *cpu_blas_name(const struct cpu_device *d)
 {
@@ -173,7 +166,8 @@ static void gemm_batch_range(void *p, int64_t begin, int64_t end)
     const struct gemm_job *j = p;
     const struct ember_gemm *g = j->g;
     for (int64_t i = begin; i < end; i++)
-        gemm_one(g, j->blas, g->m, g->n, j->a + i * g->stride_a, j->b + i * g->stride_b, j->c + i * g->stride_c);
+        gemm_one(g, j->blas, g->m, g->n, j->a + i * g->stride_a, j->b + i * g->stride_b,
+                 j->c + i * g->stride_c);
 }
 
 static void gemm_part_range(void *p, int64_t begin, int64_t end)

@@ -27,15 +27,9 @@ struct cpu_device {
     size_t scratch_floats;
 };
 
-static inline float *cpu_f32(ember_ptr p)
-{
-    return (float *)p.buf + p.off;
-}
+static inline float *cpu_f32(ember_ptr p) { return (float *)p.buf + p.off; }
 
-static inline int32_t *cpu_i32(ember_ptr p)
-{
-    return (int32_t *)p.buf + p.off;
-}
+static inline int32_t *cpu_i32(ember_ptr p) { return (int32_t *)p.buf + p.off; }
 
 /* e^x without libm, in plain arithmetic the compiler vectorises (glibc's
  * expf and tanhf are calls, one element at a time, and were a third of
@@ -50,13 +44,21 @@ static inline int32_t *cpu_i32(ember_ptr p)
 static inline float poly_expf(float x)
 {
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    union { float f; uint32_t u; } rounded = {.f = x * 1.44269504f + 12582912.0f};
+    union {
+        float f;
+        uint32_t u;
+    } rounded = {.f = x * 1.44269504f + 12582912.0f};
     float k = rounded.f - 12582912.0f;
     float r = (x - k * 0.693145752f) - k * 1.42860677e-6f; /* ln 2 in two parts: k * hi is exact */
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666667e-1f + r * (4.16666667e-2f +
-                                       r * (8.33333333e-3f + r * 1.38888889e-3f)))));
+    float p =
+        1.0f +
+        r * (1.0f + r * (0.5f + r * (1.66666667e-1f +
+                                     r * (4.16666667e-2f + r * (8.33333333e-3f + r * 1.38888889e-3f)))));
     /* 0x4B400000 is 1.5 * 2^23's bits; unsigned arithmetic wraps, defined */
-    union { uint32_t u; float f; } scale = {.u = (rounded.u - 0x4B400000u + 127u) << 23};
+    union {
+        uint32_t u;
+        float f;
+    } scale = {.u = (rounded.u - 0x4B400000u + 127u) << 23};
     return p * scale.f;
 }
 
@@ -88,10 +90,7 @@ void cpu_parallel_for(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_
 
 /* Planes per task for a job over (image, channel) planes of this much work
  * each: enough planes that a task is worth handing to a thread. */
-static inline int64_t cpu_plane_grain(int64_t work_per_plane)
-{
-    return 16384 / (work_per_plane + 1) + 1;
-}
+static inline int64_t cpu_plane_grain(int64_t work_per_plane) { return 16384 / (work_per_plane + 1) + 1; }
 
 /* --------------------------------------------------------- primitives */
 
@@ -105,12 +104,14 @@ EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 
 /* The plain loop (cpu-gemm.c): C = alpha op(A) op(B) + beta C for the m x n
  * part given, without OpenBLAS; also the skinny kernels' last columns. */
-void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c);
+void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                    float *c);
 
 /* The products with one short side (cpu-gemm-skinny.c): computes C for the
  * m x n part given and returns true, or returns false for a shape it does
  * not take (or a CPU without AVX2 and FMA, or EMBER_CPU_GEMM=blas). */
-bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c);
+bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                     float *c);
 
 /* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)": the build's, and
  * the device's (the built-in one where OpenBLAS does not fit) */

@@ -55,22 +55,29 @@ static void cross_entropy_backward_rows(void *p, int64_t begin, int64_t end)
     }
 }
 
-ember_status cpu_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits, ember_ptr target,
-                                      ember_ptr prob, ember_ptr loss)
+ember_status cpu_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits,
+                                       ember_ptr target, ember_ptr prob, ember_ptr loss)
 {
     struct cpu_device *d = dev;
-    struct cross_entropy_job j = {.classes = classes, .logits = cpu_f32(logits), .target = cpu_i32(target),
-                         .prob = cpu_f32(prob), .loss = cpu_f32(loss)};
+    struct cross_entropy_job j = {.classes = classes,
+                                  .logits = cpu_f32(logits),
+                                  .target = cpu_i32(target),
+                                  .prob = cpu_f32(prob),
+                                  .loss = cpu_f32(loss)};
     cpu_parallel_for(d->pool, n, 8192 / (classes + 1) + 1, cross_entropy_forward_rows, &j);
     return EMBER_OK;
 }
 
-ember_status cpu_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob, ember_ptr target,
-                                       ember_ptr dloss, float scale, ember_ptr dlogits)
+ember_status cpu_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob,
+                                        ember_ptr target, ember_ptr dloss, float scale, ember_ptr dlogits)
 {
     struct cpu_device *d = dev;
-    struct cross_entropy_job j = {.classes = classes, .prob_in = cpu_f32(prob), .target = cpu_i32(target),
-                         .dloss = cpu_f32(dloss), .scale = scale, .dlogits = cpu_f32(dlogits)};
+    struct cross_entropy_job j = {.classes = classes,
+                                  .prob_in = cpu_f32(prob),
+                                  .target = cpu_i32(target),
+                                  .dloss = cpu_f32(dloss),
+                                  .scale = scale,
+                                  .dlogits = cpu_f32(dlogits)};
     cpu_parallel_for(d->pool, n, 16384 / (classes + 1) + 1, cross_entropy_backward_rows, &j);
     return EMBER_OK;
 }

@@ -49,18 +49,18 @@ static void sgd_range(void *p, int64_t begin, int64_t end)
     }
 }
 
-ember_status cpu_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param, ember_ptr grad,
-                           ember_ptr m, ember_ptr v)
+ember_status cpu_adam_step(void *dev, size_t n, const struct ember_adam_step *s, ember_ptr param,
+                           ember_ptr grad, ember_ptr m, ember_ptr v)
 {
     struct cpu_device *d = dev;
-    struct optim_job j = {.adam = s, .param = cpu_f32(param), .grad = cpu_f32(grad), .m = cpu_f32(m),
-                          .v = cpu_f32(v)};
+    struct optim_job j = {
+        .adam = s, .param = cpu_f32(param), .grad = cpu_f32(grad), .m = cpu_f32(m), .v = cpu_f32(v)};
     cpu_parallel_for(d->pool, (int64_t)n, 16384, adam_range, &j);
     return EMBER_OK;
 }
 
-ember_status cpu_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param, ember_ptr grad,
-                          ember_ptr velocity)
+ember_status cpu_sgd_step(void *dev, size_t n, const struct ember_sgd_step *s, ember_ptr param,
+                          ember_ptr grad, ember_ptr velocity)
 {
     struct cpu_device *d = dev;
     struct optim_job j = {.sgd = s, .param = cpu_f32(param), .grad = cpu_f32(grad), .m = cpu_f32(velocity)};

@@ -52,16 +52,17 @@ static void pool2_row(const float *restrict top, const float *restrict bottom, i
 
 /* even (0x88) or odd (0xdd) floats of the 16 from `row`, in order: the
  * shuffle takes them per 128-bit half, the permute puts the halves back */
-#define POOL_SPLIT(row, imm)                                                                                   \
-    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                    \
+#define POOL_SPLIT(row, imm)                                                                                 \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
         _mm256_castps_pd(_mm256_shuffle_ps(_mm256_loadu_ps(row), _mm256_loadu_ps((row) + 8), imm)), 0xd8))
 
 /* pool2_row eight outputs at a time (ow >= 8; the last eight may overlap
  * the ones before, writing the same values again): the same selects and
  * the same index arithmetic on lanes, for CPUs with AVX2 */
-__attribute__((target("avx2"))) static void pool2_row_avx2(const float *restrict top, const float *restrict bottom,
-                                                          int32_t w, int32_t base, int32_t ow, float *restrict y,
-                                                          int32_t *restrict argmax)
+__attribute__((target("avx2"))) static void pool2_row_avx2(const float *restrict top,
+                                                           const float *restrict bottom, int32_t w,
+                                                           int32_t base, int32_t ow, float *restrict y,
+                                                           int32_t *restrict argmax)
 {
     const __m256i one = _mm256_set1_epi32(1), width = _mm256_set1_epi32(w);
     const __m256i column = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
@@ -70,11 +71,13 @@ __attribute__((target("avx2"))) static void pool2_row_avx2(const float *restrict
         __m256 a = POOL_SPLIT(top + 2 * ox, 0x88), b = POOL_SPLIT(top + 2 * ox, 0xdd);
         __m256 c = POOL_SPLIT(bottom + 2 * ox, 0x88), d = POOL_SPLIT(bottom + 2 * ox, 0xdd);
         __m256 right_top = _mm256_cmp_ps(b, a, _CMP_GT_OQ), right_bottom = _mm256_cmp_ps(d, c, _CMP_GT_OQ);
-        __m256 best_top = _mm256_blendv_ps(a, b, right_top), best_bottom = _mm256_blendv_ps(c, d, right_bottom);
+        __m256 best_top = _mm256_blendv_ps(a, b, right_top),
+               best_bottom = _mm256_blendv_ps(c, d, right_bottom);
         __m256 lower = _mm256_cmp_ps(best_bottom, best_top, _CMP_GT_OQ);
         _mm256_storeu_ps(y + ox, _mm256_blendv_ps(best_top, best_bottom, lower));
         __m256i from_top = _mm256_and_si256(_mm256_castps_si256(right_top), one);
-        __m256i from_bottom = _mm256_add_epi32(width, _mm256_and_si256(_mm256_castps_si256(right_bottom), one));
+        __m256i from_bottom =
+            _mm256_add_epi32(width, _mm256_and_si256(_mm256_castps_si256(right_bottom), one));
         __m256i at = _mm256_blendv_epi8(from_top, from_bottom, _mm256_castps_si256(lower));
         at = _mm256_add_epi32(_mm256_add_epi32(at, column), _mm256_set1_epi32(base + 2 * ox));
         _mm256_storeu_si256((__m256i *)(argmax + ox), at);
@@ -152,16 +155,17 @@ static void max_pool2d_backward_planes(void *p, int64_t begin, int64_t end)
 }
 
 ember_status cpu_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
-                                 ember_ptr argmax)
+                                    ember_ptr argmax)
 {
     struct cpu_device *d = dev;
     struct pool_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(y), .argmax = cpu_i32(argmax)};
-    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), max_pool2d_forward_planes, &j);
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k),
+                     max_pool2d_forward_planes, &j);
     return EMBER_OK;
 }
 
-ember_status cpu_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr argmax,
-                                  ember_ptr dx)
+ember_status cpu_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
+                                     ember_ptr argmax, ember_ptr dx)
 {
     struct cpu_device *d = dev;
     struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx), .argmax = cpu_i32(argmax)};
@@ -217,8 +221,8 @@ ember_status cpu_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, 
 {
     struct cpu_device *d = dev;
     struct pool_job j = {.g = g, .src = cpu_f32(x), .dst = cpu_f32(y)};
-    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), avg_pool2d_forward_planes,
-                     &j);
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k),
+                     avg_pool2d_forward_planes, &j);
     return EMBER_OK;
 }
 
@@ -226,7 +230,7 @@ ember_status cpu_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g,
 {
     struct cpu_device *d = dev;
     struct pool_job j = {.g = g, .src = cpu_f32(dy), .dst = cpu_f32(dx)};
-    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k), avg_pool2d_backward_planes,
-                     &j);
+    cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->oh * g->ow * g->k * g->k),
+                     avg_pool2d_backward_planes, &j);
     return EMBER_OK;
 }

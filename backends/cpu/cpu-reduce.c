@@ -109,7 +109,10 @@ ember_status cpu_reduce(void *dev, enum ember_reduce_op op, const struct ember_r
                         ember_ptr in)
 {
     struct cpu_device *d = dev;
-    struct reduce_job j = {.r = r, .max = op == EMBER_MAX, .out = cpu_f32(out), .in = cpu_f32(in),
+    struct reduce_job j = {.r = r,
+                           .max = op == EMBER_MAX,
+                           .out = cpu_f32(out),
+                           .in = cpu_f32(in),
                            .tiles = (r->inner + REDUCE_TILE - 1) / REDUCE_TILE};
     if (r->inner == 1) {
         cpu_parallel_for(d->pool, r->outer, REDUCE_GRAIN / (r->r + 1) + 1, reduce_rows, &j);

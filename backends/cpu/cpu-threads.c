@@ -37,7 +37,7 @@
 /* An idle worker first spins on the job counter with the CPU's pause hint
  * (a hand-off within microseconds), then yields its core for a while, then
  * sleeps on the condition variable. */
-#define SPIN_ROUNDS 4000
+#define SPIN_ROUNDS  4000
 #define YIELD_ROUNDS 2000
 
 /* a wait for a worker longer than this (and than the caller's own share)
@@ -45,12 +45,12 @@
  * the caller solo for SOLO_FIRST seconds, twice as long each time that
  * happens again within SOLO_CALM of the last stretch's end, SOLO_LONGEST
  * at most */
-#define STRAGGLER_WAIT 0.0005
-#define STRAGGLERS 3
+#define STRAGGLER_WAIT   0.0005
+#define STRAGGLERS       3
 #define STRAGGLER_WINDOW 0.1
-#define SOLO_FIRST 0.05
-#define SOLO_LONGEST 1.0
-#define SOLO_CALM 2.0
+#define SOLO_FIRST       0.05
+#define SOLO_LONGEST     1.0
+#define SOLO_CALM        2.0
 
 static inline void cpu_relax(void)
 {
@@ -103,14 +103,14 @@ static void straggler(struct cpu_pool *pool, double now)
     if (pool->stragglers < STRAGGLERS || now - oldest > STRAGGLER_WINDOW)
         return;
     bool again = now - pool->solo_until < SOLO_CALM;
-    pool->solo_length = !again ? SOLO_FIRST
+    pool->solo_length = !again                                 ? SOLO_FIRST
                         : pool->solo_length * 2 < SOLO_LONGEST ? pool->solo_length * 2
                                                                : SOLO_LONGEST;
     pool->solo_until = now + pool->solo_length;
     pool->stragglers = 0;
 }
 
-#define CLAIM(gen, chunks, next)                                                                               \
+#define CLAIM(gen, chunks, next)                                                                             \
     ((unsigned long long)(gen) << 32 | (unsigned long long)(chunks) << 16 | (unsigned long long)(next))
 
 struct worker_arg {
@@ -149,7 +149,8 @@ static void *worker_main(void *p)
     unsigned seen = 0;
     for (;;) {
         unsigned gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
-        for (int spin = 0; gen == seen && spin < SPIN_ROUNDS + YIELD_ROUNDS && !atomic_load(&pool->quit); spin++) {
+        for (int spin = 0; gen == seen && spin < SPIN_ROUNDS + YIELD_ROUNDS && !atomic_load(&pool->quit);
+             spin++) {
             if (spin < SPIN_ROUNDS)
                 cpu_relax();
             else

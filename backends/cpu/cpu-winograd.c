@@ -37,7 +37,7 @@
 
 #include "cpu-winograd-impl.h"
 
-#define POSITIONS    16                 /* a 4x4 transformed tile */
+#define POSITIONS 16 /* a 4x4 transformed tile */
 
 /* ------------------------------------------------------- the transforms */
 

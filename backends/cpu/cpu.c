@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report-impl.h"
 #include "cpu-impl.h"
 #include "platform.h"
+#include "report-impl.h"
 
 /* buffers are aligned for the widest vector loads (AVX-512) */
 #define CPU_ALIGN 64
@@ -22,10 +22,7 @@ static int cpu_device_count(char *why, size_t why_len)
     return 1;
 }
 
-static int online_cores(void)
-{
-    return ember_cpu_count();
-}
+static int online_cores(void) { return ember_cpu_count(); }
 
 /* OpenBLAS where its buffers fit the address-space limit, else the plain
  * sgemm, said once at info level (`ember --verbose`, and the device's name) */
@@ -79,7 +76,8 @@ static ember_status cpu_set_threads(void *dev, int threads)
     if (!d->pool) {
         d->pool = cpu_pool_new(1); /* one thread needs no workers: this cannot fail for want of threads */
         d->threads = 1;
-        return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads; running on 1", want);
+        return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "could not start %d cpu threads; running on 1",
+                            want);
     }
     d->threads = want;
     cpu_choose_blas(d);

@@ -74,33 +74,34 @@ enum {
 };
 
 /* The driver API: X(return type, symbol, parameters). */
-#define CUDA_DRIVER_FUNCTIONS(X)                                                                              \
-    X(CUresult, cuInit, (unsigned int flags))                                                                 \
-    X(CUresult, cuDriverGetVersion, (int *version))                                                           \
-    X(CUresult, cuDeviceGetCount, (int *count))                                                               \
-    X(CUresult, cuDeviceGet, (CUdevice * device, int ordinal))                                                \
-    X(CUresult, cuDeviceGetName, (char *name, int len, CUdevice device))                                      \
-    X(CUresult, cuDeviceGetAttribute, (int *value, int attribute, CUdevice device))                           \
-    X(CUresult, cuDeviceTotalMem_v2, (size_t * bytes, CUdevice device))                                       \
-    X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice device))                                 \
-    X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice device))                                                 \
-    X(CUresult, cuCtxSetCurrent, (CUcontext ctx))                                                             \
-    X(CUresult, cuCtxSynchronize, (void))                                                                     \
-    X(CUresult, cuMemGetInfo_v2, (size_t * free_bytes, size_t * total_bytes))                                 \
-    X(CUresult, cuMemAlloc_v2, (CUdeviceptr * ptr, size_t bytes))                                             \
-    X(CUresult, cuMemFree_v2, (CUdeviceptr ptr))                                                              \
-    X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes))                            \
-    X(CUresult, cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes))                                  \
-    X(CUresult, cuModuleLoadDataEx,                                                                           \
-      (CUmodule * module, const void *image, unsigned int count, CUjit_option *options, void **values))       \
-    X(CUresult, cuModuleUnload, (CUmodule module))                                                            \
+#define CUDA_DRIVER_FUNCTIONS(X)                                                                             \
+    X(CUresult, cuInit, (unsigned int flags))                                                                \
+    X(CUresult, cuDriverGetVersion, (int *version))                                                          \
+    X(CUresult, cuDeviceGetCount, (int *count))                                                              \
+    X(CUresult, cuDeviceGet, (CUdevice * device, int ordinal))                                               \
+    X(CUresult, cuDeviceGetName, (char *name, int len, CUdevice device))                                     \
+    X(CUresult, cuDeviceGetAttribute, (int *value, int attribute, CUdevice device))                          \
+    X(CUresult, cuDeviceTotalMem_v2, (size_t * bytes, CUdevice device))                                      \
+    X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice device))                                \
+    X(CUresult, cuDevicePrimaryCtxRelease, (CUdevice device))                                                \
+    X(CUresult, cuCtxSetCurrent, (CUcontext ctx))                                                            \
+    X(CUresult, cuCtxSynchronize, (void))                                                                    \
+    X(CUresult, cuMemGetInfo_v2, (size_t * free_bytes, size_t * total_bytes))                                \
+    X(CUresult, cuMemAlloc_v2, (CUdeviceptr * ptr, size_t bytes))                                            \
+    X(CUresult, cuMemFree_v2, (CUdeviceptr ptr))                                                             \
+    X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes))                           \
+    X(CUresult, cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes))                                 \
+    X(CUresult, cuModuleLoadDataEx,                                                                          \
+      (CUmodule * module, const void *image, unsigned int count, CUjit_option *options, void **values))      \
+    X(CUresult, cuModuleUnload, (CUmodule module))                                                           \
     X(CUresult, cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name))             \
-    X(CUresult, cuModuleGetGlobal_v2, (CUdeviceptr * ptr, size_t * bytes, CUmodule module, const char *name))  \
-    X(CUresult, cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                         \
-    X(CUresult, cuLaunchKernel,                                                                               \
-      (CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,      \
-       unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, CUstream stream, void **params, \
-       void **extra))                                                                                        \
+    X(CUresult, cuModuleGetGlobal_v2,                                                                        \
+      (CUdeviceptr * ptr, size_t * bytes, CUmodule module, const char *name))                                \
+    X(CUresult, cuFuncGetAttribute, (int *value, int attribute, CUfunction function))                        \
+    X(CUresult, cuLaunchKernel,                                                                              \
+      (CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,    \
+       unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, CUstream stream,               \
+       void **params, void **extra))                                                                         \
     X(CUresult, cuEventCreate, (CUevent * event, unsigned int flags))                                        \
     X(CUresult, cuEventRecord, (CUevent event, CUstream stream))                                             \
     X(CUresult, cuEventSynchronize, (CUevent event))                                                         \
@@ -108,32 +109,32 @@ enum {
     X(CUresult, cuEventDestroy_v2, (CUevent event))
 
 /* In newer drivers only (CUDA 12.4 and later); NULL where absent. */
-#define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                     \
-    X(CUresult, cuFuncGetParamInfo, (CUfunction function, size_t index, size_t *offset, size_t *size))
+#define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                    \
+    X(CUresult, cuFuncGetParamInfo, (CUfunction function, size_t index, size_t * offset, size_t * size))
 
 /* NVRTC's result codes are small integers; its own nvrtcGetErrorString names them. */
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
 
-#define NVRTC_FUNCTIONS(X)                                                                                    \
-    X(nvrtcResult, nvrtcVersion, (int *major, int *minor))                                                    \
-    X(const char *, nvrtcGetErrorString, (nvrtcResult result))                                                \
-    X(nvrtcResult, nvrtcCreateProgram,                                                                        \
+#define NVRTC_FUNCTIONS(X)                                                                                   \
+    X(nvrtcResult, nvrtcVersion, (int *major, int *minor))                                                   \
+    X(const char *, nvrtcGetErrorString, (nvrtcResult result))                                               \
+    X(nvrtcResult, nvrtcCreateProgram,                                                                       \
       (nvrtcProgram * program, const char *source, const char *name, int headers,                            \
-       const char *const *header_sources, const char *const *header_names))                                   \
-    X(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * program))                                             \
-    X(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram program, int count, const char *const *options))        \
-    X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram program, size_t * bytes))                            \
-    X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram program, char *log))                                     \
-    X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram program, size_t * bytes))                                   \
+       const char *const *header_sources, const char *const *header_names))                                  \
+    X(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * program))                                            \
+    X(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram program, int count, const char *const *options))       \
+    X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram program, size_t * bytes))                           \
+    X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram program, char *log))                                    \
+    X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram program, size_t * bytes))                                  \
     X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram program, char *ptx))
 
 /* In newer NVRTCs only: cubins from 11.1, the list of archs from 11.2.
  * Looked up the same way; NULL where absent. */
-#define NVRTC_OPTIONAL_FUNCTIONS(X)                                                                           \
-    X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram program, size_t * bytes))                                 \
-    X(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram program, char *cubin))                                        \
-    X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *count))                                                   \
+#define NVRTC_OPTIONAL_FUNCTIONS(X)                                                                          \
+    X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram program, size_t * bytes))                                \
+    X(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram program, char *cubin))                                       \
+    X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *count))                                                  \
     X(nvrtcResult, nvrtcGetSupportedArchs, (int *archs))
 
 #define CUDA_DECLARE_POINTER(ret, name, params) ret(*name) params;

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda-impl.h"
 #include "report-impl.h"
 #include "text-impl.h"
-#include "cuda-impl.h"
 
 /* where NVIDIA's PyPI wheel puts NVRTC: the .so files in lib, the DLLs in bin */
 #ifdef _WIN32
@@ -39,16 +39,20 @@ static void better_path(const struct cuda_probe *p, const struct cuda_gpu *g, ch
     if (path == CUDA_PATH_NVRTC_CUBIN || path == CUDA_PATH_NONE || g->cc < CUDA_OLDEST_ARCH)
         return;
     if (path == CUDA_PATH_NVRTC_PTX) {
-        snprintf(out, len, "an NVRTC that builds cubins for sm_%d (CUDA 11.1 or later) would skip the driver's JIT",
+        snprintf(out, len,
+                 "an NVRTC that builds cubins for sm_%d (CUDA 11.1 or later) would skip the driver's JIT",
                  g->cc);
         return;
     }
     /* the built-in PTX: is it for want of an NVRTC, or of a driver? */
     if (strstr(c->rejected, "but the driver loads at most"))
-        snprintf(out, len, "a newer NVIDIA driver would load the PTX of the NVRTC found (this one loads up to PTX %d.%d)",
-                 p->path_ptx_isa / 10, p->path_ptx_isa % 10);
+        snprintf(
+            out, len,
+            "a newer NVIDIA driver would load the PTX of the NVRTC found (this one loads up to PTX %d.%d)",
+            p->path_ptx_isa / 10, p->path_ptx_isa % 10);
     else if (g->cc < 35)
-        snprintf(out, len, "none needed: no NVRTC newer than 10.2 targets sm_%d, and the built-in PTX is made for it",
+        snprintf(out, len,
+                 "none needed: no NVRTC newer than 10.2 targets sm_%d, and the built-in PTX is made for it",
                  g->cc);
     else if (g->cc < 50)
         snprintf(out, len,
@@ -94,8 +98,8 @@ void cuda_diagnose(struct ember_report *r, int threads)
     if (p->driver_path[0])
         ember_report_string(driver, "library", "driver library", "%s", p->driver_path);
     if (p->driver_version) {
-        ember_report_string(driver, "cuda_version", "driver's CUDA version", "%d.%d", p->driver_version / 1000,
-                            p->driver_version % 1000 / 10);
+        ember_report_string(driver, "cuda_version", "driver's CUDA version", "%d.%d",
+                            p->driver_version / 1000, p->driver_version % 1000 / 10);
         ember_report_string(driver, "max_ptx_isa", "loads PTX up to", "%d.%d", p->driver_ptx_isa / 10,
                             p->driver_ptx_isa % 10);
     }
@@ -118,8 +122,9 @@ void cuda_diagnose(struct ember_report *r, int threads)
         const struct cuda_gpu *g = &p->gpus[i];
         const struct cuda_choice *c = &g->choice;
         struct ember_report *e = ember_report_object(gpus, NULL, NULL);
-        ember_report_string(e, "summary", NULL, "cuda:%d %s, compute capability %d.%d, %.1f GiB, %d multiprocessors", i,
-                            g->name, g->cc / 10, g->cc % 10, (double)g->memory / (1024.0 * 1024.0 * 1024.0),
+        ember_report_string(e, "summary", NULL,
+                            "cuda:%d %s, compute capability %d.%d, %.1f GiB, %d multiprocessors", i, g->name,
+                            g->cc / 10, g->cc % 10, (double)g->memory / (1024.0 * 1024.0 * 1024.0),
                             g->multiprocessors);
         ember_report_int(e, "index", NULL, i);
         ember_report_string(e, "gpu", NULL, "%s", g->name);

@@ -30,11 +30,11 @@
 #include "../kernels/gpu.h"
 #include "cuda-api.h"
 
-#define CUDA_MAX_GPUS 16
-#define CUDA_MAX_NVRTCS 8
-#define CUDA_MAX_ARCHS 64
+#define CUDA_MAX_GPUS    16
+#define CUDA_MAX_NVRTCS  8
+#define CUDA_MAX_ARCHS   64
 #define CUDA_MAX_OPTIONS (2 * CUDA_MAX_NVRTCS + 1)
-#define CUDA_MAX_ARGS 48
+#define CUDA_MAX_ARGS    48
 
 /* The oldest GPU ember supports: Kepler, sm_30. */
 #define CUDA_OLDEST_ARCH 30
@@ -45,17 +45,17 @@ struct cuda_nvrtc {
     void *lib;
     struct nvrtc_api api;
     int major, minor;
-    int ptx_isa;                 /* the PTX ISA it emits, times ten: 78 is PTX 7.8 */
-    int archs[CUDA_MAX_ARCHS];   /* compute capabilities it targets, times ten, ascending */
+    int ptx_isa;               /* the PTX ISA it emits, times ten: 78 is PTX 7.8 */
+    int archs[CUDA_MAX_ARCHS]; /* compute capabilities it targets, times ten, ascending */
     int arch_count;
-    bool cubin;                  /* it can emit a cubin (nvrtcGetCUBIN, NVRTC 11.1 and later) */
+    bool cubin; /* it can emit a cubin (nvrtcGetCUBIN, NVRTC 11.1 and later) */
 };
 
 enum cuda_kernel_path {
-    CUDA_PATH_NONE,          /* the GPU cannot be used */
-    CUDA_PATH_NVRTC_CUBIN,   /* NVRTC compiles to machine code for the exact sm */
-    CUDA_PATH_NVRTC_PTX,     /* NVRTC compiles to PTX, the driver JITs it */
-    CUDA_PATH_BASELINE_PTX,  /* the built-in sm_30 PTX, JITted by the driver */
+    CUDA_PATH_NONE,         /* the GPU cannot be used */
+    CUDA_PATH_NVRTC_CUBIN,  /* NVRTC compiles to machine code for the exact sm */
+    CUDA_PATH_NVRTC_PTX,    /* NVRTC compiles to PTX, the driver JITs it */
+    CUDA_PATH_BASELINE_PTX, /* the built-in sm_30 PTX, JITted by the driver */
 };
 
 /* One way to get the kernels onto a GPU. */
@@ -83,13 +83,13 @@ static inline enum cuda_kernel_path cuda_choice_path(const struct cuda_choice *c
 
 struct cuda_gpu {
     char name[256];
-    int cc;                   /* compute capability times ten: 35 for 3.5 */
-    size_t memory;            /* bytes */
+    int cc;        /* compute capability times ten: 35 for 3.5 */
+    size_t memory; /* bytes */
     int multiprocessors;
     int clock_khz, memory_clock_khz, bus_bits; /* 0: the driver did not say */
     int max_threads_per_block;
-    int shared_per_block;     /* bytes */
-    int max_grid[3];          /* blocks along x, y, z */
+    int shared_per_block; /* bytes */
+    int max_grid[3];      /* blocks along x, y, z */
     struct cuda_choice choice;
 };
 
@@ -101,14 +101,14 @@ struct cuda_probe {
     char why[768];
     void *driver_lib;
     struct cuda_driver_api api;
-    int driver_version;   /* cuDriverGetVersion: 11040 is CUDA 11.4 */
-    int driver_ptx_isa;   /* the highest PTX ISA it JITs, times ten */
+    int driver_version; /* cuDriverGetVersion: 11040 is CUDA 11.4 */
+    int driver_ptx_isa; /* the highest PTX ISA it JITs, times ten */
     /* EMBER_CUDA_MAX_PTX: the kernel paths are chosen as for an older
      * driver, the one of this CUDA version (its PTX ISA and the cubins it
      * takes), to see on a new GPU what an old one gets; 0 when unset */
     int driver_as;
     int path_driver, path_ptx_isa; /* what the paths are chosen for: the driver's, or driver_as's */
-    bool sync;            /* EMBER_CUDA_SYNC: wait for every kernel, to name the one that faults */
+    bool sync;                     /* EMBER_CUDA_SYNC: wait for every kernel, to name the one that faults */
 
     int gpu_count;
     struct cuda_gpu gpus[CUDA_MAX_GPUS];
@@ -117,7 +117,7 @@ struct cuda_probe {
     struct cuda_nvrtc nvrtc[CUDA_MAX_NVRTCS];
     char nvrtc_notes[1024]; /* libraries that were found but could not be used */
 
-    int baseline_ptx_isa;   /* the built-in PTX's .version, times ten */
+    int baseline_ptx_isa; /* the built-in PTX's .version, times ten */
     /* $EMBER_CUDA_KERNELS: "nvrtc", "nvrtc-cubin", "nvrtc-ptx", "baseline" or NULL */
     const char *forced;
 };
@@ -139,8 +139,8 @@ struct cuda_device {
     CUmodule module;
     CUfunction functions[EMBER_KERNEL_COUNT];
     struct cuda_kernel_info kernels[EMBER_KERNEL_COUNT];
-    enum cuda_kernel_path path; /* the path whose kernels are loaded */
-    char path_detail[160];      /* "NVRTC 11.8 cubin for sm_35" */
+    enum cuda_kernel_path path;    /* the path whose kernels are loaded */
+    char path_detail[160];         /* "NVRTC 11.8 cubin for sm_35" */
     enum ember_kernel last_kernel; /* launched last: where a fault reported later most likely began */
     bool launched;
     /* After a sticky error (an illegal address, a failed launch) the
@@ -155,7 +155,8 @@ struct cuda_device {
 
 /* Reports a failed driver call, names the error, and marks the device
  * lost when the error is a sticky one. Out of memory adds free and total. */
-ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Compiles (or takes from the cache) and loads the kernels on the GPU's
  * best path, going down its options while the driver refuses them
@@ -209,8 +210,8 @@ int cuda_ptx_isa_of(int cuda_version);
  * the driver's CUDA version and PTX ISA, the NVRTCs found, the built-in
  * PTX's ISA and an optional forced path (EMBER_CUDA_KERNELS). Pure: no
  * library is called, so every rule is tested without a GPU. */
-void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc, int nvrtc_count,
-                      int baseline_ptx_isa, const char *forced, struct cuda_choice *out);
+void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc,
+                      int nvrtc_count, int baseline_ptx_isa, const char *forced, struct cuda_choice *out);
 
 /* The oldest CUDA version whose driver loads PTX ISA `isa` (times ten):
  * 64 -> 10010 (CUDA 10.1); 0 for none. */

@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text-impl.h"
 #include "cuda-impl.h"
+#include "text-impl.h"
 
 /* NVRTC's options for one compile: the target, then the tuning as -D. */
 #define MAX_OPTIONS 16
@@ -60,7 +60,8 @@ static void options_make(struct compile_options *o, int arch, bool cubin, const 
 }
 
 unsigned char *cuda_nvrtc_compile(const struct cuda_nvrtc *n, int arch, bool cubin,
-                                  const struct ember_kernel_tuning *tuning, size_t *size, char *why, size_t why_len)
+                                  const struct ember_kernel_tuning *tuning, size_t *size, char *why,
+                                  size_t why_len)
 {
     const struct nvrtc_api *api = &n->api;
     if (cubin && !n->cubin) {
@@ -88,8 +89,8 @@ unsigned char *cuda_nvrtc_compile(const struct cuda_nvrtc *n, int arch, bool cub
             log[0] = '\0'; /* the log call failed: whatever it wrote is not a log */
         if (log)
             log[log_size] = '\0';
-        snprintf(why, why_len, "NVRTC %d.%d could not compile the kernels for %s (%s): %s", n->major, n->minor,
-                 o.arch, api->nvrtcGetErrorString(r), log ? log : "(no log)");
+        snprintf(why, why_len, "NVRTC %d.%d could not compile the kernels for %s (%s): %s", n->major,
+                 n->minor, o.arch, api->nvrtcGetErrorString(r), log ? log : "(no log)");
         free(log);
         goto done;
     }
@@ -143,7 +144,8 @@ static int threads_needed(enum ember_kernel k, const struct ember_kernel_tuning 
  * and its arguments where it can tell. False (with why) when a kernel
  * cannot run the blocks its launches use, or the GPU has too little shared
  * memory for the sgemm tiles. */
-static bool module_describe(struct cuda_device *d, const struct ember_kernel_tuning *t, char *why, size_t why_len)
+static bool module_describe(struct cuda_device *d, const struct ember_kernel_tuning *t, char *why,
+                            size_t why_len)
 {
     const struct cuda_driver_api *api = &d->probe->api;
     const struct cuda_gpu *g = &d->probe->gpus[d->index];
@@ -161,9 +163,10 @@ static bool module_describe(struct cuda_device *d, const struct ember_kernel_tun
             return false;
         }
         if (info->max_threads < threads_needed(k, t)) {
-            snprintf(why, why_len,
-                     "kernel %s runs at most %d threads a block on this GPU (its registers), its launches use %d",
-                     ember_kernel_name(k), info->max_threads, threads_needed(k, t));
+            snprintf(
+                why, why_len,
+                "kernel %s runs at most %d threads a block on this GPU (its registers), its launches use %d",
+                ember_kernel_name(k), info->max_threads, threads_needed(k, t));
             return false;
         }
         info->arg_count = -1;
@@ -216,14 +219,14 @@ static bool module_tuning_matches(struct cuda_device *d, const struct ember_kern
 /* How a load ended. */
 enum load_outcome {
     LOADED,
-    REFUSED,     /* by the driver, or by the checks: the next path may work */
-    NOT_BUILT,   /* NVRTC failed, or out of memory */
+    REFUSED,   /* by the driver, or by the checks: the next path may work */
+    NOT_BUILT, /* NVRTC failed, or out of memory */
 };
 
 /* Loads an image (PTX text or a cubin), finds every kernel in it and
  * checks the module; on failure the driver's JIT log goes into `why`. */
-static enum load_outcome module_load(struct cuda_device *d, const void *image, const struct ember_kernel_tuning *t,
-                                     char *why, size_t why_len)
+static enum load_outcome module_load(struct cuda_device *d, const void *image,
+                                     const struct ember_kernel_tuning *t, char *why, size_t why_len)
 {
     const struct cuda_driver_api *api = &d->probe->api;
     char log[2048] = "";
@@ -255,8 +258,9 @@ static enum load_outcome module_load(struct cuda_device *d, const void *image, c
 }
 
 /* The cache keys of an NVRTC option: its binary, and the driver's refusal of it. */
-static bool nvrtc_keys(const struct cuda_device *d, const struct cuda_option *o, struct ember_gpu_cache_key *binary,
-                       struct ember_gpu_cache_key *refusal, char *why, size_t why_len)
+static bool nvrtc_keys(const struct cuda_device *d, const struct cuda_option *o,
+                       struct ember_gpu_cache_key *binary, struct ember_gpu_cache_key *refusal, char *why,
+                       size_t why_len)
 {
     const struct cuda_probe *p = d->probe;
     const struct cuda_nvrtc *n = &p->nvrtc[o->nvrtc];
@@ -279,7 +283,8 @@ static bool nvrtc_keys(const struct cuda_device *d, const struct cuda_option *o,
 }
 
 /* The NVRTC path: from the cache, else compiled and cached. */
-static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_option *o, char *why, size_t why_len)
+static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_option *o, char *why,
+                                    size_t why_len)
 {
     const struct cuda_nvrtc *n = &d->probe->nvrtc[o->nvrtc];
     struct ember_kernel_tuning t = cuda_nvrtc_tuning();
@@ -289,7 +294,7 @@ static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_opt
     size_t size = 0;
     unsigned char *image = ember_gpu_cache_load(&d->gpu, "cuda", &refusal, &size);
     ember_gpu_cache_loaded("cuda", &refusal); /* a note, never given to the driver */
-    if (image) { /* this driver refused these very kernels before */
+    if (image) {                              /* this driver refused these very kernels before */
         snprintf(why, why_len, "refused by this driver before (remembered in the cache): %.*s", (int)size,
                  (const char *)image);
         free(image);
@@ -306,11 +311,12 @@ static enum load_outcome load_nvrtc(struct cuda_device *d, const struct cuda_opt
         ember_gpu_cache_loaded("cuda", &key); /* the driver answered, and we are alive */
         free(image);
         if (cached == LOADED) {
-            d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: kernels loaded from the cache", d->gpu.name);
+            d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: kernels loaded from the cache",
+                            d->gpu.name);
             return LOADED;
         }
-        d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO, "%s: ignoring the cached kernels (%s); rebuilding them",
-                        d->gpu.name, why);
+        d->gpu.host.log(d->gpu.host.ctx, EMBER_LOG_INFO,
+                        "%s: ignoring the cached kernels (%s); rebuilding them", d->gpu.name, why);
     }
     char what[512];
     snprintf(what, sizeof what, "%s, %s", d->probe->gpus[d->index].name, d->path_detail);
@@ -382,7 +388,8 @@ ember_status cuda_module_open(struct cuda_device *d)
     const struct ember_host *h = &d->gpu.host;
     char why[2048], failed[1024] = "", tried[2048] = "";
     if (c->count == 0)
-        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s (%s) cannot be used: %s", d->gpu.name, g->name, c->reason);
+        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s (%s) cannot be used: %s", d->gpu.name, g->name,
+                       c->reason);
     for (int i = 0; i < c->count; i++) {
         const struct cuda_option *o = &c->options[i];
         option_detail(d->probe, o, d->path_detail, sizeof d->path_detail);
@@ -392,10 +399,11 @@ ember_status cuda_module_open(struct cuda_device *d)
         if (o->path == CUDA_PATH_BASELINE_PTX) {
             /* the driver JITs the PTX for the GPU, and keeps the result in its own cache */
             char what[512];
-            snprintf(what, sizeof what, "%s, the driver JIT-compiling the built-in sm_30 PTX for sm_%d", g->name,
-                     g->cc);
-            ember_gpu_compile_begin(&d->gpu, "cuda", what,
-                                    "once; the driver keeps the result in $CUDA_CACHE_PATH, else ~/.nv/ComputeCache");
+            snprintf(what, sizeof what, "%s, the driver JIT-compiling the built-in sm_30 PTX for sm_%d",
+                     g->name, g->cc);
+            ember_gpu_compile_begin(
+                &d->gpu, "cuda", what,
+                "once; the driver keeps the result in $CUDA_CACHE_PATH, else ~/.nv/ComputeCache");
             outcome = module_load(d, cuda_baseline_ptx(), &baseline, why, sizeof why);
             ember_gpu_compile_end(&d->gpu);
         } else {
@@ -410,17 +418,14 @@ ember_status cuda_module_open(struct cuda_device *d)
         ember_note_append(tried, sizeof tried, "%s: %.600s", d->path_detail, why);
         ember_note_append(failed, sizeof failed, "%s: %.400s", d->path_detail, why);
         if (i + 1 < c->count)
-            h->log(h->ctx, EMBER_LOG_WARN, "%s: %s failed (%s); trying %s next", d->gpu.name, d->path_detail, why,
-                   cuda_path_name(c->options[i + 1].path));
+            h->log(h->ctx, EMBER_LOG_WARN, "%s: %s failed (%s); trying %s next", d->gpu.name, d->path_detail,
+                   why, cuda_path_name(c->options[i + 1].path));
     }
     outcome_record(d->index, CUDA_PATH_NONE, "", failed);
-    return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s (%s, sm_%d, driver CUDA %d.%d): no way to load ember's kernels%s: %s",
-                   d->gpu.name, g->name, g->cc, d->probe->driver_version / 1000,
-                   d->probe->driver_version % 1000 / 10,
+    return h->fail(h->ctx, EMBER_ERR_DEVICE,
+                   "%s (%s, sm_%d, driver CUDA %d.%d): no way to load ember's kernels%s: %s", d->gpu.name,
+                   g->name, g->cc, d->probe->driver_version / 1000, d->probe->driver_version % 1000 / 10,
                    d->probe->forced ? " on the paths EMBER_CUDA_KERNELS allows" : "", tried);
 }
 
-void cuda_module_close(struct cuda_device *d)
-{
-    module_unload(d);
-}
+void cuda_module_close(struct cuda_device *d) { module_unload(d); }

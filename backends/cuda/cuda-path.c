@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text-impl.h"
 #include "cuda-impl.h"
+#include "text-impl.h"
 
 int cuda_ptx_isa_of(int cuda_version)
 {
@@ -50,7 +50,7 @@ const char *cuda_path_name(enum cuda_kernel_path path)
 }
 
 /* adds a path passed over, and why, to the choice's list */
-#define reject(out, ...) ember_note_append((out)->rejected, sizeof (out)->rejected, __VA_ARGS__)
+#define reject(out, ...) ember_note_append((out)->rejected, sizeof(out)->rejected, __VA_ARGS__)
 
 /* the highest arch the NVRTC targets at or below cc, or 0 */
 static int best_arch(const struct cuda_nvrtc *n, int cc)
@@ -62,9 +62,10 @@ static int best_arch(const struct cuda_nvrtc *n, int cc)
     return best;
 }
 
-static void add_option(struct cuda_choice *out, enum cuda_kernel_path path, int nvrtc, int arch, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void add_option(struct cuda_choice *out, enum cuda_kernel_path path, int nvrtc, int arch, const char *fmt, ...)
+static void add_option(struct cuda_choice *out, enum cuda_kernel_path path, int nvrtc, int arch,
+                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add_option(struct cuda_choice *out, enum cuda_kernel_path path, int nvrtc, int arch,
+                       const char *fmt, ...)
 {
     if (out->count == CUDA_MAX_OPTIONS)
         return;
@@ -111,11 +112,11 @@ static void nvrtc_options(int cc, int driver_cuda, int driver_ptx_isa, const str
         /* a cubin skips the driver's PTX check, but needs a driver of its toolkit's major version */
         if (n->cubin && arch == cc && cubin_wanted) {
             if (n->major > driver_cuda / 1000)
-                reject(out, "NVRTC %d.%d's cubins need a CUDA %d driver, this one is CUDA %d.%d", n->major, n->minor,
-                       n->major, driver_cuda / 1000, driver_cuda % 1000 / 10);
+                reject(out, "NVRTC %d.%d's cubins need a CUDA %d driver, this one is CUDA %d.%d", n->major,
+                       n->minor, n->major, driver_cuda / 1000, driver_cuda % 1000 / 10);
             else
-                add_option(out, CUDA_PATH_NVRTC_CUBIN, i, arch, "NVRTC %d.%d builds a cubin for sm_%d", n->major,
-                           n->minor, arch);
+                add_option(out, CUDA_PATH_NVRTC_CUBIN, i, arch, "NVRTC %d.%d builds a cubin for sm_%d",
+                           n->major, n->minor, arch);
         }
         if (!ptx_wanted)
             continue;
@@ -125,13 +126,13 @@ static void nvrtc_options(int cc, int driver_cuda, int driver_ptx_isa, const str
                        n->major, n->minor, n->ptx_isa / 10, n->ptx_isa % 10, arch, driver_ptx_isa / 10,
                        driver_ptx_isa % 10);
         else
-            reject(out, "NVRTC %d.%d emits PTX %d.%d but the driver loads at most PTX %d.%d", n->major, n->minor,
-                   n->ptx_isa / 10, n->ptx_isa % 10, driver_ptx_isa / 10, driver_ptx_isa % 10);
+            reject(out, "NVRTC %d.%d emits PTX %d.%d but the driver loads at most PTX %d.%d", n->major,
+                   n->minor, n->ptx_isa / 10, n->ptx_isa % 10, driver_ptx_isa / 10, driver_ptx_isa % 10);
     }
 }
 
-void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc, int nvrtc_count,
-                      int baseline_ptx_isa, const char *forced, struct cuda_choice *out)
+void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct cuda_nvrtc *nvrtc,
+                      int nvrtc_count, int baseline_ptx_isa, const char *forced, struct cuda_choice *out)
 {
     memset(out, 0, sizeof *out);
     if (cc < CUDA_OLDEST_ARCH) {
@@ -145,18 +146,20 @@ void cuda_choose_path(int cc, int driver_cuda, int driver_ptx_isa, const struct 
     if (!forced_allows(forced, CUDA_PATH_BASELINE_PTX))
         reject(out, "the built-in PTX not tried (EMBER_CUDA_KERNELS=%s)", forced);
     else if (baseline_ptx_isa <= driver_ptx_isa)
-        add_option(out, CUDA_PATH_BASELINE_PTX, -1, 30, "the built-in sm_30 PTX (PTX %d.%d), JITted by the driver for sm_%d",
+        add_option(out, CUDA_PATH_BASELINE_PTX, -1, 30,
+                   "the built-in sm_30 PTX (PTX %d.%d), JITted by the driver for sm_%d",
                    baseline_ptx_isa / 10, baseline_ptx_isa % 10, cc);
     else
-        reject(out, "the built-in PTX is PTX %d.%d but the driver loads at most PTX %d.%d", baseline_ptx_isa / 10,
-               baseline_ptx_isa % 10, driver_ptx_isa / 10, driver_ptx_isa % 10);
+        reject(out, "the built-in PTX is PTX %d.%d but the driver loads at most PTX %d.%d",
+               baseline_ptx_isa / 10, baseline_ptx_isa % 10, driver_ptx_isa / 10, driver_ptx_isa % 10);
     if (out->count > 0)
         snprintf(out->reason, sizeof out->reason, "%s", out->options[0].reason);
     else if (forced)
-        snprintf(out->reason, sizeof out->reason, "no kernel path EMBER_CUDA_KERNELS=%s allows works: %.*s", forced,
-                 (int)sizeof out->reason - 80, out->rejected);
+        snprintf(out->reason, sizeof out->reason, "no kernel path EMBER_CUDA_KERNELS=%s allows works: %.*s",
+                 forced, (int)sizeof out->reason - 80, out->rejected);
     else
-        snprintf(out->reason, sizeof out->reason, "no kernel path works: %.*s; a newer NVIDIA driver would load them",
+        snprintf(out->reason, sizeof out->reason,
+                 "no kernel path works: %.*s; a newer NVIDIA driver would load them",
                  (int)sizeof out->reason - 80, out->rejected);
 }
 

@@ -4,9 +4,9 @@
  * driver, its GPUs, and every NVRTC that can be found.
  *
  * Nothing here is linked: libcuda.so.1 and each libnvrtc (nvcuda.dll and
- * nvrtc64_*.dll on Windows) are opened through base/platform.h and their functions looked up from the lists in cuda-api.h. A
- * machine without a driver, with only the toolkit's stub libcuda, or with
- * no GPU simply has no cuda devices, and `why` says which and what to do.
+ * nvrtc64_*.dll on Windows) are opened through base/platform.h and their functions looked up from the lists
+ * in cuda-api.h. A machine without a driver, with only the toolkit's stub libcuda, or with no GPU simply has
+ * no cuda devices, and `why` says which and what to do.
  *
  * Environment (for testing, teaching, and unusual installs):
  *   EMBER_CUDA_LIBRARY   the driver library to open instead of libcuda.so.1 (nvcuda.dll)
@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda-impl.h"
 #include "platform.h"
 #include "text-impl.h"
-#include "cuda-impl.h"
 
 /* The driver's and NVRTC's files, and where CUDA toolkits install NVRTC:
  * on Linux libcuda.so.1 and libnvrtc.so.*; on Windows nvcuda.dll (in
@@ -40,25 +40,25 @@
  * each major version (11.2 to 11.8 share nvrtc64_112_0.dll), in a
  * toolkit's bin folder (bin/x64 from CUDA 13), found through CUDA_PATH. */
 #ifdef _WIN32
-#define CUDA_DRIVER_FILE "nvcuda.dll"
+#define CUDA_DRIVER_FILE  "nvcuda.dll"
 #define NVRTC_FILE_PREFIX "nvrtc64_"
 static const char *const nvrtc_names[] = {"nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll",
                                           "nvrtc64_111_0.dll", "nvrtc64_110_0.dll", "nvrtc64_102_0.dll",
                                           "nvrtc64_101_0.dll", "nvrtc64_100_0.dll"};
 static const char *const toolkit_folders[] = {"$CUDA_PATH/bin", "$CUDA_PATH/bin/x64",
                                               "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v*"};
-#define DRIVER_HINT                                                                                            \
-    "Install NVIDIA's driver for the card from nvidia.com: a Kepler laptop (Quadro K2100M, GTX 660M) takes "  \
+#define DRIVER_HINT                                                                                          \
+    "Install NVIDIA's driver for the card from nvidia.com: a Kepler laptop (Quadro K2100M, GTX 660M) takes " \
     "R418 to R429 (CUDA 10.x), a desktop Kepler 472.xx (R470)"
 #else
-#define CUDA_DRIVER_FILE "libcuda.so.1"
+#define CUDA_DRIVER_FILE  "libcuda.so.1"
 #define NVRTC_FILE_PREFIX "libnvrtc.so"
 static const char *const nvrtc_names[] = {"libnvrtc.so",      "libnvrtc.so.13",   "libnvrtc.so.12",
                                           "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0",
                                           "libnvrtc.so.10.2", "libnvrtc.so.10.1", "libnvrtc.so.10.0"};
 static const char *const toolkit_folders[] = {"/usr/local/cuda*/lib64", "/opt/cuda/lib64"};
-#define DRIVER_HINT                                                                                            \
-    "Install the NVIDIA driver (Debian: nvidia-driver; Kepler GPUs such as the K40m or Quadro K2100M need "    \
+#define DRIVER_HINT                                                                                          \
+    "Install the NVIDIA driver (Debian: nvidia-driver; Kepler GPUs such as the K40m or Quadro K2100M need "  \
     "nvidia-tesla-470-driver)"
 #endif
 
@@ -68,10 +68,10 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT, driver_once = PTHREAD_ONCE
 /* --------------------------------------------------------------- the driver */
 
 /* Looks up every symbol of a list; on a missing one names it in `missing`. */
-#define LOOKUP_REQUIRED(ret, name, params)                                                                    \
-    if (ok && !(api->name = (ret(*) params)ember_library_symbol(lib, #name))) {                                              \
+#define LOOKUP_REQUIRED(ret, name, params)                                                                   \
+    if (ok && !(api->name = (ret(*) params)ember_library_symbol(lib, #name))) {                              \
         snprintf(missing, missing_len, "%s", #name);                                                         \
-        ok = false;                                                                                           \
+        ok = false;                                                                                          \
     }
 #define LOOKUP_OPTIONAL(ret, name, params) api->name = (ret(*) params)ember_library_symbol(lib, #name);
 
@@ -101,13 +101,14 @@ static void probe_driver(struct cuda_probe *p)
         if (override && *override)
             snprintf(p->why, sizeof p->why, "cannot open %s (from EMBER_CUDA_LIBRARY): %s", name, loader_why);
         else
-            snprintf(p->why, sizeof p->why, CUDA_DRIVER_FILE " not found: no NVIDIA driver is installed. " DRIVER_HINT);
+            snprintf(p->why, sizeof p->why,
+                     CUDA_DRIVER_FILE " not found: no NVIDIA driver is installed. " DRIVER_HINT);
         return;
     }
     char missing[128];
     if (!driver_lookup(p->driver_lib, &p->api, missing, sizeof missing)) {
-        snprintf(p->why, sizeof p->why, "%s has no %s: it is not an NVIDIA driver library, or far too old", name,
-                 missing);
+        snprintf(p->why, sizeof p->why, "%s has no %s: it is not an NVIDIA driver library, or far too old",
+                 name, missing);
         return;
     }
     ember_library_file((const void *)p->api.cuInit, p->driver_path, sizeof p->driver_path);
@@ -161,12 +162,16 @@ static void probe_driver(struct cuda_probe *p)
             g->clock_khz = 0;
         if (p->api.cuDeviceGetAttribute(&g->memory_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) !=
                 CUDA_SUCCESS ||
-            p->api.cuDeviceGetAttribute(&g->bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) != CUDA_SUCCESS)
+            p->api.cuDeviceGetAttribute(&g->bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) !=
+                CUDA_SUCCESS)
             g->memory_clock_khz = g->bus_bits = 0;
-        p->api.cuDeviceGetAttribute(&g->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
-        p->api.cuDeviceGetAttribute(&g->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
+        p->api.cuDeviceGetAttribute(&g->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                    dev);
+        p->api.cuDeviceGetAttribute(&g->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                                    dev);
         for (int d = 0; d < 3; d++)
-            if (p->api.cuDeviceGetAttribute(&g->max_grid[d], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + d, dev) != 0 ||
+            if (p->api.cuDeviceGetAttribute(&g->max_grid[d], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + d, dev) !=
+                    0 ||
                 g->max_grid[d] < 1)
                 g->max_grid[d] = 65535; /* what every GPU from sm_30 up allows along y and z */
         p->api.cuDeviceTotalMem_v2(&g->memory, dev);
@@ -188,13 +193,10 @@ static int archs_by_version(int major, int minor, int *archs)
     return n;
 }
 
-static int compare_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
+static int compare_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* adds to the notes on NVRTCs found but not usable */
-#define note(p, ...) ember_note_append((p)->nvrtc_notes, sizeof (p)->nvrtc_notes, __VA_ARGS__)
+#define note(p, ...) ember_note_append((p)->nvrtc_notes, sizeof(p)->nvrtc_notes, __VA_ARGS__)
 
 /* Opens one candidate NVRTC; keeps it unless it is one already kept.
  * `explicit` candidates (from EMBER_NVRTC) report why they fail. */
@@ -253,7 +255,8 @@ static void try_nvrtc_folder(struct cuda_probe *p, const char *folder, bool expl
     }
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, NVRTC_FILE_PREFIX, strlen(NVRTC_FILE_PREFIX)) != 0 || strstr(e->d_name, ".alt."))
+        if (strncmp(e->d_name, NVRTC_FILE_PREFIX, strlen(NVRTC_FILE_PREFIX)) != 0 ||
+            strstr(e->d_name, ".alt."))
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
@@ -348,8 +351,10 @@ static void probe_driver_as(struct cuda_probe *p)
     if (sscanf(cap, "%d.%d", &major, &minor) == 2 && minor >= 0 && minor <= 9)
         version = cuda_version_for_ptx_isa(major * 10 + minor);
     if (!version) {
-        note(p, "EMBER_CUDA_MAX_PTX=%s ignored: it takes a PTX ISA version some CUDA driver loads, as 6.4 or 7.4",
-             cap);
+        note(
+            p,
+            "EMBER_CUDA_MAX_PTX=%s ignored: it takes a PTX ISA version some CUDA driver loads, as 6.4 or 7.4",
+            cap);
         return;
     }
     if (p->driver_ok && version >= p->driver_version)
@@ -380,10 +385,7 @@ static void probe_run(void)
                          p->baseline_ptx_isa, p->forced, &p->gpus[i].choice);
 }
 
-static void probe_driver_run(void)
-{
-    probe_driver(&probe);
-}
+static void probe_driver_run(void) { probe_driver(&probe); }
 
 const struct cuda_probe *cuda_probe_driver(void)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text-impl.h"
 #include "cuda-impl.h"
+#include "text-impl.h"
 
 /* A line of `text` starting at `line`: its length, newline excluded. */
 static size_t line_length(const char *line)
@@ -57,13 +57,16 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
         memcpy(body, start, (size_t)(end - start)), body[end - start] = '\0';
     for (const char *line = ptx; body && line < start && *line; line += line_length(line) + 1) {
         size_t n = line_length(line);
-        if (starts_with(line, ".version") || starts_with(line, ".target") || starts_with(line, ".address_size")) {
+        if (starts_with(line, ".version") || starts_with(line, ".target") ||
+            starts_with(line, ".address_size")) {
             add_line(&out, line, n);
-        } else if (starts_with(line, ".shared") || starts_with(line, ".global") || starts_with(line, ".const")) {
+        } else if (starts_with(line, ".shared") || starts_with(line, ".global") ||
+                   starts_with(line, ".const")) {
             /* the declared name is the last word before [, = or ; */
             char name[128] = "";
             const char *p = line + n;
-            while (p > line && (p[-1] == ';' || p[-1] == ']' || (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '['))
+            while (p > line &&
+                   (p[-1] == ';' || p[-1] == ']' || (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '['))
                 p--;
             const char *q = p;
             while (q > line && q[-1] != ' ' && q[-1] != '\t')
@@ -89,10 +92,10 @@ static char *extract(const char *ptx, const char *kernel, char *why, size_t why_
  * or three of them (sscanf's %d would take sm_4294967326 and overflow). */
 static int parse_arch(const char *arch)
 {
-    const char *digits = !arch                                   ? NULL
-                         : strncmp(arch, "sm_", 3) == 0         ? arch + 3
-                         : strncmp(arch, "compute_", 8) == 0    ? arch + 8
-                                                                : NULL;
+    const char *digits = !arch                               ? NULL
+                         : strncmp(arch, "sm_", 3) == 0      ? arch + 3
+                         : strncmp(arch, "compute_", 8) == 0 ? arch + 8
+                                                             : NULL;
     int cc = 0, n = 0;
     for (; digits && digits[n] >= '0' && digits[n] <= '9' && n < 4; n++)
         cc = cc * 10 + (digits[n] - '0');
@@ -153,7 +156,8 @@ char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, 
                 snprintf(why, why_len, "%s", fail);
                 return NULL;
             }
-            snprintf(how, how_len, "NVRTC %d.%d (%s), PTX for compute_%d", n->major, n->minor, n->path, o->arch);
+            snprintf(how, how_len, "NVRTC %d.%d (%s), PTX for compute_%d", n->major, n->minor, n->path,
+                     o->arch);
         } else {
             snprintf(how, how_len, "the built-in sm_30 PTX (no NVRTC for sm_%d: %s)", cc, c.rejected);
         }

@@ -93,7 +93,8 @@ static ember_status sim_alloc(void *dev, size_t bytes, void **buf)
     if (!p)
         return EMBER_ERR_NOMEM;
     memset(p, 0xff, rounded); /* what was never written reads as NaN, as on the CUDA test double */
-    d->allocations[d->allocation_count++] = (struct allocation){.base = (uint64_t)(uintptr_t)p, .bytes = bytes};
+    d->allocations[d->allocation_count++] =
+        (struct allocation){.base = (uint64_t)(uintptr_t)p, .bytes = bytes};
     d->bytes_used += rounded;
     *buf = p;
     return EMBER_OK;
@@ -124,8 +125,9 @@ static unsigned char *sim_bytes(struct sim_device *d, ember_ptr p, size_t bytes,
 {
     uint64_t at = (uint64_t)(uintptr_t)p.buf + (uint64_t)p.off * 4, base, size;
     if (!sim_find(d, (uint64_t)(uintptr_t)p.buf, &base, &size) || at + bytes > base + size) {
-        d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_ARG, "%s: %s %zu bytes at element %lld of a buffer it does not "
-                                                          "hold, or past its end",
+        d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_ARG,
+                         "%s: %s %zu bytes at element %lld of a buffer it does not "
+                         "hold, or past its end",
                          d->gpu.name, what, bytes, (long long)p.off);
         return NULL;
     }
@@ -154,8 +156,8 @@ static ember_status sim_read(void *dev, void *dst, ember_ptr src, size_t bytes)
 
 /* --------------------------------------------------------------- launches */
 
-static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3], size_t local,
-                               const struct ember_gpu_arg *args, int nargs)
+static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
+                               size_t local, const struct ember_gpu_arg *args, int nargs)
 {
     struct sim_device *d = (struct sim_device *)gpu;
     const struct ember_host *h = &gpu->host;
@@ -164,20 +166,23 @@ static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, 
     static const size_t limit[3] = {2147483647u, 65535, 65535}; /* every GPU from sm_30 on */
     for (int i = 0; i < 3; i++)
         if (groups[i] < 1 || groups[i] > limit[i])
-            return h->fail(h->ctx, EMBER_ERR_UNSUPPORTED,
-                           "%s: a launch of kernel %s over %zux%zux%zu blocks passes the grid (%zu x %zu x %zu)",
-                           gpu->name, name, groups[0], groups[1], groups[2], limit[0], limit[1], limit[2]);
+            return h->fail(
+                h->ctx, EMBER_ERR_UNSUPPORTED,
+                "%s: a launch of kernel %s over %zux%zux%zu blocks passes the grid (%zu x %zu x %zu)",
+                gpu->name, name, groups[0], groups[1], groups[2], limit[0], limit[1], limit[2]);
     if (local < 1 || local > 1024 || nargs != ptxsim_kernel_param_count(k))
-        return h->fail(h->ctx, EMBER_ERR_UNSUPPORTED,
-                       "%s: kernel %s launched in blocks of %zu threads with %d arguments: it takes %d, in blocks "
-                       "of 1 to 1024",
-                       gpu->name, name, local, nargs, ptxsim_kernel_param_count(k));
+        return h->fail(
+            h->ctx, EMBER_ERR_UNSUPPORTED,
+            "%s: kernel %s launched in blocks of %zu threads with %d arguments: it takes %d, in blocks "
+            "of 1 to 1024",
+            gpu->name, name, local, nargs, ptxsim_kernel_param_count(k));
     unsigned char params[CUDA_MAX_ARGS * 8];
     for (int i = 0; i < nargs; i++) {
         size_t at, size;
         ptxsim_kernel_param(k, i, &at, &size);
         uint64_t address = (uint64_t)(uintptr_t)args[i].value.buffer;
-        const void *value = args[i].kind == EMBER_GPU_ARG_BUFFER ? (const void *)&address : (const void *)&args[i].value;
+        const void *value =
+            args[i].kind == EMBER_GPU_ARG_BUFFER ? (const void *)&address : (const void *)&args[i].value;
         size_t given = args[i].kind == EMBER_GPU_ARG_BUFFER ? 8 : 4;
         if (size != given || at + size > sizeof params)
             return h->fail(h->ctx, EMBER_ERR_UNSUPPORTED,
@@ -255,8 +260,8 @@ static ember_status sim_load(struct sim_device *d)
     bool nvrtc = strncmp(how, "NVRTC", 5) == 0;
     free(ptx);
     if (!d->module)
-        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: the simulator cannot run the kernels (%s): %s", d->gpu.name,
-                       how, why);
+        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: the simulator cannot run the kernels (%s): %s",
+                       d->gpu.name, how, why);
     for (int k = 0; k < EMBER_KERNEL_COUNT; k++)
         if (!(d->kernels[k] = ptxsim_module_kernel(d->module, ember_kernel_name(k))))
             return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: kernel %s is missing from %s", d->gpu.name,
@@ -266,13 +271,15 @@ static ember_status sim_load(struct sim_device *d)
     ember_kernel_tuning_values(&t, want);
     const unsigned char *found;
     size_t size;
-    if (!ptxsim_module_variable(d->module, EMBER_KERNEL_TUNING_SYMBOL, &found, &size) || size != sizeof want ||
-        memcmp(found, want, sizeof want) != 0)
-        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: the kernels (%s) do not carry the tuning ember launches them with",
-                       d->gpu.name, how);
+    if (!ptxsim_module_variable(d->module, EMBER_KERNEL_TUNING_SYMBOL, &found, &size) ||
+        size != sizeof want || memcmp(found, want, sizeof want) != 0)
+        return h->fail(h->ctx, EMBER_ERR_DEVICE,
+                       "%s: the kernels (%s) do not carry the tuning ember launches them with", d->gpu.name,
+                       how);
     if (ember_kernel_gemm_local_bytes(&t) > (size_t)d->spec->max_shared_per_block)
-        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: the sgemm tiles need %zu bytes of shared memory, the %s has %d",
-                       d->gpu.name, ember_kernel_gemm_local_bytes(&t), d->spec->name, d->spec->max_shared_per_block);
+        return h->fail(h->ctx, EMBER_ERR_DEVICE,
+                       "%s: the sgemm tiles need %zu bytes of shared memory, the %s has %d", d->gpu.name,
+                       ember_kernel_gemm_local_bytes(&t), d->spec->name, d->spec->max_shared_per_block);
     d->gpu.tuning = t;
     return EMBER_OK;
 }
@@ -281,8 +288,9 @@ static ember_status sim_device_open(const struct ember_host *host, int index, vo
 {
     const struct ptxsim_gpu *spec = ptxsim_gpu_at(index);
     if (!spec)
-        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no ptxsim:%d: the simulated GPUs are ptxsim:0 to "
-                                                       "ptxsim:%d",
+        return host->fail(host->ctx, EMBER_ERR_DEVICE,
+                          "there is no ptxsim:%d: the simulated GPUs are ptxsim:0 to "
+                          "ptxsim:%d",
                           index, ptxsim_gpu_count() - 1);
     struct sim_device *d = calloc(1, sizeof *d);
     if (!d)
@@ -303,8 +311,9 @@ static ember_status sim_device_open(const struct ember_host *host, int index, vo
 static void sim_device_describe(void *dev, char *out, size_t len)
 {
     const struct sim_device *d = dev;
-    snprintf(out, len, "%s %s (simulated by ptxsim: sm_%d, %d multiprocessors, %.0f GiB, kernels: %s)", d->gpu.name,
-             d->spec->name, d->spec->sm, d->spec->multiprocessors, d->spec->memory_mib / 1024.0, d->kernels_from);
+    snprintf(out, len, "%s %s (simulated by ptxsim: sm_%d, %d multiprocessors, %.0f GiB, kernels: %s)",
+             d->gpu.name, d->spec->name, d->spec->sm, d->spec->multiprocessors, d->spec->memory_mib / 1024.0,
+             d->kernels_from);
 }
 
 static void sim_peak(void *dev, double *gflops, double *gbps)
@@ -343,8 +352,9 @@ static char *sim_summary(const struct sim_device *d)
         char bank[32] = "-";
         if (shared)
             snprintf(bank, sizeof bank, "%.2f", (double)passes / (double)shared);
-        len += (size_t)snprintf(s + len, cap - len, "%-28s %8d %12llu %10.1f%% %12.1f %12s\n", ember_kernel_name(k),
-                                d->launches_of[k], (unsigned long long)st->warp_instructions,
+        len += (size_t)snprintf(s + len, cap - len, "%-28s %8d %12llu %10.1f%% %12.1f %12s\n",
+                                ember_kernel_name(k), d->launches_of[k],
+                                (unsigned long long)st->warp_instructions,
                                 st->warp_instructions ? 100.0 * (double)st->thread_instructions /
                                                             (32.0 * (double)st->warp_instructions)
                                                       : 0.0,
@@ -358,8 +368,8 @@ static char *sim_summary(const struct sim_device *d)
     return s;
 }
 
-static char *sim_kernel_report(void *dev, const char *kernel, int registers, const char *registers_from, char *why,
-                               size_t why_len)
+static char *sim_kernel_report(void *dev, const char *kernel, int registers, const char *registers_from,
+                               char *why, size_t why_len)
 {
     const struct sim_device *d = dev;
     if (!kernel)
@@ -383,11 +393,12 @@ static char *sim_kernel_report(void *dev, const char *kernel, int registers, con
         snprintf(why, why_len, "out of memory");
         return NULL;
     }
-    snprintf(out, len,
-             "kernel %s on %s, a simulated %s (sm_%d)\nits PTX: %s\nthe first of its %d launches (launch %d of %d "
-             "on this device)\n%s",
-             kernel, d->gpu.name, d->spec->name, d->spec->sm, d->kernels_from, d->launches_of[k], d->first_at[k],
-             d->launches, body);
+    snprintf(
+        out, len,
+        "kernel %s on %s, a simulated %s (sm_%d)\nits PTX: %s\nthe first of its %d launches (launch %d of %d "
+        "on this device)\n%s",
+        kernel, d->gpu.name, d->spec->name, d->spec->sm, d->kernels_from, d->launches_of[k], d->first_at[k],
+        d->launches, body);
     free(body);
     return out;
 }

@@ -39,10 +39,7 @@ static bool cuda_sticky(CUresult r)
            r == CUDA_ERROR_CONTAINED || r == CUDA_ERROR_TENSOR_MEMORY_LEAK || r == CUDA_ERROR_UNKNOWN;
 }
 
-static double mib(size_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024.0);
-}
+static double mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
 {
@@ -58,11 +55,12 @@ ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
         if (d->probe->api.cuMemGetInfo_v2(&free_bytes, &total) == CUDA_SUCCESS)
             return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (%.1f MiB free of %.1f MiB)",
                            d->gpu.name, what, mib(free_bytes), mib(total));
-        return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (the GPU has %.1f MiB in all)", d->gpu.name,
-                       what, mib(g->memory));
+        return h->fail(h->ctx, EMBER_ERR_NOMEM, "%s: %s: out of memory (the GPU has %.1f MiB in all)",
+                       d->gpu.name, what, mib(g->memory));
     }
     if (!cuda_sticky(r))
-        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: %s failed: %s (%d)", d->gpu.name, what, cuda_error_name(r), r);
+        return h->fail(h->ctx, EMBER_ERR_DEVICE, "%s: %s failed: %s (%d)", d->gpu.name, what,
+                       cuda_error_name(r), r);
 
     d->lost = true;
     snprintf(d->lost_reason, sizeof d->lost_reason, "%s in %.200s", cuda_error_name(r), what);
@@ -70,35 +68,36 @@ ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
      * (with EMBER_CUDA_SYNC, a kernel's own fault is reported as "kernel ...") */
     char where[256] = "";
     if (d->launched && strncmp(what, "kernel ", 7) != 0)
-        snprintf(where, sizeof where,
-                 " (a kernel launched before it failed; the last one was %s: set EMBER_CUDA_SYNC=1 to wait for "
-                 "every kernel and name the one at fault)",
-                 ember_kernel_name(d->last_kernel));
+        snprintf(
+            where, sizeof where,
+            " (a kernel launched before it failed; the last one was %s: set EMBER_CUDA_SYNC=1 to wait for "
+            "every kernel and name the one at fault)",
+            ember_kernel_name(d->last_kernel));
     const char *advice = "";
     if (r == CUDA_ERROR_LAUNCH_TIMEOUT)
-        advice = " The display's watchdog stopped a kernel that ran too long: this GPU drives a screen (as in "
-                 "a laptop). Train with smaller batches, or on a GPU without a display.";
-    return h->fail(h->ctx, EMBER_ERR_DEVICE,
-                   "%s: %s failed: %s (%d)%s.%s %s is lost: after this error the driver refuses all further GPU "
-                   "work in this process, so restart the program to use it again",
-                   d->gpu.name, what, cuda_error_name(r), r, where, advice, d->gpu.name);
+        advice =
+            " The display's watchdog stopped a kernel that ran too long: this GPU drives a screen (as in "
+            "a laptop). Train with smaller batches, or on a GPU without a display.";
+    return h->fail(
+        h->ctx, EMBER_ERR_DEVICE,
+        "%s: %s failed: %s (%d)%s.%s %s is lost: after this error the driver refuses all further GPU "
+        "work in this process, so restart the program to use it again",
+        d->gpu.name, what, cuda_error_name(r), r, where, advice, d->gpu.name);
 }
 
 /* Makes the context current; fails at once on a lost device. */
 static ember_status cuda_enter(struct cuda_device *d)
 {
     if (d->lost)
-        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_DEVICE,
-                                "%s was lost after an earlier error (%s): restart the program to use it again",
-                                d->gpu.name, d->lost_reason);
+        return d->gpu.host.fail(
+            d->gpu.host.ctx, EMBER_ERR_DEVICE,
+            "%s was lost after an earlier error (%s): restart the program to use it again", d->gpu.name,
+            d->lost_reason);
     CUresult r = d->probe->api.cuCtxSetCurrent(d->context);
     return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "cuCtxSetCurrent");
 }
 
-static CUdeviceptr device_ptr(ember_ptr p)
-{
-    return (CUdeviceptr)(uintptr_t)p.buf + (CUdeviceptr)p.off * 4;
-}
+static CUdeviceptr device_ptr(ember_ptr p) { return (CUdeviceptr)(uintptr_t)p.buf + (CUdeviceptr)p.off * 4; }
 
 /* ---------------------------------------------------------------- devices */
 
@@ -143,11 +142,12 @@ static void cuda_device_close(void *dev)
 static ember_status cuda_device_open(const struct ember_host *host, int index, void **dev)
 {
     if (!cuda_probe_driver()->driver_ok)
-        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d cannot be used: %s", index, cuda_probe_driver()->why);
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d cannot be used: %s", index,
+                          cuda_probe_driver()->why);
     const struct cuda_probe *p = cuda_probe();
     if (index < 0 || index >= p->gpu_count)
-        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no cuda:%d: the driver reports %d GPU%s", index,
-                          p->gpu_count, p->gpu_count == 1 ? "" : "s");
+        return host->fail(host->ctx, EMBER_ERR_DEVICE, "there is no cuda:%d: the driver reports %d GPU%s",
+                          index, p->gpu_count, p->gpu_count == 1 ? "" : "s");
     const struct cuda_gpu *g = &p->gpus[index];
     if (cuda_choice_path(&g->choice) == CUDA_PATH_NONE)
         return host->fail(host->ctx, EMBER_ERR_DEVICE, "cuda:%d (%s) cannot be used: %s", index, g->name,
@@ -183,8 +183,8 @@ static void cuda_device_describe(void *dev, char *out, size_t len)
 {
     struct cuda_device *d = dev;
     const struct cuda_gpu *g = &d->probe->gpus[d->index];
-    snprintf(out, len, "%s %s (sm_%d, %.1f GiB, %d multiprocessors, driver CUDA %d.%d, kernels: %s)", d->gpu.name,
-             g->name, g->cc, (double)g->memory / (1024.0 * 1024.0 * 1024.0), g->multiprocessors,
+    snprintf(out, len, "%s %s (sm_%d, %.1f GiB, %d multiprocessors, driver CUDA %d.%d, kernels: %s)",
+             d->gpu.name, g->name, g->cc, (double)g->memory / (1024.0 * 1024.0 * 1024.0), g->multiprocessors,
              d->probe->driver_version / 1000, d->probe->driver_version % 1000 / 10, d->path_detail);
 }
 
@@ -266,28 +266,31 @@ static ember_status cuda_launch_check(struct cuda_device *d, enum ember_kernel k
     const char *name = ember_kernel_name(kernel);
     for (int i = 0; i < 3; i++)
         if (groups[i] < 1 || groups[i] > (size_t)g->max_grid[i])
-            return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
-                                    "%s: a launch of kernel %s over %zux%zux%zu blocks passes this GPU's grid "
-                                    "(%d x %d x %d)",
-                                    d->gpu.name, name, groups[0], groups[1], groups[2], g->max_grid[0],
-                                    g->max_grid[1], g->max_grid[2]);
+            return d->gpu.host.fail(
+                d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+                "%s: a launch of kernel %s over %zux%zux%zu blocks passes this GPU's grid "
+                "(%d x %d x %d)",
+                d->gpu.name, name, groups[0], groups[1], groups[2], g->max_grid[0], g->max_grid[1],
+                g->max_grid[2]);
     if (local < 1 || local > (size_t)info->max_threads)
         return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
-                                "%s: a launch of kernel %s in blocks of %zu threads: it runs at most %d", d->gpu.name,
-                                name, local, info->max_threads);
+                                "%s: a launch of kernel %s in blocks of %zu threads: it runs at most %d",
+                                d->gpu.name, name, local, info->max_threads);
     if (nargs > CUDA_MAX_ARGS)
-        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED, "%s: kernel %s takes %d arguments, over %d",
-                                d->gpu.name, name, nargs, CUDA_MAX_ARGS);
+        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+                                "%s: kernel %s takes %d arguments, over %d", d->gpu.name, name, nargs,
+                                CUDA_MAX_ARGS);
     if (info->arg_count < 0)
         return EMBER_OK;
     bool same = info->arg_count == nargs;
     for (int i = 0; same && i < nargs; i++)
         same = info->arg_sizes[i] == (args[i].kind == EMBER_GPU_ARG_BUFFER ? sizeof(CUdeviceptr) : 4);
     if (!same)
-        return d->gpu.host.fail(d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
-                                "%s: kernel %s takes %d arguments, but its launch plan passes %d, or of other sizes: "
-                                "the kernel (backends/kernels/*.kc) and its launch (gpu-*.c) disagree",
-                                d->gpu.name, name, info->arg_count, nargs);
+        return d->gpu.host.fail(
+            d->gpu.host.ctx, EMBER_ERR_UNSUPPORTED,
+            "%s: kernel %s takes %d arguments, but its launch plan passes %d, or of other sizes: "
+            "the kernel (backends/kernels/*.kc) and its launch (gpu-*.c) disagree",
+            d->gpu.name, name, info->arg_count, nargs);
     return EMBER_OK;
 }
 
@@ -310,8 +313,9 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     params[nargs] = NULL;
     if (d->profiling && d->probe->api.cuEventRecord(d->kernel_start, NULL) != CUDA_SUCCESS)
         d->profiling = false; /* then the core's own clock is all the profile has */
-    CUresult r = d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
-                                              (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
+    CUresult r =
+        d->probe->api.cuLaunchKernel(d->functions[kernel], (unsigned)groups[0], (unsigned)groups[1],
+                                     (unsigned)groups[2], (unsigned)local, 1, 1, 0, NULL, params, NULL);
     if (r != CUDA_SUCCESS) /* refused, or a fault of an earlier kernel reported now */
         return cuda_fail(d, r, "launching kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel),
                          groups[0], groups[1], groups[2], local);
@@ -370,7 +374,8 @@ static ember_status cuda_set_profiling(void *dev, bool on)
     CUresult r = CUDA_SUCCESS;
     if (on && !d->kernel_start && (r = api->cuEventCreate(&d->kernel_start, 0)) != CUDA_SUCCESS)
         d->kernel_start = NULL;
-    if (on && r == CUDA_SUCCESS && !d->kernel_end && (r = api->cuEventCreate(&d->kernel_end, 0)) != CUDA_SUCCESS)
+    if (on && r == CUDA_SUCCESS && !d->kernel_end &&
+        (r = api->cuEventCreate(&d->kernel_end, 0)) != CUDA_SUCCESS)
         d->kernel_end = NULL;
     if (r != CUDA_SUCCESS)
         return cuda_fail(d, r, "creating the events that time kernels");

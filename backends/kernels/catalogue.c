@@ -39,10 +39,7 @@ const char *ember_kernel_summary(enum ember_kernel kernel)
     return kernel < EMBER_KERNEL_COUNT ? kernels[kernel].summary : "";
 }
 
-int ember_kernel_count(void)
-{
-    return EMBER_KERNEL_COUNT;
-}
+int ember_kernel_count(void) { return EMBER_KERNEL_COUNT; }
 
 const char *ember_kernel_name_at(int index, const char **summary)
 {

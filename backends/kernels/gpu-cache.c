@@ -30,8 +30,8 @@
 #include <stdbool.h>
 
 #include "files-impl.h" /* ember_cache_folder */
-#include "platform.h"
 #include "gpu.h"
+#include "platform.h"
 
 #define CACHE_MAGIC     "EMBERCL\n"
 #define CACHE_FORMAT    1
@@ -176,21 +176,23 @@ unsigned char *ember_gpu_cache_load(struct ember_gpu *gpu, const char *kind,
         gpu_cache_path(kind, key, entry, sizeof entry, why, sizeof why)) {
         unlink(entry);
         unlink(marker);
-        gpu->host.log(gpu->host.ctx, EMBER_LOG_WARN, "%s: a run died while the driver loaded the cached kernels "
-                      "%s: the entry is discarded and the kernels rebuilt", gpu->name, entry);
+        gpu->host.log(gpu->host.ctx, EMBER_LOG_WARN,
+                      "%s: a run died while the driver loaded the cached kernels "
+                      "%s: the entry is discarded and the kernels rebuilt",
+                      gpu->name, entry);
         return NULL;
     }
     errno = 0;
     unsigned char *binary = ember_gpu_cache_get(kind, key, size, why, sizeof why);
     if (!binary) {
-        gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO, "%s: cached kernels: %s",
-                      gpu->name, why);
+        gpu->host.log(gpu->host.ctx, errno == ENOENT ? EMBER_LOG_DEBUG : EMBER_LOG_INFO,
+                      "%s: cached kernels: %s", gpu->name, why);
         return NULL;
     }
     char path[4096];
     gpu_cache_path(kind, key, path, sizeof path, why, sizeof why);
-    gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels read from the cache: %s (%zu bytes)", gpu->name, path,
-                  *size);
+    gpu->host.log(gpu->host.ctx, EMBER_LOG_INFO, "%s: kernels read from the cache: %s (%zu bytes)", gpu->name,
+                  path, *size);
     int fd = ember_open_file(marker, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0)
         close(fd);
@@ -252,7 +254,8 @@ void ember_gpu_compile_begin(struct ember_gpu *gpu, const char *kind, const char
     if (kept)
         snprintf(said, sizeof said, "compiling kernels for %s (%s) (%s)", gpu->name, what, kept);
     else if (ember_cache_folder(kind, folder, sizeof folder, why, sizeof why))
-        snprintf(said, sizeof said, "compiling kernels for %s (%s) (once; kept in %s)", gpu->name, what, folder);
+        snprintf(said, sizeof said, "compiling kernels for %s (%s) (once; kept in %s)", gpu->name, what,
+                 folder);
     else
         snprintf(said, sizeof said, "compiling kernels for %s (%s) (not kept: %s)", gpu->name, what, why);
     if (gpu->host.wait_begin) /* a compile the driver's own cache may answer is told of only if it lasts */

@@ -22,7 +22,8 @@ struct conv_args {
     int64_t tap0;
 };
 
-static ember_status gpu_im2col_chunk(struct ember_gpu *gpu, const void *p, const struct ember_gpu_plane_chunk *c)
+static ember_status gpu_im2col_chunk(struct ember_gpu *gpu, const void *p,
+                                     const struct ember_gpu_plane_chunk *c)
 {
     const struct conv_args *a = p;
     const struct ember_conv_geom *g = a->g;

@@ -108,8 +108,8 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 #define AXES(op) GPU_INT(s[op][0]), GPU_INT(s[op][1]), GPU_INT(s[op][2]), GPU_INT(s[op][3])
     if (j->binary)
         return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_binary_strided, n, GPU_INT(j->op), GPU_PTR(out), GPU_PTR(a),
-                             GPU_PTR(b), GPU_INT(n), GPU_FLOAT(j->alpha), GPU_INT(shape[1]), GPU_INT(shape[2]),
-                             GPU_INT(shape[3]), AXES(0), AXES(1), AXES(2));
+                             GPU_PTR(b), GPU_INT(n), GPU_FLOAT(j->alpha), GPU_INT(shape[1]),
+                             GPU_INT(shape[2]), GPU_INT(shape[3]), AXES(0), AXES(1), AXES(2));
     if (j->op == EMBER_COPY)
         return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_copy_strided, n, GPU_PTR(out), GPU_PTR(a), GPU_INT(n),
                              GPU_INT(shape[1]), GPU_INT(shape[2]), GPU_INT(shape[3]), AXES(0), AXES(1));
@@ -122,8 +122,8 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 /* the ops whose kernels call a math function (elementwise.kc) */
 static bool gpu_unary_is_math(int op)
 {
-    return op == EMBER_EXP || op == EMBER_LOG || op == EMBER_SIGMOID || op == EMBER_TANH || op == EMBER_GELU ||
-           op == EMBER_RSQRT || op == EMBER_GELU_TANH;
+    return op == EMBER_EXP || op == EMBER_LOG || op == EMBER_SIGMOID || op == EMBER_TANH ||
+           op == EMBER_GELU || op == EMBER_RSQRT || op == EMBER_GELU_TANH;
 }
 
 static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
@@ -137,9 +137,9 @@ static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_jo
     if (j->op == EMBER_COPY)
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
                                GPU_INT(n));
-    return GPU_LAUNCH_EACH(gpu, gpu_unary_is_math(j->op) ? EMBER_KERNEL_unary_dense_math : EMBER_KERNEL_unary_dense,
-                           n, GPU_INT(j->op), GPU_PTR(j->at[0]), GPU_PTR(j->at[1]), GPU_INT(n),
-                           GPU_FLOAT(j->alpha));
+    return GPU_LAUNCH_EACH(
+        gpu, gpu_unary_is_math(j->op) ? EMBER_KERNEL_unary_dense_math : EMBER_KERNEL_unary_dense, n,
+        GPU_INT(j->op), GPU_PTR(j->at[0]), GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
 }
 
 static ember_status gpu_ewise_run(struct ember_gpu *gpu, const struct ewise_job *j,

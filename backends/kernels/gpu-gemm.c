@@ -93,8 +93,8 @@ static ember_status gpu_gemm_batches(struct ember_gpu *gpu, const struct ember_g
  * limits need: a part of the batch, a band of rows of C (and of op(A)), a
  * band of columns of C (and of op(B)) each, the pointers moved to the
  * part's start. */
-static ember_status gpu_gemm_tiled(struct ember_gpu *gpu, const struct ember_gemm *g, ember_ptr a, ember_ptr b,
-                                   ember_ptr c)
+static ember_status gpu_gemm_tiled(struct ember_gpu *gpu, const struct ember_gemm *g, ember_ptr a,
+                                   ember_ptr b, ember_ptr c)
 {
     const struct ember_kernel_tuning *t = &gpu->tuning;
     int64_t rows = EMBER_GPU_GRID_YZ * (int64_t)t->tile_m, cols = (int64_t)gpu->max_groups * t->tile_n;
@@ -108,13 +108,13 @@ static ember_status gpu_gemm_tiled(struct ember_gpu *gpu, const struct ember_gem
                         c_at = z0 * g->stride_c + i0 * g->ldc + j0;
                 ember_ptr ap = {a.buf, a.off + (size_t)a_at}, bp = {b.buf, b.off + (size_t)b_at},
                           cp = {c.buf, c.off + (size_t)c_at};
-                size_t groups[3] = {(size_t)((n + t->tile_n - 1) / t->tile_n), (size_t)((m + t->tile_m - 1) / t->tile_m),
-                                    (size_t)batch};
+                size_t groups[3] = {(size_t)((n + t->tile_n - 1) / t->tile_n),
+                                    (size_t)((m + t->tile_m - 1) / t->tile_m), (size_t)batch};
                 ember_status st = GPU_LAUNCH(
                     gpu, EMBER_KERNEL_sgemm, groups, gpu->gemm_threads, GPU_PTR(ap), GPU_PTR(bp), GPU_PTR(cp),
-                    GPU_INT(m), GPU_INT(n), GPU_INT(g->k), GPU_INT(g->trans_a), GPU_INT(g->trans_b), GPU_INT(g->lda),
-                    GPU_INT(g->ldb), GPU_INT(g->ldc), GPU_INT(g->stride_a), GPU_INT(g->stride_b),
-                    GPU_INT(g->stride_c), GPU_FLOAT(g->alpha), GPU_FLOAT(g->beta));
+                    GPU_INT(m), GPU_INT(n), GPU_INT(g->k), GPU_INT(g->trans_a), GPU_INT(g->trans_b),
+                    GPU_INT(g->lda), GPU_INT(g->ldb), GPU_INT(g->ldc), GPU_INT(g->stride_a),
+                    GPU_INT(g->stride_b), GPU_INT(g->stride_c), GPU_FLOAT(g->alpha), GPU_FLOAT(g->beta));
                 if (st != EMBER_OK)
                     return st;
             }

@@ -60,9 +60,11 @@ ember_status ember_gpu_check_extents(struct ember_gpu *gpu, const char *primitiv
     return EMBER_OK;
 }
 
-ember_status ember_gpu_plane_launches(
-    struct ember_gpu *gpu, const char *primitive, int64_t planes, int64_t rows, int64_t width, size_t depth,
-    ember_status (*launch)(struct ember_gpu *, const void *, const struct ember_gpu_plane_chunk *), const void *args)
+ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primitive, int64_t planes,
+                                      int64_t rows, int64_t width, size_t depth,
+                                      ember_status (*launch)(struct ember_gpu *, const void *,
+                                                             const struct ember_gpu_plane_chunk *),
+                                      const void *args)
 {
     int64_t small = gpu->tuning.wg_size < 64 ? gpu->tuning.wg_size : 64; /* ember_gpu_local_for's least */
     int64_t most = (int64_t)gpu->max_groups * small;                     /* positions per launch */

@@ -10,7 +10,7 @@
 #define CROSS_ENTROPY_ROW_CLASSES 32
 
 ember_status ember_gpu_cross_entropy_forward(void *dev, int64_t n, int64_t classes, ember_ptr logits,
-                                            ember_ptr target, ember_ptr prob, ember_ptr loss)
+                                             ember_ptr target, ember_ptr prob, ember_ptr loss)
 {
     struct ember_gpu *gpu = dev;
     ember_status st =
@@ -30,8 +30,8 @@ ember_status ember_gpu_cross_entropy_forward(void *dev, int64_t n, int64_t class
 }
 
 ember_status ember_gpu_cross_entropy_backward(void *dev, int64_t n, int64_t classes, ember_ptr prob,
-                                             ember_ptr target, ember_ptr dloss, float scale,
-                                             ember_ptr dlogits)
+                                              ember_ptr target, ember_ptr dloss, float scale,
+                                              ember_ptr dlogits)
 {
     struct ember_gpu *gpu = dev;
     ember_status st =

@@ -28,8 +28,8 @@ ember_status ember_gpu_layer_norm_forward(void *dev, int64_t rows, int64_t cols,
         return st;
     if (by_rows(gpu, cols))
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_layer_norm_forward_rows, rows, GPU_PTR(x), GPU_PTR(weight),
-                               GPU_PTR(bias), GPU_PTR(y), GPU_PTR(xhat), GPU_PTR(rstd), GPU_INT(rows), GPU_INT(cols),
-                               GPU_FLOAT(eps));
+                               GPU_PTR(bias), GPU_PTR(y), GPU_PTR(xhat), GPU_PTR(rstd), GPU_INT(rows),
+                               GPU_INT(cols), GPU_FLOAT(eps));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_layer_norm_forward, rows, GPU_PTR(x), GPU_PTR(weight),
                            GPU_PTR(bias), GPU_PTR(y), GPU_PTR(xhat), GPU_PTR(rstd), GPU_INT(rows),
                            GPU_INT(cols), GPU_FLOAT(eps));

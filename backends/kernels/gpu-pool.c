@@ -26,7 +26,8 @@ struct pool_args {
     ember_ptr in, out, argmax; /* x, y, argmax forward; dy, dx, argmax backward */
 };
 
-static ember_status gpu_pool_forward_chunk(struct ember_gpu *gpu, const void *p, const struct ember_gpu_plane_chunk *c)
+static ember_status gpu_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
+                                           const struct ember_gpu_plane_chunk *c)
 {
     const struct pool_args *a = p;
     const struct ember_pool_geom *g = a->g;
@@ -40,7 +41,8 @@ static ember_status gpu_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
                       GPU_FLOAT(1.0f / (float)g->ow));
 }
 
-static ember_status gpu_pool_scatter_chunk(struct ember_gpu *gpu, const void *p, const struct ember_gpu_plane_chunk *c)
+static ember_status gpu_pool_scatter_chunk(struct ember_gpu *gpu, const void *p,
+                                           const struct ember_gpu_plane_chunk *c)
 {
     const struct pool_args *a = p;
     const struct ember_pool_geom *g = a->g;
@@ -66,7 +68,8 @@ static bool gpu_pool2(struct ember_gpu *gpu, enum ember_kernel kernel, const str
     while ((int64_t)local < g->ow && (int)local < gpu->tuning.wg_size)
         local *= 2;
     int64_t planes = g->n * g->c, hw = g->h * g->w, ohw = g->oh * g->ow;
-    int64_t in_plane = kernel == EMBER_KERNEL_max_pool2d_2x2_forward ? hw : ohw, out_plane = hw + ohw - in_plane;
+    int64_t in_plane = kernel == EMBER_KERNEL_max_pool2d_2x2_forward ? hw : ohw,
+            out_plane = hw + ohw - in_plane;
     size_t groups[3] = {(size_t)((g->ow + (int64_t)local - 1) / (int64_t)local), (size_t)g->oh, 0};
     if (groups[0] > gpu->max_groups)
         return false;
@@ -85,8 +88,8 @@ static bool gpu_pool2(struct ember_gpu *gpu, enum ember_kernel kernel, const str
     return true;
 }
 
-ember_status ember_gpu_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y,
-                                       ember_ptr argmax)
+ember_status ember_gpu_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x,
+                                          ember_ptr y, ember_ptr argmax)
 {
     struct ember_gpu *gpu = dev;
     ember_status st = gpu_pool_check(gpu, "max_pool2d_forward", g, x, y, argmax);
@@ -95,12 +98,12 @@ ember_status ember_gpu_max_pool2d_forward(void *dev, const struct ember_pool_geo
     if (gpu_pool2(gpu, EMBER_KERNEL_max_pool2d_2x2_forward, g, x, argmax, y, &st))
         return st;
     struct pool_args a = {.g = g, .in = x, .out = y, .argmax = argmax};
-    return ember_gpu_plane_launches(gpu, "max_pool2d_forward", g->n * g->c, g->oh, g->ow, 1, gpu_pool_forward_chunk,
-                              &a);
+    return ember_gpu_plane_launches(gpu, "max_pool2d_forward", g->n * g->c, g->oh, g->ow, 1,
+                                    gpu_pool_forward_chunk, &a);
 }
 
 ember_status ember_gpu_max_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
-                                        ember_ptr argmax, ember_ptr dx)
+                                           ember_ptr argmax, ember_ptr dx)
 {
     struct ember_gpu *gpu = dev;
     ember_status st = gpu_pool_check(gpu, "max_pool2d_backward", g, dx, dy, argmax);
@@ -114,11 +117,11 @@ ember_status ember_gpu_max_pool2d_backward(void *dev, const struct ember_pool_ge
         st = ember_gpu_fill(gpu, dx, (size_t)total, 0.0f);
         return st != EMBER_OK ? st
                               : ember_gpu_plane_launches(gpu, "max_pool2d_backward", planes, g->oh, g->ow, 1,
-                                                   gpu_pool_scatter_chunk, &a);
+                                                         gpu_pool_scatter_chunk, &a);
     }
-    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_max_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(argmax), GPU_PTR(dx),
-                         GPU_INT(planes), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
-                         GPU_INT(g->oh), GPU_INT(g->ow));
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_max_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(argmax),
+                         GPU_PTR(dx), GPU_INT(planes), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k),
+                         GPU_INT(g->stride), GPU_INT(g->oh), GPU_INT(g->ow));
 }
 
 /* ------------------------------------------------------------ average */
@@ -137,14 +140,15 @@ static ember_status gpu_avg_pool_forward_chunk(struct ember_gpu *gpu, const void
                       GPU_FLOAT(1.0f / (float)(g->k * g->k)));
 }
 
-static ember_status gpu_avg_pool_check(struct ember_gpu *gpu, const char *primitive, const struct ember_pool_geom *g,
-                                       ember_ptr x, ember_ptr y)
+static ember_status gpu_avg_pool_check(struct ember_gpu *gpu, const char *primitive,
+                                       const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
 {
     ember_status st = ember_gpu_check_extent(gpu, primitive, x, g->n * g->c * g->h * g->w);
     return st != EMBER_OK ? st : ember_gpu_check_extent(gpu, primitive, y, g->n * g->c * g->oh * g->ow);
 }
 
-ember_status ember_gpu_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y)
+ember_status ember_gpu_avg_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x,
+                                          ember_ptr y)
 {
     struct ember_gpu *gpu = dev;
     ember_status st = gpu_avg_pool_check(gpu, "avg_pool2d_forward", g, x, y);
@@ -155,14 +159,15 @@ ember_status ember_gpu_avg_pool2d_forward(void *dev, const struct ember_pool_geo
                                     gpu_avg_pool_forward_chunk, &a);
 }
 
-ember_status ember_gpu_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy, ember_ptr dx)
+ember_status ember_gpu_avg_pool2d_backward(void *dev, const struct ember_pool_geom *g, ember_ptr dy,
+                                           ember_ptr dx)
 {
     struct ember_gpu *gpu = dev;
     ember_status st = gpu_avg_pool_check(gpu, "avg_pool2d_backward", g, dx, dy);
     int64_t planes = g->n * g->c, total = planes * g->h * g->w;
     if (st != EMBER_OK || total == 0)
         return st;
-    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_avg_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(dx), GPU_INT(planes),
-                         GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride), GPU_INT(g->oh),
-                         GPU_INT(g->ow), GPU_FLOAT(1.0f / (float)(g->k * g->k)));
+    return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_avg_pool2d_backward, total, GPU_PTR(dy), GPU_PTR(dx),
+                         GPU_INT(planes), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
+                         GPU_INT(g->oh), GPU_INT(g->ow), GPU_FLOAT(1.0f / (float)(g->k * g->k)));
 }

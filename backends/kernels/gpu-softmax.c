@@ -24,8 +24,8 @@ ember_status ember_gpu_softmax_forward(void *dev, int64_t rows, int64_t cols, in
     if (st != EMBER_OK || rows * cols == 0)
         return st;
     if (by_rows(gpu, cols))
-        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_softmax_forward_rows, rows, GPU_PTR(x), GPU_PTR(y), GPU_INT(rows),
-                               GPU_INT(cols), GPU_INT(causal_rows));
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_softmax_forward_rows, rows, GPU_PTR(x), GPU_PTR(y),
+                               GPU_INT(rows), GPU_INT(cols), GPU_INT(causal_rows));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_softmax_forward, rows, GPU_PTR(x), GPU_PTR(y), GPU_INT(rows),
                            GPU_INT(cols), GPU_INT(causal_rows));
 }
@@ -39,8 +39,8 @@ ember_status ember_gpu_softmax_backward(void *dev, int64_t rows, int64_t cols, e
     if (st != EMBER_OK || rows * cols == 0)
         return st;
     if (by_rows(gpu, cols))
-        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_softmax_backward_rows, rows, GPU_PTR(y), GPU_PTR(dy), GPU_PTR(dx),
-                               GPU_INT(rows), GPU_INT(cols));
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_softmax_backward_rows, rows, GPU_PTR(y), GPU_PTR(dy),
+                               GPU_PTR(dx), GPU_INT(rows), GPU_INT(cols));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_softmax_backward, rows, GPU_PTR(y), GPU_PTR(dy), GPU_PTR(dx),
                            GPU_INT(rows), GPU_INT(cols));
 }

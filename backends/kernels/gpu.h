@@ -92,9 +92,10 @@ size_t ember_gpu_groups_for(const struct ember_gpu *g, int64_t work);
  * over rows by group (row = GROUP_ID_X; row < rows; row += NUM_GROUPS_X):
  * a group for each row, at most max_groups of them. */
 #define GPU_LAUNCH_ROWS(g, kernel, rows, ...)                                                                \
-    GPU_LAUNCH(g, kernel,                                                                                    \
-               ((const size_t[3]){(rows) < (int64_t)(g)->max_groups ? (size_t)(rows) : (g)->max_groups, 1, 1}), \
-               (size_t)(g)->tuning.wg_size, __VA_ARGS__)
+    GPU_LAUNCH(                                                                                              \
+        g, kernel,                                                                                           \
+        ((const size_t[3]){(rows) < (int64_t)(g)->max_groups ? (size_t)(rows) : (g)->max_groups, 1, 1}),     \
+        (size_t)(g)->tuning.wg_size, __VA_ARGS__)
 
 /* A launch of one work-item per element of [0, n), in groups of wg_size,
  * for kernels whose last argument is `int first` (see element_index in
@@ -139,8 +140,8 @@ struct ember_gpu_plane_chunk {
 /* Runs `launch` over `planes` planes of `rows` rows of `width` positions,
  * `depth` deep, in launches within the grid's limits and fast_div's
  * (common.kh); EMBER_ERR_UNSUPPORTED when one row is too long for them. */
-ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primitive, int64_t planes, int64_t rows,
-                                      int64_t width, size_t depth,
+ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primitive, int64_t planes,
+                                      int64_t rows, int64_t width, size_t depth,
                                       ember_status (*launch)(struct ember_gpu *, const void *,
                                                              const struct ember_gpu_plane_chunk *),
                                       const void *args);
@@ -157,7 +158,7 @@ EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_DECLARE)
  *     const struct ember_backend_ops ember_cuda_backend = {..., EMBER_GPU_PRIMITIVES};
  */
 #define EMBER_GPU_PRIMITIVE_ENTRY(name, ...) .name = ember_gpu_##name,
-#define EMBER_GPU_PRIMITIVES EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY)
+#define EMBER_GPU_PRIMITIVES                 EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY)
 
 /* ------------------------------------------------------ the program cache
  *

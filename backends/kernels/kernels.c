@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "backend.h"
-#include "text-impl.h"
 #include "kernels.h"
+#include "text-impl.h"
 
 /* from kernels-embedded.c, generated at build time */
 struct ember_kernel_embedded {
@@ -125,7 +125,8 @@ static void add_op_codes(struct ember_text *t)
 static void add_tuning_constant(struct ember_text *t)
 {
     ember_text_printf(t, "#line 1 \"the tuning, readable from the compiled module\"\n");
-    ember_text_printf(t, "PROGRAM_CONSTANT int %s[%d] = {", EMBER_KERNEL_TUNING_SYMBOL, EMBER_KERNEL_TUNING_COUNT);
+    ember_text_printf(t, "PROGRAM_CONSTANT int %s[%d] = {", EMBER_KERNEL_TUNING_SYMBOL,
+                      EMBER_KERNEL_TUNING_COUNT);
 #define VALUE_ENTRY(NAME, name, value, what) ember_text_printf(t, "%s, ", #NAME);
     EMBER_KERNEL_TUNING(VALUE_ENTRY)
 #undef VALUE_ENTRY

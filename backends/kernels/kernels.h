@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/kernels.h — the device kernels' sources, one text for
- * every GPU backend (docs/design.md, "The GPU kernels and the OpenCL backend").
+ * every GPU backend (DESIGN.md, decision 3).
  *
  * Each primitive of backends/backend.h is written once, in the C subset that
  * README.md beside this file describes, in one file per op family
@@ -51,7 +51,7 @@
     X(OPTIM, optim, "fused Adam and SGD steps")                                                              \
     X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")                              \
     X(SOFTMAX, softmax, "softmax over each row, with attention's causal mask, forward and backward")         \
-    X(NORM, norm, "layer normalization over each row, forward and backward")                                \
+    X(NORM, norm, "layer normalization over each row, forward and backward")                                 \
     X(EMBEDDING, embedding, "an embedding's gather and scatter-add")
 
 /* Every kernel: its family, its entry-point name (the same in every
@@ -182,7 +182,7 @@ bool ember_kernel_tuning_parse(const char *text, struct ember_kernel_tuning *t, 
  * (int[EMBER_KERNEL_TUNING_COUNT]): a compiled module can be asked what it
  * was built with (cuModuleGetGlobal), and the CUDA backend checks that it
  * is what the launch plans will assume. */
-#define EMBER_KERNEL_TUNING_SYMBOL "ember_tuning"
+#define EMBER_KERNEL_TUNING_SYMBOL                        "ember_tuning"
 #define EMBER_KERNEL_COUNT_ENTRY(NAME, name, value, what) +1
 enum { EMBER_KERNEL_TUNING_COUNT = 0 EMBER_KERNEL_TUNING(EMBER_KERNEL_COUNT_ENTRY) };
 #undef EMBER_KERNEL_COUNT_ENTRY

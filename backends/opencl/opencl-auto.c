@@ -25,10 +25,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "platform.h"
-#include "text-impl.h"
 #include "../kernels/gpu.h"
 #include "opencl-impl.h"
+#include "platform.h"
+#include "text-impl.h"
 
 #define AUTO_KIND "opencl-auto"
 
@@ -120,7 +120,8 @@ bool opencl_auto_skip(char *why, size_t why_len)
     bool skip = size == sizeof "preferred 0" - 1 && memcmp(answer, "preferred 0", size) == 0;
     free(answer);
     if (skip)
-        snprintf(why, why_len, "no OpenCL device auto would take on this machine (remembered from an earlier "
+        snprintf(why, why_len,
+                 "no OpenCL device auto would take on this machine (remembered from an earlier "
                  "run: OpenCL was not loaded; ember_devices_report asks afresh)");
     return skip;
 }

@@ -108,8 +108,8 @@ static unsigned char *opencl_program_binary(struct opencl_device *d, size_t *siz
  * in them (2.4 s of simplecnn's first 20 steps on two cores), whatever
  * ember's cache held. Said at info level, so that --verbose tells the
  * whole truth about the cache. */
-#define OPENCL_POCL_NOTE                                                                                    \
-    "; PoCL then compiles each kernel once more at its first launch, unless its own cache "                 \
+#define OPENCL_POCL_NOTE                                                                                     \
+    "; PoCL then compiles each kernel once more at its first launch, unless its own cache "                  \
     "($POCL_CACHE_DIR, else ~/.cache/pocl) has it, so the first steps of such a run are slow"
 
 static bool opencl_compiles_at_launch(const struct opencl_device *d)

@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "limits-impl.h"
+#include "opencl-impl.h"
 #include "platform.h"
 #include "text-impl.h"
-#include "opencl-impl.h"
 
 /* OpenCL's loader library (the ICD loader), and what to install when it
  * is missing: on Windows every GPU vendor's driver puts OpenCL.dll in
@@ -186,8 +186,10 @@ static void opencl_runtime_open(void)
     void *lib = NULL;
     char limit[256];
     if (!ember_address_space_fits(OPENCL_ADDRESS_SPACE, limit, sizeof limit)) {
-        snprintf(runtime.why, sizeof runtime.why, "OpenCL was not started: %s for its drivers; raise the limit, "
-                 "or use the device \"cpu\"", limit);
+        snprintf(runtime.why, sizeof runtime.why,
+                 "OpenCL was not started: %s for its drivers; raise the limit, "
+                 "or use the device \"cpu\"",
+                 limit);
         return;
     }
     if (override && *override) {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-impl.h"
 #include "opencl-impl.h"
+#include "report-impl.h"
 
 ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
 {
@@ -208,12 +208,14 @@ static void opencl_diagnose(struct ember_report *r, int threads)
         ember_report_string(d, "device", NULL, "%s", info->name);
         ember_report_string(d, "type", "type", "%s", opencl_type_name(info->type));
         ember_report_string(d, "vendor", "vendor", "%s", info->vendor);
-        ember_report_string(d, "platform", "platform", "%s (%s)", info->platform_name, info->platform_version);
+        ember_report_string(d, "platform", "platform", "%s (%s)", info->platform_name,
+                            info->platform_version);
         ember_report_string(d, "version", "version", "%s", info->version);
         ember_report_string(d, "driver_version", "driver", "%s", info->driver_version);
         ember_report_int(d, "compute_units", "compute units", info->compute_units);
         ember_report_int(d, "memory_bytes", NULL, (int64_t)info->global_mem);
-        ember_report_string(d, "memory", "memory", "%.1f GiB", (double)info->global_mem / (1024.0 * 1024.0 * 1024.0));
+        ember_report_string(d, "memory", "memory", "%.1f GiB",
+                            (double)info->global_mem / (1024.0 * 1024.0 * 1024.0));
         ember_report_int(d, "max_work_group", "largest work-group", (int64_t)info->max_work_group);
         ember_report_int(d, "local_memory_bytes", "local memory per group (bytes)", (int64_t)info->local_mem);
     }
@@ -327,7 +329,8 @@ static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kern
     cl->clReleaseEvent(event);
     if (err != CL_SUCCESS)
         return opencl_fail(d, err, "timing kernel %s", ember_kernel_name(kernel));
-    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), end > start ? (double)(end - start) * 1e-9 : 0.0);
+    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel),
+                             end > start ? (double)(end - start) * 1e-9 : 0.0);
     return EMBER_OK;
 }
 
@@ -341,8 +344,8 @@ static ember_status opencl_set_profiling(void *dev, bool on)
     cl_int err = d->cl->clFinish(d->queue);
     if (err != CL_SUCCESS)
         return opencl_fail(d, err, "waiting for the queue before %s profiling", on ? "starting" : "ending");
-    cl_command_queue queue = d->cl->clCreateCommandQueue(d->context, d->info->id,
-                                                          on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    cl_command_queue queue =
+        d->cl->clCreateCommandQueue(d->context, d->info->id, on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (!queue)
         return opencl_fail(d, err, "creating a command queue %s profiling", on ? "with" : "without");
     d->cl->clReleaseCommandQueue(d->queue);

@@ -79,13 +79,15 @@ enum {
 };
 
 #define FAKE_MAX_GPUS 8
-#define FAKE_MAX_KERNELS 160 /* a cubin names ptxas's helper functions beside its kernels: 64 ran out when the GPT kernels came */
+#define FAKE_MAX_KERNELS                                                                                     \
+    160 /* a cubin names ptxas's helper functions beside its kernels: 64 ran out when the GPT kernels came   \
+         */
 #define FAKE_MAX_ARGS 48
 /* what every GPU from sm_30 up allows */
 #define FAKE_MAX_THREADS_PER_BLOCK 1024
-#define FAKE_MAX_GRID_X 2147483647u
-#define FAKE_MAX_GRID_YZ 65535u
-#define FAKE_SHARED_PER_BLOCK (48 * 1024)
+#define FAKE_MAX_GRID_X            2147483647u
+#define FAKE_MAX_GRID_YZ           65535u
+#define FAKE_SHARED_PER_BLOCK      (48 * 1024)
 
 /* ---------------------------------------------------- the host builds */
 
@@ -125,7 +127,7 @@ struct fake_ctx {
     bool running;                     /* the worker holds a command */
     bool worker_started, stopping;
     pthread_t worker;
-    CUresult sticky; /* after a fault every call answers this */
+    CUresult sticky;             /* after a fault every call answers this */
     struct fake_module *modules; /* loaded, unloaded too: freed with the context */
 };
 

@@ -68,10 +68,7 @@ void fake_say(const char *fmt, ...)
     fprintf(stderr, "fake libcuda: %s\n", line);
 }
 
-int fake_driver_version(void)
-{
-    return fake_env_int("EMBER_FAKE_CUDA_DRIVER", 12020);
-}
+int fake_driver_version(void) { return fake_env_int("EMBER_FAKE_CUDA_DRIVER", 12020); }
 
 /* the PTX ISA a driver of this CUDA version loads, times ten (the table of
  * backends/cuda/cuda-path.c, which ember tests; here as a driver knows it) */
@@ -123,10 +120,7 @@ static int gpu_count(void)
     return n;
 }
 
-static size_t memory_limit(void)
-{
-    return (size_t)fake_env_int("EMBER_FAKE_CUDA_MEMORY", 4096) << 20;
-}
+static size_t memory_limit(void) { return (size_t)fake_env_int("EMBER_FAKE_CUDA_MEMORY", 4096) << 20; }
 
 static bool initialised;
 
@@ -181,14 +175,16 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
         return FAKE_INVALID_DEVICE;
     switch (attribute) {
     case 1: *value = FAKE_MAX_THREADS_PER_BLOCK; break; /* threads per block */
-    case 2: case 3: *value = 1024; break;                /* block x, y */
-    case 4: *value = 64; break;                          /* block z */
-    case 5: *value = (int)FAKE_MAX_GRID_X; break;        /* grid x */
-    case 6: case 7: *value = (int)FAKE_MAX_GRID_YZ; break;
-    case 8: *value = FAKE_SHARED_PER_BLOCK; break;       /* shared memory per block */
-    case 13: *value = 745000; break;                     /* clock, kHz */
-    case 16: *value = 15; break;                         /* multiprocessors */
-    case 75: *value = cc / 10; break;                    /* compute capability */
+    case 2:
+    case 3: *value = 1024; break;                 /* block x, y */
+    case 4: *value = 64; break;                   /* block z */
+    case 5: *value = (int)FAKE_MAX_GRID_X; break; /* grid x */
+    case 6:
+    case 7: *value = (int)FAKE_MAX_GRID_YZ; break;
+    case 8: *value = FAKE_SHARED_PER_BLOCK; break; /* shared memory per block */
+    case 13: *value = 745000; break;               /* clock, kHz */
+    case 16: *value = 15; break;                   /* multiprocessors */
+    case 75: *value = cc / 10; break;              /* compute capability */
     case 76: *value = cc % 10; break;
     default: return FAKE_INVALID_VALUE;
     }
@@ -209,10 +205,7 @@ static struct fake_ctx primary[FAKE_MAX_GPUS];
 static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct fake_ctx *current;
 
-struct fake_ctx *fake_current(void)
-{
-    return current && current->refs > 0 ? current : NULL;
-}
+struct fake_ctx *fake_current(void) { return current && current->refs > 0 ? current : NULL; }
 
 CUresult cuDevicePrimaryCtxRetain(struct fake_ctx **ctx, int device)
 {
@@ -252,8 +245,8 @@ CUresult cuDevicePrimaryCtxRelease(int device)
         size_t bytes = 0;
         int left = fake_memory_release_all(c, &bytes);
         if (left)
-            fake_say("the context of GPU %d was released with %d allocation%s (%zu bytes) never freed", device,
-                     left, left == 1 ? "" : "s", bytes);
+            fake_say("the context of GPU %d was released with %d allocation%s (%zu bytes) never freed",
+                     device, left, left == 1 ? "" : "s", bytes);
         pthread_cond_destroy(&c->changed);
         pthread_mutex_destroy(&c->lock);
         memset(c, 0, sizeof *c);
@@ -326,10 +319,7 @@ static struct {
     size_t next_freed;
 } memory = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static size_t page_size(void)
-{
-    return (size_t)sysconf(_SC_PAGESIZE);
-}
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
 {
@@ -353,8 +343,8 @@ CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
     char *region = MAP_FAILED;
     if (r == FAKE_SUCCESS) {
         /* a page nothing may touch on either side; the data ends against the second */
-        region = mmap(NULL, span + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                      -1, 0);
+        region = mmap(NULL, span + 2 * page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (region == MAP_FAILED)
             r = FAKE_OUT_OF_MEMORY;
     }
@@ -362,8 +352,11 @@ CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
         mprotect(region, page, PROT_NONE);
         mprotect(region + page + span, page, PROT_NONE);
         struct allocation *a = &memory.live[memory.count++];
-        *a = (struct allocation){.base = (uintptr_t)(region + page + span - data), .bytes = data,
-                                 .region = region, .region_bytes = span + 2 * page, .ctx = c};
+        *a = (struct allocation){.base = (uintptr_t)(region + page + span - data),
+                                 .bytes = data,
+                                 .region = region,
+                                 .region_bytes = span + 2 * page,
+                                 .ctx = c};
         memset((void *)a->base, 0xff, data); /* what was never written reads as NaN */
         memory.used += data;
         *ptr = a->base;
@@ -388,8 +381,8 @@ static void describe_locked(uintptr_t ptr, char *out, size_t len)
     for (size_t i = 0; i < memory.count; i++) {
         const struct allocation *a = &memory.live[i];
         if (ptr >= a->base && ptr < a->base + a->bytes) {
-            snprintf(out, len, "%zu bytes into an allocation of %zu at %#lx", (size_t)(ptr - a->base), a->bytes,
-                     (unsigned long)a->base);
+            snprintf(out, len, "%zu bytes into an allocation of %zu at %#lx", (size_t)(ptr - a->base),
+                     a->bytes, (unsigned long)a->base);
             return;
         }
         if (ptr >= a->base + a->bytes && ptr < a->base + a->bytes + page_size()) {
@@ -398,15 +391,16 @@ static void describe_locked(uintptr_t ptr, char *out, size_t len)
             return;
         }
         if (ptr < a->base && ptr >= (uintptr_t)a->region) {
-            snprintf(out, len, "%zu bytes before an allocation of %zu at %#lx", (size_t)(a->base - ptr), a->bytes,
-                     (unsigned long)a->base);
+            snprintf(out, len, "%zu bytes before an allocation of %zu at %#lx", (size_t)(a->base - ptr),
+                     a->bytes, (unsigned long)a->base);
             return;
         }
     }
     for (size_t i = 0; i < QUARANTINE; i++) {
         const struct allocation *a = &memory.freed[i];
         if (a->region && ptr >= (uintptr_t)a->region && ptr < (uintptr_t)a->region + a->region_bytes) {
-            snprintf(out, len, "in an allocation of %zu at %#lx that was freed", a->bytes, (unsigned long)a->base);
+            snprintf(out, len, "in an allocation of %zu at %#lx that was freed", a->bytes,
+                     (unsigned long)a->base);
             return;
         }
     }
@@ -443,8 +437,8 @@ bool fake_memory_check(CUdeviceptr ptr, size_t bytes, char *what, size_t len)
     bool ok = find_live((uintptr_t)ptr, bytes) != NULL;
     const struct allocation *start = ok ? NULL : find_live((uintptr_t)ptr, 0);
     if (start) {
-        snprintf(what, len, "%zu bytes at %#llx run %zu bytes past the end of an allocation of %zu at %#lx", bytes,
-                 ptr, (size_t)((uintptr_t)ptr + bytes - start->base - start->bytes), start->bytes,
+        snprintf(what, len, "%zu bytes at %#llx run %zu bytes past the end of an allocation of %zu at %#lx",
+                 bytes, ptr, (size_t)((uintptr_t)ptr + bytes - start->base - start->bytes), start->bytes,
                  (unsigned long)start->base);
     } else if (!ok) {
         char where[256];
@@ -481,8 +475,8 @@ CUresult fake_memory_free(struct fake_ctx *c, CUdeviceptr ptr)
     if (r != FAKE_SUCCESS) {
         char where[256];
         describe_locked((uintptr_t)ptr, where, sizeof where);
-        fake_say("cuMemFree(%#llx): not the start of a live allocation of this context: the address is %s", ptr,
-                 where);
+        fake_say("cuMemFree(%#llx): not the start of a live allocation of this context: the address is %s",
+                 ptr, where);
     }
     pthread_mutex_unlock(&memory.lock);
     return r;

@@ -51,7 +51,7 @@ int ember_host_group_id[3], ember_host_num_groups[3];
 
 /* --------------------------------------------------------------- fibers */
 
-#define FIBER_STACK (64 * 1024)
+#define FIBER_STACK  (64 * 1024)
 #define SIGNAL_STACK (64 * 1024)
 
 /* Where a fiber, or the scheduler, goes on: __builtin_setjmp's five words. */
@@ -59,10 +59,7 @@ typedef void *resume_point[5];
 
 /* Goes on at `to`. A function of its own: GCC wants __builtin_longjmp
  * apart from the __builtin_setjmp that saved the point. */
-__attribute__((noinline)) static void go(resume_point to)
-{
-    __builtin_longjmp(to, 1);
-}
+__attribute__((noinline)) static void go(resume_point to) { __builtin_longjmp(to, 1); }
 
 /* On a function that saves a resume point: its callers must not keep
  * values in registers it leaves alone on its own path (GCC's
@@ -88,7 +85,7 @@ enum { RUN_OK, RUN_FAULT, RUN_FAILED, RUN_TIMEOUT };
  * worker thread holds `engine`. */
 static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
 struct runner {
-    pthread_t thread; /* the worker running a launch, while executing */
+    pthread_t thread;      /* the worker running a launch, while executing */
     struct fiber **fibers; /* each one where it stays: a fiber knows its own address */
     unsigned fiber_count;
     struct fiber *current, *starting, *next;
@@ -141,7 +138,8 @@ RESUMABLE static bool fiber_start(struct fiber *f)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (!f->region) {
-        f->region = mmap(NULL, FIBER_STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        f->region =
+            mmap(NULL, FIBER_STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (f->region == MAP_FAILED) {
             f->region = NULL;
             return false;
@@ -172,10 +170,11 @@ void ember_host_barrier(void)
 {
     struct fiber *self = runner.current;
     if (!self) {
-        snprintf(runner.failure, sizeof runner.failure,
-                 "work-item %d reached a barrier, but block 0 of this launch reached none (the double then runs "
-                 "the other blocks straight through): a barrier that only some blocks reach",
-                 ember_host_local_id);
+        snprintf(
+            runner.failure, sizeof runner.failure,
+            "work-item %d reached a barrier, but block 0 of this launch reached none (the double then runs "
+            "the other blocks straight through): a barrier that only some blocks reach",
+            ember_host_local_id);
         runner.jumped = RUN_FAILED;
         siglongjmp(runner.fault, 1);
     }
@@ -213,7 +212,8 @@ static bool fibers_ready(unsigned count)
 static int run_block_fibers(unsigned items)
 {
     if (!fibers_ready(items)) {
-        snprintf(runner.failure, sizeof runner.failure, "out of host memory for %u work-items' stacks", items);
+        snprintf(runner.failure, sizeof runner.failure, "out of host memory for %u work-items' stacks",
+                 items);
         return RUN_FAILED;
     }
     runner.items = items;
@@ -240,10 +240,11 @@ static int run_block_fibers(unsigned items)
         if (waiting == 0)
             return RUN_OK;
         if (finished > 0) {
-            snprintf(runner.failure, sizeof runner.failure,
-                     "%u work-items ended while %u others wait at a barrier: a barrier not every work-item of "
-                     "the block reaches",
-                     finished, waiting);
+            snprintf(
+                runner.failure, sizeof runner.failure,
+                "%u work-items ended while %u others wait at a barrier: a barrier not every work-item of "
+                "the block reaches",
+                finished, waiting);
             fibers_reset();
             return RUN_FAILED;
         }
@@ -316,7 +317,8 @@ static int run_grid(const struct fake_launch *l, double watchdog)
     for (unsigned z = 0; z < l->grid[2]; z++)
         for (unsigned y = 0; y < l->grid[1]; y++)
             for (unsigned x = 0; x < l->grid[0]; x++) {
-                ember_host_group_id[0] = (int)x, ember_host_group_id[1] = (int)y, ember_host_group_id[2] = (int)z;
+                ember_host_group_id[0] = (int)x, ember_host_group_id[1] = (int)y,
+                ember_host_group_id[2] = (int)z;
                 if (straight) {
                     for (unsigned i = 0; i < l->block; i++) {
                         ember_host_local_id = (int)i;
@@ -360,18 +362,12 @@ static CUresult launch_in_simulator(const struct fake_launch *l)
     struct ptxsim_result result;
     switch (ptxsim_run(&run, &result)) {
     case PTXSIM_OK: return FAKE_SUCCESS;
-    case PTXSIM_BAD_ADDRESS:
-        fake_say("%s: an illegal address", result.message);
-        return FAKE_ILLEGAL_ADDRESS;
+    case PTXSIM_BAD_ADDRESS: fake_say("%s: an illegal address", result.message); return FAKE_ILLEGAL_ADDRESS;
     case PTXSIM_TIMEOUT:
         fake_say("%s (EMBER_FAKE_CUDA_WATCHDOG_MS, as a display GPU's watchdog allows)", result.message);
         return FAKE_LAUNCH_TIMEOUT;
-    case PTXSIM_NO_MEMORY:
-        fake_say("%s", result.message);
-        return FAKE_LAUNCH_OUT_OF_RESOURCES;
-    default:
-        fake_say("%s", result.message);
-        return FAKE_LAUNCH_FAILED;
+    case PTXSIM_NO_MEMORY: fake_say("%s", result.message); return FAKE_LAUNCH_OUT_OF_RESOURCES;
+    default: fake_say("%s", result.message); return FAKE_LAUNCH_FAILED;
     }
 }
 
@@ -382,8 +378,8 @@ static CUresult launch_on_engine(const struct fake_launch *l)
     f->executions++;
     CUresult injected = injected_fault(f);
     if (injected) {
-        fake_say("kernel %s: launch %llu fails with %d, as EMBER_FAKE_CUDA_FAULT asks", k->name, f->executions,
-                 injected);
+        fake_say("kernel %s: launch %llu fails with %d, as EMBER_FAKE_CUDA_FAULT asks", k->name,
+                 f->executions, injected);
         return injected;
     }
     /* a pointer that is not device memory faults at its first use on a GPU */
@@ -549,9 +545,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (!f || f->module->unloaded || f->module->ctx != c)
         return FAKE_INVALID_HANDLE;
     const struct fake_kernel *k = f->kernel;
-    if (gx == 0 || gy == 0 || gz == 0 || gx > FAKE_MAX_GRID_X || gy > FAKE_MAX_GRID_YZ || gz > FAKE_MAX_GRID_YZ) {
-        fake_say("cuLaunchKernel(%s): a grid of %ux%ux%u blocks: the limits are %u x %u x %u", k->name, gx, gy, gz,
-                 FAKE_MAX_GRID_X, FAKE_MAX_GRID_YZ, FAKE_MAX_GRID_YZ);
+    if (gx == 0 || gy == 0 || gz == 0 || gx > FAKE_MAX_GRID_X || gy > FAKE_MAX_GRID_YZ ||
+        gz > FAKE_MAX_GRID_YZ) {
+        fake_say("cuLaunchKernel(%s): a grid of %ux%ux%u blocks: the limits are %u x %u x %u", k->name, gx,
+                 gy, gz, FAKE_MAX_GRID_X, FAKE_MAX_GRID_YZ, FAKE_MAX_GRID_YZ);
         return FAKE_INVALID_VALUE;
     }
     if (bx == 0 || by == 0 || bz == 0 || (unsigned long long)bx * by * bz > FAKE_MAX_THREADS_PER_BLOCK ||
@@ -572,22 +569,25 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         return FAKE_INVALID_VALUE;
     }
     if (by != 1 || bz != 1 || shared || extra) {
-        fake_say("cuLaunchKernel(%s): the double runs one-dimensional blocks with arguments in kernelParams and "
-                 "no dynamic shared memory, as ember launches",
-                 k->name);
+        fake_say(
+            "cuLaunchKernel(%s): the double runs one-dimensional blocks with arguments in kernelParams and "
+            "no dynamic shared memory, as ember launches",
+            k->name);
         return FAKE_NOT_SUPPORTED;
     }
     (void)stream; /* every stream of the context is its one queue */
     int nargs = (int)strlen(k->kinds);
     for (int i = 0; i < nargs; i++)
         if (!params || !params[i]) {
-            fake_say("cuLaunchKernel(%s): the kernel takes %d arguments, the launch passed %d", k->name, nargs, i);
+            fake_say("cuLaunchKernel(%s): the kernel takes %d arguments, the launch passed %d", k->name,
+                     nargs, i);
             return FAKE_INVALID_VALUE;
         }
     if (params && params[nargs]) {
-        fake_say("cuLaunchKernel(%s): the kernel takes %d arguments, the launch passed more (kernelParams[%d] is "
-                 "not the NULL ember ends its list with)",
-                 k->name, nargs, nargs);
+        fake_say(
+            "cuLaunchKernel(%s): the kernel takes %d arguments, the launch passed more (kernelParams[%d] is "
+            "not the NULL ember ends its list with)",
+            k->name, nargs, nargs);
         return FAKE_INVALID_VALUE;
     }
     struct fake_command *cmd = calloc(1, sizeof *cmd);

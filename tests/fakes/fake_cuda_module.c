@@ -97,20 +97,21 @@ static CUresult ptx_read(const char *ptx, int cc, struct image *im, char *log, s
     int major = 0, minor = 0, target = 0;
     const char *v = strstr(ptx, ".version ");
     const char *t = strstr(ptx, ".target sm_");
-    if (!v || sscanf(v, ".version %d.%d", &major, &minor) != 2 || !t || sscanf(t, ".target sm_%d", &target) != 1) {
+    if (!v || sscanf(v, ".version %d.%d", &major, &minor) != 2 || !t ||
+        sscanf(t, ".target sm_%d", &target) != 1) {
         snprintf(log, log_len, "ptxas fatal   : the PTX has no .version or no .target");
         return FAKE_INVALID_PTX;
     }
     int isa = major * 10 + minor, driver_isa = fake_driver_ptx_isa();
     if (isa > driver_isa) {
-        snprintf(log, log_len, "ptxas fatal   : Unsupported .version %d.%d; current version is '%d.%d'", major, minor,
-                 driver_isa / 10, driver_isa % 10);
+        snprintf(log, log_len, "ptxas fatal   : Unsupported .version %d.%d; current version is '%d.%d'",
+                 major, minor, driver_isa / 10, driver_isa % 10);
         return FAKE_UNSUPPORTED_PTX_VERSION;
     }
     if (target > cc) {
         snprintf(log, log_len,
-                 "ptxas fatal   : SM version specified by .target (sm_%d) is higher than the GPU's (sm_%d)", target,
-                 cc);
+                 "ptxas fatal   : SM version specified by .target (sm_%d) is higher than the GPU's (sm_%d)",
+                 target, cc);
         return FAKE_INVALID_PTX;
     }
     for (const char *e = strstr(ptx, ".entry "); e; e = strstr(e + 1, ".entry ")) {
@@ -140,8 +141,12 @@ struct section {
 static struct section section_at(const unsigned char *elf, int index)
 {
     const unsigned char *h = elf + u64(elf + 0x28) + (size_t)index * u16(elf + 0x3a);
-    return (struct section){.name = u32(h), .type = u32(h + 4), .offset = u64(h + 0x18), .size = u64(h + 0x20),
-                            .link = u32(h + 0x28), .entsize = u64(h + 0x38)};
+    return (struct section){.name = u32(h),
+                            .type = u32(h + 4),
+                            .offset = u64(h + 0x18),
+                            .size = u64(h + 0x20),
+                            .link = u32(h + 0x28),
+                            .entsize = u64(h + 0x38)};
 }
 
 static const char *section_name(const unsigned char *elf, const struct section *s)
@@ -172,19 +177,21 @@ static int cubin_toolkit(const unsigned char *elf)
 static CUresult cubin_read(const unsigned char *elf, int cc, struct image *im, char *log, size_t log_len)
 {
     if (elf[4] != 2 || elf[5] != 1 || (elf[7] != 0x33 && elf[7] != 0x41) || u16(elf + 0x12) != 190) {
-        snprintf(log, log_len, "not a CUDA cubin: an ELF with class %d, OS/ABI %#x, machine %d", elf[4], elf[7],
-                 u16(elf + 0x12));
+        snprintf(log, log_len, "not a CUDA cubin: an ELF with class %d, OS/ABI %#x, machine %d", elf[4],
+                 elf[7], u16(elf + 0x12));
         return FAKE_INVALID_IMAGE;
     }
     uint32_t flags = u32(elf + 0x30);
     int sm = elf[7] == 0x33 ? (int)(flags & 0xff) : (int)(flags >> 8 & 0xff);
     if (sm / 10 != cc / 10 || sm % 10 > cc % 10) {
-        snprintf(log, log_len, "no kernel image for this GPU: the cubin is for sm_%d, the GPU is sm_%d", sm, cc);
+        snprintf(log, log_len, "no kernel image for this GPU: the cubin is for sm_%d, the GPU is sm_%d", sm,
+                 cc);
         return FAKE_NO_BINARY_FOR_GPU;
     }
     int toolkit = cubin_toolkit(elf), driver = fake_driver_version();
     if (toolkit / 10 > driver / 1000) {
-        snprintf(log, log_len, "the cubin was made by CUDA %d.%d; this driver (CUDA %d.%d) runs cubins up to CUDA %d.x",
+        snprintf(log, log_len,
+                 "the cubin was made by CUDA %d.%d; this driver (CUDA %d.%d) runs cubins up to CUDA %d.x",
                  toolkit / 10, toolkit % 10, driver / 1000, driver % 1000 / 10, driver / 1000);
         return FAKE_UNSUPPORTED_PTX_VERSION;
     }
@@ -200,8 +207,8 @@ static CUresult cubin_read(const unsigned char *elf, int cc, struct image *im, c
             int type = sym[4] & 0xf, shndx = u16(sym + 6);
             if (type == 2) /* STT_FUNC */
                 add_name(im, name, strlen(name));
-            else if (type == 1 && strcmp(name, EMBER_KERNEL_TUNING_SYMBOL) == 0 && shndx > 0 && shndx < sections &&
-                     u64(sym + 16) >= sizeof im->tuning) {
+            else if (type == 1 && strcmp(name, EMBER_KERNEL_TUNING_SYMBOL) == 0 && shndx > 0 &&
+                     shndx < sections && u64(sym + 16) >= sizeof im->tuning) {
                 struct section data = section_at(elf, shndx);
                 memcpy(im->tuning, elf + data.offset + u64(sym + 8), sizeof im->tuning);
                 im->has_tuning = true;
@@ -261,15 +268,18 @@ static char *kept_ptx(const unsigned char *cubin, char *log, size_t log_len)
     const char *dir = getenv("EMBER_FAKE_NVRTC_PTX_DIR");
     char path[1024];
     if (!dir || !*dir) {
-        snprintf(log, log_len, "PTX mode runs a cubin's PTX, and EMBER_FAKE_NVRTC_PTX_DIR does not say where "
-                               "fake_nvrtc_keep.c kept it");
+        snprintf(log, log_len,
+                 "PTX mode runs a cubin's PTX, and EMBER_FAKE_NVRTC_PTX_DIR does not say where "
+                 "fake_nvrtc_keep.c kept it");
         return NULL;
     }
     fake_elf_ptx_path(dir, cubin, fake_elf_size(cubin), path, sizeof path);
     char *text = read_file(path, log, log_len);
     if (!text)
-        snprintf(log, log_len, "PTX mode: no PTX kept for this cubin (%s): was it made by an NVRTC other than "
-                               "fake_nvrtc_keep.c?", path);
+        snprintf(log, log_len,
+                 "PTX mode: no PTX kept for this cubin (%s): was it made by an NVRTC other than "
+                 "fake_nvrtc_keep.c?",
+                 path);
     return text;
 }
 
@@ -311,7 +321,8 @@ static CUresult ptx_functions(struct fake_module *m, const void *image, bool cub
             size_t at, size;
             ptxsim_kernel_param(f->ptx, p, &at, &size);
             if (size != 4 && size != 8) {
-                snprintf(log, log_len, "kernel %s: parameter %d of %zu bytes: ember passes 4 and 8", name, p, size);
+                snprintf(log, log_len, "kernel %s: parameter %d of %zu bytes: ember passes 4 and 8", name, p,
+                         size);
                 return FAKE_INVALID_PTX;
             }
             f->kinds[p] = size == 8 ? 'p' : 'i';
@@ -337,13 +348,17 @@ static int max_threads_of(const char *kernel)
     return FAKE_MAX_THREADS_PER_BLOCK;
 }
 
-CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size_t log_len, struct fake_module **out)
+CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size_t log_len,
+                          struct fake_module **out)
 {
     char name[256];
     int cc = 0;
     fake_gpu(c->device, &cc, name, sizeof name);
     struct image im = {0};
-    bool cubin = memcmp(image, "\x7f" "ELF", 4) == 0;
+    bool cubin = memcmp(image,
+                        "\x7f"
+                        "ELF",
+                        4) == 0;
     CUresult r = cubin ? cubin_read(image, cc, &im, log, log_len) : ptx_read(image, cc, &im, log, log_len);
     if (r == FAKE_SUCCESS && refused_by_setting(cubin)) {
         snprintf(log, log_len, "refused: EMBER_FAKE_CUDA_REFUSE=%s", getenv("EMBER_FAKE_CUDA_REFUSE"));
@@ -356,10 +371,11 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
                  EMBER_KERNEL_TUNING_SYMBOL);
         r = FAKE_NOT_SUPPORTED;
     } else if (r == FAKE_SUCCESS && !ptx && !(build = build_for(im.tuning))) {
-        snprintf(log, log_len,
-                 "the test double has no host build of the kernels for this module's tuning (wg_size %d, tile "
-                 "%dx%dx%d): see tests/fakes/gen_host_kernels.c",
-                 im.tuning[0], im.tuning[1], im.tuning[2], im.tuning[3]);
+        snprintf(
+            log, log_len,
+            "the test double has no host build of the kernels for this module's tuning (wg_size %d, tile "
+            "%dx%dx%d): see tests/fakes/gen_host_kernels.c",
+            im.tuning[0], im.tuning[1], im.tuning[2], im.tuning[3]);
         r = FAKE_NOT_SUPPORTED;
     }
     struct fake_module *m = r == FAKE_SUCCESS ? calloc(1, sizeof *m) : NULL;

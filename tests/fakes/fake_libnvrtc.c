@@ -30,7 +30,10 @@ nvrtcResult nvrtcVersion(int *major, int *minor)
     return sscanf(version(), "%d.%d", major, minor) == 2 ? 0 : 3;
 }
 
-const char *nvrtcGetErrorString(nvrtcResult r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR (fake)"; }
+const char *nvrtcGetErrorString(nvrtcResult r)
+{
+    return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR (fake)";
+}
 
 nvrtcResult nvrtcCreateProgram(void **p, const char *src, const char *name, int n, const char *const *h,
                                const char *const *hn)
@@ -40,18 +43,24 @@ nvrtcResult nvrtcCreateProgram(void **p, const char *src, const char *name, int 
     return *p ? 0 : 1;
 }
 
+/* clang-format off */
 nvrtcResult nvrtcDestroyProgram(void **p) { free(*p); *p = NULL; return 0; }
 nvrtcResult nvrtcCompileProgram(void *p, int n, const char *const *o) { (void)p, (void)n, (void)o; return 6; }
+/* clang-format on */
 
 static const char compile_log[] = "fake NVRTC: a test double compiles nothing";
+/* clang-format off */
 nvrtcResult nvrtcGetProgramLogSize(void *p, size_t *n) { (void)p; *n = sizeof compile_log; return 0; }
 nvrtcResult nvrtcGetProgramLog(void *p, char *log) { (void)p; memcpy(log, compile_log, sizeof compile_log); return 0; }
 nvrtcResult nvrtcGetPTXSize(void *p, size_t *n) { (void)p; *n = 0; return 5; }
 nvrtcResult nvrtcGetPTX(void *p, char *ptx) { (void)p, (void)ptx; return 5; }
+/* clang-format on */
 
 #ifndef FAKE_NVRTC_OLD
+/* clang-format off */
 nvrtcResult nvrtcGetCUBINSize(void *p, size_t *n) { (void)p; *n = 0; return 5; }
 nvrtcResult nvrtcGetCUBIN(void *p, char *c) { (void)p, (void)c; return 5; }
+/* clang-format on */
 
 static int archs(int *out)
 {
@@ -72,6 +81,8 @@ static int archs(int *out)
     return n;
 }
 
+/* clang-format off */
 nvrtcResult nvrtcGetNumSupportedArchs(int *n) { *n = archs(NULL); return 0; }
 nvrtcResult nvrtcGetSupportedArchs(int *a) { archs(a); return 0; }
+/* clang-format on */
 #endif

@@ -37,15 +37,16 @@ typedef void *nvrtcProgram;
     X(nvrtcResult, nvrtcVersion, (int *major, int *minor), (major, minor))                                   \
     X(const char *, nvrtcGetErrorString, (nvrtcResult r), (r))                                               \
     X(nvrtcResult, nvrtcCreateProgram,                                                                       \
-      (nvrtcProgram * p, const char *src, const char *name, int n, const char *const *h, const char *const *hn), \
+      (nvrtcProgram * p, const char *src, const char *name, int n, const char *const *h,                     \
+       const char *const *hn),                                                                               \
       (p, src, name, n, h, hn))                                                                              \
     X(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * p), (p))                                             \
     X(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram p, int n, const char *const *o), (p, n, o))            \
-    X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram p, size_t *n), (p, n))                              \
+    X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram p, size_t * n), (p, n))                             \
     X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram p, char *log), (p, log))                                \
-    X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram p, size_t *n), (p, n))                                     \
+    X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram p, size_t * n), (p, n))                                    \
     X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram p, char *ptx), (p, ptx))                                       \
-    X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram p, size_t *n), (p, n))                                   \
+    X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram p, size_t * n), (p, n))                                  \
     X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *n), (n))                                                 \
     X(nvrtcResult, nvrtcGetSupportedArchs, (int *a), (a))
 
@@ -63,8 +64,8 @@ static void open_real(void)
     const char *path = getenv("EMBER_FAKE_NVRTC_REAL");
     void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!lib) {
-        fprintf(stderr, "fake NVRTC (keep): EMBER_FAKE_NVRTC_REAL=%s cannot be opened: %s\n", path ? path : "",
-                path ? dlerror() : "not set");
+        fprintf(stderr, "fake NVRTC (keep): EMBER_FAKE_NVRTC_REAL=%s cannot be opened: %s\n",
+                path ? path : "", path ? dlerror() : "not set");
         return;
     }
 #define LOOKUP(ret, name, params, args) real.name = (ret(*) params)dlsym(lib, #name);
@@ -95,7 +96,8 @@ static void keep(nvrtcProgram p, const unsigned char *cubin, size_t size)
     char *ptx = NULL;
     if (!dir || !*dir || real.nvrtcGetPTXSize(p, &ptx_size) != 0 || !(ptx = malloc(ptx_size + 1)) ||
         real.nvrtcGetPTX(p, ptx) != 0) {
-        fprintf(stderr, "fake NVRTC (keep): the PTX of a cubin could not be kept (EMBER_FAKE_NVRTC_PTX_DIR=%s)\n",
+        fprintf(stderr,
+                "fake NVRTC (keep): the PTX of a cubin could not be kept (EMBER_FAKE_NVRTC_PTX_DIR=%s)\n",
                 dir ? dir : "");
         free(ptx);
         return;

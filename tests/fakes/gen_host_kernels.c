@@ -95,8 +95,10 @@ static bool signature(const char *program, const char *kernel, char *kinds, size
         const char *stop = comma ? comma : end;
         char kind = param_kind(p, (size_t)(stop - p));
         if (!kind || count + 1 >= kinds_len) {
-            fprintf(stderr, "gen_host_kernels: kernel %s: parameter \"%.*s\" is neither a pointer, an int nor a float\n",
-                    kernel, (int)(stop - p), p);
+            fprintf(
+                stderr,
+                "gen_host_kernels: kernel %s: parameter \"%.*s\" is neither a pointer, an int nor a float\n",
+                kernel, (int)(stop - p), p);
             return false;
         }
         kinds[count++] = kind;
@@ -144,7 +146,10 @@ int main(int argc, char **argv)
         printf("static void launch_%s(void *const *args)\n{\n    %s(", kernel, kernel);
         for (size_t i = 0; kinds[k][i]; i++)
             printf("%s*(%s *)args[%zu]", i ? ", " : "",
-                   kinds[k][i] == 'p' ? "void *const" : kinds[k][i] == 'i' ? "const int" : "const float", i);
+                   kinds[k][i] == 'p'   ? "void *const"
+                   : kinds[k][i] == 'i' ? "const int"
+                                        : "const float",
+                   i);
         printf(");\n}\n\n");
     }
     printf("const struct fake_kernel_build fake_kernels_%s = {\n    .name = \"%s\",\n    .tuning = {", name,
@@ -153,10 +158,11 @@ int main(int argc, char **argv)
     ember_kernel_tuning_values(&t, values);
     for (int i = 0; i < EMBER_KERNEL_TUNING_COUNT; i++)
         printf("%s%d", i ? ", " : "", values[i]);
-    printf("},\n    .tuning_in_program = %s,\n    .count = %d,\n    .kernels = {\n", EMBER_KERNEL_TUNING_SYMBOL,
-           EMBER_KERNEL_COUNT);
+    printf("},\n    .tuning_in_program = %s,\n    .count = %d,\n    .kernels = {\n",
+           EMBER_KERNEL_TUNING_SYMBOL, EMBER_KERNEL_COUNT);
     for (int k = 0; k < EMBER_KERNEL_COUNT; k++)
-        printf("        {\"%s\", \"%s\", launch_%s},\n", ember_kernel_name(k), kinds[k], ember_kernel_name(k));
+        printf("        {\"%s\", \"%s\", launch_%s},\n", ember_kernel_name(k), kinds[k],
+               ember_kernel_name(k));
     printf("    },\n};\n");
     free(plain);
     free(program);

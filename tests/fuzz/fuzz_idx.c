@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool fuzz_labels = data[0] & 1, gz = data[0] & 2;
     remove_all();
     char name[64];
-    snprintf(name, sizeof name, "train-%s-idx%d-ubyte%s", fuzz_labels ? "labels" : "images", fuzz_labels ? 1 : 3,
-             gz ? ".gz" : "");
+    snprintf(name, sizeof name, "train-%s-idx%d-ubyte%s", fuzz_labels ? "labels" : "images",
+             fuzz_labels ? 1 : 3, gz ? ".gz" : "");
     fuzz_write(name, data + 1, size - 1);
     if (fuzz_labels)
         fuzz_write("train-images-idx3-ubyte", images, sizeof images);

@@ -17,7 +17,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char in[512], out[512], width[] = "--width", w[] = "300", height[] = "--height", h[] = "200", o[] = "-o",
-                              plot[] = "plot";
+                            plot[] = "plot";
     const char *path = fuzz_write("metrics.jsonl", data, size);
     if (!path)
         return 0;

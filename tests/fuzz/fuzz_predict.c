@@ -22,8 +22,9 @@ static const int64_t shapes[2][3] = {{1, 28, 28}, {3, 32, 32}};
 static void setup(ember_ctx *ctx)
 {
     models[0] = ember_model_parse(ctx, "gray", "flatten\nlinear classes\n", 3, shapes[0], 10, 1);
-    models[1] = ember_model_parse(ctx, "rgb", "conv2d 4 kernel=3 stride=2\nrelu\nglobal_avg_pool2d\nlinear classes\n",
-                                  3, shapes[1], 10, 1);
+    models[1] =
+        ember_model_parse(ctx, "rgb", "conv2d 4 kernel=3 stride=2\nrelu\nglobal_avg_pool2d\nlinear classes\n",
+                          3, shapes[1], 10, 1);
     if (!models[0] || !models[1])
         abort();
     ember_model_set_training(models[0], false);

@@ -46,8 +46,11 @@ static void resume(ember_ctx *ctx, struct train_options *o)
         return;
     }
     /* a small random data set of the model's shape: the position is checked against its steps */
-    ember_data_options data = {.kind = "random", .sample_ndim = ndim, .count = 64,
-                               .classes = ember_model_classes(model), .seed = o->seed};
+    ember_data_options data = {.kind = "random",
+                               .sample_ndim = ndim,
+                               .count = 64,
+                               .classes = ember_model_classes(model),
+                               .seed = o->seed};
     memcpy(data.sample_shape, shape, sizeof shape);
     ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     ember_optim *opt = strcmp(o->optim, "sgd") == 0
@@ -55,12 +58,12 @@ static void resume(ember_ctx *ctx, struct train_options *o)
                            : ember_adam_new(ember_model_params(model), ember_adam_defaults((float)o->lr));
     ember_batcher *batches = train ? ember_batcher_new(train, o->batch, true, o->seed) : NULL;
     struct train_position pos;
-    if (opt && batches &&
-        train_resume_state(ctx, o, opt, ember_batcher_steps(batches), &pos) == EXIT_OK) {
+    if (opt && batches && train_resume_state(ctx, o, opt, ember_batcher_steps(batches), &pos) == EXIT_OK) {
         int64_t per_epoch = ember_batcher_steps(batches);
         if (pos.epochs_done < 0 || pos.epochs_done > TRAIN_MAX_EPOCHS || pos.step_in_epoch < 0 ||
-            pos.step_in_epoch > per_epoch || pos.total_steps != pos.epochs_done * per_epoch + pos.step_in_epoch ||
-            !isfinite(pos.loss_sum) || pos.correct > pos.seen)
+            pos.step_in_epoch > per_epoch ||
+            pos.total_steps != pos.epochs_done * per_epoch + pos.step_in_epoch || !isfinite(pos.loss_sum) ||
+            pos.correct > pos.seen)
             abort();
         ember_lr_schedule schedule = train_schedule(o, per_epoch);
         float lr = ember_lr_at(&schedule, pos.total_steps);
@@ -88,9 +91,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     ember_ctx *ctx = fuzz_ctx();
     /* parse_options' defaults in tools/cmd-train.c */
+    /* clang-format off */
     struct train_options o = {.model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001,
                               .eval = true, .schedule = "constant", .gamma = 0.1, .augment = "none",
                               .device = "cpu", .data = {.kind = "fashion-mnist"}, .resume = checkpoint,
+                              /* clang-format on */
                               .quiet = true};
     if (train_resume_settings(ctx, &o) == EXIT_OK) {
         check_settings(&o);

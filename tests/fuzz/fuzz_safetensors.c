@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ember_model_load_memory(model, data, size) == EMBER_OK) {
         if (ember_model_load_memory(model, original, original_size) != EMBER_OK)
             abort();
-    } else if (ember_model_predict(model, in, 2, after) != EMBER_OK || memcmp(before, after, sizeof before) != 0) {
+    } else if (ember_model_predict(model, in, 2, after) != EMBER_OK ||
+               memcmp(before, after, sizeof before) != 0) {
         abort(); /* a failed load changed the model */
     }
     ember_checkpoint *ck = ember_checkpoint_open_memory(ctx, data, size);

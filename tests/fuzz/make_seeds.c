@@ -39,7 +39,7 @@
 #include "ember.h"
 #include "train.h"
 
-#define SIDE 28
+#define SIDE   28
 #define IMAGES 3
 
 static char out[1024];
@@ -197,7 +197,8 @@ static void image_seeds(const uint8_t *gray)
 {
     uint8_t rgb[SIDE * SIDE * 3];
     for (int i = 0; i < SIDE * SIDE; i++) /* a colour version: the image in red, its negative in blue */
-        rgb[3 * i] = gray[i], rgb[3 * i + 1] = (uint8_t)(gray[i] / 2), rgb[3 * i + 2] = (uint8_t)(255 - gray[i]);
+        rgb[3 * i] = gray[i], rgb[3 * i + 1] = (uint8_t)(gray[i] / 2),
+                rgb[3 * i + 2] = (uint8_t)(255 - gray[i]);
     struct buffer b = {0};
     stbi_write_png_to_func(append, &b, SIDE, SIDE, 1, gray, SIDE);
     put("png", "gray.png", b.data, b.len);
@@ -224,8 +225,8 @@ static void safetensors_seeds(void)
         exit(1);
     const int64_t shape[1] = {6};
     /* the harness's own model (fuzz_safetensors.c), so that the seed loads */
-    ember_model *m = ember_model_parse(ctx, "fuzz", "fc: linear 4\nbn: batch_norm1d\nout: linear classes\n", 1, shape,
-                                       3, 1);
+    ember_model *m = ember_model_parse(ctx, "fuzz", "fc: linear 4\nbn: batch_norm1d\nout: linear classes\n",
+                                       1, shape, 3, 1);
     void *data = NULL;
     size_t size = 0;
     const char *meta[] = {"note", "a seed", NULL};
@@ -243,7 +244,8 @@ static void safetensors_seeds(void)
                                          "c: conv2d 4 kernel=3 padding=1 bias=false\nb: batch_norm2d\ngelu\n"
                                          "r: residual\n  c: conv2d 4 kernel=3 padding=1\n  leaky_relu\nend\n"
                                          "avg_pool2d 2 stride=1\nsigmoid\nmax_pool2d 2\nglobal_avg_pool2d\n"
-                                         "fc: linear classes\n", 3, image, 3, 1);
+                                         "fc: linear classes\n",
+                                         3, image, 3, 1);
     if (!res || ember_model_export_onnx(m, onnx_path, meta) != EMBER_OK)
         exit(1);
     snprintf(onnx_path, sizeof onnx_path, "%s/residual.onnx", onnx_dir);
@@ -257,7 +259,8 @@ static void safetensors_seeds(void)
     mkdir(trace_dir, 0755);
     snprintf(trace_path, sizeof trace_path, "%s/two-steps.json", trace_dir);
     const int64_t x_shape[2] = {8, 6}, y_shape[1] = {8};
-    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, x_shape), *y = ember_tensor_new(ctx, EMBER_I32, 1, y_shape);
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, x_shape),
+                 *y = ember_tensor_new(ctx, EMBER_I32, 1, y_shape);
     ember_optim *opt = ember_adam_new(ember_model_params(m), ember_adam_defaults(0.001f));
     float inputs[8 * 6];
     for (int i = 0; i < 8 * 6; i++)
@@ -287,7 +290,7 @@ static void safetensors_seeds(void)
 static void csv_seeds(const uint8_t *pixels, const uint8_t *labels)
 {
     static const char *const names[] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-                                        "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+                                        "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
     for (int crlf = 0; crlf < 2; crlf++) {
         char table[8192];
         size_t n = 0;
@@ -304,7 +307,8 @@ static void csv_seeds(const uint8_t *pixels, const uint8_t *labels)
                         sum += im[(b / 7 * 4 + y) * SIDE + b % 7 * 4 + x];
                 n += (size_t)snprintf(table + n, sizeof table - n, "%.2f,", sum / 16.0);
             }
-            n += (size_t)snprintf(table + n, sizeof table - n, "\"%s\"%s", names[labels[i % IMAGES] % 10], end);
+            n += (size_t)snprintf(table + n, sizeof table - n, "\"%s\"%s", names[labels[i % IMAGES] % 10],
+                                  end);
         }
         put("csv", crlf ? "blocks-crlf.csv" : "blocks.csv", table, n);
     }
@@ -314,7 +318,8 @@ static void csv_seeds(const uint8_t *pixels, const uint8_t *labels)
 static size_t npy_file(uint8_t *dst, const char *descr, const char *shape, const void *data, size_t bytes)
 {
     char header[128];
-    int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+                       shape);
     while ((10 + len + 1) % 64)
         header[len++] = ' ';
     header[len++] = '\n';
@@ -330,8 +335,8 @@ static void le32(uint8_t *p, uint32_t v) { le16(p, v), le16(p + 2, v >> 16); }
 
 /* A zip of the entries, stored or raw-deflated as numpy.savez and
  * savez_compressed write them (without their zip64 extras); its length. */
-static size_t zip(uint8_t *dst, size_t cap, const char *const *names, uint8_t *const *files, const size_t *sizes,
-                  int n, bool deflated)
+static size_t zip(uint8_t *dst, size_t cap, const char *const *names, uint8_t *const *files,
+                  const size_t *sizes, int n, bool deflated)
 {
     size_t at = 0, offsets[8];
     uint32_t crcs[8], packed[8];
@@ -412,28 +417,27 @@ static void npy_seeds(const uint8_t *pixels, const uint8_t *labels)
  * of every layer type, residual blocks and their shortcuts included. */
 static void model_checkpoint_seeds(ember_ctx *ctx)
 {
-    static const char every_layer[] =
-        "input 3x8x8\n"
-        "conv1: conv2d 4 kernel=3 padding=same bias=false\n"
-        "bn1: batch_norm2d\n"
-        "relu\n"
-        "layer1.0: residual\n"
-        "    conv2d 4 kernel=3 stride=2 padding=1\n"
-        "    batch_norm2d momentum=0.2 affine=false\n"
-        "    leaky_relu 0.1\n"
-        "shortcut\n"
-        "    downsample.0: conv2d 4 kernel=1 stride=2 bias=false\n"
-        "end\n"
-        "max_pool2d 2 stride=1\n"
-        "avg_pool2d 2\n"
-        "sigmoid\n"
-        "flatten\n"
-        "dropout 0.25\n"
-        "linear 6\n"
-        "batch_norm1d eps=0.001\n"
-        "tanh\n"
-        "gelu\n"
-        "fc: linear classes\n";
+    static const char every_layer[] = "input 3x8x8\n"
+                                      "conv1: conv2d 4 kernel=3 padding=same bias=false\n"
+                                      "bn1: batch_norm2d\n"
+                                      "relu\n"
+                                      "layer1.0: residual\n"
+                                      "    conv2d 4 kernel=3 stride=2 padding=1\n"
+                                      "    batch_norm2d momentum=0.2 affine=false\n"
+                                      "    leaky_relu 0.1\n"
+                                      "shortcut\n"
+                                      "    downsample.0: conv2d 4 kernel=1 stride=2 bias=false\n"
+                                      "end\n"
+                                      "max_pool2d 2 stride=1\n"
+                                      "avg_pool2d 2\n"
+                                      "sigmoid\n"
+                                      "flatten\n"
+                                      "dropout 0.25\n"
+                                      "linear 6\n"
+                                      "batch_norm1d eps=0.001\n"
+                                      "tanh\n"
+                                      "gelu\n"
+                                      "fc: linear classes\n";
     for (const char *const *name = ember_model_names(); *name; name++) {
         for (int64_t c = 1; c <= 3; c += 2) {
             const int64_t shape[3] = {c, 8, 8};
@@ -466,8 +470,8 @@ static void model_checkpoint_seeds(ember_ctx *ctx)
 static void resume_seeds(ember_ctx *ctx)
 {
     const int64_t shape[1] = {6};
-    ember_data_options data = {.kind = "random", .sample_ndim = 1, .sample_shape = {6}, .count = 64, .classes = 3,
-                               .seed = 5};
+    ember_data_options data = {
+        .kind = "random", .sample_ndim = 1, .sample_shape = {6}, .count = 64, .classes = 3, .seed = 5};
     ember_dataset *train = ember_dataset_open(ctx, &data, EMBER_TRAIN);
     char dir[1100], path[1200], state[1300];
     snprintf(dir, sizeof dir, "%s/resume-files", out);
@@ -475,11 +479,13 @@ static void resume_seeds(ember_ctx *ctx)
     snprintf(path, sizeof path, "%s/run.safetensors", dir);
     snprintf(state, sizeof state, "%s/run.state.safetensors", dir);
     for (int sgd = 0; sgd <= 1; sgd++) {
+        /* clang-format off */
         ember_model *m = ember_model_parse(ctx, "fuzz", "fc: linear 4\nbn: batch_norm1d\nout: linear classes\n", 1,
                                            shape, 3, 1);
         struct train_options o = {.model = "fuzz", .optim = sgd ? "sgd" : "adam", .epochs = 3, .batch = 8,
                                   .lr = 0.01, .momentum = sgd ? 0.9 : 0.0, .schedule = sgd ? "step" : "cosine",
                                   .warmup = 0.5, .gamma = 0.1, .augment = "none", .run_id = "seed", .eval = true,
+                                  /* clang-format on */
                                   .data = data};
         ember_optim *opt = sgd ? ember_sgd_new(ember_model_params(m), ember_sgd_defaults(0.01f))
                                : ember_adam_new(ember_model_params(m), ember_adam_defaults(0.01f));
@@ -492,8 +498,10 @@ static void resume_seeds(ember_ctx *ctx)
             ember_optim_step(opt) != EMBER_OK)
             exit(1);
         ember_tape_clear(ctx);
+        /* clang-format off */
         struct train_position pos = {.epochs_done = 1, .step_in_epoch = 3, .total_steps = 11, .loss_sum = 3.3,
                                      .correct = 10, .seen = 24, .best_acc = 0.5, .best_epoch = 1};
+        /* clang-format on */
         if (train_save(&o, ctx, m, opt, train, &pos, path) != EXIT_OK)
             exit(1);
         size_t model_size = 0, state_size = 0;
@@ -522,10 +530,12 @@ static void resume_seeds(ember_ctx *ctx)
 static void plot_seeds(void)
 {
     static const char metrics[] =
-        "{\"run\": \"a\", \"epoch\": 1, \"step\": 50, \"train_loss\": 0.9, \"train_acc\": 0.7, \"lr\": 0.001, "
+        "{\"run\": \"a\", \"epoch\": 1, \"step\": 50, \"train_loss\": 0.9, \"train_acc\": 0.7, \"lr\": "
+        "0.001, "
         "\"images_per_s\": 900.0}\n"
         "{\"run\": \"a\", \"epoch\": 1, \"train_loss\": 0.8, \"train_acc\": 0.71, \"test_loss\": 0.6, "
-        "\"test_acc\": 0.78, \"images_per_s\": 950.1, \"seconds\": 1.2, \"eval_seconds\": 0.1, \"steps\": 94, "
+        "\"test_acc\": 0.78, \"images_per_s\": 950.1, \"seconds\": 1.2, \"eval_seconds\": 0.1, \"steps\": "
+        "94, "
         "\"total_steps\": 94, \"device\": \"cpu\", \"model\": \"simplecnn\", \"data\": \"fashion-mnist\", "
         "\"batch\": 64, \"lr\": 0.001, \"lr_last\": 0.001, \"schedule\": \"constant\", \"optim\": \"adam\", "
         "\"seed\": 0, \"first_step_s\": 0.1, \"peak_rss_mib\": 50.0}\n"
