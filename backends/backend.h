@@ -3,7 +3,7 @@
  * backends/backend.h — the one contract every backend fills.
  *
  * A backend gives primitives; the core writes every op, forward and
- * backward, once, in terms of them (DESIGN.md, decision 1). So a backend
+ * backward, once, in terms of them (docs/design.md, "The backend contract"). So a backend
  * that fills this table trains every model, and no two backends can drift.
  *
  * A backend is one `const struct ember_backend_ops`, made with designated

@@ -2,7 +2,7 @@
 /*
  * core/ctx-impl.h — the context: its device, its pools, its last error.
  *
- * Errors travel in three tiers (STYLE.md): assert for programmer bugs,
+ * Errors travel in three tiers (docs/design.md, "Errors and logging"): assert for programmer bugs,
  * ember_status from every public function that can fail, and the message
  * recorded here by ember_fail, which carries the driver's or parser's own
  * words. Logging goes through the context's callback.

@@ -10,7 +10,7 @@
  *
  * ember_dataset_open (data.c) picks a loader by kind, resolves the folder
  * (or file, for npy and csv) and checks it exists; the loader reads its files and fills the data set
- * through ember_dataset_reserve. Files are untrusted (DESIGN.md decision 7):
+ * through ember_dataset_reserve. Files are untrusted (docs/reliability.md):
  * a loader checks every header field and the file's size before it asks
  * for memory, and every failure names the file.
  *

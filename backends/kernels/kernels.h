@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/kernels/kernels.h — the device kernels' sources, one text for
- * every GPU backend (DESIGN.md, decision 3).
+ * every GPU backend (docs/design.md, "The GPU kernels and the OpenCL backend").
  *
  * Each primitive of backends/backend.h is written once, in the C subset that
  * README.md beside this file describes, in one file per op family
