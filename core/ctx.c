@@ -18,6 +18,10 @@ const char *ember_version(void)
         EMBER_VERSION_PATCH);
 }
 
+/* ember's own free(), so that memory goes back to the C runtime that gave it
+ * (ember.h: on Windows a DLL and its caller may each have their own) */
+void ember_free(void *memory) { free(memory); }
+
 const char *ember_status_str(ember_status status)
 {
     switch (status) {

@@ -103,12 +103,12 @@ void ember_optim_free(ember_optim *opt)
     free(opt);
 }
 
-void ember_optim_zero_grad(ember_optim *opt)
+ember_status ember_optim_zero_grad(ember_optim *opt)
 {
     if (!opt)
-        return;
+        return EMBER_OK;
     ember_profile_label(opt->params->ctx, "zero_grad", NULL);
-    ember_params_zero_grad(opt->params);
+    return ember_params_zero_grad(opt->params);
 }
 
 void ember_optim_set_lr(ember_optim *opt, float lr)

@@ -202,8 +202,7 @@ int64_t ember_params_numel(const ember_params *p)
     return n;
 }
 
-void ember_params_zero_grad(ember_params *p)
+ember_status ember_params_zero_grad(ember_params *p)
 {
-    if (p && p->flat_grad)
-        ember_tensor_fill(p->flat_grad, 0.0f);
+    return p && p->flat_grad ? ember_tensor_fill(p->flat_grad, 0.0f) : EMBER_OK;
 }

@@ -40,6 +40,18 @@
  *     their ember_params, batches to their ember_batcher. Every _free accepts
  *     NULL. Free what you made (tensors, models, optimizers, batchers, data
  *     sets) before the context they live in.
+ *   - What a function hands over is said where it is declared. A `char *` or
+ *     an array it returns (a report, a table, a saved buffer) is the
+ *     caller's, to release with ember_free: on Windows ember.dll and its
+ *     caller may each have a C runtime of their own, and memory goes back
+ *     to the one that gave it. A `const char *` belongs to what it describes
+ *     and lives as long as it (a context's device name until the context is
+ *     freed, a checkpoint's metadata until it is closed), or for the whole
+ *     program where nothing owns it (ember_version, ember_status_str).
+ *   - The few functions that take no context (ember_ptx and the other
+ *     inspection at the end) write the reason for a failure into a buffer
+ *     the caller gives (`why`, `why_len`), since there is no context to
+ *     keep it.
  *   - Shapes are int64_t, row-major (NCHW for images); a shape comment such
  *     as (N, C, H, W) names the dimensions of a tensor argument.
  */
@@ -96,6 +108,12 @@ extern "C" {
 
 /* "0.2.0": the library's version, which may be newer than the header's */
 EMBER_API const char *ember_version(void);
+
+/* Releases what ember handed over to be freed: the strings, buffers and
+ * arrays that the declarations below say are for ember_free. NULL is
+ * ignored. (free() works on Linux too, but not across a Windows DLL's
+ * boundary; ember_free works everywhere.) */
+EMBER_API void ember_free(void *memory);
 
 /* ------------------------------------------------------------------ status */
 
@@ -228,7 +246,7 @@ EMBER_API int ember_devices(ember_device_info *out, int max, int threads);
  * every NVRTC and its archs, each GPU's kernel path and why, OpenCL's
  * platforms), what cannot be used and the fix, and what "auto" would
  * choose. As text for people, or as JSON (fields: docs/devices.md).
- * A string to free(), or NULL when out of memory. */
+ * A string to ember_free(), or NULL when out of memory. */
 EMBER_API char *ember_devices_report(bool json, int threads);
 
 /* The status and message of the most recent failure since ember_clear_error
@@ -281,7 +299,7 @@ EMBER_API ember_status ember_profile_start(ember_ctx *ctx, bool trace);
 EMBER_API void ember_profile_stop(ember_ctx *ctx);
 /* The table: one row per op, slowest first, and under it each primitive
  * (and kernel) with calls, total and mean time, share of the profiled
- * time, GFLOP/s and GB/s. A string to free(); NULL when nothing was
+ * time, GFLOP/s and GB/s. A string to ember_free(); NULL when nothing was
  * profiled or out of memory. */
 EMBER_API char *ember_profile_table(const ember_ctx *ctx);
 /* The profiled seconds (between starts and stops) and the sum of the rows. */
@@ -531,8 +549,9 @@ EMBER_API ember_tensor *ember_params_find(const ember_params *params, const char
 /* Elements of the parameters, buffers not counted (Keras's and PyTorch's
  * "parameters"). */
 EMBER_API int64_t ember_params_numel(const ember_params *params);
-/* Sets every gradient to zero (one fill over the gradient allocation). */
-EMBER_API void ember_params_zero_grad(ember_params *params);
+/* Sets every gradient to zero (one fill over the gradient allocation): a
+ * device's fill can fail, as any launch can. */
+EMBER_API ember_status ember_params_zero_grad(ember_params *params);
 
 /* Checkpoints as safetensors: little-endian F32 under the parameters' and
  * buffers' names, readable by Python's safetensors and PyTorch's
@@ -549,7 +568,7 @@ EMBER_API ember_status ember_params_save(const ember_params *params, const char 
                                          const char *const *metadata);
 EMBER_API ember_status ember_params_load(ember_params *params, const char *path);
 /* The same with the file's bytes in memory: saving returns a buffer to
- * free() in *data, *size bytes long; loading reads `size` bytes at `data`
+ * ember_free() in *data, *size bytes long; loading reads `size` bytes at `data`
  * (not kept) and checks them as a file is checked. */
 EMBER_API ember_status ember_params_save_memory(const ember_params *params, const char *const *metadata,
                                                 void **data, size_t *size);
@@ -653,7 +672,7 @@ EMBER_API ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options opt
  * and loads as Adam's does, under the kind "adamw". */
 EMBER_API ember_optim *ember_adamw_new(ember_params *params, ember_adam_options options);
 EMBER_API void ember_optim_free(ember_optim *opt);
-EMBER_API void ember_optim_zero_grad(ember_optim *opt);
+EMBER_API ember_status ember_optim_zero_grad(ember_optim *opt);
 EMBER_API ember_status ember_optim_step(ember_optim *opt);
 /* Gradient clipping by the global norm (torch.nn.utils.clip_grad_norm_):
  * the norm of all the set's gradients as one vector into *total_norm (may
@@ -783,7 +802,7 @@ EMBER_API const ember_feature_scaling *ember_dataset_scaling(const ember_dataset
  * values, "ember.features" (a JSON array of the names), "ember.label",
  * "ember.feature_mean" and "ember.feature_std" (JSON arrays of numbers
  * that read back as the same floats), into kv[0..7] with kv[8] NULL; the
- * values (odd indices) are to free(). */
+ * values (odd indices) are to ember_free(). */
 EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling,
                                                   char *kv[9]);
 /* A checkpoint's scaling, read back: *scaling NULL when it has none, and
@@ -791,7 +810,7 @@ EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_fe
 EMBER_API ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck,
                                                 ember_feature_scaling **scaling);
 /* The rows of a CSV table as a model trained on `scaling` takes them:
- * (rows, count) floats standardised, in an array to free(). Columns are
+ * (rows, count) floats standardised, in an array to ember_free(). Columns are
  * found by name; the label column may be there (it is not read); any
  * other column, a missing feature or a cell that is not a number is an
  * error naming the line and the column. */
@@ -852,11 +871,11 @@ EMBER_API void ember_image_stats_of(const float *images, int64_t n, int channels
 
 /* The images of an IDX file (Fashion-MNIST's and MNIST's format, gzipped or
  * not) as samples: (count, 1, height, width) floats in [0, 1], checked as
- * ember_dataset_open checks them, in an array to free(). */
+ * ember_dataset_open checks them, in an array to ember_free(). */
 EMBER_API float *ember_idx_images(ember_ctx *ctx, const char *path, int64_t *count, int *height, int *width);
 
 /* NumPy's .npy files (docs/interop.md). Loading gives the array's values
- * as floats in an array to free(), its shape in ndim and shape
+ * as floats in an array to ember_free(), its shape in ndim and shape
  * [EMBER_MAX_DIMS]; uint8, float16/32/64 and int32/64 (little-endian, C
  * order) are read, and *bytes (may be NULL) says whether it was uint8
  * (images, which ember scales to [0, 1]; the values here are 0 to 255).
@@ -912,7 +931,7 @@ EMBER_API const char *ember_kernel_name_at(int index, const char **summary);
  * present): through the newest NVRTC that targets that arch or one below
  * it, or, with `baseline` set or no such NVRTC, the built-in sm_30 PTX.
  * `how` (may be NULL) receives which it was. Works without a GPU given an
- * arch. Returns a string to free(), or NULL with the reason in `why`: in
+ * arch. Returns a string to ember_free(), or NULL with the reason in `why`: in
  * a build without the CUDA backend (-DEMBER_CUDA=OFF), always NULL, with
  * "this build has no CUDA backend" in `why`. */
 EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, char *how, size_t how_len,
@@ -927,7 +946,7 @@ EMBER_API char *ember_ptx(const char *kernel, const char *arch, bool baseline, c
  * conflicts, occupancy on that GPU with `registers` a thread (0: counted
  * from the PTX; `registers_from` says where a given count came from) and a
  * roofline estimate of its time; with `kernel` NULL, a line per kernel
- * launched. Text to free(), or NULL with the reason in `why` (a device that
+ * launched. Text to ember_free(), or NULL with the reason in `why` (a device that
  * is not simulated, a kernel it never launched). */
 EMBER_API char *ember_kernel_report(ember_ctx *ctx, const char *kernel, int registers,
                                     const char *registers_from, char *why, size_t why_len);
@@ -1027,7 +1046,7 @@ EMBER_API ember_model *ember_model_from_checkpoint(ember_ctx *ctx, const char *p
 
 /* Checkpoints in memory, for a program that keeps its models in its own
  * files, a database or its executable: the same safetensors bytes as the
- * files above. Saving returns a buffer to free() in *data, *size bytes
+ * files above. Saving returns a buffer to ember_free() in *data, *size bytes
  * long; loading reads `size` bytes at `data` (not kept) and checks them as
  * a file is checked. */
 EMBER_API ember_status ember_model_save_memory(ember_model *model, const char *const *metadata, void **data,
@@ -1048,7 +1067,7 @@ EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *p
                                                const char *const *metadata);
 
 /* An ONNX model (opset 9 and up, as torch.onnx.export writes it) as an
- * ember checkpoint in memory (a buffer to free()): the graph read back
+ * ember checkpoint in memory (a buffer to ember_free()): the graph read back
  * into a model file (its text in "ember.model_text"), its weights under
  * the layers' names, and the file's metadata_props (class names, input
  * scaling) carried over; then ember_model_from_checkpoint_memory,

@@ -213,7 +213,10 @@ static void replica_share(struct ember_parallel *par, struct replica *r)
         replica_failed(r, "writing its share of the batch");
         goto done;
     }
-    ember_params_zero_grad(ember_model_params(r->model));
+    if (ember_params_zero_grad(ember_model_params(r->model)) != EMBER_OK) {
+        replica_failed(r, "zeroing its gradients");
+        goto done;
+    }
     ember_tensor *logits = ember_model_forward(r->model, x);
     ember_tensor *loss = ember_cross_entropy(logits, y);
     float value = NAN;

@@ -339,7 +339,7 @@ static void test_checkpoints_in_memory(void)
     CHECK(ck && !ember_checkpoint_class_name(ck, 0) && ember_last_status(ctx) == EMBER_OK,
           "malformed class names: %s", ember_last_error(ctx));
     ember_checkpoint_close(ck);
-    free(bad);
+    ember_free(bad);
 
     /* loading into another model, and building one from the bytes */
     enum { SAMPLE = 28 * 28 };
@@ -376,7 +376,7 @@ static void test_checkpoints_in_memory(void)
     CHECK(max_diff(ld, ld2, 20) == 0.0f, "a failed load changed the model");
     ember_clear_error(ctx);
     ember_model_free(d);
-    free(bytes);
+    ember_free(bytes);
 done:
     ember_model_free(a);
     ember_model_free(b);

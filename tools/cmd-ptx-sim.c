@@ -88,10 +88,10 @@ static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const cha
     if (!batches || !ember_batcher_next(batches, &x, &y)) {
         rc = cli_fail(ctx, "setting up the training step");
     } else {
-        ember_optim_zero_grad(opt);
+        ember_status zeroed = ember_optim_zero_grad(opt);
         ember_tensor *loss = ember_cross_entropy(ember_model_forward(model, x), y);
         float value;
-        if (ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
+        if (zeroed != EMBER_OK || ember_backward(loss) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
             ember_tensor_item(loss, &value) != EMBER_OK)
             rc = cli_fail(ctx, "the training step on the simulated GPU");
         ember_tape_clear(ctx);

@@ -702,10 +702,10 @@ static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, emb
             goto end;
         }
     } else {
-        ember_optim_zero_grad(run->opt);
+        ember_status zeroed = ember_optim_zero_grad(run->opt);
         ember_tensor *logits = ember_model_forward(run->model, x); /* (B, classes) or (B, T, classes) */
         ember_tensor *loss = ember_cross_entropy(logits, y);       /* scalar */
-        if (ember_backward(loss) != EMBER_OK ||
+        if (zeroed != EMBER_OK || ember_backward(loss) != EMBER_OK ||
             (run->o.clip > 0 &&
              ember_clip_grad_norm(ember_model_params(run->model), (float)run->o.clip, NULL) != EMBER_OK) ||
             ember_optim_step(run->opt) != EMBER_OK || ember_tensor_item(loss, &value) != EMBER_OK ||
