@@ -66,12 +66,15 @@ static struct {
     char dir[3000];
 } cache_choice = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-void ember_set_cache_dir(const char *dir)
+ember_status ember_set_cache_dir(const char *dir)
 {
+    if (dir && strlen(dir) >= sizeof cache_choice.dir)
+        return EMBER_ERR_ARG; /* cut short, it would name another folder */
     pthread_mutex_lock(&cache_choice.lock);
     cache_choice.set = dir != NULL;
     snprintf(cache_choice.dir, sizeof cache_choice.dir, "%s", dir ? dir : "");
     pthread_mutex_unlock(&cache_choice.lock);
+    return EMBER_OK;
 }
 
 /* mkdir -p of out, from the character at `from` on: the folders before it

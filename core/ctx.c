@@ -83,15 +83,17 @@ void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **
         *user = ctx ? ctx->progress_user : NULL;
 }
 
-void ember_ctx_set_threads(ember_ctx *ctx, int threads)
+ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads)
 {
     if (!ctx)
-        return;
+        return EMBER_ERR_ARG;
     ctx->threads = threads < 0 ? 0 : threads;
+    ember_status st = EMBER_OK;
     if (ctx->ops && ctx->ops->set_threads) {
-        ctx->ops->set_threads(ctx->dev, ctx->threads); /* a failure is recorded, and leaves it working */
+        st = ctx->ops->set_threads(ctx->dev, ctx->threads); /* a failure is recorded, and leaves it working */
         ctx->ops->device_describe(ctx->dev, ctx->device_name, sizeof ctx->device_name);
     }
+    return st;
 }
 
 const char *ember_ctx_device_name(const ember_ctx *ctx) { return ctx ? ctx->device_name : "none"; }

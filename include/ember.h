@@ -198,16 +198,18 @@ EMBER_API void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *f
  * folder; without one nothing is kept). "": keep nothing on disk, so every
  * start compiles again. Process-wide, since ember_devices, which has no
  * context, uses it too: set it before opening devices. The string is
- * copied. */
-EMBER_API void ember_set_cache_dir(const char *dir);
+ * copied; one of 3000 bytes or more is refused (EMBER_ERR_ARG), leaving the
+ * folder as it was. */
+EMBER_API ember_status ember_set_cache_dir(const char *dir);
 
 /* Threads the CPU backend uses; 0 (the default) means every core. Before
  * ember_ctx_use_device it sets what the device opens with; after, it
  * changes the open CPU device's threads at once (other devices ignore it).
  * OpenBLAS's own thread count, which is process-wide, is set only around
  * ember's own calls into it and is otherwise left as the host program set
- * it. */
-EMBER_API void ember_ctx_set_threads(ember_ctx *ctx, int threads);
+ * it. A device that cannot start the threads asked for keeps working with
+ * those it has and returns the failure (recorded on the context too). */
+EMBER_API ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads);
 
 /* Opens a device: "cpu", "auto" (the best available), or a backend name with
  * an optional index such as "opencl:1". A device that cannot be used is an

@@ -647,7 +647,12 @@ static void test_quiet_and_cache(void)
     CHECK(ds, "%s", ember_last_error(ctx));
     ember_dataset_free(ds);
     CHECK(stat(home, &info) != 0, "ember created the missing home folder %s", home);
-    ember_set_cache_dir(chosen);
+    CHECK(ember_set_cache_dir(chosen) == EMBER_OK, "ember_set_cache_dir(%s) was refused", chosen);
+    /* a folder name too long to keep whole is refused, and the choice stays (the copy lands in `chosen`) */
+    char too_long[3001];
+    memset(too_long, 'a', sizeof too_long - 1);
+    too_long[sizeof too_long - 1] = '\0';
+    CHECK(ember_set_cache_dir(too_long) == EMBER_ERR_ARG, "a cache folder of 3000 bytes was taken");
     ds = ember_dataset_open(ctx, &fashion, EMBER_TEST);
     CHECK(ds, "%s", ember_last_error(ctx));
     ember_dataset_free(ds);
