@@ -14,8 +14,10 @@
  * Failures set errno, as on POSIX, so that messages read the same; a
  * Windows error code is mapped to the errno closest to what it means.
  */
-#include <shellapi.h> /* CommandLineToArgvW */
+/* windows.h first, on its own: the other Windows headers need its types */
 #include <windows.h>
+
+#include <shellapi.h> /* CommandLineToArgvW */
 
 #include <direct.h>
 #include <errno.h>
