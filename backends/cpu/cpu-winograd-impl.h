@@ -63,5 +63,11 @@ extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
  * i < count and k < len (cpu-winograd.c) */
 void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
                        int64_t len, float rows[][WINO_SPAN]);
+/* Its way back: the `count` rows of a strip of output tiles into an (h, w)
+ * plane at (y0, x0), `len` columns of them, rows past h left out; added to
+ * what is there when `add` (the channel groups after the first), else
+ * written. */
+void cpu_winograd_store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
+                             int64_t len, float rows[][WINO_SPAN], bool add);
 
 #endif /* EMBER_CPU_WINOGRAD_IMPL_H */

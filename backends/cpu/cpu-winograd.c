@@ -101,6 +101,19 @@ void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int
     }
 }
 
+void cpu_winograd_store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
+                             int64_t len, float rows[][WINO_SPAN], bool add)
+{
+    for (int i = 0; i < count && y0 + i < h; i++) {
+        float *out = plane + (y0 + i) * w + x0;
+        if (add)
+            for (int64_t k = 0; k < len; k++)
+                out[k] += rows[i][k];
+        else
+            memcpy(out, rows[i], (size_t)len * sizeof *out);
+    }
+}
+
 /* x planes of the group -> v (16, c, tiles): plane = image * c + ci */
 CPU_WIDEST_VECTORS static void transform_inputs(void *p, int64_t begin, int64_t end)
 {
@@ -168,15 +181,8 @@ CPU_WIDEST_VECTORS static void transform_outputs(void *p, int64_t begin, int64_t
                         rows[i][2 * t + 1] = s[i][1] - s[i][2] - s[i][3];
                     }
                 }
-                int64_t y0 = 2 * ty, x0 = 2 * tx0, cols = g->ow - x0 < 2 * nb ? g->ow - x0 : 2 * nb;
-                for (int i = 0; i < 2 && y0 + i < g->oh; i++) {
-                    float *out = y + (y0 + i) * g->ow + x0;
-                    if (add)
-                        for (int64_t k = 0; k < cols; k++)
-                            out[k] += rows[i][k];
-                    else
-                        memcpy(out, rows[i], (size_t)cols * sizeof *out);
-                }
+                int64_t x0 = 2 * tx0, cols = g->ow - x0 < 2 * nb ? g->ow - x0 : 2 * nb;
+                cpu_winograd_store_rows(y, g->oh, g->ow, 2 * ty, x0, 2, cols, rows, add);
             }
     }
 }

@@ -149,15 +149,8 @@ CPU_WIDEST_VECTORS static void outputs4(void *p, int64_t begin, int64_t end)
                         rows[i][4 * t + 3] = si[1] - si[2] + 8.0f * (si[3] - si[4]) + si[5];
                     }
                 }
-                int64_t y0 = 4 * ty, x0 = 4 * tx0, cols = g->ow - x0 < 4 * nb ? g->ow - x0 : 4 * nb;
-                for (int i = 0; i < 4 && y0 + i < g->oh; i++) {
-                    float *out = y + (y0 + i) * g->ow + x0;
-                    if (add)
-                        for (int64_t k = 0; k < cols; k++)
-                            out[k] += rows[i][k];
-                    else
-                        memcpy(out, rows[i], (size_t)cols * sizeof *out);
-                }
+                int64_t x0 = 4 * tx0, cols = g->ow - x0 < 4 * nb ? g->ow - x0 : 4 * nb;
+                cpu_winograd_store_rows(y, g->oh, g->ow, 4 * ty, x0, 4, cols, rows, add);
             }
     }
 }
