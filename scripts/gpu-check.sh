@@ -247,7 +247,7 @@ train_on() {
     if [ $rc -ne 0 ] || [ -z "$acc" ]; then
         record "$1" "train $3" FAIL "exit $rc: $(tail -n 2 "$out/logs/$1-train-$3.log" | tr '\n' ' ')"
     elif [ -n "${6:-}" ]; then
-        if awk -v a="$loss" -v b="$6" 'BEGIN { d = (a - b) / b; exit !(b > 0 && d <= 0.01 && d >= -0.01) }'; then
+        if awk -v a="$loss" -v b="$6" 'BEGIN { if (b + 0 <= 0) exit 1; d = (a - b) / b; exit !(d <= 0.01 && d >= -0.01) }'; then
             record "$1" "train $3" pass "training loss $loss, cpu $6; test accuracy $acc, cpu $5; $ips images/s"
         else
             record "$1" "train $3" FAIL "training loss $loss, cpu ${6}: more than 1% apart"

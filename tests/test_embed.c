@@ -495,17 +495,18 @@ static void test_process_state(void)
 
     ember_ctx *ctx = ember_ctx_new();
     ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
-    ember_ctx_set_threads(ctx, 3);
+    CHECK(ember_ctx_set_threads(NULL, 3) == EMBER_ERR_ARG, "threads set on no context");
+    CHECK_OK(ctx, ember_ctx_set_threads(ctx, 3));
     CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
     CHECK(strstr(ember_ctx_device_name(ctx), "3 threads"), "device: %s", ember_ctx_device_name(ctx));
     CHECK(count_threads() == threads_before + 2, "3 threads: %d threads, %d before", count_threads(),
           threads_before);
     /* threads change on the open device */
-    ember_ctx_set_threads(ctx, 1);
+    CHECK_OK(ctx, ember_ctx_set_threads(ctx, 1));
     CHECK(strstr(ember_ctx_device_name(ctx), "1 thread"), "device: %s", ember_ctx_device_name(ctx));
     CHECK(count_threads() == threads_before, "1 thread: %d threads, %d before", count_threads(),
           threads_before);
-    ember_ctx_set_threads(ctx, 2);
+    CHECK_OK(ctx, ember_ctx_set_threads(ctx, 2));
     const int64_t shape[3] = {1, 28, 28};
     ember_model *m = ember_model_build(ctx, "simplecnn", 3, shape, 10, 0);
     float in[4 * 28 * 28], out[40];
