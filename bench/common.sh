@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=sh
-# bench/common.sh — what bench/cpu_vs_peers.sh and bench/compute_bound.sh
-# share; sourced, not run.
+# bench/common.sh — what the benchmarks share; sourced, not run.
 
 # the last value of a numeric JSON field in a JSON-lines file: field NAME FILE
 field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | tail -n 1; }
@@ -43,4 +42,27 @@ header() {
     echo "- **Date**: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- **Command**: \`$*\`"
     echo "- **ember revision**: $rev"
+}
+
+# the larger (best) or smaller (least) of a round's figure and the best so far, either
+# possibly missing: best VALUE SO_FAR
+best() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 > b + 0) print a; else print b }'; }
+least() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a != "" && a + 0 < b + 0)) print a; else print b }'; }
+
+# ember's rate over the steps after the first, from `ember train --log-every 1 --metrics FILE`
+# (each step line's images_per_s, which for text counts tokens): step_rate FILE
+step_rate() {
+    awk -F'"images_per_s": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += 1 / v[1]; n++ }
+        END { if (n) printf "%.1f", n / t }' "$1"
+}
+
+# bytes/s of `ember generate`, greedy, from its --verbose line; MODE cache (its key/value
+# cache) or whole (the whole context each byte): generate_rate EMBER MODEL BYTES MODE OPTION...
+generate_rate() {
+    g_ember=$1 g_model=$2 g_bytes=$3 g_flag=""
+    [ "$4" = whole ] && g_flag=--no-cache
+    shift 4
+    # shellcheck disable=SC2086 # g_flag is one option or nothing
+    "$g_ember" generate --load "$g_model" --tokens "$g_bytes" --temperature 0 --verbose $g_flag "$@" 2>&1 \
+        >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p'
 }

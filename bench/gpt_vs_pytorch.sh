@@ -29,18 +29,12 @@ trap 'rm -rf "$TMP"' EXIT
 TEXT=${TEXT:-$TMP/fortunes.txt}
 [ -f "$TEXT" ] || "$HERE/../scripts/fortunes.sh" "$TEXT" >/dev/null
 
-# ember's rate: the steps after the first, from the --log-every 1 lines (each a step's tokens per
-# second); and per CPU second, from their cpu_seconds (a step is 32 x 128 tokens)
-ember_rate() {
-    awk -F'"images_per_s": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += 1 / v[1]; n++ }
-        END { if (n) printf "%.1f", n / t }' "$1"
-}
+# ember's rate per CPU second, from the --log-every 1 lines' cpu_seconds (a step is 32 x 128
+# tokens); its wall-clock rate is step_rate (common.sh)
 ember_cpu_rate() {
     awk -F'"cpu_seconds": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += v[1]; n++ }
         END { if (n && t > 0) printf "%.1f", n * 32 * 128 / t }' "$1"
 }
-best() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 > b + 0) print a; else print b }'; }
-least() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || (a != "" && a + 0 < b + 0)) print a; else print b }'; }
 
 header "gpt-tiny against its PyTorch twin" "$(command_line "bench/gpt_vs_pytorch.sh $EMBER" STEPS ROUNDS THREADS TEXT)"
 echo
@@ -57,7 +51,7 @@ for threads in ${THREADS:-1 2}; do
         # PyTorch's OpenBLAS keeps threads of its own, which set_num_threads leaves alone: held to the same count
         OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" \
             --steps "$STEPS" --threads "$threads" --generate 0 >"$TMP/p.json" 2>/dev/null || true
-        e_best=$(best "$(ember_rate "$TMP/e.jsonl")" "$e_best")
+        e_best=$(best "$(step_rate "$TMP/e.jsonl")" "$e_best")
         p_best=$(best "$(field tokens_per_s "$TMP/p.json")" "$p_best")
         e_cpu=$(best "$(ember_cpu_rate "$TMP/e.jsonl")" "$e_cpu")
         p_cpu=$(best "$(field tokens_per_cpu_s "$TMP/p.json")" "$p_cpu")
@@ -77,11 +71,7 @@ g_cache="" g_whole="" g_torch=""
 round=0
 while [ $round -lt "$ROUNDS" ]; do
     for mode in cache whole; do
-        flag=""
-        [ $mode = whole ] && flag=--no-cache
-        # shellcheck disable=SC2086 # flag is one option or nothing
-        rate=$("$EMBER" generate --load "$TMP/gpt.safetensors" --tokens "$GENERATE" --temperature 0 --device cpu \
-            --threads 1 --verbose $flag 2>&1 >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p')
+        rate=$(generate_rate "$EMBER" "$TMP/gpt.safetensors" "$GENERATE" $mode --device cpu --threads 1)
         if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
     done
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --threads 1 \

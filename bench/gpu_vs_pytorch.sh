@@ -31,12 +31,6 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 TEXT=${TEXT:-$TMP/docs.txt}
 [ -f "$TEXT" ] || cat "$HERE"/../docs/*.md >"$TEXT"
-best() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 > b + 0) print a; else print b }'; }
-# ember's rate over the steps after the first, from --log-every 1 lines: gpt_rate FILE
-gpt_rate() {
-    awk -F'"images_per_s": ' 'NR > 1 && /"step"/ { split($2, v, /[,}]/); t += 1 / v[1]; n++ }
-        END { if (n) printf "%.1f", n / t }' "$1"
-}
 
 header "ember on the GPU against PyTorch on the same GPU" \
     "$(command_line "bench/gpu_vs_pytorch.sh $EMBER" STEPS ROUNDS MODELS BATCHES EMBER_CUDA_KERNELS)"
@@ -75,7 +69,7 @@ while [ $round -lt "$ROUNDS" ]; do
         --metrics "$TMP/e.jsonl" 2>"$TMP/e.err" || sed 's/^/  ember: /' "$TMP/e.err" >&2
     "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps "$gsteps" --device cuda --generate 0 \
         >"$TMP/p.json" 2>"$TMP/p.err" || sed 's/^/  pytorch: /' "$TMP/p.err" >&2
-    e_best=$(best "$(gpt_rate "$TMP/e.jsonl")" "$e_best")
+    e_best=$(best "$(step_rate "$TMP/e.jsonl")" "$e_best")
     p_best=$(best "$(field tokens_per_s "$TMP/p.json")" "$p_best")
     round=$((round + 1))
 done
@@ -91,11 +85,7 @@ g_cache="" g_whole="" g_torch=""
 round=0
 while [ $round -lt "$ROUNDS" ]; do
     for mode in cache whole; do
-        flag=""
-        [ $mode = whole ] && flag=--no-cache
-        # shellcheck disable=SC2086 # flag is one option or nothing
-        rate=$("$EMBER" generate --load "$TMP/gpt.safetensors" --tokens "$GENERATE" --temperature 0 --device cuda:0 \
-            --verbose $flag 2>&1 >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p')
+        rate=$(generate_rate "$EMBER" "$TMP/gpt.safetensors" "$GENERATE" $mode --device cuda:0)
         if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
     done
     "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --device cuda --generate "$GENERATE" \
