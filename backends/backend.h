@@ -502,6 +502,13 @@ struct ember_backend_ops {
      * NULL with the reason in `why`. */
     char *(*kernel_report)(void *dev, const char *kernel, int registers, const char *registers_from,
                            char *why, size_t why_len);
+    /* (optional) how many bytes of im2col columns a convolution makes at a
+     * time (core/ops-conv.c), 0: about 2 MiB, for a CPU, whose product must
+     * read them while they are still in its cache. A GPU has no such cache
+     * to fit and pays a launch for every group instead (ResNet-8 at batch
+     * 256 launched 400 im2col and sgemm kernels a step on an H200, each
+     * about 10 us), so its groups are as large as memory allows. */
+    size_t conv_columns_bytes;
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

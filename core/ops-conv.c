@@ -7,11 +7,12 @@
  *   y[b]   (OC, OH*OW)      = w (OC, C*KH*KW) @ col[b] + bias
  * a batched sgemm with w shared (stride 0), over a group of images at a
  * time. The columns are nine times the input for a 3x3 kernel (29 MB for
- * one of ResNet-8's layers at batch 64): made for the whole batch they
- * leave the caches before the product reads them, and kept for the
- * backward pass they made most of a ResNet's memory. So they are made for
- * a group of images of about 2 MiB of columns, used while they are still
- * in the cache, and made again in the backward pass, group by group.
+ * one of ResNet-8's layers at batch 64): kept for the backward pass they
+ * made most of a ResNet's memory, so they are made again there, group by
+ * group. On the CPU, made for the whole batch they would leave the caches
+ * before the product reads them: a group there is about 2 MiB of columns,
+ * used while still in the cache. A GPU pays a launch per group instead and
+ * says how large its groups may be (conv_columns_bytes in its table).
  *
  * Or, where core/conv-algo.c picks it (3x3 at stride 1 on the CPU, with
  * channels and output enough), the backend's conv_winograd in 2x2 or 4x4
@@ -22,13 +23,16 @@
 #include "ops-impl.h"
 #include "profile-impl.h"
 
-/* floats of columns in one group of images (at least one image) */
-#define CONV_GROUP_FLOATS ((int64_t)1 << 19)
+/* bytes of columns in one group of images where the backend does not say:
+ * a CPU's cache */
+#define CONV_COLUMNS_BYTES_CACHED ((size_t)2 << 20)
 
-static int64_t group_images(const struct ember_conv_geom *g)
+/* images in one group (at least one) */
+static int64_t group_images(const ember_ctx *ctx, const struct ember_conv_geom *g)
 {
+    size_t bytes = ctx->ops->conv_columns_bytes ? ctx->ops->conv_columns_bytes : CONV_COLUMNS_BYTES_CACHED;
     int64_t per_image = g->c * g->kh * g->kw * g->oh * g->ow;
-    int64_t group = per_image > 0 ? CONV_GROUP_FLOATS / per_image : g->n;
+    int64_t group = per_image > 0 ? (int64_t)(bytes / sizeof(float)) / per_image : g->n;
     return group < 1 ? 1 : group > g->n ? g->n : group;
 }
 
@@ -89,7 +93,7 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
         return NULL;
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
     bool winograd = algo != EMBER_CONV_IM2COL;
-    int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
+    int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(ctx, &g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
     struct ember_tensor *col = winograd ? NULL : ember_op_out(ctx, 3, col_shape);
     struct ember_tensor *y = col || winograd ? ember_op_out(ctx, 4, y_shape) : NULL;
@@ -205,7 +209,7 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     ember_ctx *ctx = x->ctx;
     struct ember_conv_geom g;
     conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], &g);
-    int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(&g);
+    int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(ctx, &g);
     float beta;
     enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, false));

@@ -299,17 +299,20 @@ static ember_status pass_sync(void *dev)
  * ctx->ops, optional ones only where the inner backend has them. */
 static struct ember_backend_ops timed_table(const struct ember_backend_ops *inner)
 {
-    struct ember_backend_ops t = {.name = inner->name,
-                                  .device_describe = pass_describe,
-                                  .set_threads = inner->set_threads ? pass_set_threads : NULL,
-                                  .alloc = pass_alloc,
-                                  .release = pass_release,
-                                  .memory_info = inner->memory_info ? pass_memory_info : NULL,
-                                  .write = timed_write,
-                                  .read = timed_read,
-                                  .sync = inner->sync ? pass_sync : NULL,
+    struct ember_backend_ops t = {
+        .name = inner->name,
+        .device_describe = pass_describe,
+        .set_threads = inner->set_threads ? pass_set_threads : NULL,
+        .alloc = pass_alloc,
+        .release = pass_release,
+        .memory_info = inner->memory_info ? pass_memory_info : NULL,
+        .write = timed_write,
+        .read = timed_read,
+        .sync = inner->sync ? pass_sync : NULL,
+        /* a profiled run's convolutions group their images as an unprofiled one's */
+        .conv_columns_bytes = inner->conv_columns_bytes,
 #define TIMED_ENTRY(name, ...) .name = timed_##name,
-                                  EMBER_PRIMITIVES(TIMED_ENTRY)
+        EMBER_PRIMITIVES(TIMED_ENTRY)
 #undef TIMED_ENTRY
     };
     return t;

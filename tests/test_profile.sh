@@ -17,7 +17,11 @@
 #      20 ms: each primitive's row holds those 20 ms for every kernel it
 #      launched, both with the backend timing kernels by events and with
 #      events failing (then only the profiler's own wait for the device puts
-#      them there), and the kernel rows hold them when events work.
+#      them there), and the kernel rows hold them when events work;
+#   5. the profile shows what the run does unprofiled: on a GPU a batch's
+#      convolution is one im2col and one product a layer (ResNet-8's nine at
+#      batch 32: a launch per group of images is what a GPU cannot afford),
+#      on the CPU groups of about 2 MiB of columns, more calls.
 #
 #   test_profile.sh path/to/ember PYTHON DEVICE...
 #
@@ -142,6 +146,20 @@ for p in problems:
 sys.exit(1 if problems else 0)
 EOF
     done
+done
+
+# 5. the convolutions' groups of images: ResNet-8's nine convolutions at batch 32, one step
+for device in "$@"; do
+    "$EMBER" train --model resnet8 --data random --batch 32 --steps 1 --device "$device" --no-eval --quiet --profile \
+        >"$TMP/groups.txt" 2>"$TMP/groups.err" || { fail "$device, ResNet-8: $(cat "$TMP/groups.err")"; continue; }
+    # the im2col row under "conv2d forward": its calls
+    calls=$(awk '/^conv2d forward/ { op = 1; next } /^[^ ]/ { op = 0 } op && $1 == "im2col" { print $2; exit }' \
+        "$TMP/groups.txt")
+    case $device in
+    cpu*) [ "${calls:-0}" -gt 9 ] || fail "$device: ResNet-8's forward made its columns in ${calls:-no} calls, not in groups" ;;
+    *) [ "${calls:-0}" -eq 9 ] || fail "$device: ResNet-8's forward made its columns in ${calls:-no} calls, not 9 (one a layer)" ;;
+    esac
+    echo "$device: ResNet-8 at batch 32: ${calls:-no} im2col calls in the forward pass"
 done
 
 # 3. eval --profile, in text and beside --json

@@ -158,7 +158,15 @@ EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_DECLARE)
  *     const struct ember_backend_ops ember_cuda_backend = {..., EMBER_GPU_PRIMITIVES};
  */
 #define EMBER_GPU_PRIMITIVE_ENTRY(name, ...) .name = ember_gpu_##name,
-#define EMBER_GPU_PRIMITIVES                 EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY)
+#define EMBER_GPU_PRIMITIVES                                                                                 \
+    EMBER_PRIMITIVES(EMBER_GPU_PRIMITIVE_ENTRY).conv_columns_bytes = EMBER_GPU_CONV_COLUMNS_BYTES,
+
+/* A convolution's im2col columns made at a time on a GPU (see
+ * conv_columns_bytes in backends/backend.h): a whole batch of ResNet-8's
+ * widest 3x3 layer (16 channels, 28x28) at batch 256 is 110 MiB, and the
+ * buffer is the same size every step, so the allocator keeps reusing it.
+ * 128 MiB is 6% of a 2 GiB Kepler laptop's memory. */
+#define EMBER_GPU_CONV_COLUMNS_BYTES ((size_t)128 << 20)
 
 /* ------------------------------------------------------ the program cache
  *
