@@ -159,31 +159,40 @@ struct ember_conv_geom {
     int64_t oh, ow;
 };
 
-/* Winograd's minimal filtering for a 3x3 convolution at stride 1, in
- * tiles of 2x2 or 4x4 outputs (conv_winograd; docs/design.md, "Choosing
- * a convolution's algorithm").
- * x is (n, c, h, w), w (oc, c, 3, 3), y (n, oc, oh, ow), the geometry's
- * pad at most 2. The pass says which of the three is written:
+/* A convolution's passes computed by one primitive each, without columns
+ * (docs/design.md, "Choosing a convolution's algorithm"):
+ *   conv_direct     any geometry: every output summed straight from x and
+ *                   w (on the GPUs; the CPU has im2col and Winograd)
+ *   conv_winograd   Winograd's minimal filtering, 3x3 at stride 1 with
+ *                   pad at most 2, in tiles of 2x2 or 4x4 outputs (the CPU)
+ * x is (n, c, h, w), w (oc, c, kh, kw), y (n, oc, oh, ow). The pass says
+ * which of the three is written:
  *   FORWARD       y = conv2d(x, w) + beta * y
  *   INPUT_GRAD    x = dx, the adjoint of the forward pass applied to y = dy (overwritten)
  *   WEIGHT_GRAD   w = dw = the sum over the batch of dy (*) x + beta * w
  * beta is 0 or 1 (1: y holds the bias already; w holds a gradient to add to). */
 enum ember_conv_pass { EMBER_CONV_FORWARD, EMBER_CONV_INPUT_GRAD, EMBER_CONV_WEIGHT_GRAD };
 
-struct ember_winograd {
-    struct ember_conv_geom g; /* kh = kw = 3, stride 1 */
+struct ember_conv_job {
+    struct ember_conv_geom g;
     int64_t oc;
     enum ember_conv_pass pass;
     float beta;
-    int tile; /* outputs a tile side: 2, F(2x2, 3x3), or 4, F(4x4, 3x3) */
+    int tile; /* conv_winograd: outputs a tile side, 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)); else 0 */
 };
 
-/* the profile's rows of conv_winograd, one a pass */
+/* the profile's rows of conv_winograd and conv_direct, one a pass */
 static inline const char *ember_winograd_label(enum ember_conv_pass pass)
 {
     return pass == EMBER_CONV_FORWARD      ? "conv_winograd forward"
            : pass == EMBER_CONV_INPUT_GRAD ? "conv_winograd input grad"
                                            : "conv_winograd weight grad";
+}
+static inline const char *ember_conv_direct_label(enum ember_conv_pass pass)
+{
+    return pass == EMBER_CONV_FORWARD      ? "conv_direct forward"
+           : pass == EMBER_CONV_INPUT_GRAD ? "conv_direct input grad"
+                                           : "conv_direct weight grad";
 }
 
 /* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
@@ -275,8 +284,8 @@ struct ember_sgd_step {
  *   reduce          see struct ember_reduce
  *   sgemm           see struct ember_gemm
  *   im2col, col2im  see struct ember_conv_geom
- *   conv_winograd   see struct ember_winograd (optional in effect: a backend without it says
- *                   EMBER_ERR_UNSUPPORTED, and core/conv-algo.c never picks it there)
+ *   conv_direct, conv_winograd  see struct ember_conv_job (optional in effect: a backend
+ *                   without one says EMBER_ERR_UNSUPPORTED, and core/conv-algo.c never picks it there)
  *   max_pool2d_*    see struct ember_pool_geom
  *   cross_entropy_forward   logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
  *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
@@ -334,7 +343,7 @@ static inline double ember_conv_bytes(const struct ember_conv_geom *g)
  * 2.25 times fewer multiplications than the direct convolution's; F(4x4,
  * 3x3) 36 products, one tile for each 4x4, 4 times fewer (the transforms
  * are not counted) */
-static inline double ember_winograd_flops(const struct ember_winograd *c)
+static inline double ember_winograd_flops(const struct ember_conv_job *c)
 {
     const struct ember_conv_geom *g = &c->g;
     int64_t t = c->tile > 0 ? c->tile : 2, side = t + 2;
@@ -342,11 +351,17 @@ static inline double ember_winograd_flops(const struct ember_winograd *c)
            (double)(g->n * ((g->oh + t - 1) / t) * ((g->ow + t - 1) / t));
 }
 /* the input, the weights and the output, each read or written once */
-static inline double ember_winograd_bytes(const struct ember_winograd *c)
+static inline double ember_conv_job_bytes(const struct ember_conv_job *c)
 {
     const struct ember_conv_geom *g = &c->g;
     return EMBER_ELEMENT_BYTES *
-           (double)(g->n * g->c * g->h * g->w + c->oc * g->c * 9 + g->n * c->oc * g->oh * g->ow);
+           (double)(g->n * g->c * g->h * g->w + c->oc * g->c * g->kh * g->kw + g->n * c->oc * g->oh * g->ow);
+}
+/* the direct convolution's multiply-adds, each pass the same count */
+static inline double ember_conv_direct_flops(const struct ember_conv_job *c)
+{
+    const struct ember_conv_geom *g = &c->g;
+    return 2.0 * (double)(g->n * c->oc * g->oh * g->ow) * (double)(g->c * g->kh * g->kw);
 }
 /* input and output planes, and the argmax beside the output where there is one */
 static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
@@ -380,8 +395,10 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
       0.0, ember_conv_bytes(g))                                                                              \
     X(col2im, (void *dev, const struct ember_conv_geom *g, ember_ptr col, ember_ptr dx), (g, col, dx), NULL, \
       (double)(g->n * g->c * g->kh * g->kw * g->oh * g->ow), ember_conv_bytes(g))                            \
-    X(conv_winograd, (void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w, ember_ptr y),     \
-      (c, x, w, y), ember_winograd_label(c->pass), ember_winograd_flops(c), ember_winograd_bytes(c))         \
+    X(conv_winograd, (void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y),     \
+      (c, x, w, y), ember_winograd_label(c->pass), ember_winograd_flops(c), ember_conv_job_bytes(c))         \
+    X(conv_direct, (void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y),       \
+      (c, x, w, y), ember_conv_direct_label(c->pass), ember_conv_direct_flops(c), ember_conv_job_bytes(c))   \
     X(max_pool2d_forward,                                                                                    \
       (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y, ember_ptr argmax),              \
       (g, x, y, argmax), NULL, ember_pool_flops(g), ember_pool_bytes(g, 2))                                  \

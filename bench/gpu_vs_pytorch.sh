@@ -17,6 +17,9 @@
 # MODELS        default "simplecnn lenet5 resnet8 vgg8";  BATCHES  default "64 256"
 # STEPS         training steps per run (default 300; gpt-tiny: STEPS / 6)
 # ROUNDS        default 1;  GENERATE  bytes to generate (default 200)
+# ALGOS         the convolutions' algorithms to train ember with, a column each
+#               (EMBER_CONV_ALGO: "im2col direct"; default: ember's own choice)
+# GPT           no: leave gpt-tiny out (default yes)
 # EMBER_CUDA_KERNELS and the rest of ember's variables pass through
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
@@ -26,38 +29,56 @@ HERE=$(dirname "$0")
 . "$HERE/common.sh"
 DATA_DIR=${DATA_DIR:-/usr/share/datasets/fashion-mnist}
 MODELS=${MODELS:-simplecnn lenet5 resnet8 vgg8} BATCHES=${BATCHES:-64 256}
-STEPS=${STEPS:-300} ROUNDS=${ROUNDS:-1} GENERATE=${GENERATE:-200}
+STEPS=${STEPS:-300} ROUNDS=${ROUNDS:-1} GENERATE=${GENERATE:-200} ALGOS=${ALGOS:-default} GPT=${GPT:-yes}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 TEXT=${TEXT:-$TMP/docs.txt}
 [ -f "$TEXT" ] || cat "$HERE"/../docs/*.md >"$TEXT"
 
 header "ember on the GPU against PyTorch on the same GPU" \
-    "$(command_line "bench/gpu_vs_pytorch.sh $EMBER" STEPS ROUNDS MODELS BATCHES EMBER_CUDA_KERNELS)"
+    "$(command_line "bench/gpu_vs_pytorch.sh $EMBER" STEPS ROUNDS MODELS BATCHES ALGOS GPT EMBER_CUDA_KERNELS)"
 echo "- **GPU**: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo unknown)"
 echo "- **ember's kernels**: $("$EMBER" devices 2>/dev/null | sed -n 's/.*kernels: \([^)]*\)).*/\1/p' | head -n 1)"
 echo "- **PyTorch**: $("$PY" -c 'import torch; print(torch.__version__, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null)"
 echo
-echo "| model | batch | ember images/s | PyTorch images/s | ember / PyTorch |"
-echo "|---|---|---|---|---|"
+# a column of ember's images/s for each algorithm, "ember" alone for its own choice
+name_of() { [ "$1" = default ] && echo "ember" || echo "ember $1"; }
+head_row="| model | batch |" rule="|---|---|" ratio_cols="" ratio_rule=""
+for algo in $ALGOS; do
+    head_row="$head_row $(name_of "$algo") images/s |" rule="$rule---|"
+    ratio_cols="$ratio_cols $(name_of "$algo") / PyTorch |" ratio_rule="$ratio_rule---|"
+done
+echo "$head_row PyTorch images/s |$ratio_cols"
+echo "$rule---|$ratio_rule"
 for model in $MODELS; do
     for batch in $BATCHES; do
-        e_best="" p_best=""
+        p_best=""
+        rm -f "$TMP"/best-* # each algorithm's best images/s so far, a file each
         round=0
         while [ $round -lt "$ROUNDS" ]; do
-            rm -f "$TMP/e.jsonl"
-            "$EMBER" train --device cuda:0 --model "$model" --data fashion-mnist --data-dir "$DATA_DIR" \
-                --batch "$batch" --steps "$STEPS" --no-eval --quiet --metrics "$TMP/e.jsonl" 2>"$TMP/e.err" ||
-                sed 's/^/  ember: /' "$TMP/e.err" >&2
+            for algo in $ALGOS; do
+                rm -f "$TMP/e.jsonl"
+                conv=$([ "$algo" = default ] && echo "${EMBER_CONV_ALGO:-}" || echo "$algo")
+                EMBER_CONV_ALGO=$conv "$EMBER" train --device cuda:0 --model "$model" --data fashion-mnist \
+                    --data-dir "$DATA_DIR" --batch "$batch" --steps "$STEPS" --no-eval --quiet \
+                    --metrics "$TMP/e.jsonl" 2>"$TMP/e.err" || sed "s/^/  ember $algo: /" "$TMP/e.err" >&2
+                so_far=$(cat "$TMP/best-$algo" 2>/dev/null || true)
+                best "$(field images_per_s "$TMP/e.jsonl")" "$so_far" >"$TMP/best-$algo"
+            done
             "$PY" "$HERE/torch_zoo_train.py" --model "$model" --batch "$batch" --steps "$STEPS" --device cuda \
                 --data-dir "$DATA_DIR" >"$TMP/p.json" 2>"$TMP/p.err" || sed 's/^/  pytorch: /' "$TMP/p.err" >&2
-            e_best=$(best "$(field images_per_s "$TMP/e.jsonl")" "$e_best")
             p_best=$(best "$(field images_per_s "$TMP/p.json")" "$p_best")
             round=$((round + 1))
         done
-        echo "| $model | $batch | $(fmt "$e_best" %.0f) | $(fmt "$p_best" %.0f) | $(ratio "$e_best" "$p_best") |"
+        row="| $model | $batch |" ratios=""
+        for algo in $ALGOS; do
+            e=$(cat "$TMP/best-$algo")
+            row="$row $(fmt "$e" %.0f) |" ratios="$ratios $(ratio "$e" "$p_best") |"
+        done
+        echo "$row $(fmt "$p_best" %.0f) |$ratios"
     done
 done
+[ "$GPT" = no ] && exit 0
 
 gsteps=$((STEPS / 6 > 5 ? STEPS / 6 : 5))
 e_best="" p_best=""

@@ -12,17 +12,19 @@ enum ember_conv_algo {
     EMBER_CONV_IM2COL,    /* im2col (or col2im) and a batched sgemm: any shape, every backend */
     EMBER_CONV_WINOGRAD,  /* conv_winograd in tiles of 2x2, F(2x2, 3x3): 3x3, stride 1, padding 0 to 2 */
     EMBER_CONV_WINOGRAD4, /* the same in tiles of 4x4, F(4x4, 3x3) */
+    EMBER_CONV_DIRECT,    /* conv_direct, no columns: any shape, the GPU backends */
 };
 
 /* The algorithm for a convolution of this geometry with `oc` output
  * channels on ctx's device: the same answer for the same shape and
- * device, every time. EMBER_CONV_ALGO=im2col|winograd|winograd4|auto
- * overrides the table (either Winograd where it applies); any other value
+ * device, every time. EMBER_CONV_ALGO=im2col|winograd|winograd4|direct|auto
+ * overrides the table (either Winograd where it applies; direct on a
+ * backend without it fails at the first convolution); any other value
  * is EMBER_ERR_ARG on the context, and false. */
 bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
                             enum ember_conv_algo *algo);
 
-/* "im2col", "winograd", "winograd4": EMBER_CONV_ALGO's spelling */
+/* "im2col", "winograd", "winograd4", "direct": EMBER_CONV_ALGO's spelling */
 const char *ember_conv_algo_name(enum ember_conv_algo algo);
 
 /* the profile's op row for conv2d's pass: "forward [winograd]", "backward [im2col]" */

@@ -70,9 +70,11 @@ bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int
         *algo = winograd_applies(g) ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL;
     else if (strcmp(forced, "winograd4") == 0)
         *algo = winograd_applies(g) ? EMBER_CONV_WINOGRAD4 : EMBER_CONV_IM2COL;
+    else if (strcmp(forced, "direct") == 0)
+        *algo = EMBER_CONV_DIRECT;
     else {
-        ember_fail(ctx, EMBER_ERR_ARG, "EMBER_CONV_ALGO=%.40s: expected im2col, winograd, winograd4 or auto",
-                   forced);
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "EMBER_CONV_ALGO=%.40s: expected im2col, winograd, winograd4, direct or auto", forced);
         return false;
     }
     return true;
@@ -80,15 +82,22 @@ bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int
 
 const char *ember_conv_algo_name(enum ember_conv_algo algo)
 {
-    return algo == EMBER_CONV_WINOGRAD ? "winograd" : algo == EMBER_CONV_WINOGRAD4 ? "winograd4" : "im2col";
+    return algo == EMBER_CONV_WINOGRAD    ? "winograd"
+           : algo == EMBER_CONV_WINOGRAD4 ? "winograd4"
+           : algo == EMBER_CONV_DIRECT    ? "direct"
+                                          : "im2col";
 }
 
 const char *ember_conv_algo_phase(enum ember_conv_algo algo, bool forward)
 {
-    static const char *const phases[3][2] = {{"backward [im2col]", "forward [im2col]"},
+    static const char *const phases[4][2] = {{"backward [im2col]", "forward [im2col]"},
                                              {"backward [winograd]", "forward [winograd]"},
-                                             {"backward [winograd4]", "forward [winograd4]"}};
-    return phases[algo == EMBER_CONV_WINOGRAD ? 1 : algo == EMBER_CONV_WINOGRAD4 ? 2 : 0][forward];
+                                             {"backward [winograd4]", "forward [winograd4]"},
+                                             {"backward [direct]", "forward [direct]"}};
+    return phases[algo == EMBER_CONV_WINOGRAD    ? 1
+                  : algo == EMBER_CONV_WINOGRAD4 ? 2
+                  : algo == EMBER_CONV_DIRECT    ? 3
+                                                 : 0][forward];
 }
 
 int ember_conv_algo_tile(enum ember_conv_algo algo)

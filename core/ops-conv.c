@@ -14,10 +14,11 @@
  * used while still in the cache. A GPU pays a launch per group instead and
  * says how large its groups may be (conv_columns_bytes in its table).
  *
- * Or, where core/conv-algo.c picks it (3x3 at stride 1 on the CPU, with
- * channels and output enough), the backend's conv_winograd in 2x2 or 4x4
- * tiles, forward and backward, with no columns at all. The profile's op
- * rows say which ran: "conv2d forward [winograd4]".
+ * Or, where core/conv-algo.c picks it, a primitive that computes each pass
+ * with no columns at all: the CPU's conv_winograd in 2x2 or 4x4 tiles (3x3
+ * at stride 1, with channels and output enough), or the GPUs' conv_direct
+ * (any shape). The profile's op rows say which ran: "conv2d forward
+ * [winograd4]".
  */
 #include "conv-algo-impl.h"
 #include "ops-impl.h"
@@ -34,6 +35,15 @@ static int64_t group_images(const ember_ctx *ctx, const struct ember_conv_geom *
     int64_t per_image = g->c * g->kh * g->kw * g->oh * g->ow;
     int64_t group = per_image > 0 ? (int64_t)(bytes / sizeof(float)) / per_image : g->n;
     return group < 1 ? 1 : group > g->n ? g->n : group;
+}
+
+/* one pass of a convolution by the columnless primitive `algo` names */
+static ember_status conv_pass(ember_ctx *ctx, enum ember_conv_algo algo, const struct ember_conv_job *job,
+                              const struct ember_tensor *x, const struct ember_tensor *w,
+                              const struct ember_tensor *y)
+{
+    return (algo == EMBER_CONV_DIRECT ? ctx->ops->conv_direct : ctx->ops->conv_winograd)(
+        ctx->dev, job, ember_tensor_ptr(x), ember_tensor_ptr(w), ember_tensor_ptr(y));
 }
 
 /* t's memory from element `at` on: image `at / image size` of a batch */
@@ -92,11 +102,11 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
     if (!ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
         return NULL;
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
-    bool winograd = algo != EMBER_CONV_IM2COL;
+    bool columnless = algo != EMBER_CONV_IM2COL;
     int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(ctx, &g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
-    struct ember_tensor *col = winograd ? NULL : ember_op_out(ctx, 3, col_shape);
-    struct ember_tensor *y = col || winograd ? ember_op_out(ctx, 4, y_shape) : NULL;
+    struct ember_tensor *col = columnless ? NULL : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *y = col || columnless ? ember_op_out(ctx, 4, y_shape) : NULL;
     if (!y)
         return NULL;
     if (b) { /* y starts as the bias, repeated over each plane */
@@ -110,14 +120,13 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
         if (!y3 || ember_unary_into(EMBER_COPY, y3, bias, 0.0f) != EMBER_OK)
             return NULL;
     }
-    if (winograd) {
-        struct ember_winograd wg = {.g = g,
-                                    .oc = y_shape[1],
-                                    .pass = EMBER_CONV_FORWARD,
-                                    .beta = b ? 1.0f : 0.0f,
-                                    .tile = ember_conv_algo_tile(algo)};
-        if (ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(cx), ember_tensor_ptr(cw),
-                                    ember_tensor_ptr(y)) != EMBER_OK)
+    if (columnless) {
+        struct ember_conv_job job = {.g = g,
+                                     .oc = y_shape[1],
+                                     .pass = EMBER_CONV_FORWARD,
+                                     .beta = b ? 1.0f : 0.0f,
+                                     .tile = ember_conv_algo_tile(algo)};
+        if (conv_pass(ctx, algo, &job, cx, cw, y) != EMBER_OK)
             return NULL;
     }
     struct ember_gemm gm = {.m = y_shape[1],
@@ -131,7 +140,7 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
                             .stride_c = y_shape[1] * hw,
                             .alpha = 1.0f,
                             .beta = b ? 1.0f : 0.0f};
-    for (int64_t at = 0; at < g.n && !winograd;
+    for (int64_t at = 0; at < g.n && !columnless;
          at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
@@ -168,29 +177,23 @@ static ember_status backward_bias(struct ember_node *n, const struct ember_conv_
     return EMBER_OK;
 }
 
-/* dw and dx by the backend's Winograd passes, straight into their targets */
-static ember_status backward_winograd(struct ember_node *n, const struct ember_conv_geom *g)
+/* dw and dx by the backend's columnless passes, straight into their targets */
+static ember_status backward_columnless(struct ember_node *n, const struct ember_conv_geom *g)
 {
     struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
-    struct ember_winograd wg = {
-        .g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile((enum ember_conv_algo)n->arg[2])};
+    enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
+    struct ember_conv_job job = {.g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile(algo)};
     if (w->requires_grad) {
-        struct ember_tensor *dw = ember_grad_target(w, &wg.beta);
-        wg.pass = EMBER_CONV_WEIGHT_GRAD;
-        if (!dw ||
-            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(x), ember_tensor_ptr(dw),
-                                    ember_tensor_ptr(dy)) != EMBER_OK ||
-            ember_grad_commit(w, dw) != EMBER_OK)
+        struct ember_tensor *dw = ember_grad_target(w, &job.beta);
+        job.pass = EMBER_CONV_WEIGHT_GRAD;
+        if (!dw || conv_pass(ctx, algo, &job, x, dw, dy) != EMBER_OK || ember_grad_commit(w, dw) != EMBER_OK)
             return ctx->status;
     }
     if (x->requires_grad) {
         struct ember_tensor *dx = ember_op_out_like(x);
-        wg.pass = EMBER_CONV_INPUT_GRAD, wg.beta = 0.0f;
-        if (!dx ||
-            ctx->ops->conv_winograd(ctx->dev, &wg, ember_tensor_ptr(dx), ember_tensor_ptr(w),
-                                    ember_tensor_ptr(dy)) != EMBER_OK ||
-            ember_grad_commit(x, dx) != EMBER_OK)
+        job.pass = EMBER_CONV_INPUT_GRAD, job.beta = 0.0f;
+        if (!dx || conv_pass(ctx, algo, &job, dx, w, dy) != EMBER_OK || ember_grad_commit(x, dx) != EMBER_OK)
             return ctx->status;
     }
     return EMBER_OK;
@@ -214,7 +217,7 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, false));
     if (algo != EMBER_CONV_IM2COL) {
-        ember_status st = backward_winograd(n, &g);
+        ember_status st = backward_columnless(n, &g);
         if (st != EMBER_OK)
             return st;
         return b && b->requires_grad ? backward_bias(n, &g) : EMBER_OK;

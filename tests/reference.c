@@ -183,13 +183,15 @@ ember_status ref_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr co
 }
 
 /* The direct convolution, summed in double, in the pass's direction:
- * y[b, o, oy, ox] = sum over (ci, ki, kj) of w[o, ci, ki, kj] x[b, ci, oy - p + ki, ox - p + kj] */
-ember_status ref_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x_p, ember_ptr w_p,
-                               ember_ptr y_p)
+ * y[b, o, oy, ox] = sum over (ci, ki, kj) of w[o, ci, ki, kj] x[b, ci, oy * s - p + ki, ox * s - p + kj]
+ * (conv_direct's and conv_winograd's passes alike) */
+ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x_p, ember_ptr w_p,
+                             ember_ptr y_p)
 {
     const struct ember_conv_geom *g = &c->g;
     float *x = REF_F32(x_p), *w = REF_F32(w_p), *y = REF_F32(y_p);
-    int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * 9, ny = g->n * c->oc * g->oh * g->ow;
+    int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * g->kh * g->kw,
+            ny = g->n * c->oc * g->oh * g->ow;
     /* the sums in double, then the pass's output in float */
     double *sum = calloc((size_t)(c->pass == EMBER_CONV_FORWARD      ? ny
                                   : c->pass == EMBER_CONV_INPUT_GRAD ? nx
@@ -204,13 +206,13 @@ ember_status ref_conv_winograd(void *dev, const struct ember_winograd *c, ember_
                 for (int64_t ox = 0; ox < g->ow; ox++) {
                     int64_t yi = ((b * c->oc + o) * g->oh + oy) * g->ow + ox;
                     for (int64_t ci = 0; ci < g->c; ci++)
-                        for (int64_t ki = 0; ki < 3; ki++)
-                            for (int64_t kj = 0; kj < 3; kj++) {
-                                int64_t iy = oy - g->pad + ki, ix = ox - g->pad + kj;
+                        for (int64_t ki = 0; ki < g->kh; ki++)
+                            for (int64_t kj = 0; kj < g->kw; kj++) {
+                                int64_t iy = oy * g->stride - g->pad + ki, ix = ox * g->stride - g->pad + kj;
                                 if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
                                     continue;
                                 int64_t xi = ((b * g->c + ci) * g->h + iy) * g->w + ix;
-                                int64_t wi = ((o * g->c + ci) * 3 + ki) * 3 + kj;
+                                int64_t wi = ((o * g->c + ci) * g->kh + ki) * g->kw + kj;
                                 if (c->pass == EMBER_CONV_FORWARD)
                                     sum[yi] += (double)w[wi] * x[xi];
                                 else if (c->pass == EMBER_CONV_INPUT_GRAD)
@@ -231,6 +233,12 @@ ember_status ref_conv_winograd(void *dev, const struct ember_winograd *c, ember_
             w[i] = (float)(sum[i] + (add ? w[i] : 0.0));
     free(sum);
     return EMBER_OK;
+}
+
+ember_status ref_conv_winograd(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
+                               ember_ptr y)
+{
+    return ref_conv_direct(dev, c, x, w, y);
 }
 
 ember_status ref_max_pool2d_forward(void *dev, const struct ember_pool_geom *g, ember_ptr x_p, ember_ptr y_p,

@@ -3,8 +3,9 @@
  * tests/test_conv_algo.c — the choice of a convolution's algorithm
  * (core/conv-algo.c): the same answer for the same shape and device,
  * EMBER_CONV_ALGO forcing one and refusing a misspelling, the profile
- * naming the algorithm that ran, and the two algorithms giving the same
- * convolution and gradients through ember_conv2d.
+ * naming the algorithm that ran, and every algorithm giving im2col's
+ * convolution and gradients through ember_conv2d: the Winograds on the CPU,
+ * conv_direct on a GPU backend (PoCL here), which the CPU refuses by name.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -82,13 +83,16 @@ static void check_choices(ember_ctx *ctx, bool cpu)
         CHECK(forced == (applies ? EMBER_CONV_WINOGRAD4 : EMBER_CONV_IM2COL),
               "%s: EMBER_CONV_ALGO=winograd4 chose %s (Winograd %s this shape)", s->what,
               ember_conv_algo_name(forced), applies ? "takes" : "does not take");
+        setenv("EMBER_CONV_ALGO", "direct", 1);
+        CHECK(choose(ctx, s) == EMBER_CONV_DIRECT, "%s: EMBER_CONV_ALGO=direct did not force direct",
+              s->what);
     }
     setenv("EMBER_CONV_ALGO", "wingorad", 1);
     struct ember_conv_geom g = geom_of(&shapes[0]);
     enum ember_conv_algo algo;
     CHECK(!ember_conv_algo_choose(ctx, &g, 16, &algo) && ember_last_status(ctx) == EMBER_ERR_ARG &&
               strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=wingorad") &&
-              strstr(ember_last_error(ctx), "im2col, winograd, winograd4 or auto"),
+              strstr(ember_last_error(ctx), "im2col, winograd, winograd4, direct or auto"),
           "a misspelt EMBER_CONV_ALGO was not refused by name: %s", ember_last_error(ctx));
     unsetenv("EMBER_CONV_ALGO");
 }
@@ -161,8 +165,9 @@ static double distance(const float *a, const float *b, size_t n)
     return sqrt(d / (norm > 0.0 ? norm : 1.0));
 }
 
-/* the same convolution through im2col and a Winograd: the same numbers
- * within float rounding (a wrong transform would be order 1 apart) */
+/* the same convolution through im2col and another algorithm: the same
+ * numbers within float rounding (a wrong transform or index would be order 1
+ * apart) */
 static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
 {
     struct conv_run a = {0}, b = {0};
@@ -196,6 +201,12 @@ int main(void)
     ember_tensor *y = ember_conv2d(x, w, NULL, 1, 1);
     CHECK(!y && strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=fast"),
           "conv2d ran under EMBER_CONV_ALGO=fast: %s", ember_last_error(ctx));
+    /* and under direct, which the CPU has no kernels for, says so */
+    setenv("EMBER_CONV_ALGO", "direct", 1);
+    y = ember_conv2d(x, w, NULL, 1, 1);
+    CHECK(!y && ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED &&
+              strstr(ember_last_error(ctx), "conv_direct"),
+          "conv2d under EMBER_CONV_ALGO=direct on the CPU: %s", y ? "ran" : ember_last_error(ctx));
     unsetenv("EMBER_CONV_ALGO");
     ember_tape_clear(ctx);
     ember_tensor_free(x), ember_tensor_free(w);
@@ -204,8 +215,11 @@ int main(void)
     /* a GPU, where there is one: its table is im2col throughout */
     ember_ctx *gpu = ember_ctx_new();
     ember_ctx_set_log(gpu, NULL, NULL, EMBER_LOG_ERROR);
-    if (ember_ctx_use_device(gpu, "opencl") == EMBER_OK)
+    if (ember_ctx_use_device(gpu, "opencl") == EMBER_OK) {
         check_choices(gpu, false);
+        for (int pad = 0; pad <= 2; pad++)
+            check_agreement(gpu, "direct", pad);
+    }
     ember_ctx_free(gpu);
     return test_finish("test_conv_algo");
 }

@@ -177,7 +177,7 @@ static float *random_floats(struct harness *h, size_t n, float lo, float hi, boo
 /* ---------------------------------------------------------------- rows */
 
 /* A row's numbers, meaning per runner (see each run_*). */
-typedef int64_t dims[10];
+typedef int64_t dims[12];
 
 struct row {
     const char *prim;  /* the backend entry it tests: -o filters on this */
@@ -420,39 +420,56 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
     return ok;
 }
 
-/* d: {n, c, h, w, oc, pad, pass, beta, tile (0: 2)}: conv_winograd's pass against the
- * direct convolution summed in double. Its output is x's, w's or y's
- * shape as the pass says; the other two are random inputs, and the output
- * starts random too, for beta = 1 to add to. */
+/* One pass of conv_direct or conv_winograd, as c says, against the direct
+ * convolution summed in double. Its output is x's, w's or y's shape as the
+ * pass says; the other two are random inputs, and the output starts random
+ * too, for beta = 1 to add to. */
+static bool check_conv_job(struct harness *h, const struct ember_conv_job *c, bool direct, double tol,
+                           const char *what)
+{
+    const struct ember_conv_geom *g = &c->g;
+    size_t nx = (size_t)(g->n * g->c * g->h * g->w), nw = (size_t)(c->oc * g->c * g->kh * g->kw),
+           ny = (size_t)(g->n * c->oc * g->oh * g->ow);
+    size_t nout = c->pass == EMBER_CONV_FORWARD ? ny : c->pass == EMBER_CONV_INPUT_GRAD ? nx : nw;
+    float *x = random_floats(h, nx, -1, 1, false), *w = random_floats(h, nw, -1, 1, false);
+    float *y = random_floats(h, ny, -1, 1, false), *got = malloc((nout ? nout : 1) * 4);
+    struct dbuf dx = {0}, dw = {0}, dy = {0};
+    bool ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, nw, w, &dw) && dbuf_new(h, ny, y, &dy);
+    ember_status st = !ok      ? EMBER_ERR_NOMEM
+                      : direct ? h->ops->conv_direct(h->dev, c, at(dx), at(dw), at(dy))
+                               : h->ops->conv_winograd(h->dev, c, at(dx), at(dw), at(dy));
+    if (st == EMBER_ERR_UNSUPPORTED) { /* a backend without it: the chooser never asks it */
+        h->skipped = true;
+        ok = true;
+    } else {
+        ref_conv_direct(NULL, c, REF_PTR(x), REF_PTR(w), REF_PTR(y));
+        struct dbuf out = c->pass == EMBER_CONV_FORWARD ? dy : c->pass == EMBER_CONV_INPUT_GRAD ? dx : dw;
+        float *want = c->pass == EMBER_CONV_FORWARD ? y : c->pass == EMBER_CONV_INPUT_GRAD ? x : w;
+        ok = st == EMBER_OK && dbuf_fetch(h, out, got, what) && compare_f32(what, got, want, nout, tol);
+    }
+    dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &dy);
+    free(x), free(w), free(y), free(got);
+    return ok;
+}
+
+/* d: {n, c, h, w, oc, pad, pass, beta, tile (0: 2)}: conv_winograd's pass, 3x3 at stride 1 */
 static bool run_winograd(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_winograd c = {.oc = r->d[4],
+    struct ember_conv_job c = {.oc = r->d[4],
                                .pass = (enum ember_conv_pass)r->d[6],
                                .beta = (float)r->d[7],
                                .tile = r->d[8] ? (int)r->d[8] : 2};
     const int64_t geom[8] = {r->d[0], r->d[1], r->d[2], r->d[3], 3, 3, 1, r->d[5]};
     c.g = conv_geom(geom);
-    size_t nx = (size_t)(c.g.n * c.g.c * c.g.h * c.g.w), nw = (size_t)(c.oc * c.g.c * 9),
-           ny = (size_t)(c.g.n * c.oc * c.g.oh * c.g.ow);
-    size_t nout = c.pass == EMBER_CONV_FORWARD ? ny : c.pass == EMBER_CONV_INPUT_GRAD ? nx : nw;
-    float *x = random_floats(h, nx, -1, 1, false), *w = random_floats(h, nw, -1, 1, false);
-    float *y = random_floats(h, ny, -1, 1, false), *got = malloc((nout ? nout : 1) * 4);
-    struct dbuf dx = {0}, dw = {0}, dy = {0};
-    bool ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, nw, w, &dw) && dbuf_new(h, ny, y, &dy);
-    ember_status st = ok ? h->ops->conv_winograd(h->dev, &c, at(dx), at(dw), at(dy)) : EMBER_ERR_NOMEM;
-    if (st == EMBER_ERR_UNSUPPORTED) { /* a backend without it: the chooser never asks it */
-        h->skipped = true;
-        ok = true;
-    } else {
-        ref_conv_winograd(NULL, &c, REF_PTR(x), REF_PTR(w), REF_PTR(y));
-        struct dbuf out = c.pass == EMBER_CONV_FORWARD ? dy : c.pass == EMBER_CONV_INPUT_GRAD ? dx : dw;
-        float *want = c.pass == EMBER_CONV_FORWARD ? y : c.pass == EMBER_CONV_INPUT_GRAD ? x : w;
-        ok = st == EMBER_OK && dbuf_fetch(h, out, got, what) &&
-             compare_f32(what, got, want, nout, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD);
-    }
-    dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &dy);
-    free(x), free(w), free(y), free(got);
-    return ok;
+    return check_conv_job(h, &c, false, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD, what);
+}
+
+/* d: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta}: conv_direct's pass, any geometry */
+static bool run_direct(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_conv_job c = {.oc = r->d[8], .pass = (enum ember_conv_pass)r->d[9], .beta = (float)r->d[10]};
+    c.g = conv_geom(r->d);
+    return check_conv_job(h, &c, true, TOL_GEMM, what);
 }
 
 /* d: {n, c, h, w, k, stride, specials}; prim "max_pool2d_forward" or "max_pool2d_backward" */
@@ -890,6 +907,27 @@ static const struct row rows[] = {
     /* clang-format off */
     {"conv_winograd", "weight grad at ResNet-8 size", run_winograd, {8, 16, 32, 32, 16, 1, WINO_WEIGHT_GRAD, 0}},
     {"conv_winograd", "weight grad, groups of images", run_winograd, {70, 8, 16, 16, 8, 1, WINO_WEIGHT_GRAD, 1}},
+    /* clang-format on */
+    /* conv_direct: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta}: every pass at odd sizes, strides
+     * and paddings, 1x1 and rectangular kernels, channel counts past a block of rows (8, 4) */
+    /* clang-format off */
+    {"conv_direct", "forward 3x3 pad 1, odd", run_direct, {2, 3, 9, 7, 3, 3, 1, 1, 5, WINO_FORWARD, 0}},
+    {"conv_direct", "forward onto bias (beta 1)", run_direct, {2, 5, 7, 7, 3, 3, 1, 1, 11, WINO_FORWARD, 1}},
+    {"conv_direct", "forward stride 2 pad 2, 5x3", run_direct, {3, 2, 19, 23, 5, 3, 2, 2, 9, WINO_FORWARD, 0}},
+    {"conv_direct", "forward 1x1 stride 2", run_direct, {2, 16, 14, 14, 1, 1, 2, 0, 32, WINO_FORWARD, 0}},
+    {"conv_direct", "forward one channel in", run_direct, {5, 1, 28, 28, 3, 3, 1, 1, 16, WINO_FORWARD, 0}},
+    {"conv_direct", "forward many channels", run_direct, {3, 67, 8, 8, 3, 3, 1, 1, 33, WINO_FORWARD, 0}},
+    {"conv_direct", "input grad 3x3 pad 1, odd", run_direct, {2, 3, 9, 7, 3, 3, 1, 1, 5, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad stride 2 pad 2, 5x3", run_direct, {3, 2, 19, 23, 5, 3, 2, 2, 9, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad 5x5 stride 3", run_direct, {1, 2, 17, 13, 5, 5, 3, 1, 3, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad 1x1 stride 2", run_direct, {2, 16, 14, 14, 1, 1, 2, 0, 32, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad many channels", run_direct, {3, 33, 8, 7, 3, 3, 1, 1, 67, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "weight grad 3x3 pad 1, odd", run_direct, {2, 3, 9, 7, 3, 3, 1, 1, 5, WINO_WEIGHT_GRAD, 0}},
+    {"conv_direct", "weight grad accumulated", run_direct, {2, 5, 7, 9, 3, 3, 1, 1, 6, WINO_WEIGHT_GRAD, 1}},
+    {"conv_direct", "weight grad stride 2 pad 2, 5x3", run_direct, {3, 2, 19, 23, 5, 3, 2, 2, 9, WINO_WEIGHT_GRAD, 0}},
+    {"conv_direct", "weight grad 1x1 stride 2", run_direct, {2, 16, 14, 14, 1, 1, 2, 0, 32, WINO_WEIGHT_GRAD, 0}},
+    {"conv_direct", "weight grad, 7x7 planes", run_direct, {70, 8, 7, 7, 3, 3, 1, 1, 8, WINO_WEIGHT_GRAD, 1}},
+    {"conv_direct", "weight grad at ResNet-8 size", run_direct, {8, 16, 28, 28, 3, 3, 1, 1, 16, WINO_WEIGHT_GRAD, 0}},
     /* clang-format on */
     /* F(4x4, 3x3): {..., 4}; heights and widths 1, 2 and 3 past a multiple of 4 */
     {"conv_winograd", "4x4 tiles: forward pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_FORWARD, 0, 4}},

@@ -69,19 +69,23 @@ i=0
 while [ $i -lt 40 ]; do echo "A small GPT reads every byte of this line, $i times over."; i=$((i + 1)); done >"$TMP/text.txt"
 printf 'conv2d 8 kernel=3\ngelu\nmax_pool2d 3 stride=2\nflatten\nlinear classes\n' >"$TMP/gelu.model"
 : >"$TMP/launched"
-while read -r args; do
+# each line: the convolutions' algorithm (EMBER_CONV_ALGO; - for the default), then the options
+while read -r algo args; do
+    [ "$algo" = - ] && algo=""
     # shellcheck disable=SC2086 # a list of options
-    "$EMBER" ptx --simulate --batch 4 $args >"$TMP/summary" 2>"$TMP/err" || fail "ember ptx --simulate $args: $(cat "$TMP/err")"
+    EMBER_CONV_ALGO=$algo "$EMBER" ptx --simulate --batch 4 $args >"$TMP/summary" 2>"$TMP/err" ||
+        fail "EMBER_CONV_ALGO=$algo ember ptx --simulate $args: $(cat "$TMP/err")"
     awk 'NF == 6 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 }' "$TMP/summary" >>"$TMP/launched"
 done <<EOF
---model simplecnn --data random
---model vgg8 --data random --optim sgd
---model lenet5 --data random
---model resnet8 --data random --shape 1x12x12
---model $TMP/gelu.model --data random --shape 1x9x9 --classes 40
---model linear --data random --shape 4 --classes 3
---model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
---model $TMP/wide-gpt.model --data text --data-dir $TMP/text.txt --shape 48 --optim adamw
+- --model simplecnn --data random
+- --model vgg8 --data random --optim sgd
+- --model lenet5 --data random
+- --model resnet8 --data random --shape 1x12x12
+direct --model resnet8 --data random --shape 1x12x12
+- --model $TMP/gelu.model --data random --shape 1x9x9 --classes 40
+- --model linear --data random --shape 4 --classes 3
+- --model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
+- --model $TMP/wide-gpt.model --data text --data-dir $TMP/text.txt --shape 48 --optim adamw
 EOF
 for kernel in $("$EMBER" ptx --list | awk '{ print $1 }'); do
     case $kernel in

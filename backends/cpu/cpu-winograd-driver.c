@@ -85,7 +85,7 @@ static ember_status multiply(struct cpu_device *d, const struct wino *j)
 }
 
 /* images per group, and the device's buffer holding u, v and m for one */
-static ember_status workspace(struct cpu_device *d, const struct ember_winograd *c, struct wino *j,
+static ember_status workspace(struct cpu_device *d, const struct ember_conv_job *c, struct wino *j,
                               int64_t *group)
 {
     const struct ember_conv_geom *g = &c->g;
@@ -118,7 +118,7 @@ static ember_status workspace(struct cpu_device *d, const struct ember_winograd 
  * the input gradient: dx = dy (*) w turned 180 degrees and transposed,
  * padded by 2 - pad (every dy entry that read x[p] meets the filter tap
  * that read it). */
-static ember_status forward(struct cpu_device *d, const struct ember_winograd *c, const float *x,
+static ember_status forward(struct cpu_device *d, const struct ember_conv_job *c, const float *x,
                             const float *w, float *y, bool flipped)
 {
     struct wino j;
@@ -142,7 +142,7 @@ static ember_status forward(struct cpu_device *d, const struct ember_winograd *c
 }
 
 /* dw = G^T (sum over the tiles of dM V^T) G + beta * dw */
-static ember_status weight_grad(struct cpu_device *d, const struct ember_winograd *c, const float *x,
+static ember_status weight_grad(struct cpu_device *d, const struct ember_conv_job *c, const float *x,
                                 const float *dy, float *dw)
 {
     struct wino j;
@@ -168,7 +168,7 @@ static ember_status weight_grad(struct cpu_device *d, const struct ember_winogra
     return st;
 }
 
-ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w,
+ember_status cpu_conv_winograd(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
                                ember_ptr y)
 {
     struct cpu_device *d = dev;
@@ -185,7 +185,7 @@ ember_status cpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_
     case EMBER_CONV_FORWARD:
         return g->n ? forward(d, c, cpu_f32(x), cpu_f32(w), cpu_f32(y), false) : EMBER_OK;
     case EMBER_CONV_INPUT_GRAD: {
-        struct ember_winograd back = {.g = {.n = g->n,
+        struct ember_conv_job back = {.g = {.n = g->n,
                                             .c = c->oc,
                                             .h = g->oh,
                                             .w = g->ow,

@@ -18,7 +18,7 @@ struct wino_kind;
  * products: u (positions, oc, c), v (positions, c, tile_count), m
  * (positions, oc, tile_count). */
 struct wino {
-    const struct ember_winograd *c;
+    const struct ember_conv_job *c;
     const struct wino_kind *kind;
     int64_t tiles_w, tiles;   /* tiles along a row, and in an image */
     int64_t img0, tile_count; /* the group: its first image, its tiles (images * tiles) */

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/kernels/gpu-conv.c — im2col and col2im through conv.kc, for
- * every GPU backend: one work-item per output element. im2col launches
- * planes along the grid's y and taps along z, the rows of a plane along x
- * (ember_gpu_plane_launches); col2im, a gather, runs grid-stride launches.
+ * backends/kernels/gpu-conv.c — im2col, col2im and conv_direct through
+ * conv.kc, for every GPU backend. im2col gives a work-item an element of
+ * the columns, launching planes along the grid's y and taps along z, the
+ * rows of a plane along x (ember_gpu_plane_launches); col2im, a gather,
+ * runs grid-stride launches. conv_direct's forward pass and input gradient
+ * run grid-stride over the batch's positions along x, a block of channels
+ * a group along y; its weight gradient a work-group for each block of
+ * weights.
  */
 #include "gpu.h"
 
@@ -66,4 +70,52 @@ ember_status ember_gpu_col2im(void *dev, const struct ember_conv_geom *g, ember_
     if (st != EMBER_OK || total == 0)
         return st;
     return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_col2im, total, GPU_PTR(col), GPU_PTR(dx), CONV_GEOMETRY(g));
+}
+
+/* the channels each work-item of conv_direct's kernels computes (conv.kc) */
+#define DIRECT_DW_ROWS 4
+
+ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
+                                   ember_ptr y)
+{
+    struct ember_gpu *gpu = dev;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t ckk = g->c * g->kh * g->kw, rows = gpu->tuning.wide_rows;
+    ember_status st = ember_gpu_check_extent(gpu, "conv_direct", x, g->n * g->c * g->h * g->w);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extent(gpu, "conv_direct", w, c->oc * ckk);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extent(gpu, "conv_direct", y, g->n * c->oc * g->oh * g->ow);
+    if (st != EMBER_OK)
+        return st;
+    int64_t blocks = c->pass == EMBER_CONV_FORWARD      ? (c->oc + rows - 1) / rows
+                     : c->pass == EMBER_CONV_INPUT_GRAD ? (g->c + rows - 1) / rows
+                                                        : (c->oc + DIRECT_DW_ROWS - 1) / DIRECT_DW_ROWS;
+    if (blocks > EMBER_GPU_GRID_YZ)
+        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED, "%s: conv_direct of %lld channels",
+                              gpu->name, (long long)(c->pass == EMBER_CONV_INPUT_GRAD ? g->c : c->oc));
+    size_t local = (size_t)gpu->tuning.wg_size;
+    switch (c->pass) {
+    case EMBER_CONV_FORWARD: {
+        if (g->n * c->oc * g->oh * g->ow == 0)
+            return EMBER_OK;
+        size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->oh * g->ow), (size_t)blocks, 1};
+        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_forward, groups, local, GPU_PTR(x), GPU_PTR(w),
+                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_FLOAT(c->beta));
+    }
+    case EMBER_CONV_INPUT_GRAD: {
+        if (g->n * g->c * g->h * g->w == 0)
+            return EMBER_OK;
+        size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->h * g->w), (size_t)blocks, 1};
+        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_input_grad, groups, local, GPU_PTR(x), GPU_PTR(w),
+                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc));
+    }
+    default: {
+        if (c->oc * ckk == 0)
+            return EMBER_OK;
+        size_t groups[3] = {(size_t)ckk, (size_t)blocks, 1};
+        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_weight_grad, groups, local, GPU_PTR(x), GPU_PTR(w),
+                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_FLOAT(c->beta));
+    }
+    }
 }

@@ -7,7 +7,7 @@
  */
 #include "gpu.h"
 
-ember_status ember_gpu_conv_winograd(void *dev, const struct ember_winograd *c, ember_ptr x, ember_ptr w,
+ember_status ember_gpu_conv_winograd(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
                                      ember_ptr y)
 {
     struct ember_gpu *gpu = dev;
