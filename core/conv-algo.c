@@ -35,6 +35,32 @@ static const struct winograd_rule {
     {"cpu", EMBER_CONV_WINOGRAD, 8, 8},
 };
 
+/* Where conv_direct runs rather than im2col, by default: the same
+ * arithmetic in float, summed in im2col's order, so no accuracy to prove
+ * (one ResNet-8 epoch on an H200: training loss 0.534868 against im2col's
+ * 0.534956, test accuracy 0.8640 against 0.8645). Measured with
+ * bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"): 1.08 to
+ * 1.44 times im2col's images/s on ResNet-8, VGG-8 and LeNet-5 at batch 64
+ * and 256, and 0.73 to 0.85 on simplecnn, whose one convolution reads one
+ * channel: its weight gradient is 9 weights a channel out, too few
+ * work-groups for the long sum each does. On OpenCL it is not measured on a
+ * GPU yet, and on PoCL (a CPU) it was slower (68 images/s on ResNet-8
+ * against 78). */
+static const struct direct_rule {
+    const char *backend;
+    int64_t min_channels; /* in */
+} direct_where[] = {
+    {"cuda", 2},
+};
+
+static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember_conv_geom *g)
+{
+    for (size_t i = 0; i < sizeof direct_where / sizeof direct_where[0]; i++)
+        if (strcmp(ctx->ops->name, direct_where[i].backend) == 0 && g->c >= direct_where[i].min_channels)
+            return EMBER_CONV_DIRECT;
+    return EMBER_CONV_IM2COL;
+}
+
 static bool winograd_applies(const struct ember_conv_geom *g)
 {
     return g->kh == 3 && g->kw == 3 && g->stride == 1 && g->pad <= 2;
@@ -43,7 +69,7 @@ static bool winograd_applies(const struct ember_conv_geom *g)
 static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc)
 {
     if (!winograd_applies(g))
-        return EMBER_CONV_IM2COL;
+        return exact_table(ctx, g);
     int64_t side = g->oh < g->ow ? g->oh : g->ow;
     for (size_t i = 0; i < sizeof winograd_where / sizeof winograd_where[0]; i++) {
         const struct winograd_rule *r = &winograd_where[i];
@@ -51,20 +77,22 @@ static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_co
             side >= r->min_side)
             return r->algo;
     }
-    return EMBER_CONV_IM2COL;
+    return exact_table(ctx, g);
 }
 
 bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
                             enum ember_conv_algo *algo)
 {
-    /* The default is im2col until Winograd is shown to train to the same
-     * accuracy: one epoch of ResNet-8 reached a test accuracy 0.42 and 0.57
-     * points lower with it on two seeds (docs/benchmarks.md), which two
-     * seeds cannot tell from noise. "auto" is the measured table. */
+    /* The default leaves Winograd out until it is shown to train to the
+     * same accuracy: one epoch of ResNet-8 reached a test accuracy 0.42 and
+     * 0.57 points lower with it on two seeds (docs/benchmarks.md), which two
+     * seeds cannot tell from noise. "auto" is the whole measured table. */
     const char *forced = getenv("EMBER_CONV_ALGO");
     if (forced && strcmp(forced, "auto") == 0)
         *algo = by_table(ctx, g, oc);
-    else if (!forced || !*forced || strcmp(forced, "im2col") == 0)
+    else if (!forced || !*forced)
+        *algo = exact_table(ctx, g);
+    else if (strcmp(forced, "im2col") == 0)
         *algo = EMBER_CONV_IM2COL;
     else if (strcmp(forced, "winograd") == 0)
         *algo = winograd_applies(g) ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL;

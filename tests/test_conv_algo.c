@@ -30,6 +30,7 @@ static const struct shape_case shapes[] = {
     {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_WINOGRAD},
     {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_IM2COL},
     {"a first layer's 1 channel", 1, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"2 channels, CUDA's direct from there", 2, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
     {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
     {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
     {"1x1 projection", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
@@ -54,17 +55,19 @@ static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
     return algo;
 }
 
-/* auto's table on this device, asked twice; im2col when EMBER_CONV_ALGO is
- * unset (core/conv-algo.c says why); and EMBER_CONV_ALGO forcing each */
-static void check_choices(ember_ctx *ctx, bool cpu)
+/* auto's table on this device, asked twice; the default when
+ * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): im2col, and on CUDA
+ * conv_direct for two channels in or more; and EMBER_CONV_ALGO forcing each */
+static void check_choices(ember_ctx *ctx, bool cpu, bool cuda)
 {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct shape_case *s = &shapes[i];
-        enum ember_conv_algo want = cpu ? s->on_cpu : EMBER_CONV_IM2COL;
+        enum ember_conv_algo exact = cuda && s->c >= 2 ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
+        enum ember_conv_algo want = cpu ? s->on_cpu : exact;
         bool applies = s->k == 3 && s->stride == 1 && s->pad <= 2;
         unsetenv("EMBER_CONV_ALGO");
-        CHECK(choose(ctx, s) == EMBER_CONV_IM2COL, "%s: unset, EMBER_CONV_ALGO chose %s, not im2col", s->what,
-              ember_conv_algo_name(choose(ctx, s)));
+        CHECK(choose(ctx, s) == exact, "%s on %s: unset, EMBER_CONV_ALGO chose %s, not %s", s->what,
+              ember_ctx_device_name(ctx), ember_conv_algo_name(choose(ctx, s)), ember_conv_algo_name(exact));
         setenv("EMBER_CONV_ALGO", "auto", 1);
         enum ember_conv_algo first = choose(ctx, s), second = choose(ctx, s);
         CHECK(first == want && second == first, "%s on %s: auto chose %s then %s, not %s", s->what,
@@ -187,7 +190,7 @@ int main(void)
     ember_ctx *ctx = ember_ctx_new();
     ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
     CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
-    check_choices(ctx, true);
+    check_choices(ctx, true, false);
     for (int pad = 0; pad <= 2; pad++) {
         check_agreement(ctx, "winograd", pad);
         check_agreement(ctx, "winograd4", pad);
@@ -212,14 +215,18 @@ int main(void)
     ember_tensor_free(x), ember_tensor_free(w);
     ember_ctx_free(ctx);
 
-    /* a GPU, where there is one: its table is im2col throughout */
-    ember_ctx *gpu = ember_ctx_new();
-    ember_ctx_set_log(gpu, NULL, NULL, EMBER_LOG_ERROR);
-    if (ember_ctx_use_device(gpu, "opencl") == EMBER_OK) {
-        check_choices(gpu, false);
-        for (int pad = 0; pad <= 2; pad++)
-            check_agreement(gpu, "direct", pad);
+    /* each GPU backend there is (PoCL; CUDA's test double where the
+     * environment names it): its table, and conv_direct against im2col */
+    const char *gpus[] = {"opencl", "cuda"};
+    for (int i = 0; i < 2; i++) {
+        ember_ctx *gpu = ember_ctx_new();
+        ember_ctx_set_log(gpu, NULL, NULL, EMBER_LOG_ERROR);
+        if (ember_ctx_use_device(gpu, gpus[i]) == EMBER_OK) {
+            check_choices(gpu, false, i == 1);
+            for (int pad = 0; pad <= 2; pad++)
+                check_agreement(gpu, "direct", pad);
+        }
+        ember_ctx_free(gpu);
     }
-    ember_ctx_free(gpu);
     return test_finish("test_conv_algo");
 }

@@ -150,7 +150,9 @@ done
 
 # 5. the convolutions' groups of images: ResNet-8's nine convolutions at batch 32, one step
 for device in "$@"; do
-    "$EMBER" train --model resnet8 --data random --batch 32 --steps 1 --device "$device" --no-eval --quiet --profile \
+    # im2col forced: CUDA's default runs most of ResNet-8's convolutions without columns (conv_direct)
+    EMBER_CONV_ALGO=im2col "$EMBER" train --model resnet8 --data random --batch 32 --steps 1 --device "$device" \
+        --no-eval --quiet --profile \
         >"$TMP/groups.txt" 2>"$TMP/groups.err" || { fail "$device, ResNet-8: $(cat "$TMP/groups.err")"; continue; }
     # the im2col row under "conv2d forward": its calls
     calls=$(awk '/^conv2d forward/ { op = 1; next } /^[^ ]/ { op = 0 } op && $1 == "im2col" { print $2; exit }' \
