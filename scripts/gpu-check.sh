@@ -16,8 +16,9 @@
 #      (within 0.5 points; resnet8 by its training loss, within 1%: below; it is
 #      left out on the double, too slow there)
 #   4. speed: images/s at batch 64 and 1024 on both kernel paths next to PyTorch
-#      on the same GPU, the primitives' GFLOP/s and GB/s, the cold compile of every
-#      kernel and the warm start from the cache
+#      on the same GPU, ResNet-8's convolutions (ember's default and im2col next to
+#      cuDNN, and their GFLOP/s), the primitives' GFLOP/s and GB/s, the cold
+#      compile of every kernel and the warm start from the cache
 #   5. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
 #      is there (an .icd file is written for it), else the report says it is not
 #
@@ -340,6 +341,33 @@ check_speed() {
         done
     done
     [ "$torch_cuda" = True ] || record speed "PyTorch" skip "no PyTorch with a CUDA device here"
+    # the convolutions (docs/design.md, "Choosing a convolution's algorithm"): ResNet-8 at batch 256
+    # by ember's default (conv_direct on CUDA) and by im2col, next to PyTorch (cuDNN) with the same
+    # command as bench/gpu_vs_pytorch.sh, and the GFLOP/s of conv2d's rows in --profile
+    conv_args="--batch 256 --steps 100"
+    [ $double = yes ] && conv_args="--batch 4 --steps 2"
+    if ! out_of_time speed "convolutions, resnet8"; then
+        row=""
+        for algo in default im2col; do
+            rm -f "$work/c.jsonl"
+            # shellcheck disable=SC2086
+            logged "conv-$algo" env $ember_env $gpu_env EMBER_CONV_ALGO="${algo#default}" "$ember" train \
+                --device cuda:0 --model resnet8 $data_args $conv_args --no-eval --quiet --metrics "$work/c.jsonl"
+            row="$row $algo $(metric images_per_s "$work/c.jsonl")"
+        done
+        if [ "$torch_cuda" = True ]; then
+            # shellcheck disable=SC2086
+            logged conv-pytorch python3 "$root/bench/torch_zoo_train.py" --model resnet8 $conv_args --device cuda \
+                --data-dir "$data"
+            row="$row pytorch $(metric images_per_s "$out/logs/conv-pytorch.log")"
+        fi
+        # shellcheck disable=SC2086
+        logged conv-profile env $ember_env $gpu_env "$ember" train --device cuda:0 --model resnet8 $data_args \
+            $conv_args --no-eval --quiet --profile
+        rates=$(awk '/^conv2d (forward|backward)/ { printf "%s%s %s %s GFLOP/s", sep, $2, $3, $(NF - 1); sep = ", " }' \
+            "$out/logs/conv-profile.log")
+        record speed "convolutions, resnet8" "$(outcome_of $rc)" "images/s${row}; ${rates:-no conv2d rows}${timing_steps:+ (the double, not a GPU: no speed figures)}"
+    fi
     # the primitives, at a simplecnn step's shapes and a square sgemm
     square=2048
     [ $double = yes ] && square=128
