@@ -111,12 +111,17 @@ ember_status ember_optim_zero_grad(ember_optim *opt)
     return ember_params_zero_grad(opt->params);
 }
 
-void ember_optim_set_lr(ember_optim *opt, float lr)
+ember_status ember_optim_set_lr(ember_optim *opt, float lr)
 {
     if (!opt)
-        return;
+        return EMBER_ERR_ARG;
+    if (!(lr >= 0.0f) || isinf(lr))
+        return ember_fail(opt->params->ctx, EMBER_ERR_ARG,
+                          "ember_optim_set_lr: the learning rate %g is not a finite number of 0 or more",
+                          (double)lr);
     opt->adam.lr = lr;
     opt->sgd.lr = lr;
+    return EMBER_OK;
 }
 
 /* AdamW: one launch per run of neighbouring parameters that decay alike,

@@ -361,13 +361,15 @@ ember_status ember_profile_start(ember_ctx *ctx, bool trace)
     return EMBER_OK;
 }
 
-void ember_profile_stop(ember_ctx *ctx)
+ember_status ember_profile_stop(ember_ctx *ctx)
 {
     struct ember_profiler *p = ctx ? ctx->profiler : NULL;
+    if (!ctx)
+        return EMBER_ERR_ARG;
     if (!p || !p->running)
-        return;
-    if (p->inner->sync)
-        p->inner->sync(p->inner_dev);
+        return EMBER_OK;
+    /* the wait's failure is reported, and profiling stops all the same */
+    ember_status st = p->inner->sync ? p->inner->sync(p->inner_dev) : EMBER_OK;
     double now = clock_seconds();
     close_label_span(p, now);
     p->op = p->phase = NULL;
@@ -375,8 +377,11 @@ void ember_profile_stop(ember_ctx *ctx)
     p->running = false;
     ctx->ops = p->inner;
     ctx->dev = p->inner_dev;
-    if (ctx->ops->set_profiling)
-        ctx->ops->set_profiling(ctx->dev, false);
+    if (ctx->ops->set_profiling) {
+        ember_status off = ctx->ops->set_profiling(ctx->dev, false);
+        st = st != EMBER_OK ? st : off;
+    }
+    return st;
 }
 
 void ember_profile_free(ember_ctx *ctx)

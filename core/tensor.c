@@ -223,10 +223,18 @@ ember_tape_mark ember_tape_mark_now(ember_ctx *ctx)
     return ctx ? (ember_tape_mark){.tensors = ctx->tape_len, .nodes = ctx->node_len} : (ember_tape_mark){0};
 }
 
-void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep)
+ember_status ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep)
 {
-    if (!ctx || ctx->node_len != mark.nodes || ctx->tape_len < mark.tensors)
-        return;
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (ctx->tape_len < mark.tensors || ctx->node_len < mark.nodes)
+        return ember_fail(
+            ctx, EMBER_ERR_ARG,
+            "ember_tape_release_since: the tape was cleared past the mark (%lld tensors on it, the "
+            "mark at %lld); take a new mark after ember_tape_clear",
+            (long long)ctx->tape_len, (long long)mark.tensors);
+    if (ctx->node_len != mark.nodes) /* recorded since: their backward pass needs them */
+        return EMBER_OK;
     bool kept = false;
     for (int64_t i = mark.tensors; i < ctx->tape_len; i++) {
         if (ctx->tape_tensors[i] == keep)
@@ -237,6 +245,7 @@ void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor
     ctx->tape_len = mark.tensors;
     if (kept)
         ctx->tape_tensors[ctx->tape_len++] = keep;
+    return EMBER_OK;
 }
 
 /* ----------------------------------------------------------- elementwise */

@@ -298,7 +298,10 @@ EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
  * kept (up to a million) for ember_profile_write_trace. Needs an open
  * device. Profiling is per context, from the thread that uses it. */
 EMBER_API ember_status ember_profile_start(ember_ctx *ctx, bool trace);
-EMBER_API void ember_profile_stop(ember_ctx *ctx);
+/* ember_profile_stop waits for the device to finish what was timed: its
+ * status is that wait's (a kernel that failed meanwhile), EMBER_OK when
+ * profiling was not on. */
+EMBER_API ember_status ember_profile_stop(ember_ctx *ctx);
 /* The table: one row per op, slowest first, and under it each primitive
  * (and kernel) with calls, total and mean time, share of the profiled
  * time, GFLOP/s and GB/s. A string to ember_free(); NULL when nothing was
@@ -507,12 +510,14 @@ EMBER_API void ember_tape_clear(ember_ctx *ctx);
  * training step) without clearing the tape the caller still needs.
  * ember_tape_release_since releases every tensor made since `mark` except
  * `keep` (NULL: none), which stays on the tape; it does nothing when nodes
- * were recorded since the mark, since their backward pass needs them. */
+ * were recorded since the mark, since their backward pass needs them
+ * (EMBER_OK still). A mark the tape has been cleared past since
+ * (ember_tape_clear) is EMBER_ERR_ARG, and nothing is released. */
 typedef struct ember_tape_mark {
     int64_t tensors, nodes;
 } ember_tape_mark;
 EMBER_API ember_tape_mark ember_tape_mark_now(ember_ctx *ctx);
-EMBER_API void ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep);
+EMBER_API ember_status ember_tape_release_since(ember_ctx *ctx, ember_tape_mark mark, ember_tensor *keep);
 /* Turns recording off (for evaluation) or on; returns the previous setting.
  * With recording off the ops save nothing for a backward pass; the tensors
  * they return still belong to the tape until ember_tape_clear.
@@ -681,8 +686,10 @@ EMBER_API ember_status ember_optim_step(ember_optim *opt);
  * be NULL), and every gradient scaled by max_norm / (norm + 1e-6) when
  * that is below 1. Call it between ember_backward and ember_optim_step. */
 EMBER_API ember_status ember_clip_grad_norm(ember_params *params, float max_norm, float *total_norm);
-/* Learning rate, for schedules. */
-EMBER_API void ember_optim_set_lr(ember_optim *opt, float lr);
+/* Learning rate, for schedules: EMBER_ERR_ARG, the rate unchanged, for one
+ * that is negative or not finite (a schedule gone wrong, caught before the
+ * step that would spoil every parameter). */
+EMBER_API ember_status ember_optim_set_lr(ember_optim *opt, float lr);
 /* Steps taken (Adam's bias correction counts them). */
 EMBER_API int64_t ember_optim_steps(const ember_optim *opt);
 /* The optimizer's state as a safetensors file, so that a run can resume

@@ -689,6 +689,51 @@ static void test_quiet_and_cache(void)
     printf("quiet: nothing printed unasked; the cache where ember_set_cache_dir says, no home folder made\n");
 }
 
+/* ------------------------------------------------ misuse, reported */
+
+/* calls that once returned nothing say when they were misused, and change nothing */
+static void test_misuse_reported(void)
+{
+    ember_ctx *ctx = ember_ctx_new();
+    ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+    CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
+    ember_params *params = ember_params_new(ctx);
+    int64_t shape[1] = {4};
+    ember_tensor *w = ember_params_add(params, "w", 1, shape);
+    ember_optim *opt = ember_adam_new(params, ember_adam_defaults(0.1f));
+
+    /* a schedule's NaN or negative rate is refused, and the step runs at the old one */
+    CHECK(ember_optim_set_lr(opt, NAN) == EMBER_ERR_ARG && strstr(ember_last_error(ctx), "learning rate"),
+          "a NaN learning rate: %s", ember_last_error(ctx));
+    CHECK(ember_optim_set_lr(opt, -0.5f) == EMBER_ERR_ARG, "a negative learning rate was taken");
+    CHECK(ember_optim_set_lr(NULL, 0.1f) == EMBER_ERR_ARG, "a learning rate set on no optimizer");
+    ember_tensor *loss = ember_sum(w, EMBER_ALL_AXES, false);
+    CHECK_OK(ctx, ember_backward(loss));
+    CHECK_OK(ctx, ember_optim_step(opt));
+    float after[4] = {0};
+    CHECK_OK(ctx, ember_tensor_read(w, after, sizeof after));
+    CHECK(fabsf(after[0] + 0.1f) < 1e-3f, "Adam's first step at lr 0.1 moved w to %g, not -0.1", after[0]);
+    CHECK_OK(ctx, ember_optim_set_lr(opt, 0.0f));
+
+    /* a mark the tape was cleared past */
+    ember_tensor *sq = ember_mul(w, w);
+    ember_tape_mark mark = ember_tape_mark_now(ctx);
+    CHECK(sq && mark.tensors > 0, "no tensor on the tape before the mark");
+    ember_tape_clear(ctx);
+    CHECK(ember_tape_release_since(ctx, mark, NULL) == EMBER_ERR_ARG &&
+              strstr(ember_last_error(ctx), "cleared past the mark"),
+          "a mark from before ember_tape_clear: %s", ember_last_error(ctx));
+    CHECK_OK(ctx, ember_tape_release_since(ctx, ember_tape_mark_now(ctx), NULL));
+
+    /* stopping a profile that never started */
+    CHECK_OK(ctx, ember_profile_stop(ctx));
+    CHECK(ember_profile_stop(NULL) == EMBER_ERR_ARG, "a profile stopped on no context");
+
+    ember_optim_free(opt);
+    ember_params_free(params);
+    ember_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_quiet_and_cache();
@@ -697,5 +742,6 @@ int main(void)
     test_arrays();
     test_process_state();
     test_many_models();
+    test_misuse_reported();
     return test_finish("test_embed");
 }

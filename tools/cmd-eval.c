@@ -206,7 +206,8 @@ int cmd_eval(int argc, char **argv)
     } else if (ember_model_evaluate_confusion(model, test, batch, &acc, &loss, confusion) != EMBER_OK) {
         rc = cli_fail(ctx, "evaluation failed");
     }
-    ember_profile_stop(ctx);
+    if (ember_profile_stop(ctx) != EMBER_OK && rc == EXIT_OK)
+        rc = cli_fail(ctx, "evaluation failed");
     if (rc == EXIT_OK && json) {
         printf("{\"test_acc\": %.6f, \"test_loss\": ", acc);
         cli_json_number(stdout, loss, 6);

@@ -690,10 +690,13 @@ static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, emb
                       struct epoch_result *r, struct progress *bar, int64_t limit, bool *end_epoch)
 {
     int rc = EXIT_OK;
-    r->lr = ember_lr_at(&run->schedule, run->pos.total_steps);
-    ember_optim_set_lr(run->opt, r->lr);
     float value = NAN;
     int64_t correct = 0;
+    r->lr = ember_lr_at(&run->schedule, run->pos.total_steps);
+    if (ember_optim_set_lr(run->opt, r->lr) != EMBER_OK) {
+        rc = cli_fail(run->ctx, "training failed");
+        goto end;
+    }
     if (run->par) {      /* the same step, shared between devices or ranks */
         if (stop_signal) /* every rank learns it with this step's sums, and all stop after it */
             ember_parallel_request_stop(run->par);
@@ -797,7 +800,8 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
             break;
     }
     progress_end(&bar);
-    ember_profile_stop(run->ctx);
+    if (ember_profile_stop(run->ctx) != EMBER_OK && rc == EXIT_OK)
+        rc = cli_fail(run->ctx, "training failed");
     if (rc != EXIT_OK || run->diverging)
         goto end;
     if (turned && run->pos.step_in_epoch < run->per_full_epoch) { /* the batcher stopped early */
