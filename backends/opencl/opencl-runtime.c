@@ -13,6 +13,7 @@
  * them (platforms, then each platform's devices): opencl:N is the Nth.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,22 @@ const char *opencl_error_name(cl_int err)
     static _Thread_local char unknown[48];
     snprintf(unknown, sizeof unknown, "unknown OpenCL error %d", (int)err);
     return unknown;
+}
+
+/* in this file, not opencl.c, so that opencl-program.c's failures do not
+ * call back into the table's file that calls it */
+ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(message, sizeof message, what, ap);
+    va_end(ap);
+    ember_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
+                              ? EMBER_ERR_NOMEM
+                              : EMBER_ERR_DEVICE;
+    return d->gpu.host.fail(d->gpu.host.ctx, status, "%s: %s failed: %s", d->gpu.name, message,
+                            opencl_error_name(err));
 }
 
 /* Finds every function of OPENCL_FUNCTIONS in the library; false (and why)

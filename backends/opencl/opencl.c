@@ -4,27 +4,12 @@
  * launches. The primitives are in the files beside this one, the kernels
  * in backends/kernels. README.md here tells the whole story.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opencl-impl.h"
 #include "report-impl.h"
-
-ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
-{
-    char message[512];
-    va_list ap;
-    va_start(ap, what);
-    vsnprintf(message, sizeof message, what, ap);
-    va_end(ap);
-    ember_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
-                              ? EMBER_ERR_NOMEM
-                              : EMBER_ERR_DEVICE;
-    return d->gpu.host.fail(d->gpu.host.ctx, status, "%s: %s failed: %s", d->gpu.name, message,
-                            opencl_error_name(err));
-}
 
 static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                   size_t local, const struct ember_gpu_arg *args, int nargs);
