@@ -39,11 +39,12 @@ static const struct winograd_rule {
  * arithmetic in float, summed in im2col's order, so no accuracy to prove
  * (one ResNet-8 epoch on an H200: training loss 0.534868 against im2col's
  * 0.534956, test accuracy 0.8640 against 0.8645). Measured with
- * bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"): 1.08 to
- * 1.44 times im2col's images/s on ResNet-8, VGG-8 and LeNet-5 at batch 64
- * and 256, and 0.73 to 0.85 on simplecnn, whose one convolution reads one
- * channel: its weight gradient is 9 weights a channel out, too few
- * work-groups for the long sum each does. On OpenCL it is not measured on a
+ * bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"; the
+ * run's call 3 in docs/gpu-runs/2026-11-26-h200-conv.md): 1.03 to 1.44
+ * times im2col's images/s on ResNet-8, VGG-8 and LeNet-5 at batch 64 and
+ * 256, and 0.73 to 0.85 on simplecnn, whose one convolution reads one
+ * channel: its weight gradient is then 9 weights per output channel, too
+ * few work-groups for the long sum each does. On OpenCL it is not measured on a
  * GPU yet, and on PoCL (a CPU) it was slower (68 images/s on ResNet-8
  * against 78). */
 static const struct direct_rule {

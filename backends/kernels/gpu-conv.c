@@ -72,7 +72,9 @@ ember_status ember_gpu_col2im(void *dev, const struct ember_conv_geom *g, ember_
     return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_col2im, total, GPU_PTR(col), GPU_PTR(dx), CONV_GEOMETRY(g));
 }
 
-/* the channels each work-item of conv_direct's kernels computes (conv.kc) */
+/* the filters a work-group of conv_direct's weight gradient sums for
+ * (DW_ROWS in conv.kc); the other two passes take the tuning's wide_rows
+ * channels a work-item (DIRECT_ROWS there) */
 #define DIRECT_DW_ROWS 4
 
 ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
