@@ -256,6 +256,27 @@ struct ember_sgd_step {
     bool nesterov, first;
 };
 
+/* Batch normalization's shape and constants. x is (n, c, s): n samples of c
+ * channels of s positions (H * W; 1 for (N, C)), and each channel is
+ * normalised over its m = n * s values, as PyTorch's BatchNorm1d and
+ * BatchNorm2d do (core/ops-norm.c has the whole math).
+ *
+ * The statistics are split into the n * c planes of s values: a plane's
+ * mean and M2 (its sum of squared differences from that mean) first, then
+ * each channel's from its n planes by Chan's exact combination,
+ *   mean = the mean of the plane means
+ *   M2   = the sum of the planes' M2 + s * the sum of (plane mean - mean)^2
+ * which takes two passes' accuracy (values far from zero lose nothing) with
+ * a plane's worth of parallel work each, and is the same sum on every
+ * backend. `work` is the scratch for those partial results, 2 * n * c
+ * values, which a backend may use or leave. */
+struct ember_batch_norm {
+    int64_t n, c, s;
+    float eps;      /* invstd = 1 / sqrt(var + eps) */
+    float momentum; /* running = (1 - momentum) * running + momentum * the batch's */
+    bool training;  /* backward: the statistics were the batch's (else constants) */
+};
+
 /* ------------------------------------------------------- the primitives
  *
  * The one list of them:
@@ -307,6 +328,14 @@ struct ember_sgd_step {
  *                   (var biased), y = xhat * weight + bias (weight, bias: (cols)); xhat and rstd (rows)
  *                   are kept for the backward pass
  *   layer_norm_backward     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = dy * weight
+ *   batch_norm_stats        training: each channel's mean and invstd = 1 / sqrt(var + eps) over
+ *                   the batch (var biased), and running_mean, running_var blended in place
+ *                   with the batch's mean and unbiased var (var * m / (m - 1)); struct
+ *                   ember_batch_norm
+ *   batch_norm_forward      xhat = (x - mean[c]) * invstd[c], y = xhat * weight[c] + bias[c]
+ *   batch_norm_backward     dbias = sum of dy and dweight = sum of dy * xhat over each channel,
+ *                   dx = weight invstd (dy - dbias / m - xhat dweight / m) in training, and
+ *                   weight invstd dy with the running statistics
  *   embedding_forward       out[i, :] = weight[index[i], :] for i < n, weight (vocab, dim), index I32;
  *                   a row of NaN for an index outside [0, vocab)
  *   embedding_backward      dweight[v, :] += the sum of dy[i, :] over the i with index[i] == v, in
@@ -447,6 +476,23 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
        ember_ptr rstd, ember_ptr dx),                                                                        \
       (rows, cols, dy, xhat, weight, rstd, dx), NULL, 7.0 * (double)(rows * cols),                           \
       EMBER_BYTES_OF(3 * rows * cols + cols + rows))                                                         \
+    /* two passes over x for each plane's mean and M2, then a few operations a plane */                      \
+    X(batch_norm_stats,                                                                                      \
+      (void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr work, ember_ptr mean,             \
+       ember_ptr invstd, ember_ptr running_mean, ember_ptr running_var),                                     \
+      (b, x, work, mean, invstd, running_mean, running_var), NULL, 3.0 * (double)(b->n * b->c * b->s),       \
+      EMBER_BYTES_OF(b->n * b->c * b->s + 6 * b->c))                                                         \
+    X(batch_norm_forward,                                                                                    \
+      (void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr mean, ember_ptr invstd,           \
+       ember_ptr weight, ember_ptr bias, ember_ptr xhat, ember_ptr y),                                       \
+      (b, x, mean, invstd, weight, bias, xhat, y), NULL, 4.0 * (double)(b->n * b->c * b->s),                 \
+      EMBER_BYTES_OF(3 * b->n * b->c * b->s + 4 * b->c))                                                     \
+    /* the sums read dy and xhat, dx reads them again: about seven operations an element */                  \
+    X(batch_norm_backward,                                                                                   \
+      (void *dev, const struct ember_batch_norm *b, ember_ptr dy, ember_ptr xhat, ember_ptr weight,          \
+       ember_ptr invstd, ember_ptr work, ember_ptr dweight, ember_ptr dbias, ember_ptr dx),                  \
+      (b, dy, xhat, weight, invstd, work, dweight, dbias, dx), NULL, 7.0 * (double)(b->n * b->c * b->s),     \
+      EMBER_BYTES_OF(5 * b->n * b->c * b->s + 4 * b->c))                                                     \
     X(embedding_forward,                                                                                     \
       (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr weight, ember_ptr out),  \
       (n, dim, vocab, index, weight, out), NULL, 0.0, EMBER_BYTES_OF(n + 2 * n * dim))                       \

@@ -476,6 +476,74 @@ ember_status ref_layer_norm_backward(void *dev, int64_t rows, int64_t cols, embe
     return EMBER_OK;
 }
 
+/* batch norm, a channel at a time in double over its n * s values, without
+ * the planes the backends sum by (work is left alone) */
+ember_status ref_batch_norm_stats(void *dev, const struct ember_batch_norm *b, ember_ptr x_p,
+                                  ember_ptr work_p, ember_ptr mean_p, ember_ptr invstd_p,
+                                  ember_ptr running_mean_p, ember_ptr running_var_p)
+{
+    const float *x = REF_F32(x_p);
+    float *mean = REF_F32(mean_p), *invstd = REF_F32(invstd_p), *rm = REF_F32(running_mean_p),
+          *rv = REF_F32(running_var_p);
+    double m = (double)(b->n * b->s);
+    for (int64_t ch = 0; ch < b->c; ch++) {
+        double sum = 0.0, squares = 0.0;
+        for (int64_t i = 0; i < b->n; i++)
+            for (int64_t k = 0; k < b->s; k++)
+                sum += x[(i * b->c + ch) * b->s + k];
+        double mu = sum / m;
+        for (int64_t i = 0; i < b->n; i++)
+            for (int64_t k = 0; k < b->s; k++)
+                squares += (x[(i * b->c + ch) * b->s + k] - mu) * (x[(i * b->c + ch) * b->s + k] - mu);
+        double var = squares / m;
+        mean[ch] = (float)mu;
+        invstd[ch] = (float)(1.0 / sqrt(var + b->eps));
+        rm[ch] = (float)((1.0 - b->momentum) * rm[ch] + b->momentum * mu);
+        rv[ch] = (float)((1.0 - b->momentum) * rv[ch] + b->momentum * var * m / (m - 1.0));
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_batch_norm_forward(void *dev, const struct ember_batch_norm *b, ember_ptr x_p,
+                                    ember_ptr mean_p, ember_ptr invstd_p, ember_ptr weight_p,
+                                    ember_ptr bias_p, ember_ptr xhat_p, ember_ptr y_p)
+{
+    const float *x = REF_F32(x_p), *mean = REF_F32(mean_p), *invstd = REF_F32(invstd_p),
+                *weight = REF_F32(weight_p), *bias = REF_F32(bias_p);
+    float *xhat = REF_F32(xhat_p), *y = REF_F32(y_p);
+    for (int64_t i = 0; i < b->n * b->c * b->s; i++) {
+        int64_t ch = i / b->s % b->c;
+        double h = ((double)x[i] - mean[ch]) * invstd[ch];
+        xhat[i] = (float)h;
+        y[i] = (float)(h * weight[ch] + bias[ch]);
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_batch_norm_backward(void *dev, const struct ember_batch_norm *b, ember_ptr dy_p,
+                                     ember_ptr xhat_p, ember_ptr weight_p, ember_ptr invstd_p,
+                                     ember_ptr work_p, ember_ptr dweight_p, ember_ptr dbias_p, ember_ptr dx_p)
+{
+    const float *dy = REF_F32(dy_p), *xhat = REF_F32(xhat_p), *weight = REF_F32(weight_p),
+                *invstd = REF_F32(invstd_p);
+    float *dweight = REF_F32(dweight_p), *dbias = REF_F32(dbias_p), *dx = REF_F32(dx_p);
+    int64_t total = b->n * b->c * b->s;
+    double m = (double)(b->n * b->s);
+    for (int64_t ch = 0; ch < b->c; ch++) {
+        double sum = 0.0, dot = 0.0;
+        for (int64_t i = 0; i < total; i++)
+            if (i / b->s % b->c == ch)
+                sum += dy[i], dot += (double)dy[i] * xhat[i];
+        dbias[ch] = (float)sum;
+        dweight[ch] = (float)dot;
+        for (int64_t i = 0; i < total; i++)
+            if (i / b->s % b->c == ch)
+                dx[i] = (float)((double)weight[ch] * invstd[ch] *
+                                (b->training ? dy[i] - sum / m - xhat[i] * dot / m : (double)dy[i]));
+    }
+    return EMBER_OK;
+}
+
 ember_status ref_embedding_forward(void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index_p,
                                    ember_ptr weight_p, ember_ptr out_p)
 {

@@ -707,6 +707,76 @@ static bool run_layer_norm(struct harness *h, const struct row *r, const char *w
     return ok;
 }
 
+/* batch norm over (n, c, s): d = {n, c, s, offset of the values, eps x 1e6, training}. The
+ * forward pass and the backward pass start from the reference's statistics and xhat; dy is
+ * drawn apart from x (x itself would make dx cancel to nearly nothing) */
+static bool run_batch_norm(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_batch_norm b = {.n = r->d[0],
+                                 .c = r->d[1],
+                                 .s = r->d[2],
+                                 .eps = (float)r->d[4] * 1e-6f,
+                                 .momentum = 0.1f,
+                                 .training = r->d[5] != 0};
+    size_t n = (size_t)(b.n * b.c * b.s), c = (size_t)b.c, work_n = (size_t)(2 * b.n * b.c);
+    float off = (float)r->d[3];
+    float *x = random_floats(h, n, off - 2.0f, off + 2.0f, false);
+    float *dy = random_floats(h, n, -1, 1, false);
+    float *w = random_floats(h, c, 0.5f, 1.5f, false), *bias = random_floats(h, c, -1, 1, false);
+    float *rm = random_floats(h, c, -1, 1, false), *rv = random_floats(h, c, 0.5f, 2.0f, false);
+    float *rm0 = malloc(c * 4), *rv0 = malloc(c * 4), *mean = malloc(c * 4), *invstd = malloc(c * 4);
+    float *xhat = malloc(n * 4), *y = malloc(n * 4), *dw = malloc(c * 4), *db = malloc(c * 4),
+          *dx = malloc(n * 4);
+    float *got = malloc(n * 4), *got_c = malloc(c * 4);
+    memcpy(rm0, rm, c * 4), memcpy(rv0, rv, c * 4);
+    ember_ptr none = {0};
+    ref_batch_norm_stats(NULL, &b, REF_PTR(x), none, REF_PTR(mean), REF_PTR(invstd), REF_PTR(rm),
+                         REF_PTR(rv));
+    ref_batch_norm_forward(NULL, &b, REF_PTR(x), REF_PTR(mean), REF_PTR(invstd), REF_PTR(w), REF_PTR(bias),
+                           REF_PTR(xhat), REF_PTR(y));
+    ref_batch_norm_backward(NULL, &b, REF_PTR(dy), REF_PTR(xhat), REF_PTR(w), REF_PTR(invstd), none,
+                            REF_PTR(dw), REF_PTR(db), REF_PTR(dx));
+    struct dbuf dev_x = {0}, dev_work = {0}, dev_mean = {0}, dev_invstd = {0}, dev_rm = {0}, dev_rv = {0};
+    struct dbuf dev_dy = {0}, dev_w = {0}, dev_b = {0}, dev_xhat = {0}, dev_y = {0}, dev_dw = {0},
+                dev_db = {0}, dev_dx = {0};
+    bool ok = dbuf_new(h, n, x, &dev_x) && dbuf_new(h, work_n, NULL, &dev_work) && dbuf_new(h, c, w, &dev_w);
+    if (strcmp(r->prim, "batch_norm_stats") == 0) {
+        ok = ok && dbuf_new(h, c, NULL, &dev_mean) && dbuf_new(h, c, NULL, &dev_invstd) &&
+             dbuf_new(h, c, rm0, &dev_rm) && dbuf_new(h, c, rv0, &dev_rv) &&
+             h->ops->batch_norm_stats(h->dev, &b, at(dev_x), at(dev_work), at(dev_mean), at(dev_invstd),
+                                      at(dev_rm), at(dev_rv)) == EMBER_OK &&
+             dbuf_fetch(h, dev_mean, got_c, what) && compare_f32(what, got_c, mean, c, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_invstd, got_c, what) && compare_f32(what, got_c, invstd, c, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_rm, got_c, what) && compare_f32(what, got_c, rm, c, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_rv, got_c, what) && compare_f32(what, got_c, rv, c, TOL_EXACTISH);
+    } else if (strcmp(r->prim, "batch_norm_forward") == 0) {
+        ok = ok && dbuf_new(h, c, mean, &dev_mean) && dbuf_new(h, c, invstd, &dev_invstd) &&
+             dbuf_new(h, c, bias, &dev_b) && dbuf_new(h, n, NULL, &dev_xhat) &&
+             dbuf_new(h, n, NULL, &dev_y) &&
+             h->ops->batch_norm_forward(h->dev, &b, at(dev_x), at(dev_mean), at(dev_invstd), at(dev_w),
+                                        at(dev_b), at(dev_xhat), at(dev_y)) == EMBER_OK &&
+             dbuf_fetch(h, dev_xhat, got, what) && compare_f32(what, got, xhat, n, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_y, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH);
+    } else {
+        ok = ok && dbuf_new(h, n, dy, &dev_dy) && dbuf_new(h, n, xhat, &dev_xhat) &&
+             dbuf_new(h, c, invstd, &dev_invstd) && dbuf_new(h, c, NULL, &dev_dw) &&
+             dbuf_new(h, c, NULL, &dev_db) && dbuf_new(h, n, NULL, &dev_dx) &&
+             h->ops->batch_norm_backward(h->dev, &b, at(dev_dy), at(dev_xhat), at(dev_w), at(dev_invstd),
+                                         at(dev_work), at(dev_dw), at(dev_db), at(dev_dx)) == EMBER_OK &&
+             dbuf_fetch(h, dev_db, got_c, what) && compare_f32(what, got_c, db, c, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_dw, got_c, what) && compare_f32(what, got_c, dw, c, TOL_EXACTISH) &&
+             dbuf_fetch(h, dev_dx, got, what) && compare_f32(what, got, dx, n, TOL_EXACTISH);
+    }
+    struct dbuf *all[] = {&dev_x, &dev_dy, &dev_work, &dev_mean, &dev_invstd, &dev_rm, &dev_rv,
+                          &dev_w, &dev_b,  &dev_xhat, &dev_y,    &dev_dw,     &dev_db, &dev_dx};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        dbuf_free(h, all[i]);
+    float *host[] = {x, dy, w, bias, rm, rv, rm0, rv0, mean, invstd, xhat, y, dw, db, dx, got, got_c};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+    return ok;
+}
+
 /* an embedding: d = {n, dim, vocab, an index out of range} */
 static bool run_embedding(struct harness *h, const struct row *r, const char *what)
 {
@@ -1023,6 +1093,17 @@ static const struct row rows[] = {
     {"layer_norm_backward", "128 wide", run_layer_norm, {300, 128, 0, 10}},
     {"layer_norm_backward", "odd width", run_layer_norm, {17, 77, 5, 10}},
     {"layer_norm_backward", "1000 wide", run_layer_norm, {5, 1000, 0, 10}},
+    {"batch_norm_stats", "16 channels of 28x28", run_batch_norm, {9, 16, 784, 0, 10, 1}},
+    {"batch_norm_stats", "planes of 7x7, far from zero", run_batch_norm, {33, 5, 49, 1000, 10, 1}},
+    {"batch_norm_stats", "(N, C): planes of one value", run_batch_norm, {70, 13, 1, 3, 10, 1}},
+    {"batch_norm_stats", "two values a channel, large eps", run_batch_norm, {2, 3, 1, 0, 100000, 1}},
+    {"batch_norm_stats", "odd planes of 300", run_batch_norm, {3, 7, 300, -5, 10, 1}},
+    {"batch_norm_forward", "16 channels of 28x28", run_batch_norm, {9, 16, 784, 0, 10, 1}},
+    {"batch_norm_forward", "(N, C), far from zero", run_batch_norm, {70, 13, 1, 1000, 10, 1}},
+    {"batch_norm_backward", "16 channels of 28x28", run_batch_norm, {9, 16, 784, 0, 10, 1}},
+    {"batch_norm_backward", "planes of 7x7", run_batch_norm, {33, 5, 49, 2, 10, 1}},
+    {"batch_norm_backward", "(N, C)", run_batch_norm, {70, 13, 1, 0, 10, 1}},
+    {"batch_norm_backward", "running statistics (evaluation)", run_batch_norm, {6, 4, 300, 0, 10, 0}},
     /* embedding: {n, dim, vocab, an index out of range} */
     {"embedding_forward", "4096 x 128 of 65", run_embedding, {4096, 128, 65, 0}},
     {"embedding_forward", "odd sizes, indices out of range", run_embedding, {301, 33, 7, 1}},

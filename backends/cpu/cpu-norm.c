@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-norm.c — layer normalization, forward and backward, one
- * row at a time, the rows shared between the threads.
+ * row at a time, the rows shared between the threads; and batch
+ * normalization, by planes then channels (at the end).
  *
  * The variance takes two passes (the mean first, then the squares of the
  * differences from it), which loses nothing when the values sit far from
@@ -88,5 +89,182 @@ ember_status cpu_layer_norm_backward(void *dev, int64_t rows, int64_t cols, embe
                                .rstd_in = cpu_f32(rstd),
                                .dx = cpu_f32(dx)};
     cpu_parallel_for(d->pool, rows, 4096 / (cols + 1) + 1, layer_norm_backward_rows, &j);
+    return EMBER_OK;
+}
+
+/* ------------------------------------------------------------ batch norm
+ *
+ * As struct ember_batch_norm describes: each plane's sums first (the planes
+ * shared between the threads), kept in `work`, then each channel's from
+ * its n planes, so the CPU sums as the GPUs do; the elementwise passes by
+ * planes again. A plane p = sample * c + channel is x[p * s .. p * s + s). */
+struct batch_norm_job {
+    const struct ember_batch_norm *b;
+    const float *x, *dy, *xhat_in, *weight, *bias, *mean_in, *invstd_in;
+    float *work, *mean, *invstd, *running_mean, *running_var, *xhat, *y, *dweight, *dbias, *dx;
+};
+
+/* work[p] = the plane's mean, work[n c + p] = its M2 */
+CPU_WIDEST_VECTORS static void batch_norm_plane_stats(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    int64_t s = j->b->s, planes = j->b->n * j->b->c;
+    for (int64_t q = begin; q < end; q++) {
+        const float *x = j->x + q * s;
+        float sum = 0.0f, m2 = 0.0f;
+        for (int64_t k = 0; k < s; k++)
+            sum += x[k];
+        float mean = sum / (float)s;
+        for (int64_t k = 0; k < s; k++)
+            m2 += (x[k] - mean) * (x[k] - mean);
+        j->work[q] = mean;
+        j->work[planes + q] = m2;
+    }
+}
+
+/* each channel's mean and invstd from its planes (Chan's combination), and the running statistics */
+static void batch_norm_channel_stats(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    const struct ember_batch_norm *b = j->b;
+    int64_t n = b->n, c = b->c;
+    float m = (float)(n * b->s);
+    for (int64_t ch = begin; ch < end; ch++) {
+        float sum = 0.0f, m2 = 0.0f, spread = 0.0f;
+        for (int64_t i = 0; i < n; i++)
+            sum += j->work[i * c + ch];
+        float mean = sum / (float)n;
+        for (int64_t i = 0; i < n; i++) {
+            float d = j->work[i * c + ch] - mean;
+            m2 += j->work[n * c + i * c + ch];
+            spread += d * d;
+        }
+        float var = (m2 + (float)b->s * spread) / m;
+        j->mean[ch] = mean;
+        j->invstd[ch] = 1.0f / sqrtf(var + b->eps);
+        j->running_mean[ch] = (1.0f - b->momentum) * j->running_mean[ch] + b->momentum * mean;
+        j->running_var[ch] = (1.0f - b->momentum) * j->running_var[ch] + b->momentum * var * m / (m - 1.0f);
+    }
+}
+
+CPU_WIDEST_VECTORS static void batch_norm_apply_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    int64_t s = j->b->s, c = j->b->c;
+    for (int64_t q = begin; q < end; q++) {
+        int64_t ch = q % c;
+        float mean = j->mean_in[ch], invstd = j->invstd_in[ch], w = j->weight[ch], bias = j->bias[ch];
+        const float *x = j->x + q * s;
+        float *xhat = j->xhat + q * s, *y = j->y + q * s;
+        for (int64_t k = 0; k < s; k++) {
+            xhat[k] = (x[k] - mean) * invstd;
+            y[k] = xhat[k] * w + bias;
+        }
+    }
+}
+
+/* work[p] = the plane's sum of dy, work[n c + p] = its sum of dy * xhat */
+CPU_WIDEST_VECTORS static void batch_norm_plane_grads(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    int64_t s = j->b->s, planes = j->b->n * j->b->c;
+    for (int64_t q = begin; q < end; q++) {
+        const float *dy = j->dy + q * s, *xhat = j->xhat_in + q * s;
+        float sum = 0.0f, dot = 0.0f;
+        for (int64_t k = 0; k < s; k++) {
+            sum += dy[k];
+            dot += dy[k] * xhat[k];
+        }
+        j->work[q] = sum;
+        j->work[planes + q] = dot;
+    }
+}
+
+static void batch_norm_channel_grads(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    int64_t n = j->b->n, c = j->b->c;
+    for (int64_t ch = begin; ch < end; ch++) {
+        float sum = 0.0f, dot = 0.0f;
+        for (int64_t i = 0; i < n; i++) {
+            sum += j->work[i * c + ch];
+            dot += j->work[n * c + i * c + ch];
+        }
+        j->dbias[ch] = sum;
+        j->dweight[ch] = dot;
+    }
+}
+
+CPU_WIDEST_VECTORS static void batch_norm_dx_planes(void *p, int64_t begin, int64_t end)
+{
+    const struct batch_norm_job *j = p;
+    const struct ember_batch_norm *b = j->b;
+    int64_t s = b->s, c = b->c;
+    float m = (float)(b->n * s);
+    for (int64_t q = begin; q < end; q++) {
+        int64_t ch = q % c;
+        float scale = j->weight[ch] * j->invstd_in[ch];
+        float k1 = b->training ? j->dbias[ch] / m : 0.0f, k2 = b->training ? j->dweight[ch] / m : 0.0f;
+        const float *dy = j->dy + q * s, *xhat = j->xhat_in + q * s;
+        float *dx = j->dx + q * s;
+        for (int64_t k = 0; k < s; k++)
+            dx[k] = (dy[k] - k1 - xhat[k] * k2) * scale;
+    }
+}
+
+/* planes of s values: enough of them to a task for about 4096 values */
+static int64_t batch_norm_grain(const struct ember_batch_norm *b) { return 4096 / (b->s + 1) + 1; }
+
+ember_status cpu_batch_norm_stats(void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr work,
+                                  ember_ptr mean, ember_ptr invstd, ember_ptr running_mean,
+                                  ember_ptr running_var)
+{
+    struct cpu_device *d = dev;
+    struct batch_norm_job j = {.b = b,
+                               .x = cpu_f32(x),
+                               .work = cpu_f32(work),
+                               .mean = cpu_f32(mean),
+                               .invstd = cpu_f32(invstd),
+                               .running_mean = cpu_f32(running_mean),
+                               .running_var = cpu_f32(running_var)};
+    cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_plane_stats, &j);
+    cpu_parallel_for(d->pool, b->c, 4096 / (b->n + 1) + 1, batch_norm_channel_stats, &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_batch_norm_forward(void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr mean,
+                                    ember_ptr invstd, ember_ptr weight, ember_ptr bias, ember_ptr xhat,
+                                    ember_ptr y)
+{
+    struct cpu_device *d = dev;
+    struct batch_norm_job j = {.b = b,
+                               .x = cpu_f32(x),
+                               .mean_in = cpu_f32(mean),
+                               .invstd_in = cpu_f32(invstd),
+                               .weight = cpu_f32(weight),
+                               .bias = cpu_f32(bias),
+                               .xhat = cpu_f32(xhat),
+                               .y = cpu_f32(y)};
+    cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_apply_planes, &j);
+    return EMBER_OK;
+}
+
+ember_status cpu_batch_norm_backward(void *dev, const struct ember_batch_norm *b, ember_ptr dy,
+                                     ember_ptr xhat, ember_ptr weight, ember_ptr invstd, ember_ptr work,
+                                     ember_ptr dweight, ember_ptr dbias, ember_ptr dx)
+{
+    struct cpu_device *d = dev;
+    struct batch_norm_job j = {.b = b,
+                               .dy = cpu_f32(dy),
+                               .xhat_in = cpu_f32(xhat),
+                               .weight = cpu_f32(weight),
+                               .invstd_in = cpu_f32(invstd),
+                               .work = cpu_f32(work),
+                               .dweight = cpu_f32(dweight),
+                               .dbias = cpu_f32(dbias),
+                               .dx = cpu_f32(dx)};
+    cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_plane_grads, &j);
+    cpu_parallel_for(d->pool, b->c, 4096 / (b->n + 1) + 1, batch_norm_channel_grads, &j);
+    cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_dx_planes, &j);
     return EMBER_OK;
 }

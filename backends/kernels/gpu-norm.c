@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/kernels/gpu-norm.c — layer normalization through norm.kc, for
- * every GPU backend: one work-group per row.
+ * backends/kernels/gpu-norm.c — layer and batch normalization through
+ * norm.kc, for every GPU backend: layer norm one work-group per row, batch
+ * norm by planes, then channels, then elements (at the end).
  */
 #include "gpu.h"
 
@@ -52,4 +53,92 @@ ember_status ember_gpu_layer_norm_backward(void *dev, int64_t rows, int64_t cols
                                GPU_PTR(weight), GPU_PTR(rstd), GPU_PTR(dx), GPU_INT(rows), GPU_INT(cols));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_layer_norm_backward, rows, GPU_PTR(dy), GPU_PTR(xhat),
                            GPU_PTR(weight), GPU_PTR(rstd), GPU_PTR(dx), GPU_INT(rows), GPU_INT(cols));
+}
+
+/* ------------------------------------------------------------ batch norm
+ *
+ * Each primitive is the passes of struct ember_batch_norm: the planes'
+ * sums into work, each channel's from its planes, then the elementwise
+ * pass, one launch each, as norm.kc's batch_norm kernels describe. */
+
+/* the planes' pass a work-item a plane on a CPU device and for short planes */
+static bool planes_by_rows(const struct ember_gpu *gpu, const struct ember_batch_norm *b)
+{
+    return gpu->tuning.run > 1 || b->s <= LAYER_NORM_ROW_COLS;
+}
+
+static ember_status check_batch_norm(struct ember_gpu *gpu, const char *name,
+                                     const struct ember_batch_norm *b, int nx, const ember_ptr *xs, int nc,
+                                     const ember_ptr *cs, ember_ptr work)
+{
+    ember_status st = ember_gpu_check_extents(gpu, name, b->n * b->c * b->s, nx, xs);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extents(gpu, name, b->c, nc, cs);
+    if (st == EMBER_OK && work.buf)
+        st = ember_gpu_check_extent(gpu, name, work, 2 * b->n * b->c);
+    return st;
+}
+
+ember_status ember_gpu_batch_norm_stats(void *dev, const struct ember_batch_norm *b, ember_ptr x,
+                                        ember_ptr work, ember_ptr mean, ember_ptr invstd,
+                                        ember_ptr running_mean, ember_ptr running_var)
+{
+    struct ember_gpu *gpu = dev;
+    int64_t planes = b->n * b->c;
+    ember_status st = check_batch_norm(gpu, "batch_norm_stats", b, 1, (ember_ptr[]){x}, 4,
+                                       (ember_ptr[]){mean, invstd, running_mean, running_var}, work);
+    if (st != EMBER_OK || planes * b->s == 0)
+        return st;
+    if (planes_by_rows(gpu, b))
+        st = GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_planes_rows, planes, GPU_PTR(x), GPU_PTR(work),
+                             GPU_INT(planes), GPU_INT(b->s));
+    else
+        st = GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_batch_norm_planes, planes, GPU_PTR(x), GPU_PTR(work),
+                             GPU_INT(planes), GPU_INT(b->s));
+    if (st != EMBER_OK)
+        return st;
+    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_channels, b->c, GPU_PTR(work), GPU_PTR(mean),
+                           GPU_PTR(invstd), GPU_PTR(running_mean), GPU_PTR(running_var), GPU_INT(b->n),
+                           GPU_INT(b->c), GPU_INT(b->s), GPU_FLOAT(b->eps), GPU_FLOAT(b->momentum));
+}
+
+ember_status ember_gpu_batch_norm_forward(void *dev, const struct ember_batch_norm *b, ember_ptr x,
+                                          ember_ptr mean, ember_ptr invstd, ember_ptr weight, ember_ptr bias,
+                                          ember_ptr xhat, ember_ptr y)
+{
+    struct ember_gpu *gpu = dev;
+    int64_t total = b->n * b->c * b->s;
+    ember_status st = check_batch_norm(gpu, "batch_norm_forward", b, 3, (ember_ptr[]){x, xhat, y}, 4,
+                                       (ember_ptr[]){mean, invstd, weight, bias}, (ember_ptr){0});
+    if (st != EMBER_OK || total == 0)
+        return st;
+    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_apply, total, GPU_PTR(x), GPU_PTR(mean),
+                           GPU_PTR(invstd), GPU_PTR(weight), GPU_PTR(bias), GPU_PTR(xhat), GPU_PTR(y),
+                           GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s));
+}
+
+ember_status ember_gpu_batch_norm_backward(void *dev, const struct ember_batch_norm *b, ember_ptr dy,
+                                           ember_ptr xhat, ember_ptr weight, ember_ptr invstd, ember_ptr work,
+                                           ember_ptr dweight, ember_ptr dbias, ember_ptr dx)
+{
+    struct ember_gpu *gpu = dev;
+    int64_t planes = b->n * b->c, total = planes * b->s;
+    ember_status st = check_batch_norm(gpu, "batch_norm_backward", b, 3, (ember_ptr[]){dy, xhat, dx}, 4,
+                                       (ember_ptr[]){weight, invstd, dweight, dbias}, work);
+    if (st != EMBER_OK || total == 0)
+        return st;
+    if (planes_by_rows(gpu, b))
+        st = GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_grad_planes_rows, planes, GPU_PTR(dy),
+                             GPU_PTR(xhat), GPU_PTR(work), GPU_INT(planes), GPU_INT(b->s));
+    else
+        st = GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_batch_norm_grad_planes, planes, GPU_PTR(dy), GPU_PTR(xhat),
+                             GPU_PTR(work), GPU_INT(planes), GPU_INT(b->s));
+    if (st == EMBER_OK)
+        st = GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_grad_channels, b->c, GPU_PTR(work),
+                             GPU_PTR(dweight), GPU_PTR(dbias), GPU_INT(b->n), GPU_INT(b->c));
+    if (st != EMBER_OK)
+        return st;
+    return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_dx, total, GPU_PTR(dy), GPU_PTR(xhat),
+                           GPU_PTR(weight), GPU_PTR(invstd), GPU_PTR(dweight), GPU_PTR(dbias), GPU_PTR(dx),
+                           GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s), GPU_INT(b->training));
 }

@@ -51,7 +51,7 @@
     X(OPTIM, optim, "fused Adam and SGD steps")                                                              \
     X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")                              \
     X(SOFTMAX, softmax, "softmax over each row, with attention's causal mask, forward and backward")         \
-    X(NORM, norm, "layer normalization over each row, forward and backward")                                 \
+    X(NORM, norm, "layer normalization over rows, batch normalization over channels")                        \
     X(EMBEDDING, embedding, "an embedding's gather and scatter-add")
 
 /* Every kernel: its family, its entry-point name (the same in every
@@ -99,6 +99,15 @@
     X(NORM, layer_norm_backward, "dx = rstd * (g - mean g - xhat * mean(g xhat)), g = dy * weight")          \
     X(NORM, layer_norm_forward_rows, "layer_norm_forward, one work-item per row (CPU devices, short rows)")  \
     X(NORM, layer_norm_backward_rows, "layer_norm_backward, one work-item per row")                          \
+    X(NORM, batch_norm_planes, "each plane's mean and M2 (sum of squared differences from it) into work")    \
+    X(NORM, batch_norm_planes_rows,                                                                          \
+      "batch_norm_planes, one work-item per plane (CPU devices, short planes)")                              \
+    X(NORM, batch_norm_channels, "each channel's mean, invstd from its planes; running statistics blended")  \
+    X(NORM, batch_norm_apply, "xhat = (x - mean) * invstd, y = xhat * weight + bias, per channel")           \
+    X(NORM, batch_norm_grad_planes, "each plane's sum of dy and of dy * xhat into work")                     \
+    X(NORM, batch_norm_grad_planes_rows, "batch_norm_grad_planes, one work-item per plane")                  \
+    X(NORM, batch_norm_grad_channels, "dbias = sum dy, dweight = sum dy * xhat over each channel's planes")  \
+    X(NORM, batch_norm_dx, "dx = weight invstd (dy - dbias / m - xhat dweight / m)")                         \
     X(EMBEDDING, embedding_forward, "out[i, :] = weight[index[i], :]")                                       \
     X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")
 
