@@ -275,6 +275,7 @@ struct ember_batch_norm {
     float eps;      /* invstd = 1 / sqrt(var + eps) */
     float momentum; /* running = (1 - momentum) * running + momentum * the batch's */
     bool training;  /* backward: the statistics were the batch's (else constants) */
+    bool relu;      /* y = max(0, y) after, and dy masked where that was 0 before the sums */
 };
 
 /* ------------------------------------------------------- the primitives
@@ -332,10 +333,12 @@ struct ember_batch_norm {
  *                   the batch (var biased), and running_mean, running_var blended in place
  *                   with the batch's mean and unbiased var (var * m / (m - 1)); struct
  *                   ember_batch_norm
- *   batch_norm_forward      xhat = (x - mean[c]) * invstd[c], y = xhat * weight[c] + bias[c]
- *   batch_norm_backward     dbias = sum of dy and dweight = sum of dy * xhat over each channel,
- *                   dx = weight invstd (dy - dbias / m - xhat dweight / m) in training, and
- *                   weight invstd dy with the running statistics
+ *   batch_norm_forward      xhat = (x - mean[c]) * invstd[c], y = xhat * weight[c] + bias[c], and
+ *                   with relu y = max(0, y): the ReLU that follows most batch norms, fused
+ *   batch_norm_backward     g = dy, or with relu dy where xhat * weight + bias > 0 and 0 elsewhere;
+ *                   dbias = sum of g and dweight = sum of g * xhat over each channel,
+ *                   dx = weight invstd (g - dbias / m - xhat dweight / m) in training, and
+ *                   weight invstd g with the running statistics
  *   embedding_forward       out[i, :] = weight[index[i], :] for i < n, weight (vocab, dim), index I32;
  *                   a row of NaN for an index outside [0, vocab)
  *   embedding_backward      dweight[v, :] += the sum of dy[i, :] over the i with index[i] == v, in
@@ -490,9 +493,9 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
     /* the sums read dy and xhat, dx reads them again: about seven operations an element */                  \
     X(batch_norm_backward,                                                                                   \
       (void *dev, const struct ember_batch_norm *b, ember_ptr dy, ember_ptr xhat, ember_ptr weight,          \
-       ember_ptr invstd, ember_ptr work, ember_ptr dweight, ember_ptr dbias, ember_ptr dx),                  \
-      (b, dy, xhat, weight, invstd, work, dweight, dbias, dx), NULL, 7.0 * (double)(b->n * b->c * b->s),     \
-      EMBER_BYTES_OF(5 * b->n * b->c * b->s + 4 * b->c))                                                     \
+       ember_ptr bias, ember_ptr invstd, ember_ptr work, ember_ptr dweight, ember_ptr dbias, ember_ptr dx),  \
+      (b, dy, xhat, weight, bias, invstd, work, dweight, dbias, dx), NULL,                                   \
+      7.0 * (double)(b->n * b->c * b->s), EMBER_BYTES_OF(5 * b->n * b->c * b->s + 4 * b->c))                 \
     X(embedding_forward,                                                                                     \
       (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr weight, ember_ptr out),  \
       (n, dim, vocab, index, weight, out), NULL, 0.0, EMBER_BYTES_OF(n + 2 * n * dim))                       \

@@ -4,7 +4,10 @@
  * and backward, each through its own primitives: batch norm's statistics
  * (by planes, then channels: struct ember_batch_norm in backends/backend.h),
  * its elementwise pass, and its backward pass, three launches where the
- * composition of elementwise and reduce primitives took about twenty.
+ * composition of elementwise and reduce primitives took about twenty;
+ * ember_batch_norm_relu adds the ReLU that follows most batch norms to the
+ * same passes (the model runs a batch norm layer and a relu layer after it
+ * so).
  *
  * x is (N, C) or (N, C, H, W); each channel c is normalized over the batch
  * and the positions, m = N * H * W values. With xhat = (x - mean) * invstd,
@@ -78,8 +81,8 @@ static bool batch_norm_check(ember_ctx *ctx, const struct ember_tensor *x,
 }
 
 /* x's shape as the primitives see it: (n, c, s) */
-static struct ember_batch_norm batch_norm_shape(const struct ember_tensor *x, bool training, float momentum,
-                                                float eps)
+static struct ember_batch_norm batch_norm_shape(const struct ember_tensor *x, bool training, bool relu,
+                                                float momentum, float eps)
 {
     int64_t n = x->shape[0], c = x->shape[1];
     return (struct ember_batch_norm){.n = n,
@@ -87,18 +90,20 @@ static struct ember_batch_norm batch_norm_shape(const struct ember_tensor *x, bo
                                      .s = ember_tensor_numel(x) / (n * c),
                                      .eps = eps,
                                      .momentum = momentum,
-                                     .training = training};
+                                     .training = training,
+                                     .relu = relu};
 }
 
-ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
-                               ember_tensor *running_mean, ember_tensor *running_var, bool training,
-                               float momentum, float eps)
+/* ember_batch_norm, and with `relu` the ReLU after it in the same passes */
+static ember_tensor *batch_norm(const char *name, ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                                ember_tensor *running_mean, ember_tensor *running_var, bool training,
+                                float momentum, float eps, bool relu)
 {
-    ember_ctx *ctx = ember_op_begin("ember_batch_norm", x, weight, bias);
+    ember_ctx *ctx = ember_op_begin(name, x, weight, bias);
     struct ember_tensor *per_channel[4] = {weight, bias, running_mean, running_var};
     if (!ctx || !batch_norm_check(ctx, x, per_channel, training))
         return NULL;
-    struct ember_batch_norm b = batch_norm_shape(x, training, momentum, eps);
+    struct ember_batch_norm b = batch_norm_shape(x, training, relu, momentum, eps);
     struct ember_tensor *cx = ember_contiguous(x);
     struct ember_tensor *w = cx ? (weight ? weight : constant_row(ctx, b.c, 1.0f)) : NULL;
     struct ember_tensor *bb = w ? (bias ? bias : constant_row(ctx, b.c, 0.0f)) : NULL;
@@ -130,8 +135,25 @@ ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tens
         n->saved[0] = xhat;
         n->saved[1] = invstd;
         n->arg[0] = training;
+        n->arg[1] = relu;
     }
     return y;
+}
+
+ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                               ember_tensor *running_mean, ember_tensor *running_var, bool training,
+                               float momentum, float eps)
+{
+    return batch_norm("ember_batch_norm", x, weight, bias, running_mean, running_var, training, momentum, eps,
+                      false);
+}
+
+ember_tensor *ember_batch_norm_relu(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                                    ember_tensor *running_mean, ember_tensor *running_var, bool training,
+                                    float momentum, float eps)
+{
+    return batch_norm("ember_batch_norm_relu", x, weight, bias, running_mean, running_var, training, momentum,
+                      eps, true);
 }
 
 ember_status ember_backward_batch_norm(struct ember_node *n)
@@ -139,16 +161,17 @@ ember_status ember_backward_batch_norm(struct ember_node *n)
     struct ember_tensor *x = n->in[0], *weight = n->in[1], *bias = n->in[2];
     struct ember_tensor *xhat = n->saved[0], *invstd = n->saved[1];
     ember_ctx *ctx = x->ctx;
-    struct ember_batch_norm b = batch_norm_shape(x, n->arg[0], 0.0f, 0.0f);
+    struct ember_batch_norm b = batch_norm_shape(x, n->arg[0], n->arg[1], 0.0f, 0.0f);
     struct ember_tensor *dy = ember_contiguous(n->out->grad);
     struct ember_tensor *w = dy ? (weight ? weight : constant_row(ctx, b.c, 1.0f)) : NULL;
-    struct ember_tensor *work = w ? plane_work(x) : NULL;
+    struct ember_tensor *bb = w ? (bias ? bias : constant_row(ctx, b.c, 0.0f)) : NULL;
+    struct ember_tensor *work = bb ? plane_work(x) : NULL;
     struct ember_tensor *dbias = work ? channel_new(x) : NULL, *dweight = dbias ? channel_new(x) : NULL;
     struct ember_tensor *dx = dweight ? ember_op_out_like(x) : NULL;
-    if (!dx || ctx->ops->batch_norm_backward(ctx->dev, &b, ember_tensor_ptr(dy), ember_tensor_ptr(xhat),
-                                             ember_tensor_ptr(w), ember_tensor_ptr(invstd),
-                                             ember_tensor_ptr(work), ember_tensor_ptr(dweight),
-                                             ember_tensor_ptr(dbias), ember_tensor_ptr(dx)) != EMBER_OK)
+    if (!dx || ctx->ops->batch_norm_backward(
+                   ctx->dev, &b, ember_tensor_ptr(dy), ember_tensor_ptr(xhat), ember_tensor_ptr(w),
+                   ember_tensor_ptr(bb), ember_tensor_ptr(invstd), ember_tensor_ptr(work),
+                   ember_tensor_ptr(dweight), ember_tensor_ptr(dbias), ember_tensor_ptr(dx)) != EMBER_OK)
         return ctx->status;
     if (bias && bias->requires_grad && ember_grad_commit(bias, dbias) != EMBER_OK)
         return ctx->status;

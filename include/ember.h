@@ -438,6 +438,12 @@ EMBER_API ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
 EMBER_API ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
                                          ember_tensor *running_mean, ember_tensor *running_var, bool training,
                                          float momentum, float eps);
+/* relu(ember_batch_norm(...)), in the same passes over x and dy: the pair
+ * that follows most convolutions, one op instead of two (a model runs a
+ * batch_norm layer followed by a relu layer through it). */
+EMBER_API ember_tensor *ember_batch_norm_relu(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
+                                              ember_tensor *running_mean, ember_tensor *running_var,
+                                              bool training, float momentum, float eps);
 
 /* Views share storage with x. reshape takes one -1 to infer a dimension and
  * copies first when x's strides do not allow a view. */

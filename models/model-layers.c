@@ -268,6 +268,14 @@ static ember_tensor *bn_forward(struct model_layer *l, ember_tensor *x, bool tra
                             (float)l->value[BN_MOMENTUM], (float)l->value[BN_EPS]);
 }
 
+ember_tensor *model_batch_norm_relu_forward(struct model_layer *l, ember_tensor *x, bool training)
+{
+    if (training)
+        l->batches_tracked++;
+    return ember_batch_norm_relu(x, l->t[BN_WEIGHT], l->t[BN_BIAS], l->t[BN_MEAN], l->t[BN_VAR], training,
+                                 (float)l->value[BN_MOMENTUM], (float)l->value[BN_EPS]);
+}
+
 /* normalise and scale: (x - mean) * inv_std * weight + bias */
 static double bn_flops(const struct model_layer *l) { return 4.0 * (double)out_numel(l); }
 

@@ -93,6 +93,8 @@ bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t
                             int64_t *out, char *why, size_t why_len);
 ember_status model_layer_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
 ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+/* a batch_norm1d or batch_norm2d layer and the relu layer after it, in one op (model.c's run_block) */
+ember_tensor *model_batch_norm_relu_forward(struct model_layer *l, ember_tensor *x, bool training);
 double model_layer_norm_flops(const struct model_layer *l);
 void model_layer_norm_describe(const struct model_layer *l, char *out, size_t len);
 bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,

@@ -112,6 +112,15 @@ def main():
     close("bn2d_train dbias", t["bn2d_train.dbias"], m.bias.grad, 1e-4)
     check(not torch.allclose(t["bn2d_train"], t["bn2d_eval"]), "batch norm: training and evaluation are the same")
 
+    m = bn(2, x4, True)
+    xr = x4.clone().requires_grad_(True)
+    y = torch.relu(m(xr))
+    (y * x4).sum().backward()
+    close("bn2d_relu_train", t["bn2d_relu_train"], y.detach())
+    close("bn2d_relu_train dx", t["bn2d_relu_train.dx"], xr.grad, 1e-4)
+    close("bn2d_relu_train dweight", t["bn2d_relu_train.dweight"], m.weight.grad, 1e-4)
+    check(bool((t["bn2d_relu_train"] == 0).any()), "batch norm with ReLU: no value was cut to 0")
+
     if failures:
         print(f"ops_vs_torch: {failures} checks failed", file=sys.stderr)
         return 1

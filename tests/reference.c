@@ -514,32 +514,45 @@ ember_status ref_batch_norm_forward(void *dev, const struct ember_batch_norm *b,
     for (int64_t i = 0; i < b->n * b->c * b->s; i++) {
         int64_t ch = i / b->s % b->c;
         double h = ((double)x[i] - mean[ch]) * invstd[ch];
+        double out = h * weight[ch] + bias[ch];
         xhat[i] = (float)h;
-        y[i] = (float)(h * weight[ch] + bias[ch]);
+        y[i] = (float)(b->relu && out < 0.0 ? 0.0 : out);
     }
     return EMBER_OK;
 }
 
+/* dy, or with the fused ReLU dy where y was positive */
+static double ref_batch_norm_grad(const struct ember_batch_norm *b, double dy, double xhat, double weight,
+                                  double bias)
+{
+    return !b->relu || xhat * weight + bias > 0.0 ? dy : 0.0;
+}
+
 ember_status ref_batch_norm_backward(void *dev, const struct ember_batch_norm *b, ember_ptr dy_p,
-                                     ember_ptr xhat_p, ember_ptr weight_p, ember_ptr invstd_p,
-                                     ember_ptr work_p, ember_ptr dweight_p, ember_ptr dbias_p, ember_ptr dx_p)
+                                     ember_ptr xhat_p, ember_ptr weight_p, ember_ptr bias_p,
+                                     ember_ptr invstd_p, ember_ptr work_p, ember_ptr dweight_p,
+                                     ember_ptr dbias_p, ember_ptr dx_p)
 {
     const float *dy = REF_F32(dy_p), *xhat = REF_F32(xhat_p), *weight = REF_F32(weight_p),
-                *invstd = REF_F32(invstd_p);
+                *bias = REF_F32(bias_p), *invstd = REF_F32(invstd_p);
     float *dweight = REF_F32(dweight_p), *dbias = REF_F32(dbias_p), *dx = REF_F32(dx_p);
     int64_t total = b->n * b->c * b->s;
     double m = (double)(b->n * b->s);
     for (int64_t ch = 0; ch < b->c; ch++) {
         double sum = 0.0, dot = 0.0;
         for (int64_t i = 0; i < total; i++)
-            if (i / b->s % b->c == ch)
-                sum += dy[i], dot += (double)dy[i] * xhat[i];
+            if (i / b->s % b->c == ch) {
+                double g = ref_batch_norm_grad(b, dy[i], xhat[i], weight[ch], bias[ch]);
+                sum += g, dot += g * xhat[i];
+            }
         dbias[ch] = (float)sum;
         dweight[ch] = (float)dot;
         for (int64_t i = 0; i < total; i++)
-            if (i / b->s % b->c == ch)
+            if (i / b->s % b->c == ch) {
+                double g = ref_batch_norm_grad(b, dy[i], xhat[i], weight[ch], bias[ch]);
                 dx[i] = (float)((double)weight[ch] * invstd[ch] *
-                                (b->training ? dy[i] - sum / m - xhat[i] * dot / m : (double)dy[i]));
+                                (b->training ? g - sum / m - xhat[i] * dot / m : g));
+            }
     }
     return EMBER_OK;
 }

@@ -123,10 +123,21 @@ int main(int argc, char **argv)
     b = bn_state(ctx);
     keep("bn1d_train", ember_batch_norm(x2, b.weight, b.bias, b.mean, b.var, true, 0.1f, 1e-5f));
     bn_free(&b);
+    /* batch norm and ReLU in one op, training, with gradients of sum(y * x4) */
+    b = bn_state(ctx);
+    ember_tensor *xr = ember_tensor_copy(x4);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(xr, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.weight, true));
+    y = ember_batch_norm_relu(xr, b.weight, b.bias, b.mean, b.var, true, 0.1f, 1e-5f);
+    keep("bn2d_relu_train", y);
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, x4), EMBER_ALL_AXES, false)));
+    keep("bn2d_relu_train.dx", ember_tensor_grad(xr));
+    keep("bn2d_relu_train.dweight", ember_tensor_grad(b.weight));
+    bn_free(&b);
 
     CHECK_OK(ctx, ember_params_save(out, argv[1], NULL));
     ember_tape_clear(ctx);
-    ember_tensor_free(xg), ember_tensor_free(x4), ember_tensor_free(x2);
+    ember_tensor_free(xg), ember_tensor_free(xr), ember_tensor_free(x4), ember_tensor_free(x2);
     ember_params_free(out);
     ember_ctx_free(ctx);
     return test_finish("test_ops_export");

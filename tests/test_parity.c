@@ -707,7 +707,7 @@ static bool run_layer_norm(struct harness *h, const struct row *r, const char *w
     return ok;
 }
 
-/* batch norm over (n, c, s): d = {n, c, s, offset of the values, eps x 1e6, training}. The
+/* batch norm over (n, c, s): d = {n, c, s, offset of the values, eps x 1e6, training, relu}. The
  * forward pass and the backward pass start from the reference's statistics and xhat; dy is
  * drawn apart from x (x itself would make dx cancel to nearly nothing) */
 static bool run_batch_norm(struct harness *h, const struct row *r, const char *what)
@@ -717,7 +717,8 @@ static bool run_batch_norm(struct harness *h, const struct row *r, const char *w
                                  .s = r->d[2],
                                  .eps = (float)r->d[4] * 1e-6f,
                                  .momentum = 0.1f,
-                                 .training = r->d[5] != 0};
+                                 .training = r->d[5] != 0,
+                                 .relu = r->d[6] != 0};
     size_t n = (size_t)(b.n * b.c * b.s), c = (size_t)b.c, work_n = (size_t)(2 * b.n * b.c);
     float off = (float)r->d[3];
     float *x = random_floats(h, n, off - 2.0f, off + 2.0f, false);
@@ -734,8 +735,8 @@ static bool run_batch_norm(struct harness *h, const struct row *r, const char *w
                          REF_PTR(rv));
     ref_batch_norm_forward(NULL, &b, REF_PTR(x), REF_PTR(mean), REF_PTR(invstd), REF_PTR(w), REF_PTR(bias),
                            REF_PTR(xhat), REF_PTR(y));
-    ref_batch_norm_backward(NULL, &b, REF_PTR(dy), REF_PTR(xhat), REF_PTR(w), REF_PTR(invstd), none,
-                            REF_PTR(dw), REF_PTR(db), REF_PTR(dx));
+    ref_batch_norm_backward(NULL, &b, REF_PTR(dy), REF_PTR(xhat), REF_PTR(w), REF_PTR(bias), REF_PTR(invstd),
+                            none, REF_PTR(dw), REF_PTR(db), REF_PTR(dx));
     struct dbuf dev_x = {0}, dev_work = {0}, dev_mean = {0}, dev_invstd = {0}, dev_rm = {0}, dev_rv = {0};
     struct dbuf dev_dy = {0}, dev_w = {0}, dev_b = {0}, dev_xhat = {0}, dev_y = {0}, dev_dw = {0},
                 dev_db = {0}, dev_dx = {0};
@@ -759,10 +760,12 @@ static bool run_batch_norm(struct harness *h, const struct row *r, const char *w
              dbuf_fetch(h, dev_y, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH);
     } else {
         ok = ok && dbuf_new(h, n, dy, &dev_dy) && dbuf_new(h, n, xhat, &dev_xhat) &&
-             dbuf_new(h, c, invstd, &dev_invstd) && dbuf_new(h, c, NULL, &dev_dw) &&
-             dbuf_new(h, c, NULL, &dev_db) && dbuf_new(h, n, NULL, &dev_dx) &&
-             h->ops->batch_norm_backward(h->dev, &b, at(dev_dy), at(dev_xhat), at(dev_w), at(dev_invstd),
-                                         at(dev_work), at(dev_dw), at(dev_db), at(dev_dx)) == EMBER_OK &&
+             dbuf_new(h, c, bias, &dev_b) && dbuf_new(h, c, invstd, &dev_invstd) &&
+             dbuf_new(h, c, NULL, &dev_dw) && dbuf_new(h, c, NULL, &dev_db) &&
+             dbuf_new(h, n, NULL, &dev_dx) &&
+             h->ops->batch_norm_backward(h->dev, &b, at(dev_dy), at(dev_xhat), at(dev_w), at(dev_b),
+                                         at(dev_invstd), at(dev_work), at(dev_dw), at(dev_db),
+                                         at(dev_dx)) == EMBER_OK &&
              dbuf_fetch(h, dev_db, got_c, what) && compare_f32(what, got_c, db, c, TOL_EXACTISH) &&
              dbuf_fetch(h, dev_dw, got_c, what) && compare_f32(what, got_c, dw, c, TOL_EXACTISH) &&
              dbuf_fetch(h, dev_dx, got, what) && compare_f32(what, got, dx, n, TOL_EXACTISH);
@@ -1104,6 +1107,10 @@ static const struct row rows[] = {
     {"batch_norm_backward", "planes of 7x7", run_batch_norm, {33, 5, 49, 2, 10, 1}},
     {"batch_norm_backward", "(N, C)", run_batch_norm, {70, 13, 1, 0, 10, 1}},
     {"batch_norm_backward", "running statistics (evaluation)", run_batch_norm, {6, 4, 300, 0, 10, 0}},
+    {"batch_norm_forward", "with the ReLU", run_batch_norm, {9, 16, 784, 0, 10, 1, 1}},
+    {"batch_norm_backward", "with the ReLU", run_batch_norm, {9, 16, 784, 0, 10, 1, 1}},
+    {"batch_norm_backward", "with the ReLU, planes of 7x7", run_batch_norm, {33, 5, 49, 2, 10, 1, 1}},
+    {"batch_norm_backward", "with the ReLU, running statistics", run_batch_norm, {6, 4, 300, 0, 10, 0, 1}},
     /* embedding: {n, dim, vocab, an index out of range} */
     {"embedding_forward", "4096 x 128 of 65", run_embedding, {4096, 128, 65, 0}},
     {"embedding_forward", "odd sizes, indices out of range", run_embedding, {301, 33, 7, 1}},

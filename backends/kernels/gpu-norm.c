@@ -114,31 +114,34 @@ ember_status ember_gpu_batch_norm_forward(void *dev, const struct ember_batch_no
         return st;
     return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_apply, total, GPU_PTR(x), GPU_PTR(mean),
                            GPU_PTR(invstd), GPU_PTR(weight), GPU_PTR(bias), GPU_PTR(xhat), GPU_PTR(y),
-                           GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s));
+                           GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s), GPU_INT(b->relu));
 }
 
 ember_status ember_gpu_batch_norm_backward(void *dev, const struct ember_batch_norm *b, ember_ptr dy,
-                                           ember_ptr xhat, ember_ptr weight, ember_ptr invstd, ember_ptr work,
-                                           ember_ptr dweight, ember_ptr dbias, ember_ptr dx)
+                                           ember_ptr xhat, ember_ptr weight, ember_ptr bias, ember_ptr invstd,
+                                           ember_ptr work, ember_ptr dweight, ember_ptr dbias, ember_ptr dx)
 {
     struct ember_gpu *gpu = dev;
     int64_t planes = b->n * b->c, total = planes * b->s;
-    ember_status st = check_batch_norm(gpu, "batch_norm_backward", b, 3, (ember_ptr[]){dy, xhat, dx}, 4,
-                                       (ember_ptr[]){weight, invstd, dweight, dbias}, work);
+    ember_status st = check_batch_norm(gpu, "batch_norm_backward", b, 3, (ember_ptr[]){dy, xhat, dx}, 5,
+                                       (ember_ptr[]){weight, bias, invstd, dweight, dbias}, work);
     if (st != EMBER_OK || total == 0)
         return st;
     if (planes_by_rows(gpu, b))
         st = GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_grad_planes_rows, planes, GPU_PTR(dy),
-                             GPU_PTR(xhat), GPU_PTR(work), GPU_INT(planes), GPU_INT(b->s));
+                             GPU_PTR(xhat), GPU_PTR(weight), GPU_PTR(bias), GPU_PTR(work), GPU_INT(planes),
+                             GPU_INT(b->c), GPU_INT(b->s), GPU_INT(b->relu));
     else
         st = GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_batch_norm_grad_planes, planes, GPU_PTR(dy), GPU_PTR(xhat),
-                             GPU_PTR(work), GPU_INT(planes), GPU_INT(b->s));
+                             GPU_PTR(weight), GPU_PTR(bias), GPU_PTR(work), GPU_INT(planes), GPU_INT(b->c),
+                             GPU_INT(b->s), GPU_INT(b->relu));
     if (st == EMBER_OK)
         st = GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_grad_channels, b->c, GPU_PTR(work),
                              GPU_PTR(dweight), GPU_PTR(dbias), GPU_INT(b->n), GPU_INT(b->c));
     if (st != EMBER_OK)
         return st;
     return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_batch_norm_dx, total, GPU_PTR(dy), GPU_PTR(xhat),
-                           GPU_PTR(weight), GPU_PTR(invstd), GPU_PTR(dweight), GPU_PTR(dbias), GPU_PTR(dx),
-                           GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s), GPU_INT(b->training));
+                           GPU_PTR(weight), GPU_PTR(bias), GPU_PTR(invstd), GPU_PTR(dweight), GPU_PTR(dbias),
+                           GPU_PTR(dx), GPU_INT(total), GPU_INT(b->c), GPU_INT(b->s), GPU_INT(b->training),
+                           GPU_INT(b->relu));
 }
