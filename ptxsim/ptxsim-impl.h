@@ -173,14 +173,41 @@ struct ptx_statement {
     int line;
 };
 
-/* The kernel being built: names to slots, constants, labels. */
-struct ptx_builder;
+/* The kernel being built (ptxsim-build.c): names to slots, constants,
+ * labels. The parser fills it as it reads declarations; the decoder looks
+ * names up in it. */
+/* A `.reg` declaration: `%r<52>` declares %r0 to %r51, `%x` one register. */
+struct reg_range {
+    char prefix[24];
+    int count; /* -1: the one register named `prefix` */
+    int first_slot;
+};
+
+struct label {
+    char name[PTXSIM_NAME];
+    int at; /* instruction index; -1 until the label is seen */
+};
+
+struct ptx_builder {
+    struct ptxsim_module *m;
+    struct ptxsim_kernel *k;
+    struct reg_range *ranges;
+    int range_count, range_cap;
+    int reg_cap, code_cap, constant_cap, param_cap, shared_cap;
+    struct label *labels;
+    int label_count, label_cap;
+    bool out_of_memory;
+};
 
 /* Decodes one statement into `out`; false with the reason in `why`. */
 bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx_ins *out, char *why,
                 size_t why_len);
 
-/* Lookups the decoder asks the parser for (ptxsim-parse.c). */
+/* grows *array (of `size`-byte items, *cap of them) to hold one more than `count` */
+bool ptx_grow(void *array, int count, int *cap, size_t size);
+/* a new register slot named `name`; -1 (and out_of_memory) when memory runs out */
+int ptx_builder_add_slot(struct ptx_builder *b, const char *name, enum ptx_type type);
+/* Lookups the decoder makes as it reads operands (ptxsim-build.c). */
 int ptx_builder_register(struct ptx_builder *b, const char *name);      /* slot, or -1 */
 int ptx_builder_special(struct ptx_builder *b, enum ptx_special which); /* slot */
 int32_t ptx_builder_constant(struct ptx_builder *b, uint64_t value);    /* ~index; NO_OPERAND: no memory */

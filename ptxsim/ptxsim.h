@@ -76,6 +76,7 @@
  *
  *   ptxsim-parse.c    the text: statements, directives, declarations
  *   ptxsim-decode.c   one instruction's opcode, modifiers and operands
+ *   ptxsim-build.c    the kernel being built: type names, registers, constants, labels
  *   ptxsim-exec.c     what each instruction does to its active lanes
  *   ptxsim-run.c      a launch: blocks, warps, divergence, barriers
  *   ptxsim-check.c    the checkers' records and their messages

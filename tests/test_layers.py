@@ -32,8 +32,6 @@ KNOWN_CIRCLES = {
         "cifar", "csv", "folder", "idx", "npy", "random")]),
     # the skinny sgemm falls back to the plain one, which hands skinny shapes to it
     frozenset(["backends/cpu/cpu-gemm.c", "backends/cpu/cpu-gemm-skinny.c"]),
-    # the parser builds instructions the decoder reads back
-    frozenset(["ptxsim/ptxsim-decode.c", "ptxsim/ptxsim-parse.c"]),
 }
 
 # bottom up: a layer may use what the layers at its rank or below define
