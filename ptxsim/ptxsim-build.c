@@ -169,4 +169,3 @@ int ptx_builder_label(struct ptx_builder *b, const char *name)
     l->at = -1;
     return b->label_count++;
 }
-
