@@ -2,7 +2,7 @@
 /*
  * backends/kernels/gpu-gemm.c — sgemm through gemm.kc, for every GPU backend.
  *
- * Products that fill at least one whole tile each way go to the tiled
+ * On a GPU, products that fill at least one whole tile each way go to the tiled
  * kernel: one work-group per tile of C per matrix of the batch,
  * (ceil(n / TILE_N), ceil(m / TILE_M), batch) groups, split into several
  * launches past the grid's limits (65535 along y and z on CUDA). The shapes of a small
@@ -13,7 +13,10 @@
  * gradient). What is left, small every way, goes to the direct kernel, one
  * work-item per element of C; so does a small C over a long k on a CPU
  * device (tuning run > 1), when C has enough elements to keep its cores
- * busy.
+ * busy. A CPU device never takes the tiled kernel: its barriers and local
+ * memory are loops and copies there, and on PoCL it made a convolution's
+ * input and weight gradients half of ResNet-8's step; without it ResNet-8
+ * and VGG-8 trained 1.9 times as fast (docs/benchmarks.md, 2026-11-26).
  */
 #include "gpu.h"
 
@@ -143,7 +146,7 @@ ember_status ember_gpu_sgemm(void *dev, const struct ember_gemm *g, ember_ptr a,
     if (st != EMBER_OK)
         return st;
     const struct ember_kernel_tuning *t = &gpu->tuning;
-    if (g->m >= t->tile_m && g->n >= t->tile_n && g->k >= t->tile_k)
+    if (t->run == 1 && g->m >= t->tile_m && g->n >= t->tile_n && g->k >= t->tile_k)
         return gpu_gemm_tiled(gpu, g, a, b, c);
     size_t local, groups[3];
     if (!g->trans_b && g->n >= WIDE_MIN_COLS &&
