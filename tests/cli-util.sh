@@ -35,7 +35,12 @@ expect() {
     grep -q -- "$pattern" "$TMP/out" || fail "$*: output lacks \"$pattern\": $(head -c 800 "$TMP/out")"
 }
 
-expect_status() { [ "$status" -eq "$1" ] || fail "$2: exit $status, expected $1: $(cat "$TMP/out" "$TMP/err" | head -c 500)"; }
+# stderr first and its end: a sanitizer's report (exit 134 under abort_on_error) comes last there,
+# and a long stdout (devices --json) once hid it
+expect_status() {
+    [ "$status" -eq "$1" ] ||
+        fail "$2: exit $status, expected $1: stderr: $(tail -c 2000 "$TMP/err"); stdout: $(head -c 300 "$TMP/out")"
+}
 expect_text() { cat "$TMP/out" "$TMP/err" | grep -qF -- "$1" || fail "$2: no \"$1\" in: $(cat "$TMP/out" "$TMP/err" | head -c 800)"; }
 
 jcheck() {
