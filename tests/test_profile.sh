@@ -162,6 +162,9 @@ for device in "$@"; do
     *) [ "${calls:-0}" -eq 9 ] || fail "$device: ResNet-8's forward made its columns in ${calls:-no} calls, not 9 (one a layer)" ;;
     esac
     echo "$device: ResNet-8 at batch 32: ${calls:-no} im2col calls in the forward pass"
+    # the four batch norms a ReLU follows run fused with it, two primitives each (the model's forward pass)
+    fused=$(awk '$1 == "batch_norm_relu" && $2 == "forward" { print $3; exit }' "$TMP/groups.txt")
+    [ "${fused:-0}" -eq 8 ] || fail "$device: ResNet-8's batch norm and ReLU: ${fused:-no} fused calls, not 8"
 done
 
 # 3. eval --profile, in text and beside --json

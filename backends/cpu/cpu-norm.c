@@ -258,8 +258,9 @@ CPU_WIDEST_VECTORS static void batch_norm_dx_planes(void *p, int64_t begin, int6
     }
 }
 
-/* planes of s values: enough of them to a task for about 4096 values */
+/* planes of s values, or channels of n planes: enough of them to a task for about 4096 values */
 static int64_t batch_norm_grain(const struct ember_batch_norm *b) { return 4096 / (b->s + 1) + 1; }
+static int64_t channel_grain(const struct ember_batch_norm *b) { return 4096 / (b->n + 1) + 1; }
 
 ember_status cpu_batch_norm_stats(void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr work,
                                   ember_ptr mean, ember_ptr invstd, ember_ptr running_mean,
@@ -274,7 +275,7 @@ ember_status cpu_batch_norm_stats(void *dev, const struct ember_batch_norm *b, e
                                .running_mean = cpu_f32(running_mean),
                                .running_var = cpu_f32(running_var)};
     cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_plane_stats, &j);
-    cpu_parallel_for(d->pool, b->c, 4096 / (b->n + 1) + 1, batch_norm_channel_stats, &j);
+    cpu_parallel_for(d->pool, b->c, channel_grain(b), batch_norm_channel_stats, &j);
     return EMBER_OK;
 }
 
@@ -311,7 +312,7 @@ ember_status cpu_batch_norm_backward(void *dev, const struct ember_batch_norm *b
                                .dbias = cpu_f32(dbias),
                                .dx = cpu_f32(dx)};
     cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_plane_grads, &j);
-    cpu_parallel_for(d->pool, b->c, 4096 / (b->n + 1) + 1, batch_norm_channel_grads, &j);
+    cpu_parallel_for(d->pool, b->c, channel_grain(b), batch_norm_channel_grads, &j);
     cpu_parallel_for(d->pool, b->n * b->c, batch_norm_grain(b), batch_norm_dx_planes, &j);
     return EMBER_OK;
 }
