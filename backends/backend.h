@@ -170,7 +170,12 @@ struct ember_conv_geom {
  *   FORWARD       y = conv2d(x, w) + beta * y
  *   INPUT_GRAD    x = dx, the adjoint of the forward pass applied to y = dy (overwritten)
  *   WEIGHT_GRAD   w = dw = the sum over the batch of dy (*) x + beta * w
- * beta is 0 or 1 (1: y holds the bias already; w holds a gradient to add to). */
+ * beta is 0 or 1 (1: y holds the bias already; w holds a gradient to add to).
+ * conv_direct's weight gradient may come in slices of the batch (a long sum
+ * cut so that a GPU has work-groups enough, and then added up by the core):
+ * with slices > 1, w is (slices, oc, c, kh, kw) and slice s the sum over the
+ * images [s * per, min(n, (s + 1) * per)), per = ceil(n / slices), with no
+ * beta. 0 or 1: one sum, as above. */
 enum ember_conv_pass { EMBER_CONV_FORWARD, EMBER_CONV_INPUT_GRAD, EMBER_CONV_WEIGHT_GRAD };
 
 struct ember_conv_job {
@@ -178,7 +183,8 @@ struct ember_conv_job {
     int64_t oc;
     enum ember_conv_pass pass;
     float beta;
-    int tile; /* conv_winograd: outputs a tile side, 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)); else 0 */
+    int tile;       /* conv_winograd: outputs a tile side, 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)); else 0 */
+    int64_t slices; /* conv_direct's WEIGHT_GRAD: partial sums over slices of the batch (above) */
 };
 
 /* the profile's rows of conv_winograd and conv_direct, one a pass */

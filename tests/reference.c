@@ -192,10 +192,13 @@ ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
     float *x = REF_F32(x_p), *w = REF_F32(w_p), *y = REF_F32(y_p);
     int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * g->kh * g->kw,
             ny = g->n * c->oc * g->oh * g->ow;
+    /* a weight gradient in slices: slice s sums the images [s * per, (s + 1) * per) */
+    bool sliced = c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1;
+    int64_t slices = sliced ? c->slices : 1, per = (g->n + slices - 1) / slices;
     /* the sums in double, then the pass's output in float */
     double *sum = calloc((size_t)(c->pass == EMBER_CONV_FORWARD      ? ny
                                   : c->pass == EMBER_CONV_INPUT_GRAD ? nx
-                                                                     : nw) +
+                                                                     : nw * slices) +
                              1,
                          sizeof *sum);
     if (!sum)
@@ -218,10 +221,10 @@ ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
                                 else if (c->pass == EMBER_CONV_INPUT_GRAD)
                                     sum[xi] += (double)w[wi] * y[yi];
                                 else
-                                    sum[wi] += (double)y[yi] * x[xi];
+                                    sum[b / per * nw + wi] += (double)y[yi] * x[xi];
                             }
                 }
-    bool add = c->beta != 0.0f;
+    bool add = c->beta != 0.0f && !sliced;
     if (c->pass == EMBER_CONV_FORWARD)
         for (int64_t i = 0; i < ny; i++)
             y[i] = (float)(sum[i] + (add ? y[i] : 0.0));
@@ -229,7 +232,7 @@ ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
         for (int64_t i = 0; i < nx; i++)
             x[i] = (float)sum[i];
     else
-        for (int64_t i = 0; i < nw; i++)
+        for (int64_t i = 0; i < nw * slices; i++)
             w[i] = (float)(sum[i] + (add ? w[i] : 0.0));
     free(sum);
     return EMBER_OK;

@@ -430,6 +430,8 @@ static bool check_conv_job(struct harness *h, const struct ember_conv_job *c, bo
     const struct ember_conv_geom *g = &c->g;
     size_t nx = (size_t)(g->n * g->c * g->h * g->w), nw = (size_t)(c->oc * g->c * g->kh * g->kw),
            ny = (size_t)(g->n * c->oc * g->oh * g->ow);
+    if (c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1) /* (slices, oc, c, kh, kw) */
+        nw *= (size_t)c->slices;
     size_t nout = c->pass == EMBER_CONV_FORWARD ? ny : c->pass == EMBER_CONV_INPUT_GRAD ? nx : nw;
     float *x = random_floats(h, nx, -1, 1, false), *w = random_floats(h, nw, -1, 1, false);
     float *y = random_floats(h, ny, -1, 1, false), *got = malloc((nout ? nout : 1) * 4);
@@ -464,10 +466,11 @@ static bool run_winograd(struct harness *h, const struct row *r, const char *wha
     return check_conv_job(h, &c, false, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD, what);
 }
 
-/* d: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta}: conv_direct's pass, any geometry */
+/* d: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta, slices}: conv_direct's pass, any geometry */
 static bool run_direct(struct harness *h, const struct row *r, const char *what)
 {
-    struct ember_conv_job c = {.oc = r->d[8], .pass = (enum ember_conv_pass)r->d[9], .beta = (float)r->d[10]};
+    struct ember_conv_job c = {
+        .oc = r->d[8], .pass = (enum ember_conv_pass)r->d[9], .beta = (float)r->d[10], .slices = r->d[11]};
     c.g = conv_geom(r->d);
     return check_conv_job(h, &c, true, TOL_GEMM, what);
 }
@@ -990,6 +993,10 @@ static const struct row rows[] = {
     {"conv_direct", "forward 1x1 stride 2", run_direct, {2, 16, 14, 14, 1, 1, 2, 0, 32, WINO_FORWARD, 0}},
     {"conv_direct", "forward one channel in", run_direct, {5, 1, 28, 28, 3, 3, 1, 1, 16, WINO_FORWARD, 0}},
     {"conv_direct", "forward many channels", run_direct, {3, 67, 8, 8, 3, 3, 1, 1, 33, WINO_FORWARD, 0}},
+    /* large enough that a work-item takes 4 (then 2) positions of a row, 27 wide: a ragged last */
+    {"conv_direct", "forward, 4 positions a work-item", run_direct, {40, 4, 27, 27, 3, 3, 1, 1, 40, WINO_FORWARD, 1}},
+    {"conv_direct", "forward, 2 positions a work-item", run_direct, {24, 2, 27, 27, 3, 3, 1, 1, 40, WINO_FORWARD, 0}},
+    {"conv_direct", "input grad, 4 positions a work-item", run_direct, {40, 40, 27, 27, 3, 3, 1, 1, 4, WINO_INPUT_GRAD, 0}},
     {"conv_direct", "input grad 3x3 pad 1, odd", run_direct, {2, 3, 9, 7, 3, 3, 1, 1, 5, WINO_INPUT_GRAD, 0}},
     {"conv_direct", "input grad stride 2 pad 2, 5x3", run_direct, {3, 2, 19, 23, 5, 3, 2, 2, 9, WINO_INPUT_GRAD, 0}},
     {"conv_direct", "input grad 5x5 stride 3", run_direct, {1, 2, 17, 13, 5, 5, 3, 1, 3, WINO_INPUT_GRAD, 0}},
@@ -1001,6 +1008,12 @@ static const struct row rows[] = {
     {"conv_direct", "weight grad 1x1 stride 2", run_direct, {2, 16, 14, 14, 1, 1, 2, 0, 32, WINO_WEIGHT_GRAD, 0}},
     {"conv_direct", "weight grad, 7x7 planes", run_direct, {70, 8, 7, 7, 3, 3, 1, 1, 8, WINO_WEIGHT_GRAD, 1}},
     {"conv_direct", "weight grad at ResNet-8 size", run_direct, {8, 16, 28, 28, 3, 3, 1, 1, 16, WINO_WEIGHT_GRAD, 0}},
+    {"conv_direct", "weight grad in 3 slices", run_direct, {8, 5, 11, 9, 3, 3, 1, 1, 7, WINO_WEIGHT_GRAD, 0, 3}},
+    {"conv_direct", "weight grad in slices, 5x3", run_direct, {7, 3, 13, 12, 5, 3, 2, 2, 6, WINO_WEIGHT_GRAD, 1, 4}},
+    {"conv_direct", "weight grad 1x1 in slices", run_direct, {6, 19, 6, 6, 1, 1, 1, 0, 5, WINO_WEIGHT_GRAD, 0, 2}},
+    {"conv_direct", "input grad 5x5 pad 2, stride 1", run_direct, {2, 4, 10, 9, 5, 5, 1, 2, 6, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad 3x3 pad 0", run_direct, {2, 3, 8, 10, 3, 3, 1, 0, 5, WINO_INPUT_GRAD, 0}},
+    {"conv_direct", "input grad 3x5, stride 1", run_direct, {2, 3, 8, 10, 3, 5, 1, 1, 4, WINO_INPUT_GRAD, 0}},
     /* clang-format on */
     /* F(4x4, 3x3): {..., 4}; heights and widths 1, 2 and 3 past a multiple of 4 */
     {"conv_winograd", "4x4 tiles: forward pad 1, odd", run_winograd, {2, 3, 9, 7, 5, 1, WINO_FORWARD, 0, 4}},

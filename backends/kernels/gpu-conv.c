@@ -6,8 +6,9 @@
  * rows of a plane along x (ember_gpu_plane_launches); col2im, a gather,
  * runs grid-stride launches. conv_direct's forward pass and input gradient
  * run grid-stride over the batch's positions along x, a block of channels
- * a group along y; its weight gradient a work-group for each block of
- * weights.
+ * a group along y (the input gradient at stride 1 as a forward pass, by the
+ * weights turned around); its weight gradient a work-group for each block
+ * of weights and slice of the batch.
  */
 #include "gpu.h"
 
@@ -72,10 +73,73 @@ ember_status ember_gpu_col2im(void *dev, const struct ember_conv_geom *g, ember_
     return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_col2im, total, GPU_PTR(col), GPU_PTR(dx), CONV_GEOMETRY(g));
 }
 
-/* the filters a work-group of conv_direct's weight gradient sums for
- * (DW_ROWS in conv.kc); the other two passes take the tuning's wide_rows
- * channels a work-item (DIRECT_ROWS there) */
+/* a work-group of conv_direct's weight gradient sums DW_ROWS filters by
+ * DW_TAPS weights of each (conv.kc); the other two passes take the
+ * tuning's wide_rows channels a work-item (DIRECT_ROWS there) */
 #define DIRECT_DW_ROWS 4
+#define DIRECT_DW_TAPS 9
+
+/* conv_direct_forward's neighbouring positions a work-item (DIRECT_COLS
+ * in conv.kc): as many as leave at least DIRECT_MIN_ITEMS work-items in
+ * all, so that a large GPU still has work enough (an H100 holds 270,000 at
+ * once; ResNet-8's 7x7 layers at batch 256 take 2, the others 4) */
+#define DIRECT_COLS      4
+#define DIRECT_MIN_ITEMS 32768
+
+/* the forward convolution of x (g) into y, oc channels, by the weights W(o,
+ * ci, k) = w[o * w_out + ci * w_in + k] (flip: taps - 1 - k) */
+static ember_status direct_forward(struct ember_gpu *gpu, const struct ember_conv_geom *g, int64_t oc,
+                                   float beta, ember_ptr x, ember_ptr w, ember_ptr y, int64_t w_out,
+                                   int64_t w_in, int flip)
+{
+    int64_t rows = gpu->tuning.wide_rows, blocks = (oc + rows - 1) / rows, cols = DIRECT_COLS;
+    while (cols > 1 && g->n * g->oh * ((g->ow + cols - 1) / cols) * blocks < DIRECT_MIN_ITEMS)
+        cols /= 2;
+    size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->oh * ((g->ow + cols - 1) / cols)), (size_t)blocks,
+                        1};
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_forward, groups, (size_t)gpu->tuning.wg_size, GPU_PTR(x),
+                      GPU_PTR(w), GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(oc), GPU_FLOAT(beta), GPU_INT(w_out),
+                      GPU_INT(w_in), GPU_INT(flip), GPU_INT(cols));
+}
+
+/* At stride 1 (and a square window), dx is the forward convolution of dy
+ * (oc channels of oh x ow) into c channels of h x w, by the weights turned
+ * around: W'(ci, o, k) = w[o, ci, taps - 1 - k], padded kh - 1 - pad.
+ * Otherwise the gather of conv_direct_input_grad. */
+static ember_status conv_direct_input_grad(struct ember_gpu *gpu, const struct ember_conv_job *c,
+                                           ember_ptr dx, ember_ptr w, ember_ptr dy)
+{
+    const struct ember_conv_geom *g = &c->g;
+    int64_t rows = gpu->tuning.wide_rows, taps = g->kh * g->kw;
+    if (g->stride == 1 && g->kh == g->kw) {
+        struct ember_conv_geom turned = {.n = g->n,
+                                         .c = c->oc,
+                                         .h = g->oh,
+                                         .w = g->ow,
+                                         .kh = g->kh,
+                                         .kw = g->kw,
+                                         .stride = 1,
+                                         .pad = g->kh - 1 - g->pad,
+                                         .oh = g->h,
+                                         .ow = g->w};
+        return direct_forward(gpu, &turned, g->c, 0.0f, dy, w, dx, taps, g->c * taps, 1);
+    }
+    size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->h * g->w), (size_t)((g->c + rows - 1) / rows), 1};
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_input_grad, groups, (size_t)gpu->tuning.wg_size,
+                      GPU_PTR(dx), GPU_PTR(w), GPU_PTR(dy), CONV_GEOMETRY(g), GPU_INT(c->oc));
+}
+
+static ember_status conv_direct_weight_grad(struct ember_gpu *gpu, const struct ember_conv_job *c,
+                                            ember_ptr x, ember_ptr dw, ember_ptr dy)
+{
+    const struct ember_conv_geom *g = &c->g;
+    int64_t ckk = g->c * g->kh * g->kw, slices = c->slices > 1 ? c->slices : 1;
+    size_t groups[3] = {(size_t)((ckk + DIRECT_DW_TAPS - 1) / DIRECT_DW_TAPS),
+                        (size_t)((c->oc + DIRECT_DW_ROWS - 1) / DIRECT_DW_ROWS), (size_t)slices};
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_weight_grad, groups, (size_t)gpu->tuning.wg_size,
+                      GPU_PTR(x), GPU_PTR(dw), GPU_PTR(dy), CONV_GEOMETRY(g), GPU_INT(c->oc),
+                      GPU_FLOAT(slices > 1 ? 0.0f : c->beta), GPU_INT((g->n + slices - 1) / slices));
+}
 
 ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
                                    ember_ptr y)
@@ -83,9 +147,10 @@ ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, em
     struct ember_gpu *gpu = dev;
     const struct ember_conv_geom *g = &c->g;
     int64_t ckk = g->c * g->kh * g->kw, rows = gpu->tuning.wide_rows;
+    int64_t slices = c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1 ? c->slices : 1;
     ember_status st = ember_gpu_check_extent(gpu, "conv_direct", x, g->n * g->c * g->h * g->w);
     if (st == EMBER_OK)
-        st = ember_gpu_check_extent(gpu, "conv_direct", w, c->oc * ckk);
+        st = ember_gpu_check_extent(gpu, "conv_direct", w, slices * c->oc * ckk);
     if (st == EMBER_OK)
         st = ember_gpu_check_extent(gpu, "conv_direct", y, g->n * c->oc * g->oh * g->ow);
     if (st != EMBER_OK)
@@ -93,31 +158,17 @@ ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, em
     int64_t blocks = c->pass == EMBER_CONV_FORWARD      ? (c->oc + rows - 1) / rows
                      : c->pass == EMBER_CONV_INPUT_GRAD ? (g->c + rows - 1) / rows
                                                         : (c->oc + DIRECT_DW_ROWS - 1) / DIRECT_DW_ROWS;
-    if (blocks > EMBER_GPU_GRID_YZ)
-        return gpu->host.fail(gpu->host.ctx, EMBER_ERR_UNSUPPORTED, "%s: conv_direct of %lld channels",
-                              gpu->name, (long long)(c->pass == EMBER_CONV_INPUT_GRAD ? g->c : c->oc));
-    size_t local = (size_t)gpu->tuning.wg_size;
+    if (blocks > EMBER_GPU_GRID_YZ || slices > EMBER_GPU_GRID_YZ)
+        return gpu->host.fail(
+            gpu->host.ctx, EMBER_ERR_UNSUPPORTED, "%s: conv_direct of %lld channels in %lld slices",
+            gpu->name, (long long)(c->pass == EMBER_CONV_INPUT_GRAD ? g->c : c->oc), (long long)slices);
     switch (c->pass) {
-    case EMBER_CONV_FORWARD: {
-        if (g->n * c->oc * g->oh * g->ow == 0)
-            return EMBER_OK;
-        size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->oh * g->ow), (size_t)blocks, 1};
-        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_forward, groups, local, GPU_PTR(x), GPU_PTR(w),
-                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_FLOAT(c->beta));
-    }
-    case EMBER_CONV_INPUT_GRAD: {
-        if (g->n * g->c * g->h * g->w == 0)
-            return EMBER_OK;
-        size_t groups[3] = {ember_gpu_groups_for(gpu, g->n * g->h * g->w), (size_t)blocks, 1};
-        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_input_grad, groups, local, GPU_PTR(x), GPU_PTR(w),
-                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc));
-    }
-    default: {
-        if (c->oc * ckk == 0)
-            return EMBER_OK;
-        size_t groups[3] = {(size_t)ckk, (size_t)blocks, 1};
-        return GPU_LAUNCH(gpu, EMBER_KERNEL_conv_direct_weight_grad, groups, local, GPU_PTR(x), GPU_PTR(w),
-                          GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_FLOAT(c->beta));
-    }
+    case EMBER_CONV_FORWARD:
+        return g->n * c->oc * g->oh * g->ow == 0
+                   ? EMBER_OK
+                   : direct_forward(gpu, g, c->oc, c->beta, x, w, y, ckk, g->kh * g->kw, 0);
+    case EMBER_CONV_INPUT_GRAD:
+        return g->n * g->c * g->h * g->w == 0 ? EMBER_OK : conv_direct_input_grad(gpu, c, x, w, y);
+    default: return c->oc * ckk == 0 ? EMBER_OK : conv_direct_weight_grad(gpu, c, x, w, y);
     }
 }
