@@ -36,22 +36,25 @@ static const struct winograd_rule {
 };
 
 /* Where conv_direct runs rather than im2col, by default: the same
- * arithmetic in float, summed in im2col's order, so no accuracy to prove
- * (one ResNet-8 epoch on an H200: training loss 0.534868 against im2col's
- * 0.534956, test accuracy 0.8640 against 0.8645). Measured with
- * bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"; the
+ * arithmetic in float, im2col's products summed in another order, so no
+ * accuracy to prove (one ResNet-8 epoch on an H200: training loss 0.534868
+ * against im2col's 0.534956, test accuracy 0.8640 against 0.8645). Measured
+ * with bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"; the
  * run's call 3 in docs/gpu-runs/2026-11-26-h200-conv.md): 1.03 to 1.44
  * times im2col's images/s on ResNet-8, VGG-8 and LeNet-5 at batch 64 and
- * 256, and 0.73 to 0.85 on simplecnn, whose one convolution reads one
- * channel: its weight gradient is then 9 weights per output channel, too
- * few work-groups for the long sum each does. On OpenCL it is not measured on a
- * GPU yet, and on PoCL (a CPU) it was slower (68 images/s on ResNet-8
- * against 78). */
+ * 256, but 0.73 to 0.85 on simplecnn, whose one convolution reads one
+ * channel: its weight gradient was then too few work-groups for their long
+ * sums, so such layers stayed on im2col. Since the weight gradient comes in
+ * slices of the batch, simplecnn by conv_direct ran at 1.09 (batch 64) and
+ * 1.22 (batch 1024) times im2col's images/s on an H100 (docs/gpu-runs/
+ * 2026-11-26-h100-conv.md, call 4), so every layer takes it now. On OpenCL
+ * it is not measured on a GPU yet, and on PoCL (a CPU) it was slower (68
+ * images/s on ResNet-8 against 78). */
 static const struct direct_rule {
     const char *backend;
     int64_t min_channels; /* in */
 } direct_where[] = {
-    {"cuda", 2},
+    {"cuda", 1},
 };
 
 static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember_conv_geom *g)

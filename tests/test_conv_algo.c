@@ -30,7 +30,7 @@ static const struct shape_case shapes[] = {
     {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_WINOGRAD},
     {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_IM2COL},
     {"a first layer's 1 channel", 1, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
-    {"2 channels, CUDA's direct from there", 2, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"2 channels", 2, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
     {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
     {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
     {"1x1 projection", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
@@ -57,12 +57,12 @@ static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
 
 /* auto's table on this device, asked twice; the default when
  * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): im2col, and on CUDA
- * conv_direct for two channels in or more; and EMBER_CONV_ALGO forcing each */
+ * conv_direct for every layer; and EMBER_CONV_ALGO forcing each */
 static void check_choices(ember_ctx *ctx, bool cpu, bool cuda)
 {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct shape_case *s = &shapes[i];
-        enum ember_conv_algo exact = cuda && s->c >= 2 ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
+        enum ember_conv_algo exact = cuda ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
         enum ember_conv_algo want = cpu ? s->on_cpu : exact;
         bool applies = s->k == 3 && s->stride == 1 && s->pad <= 2;
         unsetenv("EMBER_CONV_ALGO");

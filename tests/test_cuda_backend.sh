@@ -82,7 +82,7 @@ expect_text "kernel adam_step on " "a faulting kernel, EMBER_CUDA_SYNC=1"
 expect_text "CUDA_ERROR_ILLEGAL_ADDRESS" "a faulting kernel, EMBER_CUDA_SYNC=1"
 
 # --- the display's watchdog
-run "$H100 EMBER_CUDA_KERNELS=baseline EMBER_CACHE_DIR=$TMP/cache EMBER_FAKE_CUDA_FAULT=im2col:1:702" -- $TRAIN
+run "$H100 EMBER_CUDA_KERNELS=baseline EMBER_CACHE_DIR=$TMP/cache EMBER_FAKE_CUDA_FAULT=conv_direct_forward:1:702" -- $TRAIN
 expect_status 4 "the watchdog"
 expect_text "CUDA_ERROR_LAUNCH_TIMEOUT" "the watchdog"
 expect_text "smaller batches" "the watchdog"

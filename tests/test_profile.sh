@@ -125,8 +125,8 @@ lines = open(table).read().splitlines()
 head = next(i for i, l in enumerate(lines) if l.startswith("op / primitive / kernel"))
 rows = [(l[:34].rstrip(), float(l[34:].split()[2])) for l in lines[head + 1:] if l.startswith("  ") and l[34:].split()]
 # primitives that launch one kernel a call, and those kernels
-primitives = {"  sgemm", "  im2col", "  max_pool2d_forward"}
-kernels = {"    im2col", "    max_pool2d_forward"}
+primitives = {"  sgemm", "  conv_direct forward", "  max_pool2d_forward"}
+kernels = {"    conv_direct_forward", "    max_pool2d_forward"}
 problems = []
 for name, mean_us in rows:
     if name in primitives and mean_us < 20000:
