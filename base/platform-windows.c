@@ -188,14 +188,37 @@ void ember_library_file(const void *symbol, char *out, size_t len)
 
 /* ----------------------------------------------------------------- files */
 
+/* Whether another handle holds `path` open without letting it be deleted,
+ * which is what stops a replace: an open asking for DELETE access, sharing
+ * everything, is then a sharing violation (under Wine too, where the
+ * replace itself says only "access denied"). */
+static bool held_open_elsewhere(const wchar_t *path)
+{
+    HANDLE probe = CreateFileW(path, DELETE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                               OPEN_EXISTING, 0, NULL);
+    if (probe != INVALID_HANDLE_VALUE) {
+        CloseHandle(probe);
+        return false;
+    }
+    return GetLastError() == ERROR_SHARING_VIOLATION;
+}
+
 bool ember_replace_file(const char *from, const char *to)
 {
     wchar_t *a = wide(from), *b = wide(to);
     /* rename() on Windows refuses an existing target; MoveFileEx replaces
      * it in one step, and WRITE_THROUGH returns only once that is on disk */
     bool ok = a && b && MoveFileExW(a, b, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
-    if (a && b && !ok)
-        set_errno_from_windows();
+    if (a && b && !ok) {
+        DWORD code = GetLastError();
+        bool refused = code == ERROR_ACCESS_DENIED || code == ERROR_SHARING_VIOLATION;
+        if (refused && held_open_elsewhere(b))
+            errno = EBUSY;
+        else {
+            SetLastError(code);
+            set_errno_from_windows();
+        }
+    }
     free(a);
     free(b);
     return ok;

@@ -36,7 +36,9 @@ void ember_library_close(void *library);
 void ember_library_file(const void *symbol, char *out, size_t len);
 
 /* Puts `from` in the place of `to` in one step: a reader sees the old file
- * or the new one, never half of either. Both in one folder. */
+ * or the new one, never half of either. Both in one folder. false with
+ * errno EBUSY when `to` is open in another program and the system will
+ * not replace an open file (Windows; POSIX replaces it all the same). */
 bool ember_replace_file(const char *from, const char *to);
 /* Waits until what was written through fd is on disk. */
 bool ember_flush_to_disk(int fd);

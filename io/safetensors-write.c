@@ -260,6 +260,15 @@ ember_status ember_safetensors_save(ember_ctx *ctx, const char *path,
     step = "rename the temporary file onto";
     if (!ember_replace_file(tmp, path)) {
         err = errno;
+        if (err == EBUSY) { /* the new contents are whole: kept, not lost */
+            status =
+                ember_fail(ctx, EMBER_ERR_IO,
+                           "cannot replace %s: another program has it open, and Windows replaces no file "
+                           "that is open; it is unchanged, and what was to be saved is in %s (close the "
+                           "other program and rename that file, or save elsewhere)",
+                           path, tmp);
+            goto free_memory;
+        }
         goto remove_tmp;
     }
     ember_flush_folder_of(path);

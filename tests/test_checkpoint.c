@@ -791,6 +791,38 @@ static void test_save_failures(ember_ctx *ctx, const char *dir)
           (unsigned)(info.st_mode & 0777));
 #endif
     CHECK(count_entries(dir, &has_tmp) == entries && !has_tmp, "saving left a temporary file");
+
+    /* over a checkpoint another program holds open (an fopen shares reading
+     * and writing, not deleting): Windows will not replace it, so the save
+     * fails, the old checkpoint stays whole, and the new one is kept in the
+     * temporary file the message names; POSIX replaces it */
+    ember_params *c = make_set(ctx, small, COUNT(small), 11);
+    float *newer = values_of(c, NULL);
+    FILE *held = fopen(path, "rb");
+    CHECK(held, "%s cannot be opened", path);
+    ember_clear_error(ctx);
+    ember_status st = ember_params_save(c, path, NULL);
+#ifdef _WIN32
+    const char *msg = ember_last_error(ctx), *kept = strstr(msg, ".tmp.");
+    CHECK(st == EMBER_ERR_IO && strstr(msg, "another program has it open") && strstr(msg, path) && kept,
+          "saving over an open checkpoint: %s (%s)", ember_status_str(st), msg);
+    char kept_path[4200] = "";
+    if (kept) /* the path before ".tmp." and the six characters after it */
+        snprintf(kept_path, sizeof kept_path, "%s%.11s", path, kept);
+    if (held)
+        fclose(held), held = NULL;
+    CHECK_OK(ctx, ember_params_load(b, path));
+    CHECK(same_values(b, want), "the refused save changed %s", path);
+    CHECK_OK(ctx, ember_params_load(b, kept_path));
+    CHECK(same_values(b, newer), "%s does not hold what was to be saved", kept_path);
+    remove(kept_path);
+#else
+    CHECK(st == EMBER_OK, "saving over an open checkpoint: %s", ember_last_error(ctx));
+#endif
+    if (held)
+        fclose(held);
+    free(newer);
+    ember_params_free(c);
     free(want);
     ember_params_free(a);
     ember_params_free(b);

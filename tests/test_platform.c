@@ -111,6 +111,25 @@ static void check_files(const char *dir)
     ember_flush_folder_of(old_path); /* best effort: it must simply return */
     ember_flush_folder_of("no-slash-here");
 
+    /* a target another program holds open (an fopen shares reading and
+     * writing, not deleting): Windows replaces no such file, which the
+     * replace says with EBUSY and leaves unchanged; POSIX replaces it */
+    snprintf(new_path, sizeof new_path, "%s", test_write_file(dir, "kept.tmp", "held", 4));
+    FILE *held = fopen(old_path, "rb");
+    CHECK(held, "%s cannot be opened: %s", old_path, strerror(errno));
+    errno = 0;
+    bool replaced = ember_replace_file(new_path, old_path);
+#ifdef _WIN32
+    CHECK(!replaced && errno == EBUSY, "replacing %s while it is open: %s, errno %d, not EBUSY", old_path,
+          replaced ? "replaced" : "refused", errno);
+    read_back(old_path, text, sizeof text);
+    CHECK(strcmp(text, "newer") == 0, "the refused replace left %s holding \"%s\"", old_path, text);
+#else
+    CHECK(replaced, "replacing %s while it is open: %s", old_path, strerror(errno));
+#endif
+    if (held)
+        fclose(held);
+
     char folder[4200], deeper[4200];
     snprintf(folder, sizeof folder, "%s/made", dir);
     CHECK(ember_make_folder(folder) && is_folder(folder), "%s was not made", folder);

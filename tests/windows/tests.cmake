@@ -12,6 +12,8 @@ ember_test(test_models SOURCES test_models.c LABELS "unit;models")
 ember_test(test_text SOURCES test_text.c LABELS "unit;models")
 ember_test(test_checkpoint SOURCES test_checkpoint.c LABELS unit)
 ember_test(test_memory SOURCES test_memory.c LABELS unit)
+# for test_wine_cli.sh: a file held open as another program holds it
+add_executable(hold_open windows/hold_open.c)
 # the OpenCL backend through Wine's opencl.dll, which hands it to the Linux
 # side's libOpenCL (PoCL in CI): every primitive against the reference
 add_test(NAME test_parity_opencl COMMAND test_parity -b opencl)
