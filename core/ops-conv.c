@@ -181,14 +181,21 @@ static ember_status backward_bias(struct ember_node *n, const struct ember_conv_
  * few weights: cut into slices of at least this many positions (whole
  * images), summed side by side and then added up, it keeps a GPU busy
  * (ResNet-8's 16-channel layers at batch 256: 43 slices of 6 images, each
- * work-item of a 64-wide work-group then summing some 70 positions) */
+ * work-item of a 64-wide work-group then summing some 70 positions). The
+ * slices' partial sums take at most DIRECT_SLICES_BYTES: a layer with more
+ * weights than that allows makes work-groups enough without slices. */
 #define DIRECT_SLICE_POSITIONS 4096
 #define DIRECT_MAX_SLICES      4096
+#define DIRECT_SLICES_BYTES    ((int64_t)16 << 20)
 
-static int64_t direct_slices(const struct ember_conv_geom *g)
+static int64_t direct_slices(const struct ember_conv_geom *g, int64_t weights)
 {
-    int64_t positions = g->n * g->oh * g->ow, slices = positions / DIRECT_SLICE_POSITIONS;
-    slices = slices < 1 ? 1 : slices > g->n ? g->n : slices > DIRECT_MAX_SLICES ? DIRECT_MAX_SLICES : slices;
+    int64_t slices = g->n * g->oh * g->ow / DIRECT_SLICE_POSITIONS;
+    int64_t room = DIRECT_SLICES_BYTES / (int64_t)sizeof(float) / (weights > 0 ? weights : 1);
+    slices = slices > g->n ? g->n : slices;
+    slices = slices > room ? room : slices > DIRECT_MAX_SLICES ? DIRECT_MAX_SLICES : slices;
+    if (slices < 2)
+        return 1;
     int64_t per = (g->n + slices - 1) / slices;
     return (g->n + per - 1) / per; /* none of them empty */
 }
@@ -200,8 +207,9 @@ static ember_status backward_weights(ember_ctx *ctx, enum ember_conv_algo algo, 
 {
     struct ember_tensor *dw = ember_grad_target(w, &job->beta);
     job->pass = EMBER_CONV_WEIGHT_GRAD;
-    job->slices = algo == EMBER_CONV_DIRECT ? direct_slices(&job->g) : 1;
-    int64_t weights = ember_tensor_numel(w), part_shape[2] = {job->slices, weights};
+    int64_t weights = ember_tensor_numel(w);
+    job->slices = algo == EMBER_CONV_DIRECT ? direct_slices(&job->g, weights) : 1;
+    int64_t part_shape[2] = {job->slices, weights};
     struct ember_tensor *parts = dw && job->slices > 1 ? ember_op_out(ctx, 2, part_shape) : dw;
     if (!parts || conv_pass(ctx, algo, job, x, parts, dy) != EMBER_OK ||
         (parts != dw &&
