@@ -30,8 +30,6 @@ KNOWN_CIRCLES = {
     # io/data.c dispatches to each loader, which fills the data set through data.c's helpers
     frozenset(["io/data.c"] + ["io/data-" + kind + ".c" for kind in (
         "cifar", "csv", "folder", "idx", "npy", "random")]),
-    # the skinny sgemm falls back to the plain one, which hands skinny shapes to it
-    frozenset(["backends/cpu/cpu-gemm.c", "backends/cpu/cpu-gemm-skinny.c"]),
 }
 
 # bottom up: a layer may use what the layers at its rank or below define

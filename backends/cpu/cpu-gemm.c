@@ -4,39 +4,13 @@
  * our pool: a batch is split by matrices, a single product by rows or
  * columns of C. Without OpenBLAS (EMBER_HAVE_OPENBLAS unset), or where
  * its buffers would not fit an address-space limit, a plain blocked loop
- * stands in, correct but several times slower.
+ * stands in (cpu-gemm-plain.c), correct but several times slower. The
+ * products with one short side go to cpu-gemm-skinny.c first.
  */
 #include "cpu-impl.h"
 #include "limits-impl.h"
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
-
-/* C = alpha * op(A) op(B) + beta * C, one row of C at a time, with the k loop
- * outside the j loop so the inner loop runs along contiguous rows. */
-void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
-                    float *c)
-{
-    float row[512];
-    for (int64_t i = 0; i < m; i++) {
-        float *ci = c + i * g->ldc;
-        for (int64_t j0 = 0; j0 < n; j0 += 512) {
-            int64_t nj = n - j0 < 512 ? n - j0 : 512;
-            memset(row, 0, (size_t)nj * sizeof *row);
-            for (int64_t p = 0; p < g->k; p++) {
-                float aip = g->trans_a ? a[p * g->lda + i] : a[i * g->lda + p];
-                if (g->trans_b)
-                    for (int64_t j = 0; j < nj; j++)
-                        row[j] += aip * b[(j0 + j) * g->ldb + p];
-                else
-                    for (int64_t j = 0; j < nj; j++)
-                        row[j] += aip * b[p * g->ldb + j0 + j];
-            }
-            for (int64_t j = 0; j < nj; j++)
-                ci[j0 + j] = g->alpha * row[j] + (g->beta != 0.0f ? g->beta * ci[j0 + j] : 0.0f);
-        }
-    }
-}
 
 #ifdef EMBER_HAVE_OPENBLAS
 #include "cpu-blas.h"

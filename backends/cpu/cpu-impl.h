@@ -102,8 +102,9 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane) { return 16384 / (
 EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 #undef CPU_PRIMITIVE_DECLARE
 
-/* The plain loop (cpu-gemm.c): C = alpha op(A) op(B) + beta C for the m x n
- * part given, without OpenBLAS; also the skinny kernels' last columns. */
+/* The plain loop (cpu-gemm-plain.c): C = alpha op(A) op(B) + beta C for
+ * the m x n part given, without OpenBLAS; also the skinny kernels' last
+ * columns. */
 void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
                     float *c);
 
