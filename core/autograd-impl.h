@@ -5,8 +5,9 @@
  * Each op, when grad is on and an input requires grad, appends a node:
  * which op, its output, its inputs and whatever it saved for the backward
  * pass. The tape is in execution order, which is a topological order, so
- * ember_backward walks it once from the end and calls each node's backward
- * function, which turns out->grad into gradients for the inputs.
+ * ember_backward (core/backward.c) walks it once from the end and calls each
+ * node's backward function, which turns out->grad into gradients for the
+ * inputs through the helpers at the end of this header (core/autograd.c).
  *
  * Every op is one entry of EMBER_OPS below; its forward lives in the op's
  * file under core/ and its backward beside it, named ember_backward_<name>.
@@ -68,6 +69,10 @@ EMBER_OPS(EMBER_OP_BACKWARD_DECL)
 #undef EMBER_OP_BACKWARD_DECL
 
 const char *ember_op_name(enum ember_op op);
+
+/* A leaf is a tensor not made by an op on the tape (a parameter, an input):
+ * its gradient is kept and added to, not replaced. */
+static inline bool ember_is_leaf(const struct ember_tensor *t) { return t->owner != EMBER_OWNER_TAPE; }
 
 /* True when an op on these inputs (any may be NULL) must be recorded. */
 bool ember_grad_needed(ember_ctx *ctx, const struct ember_tensor *a, const struct ember_tensor *b,

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* core/autograd.c — recording the tape and walking it backward. */
+/*
+ * core/autograd.c — recording the tape, and the helpers each op's backward
+ * function writes its gradients through. The ops call this file; the walk
+ * that calls the ops' backward functions is core/backward.c, so that the
+ * two never call each other.
+ */
 #include <string.h>
 
 #include "autograd-impl.h"
-#include "profile-impl.h"
 
 #define EMBER_OP_NAME(NAME, name) #name,
 static const char *const op_names[] = {EMBER_OPS(EMBER_OP_NAME)};
 #undef EMBER_OP_NAME
-
-#define EMBER_OP_BACKWARD(NAME, name) ember_backward_##name,
-static ember_status (*const op_backward[])(struct ember_node *) = {EMBER_OPS(EMBER_OP_BACKWARD)};
-#undef EMBER_OP_BACKWARD
 
 const char *ember_op_name(enum ember_op op) { return op < EMBER_OP_COUNT ? op_names[op] : "?"; }
 
@@ -65,11 +65,9 @@ static struct ember_tensor *leaf_grad(struct ember_tensor *t)
     return t->grad;
 }
 
-static bool is_leaf(const struct ember_tensor *t) { return t->owner != EMBER_OWNER_TAPE; }
-
 struct ember_tensor *ember_grad_target(struct ember_tensor *t, float *beta)
 {
-    if (is_leaf(t)) {
+    if (ember_is_leaf(t)) {
         *beta = 1.0f;
         return leaf_grad(t);
     }
@@ -92,7 +90,7 @@ ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g)
         return t->ctx->status;
     if (g == t->grad)
         return EMBER_OK; /* written in place through ember_grad_target */
-    if (is_leaf(t)) {
+    if (ember_is_leaf(t)) {
         struct ember_tensor *grad = leaf_grad(t);
         return grad ? add_into(grad, grad, g) : t->ctx->status;
     }
@@ -156,79 +154,4 @@ ember_status ember_grad_commit_reduced(struct ember_tensor *t, struct ember_tens
             return ctx->status;
     }
     return ember_grad_commit(t, cur);
-}
-
-void ember_set_grad_ready(ember_ctx *ctx, ember_grad_ready_fn fn, void *user)
-{
-    if (!ctx)
-        return;
-    ctx->grad_ready = fn;
-    ctx->grad_ready_user = user;
-}
-
-/* For the grad-ready callback: a leaf's gradient is final once the
- * backward pass has passed the earliest node that uses it (the pass runs
- * from the last node to the first). Marks, in each node, the leaves it is
- * the earliest user of. */
-static void mark_final_inputs(ember_ctx *ctx)
-{
-    for (int64_t i = 0; i < ctx->node_len; i++) {
-        struct ember_node *n = &ctx->nodes[i];
-        n->final_inputs = 0;
-        for (int k = 0; k < 3; k++) {
-            struct ember_tensor *t = n->in[k];
-            if (t && is_leaf(t) && t->requires_grad && !t->grad_seen) {
-                t->grad_seen = true;
-                n->final_inputs |= (uint8_t)(1u << k);
-            }
-        }
-    }
-    for (int64_t i = 0; i < ctx->node_len; i++) /* the scratch flag back, for the next pass */
-        for (int k = 0; k < 3; k++)
-            if (ctx->nodes[i].in[k])
-                ctx->nodes[i].in[k]->grad_seen = false;
-}
-
-ember_status ember_backward(ember_tensor *loss)
-{
-    if (!loss)
-        return EMBER_ERR_ARG;
-    ember_ctx *ctx = loss->ctx;
-    if (ember_shape_numel(loss->ndim, loss->shape) != 1)
-        return ember_fail(ctx, EMBER_ERR_ARG,
-                          "ember_backward needs a one-element loss; reduce it with ember_sum or "
-                          "ember_mean first");
-    if (!loss->requires_grad)
-        return ember_fail(ctx, EMBER_ERR_ARG,
-                          "the loss does not require grad: no parameter it depends on requires "
-                          "grad, or grad was disabled when it was computed");
-
-    /* interior gradients from an earlier pass over this tape are stale */
-    for (int64_t i = 0; i < ctx->tape_len; i++)
-        ctx->tape_tensors[i]->grad = NULL;
-
-    /* d loss / d loss = 1 */
-    ember_profile_label(ctx, "backward", "seed");
-    struct ember_tensor *seed = ember_tensor_alloc(ctx, EMBER_F32, loss->ndim, loss->shape, EMBER_OWNER_TAPE);
-    if (!seed)
-        return ctx->status;
-    ember_status st = ember_tensor_fill(seed, 1.0f);
-    if (st == EMBER_OK)
-        st = ember_grad_commit(loss, seed);
-
-    if (ctx->grad_ready)
-        mark_final_inputs(ctx);
-    for (int64_t i = ctx->node_len - 1; i >= 0 && st == EMBER_OK; i--) {
-        struct ember_node *n = &ctx->nodes[i];
-        if (n->out->grad) { /* else the loss does not depend on this node */
-            ember_profile_label(ctx, op_names[n->op], "backward");
-            st = op_backward[n->op](n);
-            if (st != EMBER_OK && ctx->status == EMBER_OK)
-                st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));
-        }
-        for (int k = 0; k < 3 && st == EMBER_OK && ctx->grad_ready; k++)
-            if ((n->final_inputs >> k & 1) && n->in[k]->grad)
-                ctx->grad_ready(ctx->grad_ready_user, n->in[k]);
-    }
-    return st;
 }

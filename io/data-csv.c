@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io/data-csv.c — a data set from a CSV table (docs/interop.md), and the
- * standardisation it carries into checkpoints and predictions.
+ * io/data-csv.c — a data set from a CSV table (docs/interop.md), its
+ * features standardised.
  *
  *     table.csv                        each class holds out a tenth of its rows
  *     dir/train.csv  and  dir/test.csv given splits
@@ -16,8 +16,8 @@
  * Features are standardised with the training split's statistics (or a
  * checkpoint's, options->scaling), so that a column in grams and one in
  * metres train alike; the same numbers go into the checkpoint
- * (ember_feature_scaling_meta) and ember_csv_features applies them to new
- * rows. The hold-out is data-folder.c's: per class, seeded by the seed and
+ * (ember_feature_scaling_meta, io/feature-scaling.c) and ember_csv_features
+ * applies them to new rows. The hold-out is data-folder.c's: per class, seeded by the seed and
  * the class's name.
  */
 #include <float.h>
@@ -31,145 +31,6 @@
 #include "data-impl.h"
 #include "safetensors-impl.h"
 #include "text-impl.h"
-
-/* ----------------------------------------------------------------- scaling */
-
-void ember_feature_scaling_free(ember_feature_scaling *s)
-{
-    if (!s)
-        return;
-    for (int i = 0; s->names && i < s->count; i++)
-        free(s->names[i]);
-    free(s->names);
-    free(s->mean);
-    free(s->std);
-    free(s->label);
-    free(s);
-}
-
-/* An empty scaling of `count` features, or NULL. */
-static ember_feature_scaling *scaling_new(ember_ctx *ctx, int count, const char *label)
-{
-    ember_feature_scaling *s = ember_host_calloc(ctx, 1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->count = count;
-    if (!(s->names = ember_host_calloc(ctx, (size_t)count + 1, sizeof *s->names)) ||
-        !(s->mean = ember_host_calloc(ctx, (size_t)count + 1, sizeof *s->mean)) ||
-        !(s->std = ember_host_calloc(ctx, (size_t)count + 1, sizeof *s->std)) ||
-        !(s->label = ember_host_strdup(ctx, label))) {
-        ember_feature_scaling_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-const ember_feature_scaling *ember_dataset_scaling(const ember_dataset *ds) { return ds ? ds->table : NULL; }
-
-/* "[1.5, 2, ...]": floats written so that strtof reads the same bits */
-static char *float_list(const float *v, int n)
-{
-    struct ember_text t = {0};
-    ember_text_add(&t, "[", 1);
-    for (int i = 0; i < n; i++)
-        ember_text_printf(&t, "%s%.9g", i ? ", " : "", (double)v[i]);
-    ember_text_add(&t, "]", 1);
-    return ember_text_take(&t);
-}
-
-ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *s, char *kv[9])
-{
-    if (!ctx)
-        return EMBER_ERR_ARG;
-    if (!s || !kv)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_feature_scaling_meta: NULL %s", !s ? "scaling" : "kv");
-    struct ember_text names = {0};
-    ember_text_add(&names, "[", 1);
-    for (int i = 0; i < s->count; i++) {
-        ember_text_add(&names, ", ", i ? 2 : 0);
-        ember_text_json_string(&names, s->names[i]);
-    }
-    ember_text_add(&names, "]", 1);
-    static const char *const keys[] = {"ember.features", "ember.label", "ember.feature_mean",
-                                       "ember.feature_std"};
-    char *values[4] = {ember_text_take(&names), ember_host_strdup(ctx, s->label),
-                       float_list(s->mean, s->count), float_list(s->std, s->count)};
-    bool ok = values[0] && values[1] && values[2] && values[3];
-    for (int i = 0; i < 4; i++) {
-        kv[2 * i] = (char *)keys[i]; /* not freed: the caller frees the values */
-        kv[2 * i + 1] = values[i];
-        if (!ok)
-            free(values[i]);
-    }
-    kv[8] = NULL;
-    return ok ? EMBER_OK : ember_fail(ctx, EMBER_ERR_NOMEM, "out of memory writing the feature scaling");
-}
-
-/* n floats from "[a, b, ...]"; false if it is not that */
-static bool parse_floats(const char *text, float *out, int n)
-{
-    const char *p = text;
-    if (*p++ != '[')
-        return false;
-    for (int i = 0; i < n; i++) {
-        char *end;
-        out[i] = strtof(p, &end);
-        if (end == p || !isfinite(out[i]))
-            return false;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (*p++ != (i + 1 < n ? ',' : ']'))
-            return false;
-    }
-    return *p == '\0';
-}
-
-ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck, ember_feature_scaling **out)
-{
-    if (!ctx)
-        return EMBER_ERR_ARG;
-    if (!ck || !out)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_scaling: NULL %s",
-                          !ck ? "checkpoint" : "out");
-    *out = NULL;
-    const char *names = ember_checkpoint_meta(ck, "ember.features"),
-               *label = ember_checkpoint_meta(ck, "ember.label");
-    const char *mean = ember_checkpoint_meta(ck, "ember.feature_mean"),
-               *std = ember_checkpoint_meta(ck, "ember.feature_std");
-    if (!names && !label && !mean && !std)
-        return EMBER_OK;
-    char **items = NULL;
-    int count = 0;
-    ember_feature_scaling *s = NULL;
-    ember_status st =
-        names && label && mean && std ? ember_json_strings(ctx, names, &items, &count) : EMBER_ERR_FORMAT;
-    if (st == EMBER_OK && count > 0 && (s = scaling_new(ctx, count, label))) {
-        for (int i = 0; i < count; i++) {
-            s->names[i] = items[i];
-            items[i] = NULL;
-        }
-        bool ok = parse_floats(mean, s->mean, count) && parse_floats(std, s->std, count);
-        for (int i = 0; ok && i < count; i++)
-            ok = s->std[i] > 0.0f;
-        if (!ok) {
-            ember_feature_scaling_free(s);
-            s = NULL;
-        }
-    }
-    for (int i = 0; items && i < count; i++)
-        free(items[i]);
-    free(items);
-    if (!s)
-        return ember_last_status(ctx) == EMBER_ERR_NOMEM
-                   ? EMBER_ERR_NOMEM
-                   : ember_fail(
-                         ctx, EMBER_ERR_FORMAT,
-                         "the checkpoint's feature scaling (ember.features, "
-                         "ember.label, ember.feature_mean, ember.feature_std) is incomplete or malformed");
-    *out = s;
-    return EMBER_OK;
-}
 
 /* ------------------------------------------------------------------ tables */
 
@@ -263,7 +124,7 @@ static ember_status table_read(ember_ctx *ctx, const char *path, char *const *na
         else if (t->r.columns < 2)
             st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s has one column; a table holds features and a label",
                             path);
-        else if (!(*found = scaling_new(ctx, t->r.columns - 1, label_name)))
+        else if (!(*found = ember_feature_scaling_new(ctx, t->r.columns - 1, label_name)))
             st = EMBER_ERR_NOMEM;
         for (int c = 0; st == EMBER_OK && c < t->r.columns; c++) {
             role[c] = c == at ? CSV_LABEL : f;
@@ -445,7 +306,7 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
     ember_status st =
         given ? table_read(ctx, train_path, given->names, given->count, given->label, true, &train, NULL)
               : table_read(ctx, train_path, NULL, 0, o->label, true, &train, &scaling);
-    if (st == EMBER_OK && given && !(scaling = scaling_new(ctx, given->count, given->label)))
+    if (st == EMBER_OK && given && !(scaling = ember_feature_scaling_new(ctx, given->count, given->label)))
         st = EMBER_ERR_NOMEM;
     for (int f = 0; st == EMBER_OK && given && f < given->count; f++) {
         scaling->mean[f] = given->mean[f];

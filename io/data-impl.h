@@ -97,6 +97,10 @@ ember_status ember_dataset_name_classes(ember_dataset *ds, const char *const *na
 /* "train" or "test" */
 const char *ember_split_name(ember_split split);
 
+/* An empty standardisation of `count` features (io/feature-scaling.c), or
+ * NULL with the failure recorded; freed with ember_feature_scaling_free. */
+ember_feature_scaling *ember_feature_scaling_new(ember_ctx *ctx, int count, const char *label);
+
 /* The loaders. `dir` is the folder, already known to exist (NULL for
  * random). Each fills ds through ember_dataset_reserve, or records a failure
  * on ds->ctx and returns it; the caller frees ds either way. */

@@ -10,27 +10,16 @@ program defines and which it uses, and fails when
   - an object calls up the stack: a layer uses a symbol defined in a layer
     above it (the backends, for one, use nothing of the engine's);
   - files call each other in a circle: two or more source files each use
-    something the next one defines, round to the first (but for the
-    circles KNOWN_CIRCLES lists, still to be broken).
+    something the next one defines, round to the first. Such a pair is
+    broken by moving what the callee uses into a file of its own (as
+    core/backward.c holds the walk that calls every op's backward, while
+    the ops call core/autograd.c's tape).
 It prints each offence with the symbol that makes it.
 """
 import os
 import subprocess
 import sys
 from collections import defaultdict
-
-# Circles not yet broken, each with the reason it stands. A circle not listed
-# fails; a listed one that a build does not have is said (some exist only
-# with an option: the CPU's skinny sgemm with OpenBLAS).
-KNOWN_CIRCLES = {
-    # autograd's backward pass calls each op's backward, which records on the tape
-    frozenset(["core/autograd.c"] + ["core/ops-" + op + ".c" for op in (
-        "attention", "conv", "dropout", "elementwise", "embedding", "gemm", "loss", "norm", "pool", "reduce",
-        "softmax", "view")]),
-    # io/data.c dispatches to each loader, which fills the data set through data.c's helpers
-    frozenset(["io/data.c"] + ["io/data-" + kind + ".c" for kind in (
-        "cifar", "csv", "folder", "idx", "npy", "random")]),
-}
 
 # bottom up: a layer may use what the layers at its rank or below define
 LAYERS = ["ember_base", "ember_ptxsim", "ember_backends", "ember_core", "ember_io", "ember_models",
@@ -124,12 +113,8 @@ def main():
                 failures.append(f"{name} ({layer}) calls up the stack: {symbol} of {other} ({other_layer})")
             if (other_layer, other) != (layer, name):
                 edges[(layer, name)].add((other_layer, other))
-    seen = set()
     for group in circles(edges):
         names = [name for _, name in group]
-        if frozenset(names) in KNOWN_CIRCLES:
-            seen.add(frozenset(names))
-            continue
         links = []
         for a in group:
             for b in group:
@@ -138,11 +123,6 @@ def main():
                     links.append(f"{a[1]} uses {symbol} of {b[1]}")
         failures.append("files call each other in a circle: " + ", ".join(names) + "\n    " +
                         "\n    ".join(links))
-    built = {name for _, name in files.values()}
-    for gone in KNOWN_CIRCLES - seen:
-        if gone <= built:  # else a backend left out of this build (EMBER_OPENCL=OFF)
-            print("a known circle is not in this build; strike it from KNOWN_CIRCLES if no build has it: " +
-                  ", ".join(sorted(gone)))
     for failure in failures:
         print(failure)
     print(f"test_layers: {len(files)} objects in {len(LAYERS)} layers, "
