@@ -293,7 +293,7 @@ struct ember_batch_norm {
  * Everything that names a primitive expands from here: the table below,
  * each backend's prototypes and entries (backends/cpu/cpu-impl.h, cpu.c;
  * the shared GPU launch plans, backends/kernels/gpu.h), the test reference
- * (tests/reference.h), the parity harness's check that every one has a
+ * (tests/ops/reference.h), the parity harness's check that every one has a
  * row, and the profiler's timing wrappers (core/profile.c), which is what
  * the last three columns are for: `label` names the profile's row for a
  * call (NULL: the primitive's own name; "unary relu" for an op of a

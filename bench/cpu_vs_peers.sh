@@ -19,7 +19,7 @@
 # KERAS_PYTHON  the Python for Keras; default: bench/peers-env.sh's venv
 # BENCH_ENV, BENCH_TORCH   passed to bench/peers-env.sh (its header says how)
 #
-# The peers are bench/torch_zoo_train.py (the models of tests/torch_zoo.py)
+# The peers are bench/torch_zoo_train.py (the models of tests/interop/torch_zoo.py)
 # and bench/keras_train.py (model.fit, timed after a warm-up fit).
 # --help: the comment above, and nothing else done
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac

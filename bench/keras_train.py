@@ -19,7 +19,7 @@ epoch's mean, as fit logs it), "test_acc" (model.evaluate after the
 epoch), "seconds", "peak_rss_mib"}. --steps N stops each epoch after N
 batches: speed alone, the accuracy is then of a part-epoch.
 
-The models (ember's: `build/ember summary --model M`; PyTorch's: tests/torch_zoo.py):
+The models (ember's: `build/ember summary --model M`; PyTorch's: tests/interop/torch_zoo.py):
   simplecnn  Conv2d(1, 16, 3, padding=1), ReLU, MaxPool2d(2), Flatten, Linear(3136, 10)
   kerascnn   the Keras document's: Conv2D(32, 3x3, relu), Flatten, Dense(10, softmax)
   resnet8    a 3x3 conv of 16 with BatchNorm and ReLU; three basic blocks (torchvision's:

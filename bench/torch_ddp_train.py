@@ -4,7 +4,7 @@
 
     torch_ddp_train.py --model simplecnn --ranks 2 --threads 1 --steps 300 [--batch 64]
 
-Trains the PyTorch twin of an ember model (tests/torch_zoo.py) on
+Trains the PyTorch twin of an ember model (tests/interop/torch_zoo.py) on
 Fashion-MNIST with DistributedDataParallel over the gloo backend, in
 `--ranks` processes on this machine (torch.multiprocessing), each with
 `--threads` threads, as `mpirun -np N ember train` does: the same global
@@ -26,7 +26,8 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "interop"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "common"))
 from fashion_subset import read_idx  # noqa: E402
 from torch_zoo import ZOO  # noqa: E402
 

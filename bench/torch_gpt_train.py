@@ -4,7 +4,7 @@
 
     torch_gpt_train.py --text FILE --steps 30 --threads 2 [--batch 32] [--generate 200] [--device cuda]
 
-Trains gpt-tiny's PyTorch twin (tests/gpt_vs_torch.py: nanoGPT's GPT, 4
+Trains gpt-tiny's PyTorch twin (tests/interop/test_gpt_vs_torch.py: nanoGPT's GPT, 4
 layers, 4 heads, width 128, context 128) on the text as `ember train --data
 text` does: every byte a token, the first 90% for training, batches of
 random windows, AdamW (lr 1e-3, weight decay 0.1 on the weights and
@@ -26,8 +26,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from gpt_vs_torch import GPT  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "interop"))
+from test_gpt_vs_torch import GPT  # noqa: E402
 
 
 def main():

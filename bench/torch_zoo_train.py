@@ -5,7 +5,7 @@
     torch_zoo_train.py --model resnet8 --epochs 5 --threads 2 [--steps N] [--schedule cosine] [--data-dir DIR]
                        [--device cuda]
 
-Trains the PyTorch twin of an ember built-in model (tests/torch_zoo.py: the
+Trains the PyTorch twin of an ember built-in model (tests/interop/torch_zoo.py: the
 same layers, the same parameter names) on Fashion-MNIST as `ember train`
 does: batch 64, Adam lr 0.001, a fresh shuffle each epoch, the last short
 batch kept, evaluation in eval() mode after every epoch. Prints one JSON
@@ -28,7 +28,8 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "interop"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "common"))
 from fashion_subset import read_idx  # noqa: E402
 from torch_zoo import ZOO  # noqa: E402
 

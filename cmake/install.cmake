@@ -29,7 +29,7 @@ install(FILES include/ember.h include/ember-mpi.h DESTINATION ${CMAKE_INSTALL_IN
 
 # The man pages, from the help text of the program just built, so that they
 # say what --help says; every command `ember --help` lists has its page
-# (tests/test_install.sh checks that the list below is the program's).
+# (tests/project/test_install.sh checks that the list below is the program's).
 set(EMBER_COMMANDS train eval predict generate summary export import plot devices ptx)
 set(EMBER_MAN_PAGES ${CMAKE_BINARY_DIR}/man/ember.1)
 foreach(command IN LISTS EMBER_COMMANDS)

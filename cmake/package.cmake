@@ -12,7 +12,7 @@
 # for a package that goes under /usr (the default, /usr/local, suits a
 # package made and installed on the same machine). Their Depends come from
 # dpkg-shlibdeps (Debian's dpkg-dev), which reads what each binary links;
-# without it, the list below. tests/test_deb.sh installs it and uses it.
+# without it, the list below. tests/project/test_deb.sh installs it and uses it.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ember)
 set(CPACK_PACKAGE_VENDOR "the ember authors")

@@ -72,7 +72,7 @@
  *
  * The library stands alone (libc and libm): ember links it into its
  * simulated GPU (backends/cuda/cuda-sim.c, `ember ptx --simulate`) and
- * the CUDA test double links it into its libcuda (tests/fakes).
+ * the CUDA test double links it into its libcuda (tests/gpu/fakes).
  *
  *   ptxsim-parse.c    the text: statements, directives, declarations
  *   ptxsim-decode.c   one instruction's opcode, modifiers and operands

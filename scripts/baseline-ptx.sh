@@ -13,7 +13,7 @@
 # acc += a * b wants that), except where a kernel source turns it off
 # (softmath.kh, whose accuracy is measured unfused); clang's CUDA default,
 # fast, would fuse across statements and ignore the pragma. Run it
-# after changing a kernel; tests/test_baseline_ptx.sh fails until you do.
+# after changing a kernel; tests/gpu/test_baseline_ptx.sh fails until you do.
 #
 #   scripts/baseline-ptx.sh [OUTPUT]        default: the file in the repository
 #   CLANG=clang-14 scripts/baseline-ptx.sh  another clang

@@ -31,7 +31,7 @@
 #                 "out of time", so that a lease's time limit still gets the report and
 #                 the logs; the order puts first what matters most: the default kernel
 #                 path, then speed next to PyTorch, then the other paths
-#   --double      no GPU: CUDA's test double (tests/fakes), which runs the kernels on
+#   --double      no GPU: CUDA's test double (tests/gpu/fakes), which runs the kernels on
 #                 the CPU, stands in for the driver, on a subset of Fashion-MNIST
 #                 and a few steps: a rehearsal of this script (CI runs it); its
 #                 figures are no GPU's, and the test programs run on the first kernel

@@ -42,7 +42,7 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # where a PyTorch user would load them; Open MPI trains across processes
 # (mpirun -np 2, docs/parallel.md), and procps's pgrep finds a rank to kill;
 # dpkg-dev's dpkg-shlibdeps gives the Debian package its Depends, and man-db
-# renders its man pages (tests/test_deb.sh); libonnx-testdata holds ONNX's
+# renders its man pages (tests/project/test_deb.sh); libonnx-testdata holds ONNX's
 # own test case for each operator (docs/interop.md); fortunes is the text
 # gpt-tiny trains on against its PyTorch twin; clang-format-14 checks the
 # C is laid out as .clang-format says (scripts/format.sh)
@@ -114,7 +114,7 @@ fi
 
 # CUDA 12.x's NVRTC, the last to target Maxwell, Pascal and Volta (sm_50 to sm_72), from
 # NVIDIA's PyPI wheel into the build tree: the simulated GTX 1080 runs its PTX
-# (tests/test_simulated_gpu.sh). No GPU or driver is involved.
+# (tests/gpu/test_simulated_gpu.sh). No GPU or driver is involved.
 if [ $want_tests = yes ] && [ ! -f build/cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ] && [ -x build/pyenv/bin/python ]; then
     if build/pyenv/bin/python -m pip install -q --target build/cu12 nvidia-cuda-nvrtc-cu12==12.9.86; then
         echo "setup: CUDA 12.9 NVRTC in build/cu12"

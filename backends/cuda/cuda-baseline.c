@@ -7,7 +7,7 @@
  * JITs it for any GPU from Kepler up, with no NVRTC at all.
  *
  * It is made by scripts/baseline-ptx.sh (a documented, reproducible
- * command), embedded by CMake, and tests/test_baseline_ptx.sh fails when
+ * command), embedded by CMake, and tests/gpu/test_baseline_ptx.sh fails when
  * the file no longer matches what the kernel sources give.
  */
 #include <stdio.h>

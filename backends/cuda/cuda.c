@@ -306,7 +306,7 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     /* cuLaunchKernel takes the address of each argument's value; a buffer's
      * value is its device address, which ember_ptr keeps in a pointer. The
      * list ends with a NULL: the driver reads only as many as the kernel
-     * takes; the test double (tests/fakes) counts them by it. */
+     * takes; the test double (tests/gpu/fakes) counts them by it. */
     void *params[CUDA_MAX_ARGS + 1];
     for (int i = 0; i < nargs; i++)
         params[i] = (void *)&args[i].value;

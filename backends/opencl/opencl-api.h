@@ -8,7 +8,7 @@
  * struct opencl_api of function pointers and into the lookup loop. Types and
  * constants keep the Khronos names and values, which are fixed by the ABI.
  *
- * tests/test_opencl_api.c includes Khronos's CL/cl.h first and this header
+ * tests/gpu/test_opencl_api.c includes Khronos's CL/cl.h first and this header
  * with OPENCL_API_CHECK defined: then every typedef is re-declared (C11 allows
  * that only for the same type), every constant becomes a static assertion
  * against the Khronos value, and every function type is compared with the

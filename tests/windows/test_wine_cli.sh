@@ -26,7 +26,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # a Wine prefix of the test's own, made on first use (about 10 s)
 export WINEPREFIX="${EMBER_WINEPREFIX:-$TMP/wineprefix}" WINEDEBUG=-all
-. "$here/cli-util.sh"
+. "$here/common/cli-util.sh"
 
 # unpacked where a Windows user might: spaces, accents and Cyrillic in the path
 home="$TMP/Mes programmes/émber Обучение"

@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: MIT
 # The tests of the Windows build, run under Wine (CMAKE_CROSSCOMPILING_EMULATOR,
 # cmake/mingw-w64.cmake): docs/windows.md says which, and why these.
-ember_test(test_tensor SOURCES test_tensor.c LABELS unit)
-ember_test(test_platform SOURCES test_platform.c LABELS unit)
-ember_test(test_gradcheck SOURCES test_gradcheck.c LABELS ops)
-ember_test(test_parity SOURCES test_parity.c reference.c LABELS ops)
-ember_test(test_schedule SOURCES test_schedule.c LABELS unit)
-ember_test(test_loaders SOURCES test_loaders.c LABELS unit)
+ember_test(test_tensor SOURCES unit/test_tensor.c LABELS unit)
+ember_test(test_platform SOURCES unit/test_platform.c LABELS unit)
+ember_test(test_gradcheck SOURCES ops/test_gradcheck.c LABELS ops)
+ember_test(test_parity SOURCES ops/test_parity.c ops/reference.c LABELS ops)
+ember_test(test_schedule SOURCES unit/test_schedule.c LABELS unit)
+ember_test(test_loaders SOURCES unit/test_loaders.c LABELS unit)
 target_include_directories(test_loaders PRIVATE ${STB_INCLUDE_DIR})
-ember_test(test_models SOURCES test_models.c LABELS "unit;models")
-ember_test(test_text SOURCES test_text.c LABELS "unit;models")
-ember_test(test_checkpoint SOURCES test_checkpoint.c LABELS unit)
-ember_test(test_memory SOURCES test_memory.c LABELS unit)
+ember_test(test_models SOURCES unit/test_models.c LABELS "unit;models")
+ember_test(test_text SOURCES unit/test_text.c LABELS "unit;models")
+ember_test(test_checkpoint SOURCES unit/test_checkpoint.c LABELS unit)
+ember_test(test_memory SOURCES unit/test_memory.c LABELS unit)
 # for test_wine_cli.sh: a file held open as another program holds it
 add_executable(hold_open windows/hold_open.c)
 # the OpenCL backend through Wine's opencl.dll, which hands it to the Linux

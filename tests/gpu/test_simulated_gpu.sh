@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/gpu/test_simulated_gpu.sh — the GPU code ember ships, executed: one suite on
+# one simulated GPU. The CUDA test double (tests/gpu/fakes) is configured as a real
+# card with its real driver, ember chooses its kernel path as it would there,
+# and the double runs the PTX of that path in ember's PTX simulator (ptxsim/),
+# instruction by instruction, with its checks on (bounds, alignment,
+# shared-memory races, barriers, registers read before written):
+#
+#   k2100m    Quadro K2100M, sm_30, R418 (CUDA 10.1, PTX 6.4): the built-in PTX
+#   k40m      Tesla K40m, sm_35, R470 (CUDA 11.4): NVRTC 11.8's cubin, run as its PTX
+#   gtx1080   GeForce GTX 1080, sm_61, R580 (CUDA 13.0): NVRTC 12.x's cubin, as its PTX
+#   h100      H100, sm_90, CUDA 13.0: NVRTC 13's cubin, as its PTX
+#
+# A cubin is machine code; the double runs the PTX ptxas made it from, which
+# tests/gpu/fakes/fake_nvrtc_keep.c (an NVRTC that forwards to the real one) kept.
+#
+#   test_simulated_gpu.sh GPU SUITE BUILD_DIR [CU11_DIR] [CU12_DIR]
+#
+# SUITE: parity (every primitive against the reference), gradcheck (every op's
+# gradients), train (3 simplecnn steps against the CPU, each loss within 1e-3).
+# Skipped (77) only when the GPU's NVRTC is not on this machine (scripts/setup.sh
+# --tests puts CUDA 11.8's and 12.x's in the build tree); a suite that cannot
+# open the simulated GPU fails.
+set -u
+gpu=$1 suite=$2 build=$3
+cu11=${4:-$build/cu11} cu12=${5:-$build/cu12}
+tests=$build/tests
+
+nvrtc="" # the real NVRTC ember compiles with on this GPU
+case $gpu in
+k2100m) seed=0 cc=30 name="Quadro K2100M" driver=10010 kernels=baseline path="built-in sm_30 PTX" ;;
+k40m) seed=1 cc=35 name="Tesla K40m" driver=11040 kernels=nvrtc-cubin path="NVRTC 11.8 cubin for sm_35"
+    nvrtc=$cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2 ;;
+gtx1080) seed=2 cc=61 name="GeForce GTX 1080" driver=13000 kernels=nvrtc-cubin path="NVRTC 12.[0-9]* cubin for sm_61"
+    nvrtc=$cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ;;
+h100) seed=3 cc=90 name="H100" driver=13000 kernels=nvrtc-cubin path="NVRTC 13.[0-9]* cubin for sm_90"
+    nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda*/lib64/libnvrtc.so.13 2>/dev/null | head -n 1) ;;
+*) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100 parity|gradcheck|train BUILD_DIR" >&2; exit 2 ;;
+esac
+if [ "$kernels" != baseline ] && [ ! -f "$nvrtc" ]; then
+    echo "skipped: the NVRTC of the simulated $name is not here (${nvrtc:-no CUDA 13 toolkit}); scripts/setup.sh --tests installs CUDA 11.8's and 12.x's"
+    exit 77
+fi
+
+export EMBER_TEST_DEVICE=cuda:0 EMBER_CUDA_LIBRARY="$tests/libfake-cuda.so" EMBER_FAKE_CUDA_EXEC=ptx
+# each GPU runs its blocks' warps in another order (0: as numbered), the seed of ptxsim.h
+export EMBER_FAKE_CUDA_SEED=$seed
+export EMBER_FAKE_CUDA_GPUS="$cc:$name (simulated)" EMBER_FAKE_CUDA_DRIVER=$driver EMBER_CUDA_KERNELS=$kernels
+# a cache of its own: ember's cubins and the PTX kept for them stay together
+export EMBER_CACHE_DIR="$build/test-cache-simulated/$gpu"
+export EMBER_FAKE_NVRTC_PTX_DIR="$EMBER_CACHE_DIR/kept-ptx"
+if [ -n "$nvrtc" ]; then
+    export EMBER_NVRTC="only:$tests/libfake-nvrtc-keep.so" EMBER_FAKE_NVRTC_REAL="$nvrtc"
+else
+    export EMBER_NVRTC=none
+fi
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+case $suite in
+parity) "$tests/test_parity" -b cuda >"$out" 2>&1 ;;
+gradcheck) "$tests/test_gradcheck" >"$out" 2>&1 ;;
+train) "$tests/test_backend_e2e" cuda:0 --steps 3 --no-eval >"$out" 2>&1 ;;
+*) echo "unknown suite $suite" >&2; exit 2 ;;
+esac
+status=$?
+cat "$out"
+if [ $status -eq 77 ]; then
+    echo "FAILED: the simulated $name did not open (a skip here hides a failure)"
+    exit 1
+fi
+[ $status -eq 0 ] || exit $status
+# the suites that name their device must have run on the expected kernel path
+if [ "$suite" != gradcheck ] && ! grep -q "kernels: $path)" "$out"; then
+    echo "FAILED: the simulated $name did not load its kernels from the $path"
+    exit 1
+fi
+echo "$suite on the simulated $name ($path, executed as PTX): ok"

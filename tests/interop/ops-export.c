@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/interop/ops-export.c — the layers' ops on fixed inputs, written to one
+ * safetensors file for tests/interop/test_ops_vs_torch.py to hold against PyTorch.
+ *
+ *   ops-export OUT.safetensors
+ *
+ * The device is cpu, or $EMBER_TEST_DEVICE. Inputs are a seeded draw;
+ * each result is saved under a name that says what made it:
+ *
+ *   x4 (2, 3, 5, 6), x2 (8, 3)       inputs
+ *   leaky_relu, sigmoid, tanh, gelu  of x4
+ *   avg_pool2d                       3x3 windows at stride 2 of x4
+ *   global_avg_pool2d                of x4
+ *   bn.weight, bn.bias, bn.running_mean, bn.running_var   the state before
+ *   bn2d_train, bn2d_train.mean, bn2d_train.var           y and the running statistics after
+ *   bn2d_eval                        y in evaluation, from the state before
+ *   bn1d_train, bn1d_eval            the same on x2
+ *   bn2d_train.dx, .dweight, .dbias  gradients of sum(y * x4) in training
+ *   dropout_eval, dropout_train      p 0.5, seed 7
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-util.h"
+
+static ember_params *out;
+
+/* adds `t` to the file under `name` (a copy: the set owns its values) */
+static void keep(const char *name, ember_tensor *t)
+{
+    CHECK(t != NULL, "%s: %s", name, ember_last_error(ember_tensor_ctx(t)));
+    if (!t)
+        return;
+    int64_t shape[EMBER_MAX_DIMS];
+    int ndim = ember_tensor_ndim(t);
+    for (int d = 0; d < ndim; d++)
+        shape[d] = ember_tensor_dim(t, d);
+    ember_tensor *p = ember_params_add(out, name, ndim, shape);
+    size_t bytes = (size_t)ember_tensor_numel(t) * sizeof(float);
+    float *values = malloc(bytes);
+    CHECK(p && values && ember_tensor_read(t, values, bytes) == EMBER_OK &&
+              ember_tensor_write(p, values, bytes) == EMBER_OK,
+          "keeping %s", name);
+    free(values);
+}
+
+static ember_tensor *seeded(ember_ctx *ctx, int ndim, const int64_t *shape, float low, float high,
+                            uint64_t seed)
+{
+    ember_tensor *t = ember_tensor_new(ctx, EMBER_F32, ndim, shape);
+    int64_t n = ember_tensor_numel(t);
+    float *v = malloc((size_t)n * sizeof *v);
+    ember_rng rng = ember_rng_seed(seed);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = ember_rng_uniform(&rng, low, high);
+    ember_tensor_write(t, v, (size_t)n * sizeof *v);
+    free(v);
+    return t;
+}
+
+/* weight, bias and running statistics of a batch norm over 3 channels */
+struct bn {
+    ember_tensor *weight, *bias, *mean, *var;
+};
+
+static struct bn bn_state(ember_ctx *ctx)
+{
+    int64_t c[1] = {3};
+    struct bn b = {seeded(ctx, 1, c, 0.5f, 1.5f, 11), seeded(ctx, 1, c, -0.5f, 0.5f, 12),
+                   seeded(ctx, 1, c, -0.2f, 0.2f, 13), seeded(ctx, 1, c, 0.5f, 2.0f, 14)};
+    return b;
+}
+
+static void bn_free(struct bn *b)
+{
+    ember_tensor_free(b->weight), ember_tensor_free(b->bias), ember_tensor_free(b->mean),
+        ember_tensor_free(b->var);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: ops-export OUT.safetensors\n");
+        return 2;
+    }
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return TEST_SKIP;
+    out = ember_params_new(ctx);
+    int64_t s4[4] = {2, 3, 5, 6}, s2[2] = {8, 3};
+    ember_tensor *x4 = seeded(ctx, 4, s4, -3.0f, 3.0f, 1), *x2 = seeded(ctx, 2, s2, -2.0f, 2.0f, 2);
+    keep("x4", x4);
+    keep("x2", x2);
+    keep("leaky_relu", ember_leaky_relu(x4, 0.1f));
+    keep("sigmoid", ember_sigmoid(x4));
+    keep("tanh", ember_tanh(x4));
+    keep("gelu", ember_gelu(x4));
+    keep("avg_pool2d", ember_avg_pool2d(x4, 3, 2));
+    keep("global_avg_pool2d", ember_global_avg_pool2d(x4));
+    keep("dropout_eval", ember_dropout(x4, 0.5f, false, 7));
+    keep("dropout_train", ember_dropout(x4, 0.5f, true, 7));
+
+    struct bn b = bn_state(ctx);
+    keep("bn.weight", b.weight), keep("bn.bias", b.bias), keep("bn.running_mean", b.mean);
+    keep("bn.running_var", b.var);
+    keep("bn2d_eval", ember_batch_norm(x4, b.weight, b.bias, b.mean, b.var, false, 0.1f, 1e-5f));
+    keep("bn1d_eval", ember_batch_norm(x2, b.weight, b.bias, b.mean, b.var, false, 0.1f, 1e-5f));
+    /* training, with gradients of sum(y * x4) */
+    ember_tensor *xg = ember_tensor_copy(x4);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(xg, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.weight, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.bias, true));
+    ember_tensor *y = ember_batch_norm(xg, b.weight, b.bias, b.mean, b.var, true, 0.1f, 1e-5f);
+    keep("bn2d_train", y);
+    keep("bn2d_train.mean", b.mean);
+    keep("bn2d_train.var", b.var);
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, x4), EMBER_ALL_AXES, false)));
+    keep("bn2d_train.dx", ember_tensor_grad(xg));
+    keep("bn2d_train.dweight", ember_tensor_grad(b.weight));
+    keep("bn2d_train.dbias", ember_tensor_grad(b.bias));
+    bn_free(&b);
+    b = bn_state(ctx);
+    keep("bn1d_train", ember_batch_norm(x2, b.weight, b.bias, b.mean, b.var, true, 0.1f, 1e-5f));
+    bn_free(&b);
+    /* batch norm and ReLU in one op, training, with gradients of sum(y * x4) */
+    b = bn_state(ctx);
+    ember_tensor *xr = ember_tensor_copy(x4);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(xr, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.weight, true));
+    y = ember_batch_norm_relu(xr, b.weight, b.bias, b.mean, b.var, true, 0.1f, 1e-5f);
+    keep("bn2d_relu_train", y);
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, x4), EMBER_ALL_AXES, false)));
+    keep("bn2d_relu_train.dx", ember_tensor_grad(xr));
+    keep("bn2d_relu_train.dweight", ember_tensor_grad(b.weight));
+    bn_free(&b);
+
+    CHECK_OK(ctx, ember_params_save(out, argv[1], NULL));
+    ember_tape_clear(ctx);
+    ember_tensor_free(xg), ember_tensor_free(xr), ember_tensor_free(x4), ember_tensor_free(x2);
+    ember_params_free(out);
+    ember_ctx_free(ctx);
+    return test_finish("ops-export");
+}

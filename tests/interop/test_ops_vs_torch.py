@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tests/interop/test_ops_vs_torch.py — ember's layer ops against PyTorch's on the same inputs.
+
+    test_ops_vs_torch.py path/to/ops-export
+
+Runs ops-export (on cpu, or $EMBER_TEST_DEVICE), which writes fixed
+inputs and what ember's ops make of them to a safetensors file, and holds
+each to PyTorch's functional op on the same inputs and state:
+
+  activations    leaky_relu (0.1), sigmoid, tanh, gelu (exact)
+  pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened
+  batch norm     BatchNorm2d and BatchNorm1d (momentum 0.1, eps 1e-5): y in
+                 training and in evaluation, the running statistics after a
+                 training step, and in training the gradients of sum(y * x)
+                 for x, weight and bias
+  dropout        evaluation gives x itself; training gives 0 or 2x (p 0.5)
+                 for each element, about half of them 0
+
+and checks that training and evaluation differ where they must (batch
+norm with running statistics that are not the batch's, dropout). Needs
+torch and safetensors; exits 77 (CTest's "skipped") without them.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from safetensors.torch import load_file
+except ImportError as err:
+    print(f"ops_vs_torch: skipped: {err} (install torch and safetensors into the Python that "
+          "EMBER_PYTHON names; see tests/CMakeLists.txt)", file=sys.stderr)
+    sys.exit(77)
+
+failures = 0
+
+
+def check(cond, message):
+    global failures
+    if not cond:
+        failures += 1
+        print(f"ops_vs_torch: FAIL: {message}", file=sys.stderr)
+    return cond
+
+
+def close(name, got, want, tol=1e-5):
+    err = (got - want).abs().max().item() if got.numel() else 0.0
+    scale = max(want.abs().max().item() if want.numel() else 0.0, 1.0)
+    ok = got.shape == want.shape and err <= tol * scale
+    check(ok, f"{name}: shape {tuple(got.shape)} vs {tuple(want.shape)}, largest difference {err:.3g}")
+    print(f"{name:24} {'ok' if ok else 'FAILED'} (largest difference {err:.2e})")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ops.safetensors")
+        run = subprocess.run([sys.argv[1], path], capture_output=True, text=True)
+        if run.returncode == 77:
+            print(f"ops_vs_torch: skipped: {run.stderr.strip()}", file=sys.stderr)
+            return 77
+        if not check(run.returncode == 0, f"ops-export failed: {run.stdout}{run.stderr}"):
+            return 1
+        t = load_file(path)
+
+    x4, x2 = t["x4"], t["x2"]
+    close("leaky_relu", t["leaky_relu"], F.leaky_relu(x4, 0.1))
+    close("sigmoid", t["sigmoid"], torch.sigmoid(x4))
+    close("tanh", t["tanh"], torch.tanh(x4))
+    close("gelu", t["gelu"], F.gelu(x4))
+    close("avg_pool2d", t["avg_pool2d"], F.avg_pool2d(x4, 3, 2))
+    close("global_avg_pool2d", t["global_avg_pool2d"], F.adaptive_avg_pool2d(x4, 1).flatten(1))
+
+    # dropout: evaluation is x; training keeps each element doubled or drops it
+    check(torch.equal(t["dropout_eval"], x4), "dropout in evaluation is not x itself")
+    y = t["dropout_train"]
+    kept = y != 0
+    check(torch.allclose(y[kept], 2 * x4[kept]), "dropout in training: kept elements are not 2x")
+    share = kept.float().mean().item()
+    check(0.3 < share < 0.7, f"dropout in training kept {share:.2f} of the elements, p was 0.5")
+    check(not torch.equal(y, t["dropout_eval"]), "dropout: training and evaluation are the same")
+    print(f"{'dropout':24} kept {share:.2f} in training, x itself in evaluation")
+
+    def bn(dims, x, training):
+        m = (torch.nn.BatchNorm2d if dims == 2 else torch.nn.BatchNorm1d)(3, momentum=0.1, eps=1e-5)
+        with torch.no_grad():
+            m.weight.copy_(t["bn.weight"])
+            m.bias.copy_(t["bn.bias"])
+            m.running_mean.copy_(t["bn.running_mean"])
+            m.running_var.copy_(t["bn.running_var"])
+        m.train(training)
+        return m
+
+    m = bn(2, x4, False)
+    close("bn2d_eval", t["bn2d_eval"], m(x4).detach())
+    m = bn(1, x2, False)
+    close("bn1d_eval", t["bn1d_eval"], m(x2).detach())
+    m = bn(1, x2, True)
+    close("bn1d_train", t["bn1d_train"], m(x2).detach())
+
+    m = bn(2, x4, True)
+    xg = x4.clone().requires_grad_(True)
+    y = m(xg)
+    (y * x4).sum().backward()
+    close("bn2d_train", t["bn2d_train"], y.detach())
+    close("bn2d_train running mean", t["bn2d_train.mean"], m.running_mean)
+    close("bn2d_train running var", t["bn2d_train.var"], m.running_var)
+    close("bn2d_train dx", t["bn2d_train.dx"], xg.grad, 1e-4)
+    close("bn2d_train dweight", t["bn2d_train.dweight"], m.weight.grad, 1e-4)
+    close("bn2d_train dbias", t["bn2d_train.dbias"], m.bias.grad, 1e-4)
+    check(not torch.allclose(t["bn2d_train"], t["bn2d_eval"]), "batch norm: training and evaluation are the same")
+
+    m = bn(2, x4, True)
+    xr = x4.clone().requires_grad_(True)
+    y = torch.relu(m(xr))
+    (y * x4).sum().backward()
+    close("bn2d_relu_train", t["bn2d_relu_train"], y.detach())
+    close("bn2d_relu_train dx", t["bn2d_relu_train.dx"], xr.grad, 1e-4)
+    close("bn2d_relu_train dweight", t["bn2d_relu_train.dweight"], m.weight.grad, 1e-4)
+    check(bool((t["bn2d_relu_train"] == 0).any()), "batch norm with ReLU: no value was cut to 0")
+
+    if failures:
+        print(f"ops_vs_torch: {failures} checks failed", file=sys.stderr)
+        return 1
+    print(f"ops_vs_torch: ok (PyTorch {torch.__version__})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/ops/test_conv_algo.c — the choice of a convolution's algorithm
+ * (core/conv-algo.c): the same answer for the same shape and device,
+ * EMBER_CONV_ALGO forcing one and refusing a misspelling, the profile
+ * naming the algorithm that ran, and every algorithm giving im2col's
+ * convolution and gradients through ember_conv2d: the Winograds on the CPU,
+ * conv_direct on a GPU backend (PoCL here), which the CPU refuses by name.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv-algo-impl.h"
+#include "test-util.h"
+
+struct shape_case {
+    const char *what;
+    int64_t c, oc, h, w, k, stride, pad;
+    enum ember_conv_algo on_cpu; /* what auto picks on the CPU */
+};
+
+static const struct shape_case shapes[] = {
+    {"ResNet-8's 3x3 at 28x28, 16 channels", 16, 16, 28, 28, 3, 1, 1, EMBER_CONV_WINOGRAD4},
+    {"CIFAR's 32x32, 64 channels", 64, 64, 32, 32, 3, 1, 1, EMBER_CONV_WINOGRAD4},
+    {"16x16 output, the 4x4 tiles' edge", 8, 8, 18, 18, 3, 1, 0, EMBER_CONV_WINOGRAD4},
+    {"15x16 output, below it", 8, 8, 17, 18, 3, 1, 0, EMBER_CONV_WINOGRAD},
+    {"VGG's 3x3 at 14x14, 64 to 128 channels", 64, 128, 14, 14, 3, 1, 1, EMBER_CONV_WINOGRAD},
+    {"3x3 at the table's edge, 8 channels, 8x8", 8, 8, 10, 10, 3, 1, 0, EMBER_CONV_WINOGRAD},
+    {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_WINOGRAD},
+    {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"a first layer's 1 channel", 1, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"2 channels", 2, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
+    {"1x1 projection", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
+    {"5x5", 16, 16, 28, 28, 5, 1, 2, EMBER_CONV_IM2COL},
+    {"3x3 padding 3", 16, 16, 28, 28, 3, 1, 3, EMBER_CONV_IM2COL},
+};
+
+static struct ember_conv_geom geom_of(const struct shape_case *s)
+{
+    struct ember_conv_geom g = {
+        .n = 4, .c = s->c, .h = s->h, .w = s->w, .kh = s->k, .kw = s->k, .stride = s->stride, .pad = s->pad};
+    g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
+    g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
+    return g;
+}
+
+static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
+{
+    struct ember_conv_geom g = geom_of(s);
+    enum ember_conv_algo algo = (enum ember_conv_algo) - 1;
+    CHECK(ember_conv_algo_choose(ctx, &g, s->oc, &algo), "%s: no choice: %s", s->what, ember_last_error(ctx));
+    return algo;
+}
+
+/* auto's table on this device, asked twice; the default when
+ * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): im2col, and on CUDA
+ * conv_direct for every layer; and EMBER_CONV_ALGO forcing each */
+static void check_choices(ember_ctx *ctx, bool cpu, bool cuda)
+{
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct shape_case *s = &shapes[i];
+        enum ember_conv_algo exact = cuda ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
+        enum ember_conv_algo want = cpu ? s->on_cpu : exact;
+        bool applies = s->k == 3 && s->stride == 1 && s->pad <= 2;
+        unsetenv("EMBER_CONV_ALGO");
+        CHECK(choose(ctx, s) == exact, "%s on %s: unset, EMBER_CONV_ALGO chose %s, not %s", s->what,
+              ember_ctx_device_name(ctx), ember_conv_algo_name(choose(ctx, s)), ember_conv_algo_name(exact));
+        setenv("EMBER_CONV_ALGO", "auto", 1);
+        enum ember_conv_algo first = choose(ctx, s), second = choose(ctx, s);
+        CHECK(first == want && second == first, "%s on %s: auto chose %s then %s, not %s", s->what,
+              ember_ctx_device_name(ctx), ember_conv_algo_name(first), ember_conv_algo_name(second),
+              ember_conv_algo_name(want));
+        setenv("EMBER_CONV_ALGO", "im2col", 1);
+        CHECK(choose(ctx, s) == EMBER_CONV_IM2COL, "%s: EMBER_CONV_ALGO=im2col did not force im2col",
+              s->what);
+        setenv("EMBER_CONV_ALGO", "winograd", 1);
+        enum ember_conv_algo forced = choose(ctx, s);
+        CHECK(forced == (applies ? EMBER_CONV_WINOGRAD : EMBER_CONV_IM2COL),
+              "%s: EMBER_CONV_ALGO=winograd chose %s (Winograd %s this shape)", s->what,
+              ember_conv_algo_name(forced), applies ? "takes" : "does not take");
+        setenv("EMBER_CONV_ALGO", "winograd4", 1);
+        forced = choose(ctx, s);
+        CHECK(forced == (applies ? EMBER_CONV_WINOGRAD4 : EMBER_CONV_IM2COL),
+              "%s: EMBER_CONV_ALGO=winograd4 chose %s (Winograd %s this shape)", s->what,
+              ember_conv_algo_name(forced), applies ? "takes" : "does not take");
+        setenv("EMBER_CONV_ALGO", "direct", 1);
+        CHECK(choose(ctx, s) == EMBER_CONV_DIRECT, "%s: EMBER_CONV_ALGO=direct did not force direct",
+              s->what);
+    }
+    setenv("EMBER_CONV_ALGO", "wingorad", 1);
+    struct ember_conv_geom g = geom_of(&shapes[0]);
+    enum ember_conv_algo algo;
+    CHECK(!ember_conv_algo_choose(ctx, &g, 16, &algo) && ember_last_status(ctx) == EMBER_ERR_ARG &&
+              strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=wingorad") &&
+              strstr(ember_last_error(ctx), "im2col, winograd, winograd4, direct or auto"),
+          "a misspelt EMBER_CONV_ALGO was not refused by name: %s", ember_last_error(ctx));
+    unsetenv("EMBER_CONV_ALGO");
+}
+
+static ember_tensor *tensor_of(ember_ctx *ctx, int ndim, const int64_t *shape, ember_rng *rng)
+{
+    ember_tensor *t = ember_tensor_new(ctx, EMBER_F32, ndim, shape);
+    int64_t n = t ? ember_tensor_numel(t) : 0;
+    float *v = malloc((size_t)(n + 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = ember_rng_uniform(rng, -1.0f, 1.0f);
+    if (t)
+        ember_tensor_write(t, v, (size_t)n * sizeof *v);
+    ember_tensor_set_requires_grad(t, true);
+    free(v);
+    return t;
+}
+
+struct conv_run {
+    float *y, *dx, *dw, *db;
+    bool profile_named; /* the profile's rows named the algorithm, forward and backward */
+};
+
+/* y = conv2d(x, w, b) and the gradients of sum(y * y), under EMBER_CONV_ALGO=algo */
+static bool run_conv(ember_ctx *ctx, const char *algo, int pad, struct conv_run *out)
+{
+    int64_t xs[4] = {3, 12, 9, 7}, ws[4] = {10, 12, 3, 3}, bs[1] = {10};
+    ember_rng rng = ember_rng_seed(5);
+    ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng),
+                 *b = tensor_of(ctx, 1, bs, &rng);
+    setenv("EMBER_CONV_ALGO", algo, 1);
+    ember_profile_start(ctx, false);
+    ember_tensor *y = ember_conv2d(x, w, b, 1, pad);
+    ember_tensor *loss = y ? ember_sum(ember_mul(y, y), EMBER_ALL_AXES, false) : NULL;
+    bool ok = loss && ember_backward(loss) == EMBER_OK;
+    CHECK(ok, "conv2d under EMBER_CONV_ALGO=%s: %s", algo, ember_last_error(ctx));
+    char *table = ember_profile_table(ctx);
+    char forward[64], backward[64];
+    snprintf(forward, sizeof forward, "conv2d forward [%s]", algo);
+    snprintf(backward, sizeof backward, "conv2d backward [%s]", algo);
+    out->profile_named = table && strstr(table, forward) && strstr(table, backward);
+    CHECK(out->profile_named, "the profile under EMBER_CONV_ALGO=%s has no rows \"%s\" and \"%s\":\n%s", algo,
+          forward, backward, table ? table : "(none)");
+    free(table);
+    ember_profile_clear(ctx);
+    unsetenv("EMBER_CONV_ALGO");
+    if (ok) {
+        int64_t ny = ember_tensor_numel(y);
+        out->y = malloc((size_t)ny * 4), out->dx = malloc(3 * 12 * 9 * 7 * 4),
+        out->dw = malloc(10 * 12 * 9 * 4);
+        out->db = malloc(10 * 4);
+        ok = ember_tensor_read(y, out->y, (size_t)ny * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(x), out->dx, 3 * 12 * 9 * 7 * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(w), out->dw, 10 * 12 * 9 * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(b), out->db, 10 * 4) == EMBER_OK;
+    }
+    ember_tape_clear(ctx);
+    ember_tensor_free(x), ember_tensor_free(w), ember_tensor_free(b);
+    return ok;
+}
+
+/* the relative L2 distance of two results */
+static double distance(const float *a, const float *b, size_t n)
+{
+    double d = 0.0, norm = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        norm += (double)b[i] * b[i];
+    }
+    return sqrt(d / (norm > 0.0 ? norm : 1.0));
+}
+
+/* the same convolution through im2col and another algorithm: the same
+ * numbers within float rounding (a wrong transform or index would be order 1
+ * apart) */
+static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
+{
+    struct conv_run a = {0}, b = {0};
+    if (run_conv(ctx, "im2col", pad, &a) && run_conv(ctx, algo, pad, &b)) {
+        int64_t oh = 9 + 2 * pad - 2, ow = 7 + 2 * pad - 2;
+        double dy = distance(b.y, a.y, (size_t)(3 * 10 * oh * ow)), dx = distance(b.dx, a.dx, 3 * 12 * 9 * 7),
+               dw = distance(b.dw, a.dw, 10 * 12 * 9), db = distance(b.db, a.db, 10);
+        CHECK(dy < 1e-5 && dx < 1e-5 && dw < 1e-5 && db < 1e-5,
+              "padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, algo, dy, dx, dw,
+              db);
+    }
+    free(a.y), free(a.dx), free(a.dw), free(a.db), free(b.y), free(b.dx), free(b.dw), free(b.db);
+}
+
+int main(void)
+{
+    ember_ctx *ctx = ember_ctx_new();
+    ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
+    CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
+    check_choices(ctx, true, false);
+    for (int pad = 0; pad <= 2; pad++) {
+        check_agreement(ctx, "winograd", pad);
+        check_agreement(ctx, "winograd4", pad);
+    }
+
+    /* an ember_conv2d under a misspelt EMBER_CONV_ALGO fails, saying why */
+    int64_t xs[4] = {1, 8, 5, 5}, ws[4] = {8, 8, 3, 3};
+    ember_rng rng = ember_rng_seed(3);
+    ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng);
+    setenv("EMBER_CONV_ALGO", "fast", 1);
+    ember_tensor *y = ember_conv2d(x, w, NULL, 1, 1);
+    CHECK(!y && strstr(ember_last_error(ctx), "EMBER_CONV_ALGO=fast"),
+          "conv2d ran under EMBER_CONV_ALGO=fast: %s", ember_last_error(ctx));
+    /* and under direct, which the CPU has no kernels for, says so */
+    setenv("EMBER_CONV_ALGO", "direct", 1);
+    y = ember_conv2d(x, w, NULL, 1, 1);
+    CHECK(!y && ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED &&
+              strstr(ember_last_error(ctx), "conv_direct"),
+          "conv2d under EMBER_CONV_ALGO=direct on the CPU: %s", y ? "ran" : ember_last_error(ctx));
+    unsetenv("EMBER_CONV_ALGO");
+    ember_tape_clear(ctx);
+    ember_tensor_free(x), ember_tensor_free(w);
+    ember_ctx_free(ctx);
+
+    /* each GPU backend there is (PoCL; CUDA's test double where the
+     * environment names it): its table, and conv_direct against im2col */
+    const char *gpus[] = {"opencl", "cuda"};
+    for (int i = 0; i < 2; i++) {
+        ember_ctx *gpu = ember_ctx_new();
+        ember_ctx_set_log(gpu, NULL, NULL, EMBER_LOG_ERROR);
+        if (ember_ctx_use_device(gpu, gpus[i]) == EMBER_OK) {
+            check_choices(gpu, false, i == 1);
+            for (int pad = 0; pad <= 2; pad++)
+                check_agreement(gpu, "direct", pad);
+        }
+        ember_ctx_free(gpu);
+    }
+    return test_finish("test_conv_algo");
+}

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/ops/test_gradcheck.c — every differentiable op's backward against
+ * central finite differences.
+ *
+ * For each case, inputs x_k are random leaves, the op gives y, and the
+ * objective is L = sum(W * y) with fixed random weights W. ember_backward
+ * gives dL/dx_k; the check compares it with (L(x + h e_i) - L(x - h e_i)) / 2h
+ * for every element i, L being summed on the host in double.
+ *
+ * Why float32 suffices (there is no float64 path): with h = 1e-2 and inputs
+ * of order 1, the truncation error of the central difference is O(h^2) ~ 1e-4
+ * for these smooth ops, and float32 rounding of y adds about
+ * 6e-8 * sum|W y| / 2h ~ 1e-5 per output, so an honest gradient lands well
+ * within 1e-3 of the numeric one, relative to the gradient's size (the
+ * worst case here measures 3e-5, and 1.3e-4 for the convolution in
+ * Winograd's 4x4 tiles, whose constants round more; GRADCHECK_VERBOSE=1
+ * prints them all). A
+ * real backward bug (a wrong index, a missing term, a wrong factor) is off
+ * by O(1). The test requires the relative L2 error of each input's gradient
+ * to be under 1e-3 and each element within 1e-3 of the largest gradient
+ * magnitude.
+ * Kinks are kept away from: relu inputs have |x| >= 0.1 > h, and max-pool
+ * inputs are distinct values at least 0.05 apart. Batch norm with its ReLU
+ * in training cannot be kept so (a step in one x moves every value of its
+ * channel): its case has a shape whose seeded values leave no output
+ * within a step of 0 (2x3x2x3's do not, and fail by 10%).
+ *
+ *   test_gradcheck [-o CASE]     runs every case, or those whose name contains CASE
+ * Every op of EMBER_OPS (core/autograd-impl.h) must be recorded by some
+ * case's forward pass: an op added without a case fails the whole run.
+ * The device is cpu, or $EMBER_TEST_DEVICE.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd-impl.h"
+#include "ctx-impl.h"
+#include "platform.h"
+#include "test-util.h"
+
+#define MAX_INPUTS 3
+#define H          1e-2
+
+enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS };
+
+struct input_spec {
+    int ndim;
+    int64_t shape[4];
+    enum fill fill;
+    bool no_grad; /* an input that is not differentiated (targets) */
+};
+
+struct gcase {
+    const char *name;
+    int ninputs;
+    struct input_spec in[MAX_INPUTS];
+    ember_tensor *(*forward)(ember_tensor **x);
+};
+
+/* ------------------------------------------------------------------ cases */
+
+static ember_tensor *f_add(ember_tensor **x) { return ember_add(x[0], x[1]); }
+static ember_tensor *f_sub(ember_tensor **x) { return ember_sub(x[0], x[1]); }
+static ember_tensor *f_mul(ember_tensor **x) { return ember_mul(x[0], x[1]); }
+static ember_tensor *f_scale(ember_tensor **x) { return ember_scale(x[0], -2.5f); }
+static ember_tensor *f_relu(ember_tensor **x) { return ember_relu(x[0]); }
+/* strided: a transposed view as an input of elementwise ops */
+/* clang-format off */
+static ember_tensor *f_add_transposed(ember_tensor **x) { return ember_add(ember_transpose(x[0], 0, 1), x[1]); }
+static ember_tensor *f_mul_transposed(ember_tensor **x) { return ember_mul(x[0], ember_transpose(x[1], 1, 2)); }
+/* clang-format on */
+static ember_tensor *f_relu_transposed(ember_tensor **x) { return ember_relu(ember_transpose(x[0], 0, 2)); }
+/* one tensor used twice: y = x * x + x, gradients must accumulate */
+static ember_tensor *f_reuse(ember_tensor **x) { return ember_add(ember_mul(x[0], x[0]), x[0]); }
+static ember_tensor *f_sum_all(ember_tensor **x) { return ember_sum(x[0], EMBER_ALL_AXES, false); }
+static ember_tensor *f_sum_axis0(ember_tensor **x) { return ember_sum(x[0], 0, false); }
+static ember_tensor *f_sum_axis1_keep(ember_tensor **x) { return ember_sum(x[0], 1, true); }
+static ember_tensor *f_mean_last(ember_tensor **x) { return ember_mean(x[0], -1, false); }
+static ember_tensor *f_sum_transposed(ember_tensor **x)
+{
+    return ember_sum(ember_transpose(x[0], 0, 1), 1, false);
+}
+static ember_tensor *f_softmax_last(ember_tensor **x) { return ember_softmax(x[0], -1); }
+static ember_tensor *f_softmax_axis0(ember_tensor **x) { return ember_softmax(x[0], 0); }
+static ember_tensor *f_log_softmax_last(ember_tensor **x) { return ember_log_softmax(x[0], -1); }
+static ember_tensor *f_log_softmax_mid(ember_tensor **x) { return ember_log_softmax(x[0], 1); }
+static ember_tensor *f_cross_entropy(ember_tensor **x) { return ember_cross_entropy(x[0], x[1]); }
+static ember_tensor *f_matmul(ember_tensor **x) { return ember_matmul(x[0], x[1]); }
+static ember_tensor *f_matmul_transposed(ember_tensor **x)
+{
+    return ember_matmul(ember_transpose(x[0], 0, 1), x[1]);
+}
+static ember_tensor *f_linear(ember_tensor **x) { return ember_linear(x[0], x[1], x[2]); }
+static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0], x[1], NULL); }
+static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
+static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
+static ember_tensor *f_conv_nobias(ember_tensor **x) { return ember_conv2d(x[0], x[1], NULL, 1, 2); }
+/* conv2d by Winograd, which auto's table gives no shape this small:
+ * forced where the device has it (the CPU), for this call alone (the
+ * backward pass runs what the forward pass ran) */
+static ember_tensor *conv_forced(ember_tensor **x, const char *algo, bool bias, int padding)
+{
+    bool cpu = strcmp(ember_tensor_ctx(x[0])->ops->name, "cpu") == 0;
+    if (cpu)
+        ember_set_env("EMBER_CONV_ALGO", algo);
+    ember_tensor *y = ember_conv2d(x[0], x[1], bias ? x[2] : NULL, 1, padding);
+    if (cpu)
+        ember_set_env("EMBER_CONV_ALGO", NULL);
+    return y;
+}
+static ember_tensor *f_winograd_pad1(ember_tensor **x) { return conv_forced(x, "winograd", true, 1); }
+static ember_tensor *f_winograd_pad0(ember_tensor **x) { return conv_forced(x, "winograd", true, 0); }
+static ember_tensor *f_winograd_nobias_pad2(ember_tensor **x) { return conv_forced(x, "winograd", false, 2); }
+static ember_tensor *f_winograd4_pad1(ember_tensor **x) { return conv_forced(x, "winograd4", true, 1); }
+static ember_tensor *f_winograd4_nobias_pad2(ember_tensor **x)
+{
+    return conv_forced(x, "winograd4", false, 2);
+}
+static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
+static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
+static ember_tensor *f_reshape(ember_tensor **x)
+{
+    int64_t shape[3] = {3, -1, 2};
+    return ember_mul(ember_reshape(x[0], 3, shape), x[1]);
+}
+static ember_tensor *f_flatten_transposed(ember_tensor **x)
+{
+    return ember_flatten(ember_transpose(x[0], 1, 2));
+}
+static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
+static ember_tensor *f_leaky_relu(ember_tensor **x) { return ember_leaky_relu(x[0], 0.1f); }
+static ember_tensor *f_sigmoid(ember_tensor **x) { return ember_sigmoid(x[0]); }
+static ember_tensor *f_tanh(ember_tensor **x) { return ember_tanh(ember_transpose(x[0], 0, 1)); }
+static ember_tensor *f_gelu(ember_tensor **x) { return ember_gelu(x[0]); }
+static ember_tensor *f_avg_pool2(ember_tensor **x) { return ember_avg_pool2d(x[0], 2, 2); }
+static ember_tensor *f_avg_pool3s1(ember_tensor **x) { return ember_avg_pool2d(x[0], 3, 1); }
+static ember_tensor *f_global_avg_pool(ember_tensor **x) { return ember_global_avg_pool2d(x[0]); }
+static ember_tensor *f_dropout(ember_tensor **x) { return ember_dropout(x[0], 0.3f, true, 1234); }
+/* a residual block: y = relu(conv(x) + x) */
+static ember_tensor *f_residual(ember_tensor **x)
+{
+    return ember_relu(ember_add(ember_conv2d(x[0], x[1], x[2], 1, 1), x[0]));
+}
+
+/* Batch norm's running statistics: buffers of 3 channels, kept across calls
+ * (training moves them, which does not change y; evaluation reads them). */
+static ember_tensor *running[2];
+static ember_tensor *running_stat(ember_tensor *x, int which, float start)
+{
+    if (!running[which]) {
+        int64_t c[1] = {3};
+        running[which] = ember_tensor_new(ember_tensor_ctx(x), EMBER_F32, 1, c);
+        float values[3] = {start, start * 0.5f, start * 2.0f};
+        ember_tensor_write(running[which], values, sizeof values);
+    }
+    return running[which];
+}
+static ember_tensor *batch_norm(ember_tensor **x, bool training, bool affine, bool relu)
+{
+    ember_tensor *rm = running_stat(x[0], 0, 0.1f), *rv = running_stat(x[0], 1, 0.8f);
+    return (relu ? ember_batch_norm_relu : ember_batch_norm)(x[0], affine ? x[1] : NULL, affine ? x[2] : NULL,
+                                                             rm, rv, training, 0.1f, 1e-5f);
+}
+static ember_tensor *f_batch_norm_train(ember_tensor **x) { return batch_norm(x, true, true, false); }
+static ember_tensor *f_batch_norm_eval(ember_tensor **x) { return batch_norm(x, false, true, false); }
+static ember_tensor *f_batch_norm_plain(ember_tensor **x) { return batch_norm(x, true, false, false); }
+static ember_tensor *f_batch_norm_relu_train(ember_tensor **x) { return batch_norm(x, true, true, true); }
+static ember_tensor *f_batch_norm_relu_eval(ember_tensor **x) { return batch_norm(x, false, true, true); }
+/* sequences and attention */
+static ember_tensor *f_gelu_tanh(ember_tensor **x) { return ember_gelu_tanh(x[0]); }
+static ember_tensor *f_narrow(ember_tensor **x) { return ember_mul(ember_narrow(x[0], 1, 1, 2), x[1]); }
+static ember_tensor *f_embedding(ember_tensor **x) { return ember_embedding(x[1], x[0]); }
+static ember_tensor *f_layer_norm(ember_tensor **x) { return ember_layer_norm(x[0], x[1], x[2], 1e-5f); }
+static ember_tensor *f_layer_norm_plain(ember_tensor **x)
+{
+    return ember_layer_norm(ember_transpose(x[0], 0, 1), NULL, NULL, 1e-5f);
+}
+static ember_tensor *f_causal_softmax(ember_tensor **x) { return ember_causal_softmax(x[0]); }
+static ember_tensor *f_bmm(ember_tensor **x) { return ember_bmm(x[0], x[1]); }
+static ember_tensor *f_bmm_transposed(ember_tensor **x)
+{
+    return ember_bmm(ember_transpose(x[0], 1, 2), ember_transpose(x[1], 1, 2));
+}
+static ember_tensor *f_attention(ember_tensor **x) { return ember_attention(x[0], 2, 0.0f, true, 0); }
+static ember_tensor *f_attention_dropout(ember_tensor **x)
+{
+    return ember_attention(x[0], 3, 0.3f, true, 77);
+}
+static ember_tensor *f_attention_leaf_twice(ember_tensor **x)
+{
+    /* the gradient of one leaf from two attentions: the second adds to the first */
+    return ember_add(ember_attention(x[0], 1, 0.0f, true, 0), ember_attention(x[0], 2, 0.0f, true, 0));
+}
+#define T(...)                                                                                               \
+    {                                                                                                        \
+        __VA_ARGS__                                                                                          \
+    }
+static const struct gcase cases[] = {
+    {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
+    {"add_broadcast_row", 2, {{2, T(3, 4)}, {1, T(4)}}, f_add},
+    {"add_broadcast_both", 2, {{3, T(2, 1, 4)}, {2, T(3, 1)}}, f_add},
+    {"add_transposed", 2, {{2, T(4, 3)}, {2, T(3, 4)}}, f_add_transposed},
+    {"sub_broadcast", 2, {{2, T(3, 4)}, {2, T(3, 1)}}, f_sub},
+    {"mul", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_mul},
+    {"mul_broadcast", 2, {{3, T(2, 3, 4)}, {1, T(4)}}, f_mul},
+    {"mul_transposed", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 3)}}, f_mul_transposed},
+    {"scale", 1, {{2, T(3, 5)}}, f_scale},
+    {"relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_relu},
+    {"relu_transposed", 1, {{3, T(2, 3, 4), FILL_AWAY_FROM_ZERO}}, f_relu_transposed},
+    {"reuse", 1, {{2, T(3, 4)}}, f_reuse},
+    {"sum_all", 1, {{3, T(2, 3, 4)}}, f_sum_all},
+    {"sum_axis0", 1, {{2, T(3, 4)}}, f_sum_axis0},
+    {"sum_axis1_keepdim", 1, {{3, T(2, 3, 4)}}, f_sum_axis1_keep},
+    {"mean_last", 1, {{3, T(2, 3, 4)}}, f_mean_last},
+    {"sum_transposed", 1, {{2, T(3, 4)}}, f_sum_transposed},
+    {"softmax_last", 1, {{2, T(3, 5)}}, f_softmax_last},
+    {"softmax_axis0", 1, {{2, T(4, 3)}}, f_softmax_axis0},
+    {"log_softmax_last", 1, {{2, T(3, 5)}}, f_log_softmax_last},
+    {"log_softmax_mid", 1, {{3, T(2, 4, 3)}}, f_log_softmax_mid},
+    {"cross_entropy", 2, {{2, T(5, 4)}, {1, T(5), FILL_TARGETS, true}}, f_cross_entropy},
+    {"matmul", 2, {{2, T(3, 4)}, {2, T(4, 5)}}, f_matmul},
+    {"matmul_transposed", 2, {{2, T(4, 3)}, {2, T(4, 5)}}, f_matmul_transposed},
+    {"linear", 3, {{2, T(3, 4)}, {2, T(5, 4)}, {1, T(5)}}, f_linear},
+    {"linear_nobias", 2, {{2, T(3, 4)}, {2, T(5, 4)}}, f_linear_nobias},
+    {"linear_sequence", 3, {{3, T(2, 3, 4)}, {2, T(5, 4)}, {1, T(5)}}, f_linear},
+    {"conv2d_pad1", 3, {{4, T(2, 2, 5, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
+    {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
+    {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
+    /* Winograd in 2x2 and 4x4 tiles, forced on the CPU (conv_forced), at
+     * each padding it takes and odd sizes that leave part tiles */
+    {"conv2d_winograd_pad1", 3, {{4, T(2, 3, 5, 7)}, {4, T(4, 3, 3, 3)}, {1, T(4)}}, f_winograd_pad1},
+    {"conv2d_winograd_pad0", 3, {{4, T(2, 2, 6, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_winograd_pad0},
+    {"conv2d_winograd_nobias_pad2", 2, {{4, T(1, 3, 3, 4)}, {4, T(2, 3, 3, 3)}}, f_winograd_nobias_pad2},
+    {"conv2d_winograd4_pad1", 3, {{4, T(2, 3, 9, 6)}, {4, T(4, 3, 3, 3)}, {1, T(4)}}, f_winograd4_pad1},
+    {"conv2d_winograd4_nobias_pad2", 2, {{4, T(1, 2, 5, 3)}, {4, T(3, 2, 3, 3)}}, f_winograd4_nobias_pad2},
+    {"max_pool2d", 1, {{4, T(2, 2, 4, 6), FILL_DISTINCT}}, f_pool2},
+    {"max_pool2d_overlap", 1, {{4, T(1, 2, 7, 7), FILL_DISTINCT}}, f_pool3s2},
+    {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
+    {"flatten_transposed", 1, {{3, T(2, 3, 4)}}, f_flatten_transposed},
+    {"contiguous", 1, {{2, T(3, 4)}}, f_contiguous},
+    {"leaky_relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_leaky_relu},
+    {"sigmoid", 1, {{2, T(4, 5)}}, f_sigmoid},
+    {"tanh_transposed", 1, {{2, T(4, 5)}}, f_tanh},
+    {"gelu", 1, {{3, T(2, 3, 4)}}, f_gelu},
+    {"avg_pool2d", 1, {{4, T(2, 2, 4, 6)}}, f_avg_pool2},
+    {"avg_pool2d_overlap", 1, {{4, T(1, 2, 5, 5)}}, f_avg_pool3s1},
+    {"global_avg_pool2d", 1, {{4, T(2, 3, 3, 4)}}, f_global_avg_pool},
+    {"dropout", 1, {{2, T(6, 7)}}, f_dropout},
+    {"residual_block", 3, {{4, T(2, 3, 4, 4)}, {4, T(3, 3, 3, 3)}, {1, T(3)}}, f_residual},
+    {"batch_norm2d_train", 3, {{4, T(2, 3, 3, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
+    {"batch_norm1d_train", 3, {{2, T(5, 3)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
+    {"batch_norm2d_eval", 3, {{4, T(2, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_eval},
+    {"batch_norm2d_no_affine", 1, {{4, T(2, 3, 2, 3)}}, f_batch_norm_plain},
+    {"batch_norm2d_relu_train", 3, {{4, T(3, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_relu_train},
+    {"batch_norm2d_relu_eval", 3, {{4, T(2, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_relu_eval},
+    {"gelu_tanh", 1, {{3, T(2, 3, 4)}}, f_gelu_tanh},
+    {"narrow", 2, {{2, T(3, 4)}, {2, T(3, 2)}}, f_narrow},
+    /* a square table, so that the targets' fill draws indices over all its rows; 8 indices, repeats */
+    {"embedding", 2, {{2, T(5, 5)}, {2, T(2, 4), FILL_TARGETS, true}}, f_embedding},
+    {"layer_norm", 3, {{3, T(2, 3, 5)}, {1, T(5)}, {1, T(5)}}, f_layer_norm},
+    {"layer_norm_transposed_no_affine", 1, {{3, T(4, 2, 3)}}, f_layer_norm_plain},
+    {"causal_softmax", 1, {{3, T(2, 4, 4)}}, f_causal_softmax},
+    {"causal_softmax_fewer_queries", 1, {{3, T(2, 3, 5)}}, f_causal_softmax},
+    {"bmm", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 5)}}, f_bmm},
+    {"bmm_transposed", 2, {{3, T(2, 4, 3)}, {3, T(2, 5, 4)}}, f_bmm_transposed},
+    {"attention", 1, {{3, T(2, 4, 12)}}, f_attention},
+    {"attention_dropout", 1, {{3, T(2, 5, 18)}}, f_attention_dropout},
+    {"attention_leaf_twice", 1, {{3, T(1, 3, 12)}}, f_attention_leaf_twice},
+    {"cross_entropy_sequence", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy},
+};
+#undef T
+
+/* --------------------------------------------------------------- machinery */
+
+static double uniform(ember_rng *rng, double lo, double hi)
+{
+    return ember_rng_uniform(rng, (float)lo, (float)hi);
+}
+
+static void fill_values(const struct input_spec *s, float *v, int64_t n, int64_t classes, ember_rng *rng)
+{
+    switch (s->fill) {
+    case FILL_UNIFORM:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)uniform(rng, -1, 1);
+        break;
+    case FILL_AWAY_FROM_ZERO:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)((ember_rng_u32(rng) & 1 ? 1 : -1) * uniform(rng, 0.1, 1));
+        break;
+    case FILL_DISTINCT: /* a shuffled ladder: distinct values 0.05 apart */
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(-1.0 + 0.05 * (double)i);
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = ember_rng_u32(rng) % (uint32_t)(i + 1);
+            float t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+        break;
+    case FILL_TARGETS:
+        for (int64_t i = 0; i < n; i++) {
+            int32_t t = (int32_t)(ember_rng_u32(rng) % (uint32_t)classes);
+            memcpy(&v[i], &t, sizeof t);
+        }
+        break;
+    }
+}
+
+/* L = sum(W * y), on the host in double */
+static bool objective(ember_ctx *ctx, ember_tensor *y, const float *w, float *scratch, double *value)
+{
+    int64_t n = ember_tensor_numel(y);
+    if (ember_tensor_read(y, scratch, (size_t)n * sizeof *scratch) != EMBER_OK)
+        return false;
+    double l = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        l += (double)w[i] * scratch[i];
+    *value = l;
+    (void)ctx;
+    return true;
+}
+
+/* the ops some case's forward pass recorded: every op of EMBER_OPS must be one */
+static bool op_checked[EMBER_OP_COUNT];
+
+static void run_case(ember_ctx *ctx, const struct gcase *c)
+{
+    ember_tensor *(*forward)(ember_tensor **) = c->forward;
+    ember_rng rng = ember_rng_seed(42);
+    ember_tensor *x[MAX_INPUTS] = {0};
+    float *values[MAX_INPUTS] = {0};
+    int64_t classes = c->in[0].ndim == 2 ? c->in[0].shape[1] : 2;
+    for (int k = 0; k < c->ninputs; k++) {
+        const struct input_spec *s = &c->in[k];
+        x[k] = ember_tensor_new(ctx, s->fill == FILL_TARGETS ? EMBER_I32 : EMBER_F32, s->ndim, s->shape);
+        int64_t n = ember_tensor_numel(x[k]);
+        values[k] = malloc((size_t)n * sizeof(float));
+        fill_values(s, values[k], n, classes, &rng);
+        CHECK_OK(ctx, ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float)));
+        if (!s->no_grad)
+            CHECK_OK(ctx, ember_tensor_set_requires_grad(x[k], true));
+    }
+
+    /* analytic: L = sum(W * y) through ember, then backward */
+    ember_tensor *y = forward(x);
+    CHECK(y != NULL, "%s: forward failed: %s", c->name, ember_last_error(ctx));
+    if (!y)
+        goto done;
+    int64_t ny = ember_tensor_numel(y);
+    float *w = malloc((size_t)ny * sizeof *w), *scratch = malloc((size_t)ny * sizeof *scratch);
+    for (int64_t i = 0; i < ny; i++)
+        w[i] = (float)uniform(&rng, -1, 1);
+    int64_t yshape[EMBER_MAX_DIMS];
+    for (int i = 0; i < ember_tensor_ndim(y); i++)
+        yshape[i] = ember_tensor_dim(y, i);
+    for (int64_t i = 0; i < ctx->node_len; i++)
+        op_checked[ctx->nodes[i].op] = true;
+    ember_tensor *wt = ember_tensor_new(ctx, EMBER_F32, ember_tensor_ndim(y), yshape);
+    CHECK_OK(ctx, ember_tensor_write(wt, w, (size_t)ny * sizeof *w));
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, wt), EMBER_ALL_AXES, false)));
+    ember_tape_clear(ctx);
+
+    for (int k = 0; k < c->ninputs; k++) {
+        if (c->in[k].no_grad)
+            continue;
+        int64_t n = ember_tensor_numel(x[k]);
+        float *analytic = malloc((size_t)n * sizeof *analytic);
+        ember_tensor *g = ember_tensor_grad(x[k]);
+        CHECK(g != NULL, "%s: input %d got no gradient", c->name, k);
+        if (!g || ember_tensor_read(g, analytic, (size_t)n * sizeof *analytic) != EMBER_OK) {
+            free(analytic);
+            continue;
+        }
+        double diff2 = 0, num2 = 0, ana2 = 0, max_abs = 0, worst = 0;
+        int64_t worst_i = 0;
+        double *numeric = malloc((size_t)n * sizeof *numeric);
+        for (int64_t i = 0; i < n; i++) {
+            float saved = values[k][i];
+            double lp = 0, lm = 0;
+            values[k][i] = (float)(saved + H);
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            bool ok = objective(ctx, forward(x), w, scratch, &lp);
+            values[k][i] = (float)(saved - H);
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            ok = ok && objective(ctx, forward(x), w, scratch, &lm);
+            values[k][i] = saved;
+            ember_tensor_write(x[k], values[k], (size_t)n * sizeof(float));
+            ember_tape_clear(ctx);
+            CHECK(ok, "%s: forward failed during differencing: %s", c->name, ember_last_error(ctx));
+            /* the perturbation actually applied, in float */
+            double step = (double)(float)(saved + H) - (double)(float)(saved - H);
+            numeric[i] = (lp - lm) / step;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double d = numeric[i] - analytic[i];
+            diff2 += d * d;
+            num2 += numeric[i] * numeric[i];
+            ana2 += (double)analytic[i] * analytic[i];
+            max_abs = fmax(max_abs, fabs(analytic[i]));
+            if (fabs(d) > worst) {
+                worst = fabs(d);
+                worst_i = i;
+            }
+        }
+        double rel = sqrt(diff2) / fmax(fmax(sqrt(num2), sqrt(ana2)), 1e-6);
+        if (getenv("GRADCHECK_VERBOSE"))
+            printf("  %s input %d: rel %.2e worst %.2e of %.2e\n", c->name, k, rel, worst, max_abs);
+        CHECK(rel < 1e-3 && worst <= 1e-3 * fmax(max_abs, 1e-3),
+              "%s: input %d: relative L2 error %.2e, worst element %lld: numeric %.6f analytic %.6f", c->name,
+              k, rel, (long long)worst_i, numeric[worst_i], analytic[worst_i]);
+        free(numeric);
+        free(analytic);
+    }
+    ember_tensor_free(wt);
+    free(w);
+    free(scratch);
+done:
+    for (int k = 0; k < c->ninputs; k++) {
+        ember_tensor_free(x[k]);
+        free(values[k]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc == 3 && strcmp(argv[1], "-o") == 0 ? argv[2] : NULL;
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return TEST_SKIP;
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (filter && !strstr(cases[i].name, filter))
+            continue;
+        int before = test_failures;
+        run_case(ctx, &cases[i]);
+        printf("%-28s %s\n", cases[i].name, test_failures == before ? "ok" : "FAILED");
+        ran++;
+    }
+    CHECK(ran > 0, "no case matches \"%s\"", filter ? filter : "");
+    for (int op = 0; op < EMBER_OP_COUNT && !filter; op++) /* an op added without a case fails here */
+        CHECK(op_checked[op], "op %s has no gradcheck case", ember_op_name((enum ember_op)op));
+    ember_tensor_free(running[0]);
+    ember_tensor_free(running[1]);
+    ember_ctx_free(ctx);
+    return test_finish("test_gradcheck");
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_memory.c — a steady-state training step allocates nothing.
+ *
+ * Trains each built-in model for a few steps (batch 64, or --batch N) on random data and checks that, after
+ * the warm-up steps, the context's counters of device buffers and host
+ * allocations stand still: every tensor, record and buffer of a step comes
+ * from the pools the earlier steps filled. Also checks that clearing the
+ * tape gives every buffer back (bytes in use return to the same level).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-util.h"
+
+static int64_t batch = 64;
+
+/* A GPT as gpt-tiny is, one block of width 32 over windows of 16 bytes:
+ * every op of gpt-tiny, small enough for the CUDA test double. */
+static const char small_gpt[] = "input 16\n"
+                                "wte: embedding 32\n"
+                                "wpe: position_embedding\n"
+                                "h.0: residual\n    ln_1: layer_norm\n    attn: attention heads=2\nend\n"
+                                "h.0: residual\n    ln_2: layer_norm\n    mlp.c_fc: linear 64\n"
+                                "    gelu tanh=true\n    mlp.c_proj: linear 32\nend\n"
+                                "ln_f: layer_norm\nlm_head: linear classes bias=false\n";
+
+/* trains on random data of `shape`, or on `text` (a file) when not NULL */
+static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *shape, int ndim,
+                        const char *text)
+{
+    ember_data_options data = {
+        .kind = text ? "text" : "random", .dir = text, .sample_ndim = ndim, .count = text ? 0 : batch * 8};
+    memcpy(data.sample_shape, shape, (size_t)ndim * sizeof *shape);
+    ember_dataset *ds = ember_dataset_open(ctx, &data, EMBER_TRAIN);
+    ember_model *model = ds ? ember_model_new(ctx, model_name, ds, 1) : NULL;
+    ember_optim *opt = model ? ember_adam_new(ember_model_params(model), ember_adam_defaults(1e-3f)) : NULL;
+    ember_batcher *batches = opt ? ember_batcher_new(ds, batch, true, 3) : NULL;
+    CHECK(batches != NULL, "%s: setting up failed: %s", model_name, ember_last_error(ctx));
+    if (!batches)
+        goto done;
+
+    ember_memory_stats after_warmup = {0}, now;
+    ember_tensor *x, *y;
+    for (int step = 0; step < 6 && ember_batcher_next(batches, &x, &y); step++) {
+        CHECK_OK(ctx, ember_optim_zero_grad(opt));
+        ember_tensor *loss = ember_cross_entropy(ember_model_forward(model, x), y);
+        float value;
+        CHECK_OK(ctx, ember_backward(loss));
+        CHECK_OK(ctx, ember_optim_step(opt));
+        CHECK_OK(ctx, ember_tensor_item(loss, &value));
+        ember_tape_clear(ctx);
+        ember_ctx_memory_stats(ctx, &now);
+        if (step == 1)
+            after_warmup = now;
+        if (step > 1) {
+            CHECK(now.device_allocs == after_warmup.device_allocs,
+                  "%s: step %d asked the backend for %llu new buffers", model_name, step,
+                  (unsigned long long)(now.device_allocs - after_warmup.device_allocs));
+            CHECK(now.host_allocs == after_warmup.host_allocs, "%s: step %d made %llu host allocations",
+                  model_name, step, (unsigned long long)(now.host_allocs - after_warmup.host_allocs));
+            CHECK(now.device_bytes == after_warmup.device_bytes, "%s: device bytes went from %llu to %llu",
+                  model_name, (unsigned long long)after_warmup.device_bytes,
+                  (unsigned long long)now.device_bytes);
+        }
+    }
+done:
+    ember_batcher_free(batches);
+    ember_optim_free(opt);
+    ember_model_free(model);
+    ember_dataset_free(ds);
+}
+
+int main(int argc, char **argv)
+{
+    /* --batch N: smaller steps where kernels run slowly (the CUDA test double) */
+    if (argc == 3 && strcmp(argv[1], "--batch") == 0)
+        batch = atoll(argv[2]);
+    if (batch < 1 || (argc != 1 && argc != 3)) {
+        fprintf(stderr, "usage: test_memory [--batch N]\n");
+        return 2;
+    }
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return TEST_SKIP;
+    const int64_t image[3] = {1, 28, 28}, features[1] = {100}, window[1] = {16};
+    for (const char *const *name = ember_model_names(); *name; name++)
+        if (strcmp(*name, "gpt-tiny") != 0) /* a model of text: the small GPT below */
+            train_steps(ctx, *name, image, 3,
+                        NULL); /* every built-in model, BatchNorm and Dropout included */
+    train_steps(ctx, "linear", features, 1, NULL);
+    /* text: a small GPT, AdamW, its embedding's scatter-add and attention's scores */
+    const char *dir = test_tmpdir();
+    size_t len = (size_t)(160 * batch + 16); /* 8 whole batches of windows in its first nine tenths */
+    char *text = malloc(len);
+    for (size_t i = 0; text && i < len; i++)
+        text[i] = "the cat sat on the mat. "[i % 24];
+    const char *model =
+        dir && text ? test_write_file(dir, "small-gpt.model", small_gpt, strlen(small_gpt)) : NULL;
+    const char *corpus = model ? test_write_file(dir, "text.txt", text, len) : NULL;
+    if (corpus)
+        train_steps(ctx, model, window, 1, corpus);
+    free(text);
+    test_cleanup_dir(dir);
+    ember_ctx_free(ctx);
+    return test_finish("test_memory");
+}
