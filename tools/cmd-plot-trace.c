@@ -2,7 +2,7 @@
 /*
  * tools/cmd-plot-trace.c — `ember plot TRACE.json`: a window of a trace
  * that `ember train --trace` or `ember eval --trace` wrote
- * (tools/trace-file.h), drawn as a timeline (tools/plot.h): a lane per
+ * (tools/trace-file.h), drawn as a timeline (tools/plot/plot.h): a lane per
  * track, the host's ops with the calls made inside them, and what the
  * device ran, every span coloured by the op it belongs to.
  *

@@ -2,7 +2,7 @@
 /*
  * tools/cmd-plot.c — `ember plot`: the loss and accuracy curves of the runs
  * in metrics files that `ember train --metrics` wrote, as a PNG or SVG
- * picture (drawn by tools/plot-draw.c); a trace that `--trace` wrote goes
+ * picture (drawn by tools/plot/plot-draw.c); a trace that `--trace` wrote goes
  * to tools/cmd-plot-trace.c instead.
  *
  * The metrics files are read by tools/metrics-file.c (what their lines

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-picture.c — a picture of `ember plot` (tools/plot.h) is a
+ * tools/plot/plot-picture.c — a picture of `ember plot` (tools/plot/plot.h) is a
  * figure of curves (plot-draw.c) or a timeline of a trace
  * (plot-timeline.c); this is the one place that picks between them.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-layout.c — what every chart of `ember plot` lays out with
- * (tools/plot-impl.h): the palette, the sizes for a picture, and axes of
+ * tools/plot/plot-layout.c — what every chart of `ember plot` lays out with
+ * (tools/plot/plot-impl.h): the palette, the sizes for a picture, and axes of
  * round numbers with their tick labels. The figure (plot-draw.c) and the
  * timeline (plot-timeline.c) both use them; neither calls the other for them.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot.h — the pictures `ember plot` draws: panels of curves, or a
+ * tools/plot/plot.h — the pictures `ember plot` draws: panels of curves, or a
  * timeline of spans in lanes, laid out once (plot-draw.c, plot-timeline.c)
  * and painted on one of two canvases, an RGB picture written as PNG
  * (plot-png.c) or an SVG document (plot-svg.c).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-svg.c — the SVG canvas of `ember plot` (tools/plot.h): each
+ * tools/plot/plot-svg.c — the SVG canvas of `ember plot` (tools/plot/plot.h): each
  * shape the layout paints is one element, written as it comes.
  *
  * The picture is the PNG's, in the same pixel coordinates, but its text is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-png.c — the PNG canvas of `ember plot` (tools/plot.h): an RGB
+ * tools/plot/plot-png.c — the PNG canvas of `ember plot` (tools/plot/plot.h): an RGB
  * picture in memory, painted with anti-aliased shapes and written by
  * stb_image_write (Debian's libstb-dev) through zlib.
  *

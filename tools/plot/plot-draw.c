@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-draw.c — the layout of a figure (tools/plot.h): where the
+ * tools/plot/plot-draw.c — the layout of a figure (tools/plot/plot.h): where the
  * panels, axes, ticks, labels, curves and legend go, painted through a
  * canvas so that PNG and SVG show the same picture.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-impl.h — what the two layouts of `ember plot` share: the
+ * tools/plot/plot-impl.h — what the two layouts of `ember plot` share: the
  * figure of curves (plot-draw.c) and the timeline of a trace
  * (plot-timeline.c) take their sizes, round ticks and legend from here,
  * so that both read as one program's pictures.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-timeline.c — the layout of a timeline (tools/plot.h): lanes
+ * tools/plot/plot-timeline.c — the layout of a timeline (tools/plot/plot.h): lanes
  * one above the other, each a title over rows of spans, a time axis in ms
  * under them and the legend of the colours at the bottom, painted through
  * a canvas as plot-draw.c paints a figure, so that PNG and SVG show the

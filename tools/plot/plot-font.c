@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/plot-font.c — the metrics of the letters `ember plot` writes with,
+ * tools/plot/plot-font.c — the metrics of the letters `ember plot` writes with,
  * stb_easy_font's, so that the layout (plot-draw.c, plot-timeline.c) can
  * measure text without the PNG canvas that draws it (plot-png.c).
  */
