@@ -189,6 +189,17 @@ ember_status ember_backward_gelu(struct ember_node *n)
     return activation_backward(n, EMBER_GELU_BACKWARD, false);
 }
 
+/* y = x * sigmoid(x), by composition: no backward of its own, the tape's
+ * sigmoid and product give dx = dy * (s + x * s * (1 - s)). A primitive of
+ * its own would save one pass over x; measure before adding it. */
+ember_tensor *ember_silu(ember_tensor *x)
+{
+    if (!ember_op_begin("ember_silu", x, NULL, NULL))
+        return NULL;
+    ember_tensor *s = ember_sigmoid(x);
+    return s ? ember_mul(x, s) : NULL;
+}
+
 /* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GPT-2's GELU */
 ember_tensor *ember_gelu_tanh(ember_tensor *x)
 {

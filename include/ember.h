@@ -342,6 +342,10 @@ EMBER_API ember_tensor *ember_tanh(ember_tensor *x);
 /* y = x * Phi(x), Phi the standard normal distribution function (PyTorch's
  * GELU, exact: not the tanh approximation) */
 EMBER_API ember_tensor *ember_gelu(ember_tensor *x);
+/* y = x * sigmoid(x): PyTorch's SiLU (also called swish; Llama's MLPs and
+ * EfficientNet use it), made of ember_sigmoid and ember_mul, whose
+ * gradients the tape records */
+EMBER_API ember_tensor *ember_silu(ember_tensor *x);
 
 /* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
  * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask

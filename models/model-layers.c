@@ -323,6 +323,10 @@ static ember_tensor *gelu_forward(struct model_layer *l, ember_tensor *x, bool t
 {
     return l->value[0] != 0.0 ? ember_gelu_tanh(x) : ember_gelu(x);
 }
+static ember_tensor *silu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_silu(x);
+}
 
 static void relu_describe(const struct model_layer *l, char *out, size_t len)
 {
@@ -335,6 +339,7 @@ static void leaky_relu_describe(const struct model_layer *l, char *out, size_t l
 /* clang-format off */
 static void sigmoid_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Sigmoid()"); }
 static void tanh_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Tanh()"); }
+static void silu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "SiLU()"); }
 /* clang-format on */
 static void gelu_describe(const struct model_layer *l, char *out, size_t len)
 {
@@ -502,6 +507,8 @@ const struct model_layer_type model_layer_types[] = {
      {BOOL_OPTION("tanh", 0, "the tanh approximation, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")},
      /* clang-format off */
      same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
+    {"silu", "x * sigmoid(x) (SiLU, or swish)", NULL, {{NULL}}, same_infer, NULL, silu_forward, elementwise_flops,
+     silu_describe},
     {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K]", "kernel",
      {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
       INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},

@@ -12,6 +12,7 @@
  *   relu, leaky_relu,  Relu, LeakyRelu (alpha), Sigmoid, Tanh
  *   sigmoid, tanh
  *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu
+ *   silu               Mul(x, Sigmoid(x)): nor SiLU
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
  *   global_avg_pool2d  GlobalAveragePool, Flatten
  *   flatten            Flatten (axis 1)
@@ -280,6 +281,9 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         const char *plus = output_of(add_node(ex, "Add", base, (const char *[]){erf, one}, 2));
         const char *times = output_of(add_node(ex, "Mul", base, (const char *[]){x, plus}, 2));
         n = add_node(ex, "Mul", base, (const char *[]){times, half}, 2);
+    } else if (strcmp(type, "silu") == 0) { /* x * sigmoid(x), as torch.onnx.export writes nn.SiLU */
+        const char *sigmoid = output_of(add_node(ex, "Sigmoid", base, &x, 1));
+        n = add_node(ex, "Mul", base, (const char *[]){x, sigmoid}, 2);
     } else if (strcmp(type, "max_pool2d") == 0 || strcmp(type, "avg_pool2d") == 0) {
         int k = (int)model_layer_option(l, "kernel"), s = (int)model_layer_option(l, "stride");
         n = add_node(ex, type[0] == 'm' ? "MaxPool" : "AveragePool", base, &x, 1);

@@ -20,6 +20,7 @@
  *   Relu, LeakyRelu, Sigmoid,    relu, leaky_relu, sigmoid, tanh
  *   Tanh
  *   Div, Erf, Add, Mul, Mul      gelu (PyTorch's exact GELU, spelt out)
+ *   Sigmoid, Mul                 silu (x * Sigmoid(x), PyTorch's SiLU)
  *   MaxPool, AveragePool         max_pool2d, avg_pool2d (no padding)
  *   GlobalAveragePool,           global_avg_pool2d
  *   ReduceMean over H and W
@@ -68,7 +69,7 @@ struct importer {
 
 static const char supported[] =
     "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, "
-    "Mul), "
+    "Mul), SiLU (Sigmoid, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
     "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
@@ -368,9 +369,10 @@ static const char *data_input(struct importer *im, const struct onnx_node *n)
             im->depth--;
             return split;
         }
-        /* x * (1 + erf(x / sqrt 2)): GELU's product, from x */
+        /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
         const struct onnx_node *p0 = producer(im, n->inputs[0]);
-        return p0 && strcmp(p0->op_type, "Add") == 0 ? n->inputs[1] : n->inputs[0];
+        return p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
+                                                                                              : n->inputs[0];
     }
     return n->inputs[0];
 }
@@ -413,6 +415,24 @@ static bool match_gelu(struct importer *im, const struct onnx_node *outer, const
         take(im, div);
         *x = xx;
         return true;
+    }
+    return false;
+}
+
+/* x * sigmoid(x), as torch.onnx.export writes SiLU: Mul(x, Sigmoid(x)), either order; on success *x is the
+ * SiLU's input and the Sigmoid is taken */
+static bool match_silu(struct importer *im, const struct onnx_node *mul, const char **x)
+{
+    if (strcmp(mul->op_type, "Mul") != 0 || mul->input_count != 2)
+        return false;
+    for (int side = 0; side < 2; side++) {
+        const struct onnx_node *sigmoid = producer(im, mul->inputs[side]);
+        if (sigmoid && strcmp(sigmoid->op_type, "Sigmoid") == 0 && sigmoid->input_count == 1 &&
+            strcmp(sigmoid->inputs[0], mul->inputs[1 - side]) == 0) {
+            take(im, sigmoid);
+            *x = mul->inputs[1 - side];
+            return true;
+        }
     }
     return false;
 }
@@ -639,10 +659,14 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         *x = split;
         return st;
     }
-    const char *gelu_x;
-    if (match_gelu(im, n, &gelu_x)) {
-        *x = gelu_x;
+    const char *act_x;
+    if (match_gelu(im, n, &act_x)) {
+        *x = act_x;
         return block_add(im, block, "gelu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
+    }
+    if (match_silu(im, n, &act_x)) {
+        *x = act_x;
+        return block_add(im, block, "silu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
     }
     static const struct {
         const char *op, *layer;

@@ -9,7 +9,7 @@
  * each result is saved under a name that says what made it:
  *
  *   x4 (2, 3, 5, 6), x2 (8, 3)       inputs
- *   leaky_relu, sigmoid, tanh, gelu  of x4
+ *   leaky_relu, sigmoid, tanh, gelu, silu  of x4
  *   avg_pool2d                       3x3 windows at stride 2 of x4
  *   global_avg_pool2d                of x4
  *   bn.weight, bn.bias, bn.running_mean, bn.running_var   the state before
@@ -96,6 +96,7 @@ int main(int argc, char **argv)
     keep("sigmoid", ember_sigmoid(x4));
     keep("tanh", ember_tanh(x4));
     keep("gelu", ember_gelu(x4));
+    keep("silu", ember_silu(x4));
     keep("avg_pool2d", ember_avg_pool2d(x4, 3, 2));
     keep("global_avg_pool2d", ember_global_avg_pool2d(x4));
     keep("dropout_eval", ember_dropout(x4, 0.5f, false, 7));

@@ -77,6 +77,7 @@ gelu
 block: residual
     conv: conv2d 8 kernel=3 padding=same
     leaky_relu 0.2
+    silu
 end
 avg_pool2d 2
 sigmoid
@@ -143,7 +144,7 @@ class ResNet18(nn.Module):
 
 
 class Mixed(nn.Module):
-    """What a PyTorch user writes besides nn.Sequential: view, GELU, LeakyReLU, a matmul."""
+    """What a PyTorch user writes besides nn.Sequential: view, GELU, SiLU, LeakyReLU, a matmul."""
 
     def __init__(self):
         super().__init__()
@@ -154,7 +155,7 @@ class Mixed(nn.Module):
         self.head = nn.Linear(20, 10)
 
     def forward(self, x):
-        x = self.pool(F.leaky_relu(self.conv(x), 0.1))
+        x = F.silu(self.pool(F.leaky_relu(self.conv(x), 0.1)))
         x = F.gelu(x.view(x.size(0), -1) @ self.w + self.b)
         return self.head(torch.sigmoid(x))
 

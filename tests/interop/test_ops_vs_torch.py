@@ -8,7 +8,7 @@ Runs ops-export (on cpu, or $EMBER_TEST_DEVICE), which writes fixed
 inputs and what ember's ops make of them to a safetensors file, and holds
 each to PyTorch's functional op on the same inputs and state:
 
-  activations    leaky_relu (0.1), sigmoid, tanh, gelu (exact)
+  activations    leaky_relu (0.1), sigmoid, tanh, gelu (exact), silu
   pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened
   batch norm     BatchNorm2d and BatchNorm1d (momentum 0.1, eps 1e-5): y in
                  training and in evaluation, the running statistics after a
@@ -70,6 +70,7 @@ def main():
     close("sigmoid", t["sigmoid"], torch.sigmoid(x4))
     close("tanh", t["tanh"], torch.tanh(x4))
     close("gelu", t["gelu"], F.gelu(x4))
+    close("silu", t["silu"], F.silu(x4))
     close("avg_pool2d", t["avg_pool2d"], F.avg_pool2d(x4, 3, 2))
     close("global_avg_pool2d", t["global_avg_pool2d"], F.adaptive_avg_pool2d(x4, 1).flatten(1))
 

@@ -575,6 +575,39 @@ static void test_relu_pool_order(ember_ctx *ctx)
     ember_model_free(m);
 }
 
+/* silu: each value x / (1 + e^-x), its gradient s (1 + x (1 - s)), and its row as PyTorch names it */
+static void test_silu_layer(ember_ctx *ctx)
+{
+    static const int64_t shape[1] = {5};
+    ember_model *m = ember_model_parse(ctx, "silu", "act: silu\n", 1, shape, 5, 7);
+    CHECK(m, "a model of one silu layer: %s", ember_last_error(ctx));
+    if (!m)
+        return;
+    static const float host[10] = {-6.0f, -2.0f, -0.5f, 0.0f, 0.25f, 1.0f, 3.0f, 8.0f, -30.0f, 30.0f};
+    int64_t batch[2] = {2, 5};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, batch);
+    bool ready = x && ember_tensor_write(x, host, sizeof host) == EMBER_OK &&
+                 ember_tensor_set_requires_grad(x, true) == EMBER_OK;
+    ember_tensor *y = ready ? ember_model_forward(m, x) : NULL;
+    float out[10] = {0}, dx[10] = {0};
+    bool ran = y && ember_tensor_read(y, out, sizeof out) == EMBER_OK &&
+               ember_backward(ember_sum(y, EMBER_ALL_AXES, false)) == EMBER_OK &&
+               ember_tensor_read(ember_tensor_grad(x), dx, sizeof dx) == EMBER_OK;
+    CHECK(ran, "silu forward and backward: %s", ember_last_error(ctx));
+    for (int i = 0; ran && i < 10; i++) {
+        double v = host[i], s = 1.0 / (1.0 + exp(-v));
+        CHECK(fabs(out[i] - v * s) <= 1e-6 * (1 + fabs(v)) && fabs(dx[i] - s * (1 + v * (1 - s))) <= 1e-6,
+              "silu(%g) = %g, d/dx %g; expected %g, %g", v, out[i], dx[i], v * s, s * (1 + v * (1 - s)));
+    }
+    ember_layer_info info;
+    CHECK(ember_model_layer_info(m, 0, &info) == EMBER_OK && strcmp(info.describe, "SiLU()") == 0 &&
+              strcmp(info.type, "silu") == 0,
+          "the silu row: %s %s", info.type, info.describe);
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_model_free(m);
+}
+
 /* ---------------------------------------------------------- summary rows */
 
 static void test_layer_info(ember_ctx *ctx)
@@ -635,6 +668,7 @@ int main(void)
     test_wrap(ctx, dir);
     test_hostile_checkpoints(ctx, dir);
     test_relu_pool_order(ctx);
+    test_silu_layer(ctx);
     test_layer_info(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
