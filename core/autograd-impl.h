@@ -47,7 +47,8 @@
     X(LAYER_NORM, layer_norm)                                                                                \
     X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \
     X(BMM, bmm)                                                                                              \
-    X(ATTENTION, attention)
+    X(ATTENTION, attention)                                                                                  \
+    X(RMS_NORM, rms_norm)
 
 #define EMBER_OP_ENUM(NAME, name) EMBER_OP_##NAME,
 enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };

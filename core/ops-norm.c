@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/ops-norm.c — batch normalization and layer normalization, forward
- * and backward, each through its own primitives: batch norm's statistics
+ * core/ops-norm.c — batch normalization, layer normalization and RMS
+ * normalization, forward and backward, the first two through their own
+ * primitives: batch norm's statistics
  * (by planes, then channels: struct ember_batch_norm in backends/backend.h),
  * its elementwise pass, and its backward pass, three launches where the
  * composition of elementwise and reduce primitives took about twenty;
@@ -264,4 +265,93 @@ ember_status ember_backward_layer_norm(struct ember_node *n)
                                              ember_tensor_ptr(dx)) != EMBER_OK)
         return ctx->status;
     return ember_grad_commit(x, dx);
+}
+
+/* ------------------------------------------------------------ RMS norm
+ *
+ * Each row of x (..., C) divided by its root mean square, as Llama's
+ * RMSNorm: y = xhat * weight, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) +
+ * eps). No primitive of its own (four elementwise and reduce launches
+ * forward, six backward; measure before adding one), but one node on the
+ * tape with the short backward formula, rather than the eight nodes and
+ * their intermediate tensors that composing it from public ops records:
+ *
+ *   dx = rrms (g - xhat mean(g xhat)), g = dy weight
+ *   dweight = sum over rows of dy xhat
+ */
+
+/* x's shape with its last axis 1: one value per row */
+static struct ember_tensor *per_row(const struct ember_tensor *x)
+{
+    int64_t shape[EMBER_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        shape[i] = i + 1 < x->ndim ? x->shape[i] : 1;
+    return ember_op_out(x->ctx, x->ndim, shape);
+}
+
+ember_tensor *ember_rms_norm(ember_tensor *x, ember_tensor *weight, float eps)
+{
+    ember_ctx *ctx = ember_op_begin("ember_rms_norm", x, weight, NULL);
+    if (!ctx)
+        return NULL;
+    int64_t c = x->ndim ? x->shape[x->ndim - 1] : 0;
+    char sx[96];
+    if (weight && (weight->ndim != 1 || weight->shape[0] != c)) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_rms_norm: weight must have one value for each of the %lld of x %s's last axis",
+                   (long long)c, ember_shape_str(x, sx, sizeof sx));
+        return NULL;
+    }
+    if (c == 0 || !(eps >= 0.0f)) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_rms_norm normalises x's last axis with eps >= 0; got x %s, eps %g",
+                   ember_shape_str(x, sx, sizeof sx), eps);
+        return NULL;
+    }
+    int64_t rows = ember_tensor_numel(x) / c;
+    struct ember_tensor *cx = ember_contiguous(x);
+    struct ember_tensor *squares = cx ? ember_binary_new(EMBER_MUL, cx, cx, 0.0f) : NULL;
+    struct ember_tensor *rrms = squares ? per_row(x) : NULL;
+    if (!rrms || ember_reduce_into(EMBER_SUM, rrms, squares, rows, c, 1, 1.0f / (float)c, 0.0f) != EMBER_OK ||
+        ember_unary_into(EMBER_RSQRT, rrms, rrms, eps) != EMBER_OK)
+        return NULL;
+    struct ember_tensor *xhat = ember_binary_new(EMBER_MUL, cx, rrms, 0.0f);
+    struct ember_tensor *y = xhat && weight ? ember_binary_new(EMBER_MUL, xhat, weight, 0.0f) : xhat;
+    if (y && ember_grad_needed(ctx, cx, weight, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_RMS_NORM, y, cx, weight, NULL);
+        if (!n)
+            return NULL;
+        n->saved[0] = xhat;
+        n->saved[1] = rrms;
+    }
+    return y;
+}
+
+ember_status ember_backward_rms_norm(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *xhat = n->saved[0], *rrms = n->saved[1];
+    ember_ctx *ctx = x->ctx;
+    int64_t c = x->shape[x->ndim - 1], rows = ember_tensor_numel(x) / c;
+    struct ember_tensor *dy = ember_contiguous(n->out->grad);
+    if (!dy)
+        return ctx->status;
+    if (w && w->requires_grad) {
+        float beta;
+        struct ember_tensor *dy_xhat = ember_binary_new(EMBER_MUL, dy, xhat, 0.0f);
+        struct ember_tensor *dw = dy_xhat ? ember_grad_target(w, &beta) : NULL;
+        if (!dw || ember_reduce_into(EMBER_SUM, dw, dy_xhat, 1, rows, c, 1.0f, beta) != EMBER_OK ||
+            ember_grad_commit(w, dw) != EMBER_OK)
+            return ctx->status;
+    }
+    if (!x->requires_grad)
+        return EMBER_OK;
+    struct ember_tensor *g = w ? ember_binary_new(EMBER_MUL, dy, w, 0.0f) : dy;
+    struct ember_tensor *g_xhat = g ? ember_binary_new(EMBER_MUL, g, xhat, 0.0f) : NULL;
+    struct ember_tensor *mean = g_xhat ? per_row(x) : NULL; /* mean(g xhat) over each row */
+    if (!mean || ember_reduce_into(EMBER_SUM, mean, g_xhat, rows, c, 1, 1.0f / (float)c, 0.0f) != EMBER_OK)
+        return ctx->status;
+    struct ember_tensor *along = ember_binary_new(EMBER_MUL, xhat, mean, 0.0f);
+    struct ember_tensor *rest = along ? ember_binary_new(EMBER_SUB, g, along, 0.0f) : NULL;
+    struct ember_tensor *dx = rest ? ember_binary_new(EMBER_MUL, rest, rrms, 0.0f) : NULL;
+    return dx ? ember_grad_commit(x, dx) : ctx->status;
 }

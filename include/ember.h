@@ -436,6 +436,10 @@ EMBER_API ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weigh
  * (C), or NULL for 1 and 0. */
 EMBER_API ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
                                          float eps);
+/* y = x / sqrt(mean(x^2) + eps) * weight over x's last axis (C): the RMSNorm
+ * of Llama and its kin (PyTorch's nn.RMSNorm(C, eps); Llama 2's eps: 1e-5).
+ * weight (C), or NULL for 1. */
+EMBER_API ember_tensor *ember_rms_norm(ember_tensor *x, ember_tensor *weight, float eps);
 /* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): the tanh form
  * of GELU that GPT-2 uses (PyTorch's GELU(approximate='tanh')) */
 EMBER_API ember_tensor *ember_gelu_tanh(ember_tensor *x);

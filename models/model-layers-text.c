@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * models/model-layers-text.c — the layers of a GPT: embedding, position
- * embedding, layer norm and causal self-attention, each a public op or a
- * few (their entries are in model-layers.c's table).
+ * embedding, layer norm (or Llama's RMS norm) and causal self-attention,
+ * each a public op or a few (their entries are in model-layers.c's table).
  *
  * A sequence's sample is (T) tokens in, (T, C) vectors after the
  * embedding; every later layer keeps the positions, and a linear layer on
@@ -142,11 +142,10 @@ bool model_layer_norm_infer(const struct model_layer *l, int ndim, const int64_t
     return true;
 }
 
-/* weight (C) = 1 and bias (C) = 0 over the last axis, as nn.LayerNorm's */
-ember_status model_layer_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+/* weight (C) = 1 and, when asked, bias (C) = 0 over the last axis, as nn.LayerNorm's and nn.RMSNorm's */
+static ember_status norm_params(struct model_layer *l, struct model_build *b, const char *prefix, bool bias)
 {
     const int64_t c[1] = {l->in_shape[l->in_ndim - 1]};
-    bool bias = l->value[LN_BIAS] != 0.0;
     if (!(l->t[0] = add(b, prefix, "weight", 1, c)) || (bias && !(l->t[1] = add(b, prefix, "bias", 1, c))))
         return ember_last_status(b->ctx);
     float *ones = malloc((size_t)c[0] * sizeof *ones);
@@ -157,6 +156,11 @@ ember_status model_layer_norm_add_params(struct model_layer *l, struct model_bui
     ember_status st = ember_tensor_write(l->t[0], ones, (size_t)c[0] * sizeof *ones);
     free(ones);
     return st; /* the bias starts at zero */
+}
+
+ember_status model_layer_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+{
+    return norm_params(l, b, prefix, l->value[LN_BIAS] != 0.0);
 }
 
 ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
@@ -179,6 +183,32 @@ void model_layer_norm_describe(const struct model_layer *l, char *out, size_t le
         snprintf(eps, sizeof eps, ", eps=%g", l->value[LN_EPS]);
     snprintf(out, len, "LayerNorm(%lld%s%s)", (long long)l->in_shape[l->in_ndim - 1], eps,
              l->value[LN_BIAS] != 0.0 ? "" : ", bias=False");
+}
+
+/* ------------------------------------------------------------- RMS norm */
+
+/* Llama's RMSNorm: a weight, no bias, no mean taken away (ember_rms_norm) */
+ember_status model_rms_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
+{
+    return norm_params(l, b, prefix, false);
+}
+
+ember_tensor *model_rms_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_rms_norm(x, l->t[0], (float)l->value[0]);
+}
+
+double model_rms_norm_flops(const struct model_layer *l)
+{
+    double n = 1.0;
+    for (int d = 0; d < l->out_ndim; d++)
+        n *= (double)l->out_shape[d];
+    return 4.0 * n; /* square, mean, normalise, scale */
+}
+
+void model_rms_norm_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "RMSNorm(%lld, eps=%g)", (long long)l->in_shape[l->in_ndim - 1], l->value[0]);
 }
 
 /* ------------------------------------------------------------ attention */

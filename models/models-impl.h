@@ -97,6 +97,10 @@ ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, b
 ember_tensor *model_batch_norm_relu_forward(struct model_layer *l, ember_tensor *x, bool training);
 double model_layer_norm_flops(const struct model_layer *l);
 void model_layer_norm_describe(const struct model_layer *l, char *out, size_t len);
+ember_status model_rms_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix);
+ember_tensor *model_rms_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
+double model_rms_norm_flops(const struct model_layer *l);
+void model_rms_norm_describe(const struct model_layer *l, char *out, size_t len);
 bool model_attention_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
                            int64_t *out, char *why, size_t why_len);
 ember_status model_attention_add_params(struct model_layer *l, struct model_build *b, const char *prefix);

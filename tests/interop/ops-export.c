@@ -18,6 +18,8 @@
  *   bn1d_train, bn1d_eval            the same on x2
  *   bn2d_train.dx, .dweight, .dbias  gradients of sum(y * x4) in training
  *   dropout_eval, dropout_train      p 0.5, seed 7
+ *   rms.weight; rms_norm, .dx, .dweight   RMS norm of x4's last axis (eps 1e-5) and
+ *                                    the gradients of sum(y * x4)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,9 +138,22 @@ int main(int argc, char **argv)
     keep("bn2d_relu_train.dweight", ember_tensor_grad(b.weight));
     bn_free(&b);
 
+    /* RMS norm over x4's last axis, with gradients of sum(y * x4) */
+    int64_t six = 6;
+    ember_tensor *rw = seeded(ctx, 1, &six, 0.5f, 1.5f, 23), *xn = ember_tensor_copy(x4);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(xn, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(rw, true));
+    keep("rms.weight", rw);
+    y = ember_rms_norm(xn, rw, 1e-5f);
+    keep("rms_norm", y);
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, x4), EMBER_ALL_AXES, false)));
+    keep("rms_norm.dx", ember_tensor_grad(xn));
+    keep("rms_norm.dweight", ember_tensor_grad(rw));
+
     CHECK_OK(ctx, ember_params_save(out, argv[1], NULL));
     ember_tape_clear(ctx);
     ember_tensor_free(xg), ember_tensor_free(xr), ember_tensor_free(x4), ember_tensor_free(x2);
+    ember_tensor_free(xn), ember_tensor_free(rw);
     ember_params_free(out);
     ember_ctx_free(ctx);
     return test_finish("ops-export");

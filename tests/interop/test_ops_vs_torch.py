@@ -16,6 +16,9 @@ each to PyTorch's functional op on the same inputs and state:
                  for x, weight and bias
   dropout        evaluation gives x itself; training gives 0 or 2x (p 0.5)
                  for each element, about half of them 0
+  RMS norm       over the last axis (eps 1e-5), and the gradients of
+                 sum(y * x) for x and weight, against its formula in
+                 PyTorch (1.13 has no nn.RMSNorm)
 
 and checks that training and evaluation differ where they must (batch
 norm with running statistics that are not the batch's, dropout). Needs
@@ -112,6 +115,15 @@ def main():
     close("bn2d_train dweight", t["bn2d_train.dweight"], m.weight.grad, 1e-4)
     close("bn2d_train dbias", t["bn2d_train.dbias"], m.bias.grad, 1e-4)
     check(not torch.allclose(t["bn2d_train"], t["bn2d_eval"]), "batch norm: training and evaluation are the same")
+
+    # RMS norm: PyTorch 1.13 has no nn.RMSNorm, so its formula, with autograd's gradients
+    xn = x4.clone().requires_grad_(True)
+    rw = t["rms.weight"].clone().requires_grad_(True)
+    y = xn * torch.rsqrt(xn.pow(2).mean(-1, keepdim=True) + 1e-5) * rw
+    (y * x4).sum().backward()
+    close("rms_norm", t["rms_norm"], y.detach())
+    close("rms_norm dx", t["rms_norm.dx"], xn.grad, 1e-4)
+    close("rms_norm dweight", t["rms_norm.dweight"], rw.grad, 1e-4)
 
     m = bn(2, x4, True)
     xr = x4.clone().requires_grad_(True)

@@ -178,6 +178,11 @@ static ember_tensor *f_layer_norm_plain(ember_tensor **x)
 {
     return ember_layer_norm(ember_transpose(x[0], 0, 1), NULL, NULL, 1e-5f);
 }
+static ember_tensor *f_rms_norm(ember_tensor **x) { return ember_rms_norm(x[0], x[1], 1e-5f); }
+static ember_tensor *f_rms_norm_plain(ember_tensor **x)
+{
+    return ember_rms_norm(ember_transpose(x[0], 0, 1), NULL, 1e-5f);
+}
 static ember_tensor *f_causal_softmax(ember_tensor **x) { return ember_causal_softmax(x[0]); }
 static ember_tensor *f_bmm(ember_tensor **x) { return ember_bmm(x[0], x[1]); }
 static ember_tensor *f_bmm_transposed(ember_tensor **x)
@@ -264,6 +269,8 @@ static const struct gcase cases[] = {
     {"embedding", 2, {{2, T(5, 5)}, {2, T(2, 4), FILL_TARGETS, true}}, f_embedding},
     {"layer_norm", 3, {{3, T(2, 3, 5)}, {1, T(5)}, {1, T(5)}}, f_layer_norm},
     {"layer_norm_transposed_no_affine", 1, {{3, T(4, 2, 3)}}, f_layer_norm_plain},
+    {"rms_norm", 2, {{3, T(2, 3, 5)}, {1, T(5)}}, f_rms_norm},
+    {"rms_norm_transposed_no_weight", 1, {{3, T(4, 2, 3)}}, f_rms_norm_plain},
     {"causal_softmax", 1, {{3, T(2, 4, 4)}}, f_causal_softmax},
     {"causal_softmax_fewer_queries", 1, {{3, T(2, 3, 5)}}, f_causal_softmax},
     {"bmm", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 5)}}, f_bmm},

@@ -608,6 +608,44 @@ static void test_silu_layer(ember_ctx *ctx)
     ember_model_free(m);
 }
 
+/* rms_norm: each position's vector over its root mean square, times the weight "n.weight" (1 at first) */
+static void test_rms_norm_layer(ember_ctx *ctx)
+{
+    static const int64_t shape[2] = {3, 4};
+    ember_model *m = ember_model_parse(ctx, "rms", "n: rms_norm eps=1e-6\n", 2, shape, 4, 7);
+    CHECK(m, "a model of one rms_norm layer: %s", ember_last_error(ctx));
+    if (!m)
+        return;
+    ember_tensor *w = ember_params_find(ember_model_params(m), "n.weight");
+    static const float scale[4] = {1.0f, 2.0f, 0.5f, -1.0f};
+    static const float host[12] = {1.0f, -2.0f, 3.0f,  0.5f,  0.0f,   0.0f,
+                                   0.0f, 1e-3f, 10.0f, 10.0f, -10.0f, 10.0f};
+    int64_t batch[3] = {1, 3, 4};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 3, batch);
+    float out[12] = {0};
+    bool ran = w && ember_tensor_numel(w) == 4 && ember_tensor_write(w, scale, sizeof scale) == EMBER_OK &&
+               x && ember_tensor_write(x, host, sizeof host) == EMBER_OK &&
+               ember_tensor_read(ember_model_forward(m, x), out, sizeof out) == EMBER_OK;
+    CHECK(ran, "rms_norm forward, with a weight n.weight of 4: %s", ember_last_error(ctx));
+    for (int row = 0; ran && row < 3; row++) {
+        double ms = 0;
+        for (int i = 0; i < 4; i++)
+            ms += host[row * 4 + i] * host[row * 4 + i] / 4.0;
+        for (int i = 0; i < 4; i++) {
+            double want = host[row * 4 + i] / sqrt(ms + 1e-6) * scale[i];
+            CHECK(fabs(out[row * 4 + i] - want) <= 1e-5 * (1 + fabs(want)),
+                  "rms_norm row %d, %d: %g, expected %g", row, i, out[row * 4 + i], want);
+        }
+    }
+    ember_layer_info info;
+    CHECK(ember_model_layer_info(m, 0, &info) == EMBER_OK &&
+              strcmp(info.describe, "RMSNorm(4, eps=1e-06)") == 0 && info.params == 4,
+          "the rms_norm row: %s, %lld parameters", info.describe, (long long)info.params);
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_model_free(m);
+}
+
 /* ---------------------------------------------------------- summary rows */
 
 static void test_layer_info(ember_ctx *ctx)
@@ -669,6 +707,7 @@ int main(void)
     test_hostile_checkpoints(ctx, dir);
     test_relu_pool_order(ctx);
     test_silu_layer(ctx);
+    test_rms_norm_layer(ctx);
     test_layer_info(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
