@@ -713,9 +713,9 @@ typedef struct ember_feature_scaling {
 EMBER_API void ember_feature_scaling_free(ember_feature_scaling *scaling);
 
 typedef struct ember_data_options {
-    /* "fashion-mnist" (the default), "mnist", "cifar10", "folder", "random",
-     * "npy", "csv" (docs/interop.md), "text" (a file's bytes as tokens: see
-     * ember_dataset_vocab) */
+    /* "fashion-mnist" (the default), "mnist", "cifar10", "cifar100" (its 100
+     * fine classes), "folder", "random", "npy", "csv" (docs/interop.md),
+     * "text" (a file's bytes as tokens: see ember_dataset_vocab) */
     const char *kind;
     /* where the files are; NULL: the kind's default (fashion-mnist:
      * /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist;

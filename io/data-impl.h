@@ -8,15 +8,19 @@
  * Fashion-MNIST's training set at 47 MB instead of 188 MB of floats; the
  * batcher scales each batch to [0, 1] floats on its way to the device.
  *
- * ember_dataset_open (data.c) picks a loader by kind, resolves the folder
- * (or file, for npy and csv) and checks it exists; the loader reads its files and fills the data set
- * through ember_dataset_reserve. Files are untrusted (docs/reliability.md):
- * a loader checks every header field and the file's size before it asks
- * for memory, and every failure names the file.
+ * ember_dataset_open (data-open.c) picks a loader by kind, resolves the
+ * folder (or file, for npy and csv) and checks it exists; the loader reads
+ * its files and fills the data set through ember_dataset_reserve (data.c).
  *
- *     data.c          open, accessors, describe, the batcher
+ * Files are untrusted (docs/reliability.md): a loader checks every header
+ * field and the file's size before it asks for memory, and every failure
+ * names the file.
+ *
+ *     data-open.c     open: the kinds, their loaders and default folders
+ *     data.c          reserve, name the classes, accessors, free
+ *     batcher.c       the batcher
  *     data-idx.c      fashion-mnist, mnist: IDX files, gzipped or not
- *     data-cifar.c    cifar10: the binary batches
+ *     data-cifar.c    cifar10, cifar100: the binary batches
  *     data-folder.c   folder: dir/<class>/<image>, each through data-image.c
  *     data-image.c    an image file as one sample (also ember_image_load)
  *     data-random.c   random: seeded bytes, for benchmarks
@@ -24,7 +28,8 @@
  *     data-text.c     text: a file's bytes as tokens, in windows
  *     data-npy.c      npy: NumPy arrays, a folder of .npy files or a .npz
  *                     (npy.c, npz.c: npy-impl.h)
- *     data-csv.c      csv: a CSV table, standardised (csv.c: csv-impl.h)
+ *     data-csv.c      csv: a CSV table, standardised (csv.c: csv-impl.h;
+ *                     feature-scaling.c: the standardisation)
  *     image*.c        image files: PNG (libpng), JPEG (libjpeg-turbo), BMP
  *                     (stb_image, held to ember's checks): image-impl.h
  */
@@ -106,6 +111,7 @@ ember_feature_scaling *ember_feature_scaling_new(ember_ctx *ctx, int count, cons
  * on ds->ctx and returns it; the caller frees ds either way. */
 ember_status ember_data_load_idx(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_cifar(ember_dataset *ds, const char *dir, const ember_data_options *options);
+ember_status ember_data_load_cifar100(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_folder(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_random(ember_dataset *ds, const char *dir, const ember_data_options *options);
 ember_status ember_data_load_npy(ember_dataset *ds, const char *dir, const ember_data_options *options);

@@ -37,6 +37,8 @@ static const struct data_kind {
     {"mnist", ember_data_load_idx, true, false, NULL, NULL},
     {"cifar10", ember_data_load_cifar, true, false, NULL,
      "the folder is cifar-10-batches-bin, unpacked from cifar-10-binary.tar.gz"},
+    {"cifar100", ember_data_load_cifar100, true, false, NULL,
+     "the folder is cifar-100-binary, unpacked from cifar-100-binary.tar.gz"},
     {"folder", ember_data_load_folder, true, false, NULL, NULL},
     {"random", ember_data_load_random, false, false, NULL, NULL},
     {"npy", ember_data_load_npy, true, true, NULL, NULL},

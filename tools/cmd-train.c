@@ -33,7 +33,8 @@ static const char usage[] =
     "\n"
     "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
     "                      names them all) or a model file (docs/models.md)\n"
-    "  --data KIND         fashion-mnist (default), mnist, cifar10, folder, random, npy, csv, text\n"
+    "  --data KIND         fashion-mnist (default), mnist, cifar10, cifar100, folder, random,\n"
+    "                      npy, csv, text\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
 #ifdef _WIN32
     "                      the folder fashion-mnist in the current folder);\n"

@@ -26,7 +26,7 @@ _ember() {
         mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur"; compgen -f -X '!*.model' -- "$cur"; compgen -d -- "$cur")
         return
         ;;
-    --data) words="fashion-mnist mnist cifar10 folder random npy csv text" ;;
+    --data) words="fashion-mnist mnist cifar10 cifar100 folder random npy csv text" ;;
     --device | --fallback) words="auto cpu cuda opencl all" ;;
     --optim) words="adam adamw sgd" ;;
     --schedule) words="constant step cosine" ;;

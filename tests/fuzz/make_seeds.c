@@ -145,6 +145,20 @@ static void cifar_seeds(const uint8_t *pixels, const uint8_t *labels)
     }
     put("cifar", "three-records", records, sizeof records);
     put("cifar", "one-record", records, 1 + 3 * 32 * 32);
+    /* CIFAR-100: a coarse and a fine label before each image */
+    static uint8_t records100[IMAGES * (2 + 3 * 32 * 32)];
+    for (int i = 0; i < IMAGES; i++) {
+        uint8_t *r = records100 + i * (2 + 3 * 32 * 32);
+        r[0] = labels[i] * 2;
+        r[1] = labels[i] * 10 + 3;
+        memcpy(r + 2, records + i * (1 + 3 * 32 * 32) + 1, 3 * 32 * 32);
+    }
+    put("cifar", "three-records-cifar100", records100, sizeof records100);
+    /* and its class names, one a line */
+    static char names[100 * 16];
+    for (int i = 0; i < 100; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "class_%d\n", i);
+    put("cifar", "cifar100-names", names, strlen(names));
 }
 
 struct buffer {

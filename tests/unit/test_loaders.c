@@ -520,6 +520,84 @@ static void test_cifar(void)
                 "cifar10 without a folder");
 }
 
+/* -------------------------------------------------------------- CIFAR-100 */
+
+#define CIFAR100_RECORD 3074
+
+/* record r: coarse label 19 - fine / 5 (a byte ember must not take), fine label (first + r) % 100 */
+static void cifar100_records(uint8_t *out, int count, int first)
+{
+    for (int r = 0; r < count; r++) {
+        uint8_t *rec = out + (size_t)r * CIFAR100_RECORD;
+        int fine = (first + r) % 100;
+        rec[0] = (uint8_t)(19 - fine / 5);
+        rec[1] = (uint8_t)fine;
+        for (int k = 0; k < 3072; k++)
+            rec[2 + k] = (uint8_t)(k * 5 + fine);
+    }
+}
+
+static void test_cifar100(void)
+{
+    static uint8_t records[4 * CIFAR100_RECORD];
+    const char *dir = dir_make("cifar100");
+    cifar100_records(records, 4, 97);
+    test_write_file(dir, "train.bin", records, sizeof records);
+    cifar100_records(records, 3, 10);
+    test_write_file(dir, "test.bin", records, 3 * CIFAR100_RECORD);
+
+    /* without fine_label_names.txt the classes keep their numbers */
+    ember_dataset *train = open_kind("cifar100", dir, EMBER_TRAIN);
+    CHECK(train, "cifar100 train: %s", ember_last_error(ctx));
+    if (train) {
+        CHECK(strcmp(ember_dataset_describe(train), "cifar100 train (4 x 3x32x32, 100 classes)") == 0,
+              "describe: %s", ember_dataset_describe(train));
+        static const int fine[4] = {97, 98, 99, 0};
+        for (int i = 0; i < 4; i++) {
+            CHECK(train->labels[i] == fine[i], "record %d: label %d, the fine label is %d", i,
+                  train->labels[i], fine[i]);
+            CHECK(train->pixels[i * 3072 + 7] == (uint8_t)(35 + fine[i]), "pixel of %d", i);
+        }
+        CHECK(strcmp(ember_dataset_class_name(train, 42), "42") == 0, "class 42 without names: %s",
+              ember_dataset_class_name(train, 42));
+    }
+    ember_dataset_free(train);
+
+    /* the names, one a line, as the archive has them (a Windows copy's \r\n too) */
+    char names[100 * 16] = "";
+    for (int i = 0; i < 100; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "class_%d%s\n", i, i == 7 ? "\r" : "");
+    test_write_file(dir, "fine_label_names.txt", names, strlen(names));
+    ember_dataset *test = open_kind("cifar100", dir, EMBER_TEST);
+    CHECK(test && ember_dataset_count(test) == 3 &&
+              strcmp(ember_dataset_class_name(test, 7), "class_7") == 0 &&
+              strcmp(ember_dataset_class_name(test, 99), "class_99") == 0,
+          "cifar100 test with names: %s", test ? ember_dataset_class_name(test, 7) : ember_last_error(ctx));
+    ember_dataset_free(test);
+    test_write_file(dir, "fine_label_names.txt", names, strlen(names) - 9); /* class_99 gone */
+    CHECK_FAILS(open_kind("cifar100", dir, EMBER_TEST), EMBER_ERR_FORMAT, "fine_label_names.txt",
+                "99 names accepted");
+    char more[sizeof names + 16];
+    snprintf(more, sizeof more, "%sclass_100\n", names);
+    test_write_file(dir, "fine_label_names.txt", more, strlen(more));
+    CHECK_FAILS(open_kind("cifar100", dir, EMBER_TEST), EMBER_ERR_FORMAT, "one too many",
+                "101 names accepted");
+    remove(path_in(dir, "fine_label_names.txt"));
+
+    /* a CIFAR-10 batch is not a CIFAR-100 one: 3073-byte records */
+    static uint8_t ten[2 * CIFAR_RECORD];
+    cifar_records(ten, 2, 0);
+    test_write_file(dir, "test.bin", ten, sizeof ten);
+    CHECK_FAILS(open_kind("cifar100", dir, EMBER_TEST), EMBER_ERR_FORMAT, "3074-byte records",
+                "CIFAR-10 records read as CIFAR-100's");
+    records[CIFAR100_RECORD + 1] = 100; /* record 1's fine label */
+    test_write_file(dir, "test.bin", records, 3 * CIFAR100_RECORD);
+    CHECK_FAILS(open_kind("cifar100", dir, EMBER_TEST), EMBER_ERR_FORMAT, "label 100 of record 1",
+                "fine label 100 accepted");
+    CHECK_FAILS(open_kind("cifar100", NULL, EMBER_TRAIN), EMBER_ERR_ARG, "ember_data_options.dir",
+                "cifar100 without a folder");
+}
+
 /* ----------------------------------------------------------------- images */
 
 /* Image `id`'s value at (x, y), channel c; (0, 0, 0) is 7 * id. */
@@ -967,7 +1045,7 @@ static void test_random(void)
 
     ember_data_options unknown = {.kind = "imagenet"};
     CHECK_FAILS(ember_dataset_open(ctx, &unknown, EMBER_TRAIN), EMBER_ERR_ARG,
-                "fashion-mnist, mnist, cifar10, folder, random", "unknown kind");
+                "fashion-mnist, mnist, cifar10, cifar100, folder, random", "unknown kind");
 }
 
 /* ---------------------------------------------------------------- batcher */
@@ -1304,6 +1382,7 @@ int main(void)
     test_idx_cache();
     test_idx_malformed();
     test_cifar();
+    test_cifar100();
     test_folder_valid();
     test_folder_resize();
     test_folder_hostile_images();
