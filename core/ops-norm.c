@@ -192,6 +192,19 @@ ember_status ember_backward_batch_norm(struct ember_node *n)
  *   dweight = sum over rows of dy xhat,  dbias = sum over rows of dy
  */
 
+/* The gradient of a per-feature weight w (C) that scaled xhat (rows, C):
+ * the sum over the rows of dy xhat, committed to w (layer and RMS norm) */
+static ember_status row_weight_grad(struct ember_tensor *w, struct ember_tensor *dy,
+                                    struct ember_tensor *xhat, int64_t rows, int64_t c)
+{
+    float beta;
+    struct ember_tensor *dy_xhat = ember_binary_new(EMBER_MUL, dy, xhat, 0.0f);
+    struct ember_tensor *dw = dy_xhat ? ember_grad_target(w, &beta) : NULL;
+    if (!dw || ember_reduce_into(EMBER_SUM, dw, dy_xhat, 1, rows, c, 1.0f, beta) != EMBER_OK)
+        return w->ctx->status;
+    return ember_grad_commit(w, dw);
+}
+
 ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tensor *bias, float eps)
 {
     ember_ctx *ctx = ember_op_begin("ember_layer_norm", x, weight, bias);
@@ -250,13 +263,8 @@ ember_status ember_backward_layer_norm(struct ember_node *n)
             ember_grad_commit(b, db) != EMBER_OK)
             return ctx->status;
     }
-    if (w->requires_grad) {
-        struct ember_tensor *dy_xhat = ember_binary_new(EMBER_MUL, dy, xhat, 0.0f);
-        struct ember_tensor *dw = dy_xhat ? ember_grad_target(w, &beta) : NULL;
-        if (!dw || ember_reduce_into(EMBER_SUM, dw, dy_xhat, 1, rows, c, 1.0f, beta) != EMBER_OK ||
-            ember_grad_commit(w, dw) != EMBER_OK)
-            return ctx->status;
-    }
+    if (w->requires_grad && row_weight_grad(w, dy, xhat, rows, c) != EMBER_OK)
+        return ctx->status;
     if (!x->requires_grad)
         return EMBER_OK;
     struct ember_tensor *dx = ember_op_out_like(x);
@@ -335,14 +343,8 @@ ember_status ember_backward_rms_norm(struct ember_node *n)
     struct ember_tensor *dy = ember_contiguous(n->out->grad);
     if (!dy)
         return ctx->status;
-    if (w && w->requires_grad) {
-        float beta;
-        struct ember_tensor *dy_xhat = ember_binary_new(EMBER_MUL, dy, xhat, 0.0f);
-        struct ember_tensor *dw = dy_xhat ? ember_grad_target(w, &beta) : NULL;
-        if (!dw || ember_reduce_into(EMBER_SUM, dw, dy_xhat, 1, rows, c, 1.0f, beta) != EMBER_OK ||
-            ember_grad_commit(w, dw) != EMBER_OK)
-            return ctx->status;
-    }
+    if (w && w->requires_grad && row_weight_grad(w, dy, xhat, rows, c) != EMBER_OK)
+        return ctx->status;
     if (!x->requires_grad)
         return EMBER_OK;
     struct ember_tensor *g = w ? ember_binary_new(EMBER_MUL, dy, w, 0.0f) : dy;
