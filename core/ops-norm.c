@@ -8,7 +8,8 @@
  * composition of elementwise and reduce primitives took about twenty;
  * ember_batch_norm_relu adds the ReLU that follows most batch norms to the
  * same passes (the model runs a batch norm layer and a relu layer after it
- * so).
+ * so). ember_batch_norm_fold turns a batch norm in evaluation into the
+ * weights of the convolution before it, from public ops.
  *
  * x is (N, C) or (N, C, H, W); each channel c is normalized over the batch
  * and the positions, m = N * H * W values. With xhat = (x - mean) * invstd,
@@ -155,6 +156,62 @@ ember_tensor *ember_batch_norm_relu(ember_tensor *x, ember_tensor *weight, ember
 {
     return batch_norm("ember_batch_norm_relu", x, weight, bias, running_mean, running_var, training, momentum,
                       eps, true);
+}
+
+/* Batch normalization in evaluation folded into the layer before it
+ * (include/ember.h): w' = w * s, b' = (b - running_mean) * s + bias,
+ * s = weight * invstd. invstd comes from the primitive as in evaluation
+ * above (the running statistics are constants, never on the tape); the
+ * rest is public ops, which the tape records. */
+ember_status ember_batch_norm_fold(ember_tensor *w, ember_tensor *b, ember_tensor *weight, ember_tensor *bias,
+                                   ember_tensor *running_mean, ember_tensor *running_var, float eps,
+                                   ember_tensor **folded_w, ember_tensor **folded_b)
+{
+    if (!folded_w || !folded_b)
+        return w ? ember_fail(w->ctx, EMBER_ERR_ARG,
+                              "ember_batch_norm_fold: folded_w and folded_b are needed")
+                 : EMBER_ERR_ARG;
+    *folded_w = *folded_b = NULL;
+    ember_ctx *ctx = ember_op_begin("ember_batch_norm_fold", w, b, running_var);
+    if (!ctx)
+        return w ? ember_last_status(w->ctx) : EMBER_ERR_ARG;
+    char sw[96];
+    if (w->ndim < 2)
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "ember_batch_norm_fold takes a layer's weight (OC, ...), a filter or a row per "
+                          "output channel; got w %s",
+                          ember_shape_str(w, sw, sizeof sw));
+    static const char *const names[5] = {"b", "weight", "bias", "running_mean", "running_var"};
+    struct ember_tensor *per_channel[5] = {b, weight, bias, running_mean, running_var};
+    for (int i = 0; i < 5; i++) {
+        const struct ember_tensor *t = per_channel[i];
+        if (!t && i < 3)
+            continue; /* no bias, no affine part */
+        if (!t || t->ctx != ctx || t->dtype != EMBER_F32 || t->ndim != 1 || t->shape[0] != w->shape[0])
+            return ember_fail(ctx, EMBER_ERR_ARG,
+                              "ember_batch_norm_fold: %s must be an F32 tensor (%lld), one value for each "
+                              "output channel of w %s",
+                              names[i], (long long)w->shape[0], ember_shape_str(w, sw, sizeof sw));
+    }
+    struct ember_tensor *s = ember_op_out(ctx, 1, w->shape);
+    if (!s || ember_unary_into(EMBER_RSQRT, s, running_var, eps) != EMBER_OK)
+        return ember_last_status(ctx);
+    if (weight && !(s = ember_mul(weight, s)))
+        return ember_last_status(ctx);
+    /* s as (OC, 1, ...) against w's filters */
+    int64_t column[EMBER_MAX_DIMS] = {w->shape[0]};
+    for (int d = 1; d < w->ndim; d++)
+        column[d] = 1;
+    struct ember_tensor *fw = ember_mul(w, ember_reshape(s, w->ndim, column));
+    struct ember_tensor *centred = b ? ember_sub(b, running_mean) : ember_scale(running_mean, -1.0f);
+    struct ember_tensor *fb = fw && centred ? ember_mul(centred, s) : NULL;
+    if (fb && bias)
+        fb = ember_add(fb, bias);
+    if (!fb)
+        return ember_last_status(ctx);
+    *folded_w = fw;
+    *folded_b = fb;
+    return EMBER_OK;
 }
 
 ember_status ember_backward_batch_norm(struct ember_node *n)

@@ -410,6 +410,23 @@ EMBER_API ember_tensor *ember_batch_norm(ember_tensor *x, ember_tensor *weight, 
 EMBER_API ember_tensor *ember_batch_norm_relu(ember_tensor *x, ember_tensor *weight, ember_tensor *bias,
                                               ember_tensor *running_mean, ember_tensor *running_var,
                                               bool training, float momentum, float eps);
+/* Batch normalization with running statistics, folded into the layer
+ * before it: a convolution (or a linear layer) with weight w (OC, ...) and
+ * bias b (OC) or NULL, followed by ember_batch_norm in evaluation, is one
+ * convolution with
+ *   w' = w * s (each output channel's filter scaled), b' = (b - running_mean) * s + bias,
+ *   s = weight / sqrt(running_var + eps)
+ * (weight and bias NULL: 1 and 0, as in ember_batch_norm). Sets *folded_w
+ * and *folded_b to w' and b', tape tensors, and returns EMBER_OK. The
+ * tape records the ops they are made of, so gradients reach w, b, weight
+ * and bias; the running statistics are constants, as ember_batch_norm
+ * treats them in evaluation. A model folds its conv2d + batch_norm2d pairs
+ * so when it evaluates or predicts without recording (docs/design.md):
+ * one pass less over every activation. */
+EMBER_API ember_status ember_batch_norm_fold(ember_tensor *w, ember_tensor *b, ember_tensor *weight,
+                                             ember_tensor *bias, ember_tensor *running_mean,
+                                             ember_tensor *running_var, float eps, ember_tensor **folded_w,
+                                             ember_tensor **folded_b);
 
 /* Views share storage with x. reshape takes one -1 to infer a dimension and
  * copies first when x's strides do not allow a view. */

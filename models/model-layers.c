@@ -276,6 +276,22 @@ ember_tensor *model_batch_norm_relu_forward(struct model_layer *l, ember_tensor 
                                  (float)l->value[BN_MOMENTUM], (float)l->value[BN_EPS]);
 }
 
+/* A conv2d or linear layer and the batch norm after it, in evaluation: the
+ * layer alone, with the batch norm folded into its weight and bias
+ * (ember_batch_norm_fold), and with `relu` the relu layer after them */
+ember_tensor *model_folded_batch_norm_forward(struct model_layer *layer, struct model_layer *bn,
+                                              ember_tensor *x, bool relu)
+{
+    ember_tensor *w, *b;
+    if (ember_batch_norm_fold(layer->t[0], layer->t[1], bn->t[BN_WEIGHT], bn->t[BN_BIAS], bn->t[BN_MEAN],
+                              bn->t[BN_VAR], (float)bn->value[BN_EPS], &w, &b) != EMBER_OK)
+        return NULL;
+    ember_tensor *y = layer->type->forward == conv_forward
+                          ? ember_conv2d(x, w, b, (int)layer->value[CONV_STRIDE], conv_padding(layer))
+                          : ember_linear(x, w, b);
+    return relu && y ? ember_relu(y) : y;
+}
+
 /* normalise and scale: (x - mean) * inv_std * weight + bias */
 static double bn_flops(const struct model_layer *l) { return 4.0 * (double)out_numel(l); }
 

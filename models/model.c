@@ -397,14 +397,37 @@ static bool batch_norm_then_relu(const struct model_block *block, int i)
            strncmp(l[0].type->name, "batch_norm", 10) == 0 && strcmp(l[1].type->name, "relu") == 0;
 }
 
-static ember_tensor *run_block(struct ember_model *m, struct model_block *block, ember_tensor *x)
+/* Whether layers i and i + 1 are a convolution and the batch norm of its
+ * channels, or a linear layer and the batch norm of its features: in
+ * evaluation, one layer whose weights the batch norm is folded into. */
+static bool layer_then_batch_norm(const struct model_block *block, int i)
+{
+    const struct model_layer *l = &block->layers[i];
+    if (i + 1 >= block->count || !l[0].type || !l[1].type)
+        return false;
+    return (strcmp(l[0].type->name, "conv2d") == 0 && strcmp(l[1].type->name, "batch_norm2d") == 0) ||
+           (strcmp(l[0].type->name, "linear") == 0 && strcmp(l[1].type->name, "batch_norm1d") == 0);
+}
+
+/* `fold`: in evaluation, where a batch norm's statistics are the running
+ * ones, constants, it is folded into the convolution or linear layer
+ * before it (ember_batch_norm_fold: the same outputs, and gradients where
+ * something records, with one pass over the activations less). In
+ * training its statistics are the batch's, which depend on that layer's
+ * output. */
+static ember_tensor *run_block(struct ember_model *m, struct model_block *block, ember_tensor *x, bool fold)
 {
     for (int i = 0; x && i < block->count; i++) {
         struct model_layer *l = &block->layers[i];
         if (!l->type) {
-            ember_tensor *body = run_block(m, &l->body, x);
-            ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x) : x;
+            ember_tensor *body = run_block(m, &l->body, x, fold);
+            ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x, fold) : x;
             x = body && skip ? ember_add(body, skip) : NULL; /* (N, body's shape) */
+        } else if (fold && layer_then_batch_norm(block, i)) {
+            bool relu = i + 2 < block->count && block->layers[i + 2].type &&
+                        strcmp(block->layers[i + 2].type->name, "relu") == 0;
+            x = model_folded_batch_norm_forward(l, &block->layers[i + 1], x, relu);
+            i += relu ? 2 : 1;
         } else if (batch_norm_then_relu(block, i)) {
             x = model_batch_norm_relu_forward(l, x, m->training);
             i++;
@@ -419,7 +442,10 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
     return x;
 }
 
-ember_tensor *model_run(struct ember_model *m, ember_tensor *x) { return run_block(m, &m->file.root, x); }
+ember_tensor *model_run(struct ember_model *m, ember_tensor *x)
+{
+    return run_block(m, &m->file.root, x, !m->training);
+}
 
 ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
 {
@@ -448,7 +474,7 @@ ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
                 return NULL;
             m->counts_known = true;
         }
-        y = run_block(m, &m->file.root, x);
+        y = model_run(m, x);
         if (m->training) {
             m->forwards++;
             m->counts_dirty = true;

@@ -95,6 +95,11 @@ ember_status model_layer_norm_add_params(struct model_layer *l, struct model_bui
 ember_tensor *model_layer_norm_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed);
 /* a batch_norm1d or batch_norm2d layer and the relu layer after it, in one op (model.c's run_block) */
 ember_tensor *model_batch_norm_relu_forward(struct model_layer *l, ember_tensor *x, bool training);
+/* a conv2d or linear layer and the batch norm after it (and with `relu` the
+ * relu layer after that) in evaluation, as one layer with the batch norm
+ * folded into its weights (model.c's run_block) */
+ember_tensor *model_folded_batch_norm_forward(struct model_layer *layer, struct model_layer *bn,
+                                              ember_tensor *x, bool relu);
 double model_layer_norm_flops(const struct model_layer *l);
 void model_layer_norm_describe(const struct model_layer *l, char *out, size_t len);
 ember_status model_rms_norm_add_params(struct model_layer *l, struct model_build *b, const char *prefix);

@@ -20,6 +20,10 @@
  *   dropout_eval, dropout_train      p 0.5, seed 7
  *   rms.weight; rms_norm, .dx, .dweight   RMS norm of x4's last axis (eps 1e-5) and
  *                                    the gradients of sum(y * x4)
+ *   fold.w (3, 3, 3, 3), fold.b (3)  a convolution's weight and bias
+ *   fold.weight, fold.bias           the batch norm's state (eps 1e-5) folded into them
+ *   fold.dw, .db, .dweight, .dbias   gradients of sum(conv2d(x4, fold.weight, fold.bias, 1, 1) * c),
+ *                                    c = the convolution with the unfolded weights
  */
 #include <stdlib.h>
 #include <string.h>
@@ -150,10 +154,32 @@ int main(int argc, char **argv)
     keep("rms_norm.dx", ember_tensor_grad(xn));
     keep("rms_norm.dweight", ember_tensor_grad(rw));
 
+    /* batch norm folded into a convolution, with gradients of sum(conv2d(x4, w', b') * c) */
+    b = bn_state(ctx);
+    int64_t ws[4] = {3, 3, 3, 3}, three = 3;
+    ember_tensor *fw = seeded(ctx, 4, ws, -0.5f, 0.5f, 31), *fb = seeded(ctx, 1, &three, -0.5f, 0.5f, 32);
+    keep("fold.w", fw), keep("fold.b", fb);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(fw, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(fb, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.weight, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b.bias, true));
+    ember_tensor *folded_w = NULL, *folded_b = NULL;
+    CHECK_OK(ctx,
+             ember_batch_norm_fold(fw, fb, b.weight, b.bias, b.mean, b.var, 1e-5f, &folded_w, &folded_b));
+    keep("fold.weight", folded_w), keep("fold.bias", folded_b);
+    bool was = ember_set_grad_enabled(ctx, false);
+    ember_tensor *c = ember_conv2d(x4, fw, fb, 1, 1);
+    ember_set_grad_enabled(ctx, was);
+    y = ember_conv2d(x4, folded_w, folded_b, 1, 1);
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, c), EMBER_ALL_AXES, false)));
+    keep("fold.dw", ember_tensor_grad(fw)), keep("fold.db", ember_tensor_grad(fb));
+    keep("fold.dweight", ember_tensor_grad(b.weight)), keep("fold.dbias", ember_tensor_grad(b.bias));
+    bn_free(&b);
+
     CHECK_OK(ctx, ember_params_save(out, argv[1], NULL));
     ember_tape_clear(ctx);
     ember_tensor_free(xg), ember_tensor_free(xr), ember_tensor_free(x4), ember_tensor_free(x2);
-    ember_tensor_free(xn), ember_tensor_free(rw);
+    ember_tensor_free(xn), ember_tensor_free(rw), ember_tensor_free(fw), ember_tensor_free(fb);
     ember_params_free(out);
     ember_ctx_free(ctx);
     return test_finish("ops-export");

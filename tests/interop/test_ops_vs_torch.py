@@ -19,6 +19,9 @@ each to PyTorch's functional op on the same inputs and state:
   RMS norm       over the last axis (eps 1e-5), and the gradients of
                  sum(y * x) for x and weight, against its formula in
                  PyTorch (1.13 has no nn.RMSNorm)
+  folding        batch norm folded into a convolution's weight and bias
+                 against torch.nn.utils.fusion.fuse_conv_bn_weights, and
+                 the gradients through the folded weights
 
 and checks that training and evaluation differ where they must (batch
 norm with running statistics that are not the batch's, dropout). Needs
@@ -133,6 +136,25 @@ def main():
     close("bn2d_relu_train dx", t["bn2d_relu_train.dx"], xr.grad, 1e-4)
     close("bn2d_relu_train dweight", t["bn2d_relu_train.dweight"], m.weight.grad, 1e-4)
     check(bool((t["bn2d_relu_train"] == 0).any()), "batch norm with ReLU: no value was cut to 0")
+
+    # batch norm folded into a convolution: the weights as PyTorch's own fusion makes them
+    from torch.nn.utils.fusion import fuse_conv_bn_weights
+    rm, rv = t["bn.running_mean"], t["bn.running_var"]
+    fw, fb = fuse_conv_bn_weights(t["fold.w"], t["fold.b"], rm, rv, 1e-5, t["bn.weight"], t["bn.bias"])
+    close("batch_norm_fold weight", t["fold.weight"], fw.detach())
+    close("batch_norm_fold bias", t["fold.bias"], fb.detach())
+    unfolded = F.conv2d(x4, t["fold.w"], t["fold.b"], padding=1)
+    with torch.no_grad():  # what the folded convolution stands for: the convolution, then batch norm
+        close("conv folded = conv, bn", F.conv2d(x4, fw, fb, padding=1), bn(2, x4, False)(unfolded))
+    # the gradients: fuse_conv_bn_weights hands back new leaves, so its formula, through autograd
+    w, b = t["fold.w"].clone().requires_grad_(True), t["fold.b"].clone().requires_grad_(True)
+    bw, bb = t["bn.weight"].clone().requires_grad_(True), t["bn.bias"].clone().requires_grad_(True)
+    s = bw * torch.rsqrt(rv + 1e-5)
+    (F.conv2d(x4, w * s.reshape(-1, 1, 1, 1), (b - rm) * s + bb, padding=1) * unfolded).sum().backward()
+    close("batch_norm_fold dw", t["fold.dw"], w.grad, 1e-4)
+    close("batch_norm_fold db", t["fold.db"], b.grad, 1e-4)
+    close("batch_norm_fold dweight", t["fold.dweight"], bw.grad, 1e-4)
+    close("batch_norm_fold dbias", t["fold.dbias"], bb.grad, 1e-4)
 
     if failures:
         print(f"ops_vs_torch: {failures} checks failed", file=sys.stderr)

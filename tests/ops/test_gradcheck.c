@@ -40,7 +40,7 @@
 #include "platform.h"
 #include "test-util.h"
 
-#define MAX_INPUTS 3
+#define MAX_INPUTS 5
 #define H          1e-2
 
 enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS };
@@ -169,6 +169,22 @@ static ember_tensor *f_batch_norm_eval(ember_tensor **x) { return batch_norm(x, 
 static ember_tensor *f_batch_norm_plain(ember_tensor **x) { return batch_norm(x, true, false, false); }
 static ember_tensor *f_batch_norm_relu_train(ember_tensor **x) { return batch_norm(x, true, true, true); }
 static ember_tensor *f_batch_norm_relu_eval(ember_tensor **x) { return batch_norm(x, false, true, true); }
+/* batch norm folded into the convolution (x, w, b, weight, bias) or the linear layer (x, w; no bias, no
+ * affine part) before it */
+static ember_tensor *f_fold_conv(ember_tensor **x)
+{
+    ember_tensor *w = NULL, *b = NULL;
+    ember_batch_norm_fold(x[1], x[2], x[3], x[4], running_stat(x[0], 0, 0.1f), running_stat(x[0], 1, 0.8f),
+                          1e-5f, &w, &b);
+    return w ? ember_conv2d(x[0], w, b, 1, 1) : NULL;
+}
+static ember_tensor *f_fold_linear_plain(ember_tensor **x)
+{
+    ember_tensor *w = NULL, *b = NULL;
+    ember_batch_norm_fold(x[1], NULL, NULL, NULL, running_stat(x[0], 0, 0.1f), running_stat(x[0], 1, 0.8f),
+                          1e-5f, &w, &b);
+    return w ? ember_linear(x[0], w, b) : NULL;
+}
 /* sequences and attention */
 static ember_tensor *f_gelu_tanh(ember_tensor **x) { return ember_gelu_tanh(x[0]); }
 static ember_tensor *f_narrow(ember_tensor **x) { return ember_mul(ember_narrow(x[0], 1, 1, 2), x[1]); }
@@ -263,6 +279,11 @@ static const struct gcase cases[] = {
     {"batch_norm2d_no_affine", 1, {{4, T(2, 3, 2, 3)}}, f_batch_norm_plain},
     {"batch_norm2d_relu_train", 3, {{4, T(3, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_relu_train},
     {"batch_norm2d_relu_eval", 3, {{4, T(2, 3, 2, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_relu_eval},
+    {"batch_norm_fold_conv",
+     5,
+     {{4, T(2, 2, 4, 4)}, {4, T(3, 2, 3, 3)}, {1, T(3)}, {1, T(3)}, {1, T(3)}},
+     f_fold_conv},
+    {"batch_norm_fold_linear", 2, {{2, T(4, 5)}, {2, T(3, 5)}}, f_fold_linear_plain},
     {"gelu_tanh", 1, {{3, T(2, 3, 4)}}, f_gelu_tanh},
     {"narrow", 2, {{2, T(3, 4)}, {2, T(3, 2)}}, f_narrow},
     /* a square table, so that the targets' fill draws indices over all its rows; 8 indices, repeats */

@@ -608,6 +608,91 @@ static void test_silu_layer(ember_ctx *ctx)
     ember_model_free(m);
 }
 
+/* Random values into every parameter and buffer of a batch norm layer `name`
+ * (weight, bias, running_mean, running_var), so that folding has something to fold. */
+static void randomise_batch_norm(ember_params *p, const char *name, uint64_t seed)
+{
+    static const char *const parts[4] = {"weight", "bias", "running_mean", "running_var"};
+    ember_rng rng = ember_rng_seed(seed);
+    for (int k = 0; k < 4; k++) {
+        char full[64];
+        snprintf(full, sizeof full, "%s.%s", name, parts[k]);
+        ember_tensor *t = ember_params_find(p, full);
+        float v[8];
+        int64_t n = t ? ember_tensor_numel(t) : 0;
+        for (int64_t i = 0; i < n && i < 8; i++)
+            v[i] = k == 3 ? ember_rng_uniform(&rng, 0.3f, 3.0f) : ember_rng_uniform(&rng, -1.0f, 1.0f);
+        CHECK(t && n <= 8 && ember_tensor_write(t, v, (size_t)n * sizeof *v) == EMBER_OK, "setting %s", full);
+    }
+}
+
+/* In evaluation a model folds each batch norm into the conv2d or linear
+ * layer before it (models/model.c): the logits and the gradients must be
+ * those of the layers one by one, and no batch norm runs. */
+static void test_batch_norm_folding(ember_ctx *ctx)
+{
+    static const int64_t shape[3] = {2, 5, 5};
+    ember_model *m = ember_model_parse(ctx, "folding",
+                                       "conv: conv2d 4 kernel=3 padding=1\nbn: batch_norm2d\nrelu\nflatten\n"
+                                       "fc: linear 6 bias=false\nbn1: batch_norm1d\nout: linear classes\n",
+                                       3, shape, 3, 7);
+    CHECK(m, "a model of conv2d, batch_norm2d, linear, batch_norm1d: %s", ember_last_error(ctx));
+    if (!m)
+        return;
+    ember_params *p = ember_model_params(m);
+    randomise_batch_norm(p, "bn", 21);
+    randomise_batch_norm(p, "bn1", 22);
+    ember_model_set_training(m, false);
+    ember_tensor *x = random_batch(ctx, 3, shape, 23);
+    ember_tensor *cw = ember_params_find(p, "conv.weight"), *bw = ember_params_find(p, "bn.weight");
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(x, true));
+    /* the model, profiled */
+    CHECK_OK(ctx, ember_profile_start(ctx, false));
+    ember_tensor *y = ember_model_forward(m, x);
+    CHECK_OK(ctx, ember_profile_stop(ctx));
+    char *table = ember_profile_table(ctx);
+    CHECK(table && strstr(table, "conv2d forward") && !strstr(table, "batch_norm forward") &&
+              !strstr(table, "batch_norm_relu forward"),
+          "a batch norm ran in evaluation, where it is folded:\n%s", table ? table : "(no profile)");
+    ember_free(table);
+    ember_profile_clear(ctx);
+    float got[9], got_dx[150], got_dw[72], got_dbw[4];
+    bool ran = y && ember_tensor_read(y, got, sizeof got) == EMBER_OK &&
+               ember_backward(ember_sum(y, EMBER_ALL_AXES, false)) == EMBER_OK &&
+               ember_tensor_read(ember_tensor_grad(x), got_dx, sizeof got_dx) == EMBER_OK &&
+               ember_tensor_read(ember_tensor_grad(cw), got_dw, sizeof got_dw) == EMBER_OK &&
+               ember_tensor_read(ember_tensor_grad(bw), got_dbw, sizeof got_dbw) == EMBER_OK;
+    CHECK(ran, "the folded model forward and backward: %s", ember_last_error(ctx));
+    /* the same layers one by one */
+    CHECK_OK(ctx, ember_params_zero_grad(p));
+    ember_tape_clear(ctx);
+    ember_tensor *x2 = ember_tensor_copy(x);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(x2, true));
+#define P(name) ember_params_find(p, name)
+    ember_tensor *h = ember_batch_norm(ember_conv2d(x2, cw, P("conv.bias"), 1, 1), bw, P("bn.bias"),
+                                       P("bn.running_mean"), P("bn.running_var"), false, 0.1f, 1e-5f);
+    h = ember_batch_norm(ember_linear(ember_flatten(ember_relu(h)), P("fc.weight"), NULL), P("bn1.weight"),
+                         P("bn1.bias"), P("bn1.running_mean"), P("bn1.running_var"), false, 0.1f, 1e-5f);
+    ember_tensor *want_y = ember_linear(h, P("out.weight"), P("out.bias"));
+#undef P
+    float want[9], want_dx[150], want_dw[72], want_dbw[4];
+    ran = want_y && ember_tensor_read(want_y, want, sizeof want) == EMBER_OK &&
+          ember_backward(ember_sum(want_y, EMBER_ALL_AXES, false)) == EMBER_OK &&
+          ember_tensor_read(ember_tensor_grad(x2), want_dx, sizeof want_dx) == EMBER_OK &&
+          ember_tensor_read(ember_tensor_grad(cw), want_dw, sizeof want_dw) == EMBER_OK &&
+          ember_tensor_read(ember_tensor_grad(bw), want_dbw, sizeof want_dbw) == EMBER_OK;
+    CHECK(ran, "the layers one by one: %s", ember_last_error(ctx));
+    CHECK(max_diff(got, want, 9) <= 1e-5f && max_diff(got_dx, want_dx, 150) <= 1e-5f &&
+              max_diff(got_dw, want_dw, 72) <= 1e-4f && max_diff(got_dbw, want_dbw, 4) <= 1e-4f,
+          "folded and one by one differ: logits by %g, dx %g, dconv.weight %g, dbn.weight %g",
+          max_diff(got, want, 9), max_diff(got_dx, want_dx, 150), max_diff(got_dw, want_dw, 72),
+          max_diff(got_dbw, want_dbw, 4));
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    ember_tensor_free(x2);
+    ember_model_free(m);
+}
+
 /* rms_norm: each position's vector over its root mean square, times the weight "n.weight" (1 at first) */
 static void test_rms_norm_layer(ember_ctx *ctx)
 {
@@ -708,6 +793,7 @@ int main(void)
     test_relu_pool_order(ctx);
     test_silu_layer(ctx);
     test_rms_norm_layer(ctx);
+    test_batch_norm_folding(ctx);
     test_layer_info(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
