@@ -162,7 +162,8 @@ struct ember_conv_geom {
 /* A convolution's passes computed by one primitive each, without columns
  * (docs/design.md, "Choosing a convolution's algorithm"):
  *   conv_direct     any geometry: every output summed straight from x and
- *                   w (on the GPUs; the CPU has im2col and Winograd)
+ *                   w (the GPUs' kernels; on the CPU vector kernels at
+ *                   stride 1, plain loops elsewhere)
  *   conv_winograd   Winograd's minimal filtering, 3x3 at stride 1 with
  *                   pad at most 2, in tiles of 2x2 or 4x4 outputs (the CPU)
  * x is (n, c, h, w), w (oc, c, kh, kw), y (n, oc, oh, ow). The pass says

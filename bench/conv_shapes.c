@@ -2,16 +2,19 @@
 /*
  * bench/conv_shapes.c — one convolution's forward and backward pass
  * through ember_conv2d under each algorithm (EMBER_CONV_ALGO: im2col,
- * winograd in 2x2 tiles, winograd4 in 4x4), alternated in one run so that
- * a busy machine slows them alike: the median of the repetitions, and
- * im2col's time over each Winograd's.
+ * winograd in 2x2 tiles, winograd4 in 4x4, direct), alternated in one run
+ * so that a busy machine slows them alike: the median of the repetitions,
+ * and im2col's time over each other's. The input's gradient is part of the
+ * backward pass except for one channel in: a first layer's input (the
+ * images) never needs one.
  *
  *   cc -O2 bench/conv_shapes.c -Iinclude build/libember.a -lopenblas -lm -lpthread -o conv_shapes
  *   ./conv_shapes [THREADS] [REPS] [N C H W OC PAD]...
  *
  * Without shapes: the 3x3 stride-1 convolutions of ResNet-8 and VGG-8 on
- * Fashion-MNIST at batch 64, a first layer's one channel, and two larger
- * layers (CIFAR-sized, more channels).
+ * Fashion-MNIST at batch 64, the first layers of simplecnn (one channel,
+ * padding 1) and kerascnn (32 filters, no padding), and two larger layers
+ * (CIFAR-sized, more channels).
  * bench/conv_algo.sh builds and runs it.
  */
 #include <stdio.h>
@@ -67,8 +70,9 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 15;
     static const int64_t defaults[][6] = {
-        {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1}, {64, 32, 7, 7, 64, 1},
-        {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},  {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
+        {64, 16, 28, 28, 16, 1}, {64, 16, 14, 14, 32, 1}, {64, 32, 14, 14, 32, 1},
+        {64, 32, 7, 7, 64, 1},   {64, 64, 7, 7, 64, 1},   {64, 1, 28, 28, 16, 1},
+        {64, 1, 28, 28, 32, 0},  {32, 64, 32, 32, 64, 1}, {32, 128, 16, 16, 128, 1},
     };
     int given = argc > 3 ? (argc - 3) / 6 : 0,
         count = given ? given : (int)(sizeof defaults / sizeof defaults[0]);
@@ -82,12 +86,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "conv_shapes: %s\n", ctx ? ember_last_error(ctx) : "no context");
         return 1;
     }
-    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | "
-           "im2col/winograd | "
-           "im2col/winograd4 |\n");
-    printf("|---|---|---|---|---|---|---|\n");
-    enum { ALGOS = 3 };
-    static const char *const algos[ALGOS] = {"im2col", "winograd", "winograd4"};
+    printf("| shape (N, C, H, W) -> OC, pad | threads | im2col ms | winograd ms | winograd4 ms | direct ms | "
+           "im2col/winograd | im2col/winograd4 | im2col/direct |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    enum { ALGOS = 4 };
+    static const char *const algos[ALGOS] = {"im2col", "winograd", "winograd4", "direct"};
     for (int s = 0; s < count; s++) {
         int64_t d[6];
         for (int k = 0; k < 6; k++)
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
         int64_t xs[4] = {d[0], d[1], d[2], d[3]}, ws[4] = {d[4], d[1], 3, 3};
         unsigned seed = 1;
         ember_tensor *x = random_tensor(ctx, 4, xs, &seed), *w = random_tensor(ctx, 4, ws, &seed);
-        ember_tensor_set_requires_grad(x, true);
+        ember_tensor_set_requires_grad(x, d[1] > 1);
         ember_tensor_set_requires_grad(w, true);
         double *ms[ALGOS], median[ALGOS];
         for (int a = 0; a < ALGOS; a++)
@@ -116,10 +119,11 @@ int main(int argc, char **argv)
             median[a] = ms[a][reps / 2];
             free(ms[a]);
         }
-        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+        printf("| (%lld, %lld, %lld, %lld) -> %lld, %lld | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | "
+               "%.2f |\n",
                (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3], (long long)d[4],
-               (long long)d[5], threads, median[0], median[1], median[2], median[0] / median[1],
-               median[0] / median[2]);
+               (long long)d[5], threads, median[0], median[1], median[2], median[3], median[0] / median[1],
+               median[0] / median[2], median[0] / median[3]);
         ember_tensor_free(x), ember_tensor_free(w);
     }
     ember_ctx_free(ctx);

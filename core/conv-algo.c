@@ -49,19 +49,31 @@ static const struct winograd_rule {
  * 1.22 (batch 1024) times im2col's images/s on an H100 (docs/gpu-runs/
  * 2026-11-26-h100-conv.md, call 4), so every layer takes it now. On OpenCL
  * it is not measured on a GPU yet, and on PoCL (a CPU) it was slower (68
- * images/s on ResNet-8 against 78). */
+ * images/s on ResNet-8 against 78). On the CPU only a 3x3 layer of one
+ * input channel at stride 1 takes it (backends/cpu/cpu-conv-direct.c's
+ * vector kernels): simplecnn trained 1.20 to 1.28 times as fast as by
+ * im2col, kerascnn at 0.97 to 1.04 (docs/benchmarks.md, "CPU: a first
+ * layer without columns"); with more channels im2col's products are the
+ * shapes OpenBLAS is fast at. */
 static const struct direct_rule {
     const char *backend;
-    int64_t min_channels; /* in */
+    int64_t min_channels, max_channels; /* in; max 0: any */
+    int64_t kernel, stride;             /* 0: any */
 } direct_where[] = {
-    {"cuda", 1},
+    {"cuda", 1, 0, 0, 0},
+    {"cpu", 1, 1, 3, 1},
 };
 
 static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember_conv_geom *g)
 {
-    for (size_t i = 0; i < sizeof direct_where / sizeof direct_where[0]; i++)
-        if (strcmp(ctx->ops->name, direct_where[i].backend) == 0 && g->c >= direct_where[i].min_channels)
+    for (size_t i = 0; i < sizeof direct_where / sizeof direct_where[0]; i++) {
+        const struct direct_rule *r = &direct_where[i];
+        if (strcmp(ctx->ops->name, r->backend) == 0 && g->c >= r->min_channels &&
+            (!r->max_channels || g->c <= r->max_channels) &&
+            (!r->kernel || (g->kh == r->kernel && g->kw == r->kernel)) &&
+            (!r->stride || g->stride == r->stride))
             return EMBER_CONV_DIRECT;
+    }
     return EMBER_CONV_IM2COL;
 }
 

@@ -16,9 +16,9 @@
  *
  * Or, where core/conv-algo.c picks it, a primitive that computes each pass
  * with no columns at all: the CPU's conv_winograd in 2x2 or 4x4 tiles (3x3
- * at stride 1, with channels and output enough), or the GPUs' conv_direct
- * (any shape). The profile's op rows say which ran: "conv2d forward
- * [winograd4]".
+ * at stride 1, with channels and output enough), or conv_direct (any shape;
+ * the GPUs' layers, and the CPU's for a first layer's one channel). The
+ * profile's op rows say which ran: "conv2d forward [winograd4]".
  */
 #include "conv-algo-impl.h"
 #include "ops-impl.h"

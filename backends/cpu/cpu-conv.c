@@ -11,10 +11,7 @@
  * the one or two columns that wrapped around from the neighbouring row;
  * other stride-1 rows are plain loops the compiler vectorises.
  *
- * conv_direct, the GPUs' convolution without columns, is not written for
- * the CPU: its convolutions are im2col or Winograd (core/conv-algo.c never
- * asks it for conv_direct), so a request through EMBER_CONV_ALGO=direct is
- * this refusal.
+ * conv_direct, the convolution without columns, is cpu-conv-direct.c.
  */
 #include <math.h>
 #include <string.h>
@@ -164,13 +161,4 @@ ember_status cpu_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr co
     struct conv_job j = {.g = g, .src = cpu_f32(col), .dst = cpu_f32(dx)};
     cpu_parallel_for(d->pool, g->n * g->c, cpu_plane_grain(g->kh * g->kw * g->oh * g->ow), col2im_planes, &j);
     return EMBER_OK;
-}
-
-ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
-{
-    struct cpu_device *d = dev;
-    (void)c, (void)x, (void)w, (void)y;
-    return d->host.fail(d->host.ctx, EMBER_ERR_UNSUPPORTED,
-                        "cpu: conv_direct is the GPUs' convolution; the CPU runs im2col or Winograd "
-                        "(EMBER_CONV_ALGO=im2col, winograd, winograd4 or auto)");
 }

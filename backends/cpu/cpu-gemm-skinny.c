@@ -47,15 +47,14 @@
 #define AVX2        __attribute__((target("avx2,fma")))
 #define INLINE_AVX2 static inline __attribute__((always_inline, target("avx2,fma")))
 
-/* AVX2 and FMA here, and not turned off (EMBER_CPU_GEMM=blas, to compare) */
+/* AVX2 and FMA here, and not turned off (EMBER_CPU_GEMM=blas or
+ * EMBER_CPU_SIMD=none, to compare) */
 static bool skinny_usable(void)
 {
     static int known = -1; /* racing threads store the same answer */
     if (known < 0) {
         const char *choice = getenv("EMBER_CPU_GEMM");
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                !(choice && strcmp(choice, "blas") == 0);
+        known = cpu_simd() >= CPU_SIMD_AVX2 && !(choice && strcmp(choice, "blas") == 0);
     }
     return known;
 }

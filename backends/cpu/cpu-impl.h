@@ -75,6 +75,14 @@ static inline float poly_expf(float x)
 #define CPU_WIDEST_VECTORS
 #endif
 
+/* The widest vector instructions ember's hand-written kernels may use
+ * (cpu-conv-direct.c, cpu-gemm-skinny.c): what the CPU has, asked once,
+ * or less when EMBER_CPU_SIMD says so ("avx2", "none"; to compare, and to
+ * run the narrower kernels on a wider CPU in the tests). The loops of
+ * CPU_WIDEST_VECTORS are the loader's choice and do not follow it. */
+enum cpu_simd { CPU_SIMD_NONE = 0, CPU_SIMD_AVX2 = 2, CPU_SIMD_AVX512 = 3 };
+enum cpu_simd cpu_simd(void);
+
 /* ------------------------------------------------------------ threads */
 
 typedef void (*cpu_task_fn)(void *arg, int64_t begin, int64_t end);

@@ -86,15 +86,7 @@ __attribute__((target("avx2"))) static void pool2_row_avx2(const float *restrict
     }
 }
 
-static bool pool_avx2(void)
-{
-    static int known = -1; /* racing threads store the same answer */
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2");
-    }
-    return known;
-}
+static bool pool_avx2(void) { return cpu_simd() >= CPU_SIMD_AVX2; }
 #else
 #define pool2_row_avx2 pool2_row
 static bool pool_avx2(void) { return false; }

@@ -118,6 +118,16 @@ static ember_tensor *f_winograd4_nobias_pad2(ember_tensor **x)
 {
     return conv_forced(x, "winograd4", false, 2);
 }
+/* conv2d by conv_direct, which every backend has: forced for this call */
+static ember_tensor *conv_direct(ember_tensor **x, int stride, int padding)
+{
+    ember_set_env("EMBER_CONV_ALGO", "direct");
+    ember_tensor *y = ember_conv2d(x[0], x[1], x[2], stride, padding);
+    ember_set_env("EMBER_CONV_ALGO", NULL);
+    return y;
+}
+static ember_tensor *f_direct_pad1(ember_tensor **x) { return conv_direct(x, 1, 1); }
+static ember_tensor *f_direct_stride2(ember_tensor **x) { return conv_direct(x, 2, 1); }
 static ember_tensor *f_pool2(ember_tensor **x) { return ember_max_pool2d(x[0], 2, 2); }
 static ember_tensor *f_pool3s2(ember_tensor **x) { return ember_max_pool2d(x[0], 3, 2); }
 static ember_tensor *f_reshape(ember_tensor **x)
@@ -257,6 +267,9 @@ static const struct gcase cases[] = {
     {"conv2d_winograd_nobias_pad2", 2, {{4, T(1, 3, 3, 4)}, {4, T(2, 3, 3, 3)}}, f_winograd_nobias_pad2},
     {"conv2d_winograd4_pad1", 3, {{4, T(2, 3, 9, 6)}, {4, T(4, 3, 3, 3)}, {1, T(4)}}, f_winograd4_pad1},
     {"conv2d_winograd4_nobias_pad2", 2, {{4, T(1, 2, 5, 3)}, {4, T(3, 2, 3, 3)}}, f_winograd4_nobias_pad2},
+    /* a first layer's one channel (the CPU's vector kernels, 5 channels out: a block and a part) */
+    {"conv2d_direct_one_channel", 3, {{4, T(2, 1, 6, 7)}, {4, T(5, 1, 3, 3)}, {1, T(5)}}, f_direct_pad1},
+    {"conv2d_direct_stride2", 3, {{4, T(2, 3, 7, 6)}, {4, T(4, 3, 3, 2)}, {1, T(4)}}, f_direct_stride2},
     {"max_pool2d", 1, {{4, T(2, 2, 4, 6), FILL_DISTINCT}}, f_pool2},
     {"max_pool2d_overlap", 1, {{4, T(1, 2, 7, 7), FILL_DISTINCT}}, f_pool3s2},
     {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
