@@ -582,6 +582,12 @@ struct ember_backend_ops {
      * 256 launched 400 im2col and sgemm kernels a step on an H200, each
      * about 10 us), so its groups are as large as memory allows. */
     size_t conv_columns_bytes;
+    /* (optional) whether conv_direct runs convolution g by its fast code on
+     * this device. The CPU's runs vector kernels at stride 1 for 3x3 (with
+     * AVX2 or AVX-512) and plain loops otherwise, some ten times slower
+     * than im2col: core/conv-algo.c's table gives conv_direct only where
+     * this says yes (NULL: everywhere). */
+    bool (*conv_direct_fast)(void *dev, const struct ember_conv_geom *g);
 
     /* the primitives, from the one list above */
     EMBER_PRIMITIVES(EMBER_PRIMITIVE_FIELD)

@@ -50,8 +50,9 @@ static const struct winograd_rule {
  * 2026-11-26-h100-conv.md, call 4), so every layer takes it now. On OpenCL
  * it is not measured on a GPU yet, and on PoCL (a CPU) it was slower (68
  * images/s on ResNet-8 against 78). On the CPU only a 3x3 layer of one
- * input channel at stride 1 takes it (backends/cpu/cpu-conv-direct.c's
- * vector kernels): simplecnn trained 1.20 to 1.28 times as fast as by
+ * input channel at stride 1 takes it, and only where its vector kernels
+ * run (conv_direct_fast in the backend's table: AVX2 or AVX-512; its plain
+ * loops took six times im2col's time): simplecnn trained 1.20 to 1.28 times as fast as by
  * im2col, kerascnn at 0.97 to 1.04 (docs/benchmarks.md, "CPU: a first
  * layer without columns"); with more channels im2col's products are the
  * shapes OpenBLAS is fast at. */
@@ -69,6 +70,7 @@ static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember
     for (size_t i = 0; i < sizeof direct_where / sizeof direct_where[0]; i++) {
         const struct direct_rule *r = &direct_where[i];
         if (strcmp(ctx->ops->name, r->backend) == 0 && g->c >= r->min_channels &&
+            (!ctx->ops->conv_direct_fast || ctx->ops->conv_direct_fast(ctx->dev, g)) &&
             (!r->max_channels || g->c <= r->max_channels) &&
             (!r->kernel || (g->kh == r->kernel && g->kw == r->kernel)) &&
             (!r->stride || g->stride == r->stride))

@@ -456,14 +456,26 @@ static void input_grad_task(void *arg, int64_t begin, int64_t end)
 
 /* ------------------------------------------------------------- the call */
 
+/* where the vector kernels run every pass but the input gradient */
+static bool kernels_fit(const struct ember_conv_geom *g, enum ember_conv_pass pass)
+{
+    return g->stride == 1 &&
+           (pass == EMBER_CONV_FORWARD || (pass == EMBER_CONV_WEIGHT_GRAD && g->kh == 3 && g->kw == 3));
+}
+
+bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
+{
+    (void)dev;
+    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && kernels_fit(g, EMBER_CONV_FORWARD) &&
+           kernels_fit(g, EMBER_CONV_WEIGHT_GRAD);
+}
+
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
 {
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
     struct direct j = {.c = c, .ph = g->h + 2 * g->pad, .slices = c->slices > 1 ? c->slices : 1};
-    bool fits = g->stride == 1 && (c->pass == EMBER_CONV_FORWARD ||
-                                   (c->pass == EMBER_CONV_WEIGHT_GRAD && g->kh == 3 && g->kw == 3));
-    j.kernels = DIRECT_SIMD && fits ? cpu_simd() : CPU_SIMD_NONE;
+    j.kernels = DIRECT_SIMD && kernels_fit(g, c->pass) ? cpu_simd() : CPU_SIMD_NONE;
     /* a row holds the padded input and, for the kernels' whole vectors, the
      * output positions rounded up to a step's (16 or 32) plus the kernel's reach */
     int64_t step = j.kernels == CPU_SIMD_AVX512 ? 32 : 16, block = j.kernels == CPU_SIMD_AVX512 ? 8 : 4;

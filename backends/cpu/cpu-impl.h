@@ -116,6 +116,9 @@ EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 void cpu_gemm_plain(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
                     float *c);
 
+/* the backend table's conv_direct_fast (cpu-conv-direct.c) */
+bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g);
+
 /* The products with one short side (cpu-gemm-skinny.c): computes C for the
  * m x n part given and returns true, or returns false for a shape it does
  * not take (or a CPU without AVX2 and FMA, or EMBER_CPU_GEMM=blas). */

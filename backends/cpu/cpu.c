@@ -139,6 +139,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .write = cpu_write,
     .read = cpu_read,
     .sync = NULL, /* everything runs to completion before it returns */
+    .conv_direct_fast = cpu_conv_direct_fast,
 #define CPU_PRIMITIVE_ENTRY(name, ...) .name = cpu_##name,
     EMBER_PRIMITIVES(CPU_PRIMITIVE_ENTRY)
 #undef CPU_PRIMITIVE_ENTRY

@@ -60,15 +60,19 @@ static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
 
 /* auto's table on this device, asked twice; the default when
  * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): im2col, on the CPU
- * conv_direct for a one-channel 3x3 layer at stride 1, and on CUDA
- * conv_direct for every layer; and EMBER_CONV_ALGO forcing each */
+ * conv_direct for a one-channel 3x3 layer at stride 1 where its vector
+ * kernels run (not under EMBER_CPU_SIMD=none, nor on a CPU without AVX2),
+ * and on CUDA conv_direct for every layer; and EMBER_CONV_ALGO forcing each */
 static void check_choices(ember_ctx *ctx, bool cpu, bool cuda)
 {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct shape_case *s = &shapes[i];
-        bool first_layer = s->c == 1 && s->k == 3 && s->stride == 1;
+        struct ember_conv_geom g = geom_of(s);
+        bool kernels = !ctx->ops->conv_direct_fast || ctx->ops->conv_direct_fast(ctx->dev, &g);
+        bool first_layer = s->c == 1 && s->k == 3 && s->stride == 1 && kernels;
         enum ember_conv_algo exact = cuda || (cpu && first_layer) ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
-        enum ember_conv_algo want = cpu ? s->on_cpu : exact;
+        /* auto's direct on the CPU is the default's, kernels permitting */
+        enum ember_conv_algo want = cpu && s->on_cpu != EMBER_CONV_DIRECT ? s->on_cpu : exact;
         bool applies = s->k == 3 && s->stride == 1 && s->pad <= 2;
         unsetenv("EMBER_CONV_ALGO");
         CHECK(choose(ctx, s) == exact, "%s on %s: unset, EMBER_CONV_ALGO chose %s, not %s", s->what,
