@@ -4,8 +4,8 @@
 # and what they make of whole models next to PyTorch, in one run:
 #   1. bench/conv_shapes.c: each 3x3 stride-1 convolution of ResNet-8 and
 #      VGG-8 (Fashion-MNIST, batch 64) and two larger ones, forward and
-#      backward, im2col and Winograd in 2x2 and 4x4 tiles alternated, on 1
-#      and 2 threads (median ms; im2col's time over each Winograd's)
+#      backward, im2col, Winograd in 2x2 and 4x4 tiles and direct alternated, on 1
+#      and 2 threads (median ms; im2col's time over each other's)
 #   2. ResNet-8 and VGG-8 trained for STEPS steps at batch 64 by ember with
 #      EMBER_CONV_ALGO=im2col, by ember as it chooses (auto: Winograd's 4x4
 #      tiles at 28x28, 2x2 at 14x14, im2col at 7x7) and by PyTorch (bench/torch_zoo_train.py), one after the
