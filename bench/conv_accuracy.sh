@@ -21,6 +21,7 @@ set -eu
 BUILD=${1:-build}
 EMBER=$BUILD/ember
 HERE=$(dirname "$0")
+# shellcheck source=bench/common.sh
 . "$HERE/common.sh"
 MODELS=${MODELS:-resnet8 vgg8} SEEDS=${SEEDS:-0 1 2}
 TMP=$(mktemp -d)

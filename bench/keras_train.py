@@ -26,6 +26,9 @@ The models (ember's: `build/ember summary --model M`; PyTorch's: tests/interop/t
              conv-BN-ReLU-conv-BN plus the input, or a strided 1x1 conv with BN where the
              shape changes, then ReLU) of 16, 32 (stride 2) and 64 (stride 2) channels;
              global average pool; Linear(64, 10)
+  vgg8       three blocks of two 3x3 convs (16, 32, 64 channels) each with BatchNorm and
+             ReLU, each block max-pooled; Flatten, Dropout(0.5), Linear(576, 256), ReLU,
+             Dropout(0.5), Linear(256, 10)
 Images are (28, 28, 1), channels last, Keras's own layout on the CPU. The
 weights start from Keras's initialisers (Glorot), not PyTorch's.
 """
@@ -88,6 +91,16 @@ def resnet8(inputs):
     return layers.Dense(10)(layers.GlobalAveragePooling2D()(x))
 
 
+def vgg8(inputs):
+    x = inputs
+    for filters in (16, 32, 64):
+        for _ in range(2):
+            x = layers.ReLU()(batch_norm(conv3x3(x, filters, 1)))
+        x = layers.MaxPooling2D(2)(x)
+    x = layers.Dense(256, activation="relu")(layers.Dropout(0.5)(layers.Flatten()(x)))
+    return layers.Dense(10)(layers.Dropout(0.5)(x))
+
+
 def build(name):
     """The model and its loss: logits and a from-logits loss, except the Keras document's softmax."""
     inputs = tf.keras.Input((28, 28, 1))
@@ -100,7 +113,7 @@ def build(name):
         x = layers.Flatten()(layers.Conv2D(32, (3, 3), activation="relu")(inputs))
         outputs = layers.Dense(10, activation="softmax")(x)
         return tf.keras.Model(inputs, outputs, name=name), "sparse_categorical_crossentropy"
-    return tf.keras.Model(inputs, resnet8(inputs), name=name), logits
+    return tf.keras.Model(inputs, (vgg8 if name == "vgg8" else resnet8)(inputs), name=name), logits
 
 
 def peak_rss_mib():
@@ -129,7 +142,7 @@ class EpochReport(tf.keras.callbacks.Callback):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", required=True, choices=["simplecnn", "kerascnn", "resnet8"])
+    ap.add_argument("--model", required=True, choices=["simplecnn", "kerascnn", "resnet8", "vgg8"])
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--batch", type=int, default=64)

@@ -7,7 +7,7 @@
  *   cc -O2 -Wall -Wextra bench/limits.c $(pkg-config --cflags --libs openblas) -lpthread \
  *       -o build-bench/limits
  *   build-bench/limits [--threads 1,2] [--size 2048] [--seconds 0.5] \
- *       [--models simplecnn,kerascnn,resnet8]
+ *       [--models simplecnn,kerascnn,resnet8,vgg8]
  *
  * (bench/compute_bound.sh builds and runs it.) Prints Markdown.
  *
@@ -273,6 +273,15 @@ static const struct model models[] = {
       {"layer3.0.conv2", 64, 7, 7, 64, 3, 1, 1, false},
       {"layer3.0.downsample.0", 32, 14, 14, 64, 1, 2, 0, false},
       {"fc", 64, 1, 1, 10, 0, 1, 0, false}}},
+    {"vgg8",
+     {{"features.0", 1, 28, 28, 16, 3, 1, 1, true},
+      {"features.3", 16, 28, 28, 16, 3, 1, 1, false},
+      {"features.7", 16, 14, 14, 32, 3, 1, 1, false},
+      {"features.10", 32, 14, 14, 32, 3, 1, 1, false},
+      {"features.14", 32, 7, 7, 64, 3, 1, 1, false},
+      {"features.17", 64, 7, 7, 64, 3, 1, 1, false},
+      {"classifier.1", 576, 1, 1, 256, 0, 1, 0, false},
+      {"classifier.4", 256, 1, 1, 10, 0, 1, 0, false}}},
 };
 
 enum { A_T = 1, B_T = 2, A_SHARED = 4 }; /* A or B stored transposed; one A for the batch */
@@ -391,7 +400,7 @@ static void copy_call(void *p)
 /* ------------------------------------------------------------ main */
 
 static const char usage[] = "usage: limits [--threads 1,2] [--size 2048] [--seconds 0.5]\n"
-                            "              [--models simplecnn,kerascnn,resnet8|none]\n";
+                            "              [--models simplecnn,kerascnn,resnet8,vgg8|none]\n";
 
 int main(int argc, char **argv)
 {
