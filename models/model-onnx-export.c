@@ -25,6 +25,7 @@
  * and class count, and the caller's metadata (class names, how inputs were
  * scaled), go in metadata_props under the keys checkpoints use.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,12 +413,26 @@ ember_status ember_model_export_onnx(ember_model *m, const char *path, const cha
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size;
-    ok = f && fclose(f) == 0 && ok;
-    free(data);
-    if (!ok || !ember_replace_file(tmp, path)) {
-        unlink(tmp);
-        return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s", path);
+    if (!f) {
+        int err = errno;
+        free(data);
+        return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s: cannot create %s beside it: %s", path,
+                               tmp, strerror(err));
     }
-    return EMBER_OK;
+    bool ok = fwrite(data, 1, size, f) == size;
+    int err = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok)
+        ok = false, err = errno;
+    free(data);
+    if (ok && ember_replace_file(tmp, path))
+        return EMBER_OK;
+    if (ok && errno == EBUSY) /* the new file is whole: kept, not lost */
+        return ember_set_error(m->ctx, EMBER_ERR_IO,
+                               "cannot replace %s: another program has it open, and Windows replaces no file "
+                               "that is open; it is unchanged, and the new ONNX file is %s (close the other "
+                               "program and rename that file, or export elsewhere)",
+                               path, tmp);
+    err = ok ? errno : err;
+    unlink(tmp);
+    return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s: %s", path, strerror(err ? err : EIO));
 }

@@ -234,6 +234,9 @@ expect 3 "it is a FIFO; ember writes a checkpoint as a regular file" -- \
     timeout 20 "$EMBER" $quick --save "$TMP/outs/fifo.safetensors"
 expect 3 "cannot write --metrics $TMP/outs/fifo.jsonl" -- timeout 20 "$EMBER" $quick --metrics "$TMP/outs/fifo.jsonl"
 [ -p "$TMP/outs/fifo.safetensors" ] || fail "the FIFO given as --save was replaced"
+# an ONNX file that cannot be written says where and why, and leaves nothing behind
+expect 3 "cannot write $TMP/nowhere/m.onnx: cannot create .* beside it: No such file or directory" -- \
+    "$EMBER" export --load "$TMP/run.safetensors" -o "$TMP/nowhere/m.onnx"
 if [ "$(id -u)" -ne 0 ]; then # root writes into a read-only folder anyway
     mkdir -p "$TMP/outs/ro" && chmod 555 "$TMP/outs/ro"
     expect 3 "no file can be made in $TMP/outs/ro" -- timeout 20 "$EMBER" $quick --save "$TMP/outs/ro/run.safetensors"
@@ -274,7 +277,7 @@ elif [ -d /usr/share/datasets/fashion-mnist ]; then
         "$EMBER" train --lr 100 --steps 200 --device cpu --no-eval --quiet
     grep -qF "a learning rate too high (--lr 100: try 10)" "$TMP/out" || fail "--lr 100: no likely cause: $(cat "$TMP/out")"
     # a rate that rises in its warm-up: the loss falls, then grows
-    expect 1 "warning: the training loss has grown for 3 intervals of 20 steps in a row" -- \
+    expect 1 "warning: the training loss has grown for [0-9]* intervals of 20 steps in a row" -- \
         "$EMBER" train --lr 3 --warmup 1 --steps 600 --device cpu --no-eval --quiet --log-every 20 \
         --stop-if-diverging --save "$TMP/diverged.safetensors"
     grep -qF "stopped: the run was not learning (--stop-if-diverging); saved $TMP/diverged.safetensors: the model of step" \

@@ -126,6 +126,29 @@ if [ -n "${EMBER_HOLD_OPEN:-}" ]; then
     else
         fail "no checkpoint kept beside $save: $(cat "$TMP/err")"
     fi
+    # and an ONNX file held open likewise: the export fails saying why, the
+    # old file stays, the new one is kept whole beside it
+    onnx="$(dirname "$save")/held.onnx"
+    windows_onnx="Z:$(printf '%s' "$onnx" | tr '/' '\\')"
+    run -- export --load "$windows_save" -o "$windows_onnx"
+    expect_status 0 "ember.exe export"
+    cp "$onnx" "$TMP/before.onnx"
+    wine "$EMBER_HOLD_OPEN" "$windows_onnx" 120 >"$TMP/held" 2>&1 &
+    holder=$!
+    tries=0
+    until grep -q held "$TMP/held" 2>/dev/null || [ $tries -ge 60 ]; do
+        sleep 0.5
+        tries=$((tries + 1))
+    done
+    run -- export --load "$windows_save" -o "$windows_onnx"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    [ "$status" -ne 0 ] || fail "exporting over an ONNX file held open succeeded"
+    expect_text "another program has it open" "exporting over an ONNX file held open"
+    cmp -s "$onnx" "$TMP/before.onnx" || fail "the refused export changed $onnx"
+    kept=$(ls "$onnx".tmp.* 2>/dev/null | head -n 1)
+    [ -n "$kept" ] && cmp -s "$kept" "$onnx" || fail "no whole ONNX file kept beside $onnx: $(cat "$TMP/err")"
+    rm -f "$kept"
 else
     echo "test_wine_cli: no EMBER_HOLD_OPEN (scripts/windows-test.sh sets it): the open checkpoint is not tried"
 fi
