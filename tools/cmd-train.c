@@ -675,9 +675,12 @@ static int train_setup(struct train_run *run)
                 "training stops after %lld\n",
                 (long long)run->o.steps, (long long)run->o.epochs, (long long)run->schedule.total_steps,
                 (long long)run->o.batch, (long long)run->schedule.total_steps);
-    if (run->pos.total_steps >= run->schedule.total_steps)
-        fprintf(stderr, "ember: note: %s already trained %lld steps; --epochs %lld asks for no more\n",
-                run->o.resume, (long long)run->pos.total_steps, (long long)run->o.epochs);
+    if (run->pos.total_steps >= run->schedule.total_steps) { /* said by the limit that ends it */
+        bool by_steps = run->o.steps > 0 && run->o.steps <= run->schedule.total_steps;
+        fprintf(stderr, "ember: note: %s already trained %lld steps; %s %lld asks for no more\n",
+                run->o.resume, (long long)run->pos.total_steps, by_steps ? "--steps" : "--epochs",
+                (long long)(by_steps ? run->o.steps : run->o.epochs));
+    }
     return rc;
 }
 

@@ -153,6 +153,28 @@ else
     echo "test_wine_cli: no EMBER_HOLD_OPEN (scripts/windows-test.sh sets it): the open checkpoint is not tried"
 fi
 
+# Ctrl-C: Wine hands a SIGINT to the console handler (SetConsoleCtrlHandler,
+# base/platform-windows.c), and ember.exe finishes the step, saves, says how
+# to go on and exits 130, as on Linux
+interrupted="$TMP/int rupted.safetensors"
+windows_interrupted="Z:$(printf '%s' "$interrupted" | tr '/' '\\')"
+wine "$EMBER_WINE_PROGRAM" train --data-dir "$windows_data" --epochs 50 --device cpu --save "$windows_interrupted" \
+    >"$TMP/int.out" 2>&1 &
+trainer=$!
+tries=0
+until grep -q "step" "$TMP/int.out" 2>/dev/null || [ $tries -ge 120 ]; do
+    sleep 0.5
+    tries=$((tries + 1))
+done
+kill -INT "$trainer"
+wait "$trainer"
+status=$?
+[ "$status" -eq 130 ] || fail "ember.exe after Ctrl-C exited $status, not 130: $(tail -3 "$TMP/int.out")"
+grep -q "interrupted (Ctrl-C) at epoch" "$TMP/int.out" || fail "ember.exe did not say it was interrupted: $(tail -3 "$TMP/int.out")"
+grep -q "(interrupted)" "$TMP/int.out" && [ -s "$interrupted" ] || fail "ember.exe did not save when interrupted: $(tail -3 "$TMP/int.out")"
+run -- train --resume "$windows_interrupted" --data-dir "$windows_data" --steps 5 --device cpu
+expect_status 0 "ember.exe train --resume of the interrupted run"
+
 "$linux_ember" train --data-dir "$fashion" --epochs 1 --device cpu >"$TMP/linux" 2>&1 ||
     fail "the Linux build did not train: $(tail -3 "$TMP/linux")"
 linux_acc=$(sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p' "$TMP/linux" | tail -1)
