@@ -51,11 +51,11 @@ static const struct winograd_rule {
  * it is not measured on a GPU yet, and on PoCL (a CPU) it was slower (68
  * images/s on ResNet-8 against 78). On the CPU only a 3x3 layer of one
  * input channel at stride 1 takes it, and only where its vector kernels
- * run (conv_direct_fast in the backend's table: AVX2 or AVX-512; its plain
- * loops took six times im2col's time): simplecnn trained 1.20 to 1.28 times as fast as by
- * im2col, kerascnn at 0.97 to 1.04 (docs/benchmarks.md, "CPU: a first
- * layer without columns"); with more channels im2col's products are the
- * shapes OpenBLAS is fast at. */
+ * run (conv_direct_fast in the backend's table: AVX2 or AVX-512; its
+ * plain loops took six times im2col's time): simplecnn trained 1.20 to
+ * 1.28 times as fast as by im2col, kerascnn at 0.97 to 1.04
+ * (docs/benchmarks.md, "CPU: a first layer without columns"); with more
+ * channels im2col's products are the shapes OpenBLAS is fast at. */
 static const struct direct_rule {
     const char *backend;
     int64_t min_channels, max_channels; /* in; max 0: any */

@@ -420,9 +420,9 @@ EMBER_API ember_tensor *ember_batch_norm_relu(ember_tensor *x, ember_tensor *wei
  * and *folded_b to w' and b', tape tensors, and returns EMBER_OK. The
  * tape records the ops they are made of, so gradients reach w, b, weight
  * and bias; the running statistics are constants, as ember_batch_norm
- * treats them in evaluation. A model folds its conv2d + batch_norm2d pairs
- * so when it evaluates or predicts without recording (docs/design.md):
- * one pass less over every activation. */
+ * treats them in evaluation. A model that is not training (evaluation,
+ * prediction) runs its conv2d + batch_norm2d and linear + batch_norm1d
+ * pairs so (docs/design.md): one pass less over every activation. */
 EMBER_API ember_status ember_batch_norm_fold(ember_tensor *w, ember_tensor *b, ember_tensor *weight,
                                              ember_tensor *bias, ember_tensor *running_mean,
                                              ember_tensor *running_var, float eps, ember_tensor **folded_w,

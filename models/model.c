@@ -424,8 +424,11 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
             ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x, fold) : x;
             x = body && skip ? ember_add(body, skip) : NULL; /* (N, body's shape) */
         } else if (fold && layer_then_batch_norm(block, i)) {
+            /* the relu after them too, unless a max-pool follows it: then
+             * the two run pool first (relu_then_max_pool) */
             bool relu = i + 2 < block->count && block->layers[i + 2].type &&
-                        strcmp(block->layers[i + 2].type->name, "relu") == 0;
+                        strcmp(block->layers[i + 2].type->name, "relu") == 0 &&
+                        !relu_then_max_pool(block, i + 2);
             x = model_folded_batch_norm_forward(l, &block->layers[i + 1], x, relu);
             i += relu ? 2 : 1;
         } else if (batch_norm_then_relu(block, i)) {
