@@ -102,19 +102,26 @@ expect_status 0 "ember.exe eval of the replaced checkpoint"
 # with the Windows tests): Windows replaces no open file, so the save fails
 # saying why, the old checkpoint stays whole, and what was to be saved is
 # kept beside it, whole too
-if [ -n "${EMBER_HOLD_OPEN:-}" ]; then
-    cp "$save" "$TMP/before.safetensors"
-    wine "$EMBER_HOLD_OPEN" "$windows_save" 120 >"$TMP/held" 2>&1 &
+# hold WINDOWS_PATH: opened by hold_open.exe until `release`
+hold() {
+    wine "$EMBER_HOLD_OPEN" "$1" 120 >"$TMP/held" 2>&1 &
     holder=$!
     tries=0
     until grep -q held "$TMP/held" 2>/dev/null || [ $tries -ge 60 ]; do
         sleep 0.5
         tries=$((tries + 1))
     done
-    grep -q held "$TMP/held" || fail "hold_open did not open the checkpoint: $(cat "$TMP/held")"
-    run -- train --data-dir "$windows_data" --steps 5 --device cpu --save "$windows_save"
+    grep -q held "$TMP/held" || fail "hold_open did not open $1: $(cat "$TMP/held")"
+}
+release() {
     kill "$holder" 2>/dev/null
     wait "$holder" 2>/dev/null
+}
+if [ -n "${EMBER_HOLD_OPEN:-}" ]; then
+    cp "$save" "$TMP/before.safetensors"
+    hold "$windows_save"
+    run -- train --data-dir "$windows_data" --steps 5 --device cpu --save "$windows_save"
+    release
     [ "$status" -ne 0 ] || fail "saving over a checkpoint held open succeeded"
     expect_text "another program has it open" "saving over a checkpoint held open"
     cmp -s "$save" "$TMP/before.safetensors" || fail "the refused save changed $save"
@@ -133,16 +140,9 @@ if [ -n "${EMBER_HOLD_OPEN:-}" ]; then
     run -- export --load "$windows_save" -o "$windows_onnx"
     expect_status 0 "ember.exe export"
     cp "$onnx" "$TMP/before.onnx"
-    wine "$EMBER_HOLD_OPEN" "$windows_onnx" 120 >"$TMP/held" 2>&1 &
-    holder=$!
-    tries=0
-    until grep -q held "$TMP/held" 2>/dev/null || [ $tries -ge 60 ]; do
-        sleep 0.5
-        tries=$((tries + 1))
-    done
+    hold "$windows_onnx"
     run -- export --load "$windows_save" -o "$windows_onnx"
-    kill "$holder" 2>/dev/null
-    wait "$holder" 2>/dev/null
+    release
     [ "$status" -ne 0 ] || fail "exporting over an ONNX file held open succeeded"
     expect_text "another program has it open" "exporting over an ONNX file held open"
     cmp -s "$onnx" "$TMP/before.onnx" || fail "the refused export changed $onnx"
