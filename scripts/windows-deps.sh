@@ -11,6 +11,7 @@
 #                                    openblas/{include,lib,bin}
 #   scripts/windows-deps.sh DIR --tests   also NVIDIA's NVRTC 11.8 for Windows
 #                                    (the nvidia-cuda-nvrtc-cu11 wheel's DLLs)
+#                                    and its ptxas.exe (nvidia-cuda-nvcc-cu11's)
 #                                    in DIR/cu11, which the tests run under Wine
 #
 # zlib comes from Debian's libz-mingw-w64-dev, PNG and JPEG from Windows'
@@ -24,6 +25,7 @@ tests=${2:-}
 # the versions docs/windows.md names; change both together
 openblas_wheel=scipy-openblas32==0.3.34.481.3
 nvrtc_wheel=nvidia-cuda-nvrtc-cu11==11.8.89
+nvcc_wheel=nvidia-cuda-nvcc-cu11==11.8.89 # its ptxas.exe, for `ember ptx --resources` under Wine
 python=$(command -v python3) || { echo "windows-deps: python3 (with pip) is needed to fetch the wheels" >&2; exit 1; }
 if [ "$tests" = --tests ] && [ ! -f "$dir/cu11/nvidia/cuda_nvrtc/bin/nvrtc64_112_0.dll" ]; then
     mkdir -p "$dir/download"
@@ -34,6 +36,16 @@ if [ "$tests" = --tests ] && [ ! -f "$dir/cu11/nvidia/cuda_nvrtc/bin/nvrtc64_112
         echo "windows-deps: NVRTC for Windows ($nvrtc_wheel) in $dir/cu11"
     else
         echo "windows-deps: could not download $nvrtc_wheel for win_amd64; its test will say skipped" >&2
+    fi
+fi
+if [ "$tests" = --tests ] && [ ! -f "$dir/cu11/nvidia/cuda_nvcc/bin/ptxas.exe" ]; then
+    mkdir -p "$dir/download"
+    if "$python" -m pip download -q --only-binary=:all: --platform win_amd64 --no-deps -d "$dir/download" \
+        "$nvcc_wheel"; then
+        "$python" -m zipfile -e "$dir"/download/nvidia_cuda_nvcc_cu11-*-win_amd64.whl "$dir/cu11"
+        echo "windows-deps: ptxas for Windows ($nvcc_wheel) in $dir/cu11"
+    else
+        echo "windows-deps: could not download $nvcc_wheel for win_amd64; its test will say skipped" >&2
     fi
 fi
 [ -f "$dir/openblas/bin/libscipy_openblas.dll" ] && exit 0

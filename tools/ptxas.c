@@ -20,7 +20,7 @@ static void first_line(const char *text, char *s, size_t len)
 {
     while (text && (*text == '\n' || *text == ' '))
         text++;
-    size_t n = text ? strcspn(text, "\n") : 0;
+    size_t n = text ? strcspn(text, "\r\n") : 0;
     snprintf(s, len, "%.*s", (int)(n > 300 ? 300 : n), text ? text : "");
 }
 
@@ -44,9 +44,9 @@ static bool read_version(struct ptxas *a)
         return false;
     }
     release += strlen("release ");
-    size_t n = strcspn(release, ", \n");
+    size_t n = strcspn(release, ", \r\n");
     const char *build = strstr(release, ", V");
-    size_t m = build ? strcspn(build + 2, " \n") : 0;
+    size_t m = build ? strcspn(build + 2, " \r\n") : 0;
     if (build && m > 0)
         snprintf(a->version, sizeof a->version, "%.*s (%.*s)", (int)n, release, (int)m, build + 2);
     else
@@ -346,7 +346,8 @@ static int read_report(const char *report, struct ptxas_usage **usage)
     int count = 0;
     char line[1024], entry_name[128] = "", props[128] = "";
     for (const char *at = report; at && *at; at += strcspn(at, "\n") + (at[strcspn(at, "\n")] != '\0')) {
-        snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "\n"), at);
+        /* the line without its end: "\n", or "\r\n" from Windows' ptxas.exe */
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "\r\n"), at);
         const char *p;
         if ((p = strstr(line, "Compiling entry function '"))) {
             p += strlen("Compiling entry function '");

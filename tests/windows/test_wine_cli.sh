@@ -82,6 +82,23 @@ if [ -n "${3:-}" ] && [ -d "${3:-}" ] && [ -d "${4:-}" ]; then
             fail "$kernel: the PTX of NVRTC 11.8 for Windows differs from Linux's ($(wc -c <"$TMP/windows.ptx") and $(wc -c <"$TMP/linux.ptx") bytes)"
     done
     echo "test_wine_cli: nvrtc64_112_0.dll under Wine compiled 6 kernels for sm_35 to Linux's PTX"
+    # `ember ptx --resources`: NVIDIA's ptxas.exe started by CreateProcessW,
+    # its report (CRLF lines) read into the same table as Linux's ptxas 11.8
+    windows_ptxas="$3/../../cuda_nvcc/bin/ptxas.exe" linux_ptxas="$4/../../cuda_nvcc/bin/ptxas"
+    if [ -f "$windows_ptxas" ] && [ -x "$linux_ptxas" ]; then
+        EMBER_NVRTC="only:$4" EMBER_PTXAS="only:$linux_ptxas" "$linux_ember" ptx --resources --arch sm_35 sgemm \
+            >"$TMP/linux.res" 2>"$TMP/err" || fail "Linux's ptx --resources: $(cat "$TMP/err")"
+        run EMBER_NVRTC="only:$windows_nvrtc" EMBER_PTXAS="only:Z:$(cd "$(dirname "$windows_ptxas")" && pwd | tr '/' '\\')\\ptxas.exe" \
+            -- ptx --resources --arch sm_35 sgemm
+        expect_status 0 "ember.exe ptx --resources with ptxas.exe"
+        grep '^sgemm ' "$TMP/linux.res" >"$TMP/linux.rows"
+        tr -d '\r' <"$TMP/out" | grep '^sgemm ' >"$TMP/windows.rows"
+        [ -s "$TMP/linux.rows" ] && cmp -s "$TMP/linux.rows" "$TMP/windows.rows" ||
+            fail "ptx --resources under Wine: $(cat "$TMP/windows.rows") where Linux's says $(cat "$TMP/linux.rows")"
+        echo "test_wine_cli: ptxas.exe under Wine reported sgemm's resources as Linux's ptxas"
+    else
+        echo "test_wine_cli: no ptxas 11.8 for both systems: the --resources check is skipped"
+    fi
 else
     echo "test_wine_cli: no NVRTC 11.8 for both systems: the NVRTC check is skipped"
 fi
