@@ -295,6 +295,12 @@ static ember_status pass_sync(void *dev)
     return p->inner->sync(p->inner_dev);
 }
 
+static bool pass_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
+{
+    struct ember_profiler *p = dev;
+    return p->inner->conv_direct_fast(p->inner_dev, g);
+}
+
 /* The timed table over `inner`: every entry the core calls through
  * ctx->ops, optional ones only where the inner backend has them. */
 static struct ember_backend_ops timed_table(const struct ember_backend_ops *inner)
@@ -311,6 +317,8 @@ static struct ember_backend_ops timed_table(const struct ember_backend_ops *inne
         .sync = inner->sync ? pass_sync : NULL,
         /* a profiled run's convolutions group their images as an unprofiled one's */
         .conv_columns_bytes = inner->conv_columns_bytes,
+        /* and choose their algorithms as it does */
+        .conv_direct_fast = inner->conv_direct_fast ? pass_conv_direct_fast : NULL,
 #define TIMED_ENTRY(name, ...) .name = timed_##name,
         EMBER_PRIMITIVES(TIMED_ENTRY)
 #undef TIMED_ENTRY

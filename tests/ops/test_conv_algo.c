@@ -200,6 +200,18 @@ int main(void)
     ember_ctx_set_log(ctx, NULL, NULL, EMBER_LOG_ERROR);
     CHECK_OK(ctx, ember_ctx_use_device(ctx, "cpu"));
     check_choices(ctx, true, false);
+    /* a profiled run chooses as an unprofiled one: the profiler's table
+     * passes the backend's conv_direct_fast on (core/profile.c) */
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        unsetenv("EMBER_CONV_ALGO");
+        enum ember_conv_algo plain = choose(ctx, &shapes[i]);
+        CHECK_OK(ctx, ember_profile_start(ctx, false));
+        enum ember_conv_algo profiled = choose(ctx, &shapes[i]);
+        CHECK_OK(ctx, ember_profile_stop(ctx));
+        ember_profile_clear(ctx);
+        CHECK(profiled == plain, "%s: profiled, the default chose %s, unprofiled %s", shapes[i].what,
+              ember_conv_algo_name(profiled), ember_conv_algo_name(plain));
+    }
     for (int pad = 0; pad <= 2; pad++) {
         check_agreement(ctx, "winograd", pad);
         check_agreement(ctx, "winograd4", pad);
