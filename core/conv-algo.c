@@ -103,9 +103,10 @@ bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int
 {
     /* The default leaves Winograd out until it is shown to train to the
      * same accuracy: after their documented epochs ResNet-8 did (+0.06
-     * points over three seeds) but VGG-8 came out 0.45 points lower, more
-     * than the 0.3 asked, though within what rounding alone moves it
-     * (docs/benchmarks.md). "auto" is the whole measured table. */
+     * points over three seeds), VGG-8 came out 0.21 points lower over six
+     * (within the 0.3 asked, on the mean, with half a point's spread a
+     * seed; docs/benchmarks.md). Making it the default is a change of its
+     * own. "auto" is the whole measured table. */
     const char *forced = getenv("EMBER_CONV_ALGO");
     if (forced && strcmp(forced, "auto") == 0)
         *algo = by_table(ctx, g, oc);
