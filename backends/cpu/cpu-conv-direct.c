@@ -180,13 +180,6 @@ AVX2 static inline __m256i lanes_before(int64_t left)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-AVX2 static inline float hsum(__m256 v)
-{
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
-}
-
 /* One image's forward pass at stride 1 with AVX2: for each block of 4
  * output channels and each 16 positions of a row, the sums in 8 registers
  * from the bias (beta 1) or 0, over every (ci, ky, kx) */
@@ -264,7 +257,7 @@ AVX2 static void weight_grad_avx2(const struct direct *j, const float *p, int64_
                     }
             }
             float *to = dw + (oc * g->c + ci) * 9;
-#define SAVE(t) to[t] = add ? to[t] + hsum(acc[t]) : hsum(acc[t]);
+#define SAVE(t) to[t] = add ? to[t] + cpu_hsum8(acc[t]) : cpu_hsum8(acc[t]);
             EACH_TAP(SAVE)
 #undef SAVE
         }

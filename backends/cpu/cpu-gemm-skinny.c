@@ -59,13 +59,6 @@ static bool skinny_usable(void)
     return known;
 }
 
-INLINE_AVX2 float hsum(__m256 v)
-{
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
-}
-
 static inline void put(float *c, float v, float alpha, float beta)
 {
     *c = alpha * v + (beta != 0.0f ? beta * *c : 0.0f);
@@ -103,7 +96,7 @@ INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const fl
         }
     }
     for (int t = 0; t < cols; t++) {
-        float d0 = hsum(s0[t]), d1 = hsum(s1[t]);
+        float d0 = cpu_hsum8(s0[t]), d1 = cpu_hsum8(s1[t]);
         for (int64_t p = k8; p < k; p++) {
             d0 += a0[p] * bt[t][p];
             d1 += a1[p] * bt[t][p];

@@ -83,6 +83,17 @@ static inline float poly_expf(float x)
 enum cpu_simd { CPU_SIMD_NONE = 0, CPU_SIMD_AVX2 = 2, CPU_SIMD_AVX512 = 3 };
 enum cpu_simd cpu_simd(void);
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* the sum of an AVX2 vector's 8 lanes, for those kernels' last step */
+static inline __attribute__((always_inline, target("avx2,fma"))) float cpu_hsum8(__m256 v)
+{
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+#endif
+
 /* ------------------------------------------------------------ threads */
 
 typedef void (*cpu_task_fn)(void *arg, int64_t begin, int64_t end);
