@@ -35,6 +35,21 @@ static bool opencl_device_preferred(int index, char *why, size_t why_len)
     return !cpu;
 }
 
+/* conv_direct (backends/kernels/conv.kc) on a GPU: each work-item sums
+ * over channels and taps for its few outputs, and neighbouring work-items
+ * read neighbouring addresses. On an H200 through NVIDIA's OpenCL driver
+ * that trained ResNet-8 and VGG-8 at 1.7 to 1.8 times im2col's images/s at
+ * batch 256 and 0.99 to 1.16 times at batch 64 (docs/benchmarks.md,
+ * "CUDA"). A CPU device (PoCL) runs a group's work-items one after another,
+ * and there the same sums were slower than im2col's products (68 images/s
+ * on ResNet-8 against 78): core/conv-algo.c's table leaves it im2col. */
+static bool opencl_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
+{
+    (void)g;
+    const struct opencl_device *d = dev;
+    return !(d->info->type & CL_DEVICE_TYPE_CPU);
+}
+
 static size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
 
 /* Tuning from what the device reports: the largest work-group (up to 256,
@@ -354,5 +369,6 @@ const struct ember_backend_ops ember_opencl_backend = {
     .read = opencl_read,
     .sync = opencl_sync,
     .set_profiling = opencl_set_profiling,
+    .conv_direct_fast = opencl_conv_direct_fast,
     EMBER_GPU_PRIMITIVES /* the shared launch plans of backends/kernels */
 };
