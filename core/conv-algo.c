@@ -106,12 +106,14 @@ static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_co
 bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
                             enum ember_conv_algo *algo)
 {
-    /* The default leaves Winograd out until it is shown to train to the
-     * same accuracy: after their documented epochs ResNet-8 did (+0.06
-     * points over three seeds), VGG-8 came out 0.21 points lower over six
-     * (within the 0.3 asked, on the mean, with half a point's spread a
-     * seed; docs/benchmarks.md). Making it the default is a change of its
-     * own. "auto" is the whole measured table. */
+    /* The default leaves Winograd out: after their documented epochs
+     * ResNet-8 trained to the same accuracy with it (+0.06 points over
+     * three seeds) and VGG-8 to 0.21 points less over six (within the 0.3
+     * asked, on the mean, with half a point's spread a seed), for 3 to 5%
+     * of their images/s on one thread and nothing measurable on two
+     * (docs/benchmarks.md, "What Winograd is worth to the models now"):
+     * too little to move every run's numbers for. "auto" is the whole
+     * measured table, for larger layers, where it gains more. */
     const char *forced = getenv("EMBER_CONV_ALGO");
     if (forced && strcmp(forced, "auto") == 0)
         *algo = by_table(ctx, g, oc);
