@@ -22,11 +22,11 @@
  *
  *   test_cuda_double FAKE_LIBCUDA
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../backends/cuda/cuda-impl.h"
+#include "platform.h"
 #include "test-util.h"
 
 typedef struct CUevent_st *CUevent;
@@ -140,16 +140,16 @@ static void check_modules(CUcontext k40, CUcontext h100)
             CHECK(cubin && load(&m, cubin) == 209, "NVRTC %d.%d's sm_90 cubin on an sm_35 GPU: \"%s\"",
                   n->major, n->minor, jit_log);
             cuCtxSetCurrent(h100);
-            setenv("EMBER_FAKE_CUDA_DRIVER", "10010", 1);
+            ember_set_env("EMBER_FAKE_CUDA_DRIVER", "10010");
             CHECK(cubin && load(&m, cubin) == CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
                       strstr(jit_log, "made by CUDA"),
                   "NVRTC %d.%d's cubin on a CUDA 10.1 driver: \"%s\"", n->major, n->minor, jit_log);
-            setenv("EMBER_FAKE_CUDA_DRIVER", "13000", 1);
+            ember_set_env("EMBER_FAKE_CUDA_DRIVER", "13000");
             CHECK(cubin && load(&m, cubin) == CUDA_SUCCESS,
                   "NVRTC %d.%d's cubin for sm_90 on an H100: \"%s\"", n->major, n->minor, jit_log);
             if (cubin)
                 cuModuleUnload(m);
-            setenv("EMBER_FAKE_CUDA_DRIVER", "12020", 1);
+            ember_set_env("EMBER_FAKE_CUDA_DRIVER", "12020");
             printf("NVRTC %d.%d's cubin: refused for another arch and by an older driver, taken by its own\n",
                    n->major, n->minor);
             free(cubin);
@@ -245,17 +245,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_cuda_double FAKE_LIBCUDA\n");
         return 2;
     }
-    setenv("EMBER_CUDA_LIBRARY", argv[1], 1);
-    setenv("EMBER_FAKE_CUDA_GPUS", GPUS, 1);
-    setenv("EMBER_FAKE_CUDA_DRIVER", "12020", 1);
-    setenv("EMBER_FAKE_CUDA_MEMORY", "1024", 1);
-    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    ember_set_env("EMBER_CUDA_LIBRARY", argv[1]);
+    ember_set_env("EMBER_FAKE_CUDA_GPUS", GPUS);
+    ember_set_env("EMBER_FAKE_CUDA_DRIVER", "12020");
+    ember_set_env("EMBER_FAKE_CUDA_MEMORY", "1024");
+    char why[512];
+    void *lib = ember_library_open(argv[1], why, sizeof why);
     if (!lib) {
-        fprintf(stderr, "cannot open %s: %s\n", argv[1], dlerror());
+        fprintf(stderr, "cannot open %s: %s\n", argv[1], why);
         return 1;
     }
 #define API_LOOKUP(ret, name, params)                                                                        \
-    if (!(name = (ret(*) params)dlsym(lib, #name))) {                                                        \
+    if (!(name = (ret(*) params)ember_library_symbol(lib, #name))) {                                         \
         fprintf(stderr, "the double has no %s\n", #name);                                                    \
         return 1;                                                                                            \
     }
@@ -267,7 +268,7 @@ int main(int argc, char **argv)
     check_modules(k40, h100);
 
     /* a kernel the double runs, with a block limit of its own */
-    setenv("EMBER_FAKE_CUDA_MAX_THREADS", "fill=32", 1);
+    ember_set_env("EMBER_FAKE_CUDA_MAX_THREADS", "fill=32");
     CUmodule m;
     CUfunction f;
     CUdeviceptr buf = 0;
@@ -277,7 +278,7 @@ int main(int argc, char **argv)
     CHECK(fill(f, buf, 64, 1, 64) == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "blocks of 64 where fill allows 32");
     cuModuleUnload(m);
     CHECK(fill(f, buf, 64, 1, 64) == 400, "a function of an unloaded module");
-    unsetenv("EMBER_FAKE_CUDA_MAX_THREADS");
+    ember_set_env("EMBER_FAKE_CUDA_MAX_THREADS", NULL);
     CHECK(load(&m, cuda_baseline_ptx()) == CUDA_SUCCESS && cuModuleGetFunction(&f, m, "fill") == CUDA_SUCCESS,
           "fill again");
 
@@ -289,10 +290,10 @@ int main(int argc, char **argv)
     CUdeviceptr big = 0;
     int n = 1 << 24;
     CHECK(cuMemAlloc_v2(&big, (size_t)n * sizeof(float)) == CUDA_SUCCESS, "64 MiB");
-    setenv("EMBER_FAKE_CUDA_WATCHDOG_MS", "1", 1);
+    ember_set_env("EMBER_FAKE_CUDA_WATCHDOG_MS", "1");
     CHECK(fill(f, big, n, (unsigned)(n / 64), 64) == CUDA_SUCCESS, "a long launch goes");
     check_fault(f, buf, "the watchdog", CUDA_ERROR_LAUNCH_TIMEOUT);
-    unsetenv("EMBER_FAKE_CUDA_WATCHDOG_MS");
+    ember_set_env("EMBER_FAKE_CUDA_WATCHDOG_MS", NULL);
 
     /* a kernel writing past its buffer faults, on the other GPU */
     cuCtxSetCurrent(h100);

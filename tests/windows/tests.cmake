@@ -20,6 +20,50 @@ add_test(NAME test_parity_opencl COMMAND test_parity -b opencl)
 set_tests_properties(test_parity_opencl PROPERTIES LABELS "ops;opencl" SKIP_RETURN_CODE 77 TIMEOUT 600
                      ENVIRONMENT "EMBER_TEST_DEVICE=opencl:0;EMBER_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 
+# The CUDA backend through its test double (tests/gpu/fakes), built as a
+# Windows DLL that ember loads in place of nvcuda.dll (EMBER_CUDA_LIBRARY):
+# ember's kernels compiled for the host and run on the CPU, with fibers for
+# the work-items, guard pages around each allocation and the fault caught.
+# Its kernel tables come from gen-host-kernels, run under Wine at build
+# time. The built-in PTX path (no NVRTC: the Windows tests have none).
+if(EMBER_CUDA)
+  add_executable(gen-host-kernels ${PROJECT_SOURCE_DIR}/tests/gpu/fakes/gen-host-kernels.c)
+  target_link_libraries(gen-host-kernels PRIVATE ember_static)
+  target_include_directories(gen-host-kernels PRIVATE ${PROJECT_SOURCE_DIR}/base ${PROJECT_SOURCE_DIR}/backends)
+  set(EMBER_HOST_KERNELS)
+  foreach(tuning default cuda-nvrtc)
+    string(REPLACE "-" "_" name ${tuning})
+    set(file ${CMAKE_CURRENT_BINARY_DIR}/host-kernels-${tuning}.c)
+    add_custom_command(OUTPUT ${file}
+                       COMMAND ${CMAKE_COMMAND} -E env WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix WINEDEBUG=-all
+                               "WINEDLLOVERRIDES=mscoree,mshtml=" ${CMAKE_CROSSCOMPILING_EMULATOR}
+                               $<TARGET_FILE:gen-host-kernels> ${name} ${tuning} > ${file}
+                       DEPENDS gen-host-kernels
+                       COMMENT "The kernels for the CUDA test double, tuning ${tuning} (under Wine)"
+                       VERBATIM)
+    list(APPEND EMBER_HOST_KERNELS ${file})
+  endforeach()
+  add_library(ptxsim-double STATIC ${EMBER_PTXSIM_SOURCES})
+  target_compile_options(ptxsim-double PRIVATE ${EMBER_PTXSIM_OPTIONS})
+  set(fakes ${PROJECT_SOURCE_DIR}/tests/gpu/fakes)
+  add_library(fake-cuda SHARED ${fakes}/fake_cuda_driver.c ${fakes}/fake_cuda_module.c ${fakes}/fake_cuda_exec.c
+              ${EMBER_HOST_KERNELS})
+  target_include_directories(fake-cuda PRIVATE ${fakes} ${PROJECT_SOURCE_DIR}/base ${PROJECT_SOURCE_DIR}/backends)
+  target_link_libraries(fake-cuda PRIVATE ptxsim-double Threads::Threads)
+  target_compile_options(fake-cuda PRIVATE -O2 -fwrapv)
+  set(EMBER_WINDOWS_DOUBLE "EMBER_CUDA_LIBRARY=$<TARGET_FILE:fake-cuda>;EMBER_CUDA_KERNELS=baseline;EMBER_NVRTC=none"
+                           "EMBER_FAKE_CUDA_GPUS=90:H100 (CUDA test double);EMBER_FAKE_CUDA_DRIVER=13000"
+                           "EMBER_TEST_DEVICE=cuda:0;EMBER_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  # the double itself, its faults caught by the vectored exception handler included
+  ember_test(test_cuda_double SOURCES gpu/test_cuda_double.c LABELS "unit;cuda;double" ARGS $<TARGET_FILE:fake-cuda>)
+  set_tests_properties(test_cuda_double PROPERTIES ENVIRONMENT "EMBER_NVRTC=none")
+  add_test(NAME test_parity_cuda_double COMMAND test_parity -b cuda)
+  add_test(NAME test_gradcheck_cuda_double COMMAND test_gradcheck)
+  add_test(NAME test_models_cuda_double COMMAND test_models)
+  set_tests_properties(test_parity_cuda_double test_gradcheck_cuda_double test_models_cuda_double PROPERTIES
+                       LABELS "ops;cuda;double" SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT "${EMBER_WINDOWS_DOUBLE}")
+endif()
+
 # Wine finds the OpenBLAS DLL through WINEPATH (Z: is the root of the Linux
 # file system), in the prefix the test script made; and says nothing of its own
 get_property(EMBER_WINDOWS_TESTS DIRECTORY PROPERTY TESTS)

@@ -2,7 +2,8 @@
 /*
  * tests/gpu/fakes/fake_cuda.h — the insides of the CUDA test double, a
  * libcuda.so.1 that runs ember's kernels on the CPU, so that CI drives the
- * CUDA backend end to end without a GPU.
+ * CUDA backend end to end without a GPU (and, built for Windows, a DLL
+ * ember loads in nvcuda.dll's place: tests/windows/tests.cmake).
  *
  *   fake_cuda_driver.c   the driver API: devices, primary contexts, memory
  *                        (each allocation fenced by guard pages), copies,
@@ -167,6 +168,12 @@ struct fake_launch {
     unsigned char values[FAKE_MAX_ARGS][8];
     void *argv[FAKE_MAX_ARGS];
     int nargs;
+    /* the environment's settings for it, read when it is queued, on the
+     * caller's thread: the worker reading them while a test's setenv
+     * changes the environment would race (and crash on Windows, whose
+     * putenv frees the table getenv walks) */
+    char fault[128]; /* EMBER_FAKE_CUDA_FAULT */
+    int seed, watchdog_ms, kernel_ms;
 };
 
 struct fake_event {
@@ -214,6 +221,16 @@ CUresult fake_memory_free(struct fake_ctx *c, CUdeviceptr ptr);
 int fake_memory_release_all(struct fake_ctx *c, size_t *bytes);
 /* describes an address for a fault message: which allocation it is near */
 void fake_memory_describe(uintptr_t addr, char *out, size_t len);
+
+/* Pages from the system, the double's one difference between POSIX (mmap)
+ * and Windows (VirtualAlloc, when it is built as nvcuda.dll): readable and
+ * writable pages (NULL when there are none), a span made untouchable (a
+ * touch faults: the guard pages around each allocation and each fiber's
+ * stack), and the pages given back. fake_cuda_driver.c. */
+size_t fake_page_size(void);
+char *fake_pages_map(size_t bytes);
+void fake_pages_forbid(void *at, size_t bytes);
+void fake_pages_unmap(void *at, size_t bytes);
 
 /* --------------------------------------------------------------- modules */
 

@@ -29,9 +29,9 @@
  *   EMBER_FAKE_NVRTC_PTX_DIR     in PTX mode, where fake_nvrtc_keep.c kept the PTX of
  *                                each cubin it made
  *
- * Device memory is host memory from mmap, each allocation ending against a
- * page that cannot be touched, so a kernel that runs past the end of a
- * buffer faults, as on a GPU. New memory is filled with 0xff bytes (NaN as
+ * Device memory is host memory from mmap (VirtualAlloc on Windows), each
+ * allocation ending against a page that cannot be touched, so a kernel
+ * that runs past the end of a buffer faults, as on a GPU. New memory is filled with 0xff bytes (NaN as
  * a float), so reading memory nothing wrote shows. Freed memory stays
  * untouchable for a while (a quarantine), so a use after free faults too.
  * Copies are checked against the allocations (CUDA_ERROR_INVALID_VALUE).
@@ -41,9 +41,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <sys/mman.h>
 #include <unistd.h>
+#endif
 
 #include "fake_cuda.h"
 
@@ -319,7 +323,45 @@ static struct {
     size_t next_freed;
 } memory = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+#ifdef _WIN32
+size_t fake_page_size(void)
+{
+    SYSTEM_INFO info;
+    GetSystemInfo(&info);
+    return info.dwPageSize;
+}
+
+char *fake_pages_map(size_t bytes)
+{
+    return VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void fake_pages_forbid(void *at, size_t bytes)
+{
+    DWORD was;
+    VirtualProtect(at, bytes, PAGE_NOACCESS, &was);
+}
+
+void fake_pages_unmap(void *at, size_t bytes)
+{
+    (void)bytes;
+    VirtualFree(at, 0, MEM_RELEASE);
+}
+#else
+size_t fake_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+char *fake_pages_map(size_t bytes)
+{
+    void *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return at == MAP_FAILED ? NULL : at;
+}
+
+void fake_pages_forbid(void *at, size_t bytes) { mprotect(at, bytes, PROT_NONE); }
+
+void fake_pages_unmap(void *at, size_t bytes) { munmap(at, bytes); }
+#endif
+
+static size_t page_size(void) { return fake_page_size(); }
 
 CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
 {
@@ -340,17 +382,16 @@ CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
             r = FAKE_OUT_OF_MEMORY;
         }
     }
-    char *region = MAP_FAILED;
+    char *region = NULL;
     if (r == FAKE_SUCCESS) {
         /* a page nothing may touch on either side; the data ends against the second */
-        region = mmap(NULL, span + 2 * page, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (region == MAP_FAILED)
+        region = fake_pages_map(span + 2 * page);
+        if (!region)
             r = FAKE_OUT_OF_MEMORY;
     }
     if (r == FAKE_SUCCESS) {
-        mprotect(region, page, PROT_NONE);
-        mprotect(region + page + span, page, PROT_NONE);
+        fake_pages_forbid(region, page);
+        fake_pages_forbid(region + page + span, page);
         struct allocation *a = &memory.live[memory.count++];
         *a = (struct allocation){.base = (uintptr_t)(region + page + span - data),
                                  .bytes = data,
@@ -455,10 +496,10 @@ static void retire_locked(size_t index)
     struct allocation a = memory.live[index];
     memory.live[index] = memory.live[--memory.count];
     memory.used -= a.bytes;
-    mprotect(a.region, a.region_bytes, PROT_NONE);
+    fake_pages_forbid(a.region, a.region_bytes);
     struct allocation *slot = &memory.freed[memory.next_freed++ % QUARANTINE];
     if (slot->region)
-        munmap(slot->region, slot->region_bytes);
+        fake_pages_unmap(slot->region, slot->region_bytes);
     *slot = a;
 }
 

@@ -25,6 +25,15 @@
  * the sticky CUDA_ERROR_ILLEGAL_ADDRESS, reported by the next call, as a
  * GPU's fault is.
  *
+ * Built for Windows (nvcuda.dll, for the Windows build's tests under Wine)
+ * the same happens with Windows' means: there is no makecontext, so a
+ * fiber's first run is a call with the stack pointer moved to its stack
+ * (x86-64 only, as the Windows build is), and the fault is an access
+ * violation seen by a vectored exception handler, which resumes the worker
+ * in a function that jumps out of the kernel, on a stack of its own. The
+ * jumps are __builtin_longjmp's there too: Windows' longjmp unwinds the
+ * stack frame by frame, and a fiber's stack is not one Windows knows.
+ *
  * In PTX mode a launch is the PTX simulator's instead (ptxsim_run): its
  * checks stop a kernel that leaves memory (CUDA_ERROR_ILLEGAL_ADDRESS, as
  * above) and one that races, misses a barrier or reads a register it never
@@ -38,10 +47,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <ucontext.h>
-#include <unistd.h>
+#endif
 
 #include "../../../ptxsim/ptxsim.h"
 #include "fake_cuda.h"
@@ -73,7 +84,9 @@ __attribute__((noinline)) static void go(resume_point to) { __builtin_longjmp(to
 
 struct fiber {
     char *region; /* a page nothing may touch, then the stack */
+#ifndef _WIN32
     ucontext_t start;
+#endif
     resume_point resume;
     bool started, finished, waiting;
     int id;
@@ -89,9 +102,14 @@ struct runner {
     struct fiber **fibers; /* each one where it stays: a fiber knows its own address */
     unsigned fiber_count;
     struct fiber *current, *starting, *next;
-    ucontext_t start_return;
     resume_point scheduler;
+#ifdef _WIN32
+    resume_point start_return;
+    resume_point fault; /* out of the kernel, from on_exception's escape */
+#else
+    ucontext_t start_return;
     sigjmp_buf fault;
+#endif
     int jumped; /* why the jump to `fault`: RUN_FAULT or RUN_FAILED */
     void *fault_address;
     int fault_signal;
@@ -102,6 +120,16 @@ struct runner {
     char failure[512];
 };
 static struct runner runner;
+
+/* Where a launch goes on when a kernel faults or fails: saved before the
+ * grid runs (KERNEL_EXIT_POINT is true then), jumped to by KERNEL_EXIT. */
+#ifdef _WIN32
+#define KERNEL_EXIT_POINT() (__builtin_setjmp(runner.fault) == 0)
+#define KERNEL_EXIT()       go(runner.fault)
+#else
+#define KERNEL_EXIT_POINT() (sigsetjmp(runner.fault, 1) == 0)
+#define KERNEL_EXIT()       siglongjmp(runner.fault, 1)
+#endif
 
 /* A fiber at a barrier or at its end hands over to the next work-item of
  * the round, or, after the last one, back to the scheduler: one switch per
@@ -125,8 +153,13 @@ RESUMABLE static void fiber_yield(struct fiber *self)
 RESUMABLE static void fiber_main(void)
 {
     struct fiber *self = runner.starting;
-    if (__builtin_setjmp(self->resume) == 0)
-        setcontext(&runner.start_return); /* started: back to fiber_start */
+    if (__builtin_setjmp(self->resume) == 0) { /* started: back to fiber_start */
+#ifdef _WIN32
+        go(runner.start_return);
+#else
+        setcontext(&runner.start_return);
+#endif
+    }
     for (;;) {
         runner.kernel->launch(runner.args);
         self->finished = true;
@@ -134,18 +167,33 @@ RESUMABLE static void fiber_main(void)
     }
 }
 
+#ifdef _WIN32
+/* Calls fn with the stack pointer at top (16-byte aligned, with room above
+ * for the 32 bytes Windows' calling convention lets a callee use there);
+ * fn never returns. */
+__attribute__((noinline, noreturn)) static void call_on_stack(char *top, void (*fn)(void))
+{
+    __asm__ volatile("mov %0, %%rsp\n\tcall *%1\n\tud2" : : "r"(top - 64), "r"(fn) : "memory");
+    __builtin_unreachable();
+}
+#endif
+
 RESUMABLE static bool fiber_start(struct fiber *f)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = fake_page_size();
     if (!f->region) {
-        f->region =
-            mmap(NULL, FIBER_STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (f->region == MAP_FAILED) {
-            f->region = NULL;
+        f->region = fake_pages_map(FIBER_STACK + page);
+        if (!f->region)
             return false;
-        }
-        mprotect(f->region, page, PROT_NONE); /* an overflow faults rather than corrupts */
+        fake_pages_forbid(f->region, page); /* an overflow faults rather than corrupts */
     }
+#ifdef _WIN32
+    runner.starting = f;
+    if (__builtin_setjmp(runner.start_return) == 0)
+        call_on_stack(f->region + page + FIBER_STACK, fiber_main);
+    f->started = true;
+    return true;
+#else
     getcontext(&f->start);
     f->start.uc_stack.ss_sp = f->region + page;
     f->start.uc_stack.ss_size = FIBER_STACK;
@@ -155,6 +203,7 @@ RESUMABLE static bool fiber_start(struct fiber *f)
     swapcontext(&runner.start_return, &f->start);
     f->started = true;
     return true;
+#endif
 }
 
 RESUMABLE static void fiber_resume(struct fiber *f)
@@ -176,7 +225,7 @@ void ember_host_barrier(void)
             "the other blocks straight through): a barrier that only some blocks reach",
             ember_host_local_id);
         runner.jumped = RUN_FAILED;
-        siglongjmp(runner.fault, 1);
+        KERNEL_EXIT();
     }
     runner.barriers++;
     self->waiting = true;
@@ -253,10 +302,41 @@ static int run_block_fibers(unsigned items)
 
 /* -------------------------------------------------------------- faults */
 
-static struct sigaction previous[3];
-static const int fault_signals[3] = {SIGSEGV, SIGBUS, SIGFPE};
 static atomic_bool executing; /* a kernel is running: a fault may be its */
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+#ifdef _WIN32
+/* A stack for the jump out of a faulting kernel: the fault may have been
+ * the fiber's own stack running out. */
+static _Alignas(16) char escape_stack[16384];
+
+__attribute__((noreturn)) static void fault_escape(void)
+{
+    KERNEL_EXIT();
+    __builtin_unreachable();
+}
+
+static LONG WINAPI on_exception(EXCEPTION_POINTERS *e)
+{
+    DWORD code = e->ExceptionRecord->ExceptionCode;
+    bool memory = code == EXCEPTION_ACCESS_VIOLATION || code == EXCEPTION_IN_PAGE_ERROR,
+         arithmetic = code == EXCEPTION_INT_DIVIDE_BY_ZERO || code == EXCEPTION_INT_OVERFLOW;
+    if (!(memory || arithmetic) || !atomic_load(&executing) || !pthread_equal(pthread_self(), runner.thread))
+        return EXCEPTION_CONTINUE_SEARCH; /* not a kernel's */
+    runner.fault_address = memory ? (void *)e->ExceptionRecord->ExceptionInformation[1] : NULL;
+    runner.fault_signal = memory ? SIGSEGV : SIGFPE;
+    runner.jumped = RUN_FAULT;
+    /* go on in fault_escape, as if just called there (the stack pointer 8
+     * below a 16-byte boundary) */
+    e->ContextRecord->Rsp = (DWORD64)(escape_stack + sizeof escape_stack - 64 - 8);
+    e->ContextRecord->Rip = (DWORD64)fault_escape;
+    return EXCEPTION_CONTINUE_EXECUTION;
+}
+
+static void handlers_install(void) { AddVectoredExceptionHandler(1, on_exception); }
+#else
+static struct sigaction previous[3];
+static const int fault_signals[3] = {SIGSEGV, SIGBUS, SIGFPE};
 
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
@@ -265,7 +345,7 @@ static void on_fault(int sig, siginfo_t *info, void *context)
         runner.fault_address = info->si_addr;
         runner.fault_signal = sig;
         runner.jumped = RUN_FAULT;
-        siglongjmp(runner.fault, 1);
+        KERNEL_EXIT();
     }
     /* not a kernel's: the handler before ours takes it when the access faults again */
     for (int i = 0; i < 3; i++)
@@ -283,15 +363,15 @@ static void handlers_install(void)
     for (int i = 0; i < 3; i++)
         sigaction(fault_signals[i], &sa, &previous[i]);
 }
+#endif
 
 /* EMBER_FAKE_CUDA_FAULT="kernel:n:code": the code the n-th launch of kernel fails with, or 0 */
-static CUresult injected_fault(const struct fake_function *f)
+static CUresult injected_fault(const struct fake_function *f, const char *spec)
 {
-    const char *spec = getenv("EMBER_FAKE_CUDA_FAULT");
     size_t len = strlen(f->kernel->name);
     unsigned long long n = 0;
     int code = 0;
-    if (!spec || strncmp(spec, f->kernel->name, len) != 0 || spec[len] != ':' ||
+    if (strncmp(spec, f->kernel->name, len) != 0 || spec[len] != ':' ||
         sscanf(spec + len + 1, "%llu:%d", &n, &code) != 2)
         return FAKE_SUCCESS;
     return f->executions == n ? code : FAKE_SUCCESS;
@@ -356,8 +436,8 @@ static CUresult launch_in_simulator(const struct fake_launch *l)
         .block = {l->block, 1, 1},
         .params = params,
         .memory = {.find = fake_memory_find},
-        .seed = (uint64_t)fake_env_int("EMBER_FAKE_CUDA_SEED", 0),
-        .watchdog = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0) * 1e-3,
+        .seed = (uint64_t)l->seed,
+        .watchdog = l->watchdog_ms * 1e-3,
     };
     struct ptxsim_result result;
     switch (ptxsim_run(&run, &result)) {
@@ -371,12 +451,12 @@ static CUresult launch_in_simulator(const struct fake_launch *l)
     }
 }
 
-static CUresult launch_on_engine(const struct fake_launch *l)
+RESUMABLE static CUresult launch_on_engine(const struct fake_launch *l)
 {
     struct fake_function *f = l->function;
     const struct fake_kernel *k = f->kernel;
     f->executions++;
-    CUresult injected = injected_fault(f);
+    CUresult injected = injected_fault(f, l->fault);
     if (injected) {
         fake_say("kernel %s: launch %llu fails with %d, as EMBER_FAKE_CUDA_FAULT asks", k->name,
                  f->executions, injected);
@@ -395,7 +475,7 @@ static CUresult launch_on_engine(const struct fake_launch *l)
     if (f->ptx)
         return launch_in_simulator(l);
     pthread_once(&handlers_once, handlers_install);
-    double watchdog = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0) * 1e-3;
+    double watchdog = l->watchdog_ms * 1e-3;
     runner.kernel = k;
     runner.args = l->argv;
     ember_host_local_size = (int)l->block;
@@ -405,7 +485,7 @@ static CUresult launch_on_engine(const struct fake_launch *l)
     runner.thread = pthread_self();
     atomic_store(&executing, true);
     volatile int outcome = RUN_OK;
-    if (sigsetjmp(runner.fault, 1) == 0)
+    if (KERNEL_EXIT_POINT())
         outcome = run_grid(l, watchdog);
     else
         outcome = runner.jumped;
@@ -448,9 +528,11 @@ CUresult fake_exec_launch(const struct fake_launch *l)
 static void *worker_main(void *arg)
 {
     struct fake_ctx *c = arg;
+#ifndef _WIN32
     stack_t alt = {.ss_sp = malloc(SIGNAL_STACK), .ss_size = SIGNAL_STACK};
     if (alt.ss_sp)
         sigaltstack(&alt, NULL);
+#endif
     pthread_mutex_lock(&c->lock);
     for (;;) {
         while (!c->head && !c->stopping)
@@ -468,7 +550,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&c->lock);
             CUresult r = fake_exec_launch(&cmd->launch);
             /* EMBER_FAKE_CUDA_KERNEL_MS: the kernel is not done until then, as a slow GPU's */
-            int hold = fake_env_int("EMBER_FAKE_CUDA_KERNEL_MS", 0);
+            int hold = cmd->launch.kernel_ms;
             if (hold > 0)
                 nanosleep(&(struct timespec){.tv_sec = hold / 1000, .tv_nsec = hold % 1000 * 1000000L}, NULL);
             pthread_mutex_lock(&c->lock);
@@ -480,9 +562,11 @@ static void *worker_main(void *arg)
         pthread_cond_broadcast(&c->changed);
     }
     pthread_mutex_unlock(&c->lock);
+#ifndef _WIN32
     stack_t off = {.ss_flags = SS_DISABLE};
     sigaltstack(&off, NULL);
     free(alt.ss_sp);
+#endif
     return NULL;
 }
 
@@ -599,6 +683,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         memcpy(l->values[i], params[i], k->kinds[i] == 'p' ? 8 : 4);
         l->argv[i] = l->values[i];
     }
+    const char *fault = getenv("EMBER_FAKE_CUDA_FAULT");
+    snprintf(l->fault, sizeof l->fault, "%s", fault ? fault : "");
+    l->seed = fake_env_int("EMBER_FAKE_CUDA_SEED", 0);
+    l->watchdog_ms = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0);
+    l->kernel_ms = fake_env_int("EMBER_FAKE_CUDA_KERNEL_MS", 0);
     fake_ctx_queue(c, cmd);
     return FAKE_SUCCESS;
 }
