@@ -19,6 +19,7 @@ export WINEPREFIX="$PWD/build-win/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES="m
 [ -d "$WINEPREFIX" ] || wine wineboot --init >/dev/null 2>&1 || true
 cmake --build build-win -j "$jobs"
 ctest --test-dir build-win --output-on-failure -j "$jobs"
-EMBER_WINEPREFIX=$WINEPREFIX EMBER_HOLD_OPEN="$PWD/build-win/tests/hold_open.exe" sh tests/windows/test_wine_cli.sh "$PWD/build-win/ember-$(sed -n \
+EMBER_WINEPREFIX=$WINEPREFIX EMBER_HOLD_OPEN="$PWD/build-win/tests/hold_open.exe" \
+    EMBER_WINE_DOUBLE="$PWD/build-win/tests/libfake-cuda.dll" sh tests/windows/test_wine_cli.sh "$PWD/build-win/ember-$(sed -n \
     's/^CMAKE_PROJECT_VERSION:STATIC=//p' build-win/CMakeCache.txt)-win64.zip" "$PWD/build/ember" \
     "$PWD/build-win/deps/cu11/nvidia/cuda_nvrtc/bin" "$PWD/build/cu11/nvidia/cuda_nvrtc/lib"

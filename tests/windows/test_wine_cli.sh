@@ -14,7 +14,8 @@
 # system: scripts/windows-deps.sh --tests and scripts/setup.sh --tests), the
 # zip's ember.exe compiles kernels with NVIDIA's own nvrtc64_112_0.dll under
 # Wine, and its PTX must be the Linux build's with libnvrtc.so.11.2, byte for
-# byte.
+# byte. With EMBER_WINE_DOUBLE (the CUDA test double built for Windows), that
+# DLL beside ember.exe as nvcuda.dll is found and trained on.
 # Skips (77) without Wine or the data set.
 set -u
 zip=$1 linux_ember=$2
@@ -191,6 +192,26 @@ grep -q "interrupted (Ctrl-C) at epoch" "$TMP/int.out" || fail "ember.exe did no
 grep -q "(interrupted)" "$TMP/int.out" && [ -s "$interrupted" ] || fail "ember.exe did not save when interrupted: $(tail -3 "$TMP/int.out")"
 run -- train --resume "$windows_interrupted" --data-dir "$windows_data" --steps 5 --device cpu
 expect_status 0 "ember.exe train --resume of the interrupted run"
+
+# nvcuda.dll found where Windows looks first, beside ember.exe: the CUDA test
+# double (EMBER_WINE_DOUBLE, which scripts/windows-test.sh sets) as a user's
+# driver, without EMBER_CUDA_LIBRARY; it plays a Quadro K2100M on R418, so the
+# built-in sm_30 PTX is the path, and ember.exe trains on it
+if [ -n "${EMBER_WINE_DOUBLE:-}" ]; then
+    cp "$EMBER_WINE_DOUBLE" "$dir/bin/nvcuda.dll"
+    export EMBER_FAKE_CUDA_GPUS="30:Quadro K2100M (CUDA test double)" EMBER_FAKE_CUDA_DRIVER=10010 EMBER_NVRTC=none
+    run -- devices
+    expect_status 0 "ember.exe devices with nvcuda.dll beside it"
+    expect_text "cuda:0    Quadro K2100M (CUDA test double) (sm_30" "ember.exe devices finds nvcuda.dll beside it"
+    run -- train --data-dir "$windows_data" --steps 20 --device cuda:0
+    expect_status 0 "ember.exe train on cuda:0 through nvcuda.dll beside it"
+    expect_text "kernels: built-in sm_30 PTX" "ember.exe train on the K2100M's path"
+    rm -f "$dir/bin/nvcuda.dll"
+    unset EMBER_FAKE_CUDA_GPUS EMBER_FAKE_CUDA_DRIVER EMBER_NVRTC
+    echo "test_wine_cli: nvcuda.dll beside ember.exe (the CUDA test double) found, and 20 steps trained on it"
+else
+    echo "test_wine_cli: no EMBER_WINE_DOUBLE (scripts/windows-test.sh sets it): nvcuda.dll beside ember.exe is not tried"
+fi
 
 "$linux_ember" train --data-dir "$fashion" --epochs 1 --device cpu >"$TMP/linux" 2>&1 ||
     fail "the Linux build did not train: $(tail -3 "$TMP/linux")"
