@@ -20,7 +20,9 @@
 #      cuDNN, and their GFLOP/s), the primitives' GFLOP/s and GB/s, the cold
 #      compile of every kernel and the warm start from the cache
 #   5. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
-#      is there (an .icd file is written for it), else the report says it is not
+#      is there (an .icd file is written for it), else the report says it is not:
+#      the tests, simplecnn against the CPU, and ResNet-8's images/s by the
+#      default convolution (conv_direct on a GPU) and by im2col
 #
 #   scripts/gpu-check.sh [--pack DIR] [--build DIR] [--budget SECONDS] [--double] OUTDIR
 #
@@ -488,6 +490,22 @@ if { [ -n "$nvidia_ocl" ] || [ $double = yes ]; } && ! out_of_time opencl device
             record opencl "train simplecnn" pass "test accuracy $acc, cpu $cpu_simple; $(metric images_per_s "$work/o.jsonl") images/s"
         else
             record opencl "train simplecnn" FAIL "exit $rc, test accuracy ${acc:-?}, cpu $cpu_simple"
+        fi
+        # ResNet-8's convolutions on the same GPU through OpenCL: the default (conv_direct on a GPU
+        # device, im2col on a CPU one) and im2col, as for CUDA above
+        if ! out_of_time opencl "convolutions, resnet8"; then
+            conv_args="--batch 256 --steps 100"
+            [ $double = yes ] && conv_args="--batch 4 --steps 2"
+            row="" rc_all=0
+            for algo in default im2col; do
+                rm -f "$work/c.jsonl"
+                # shellcheck disable=SC2086
+                logged "opencl-conv-$algo" env $ember_env $ocl_env EMBER_CONV_ALGO="${algo#default}" "$ember" train \
+                    --device "$ocl" --model resnet8 $data_args $conv_args --no-eval --quiet --metrics "$work/c.jsonl"
+                [ $rc -eq 0 ] || rc_all=$rc
+                row="$row $algo $(metric images_per_s "$work/c.jsonl")"
+            done
+            record opencl "convolutions, resnet8" "$(outcome_of $rc_all)" "images/s${row}${timing_steps:+ (the double's run: no GPU's figures)}"
         fi
     fi
 fi
