@@ -12,7 +12,9 @@
  * group. On the CPU, made for the whole batch they would leave the caches
  * before the product reads them: a group there is about 2 MiB of columns,
  * used while still in the cache. A GPU pays a launch per group instead and
- * says how large its groups may be (conv_columns_bytes in its table).
+ * says how large its groups may be (conv_columns_bytes in its table). A 1x1
+ * kernel at stride 1 without padding has the input for its columns: no
+ * copy is made (columns_are_input).
  *
  * Or, where core/conv-algo.c picks it, a primitive that computes each pass
  * with no columns at all: the CPU's conv_winograd in 2x2 or 4x4 tiles (3x3
@@ -35,6 +37,16 @@ static int64_t group_images(const ember_ctx *ctx, const struct ember_conv_geom *
     int64_t per_image = g->c * g->kh * g->kw * g->oh * g->ow;
     int64_t group = per_image > 0 ? (int64_t)(bytes / sizeof(float)) / per_image : g->n;
     return group < 1 ? 1 : group > g->n ? g->n : group;
+}
+
+/* A 1x1 kernel at stride 1 without padding: an image's columns are the
+ * image itself (row c, position p is x[c, p]), so nothing is copied: the
+ * products read x, and the input gradient's product writes dx, where
+ * col2im would only have copied (a MobileNet's or a bottleneck's pointwise
+ * layers). */
+static bool columns_are_input(const struct ember_conv_geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->stride == 1 && g->pad == 0;
 }
 
 /* one pass of a convolution by the columnless primitive `algo` names */
@@ -102,11 +114,11 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
     if (!ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
         return NULL;
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
-    bool columnless = algo != EMBER_CONV_IM2COL;
-    int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(ctx, &g);
+    bool columnless = algo != EMBER_CONV_IM2COL, same = columns_are_input(&g);
+    int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = same ? g.n : group_images(ctx, &g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
-    struct ember_tensor *col = columnless ? NULL : ember_op_out(ctx, 3, col_shape);
-    struct ember_tensor *y = col || columnless ? ember_op_out(ctx, 4, y_shape) : NULL;
+    struct ember_tensor *col = columnless || same ? NULL : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *y = col || columnless || same ? ember_op_out(ctx, 4, y_shape) : NULL;
     if (!y)
         return NULL;
     if (b) { /* y starts as the bias, repeated over each plane */
@@ -144,9 +156,9 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
          at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
-        if (ctx->ops->im2col(ctx->dev, &part, ptr_at(cx, at * g.c * g.h * g.w), ember_tensor_ptr(col)) !=
-                EMBER_OK ||
-            ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(cw), ember_tensor_ptr(col),
+        ember_ptr x_at = ptr_at(cx, at * g.c * g.h * g.w);
+        if ((!same && ctx->ops->im2col(ctx->dev, &part, x_at, ember_tensor_ptr(col)) != EMBER_OK) ||
+            ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(cw), same ? x_at : ember_tensor_ptr(col),
                             ptr_at(y, at * y_shape[1] * hw)) != EMBER_OK)
             return NULL;
     }
@@ -251,7 +263,9 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     ember_ctx *ctx = x->ctx;
     struct ember_conv_geom g;
     conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], &g);
-    int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = group_images(ctx, &g);
+    bool same = columns_are_input(&g);
+    int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow;
+    int64_t group = same ? g.n : group_images(ctx, &g);
     float beta;
     enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, false));
@@ -263,12 +277,14 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     }
 
     /* per group: its columns, their part of dw; then w^T dy into the same
-     * buffer and col2im into dx */
+     * buffer and col2im into dx (x itself and dx itself where the columns
+     * are the input) */
     int64_t col_shape[3] = {group, ckk, hw}, per_image[3] = {g.n, oc, ckk};
-    struct ember_tensor *col = ember_op_out(ctx, 3, col_shape);
-    struct ember_tensor *parts = col && w->requires_grad ? ember_op_out(ctx, 3, per_image) : NULL;
-    struct ember_tensor *dx = col && x->requires_grad ? ember_op_out_like(x) : NULL;
-    if (!col || (w->requires_grad && !parts) || (x->requires_grad && !dx))
+    struct ember_tensor *col = same ? NULL : ember_op_out(ctx, 3, col_shape);
+    bool ready = same || col;
+    struct ember_tensor *parts = ready && w->requires_grad ? ember_op_out(ctx, 3, per_image) : NULL;
+    struct ember_tensor *dx = ready && x->requires_grad ? ember_op_out_like(x) : NULL;
+    if (!ready || (w->requires_grad && !parts) || (x->requires_grad && !dx))
         return ctx->status;
     /* clang-format off */
     struct ember_gemm gw = {
@@ -282,14 +298,15 @@ ember_status ember_backward_conv2d(struct ember_node *n)
         struct ember_conv_geom part = g;
         part.n = gw.batch = gx.batch = g.n - at < group ? g.n - at : group;
         ember_ptr dy_at = ptr_at(dy, at * oc * hw), x_at = ptr_at(x, at * g.c * g.h * g.w);
-        if (w->requires_grad && (ctx->ops->im2col(ctx->dev, &part, x_at, ember_tensor_ptr(col)) != EMBER_OK ||
-                                 ctx->ops->sgemm(ctx->dev, &gw, dy_at, ember_tensor_ptr(col),
-                                                 ptr_at(parts, at * oc * ckk)) != EMBER_OK))
+        ember_ptr cols = same ? x_at : ember_tensor_ptr(col);
+        if (w->requires_grad &&
+            ((!same && ctx->ops->im2col(ctx->dev, &part, x_at, cols) != EMBER_OK) ||
+             ctx->ops->sgemm(ctx->dev, &gw, dy_at, cols, ptr_at(parts, at * oc * ckk)) != EMBER_OK))
             return ctx->status;
+        ember_ptr dx_at = x->requires_grad ? ptr_at(dx, at * g.c * g.h * g.w) : cols;
         if (x->requires_grad &&
-            (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, ember_tensor_ptr(col)) != EMBER_OK ||
-             ctx->ops->col2im(ctx->dev, &part, ember_tensor_ptr(col), ptr_at(dx, at * g.c * g.h * g.w)) !=
-                 EMBER_OK))
+            (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, same ? dx_at : cols) != EMBER_OK ||
+             (!same && ctx->ops->col2im(ctx->dev, &part, cols, dx_at) != EMBER_OK)))
             return ctx->status;
     }
     if (w->requires_grad) {
