@@ -31,10 +31,11 @@
  *
  * Device memory is host memory from mmap (VirtualAlloc on Windows), each
  * allocation ending against a page that cannot be touched, so a kernel
- * that runs past the end of a buffer faults, as on a GPU. New memory is filled with 0xff bytes (NaN as
- * a float), so reading memory nothing wrote shows. Freed memory stays
- * untouchable for a while (a quarantine), so a use after free faults too.
- * Copies are checked against the allocations (CUDA_ERROR_INVALID_VALUE).
+ * that runs past the end of a buffer faults, as on a GPU. New memory is
+ * filled with 0xff bytes (NaN as a float), so reading memory nothing wrote
+ * shows. Freed memory stays untouchable for a while (a quarantine), so a
+ * use after free faults too. Copies are checked against the allocations
+ * (CUDA_ERROR_INVALID_VALUE).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -361,13 +362,11 @@ void fake_pages_forbid(void *at, size_t bytes) { mprotect(at, bytes, PROT_NONE);
 void fake_pages_unmap(void *at, size_t bytes) { munmap(at, bytes); }
 #endif
 
-static size_t page_size(void) { return fake_page_size(); }
-
 CUresult fake_memory_alloc(struct fake_ctx *c, size_t bytes, CUdeviceptr *ptr)
 {
     if (bytes == 0)
         return FAKE_INVALID_VALUE;
-    size_t page = page_size(), data = (bytes + 3) & ~(size_t)3, span = (data + page - 1) / page * page;
+    size_t page = fake_page_size(), data = (bytes + 3) & ~(size_t)3, span = (data + page - 1) / page * page;
     pthread_mutex_lock(&memory.lock);
     CUresult r = FAKE_SUCCESS;
     if (memory.used + data > memory_limit()) {
@@ -426,7 +425,7 @@ static void describe_locked(uintptr_t ptr, char *out, size_t len)
                      a->bytes, (unsigned long)a->base);
             return;
         }
-        if (ptr >= a->base + a->bytes && ptr < a->base + a->bytes + page_size()) {
+        if (ptr >= a->base + a->bytes && ptr < a->base + a->bytes + fake_page_size()) {
             snprintf(out, len, "%zu bytes past the end of an allocation of %zu at %#lx",
                      (size_t)(ptr - a->base - a->bytes), a->bytes, (unsigned long)a->base);
             return;
