@@ -35,30 +35,9 @@ set_tests_properties(test_parity_opencl PROPERTIES LABELS "ops;opencl" SKIP_RETU
 # with NVIDIA's NVRTC 11.8 for Windows, and a K2100M whose PTX the double
 # runs in its PTX simulator.
 if(EMBER_CUDA)
-  add_executable(gen-host-kernels ${PROJECT_SOURCE_DIR}/tests/gpu/fakes/gen-host-kernels.c)
-  target_link_libraries(gen-host-kernels PRIVATE ember_static)
-  target_include_directories(gen-host-kernels PRIVATE ${PROJECT_SOURCE_DIR}/base ${PROJECT_SOURCE_DIR}/backends)
-  set(EMBER_HOST_KERNELS)
-  foreach(tuning default cuda-nvrtc)
-    string(REPLACE "-" "_" name ${tuning})
-    set(file ${CMAKE_CURRENT_BINARY_DIR}/host-kernels-${tuning}.c)
-    add_custom_command(OUTPUT ${file}
-                       COMMAND ${CMAKE_COMMAND} -E env WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix WINEDEBUG=-all
-                               "WINEDLLOVERRIDES=mscoree,mshtml=" ${CMAKE_CROSSCOMPILING_EMULATOR}
-                               $<TARGET_FILE:gen-host-kernels> ${name} ${tuning} > ${file}
-                       DEPENDS gen-host-kernels
-                       COMMENT "The kernels for the CUDA test double, tuning ${tuning} (under Wine)"
-                       VERBATIM)
-    list(APPEND EMBER_HOST_KERNELS ${file})
-  endforeach()
-  add_library(ptxsim-double STATIC ${EMBER_PTXSIM_SOURCES})
-  target_compile_options(ptxsim-double PRIVATE ${EMBER_PTXSIM_OPTIONS})
-  set(fakes ${PROJECT_SOURCE_DIR}/tests/gpu/fakes)
-  add_library(fake-cuda SHARED ${fakes}/fake_cuda_driver.c ${fakes}/fake_cuda_module.c ${fakes}/fake_cuda_exec.c
-              ${EMBER_HOST_KERNELS})
-  target_include_directories(fake-cuda PRIVATE ${fakes} ${PROJECT_SOURCE_DIR}/base ${PROJECT_SOURCE_DIR}/backends)
-  target_link_libraries(fake-cuda PRIVATE ptxsim-double Threads::Threads)
-  target_compile_options(fake-cuda PRIVATE -O2 -fwrapv)
+  include(${PROJECT_SOURCE_DIR}/tests/gpu/fakes/fake-cuda.cmake)
+  ember_fake_cuda(RUN ${CMAKE_COMMAND} -E env WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix WINEDEBUG=-all
+                  "WINEDLLOVERRIDES=mscoree,mshtml=" ${CMAKE_CROSSCOMPILING_EMULATOR})
   set(EMBER_WINDOWS_DOUBLE_ENV "EMBER_CUDA_LIBRARY=$<TARGET_FILE:fake-cuda>;EMBER_TEST_DEVICE=cuda:0"
                                "EMBER_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
   # the double itself, its faults caught by the vectored exception handler included
