@@ -40,7 +40,7 @@ static bool opencl_device_preferred(int index, char *why, size_t why_len)
  * read neighbouring addresses. On an H200 through NVIDIA's OpenCL driver
  * that trained ResNet-8 and VGG-8 at 1.7 to 1.8 times im2col's images/s at
  * batch 256 and 0.99 to 1.16 times at batch 64 (docs/benchmarks.md,
- * "CUDA"). A CPU device (PoCL) runs a group's work-items one after another,
+ * "OpenCL on an NVIDIA GPU"). A CPU device (PoCL) runs a group's work-items one after another,
  * and there the same sums were slower than im2col's products (68 images/s
  * on ResNet-8 against 78): core/conv-algo.c's table leaves it im2col. */
 static bool opencl_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
