@@ -303,11 +303,12 @@ ember_status ember_backward_conv2d(struct ember_node *n)
             ((!same && ctx->ops->im2col(ctx->dev, &part, x_at, cols) != EMBER_OK) ||
              ctx->ops->sgemm(ctx->dev, &gw, dy_at, cols, ptr_at(parts, at * oc * ckk)) != EMBER_OK))
             return ctx->status;
-        ember_ptr dx_at = x->requires_grad ? ptr_at(dx, at * g.c * g.h * g.w) : cols;
-        if (x->requires_grad &&
-            (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, same ? dx_at : cols) != EMBER_OK ||
-             (!same && ctx->ops->col2im(ctx->dev, &part, cols, dx_at) != EMBER_OK)))
-            return ctx->status;
+        if (x->requires_grad) {
+            ember_ptr dx_at = ptr_at(dx, at * g.c * g.h * g.w);
+            if (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, same ? dx_at : cols) != EMBER_OK ||
+                (!same && ctx->ops->col2im(ctx->dev, &part, cols, dx_at) != EMBER_OK))
+                return ctx->status;
+        }
     }
     if (w->requires_grad) {
         struct ember_tensor *dw = ember_grad_target(w, &beta);

@@ -25,8 +25,8 @@
  * the sticky CUDA_ERROR_ILLEGAL_ADDRESS, reported by the next call, as a
  * GPU's fault is.
  *
- * Built for Windows (nvcuda.dll, for the Windows build's tests under Wine)
- * the same happens with Windows' means: there is no makecontext, so a
+ * Built for Windows (a DLL ember loads in nvcuda.dll's place, for the
+ * Windows build's tests under Wine) the same happens with Windows' means: there is no makecontext, so a
  * fiber's first run is a call with the stack pointer moved to its stack
  * (x86-64 only, as the Windows build is), and the fault is an access
  * violation seen by a vectored exception handler, which resumes the worker
