@@ -61,9 +61,14 @@ struct importer {
     const struct onnx_graph *g;
     struct value_ref *values; /* sorted by name */
     int value_count;
-    bool *used;        /* per node: taken by the walk */
-    const char *input; /* the graph's one data input */
-    int64_t batch;     /* its first dimension when fixed, else -1 */
+    bool *used; /* per node: taken by the walk */
+    /* per Add node: where its two branches split, found once (a hostile
+     * graph of Adds inside Adds would otherwise be walked exponentially often) */
+    const char **split;
+    unsigned char *split_state; /* SPLIT_UNKNOWN, SPLIT_LOOKING (a cycle if met again), SPLIT_KNOWN */
+    int splits_cut_short;       /* how often the depth limit stopped a search: such answers are not kept */
+    const char *input;          /* the graph's one data input */
+    int64_t batch;              /* its first dimension when fixed, else -1 */
     int depth;
 };
 
@@ -329,25 +334,71 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
  * two branches split; NULL when there is none to follow. */
 static const char *data_input(struct importer *im, const struct onnx_node *n);
 
+enum { SPLIT_UNKNOWN, SPLIT_LOOKING, SPLIT_KNOWN };
+
+/* The value before v on its way back to the graph's input; NULL at the input or where the way ends. */
+static const char *step_back(struct importer *im, const char *v)
+{
+    return strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* Where the two sides of an Add split: the first value on b's way back to
- * the input that is also on a's. */
+ * the input that is also on a's. a's way is kept as sorted value indices,
+ * so a long chain costs n log n, not n squared. */
 static const char *branch_point(struct importer *im, const char *a, const char *b)
 {
-    enum { LONGEST = 100000 };
-    const char **trail = malloc(LONGEST * sizeof *trail);
+    int *trail = malloc((size_t)im->value_count * sizeof *trail);
     if (!trail)
         return NULL;
     int n = 0;
-    for (const char *v = a; v && n < LONGEST;
-         v = strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL)
-        trail[n++] = v;
+    for (const char *v = a; v && n < im->value_count; v = step_back(im, v)) {
+        const struct value_ref *r = value_find(im, v);
+        if (!r)
+            break;
+        trail[n++] = (int)(r - im->values);
+    }
+    qsort(trail, (size_t)n, sizeof *trail, by_int);
     const char *found = NULL;
-    for (const char *v = b; v && !found; v = strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL)
-        for (int i = 0; i < n && !found; i++)
-            if (strcmp(trail[i], v) == 0)
-                found = v;
+    int steps = 0; /* a hostile graph's cycle ends the way too */
+    for (const char *v = b; v && !found && n > 0 && steps++ < im->value_count; v = step_back(im, v)) {
+        const struct value_ref *r = value_find(im, v);
+        if (!r)
+            break;
+        int at = (int)(r - im->values);
+        if (bsearch(&at, trail, (size_t)n, sizeof *trail, by_int))
+            found = v;
+    }
     free(trail);
     return found;
+}
+
+/* branch_point for an Add node of two computed inputs, looked for once per node. */
+static const char *residual_split(struct importer *im, const struct onnx_node *add)
+{
+    int at = node_index(im, add);
+    if (im->split_state[at] == SPLIT_KNOWN)
+        return im->split[at];
+    if (im->split_state[at] == SPLIT_LOOKING) /* the graph has a cycle through this Add */
+        return NULL;
+    if (im->depth >= MODEL_MAX_DEPTH * 4) {
+        im->splits_cut_short++;
+        return NULL;
+    }
+    int cut_before = im->splits_cut_short;
+    im->split_state[at] = SPLIT_LOOKING;
+    im->depth++;
+    const char *split = branch_point(im, add->inputs[0], add->inputs[1]);
+    im->depth--;
+    bool whole = im->splits_cut_short == cut_before;
+    im->split_state[at] = whole ? SPLIT_KNOWN : SPLIT_UNKNOWN;
+    im->split[at] = whole ? split : NULL;
+    return split;
 }
 
 static const char *data_input(struct importer *im, const struct onnx_node *n)
@@ -355,20 +406,15 @@ static const char *data_input(struct importer *im, const struct onnx_node *n)
     if (!n || n->input_count < 1)
         return NULL;
     if (strcmp(n->op_type, "Add") == 0 || strcmp(n->op_type, "Mul") == 0) {
-        bool c0 = is_constant(im, n->inputs[0]), c1 = n->input_count > 1 && is_constant(im, n->inputs[1]);
+        if (n->input_count != 2)
+            return NULL;
+        bool c0 = is_constant(im, n->inputs[0]), c1 = is_constant(im, n->inputs[1]);
         if (c0 != c1)
             return c0 ? n->inputs[1] : n->inputs[0];
-        if (n->input_count != 2 || c0)
+        if (c0)
             return NULL;
-        if (strcmp(n->op_type, "Add") == 0) { /* a residual block: from where it splits */
-            if (++im->depth > MODEL_MAX_DEPTH * 4) {
-                im->depth--;
-                return NULL;
-            }
-            const char *split = branch_point(im, n->inputs[0], n->inputs[1]);
-            im->depth--;
-            return split;
-        }
+        if (strcmp(n->op_type, "Add") == 0) /* a residual block: from where it splits */
+            return residual_split(im, n);
         /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
         const struct onnx_node *p0 = producer(im, n->inputs[0]);
         return p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
@@ -641,7 +687,7 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
             return fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s",
                              supported);
         /* a residual block: body and shortcut from where they split */
-        const char *split = branch_point(im, n->inputs[0], n->inputs[1]);
+        const char *split = residual_split(im, n);
         if (!split)
             return fail_node(im, n,
                              "its two inputs do not come from one value; ember's residual blocks add two "
@@ -840,7 +886,9 @@ static ember_status index_values(struct importer *im)
         n += g->nodes[i].output_count;
     im->values = calloc((size_t)n + 1, sizeof *im->values);
     im->used = calloc((size_t)g->node_count + 1, sizeof *im->used);
-    if (!im->values || !im->used)
+    im->split = calloc((size_t)g->node_count + 1, sizeof *im->split);
+    im->split_state = calloc((size_t)g->node_count + 1, sizeof *im->split_state);
+    if (!im->values || !im->used || !im->split || !im->split_state)
         return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
     /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
     for (int i = 0; i < g->node_count; i++)
@@ -960,6 +1008,8 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     block_free(&root);
     free(im.values);
     free(im.used);
+    free(im.split);
+    free(im.split_state);
     return st;
 }
 
