@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 # bench/conv_algo.sh — ember's two convolution algorithms side by side,
 # and what they make of whole models next to PyTorch, in one run:
-#   1. bench/conv_shapes.c: each 3x3 stride-1 convolution of ResNet-8 and
-#      VGG-8 (Fashion-MNIST, batch 64) and two larger ones, forward and
-#      backward, im2col, Winograd in 2x2 and 4x4 tiles and direct alternated, on 1
-#      and 2 threads (median ms; im2col's time over each other's)
+#   1. bench/conv_shapes.c: each convolution of ResNet-8 and VGG-8
+#      (Fashion-MNIST, batch 64; stride 2 and 1x1 included), the zoo's first
+#      layers and two larger ones, forward and backward, im2col, Winograd in
+#      2x2 and 4x4 tiles and direct alternated, on 1 and 2 threads (median
+#      ms; im2col's time over each other's)
 #   2. ResNet-8 and VGG-8 trained for STEPS steps at batch 64 by ember with
-#      EMBER_CONV_ALGO=im2col, by ember as it chooses (auto: Winograd's 4x4
-#      tiles at 28x28, 2x2 at 14x14, im2col at 7x7) and by PyTorch (bench/torch_zoo_train.py), one after the
-#      other, ROUNDS times, on 1 and 2 threads: images/s and the ratios.
+#      EMBER_CONV_ALGO=im2col, by ember with auto's table (conv_direct on
+#      these models' layers; Winograd only from 128 channels) and by PyTorch
+#      (bench/torch_zoo_train.py), one after the other, ROUNDS times, on 1
+#      and 2 threads: images/s and the ratios.
 # The machine may be shared: the ratios within a round are what to read.
 # Prints Markdown tables for docs/benchmarks.md.
 #
