@@ -5,13 +5,14 @@
  * on the same device (the same numbers, run after run), and
  * EMBER_CONV_ALGO to force one for comparisons (bench/conv_algo.sh).
  *
- * Winograd F(2x2, 3x3) and F(4x4, 3x3) (backends/cpu/cpu-winograd.c,
- * cpu-winograd4.c) do 2.25 and 4 times less arithmetic than im2col's
- * product but pay for their transforms in memory traffic, and for tiles
- * that overhang the output's edge: only enough channels and a large
- * enough output repay them (a first layer's 1 or 3 channels make products
- * too small to gain from). Only the CPU backend has them; the GPUs refuse
- * them (backends/kernels/gpu-winograd.c).
+ * conv_direct (no columns; on the CPU register-blocked vector kernels,
+ * backends/cpu/cpu-conv-direct.c) is the default where a backend's
+ * kernels are fast, im2col + sgemm elsewhere. Winograd F(2x2, 3x3) and
+ * F(4x4, 3x3) (backends/cpu/cpu-winograd.c, cpu-winograd4.c) do 2.25 and
+ * 4 times less arithmetic but pay for their transforms in memory traffic,
+ * and for tiles that overhang the output's edge: only many channels and a
+ * large enough output repay them. Only the CPU backend has them; the GPUs
+ * refuse them (backends/kernels/gpu-winograd.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,67 +21,54 @@
 
 /* Where auto picks Winograd: the first row that a convolution meets, on
  * its backend, with at least min_channels in and out and an output of at
- * least min_side a side. Measured with bench/conv_algo.sh on the 2-core
- * EPYC (docs/benchmarks.md, "CPU: convolution algorithms"): 4x4 tiles pay
- * from 16x16 outputs on (1.1 to 1.9 times im2col's speed at 28x28 and
- * 32x32); at 14x14 four tiles a side cover 16, an eighth wasted twice
- * over, and 2x2 tiles do better; at 7x7 both mostly lose to im2col (2x2
- * tiles 0.75 to 1.14, 4x4 0.52 to 0.88). */
+ * least min_side a side. Against im2col (bench/conv_algo.sh on the 2-core
+ * EPYC, docs/benchmarks.md, "CPU: convolution algorithms") 4x4 tiles paid
+ * from 16x16 outputs on and 2x2 tiles from 8x8; against conv_direct's
+ * register-blocked kernels (bench/conv_shapes.c, "CPU: conv_direct's
+ * kernels") only 2x2 tiles with 128 channels and more still do, by 1.1
+ * times, doing 2.25 times less arithmetic: below that direct was faster
+ * on every layer measured (1.1 to 3.7 times Winograd's speed at 16 to 64
+ * channels). */
 static const struct winograd_rule {
     const char *backend;
     enum ember_conv_algo algo;
     int64_t min_channels, min_side;
 } winograd_where[] = {
-    {"cpu", EMBER_CONV_WINOGRAD4, 8, 16},
-    {"cpu", EMBER_CONV_WINOGRAD, 8, 8},
+    {"cpu", EMBER_CONV_WINOGRAD, 128, 8},
 };
 
-/* Where conv_direct runs rather than im2col, by default: the same
- * arithmetic in float, im2col's products summed in another order, so no
- * accuracy to prove (one ResNet-8 epoch on an H200: training loss 0.534868
- * against im2col's 0.534956, test accuracy 0.8640 against 0.8645). Measured
- * with bench/gpu_vs_pytorch.sh on an H200 (docs/benchmarks.md, "CUDA"; the
- * run's call 3 in docs/gpu-runs/2026-11-26-h200-conv.md): 1.03 to 1.44
- * times im2col's images/s on ResNet-8, VGG-8 and LeNet-5 at batch 64 and
- * 256, but 0.73 to 0.85 on simplecnn, whose one convolution reads one
- * channel: its weight gradient was then too few work-groups for their long
- * sums, so such layers stayed on im2col. Since the weight gradient comes in
- * slices of the batch, simplecnn by conv_direct ran at 1.09 (batch 64) and
- * 1.22 (batch 1024) times im2col's images/s on an H100 (docs/gpu-runs/
- * 2026-11-26-h100-conv.md, call 4), so every layer takes it now. On OpenCL
- * the same kernels take every layer on a GPU device: through NVIDIA's
- * OpenCL driver on an H200 they trained ResNet-8 and VGG-8 at 1.7 to 1.8
- * times im2col's images/s at batch 256, 0.99 to 1.16 at batch 64
- * (docs/benchmarks.md, "OpenCL on an NVIDIA GPU"); on a CPU device (PoCL)
- * they were slower (68 images/s on ResNet-8 against 78), and the backend's
- * conv_direct_fast says so. On the CPU only a 3x3 layer of one
- * input channel at stride 1 takes it, and only where its vector kernels
- * run (conv_direct_fast in the backend's table: AVX2 or AVX-512; its
- * plain loops took six times im2col's time): simplecnn trained 1.20 to
- * 1.28 times as fast as by im2col, kerascnn at 0.97 to 1.04
- * (docs/benchmarks.md, "CPU: a first layer without columns"); with more
- * channels im2col's products are the shapes OpenBLAS is fast at. */
-static const struct direct_rule {
-    const char *backend;
-    int64_t min_channels, max_channels; /* in; max 0: any */
-    int64_t kernel, stride;             /* 0: any */
-} direct_where[] = {
-    {"cuda", 1, 0, 0, 0},
-    {"opencl", 1, 0, 0, 0},
-    {"cpu", 1, 1, 3, 1},
-};
+/* Where conv_direct runs rather than im2col, by default: on these
+ * backends, on every layer their conv_direct_fast says yes to (all of
+ * them where a backend has none). It is the same arithmetic in float,
+ * im2col's products summed in another order, so no accuracy to prove (one
+ * ResNet-8 epoch on an H200: training loss 0.534868 against im2col's
+ * 0.534956, test accuracy 0.8640 against 0.8645; on the CPU see
+ * docs/benchmarks.md, "CPU: conv_direct's kernels").
+ *
+ * CUDA: 1.03 to 1.44 times im2col's images/s on ResNet-8, VGG-8 and
+ * LeNet-5 at batch 64 and 256 on an H200, and on simplecnn 1.09 (batch
+ * 64) and 1.22 (batch 1024) on an H100 once the weight gradient came in
+ * slices of the batch (docs/benchmarks.md, "CUDA"; docs/gpu-runs/
+ * 2026-11-26-h200-conv.md and -h100-conv.md). OpenCL on a GPU device: 1.7
+ * to 1.8 times im2col's images/s on ResNet-8 and VGG-8 at batch 256
+ * through NVIDIA's driver on an H200, 0.99 to 1.16 at batch 64
+ * ("OpenCL on an NVIDIA GPU"); on a CPU device (PoCL) slower (68 images/s
+ * on ResNet-8 against 78), and the backend's conv_direct_fast says no.
+ * The CPU: its vector kernels (AVX2 or AVX-512; not the plain loops) ran
+ * every layer measured 1.0 to 3.4 times as fast as im2col and OpenBLAS,
+ * forward and backward, but 1x1 layers (0.87 to 1.05: their columns are
+ * the input, or a quarter of it, so im2col there is little more than the
+ * product), and trained ResNet-8 and VGG-8 at 1.7 times im2col's images/s
+ * on one thread ("CPU: conv_direct's kernels"). The PTX simulator keeps
+ * im2col: its kernels are executed, not timed. */
+static const char *const direct_backends[] = {"cuda", "opencl", "cpu"};
 
 static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember_conv_geom *g)
 {
-    for (size_t i = 0; i < sizeof direct_where / sizeof direct_where[0]; i++) {
-        const struct direct_rule *r = &direct_where[i];
-        if (strcmp(ctx->ops->name, r->backend) == 0 && g->c >= r->min_channels &&
-            (!ctx->ops->conv_direct_fast || ctx->ops->conv_direct_fast(ctx->dev, g)) &&
-            (!r->max_channels || g->c <= r->max_channels) &&
-            (!r->kernel || (g->kh == r->kernel && g->kw == r->kernel)) &&
-            (!r->stride || g->stride == r->stride))
+    for (size_t i = 0; i < sizeof direct_backends / sizeof direct_backends[0]; i++)
+        if (strcmp(ctx->ops->name, direct_backends[i]) == 0 &&
+            (!ctx->ops->conv_direct_fast || ctx->ops->conv_direct_fast(ctx->dev, g)))
             return EMBER_CONV_DIRECT;
-    }
     return EMBER_CONV_IM2COL;
 }
 
@@ -106,14 +94,14 @@ static enum ember_conv_algo by_table(const ember_ctx *ctx, const struct ember_co
 bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
                             enum ember_conv_algo *algo)
 {
-    /* The default leaves Winograd out: after their documented epochs
-     * ResNet-8 trained to the same accuracy with it (+0.06 points over
-     * three seeds) and VGG-8 to 0.21 points less over six (within the 0.3
-     * asked, on the mean, with half a point's spread a seed), for 3 to 5%
-     * of their images/s on one thread and nothing measurable on two
-     * (docs/benchmarks.md, "What Winograd is worth to the models now"):
-     * too little to move every run's numbers for. "auto" is the whole
-     * measured table, for larger layers, where it gains more. */
+    /* The default leaves Winograd out: auto's table gives it no layer of
+     * the zoo's models (64 channels at most), and when it still beat
+     * im2col there, after their documented epochs ResNet-8 trained to the
+     * same accuracy with it (+0.06 points over three seeds) and VGG-8 to
+     * 0.21 points less over six, for 3 to 5% of their images/s on one
+     * thread (docs/benchmarks.md, "What Winograd is worth to the models
+     * now"): too little to move every run's numbers for. "auto" is the
+     * whole measured table, for layers of 128 channels and more. */
     const char *forced = getenv("EMBER_CONV_ALGO");
     if (forced && strcmp(forced, "auto") == 0)
         *algo = by_table(ctx, g, oc);

@@ -1,41 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-conv-direct.c — conv_direct on the CPU: each pass of a
- * convolution summed straight from x, w and dy, without columns.
+ * convolution summed straight from x, w and dy, without columns, by two
+ * register-blocked kernels that every shape shares.
  *
- * im2col copies a 3x3 convolution's input nine times over, and for a first
- * layer's one channel its product is then (16 x 9) @ (9 x 784) an image, a
- * shape OpenBLAS runs at a fraction of its speed: the copy, the product
- * and the bias's own pass cost about alike (docs/benchmarks.md, "CPU:
- * convolution algorithms"). Here each image's planes are copied once into
- * a buffer with the padding's zeros around them and a margin on the right,
- * so that no loop tests a border, and then, at stride s:
+ * The trick is a plane laid out so that every tap of the kernel is one
+ * shift of it. At stride 1, output (oy, ox) reads the padded input at
+ * (oy + ky, ox + kx): with the padded rows qw floats apart, output
+ * position q = oy * qw + ox reads position q + ky * qw + kx, and a run of
+ * outputs reads a run of input. The qw - ow positions at the end of each
+ * row are computed and thrown away (2 of 30 for a 28-wide layer, 2 of 10
+ * at 8 wide), which costs less than a loop per row or a copy per tap. At
+ * stride s the input is first cut into phase planes, phase (a, b)
+ * holding padded (s i + a, s j + b) at (i, j); tap (ky, kx) then reads
+ * phase (ky % s, kx % s) shifted by (ky / s, kx / s), a stride-1 read
+ * again (s * s phases at most; a 1x1 layer at stride 2 reads one of four,
+ * its outputs' own inputs).
  *
- *   forward       y[oc] (+)= the sum over ci, ky, kx of w[oc, ci, ky, kx]
- *                 times padded plane ci from (ky, kx), every s-th value
- *   weight grad   dw[oc, ci, ky, kx] = the sum over images and positions of
- *                 dy[oc] times the same
- *   input grad    dx[ci] = each w[oc, ci, ky, kx] * dy[oc] added back where
- *                 the forward pass read it (into a padded plane, then its inside)
+ *   forward       y[oc] (+)= the sum over taps t = (ci, ky, kx) of
+ *                 w[oc, t] times the run of x's planes at t's shift
+ *   weight grad   dw[oc, t] = the sum over images and positions of dy[oc]
+ *                 (on the same grid, zeros in the thrown-away positions)
+ *                 times the same run
+ *   input grad    dx at phase (a, b) = the sum over the taps of that
+ *                 phase of w[oc, ci, ky, kx] times dy[oc] shifted back:
+ *                 the forward pass's kernel again, reading a dy padded
+ *                 with (kh - 1) / s rows and (kw - 1) / s columns of zeros
  *
- * At stride 1 the forward pass and a 3x3 weight gradient run vector
- * kernels that keep their sums in registers, with the CPU's widest
- * instructions (cpu_simd: AVX-512 or AVX2, chosen when the library runs):
- * the forward pass 8 output channels x 32 positions of a row (16 of
- * AVX-512's 32 registers; a tap loads 2 vectors of input and a weight a
- * channel for 16 fused multiply-adds), or 4 x 16 with AVX2 (8 of 16); the
- * weight gradient the 9 taps of two (output, input) channel pairs (18
- * registers), or of one with AVX2, each vector of dy loaded once for 9
- * taps. Everything else (other strides and kernels, the input gradient,
- * which a first layer never needs, a CPU without AVX2) runs plain loops,
+ * The kernels (cpu_simd: AVX-512 or AVX2, chosen when the library runs)
+ * keep their sums in registers: the tap kernel 8 rows (output channels, or
+ * input channels for the input gradient) x 32 positions, 16 of AVX-512's
+ * 32 registers, loading 2 vectors and broadcasting 8 weights a tap; or
+ * 4 x 16 with AVX2. Its steps run over the whole grid, or, for a forward
+ * pass of wide outputs, a row of y at a time, stored straight from the
+ * registers onto the bias (ROW_STEPS_FROM). The weight gradient's 4 output channels x 6 taps (24
+ * registers; 2 x 6 with AVX2), each vector of dy loaded once for 6 sums
+ * and each of input for 4 (2), over a chunk of images before a vector's
+ * lanes are added up. Without AVX2 the same sums run in plain loops,
  * which the compiler vectorises.
  *
  * The forward pass and the input gradient split the batch's images among
- * the threads; the weight gradient comes in the slices of the batch the
- * core asks for (struct ember_conv_job), a task each, summed in a fixed
- * order: the same bits on any number of threads.
+ * the threads, the weight gradient the slices of the batch the core asks
+ * for (struct ember_conv_job); where there are fewer of them than threads,
+ * their channels are cut too. Each sum is made in a fixed order whichever
+ * task makes it: the same bits on any number of threads.
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu-impl.h"
@@ -50,30 +61,48 @@
 #define DIRECT_SIMD 0
 #endif
 
+/* positions computed a plane, rounded up to this: a whole number of every
+ * kernel's steps (32, 16, 8) */
+#define STEP_ROUND 32
+/* rows of the tap kernel, and how its weights are packed */
+#define ROWS_AVX512 8
+#define ROWS_AVX2   4
+/* The forward pass's outputs at least this wide are written a row at a
+ * time straight from the registers (28 of a step's 32 positions used at 28
+ * wide); narrower ones would waste most of a step (14 or 7 of 32), so
+ * their steps run over the whole grid, into a buffer copied out after: a
+ * copy that cost a first layer's forward pass as much as its nine taps,
+ * but little where there are more channels to sum (at 7 wide by rows:
+ * 0.66 of the grid's speed on a layer of 64 channels). */
+#define ROW_STEPS_FROM 24
+/* bytes of planes the weight gradient sums at once */
+#define CHUNK_BYTES ((int64_t)256 << 10)
+
 struct direct {
     const struct ember_conv_job *c;
     const float *x, *w, *dy; /* as the pass reads them (one of them is its output) */
     float *out;              /* y, dx, or dw (slices, oc, c, kh, kw) */
-    const float *packed;     /* the forward kernel's weights in blocks of output channels (pack_weights) */
-    float *scratch;          /* a task's padded planes each, `per_task` floats apart */
-    int64_t ph, pw;          /* a padded plane: rows, and floats a row */
+    const float *packed;     /* the tap kernel's weights: per block of `rows`, [tap][rows] */
+    const int64_t *at;       /* per tap, where it reads: from the first plane, plus a position */
+    const int64_t *first;    /* the input gradient: phase ph's taps are [first[ph], first[ph + 1]) */
+    float *scratch;          /* a task's planes each, `per_task` floats apart */
     int64_t per_task, tasks, slices, per_slice;
+    /* the weight gradient: the images summed in registers before their
+     * lanes are, and the groups of output channels each slice is cut into
+     * for the threads */
+    int64_t chunk, parts;
+    /* the stride s; a phase plane's row pitch qw (ow + (kw - 1) / s) and rows qh (oh + (kh - 1) / s) */
+    int64_t s, qw, qh;
+    int64_t sa, sb;        /* the phases made: rows min(s, kh), columns min(s, kw) (make_phases) */
+    int64_t pitch;         /* floats from one phase plane to the next */
+    int64_t dy_pitch;      /* from one plane of dy laid out for reading back to the next */
+    int64_t outputs;       /* grid positions of an output plane computed: oh * qw, rounded */
+    int64_t inputs;        /* of a phase plane (the input gradient's outputs): qh * qw, rounded */
+    int rows;              /* the tap kernel's block: ROWS_AVX512, ROWS_AVX2, or 8 for the plain loops */
     enum cpu_simd kernels; /* the vector kernels that run; CPU_SIMD_NONE: the plain loops */
 };
 
-/* --------------------------------------------------------------- planes */
-
-/* images [img0, img0 + count) of x's planes into p: each plane of h x w at
- * (pad, pad) of a ph x pw one, zeros around */
-static void pad_planes(const struct direct *j, int64_t img0, int64_t count, float *p)
-{
-    const struct ember_conv_geom *g = &j->c->g;
-    memset(p, 0, (size_t)(count * g->c * j->ph * j->pw) * sizeof *p);
-    for (int64_t plane = 0; plane < count * g->c; plane++)
-        for (int64_t iy = 0; iy < g->h; iy++)
-            memcpy(p + (plane * j->ph + iy + g->pad) * j->pw + g->pad,
-                   j->x + ((img0 * g->c + plane) * g->h + iy) * g->w, (size_t)g->w * sizeof *p);
-}
+static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 /* what a task of `tasks` gets of `units`: [*begin, *end) */
 static void share(int64_t units, int64_t tasks, int64_t task, int64_t *begin, int64_t *end)
@@ -82,186 +111,134 @@ static void share(int64_t units, int64_t tasks, int64_t task, int64_t *begin, in
     *end = units * (task + 1) / tasks;
 }
 
-/* ---------------------------------------------------------- plain loops */
+/* --------------------------------------------------------------- planes */
 
-/* one image's forward pass from its padded planes p into y (oc, oh, ow) */
-static void forward_plain(const struct direct *j, const float *p, float *y)
+/* one image's planes x (c, h, w) as phase planes into p: phase (a, b) of
+ * channel ci is plane (ci * sa + a) * sb + b, holding padded (s i + a,
+ * s j + b) at i * qw + j, zeros outside x and after the plane's last row.
+ * Only the phases some tap reads are made: a < sa = min(s, kh), b < sb =
+ * min(s, kw) (a 1x1 layer at stride 2 reads one of four). */
+static void make_phases(const struct direct *j, const float *x, float *p)
 {
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t s = g->stride, plane = g->oh * g->ow;
-    for (int64_t oc = 0; oc < c->oc; oc++) {
-        float *yo = y + oc * plane;
-        if (c->beta == 0.0f)
-            memset(yo, 0, (size_t)plane * sizeof *yo);
-        const float *w = j->w + oc * g->c * g->kh * g->kw;
-        for (int64_t ci = 0; ci < g->c; ci++)
-            for (int64_t ky = 0; ky < g->kh; ky++)
-                for (int64_t kx = 0; kx < g->kw; kx++) {
-                    float wv = *w++;
-                    for (int64_t oy = 0; oy < g->oh; oy++) {
-                        const float *in = p + (ci * j->ph + oy * s + ky) * j->pw + kx;
-                        float *out = yo + oy * g->ow;
-                        for (int64_t ox = 0; ox < g->ow; ox++)
-                            out[ox] += wv * in[ox * s];
+    const struct ember_conv_geom *g = &j->c->g;
+    int64_t s = j->s;
+    for (int64_t ci = 0; ci < g->c; ci++)
+        for (int64_t a = 0; a < j->sa; a++)
+            for (int64_t b = 0; b < j->sb; b++) {
+                float *plane = p + ((ci * j->sa + a) * j->sb + b) * j->pitch;
+                memset(plane, 0, (size_t)j->pitch * sizeof *plane);
+                for (int64_t i = 0; i < j->qh; i++) {
+                    int64_t iy = s * i + a - g->pad;
+                    if (iy < 0 || iy >= g->h)
+                        continue;
+                    const float *row = x + (ci * g->h + iy) * g->w;
+                    float *to = plane + i * j->qw;
+                    for (int64_t jj = 0; jj < j->qw; jj++) {
+                        int64_t ix = s * jj + b - g->pad;
+                        if (ix >= 0 && ix < g->w)
+                            to[jj] = row[ix];
                     }
                 }
+            }
+}
+
+/* one image's dy (oc, oh, ow) laid out for reading back, its planes
+ * [o_begin, o_end) into d: each plane qw wide, its rows from row R =
+ * (kh - 1) / s and column C = (kw - 1) / s (qw = ow + C), zeros around.
+ * Read at r + R * qw + C it is dy on the forward pass's grid, with zeros
+ * in the thrown-away positions (they wrap into the next row's first C
+ * columns) */
+static void make_dy(const struct direct *j, const float *dy, float *d, int64_t o_begin, int64_t o_end)
+{
+    const struct ember_conv_geom *g = &j->c->g;
+    int64_t top = (g->kh - 1) / j->s, left = (g->kw - 1) / j->s;
+    memset(d + o_begin * j->dy_pitch, 0, (size_t)((o_end - o_begin) * j->dy_pitch) * sizeof *d);
+    for (int64_t o = o_begin; o < o_end; o++)
+        for (int64_t oy = 0; oy < g->oh; oy++)
+            memcpy(d + o * j->dy_pitch + (oy + top) * j->qw + left, dy + (o * g->oh + oy) * g->ow,
+                   (size_t)g->ow * sizeof *d);
+}
+
+/* ---------------------------------------------------------- the kernels */
+
+/* Where the tap kernel's sums go, rows `ld` floats apart. With qw 0, as
+ * they are: position q of row r at out[r * ld + q], every position of
+ * the grid (the input gradient's phase sums; the forward pass's of narrow
+ * planes, copied out after). Else straight onto the forward pass's y, a
+ * row of it at a time: (oy, ox) of grid position oy * qw + ox at out[r *
+ * ld + oy * ow + ox], added to what y holds where `add` (the bias), the
+ * positions past ow not computed. */
+struct landing {
+    float *out;
+    int64_t ld, qw, ow, oh;
+    bool add;
+    float *grid; /* the plain loops' sums of one row, positions long, when qw is not 0 */
+};
+
+/* row r's sums (a whole grid's positions) in `sums` onto y, as `to` says */
+static void land_row(const struct landing *to, int r, const float *sums)
+{
+    for (int64_t oy = 0; oy < to->oh; oy++) {
+        const float *from = sums + oy * to->qw;
+        float *y = to->out + r * to->ld + oy * to->ow;
+        for (int64_t ox = 0; ox < to->ow; ox++)
+            y[ox] = to->add ? y[ox] + from[ox] : from[ox];
     }
 }
 
-/* dw (oc, c, kh, kw) from the images [img0, img0 + count), padded in p;
- * with `add`, onto what dw holds */
-static void weight_grad_plain(const struct direct *j, const float *p, int64_t img0, int64_t count, float *dw,
-                              bool add)
+/* row r of the sums over taps t of packed[t][r] times src[at[t] + q], for
+ * rows r < `rows` of a block of `block` and q < positions (the grid's),
+ * landing as `to` says */
+static void taps_plain(const float *src, const int64_t *at, int64_t taps, const float *packed, int block,
+                       int rows, const struct landing *to, int64_t positions)
 {
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t s = g->stride, plane = g->oh * g->ow;
-    for (int64_t oc = 0; oc < c->oc; oc++)
-        for (int64_t ci = 0; ci < g->c; ci++)
-            for (int64_t ky = 0; ky < g->kh; ky++)
-                for (int64_t kx = 0; kx < g->kw; kx++) {
-                    float sum = 0.0f;
-                    for (int64_t b = 0; b < count; b++) {
-                        const float *d = j->dy + ((img0 + b) * c->oc + oc) * plane;
-                        const float *in = p + ((b * g->c + ci) * j->ph + ky) * j->pw + kx;
-                        for (int64_t oy = 0; oy < g->oh; oy++, d += g->ow, in += s * j->pw)
-                            for (int64_t ox = 0; ox < g->ow; ox++)
-                                sum += d[ox] * in[ox * s];
-                    }
-                    float *to = dw + ((oc * g->c + ci) * g->kh + ky) * g->kw + kx;
-                    *to = add ? *to + sum : sum;
-                }
-}
-
-/* one image's input gradient into dx (c, h, w), through p: one padded plane */
-static void input_grad_plain(const struct direct *j, int64_t img, float *p, float *dx)
-{
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t s = g->stride, plane = g->oh * g->ow;
-    for (int64_t ci = 0; ci < g->c; ci++) {
-        memset(p, 0, (size_t)(j->ph * j->pw) * sizeof *p);
-        for (int64_t oc = 0; oc < c->oc; oc++) {
-            const float *w = j->w + (oc * g->c + ci) * g->kh * g->kw;
-            for (int64_t ky = 0; ky < g->kh; ky++)
-                for (int64_t kx = 0; kx < g->kw; kx++) {
-                    float wv = *w++;
-                    const float *d = j->dy + (img * c->oc + oc) * plane;
-                    for (int64_t oy = 0; oy < g->oh; oy++, d += g->ow) {
-                        float *at = p + (oy * s + ky) * j->pw + kx;
-                        for (int64_t ox = 0; ox < g->ow; ox++)
-                            at[ox * s] += wv * d[ox];
-                    }
-                }
+    for (int r = 0; r < rows; r++) {
+        float *o = to->qw ? to->grid : to->out + r * to->ld;
+        memset(o, 0, (size_t)positions * sizeof *o);
+        for (int64_t t = 0; t < taps; t++) {
+            float wv = packed[t * block + r];
+            const float *in = src + at[t];
+            for (int64_t q = 0; q < positions; q++)
+                o[q] += wv * in[q];
         }
-        for (int64_t iy = 0; iy < g->h; iy++)
-            memcpy(dx + (ci * g->h + iy) * g->w, p + (iy + g->pad) * j->pw + g->pad,
-                   (size_t)g->w * sizeof *dx);
+        if (to->qw)
+            land_row(to, r, o);
     }
 }
 
-/* ------------------------------------------------ the vector kernels */
+/* The images of a weight gradient's chunk: n of them, each's planes of
+ * x `src_next` floats after the last's, and of dy `dy_next` */
+struct chunk {
+    const float *src, *dy;
+    int64_t n, src_next, dy_next;
+};
+
+/* dw[o][t] += the sum over the chunk's images and q < positions of
+ * dy[o * dy_ld + q] times src[at[t] + q], for o < oc and t < taps (dw's
+ * rows `taps` long) */
+static void weight_sums_plain(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
+                              int64_t oc, int64_t positions, float *dw)
+{
+    for (int64_t o = 0; o < oc; o++)
+        for (int64_t t = 0; t < taps; t++) {
+            float sum = 0.0f;
+            for (int64_t i = 0; i < k->n; i++) {
+                const float *d = k->dy + i * k->dy_next + o * dy_ld, *in = k->src + i * k->src_next + at[t];
+                for (int64_t q = 0; q < positions; q++)
+                    sum += d[q] * in[q];
+            }
+            dw[o * taps + t] += sum;
+        }
+}
 
 #if DIRECT_SIMD
 /* Sums kept in arrays indexed by constants only, which the compiler keeps
  * in registers: each line of a kernel's inner step is written once per
- * output channel or tap through these. */
-#define EACH_OF_4(X) X(0) X(1) X(2) X(3)
-#define EACH_OF_8(X) EACH_OF_4(X) X(4) X(5) X(6) X(7)
-#define EACH_TAP(X)  EACH_OF_8(X) X(8)
-/* a 3x3 tap t of the padded plane `in` at position ox: row t / 3, column t % 3 */
-#define TAP_AT(in, pw, ox, t) ((in) + ((t) / 3) * (pw) + (ox) + (t) % 3)
-
-/* lanes [0, 8) of a row's vector that lie before `left` */
-AVX2 static inline __m256i lanes_before(int64_t left)
-{
-    int32_t l = left > 8 ? 8 : left < 0 ? 0 : (int32_t)left;
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* One image's forward pass at stride 1 with AVX2: for each block of 4
- * output channels and each 16 positions of a row, the sums in 8 registers
- * from the bias (beta 1) or 0, over every (ci, ky, kx) */
-AVX2 static void forward_avx2(const struct direct *j, const float *p, float *y)
-{
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t taps = g->c * g->kh * g->kw, plane = g->oh * g->ow;
-    for (int64_t oc0 = 0; oc0 < c->oc; oc0 += 4) {
-        int outs = c->oc - oc0 < 4 ? (int)(c->oc - oc0) : 4;
-        for (int64_t oy = 0; oy < g->oh; oy++)
-            for (int64_t ox = 0; ox < g->ow; ox += 16) {
-                __m256i m0 = lanes_before(g->ow - ox), m1 = lanes_before(g->ow - ox - 8);
-                float *out = y + oc0 * plane + oy * g->ow + ox;
-                bool onto = c->beta != 0.0f;
-                __m256 acc[4][2];
-#define START(o)                                                                                             \
-    acc[o][0] = onto && o < outs ? _mm256_maskload_ps(out + o * plane, m0) : _mm256_setzero_ps();            \
-    acc[o][1] = onto && o < outs ? _mm256_maskload_ps(out + o * plane + 8, m1) : _mm256_setzero_ps();
-                EACH_OF_4(START)
-#undef START
-                const float *wk = j->packed + oc0 * taps; /* [ci][ky][kx][4] */
-                for (int64_t ci = 0; ci < g->c; ci++)
-                    for (int64_t ky = 0; ky < g->kh; ky++) {
-                        const float *in = p + (ci * j->ph + oy + ky) * j->pw + ox;
-                        for (int64_t kx = 0; kx < g->kw; kx++, wk += 4) {
-                            __m256 v0 = _mm256_loadu_ps(in + kx), v1 = _mm256_loadu_ps(in + kx + 8);
-#define STEP(o)                                                                                              \
-    {                                                                                                        \
-        __m256 wv = _mm256_broadcast_ss(wk + o);                                                             \
-        acc[o][0] = _mm256_fmadd_ps(wv, v0, acc[o][0]);                                                      \
-        acc[o][1] = _mm256_fmadd_ps(wv, v1, acc[o][1]);                                                      \
-    }
-                            EACH_OF_4(STEP)
-#undef STEP
-                        }
-                    }
-#define STORE(o)                                                                                             \
-    if (o < outs) {                                                                                          \
-        _mm256_maskstore_ps(out + o * plane, m0, acc[o][0]);                                                 \
-        _mm256_maskstore_ps(out + o * plane + 8, m1, acc[o][1]);                                             \
-    }
-                EACH_OF_4(STORE)
-#undef STORE
-            }
-    }
-}
-
-/* A 3x3 weight gradient at stride 1 with AVX2, from the images [img0,
- * img0 + count), padded in p: for each (oc, ci) the 9 taps' sums in 9
- * registers, over every position of every image, 8 at a time (dy's lanes
- * past the row's end are loaded as 0, so what the input holds there adds
- * nothing) */
-AVX2 static void weight_grad_avx2(const struct direct *j, const float *p, int64_t img0, int64_t count,
-                                  float *dw, bool add)
-{
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t plane = g->oh * g->ow, pw = j->pw;
-    for (int64_t oc = 0; oc < c->oc; oc++)
-        for (int64_t ci = 0; ci < g->c; ci++) {
-            __m256 acc[9];
-#define START(t) acc[t] = _mm256_setzero_ps();
-            EACH_TAP(START)
-#undef START
-            for (int64_t b = 0; b < count; b++) {
-                const float *d = j->dy + ((img0 + b) * c->oc + oc) * plane;
-                const float *in = p + (b * g->c + ci) * j->ph * pw;
-                for (int64_t oy = 0; oy < g->oh; oy++, d += g->ow, in += pw)
-                    for (int64_t ox = 0; ox < g->ow; ox += 8) {
-                        __m256 dv = _mm256_maskload_ps(d + ox, lanes_before(g->ow - ox));
-#define STEP(t) acc[t] = _mm256_fmadd_ps(dv, _mm256_loadu_ps(TAP_AT(in, pw, ox, t)), acc[t]);
-                        EACH_TAP(STEP)
-#undef STEP
-                    }
-            }
-            float *to = dw + (oc * g->c + ci) * 9;
-#define SAVE(t) to[t] = add ? to[t] + cpu_hsum8(acc[t]) : cpu_hsum8(acc[t]);
-            EACH_TAP(SAVE)
-#undef SAVE
-        }
-}
+ * row or tap through these. */
+#define EACH_OF_2(X) X(0) X(1)
+#define EACH_OF_4(X) EACH_OF_2(X) X(2) X(3)
+#define EACH_OF_6(X) EACH_OF_4(X) X(4) X(5)
+#define EACH_OF_8(X) EACH_OF_6(X) X(6) X(7)
 
 /* lanes [0, 16) that lie before `left` */
 static inline __mmask16 mask_before(int64_t left)
@@ -269,244 +246,528 @@ static inline __mmask16 mask_before(int64_t left)
     return left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
 }
 
-/* The forward pass with AVX-512: blocks of 8 output channels and 32
- * positions of a row, 16 registers of sums (32 there are) */
-AVX512 static void forward_avx512(const struct direct *j, const float *p, float *y)
+/* taps_plain with AVX-512: 8 rows x 32 positions a step; onto y, each
+ * step within one of its rows (blocks of a row, the last one masked) */
+AVX512 static void taps_avx512(const float *src, const int64_t *at, int64_t taps, const float *packed,
+                               int rows, const struct landing *to, int64_t positions)
 {
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t taps = g->c * g->kh * g->kw, plane = g->oh * g->ow;
-    for (int64_t oc0 = 0; oc0 < c->oc; oc0 += 8) {
-        int outs = c->oc - oc0 < 8 ? (int)(c->oc - oc0) : 8;
-        for (int64_t oy = 0; oy < g->oh; oy++)
-            for (int64_t ox = 0; ox < g->ow; ox += 32) {
-                __mmask16 m0 = mask_before(g->ow - ox), m1 = mask_before(g->ow - ox - 16);
-                float *out = y + oc0 * plane + oy * g->ow + ox;
-                bool onto = c->beta != 0.0f;
-                __m512 acc[8][2];
-#define START(o)                                                                                             \
-    acc[o][0] = onto && o < outs ? _mm512_maskz_loadu_ps(m0, out + o * plane) : _mm512_setzero_ps();         \
-    acc[o][1] = onto && o < outs ? _mm512_maskz_loadu_ps(m1, out + o * plane + 16) : _mm512_setzero_ps();
-                EACH_OF_8(START)
+    int64_t per_row = (to->ow + 31) / 32, steps = to->qw ? to->oh * per_row : positions / 32;
+    for (int64_t step = 0; step < steps; step++) {
+        int64_t q0 = step * 32, left = 32;
+        float *out = to->out + q0;
+        if (to->qw) {
+            int64_t oy = step / per_row, ox = step % per_row * 32;
+            q0 = oy * to->qw + ox, left = to->ow - ox;
+            out = to->out + oy * to->ow + ox;
+        }
+        __mmask16 m0 = mask_before(left), m1 = mask_before(left - 16);
+        bool onto = to->qw && to->add;
+        __m512 acc[8][2];
+#define START(r)                                                                                             \
+    acc[r][0] = onto && r < rows ? _mm512_maskz_loadu_ps(m0, out + r * to->ld) : _mm512_setzero_ps();        \
+    acc[r][1] = onto && r < rows ? _mm512_maskz_loadu_ps(m1, out + r * to->ld + 16) : _mm512_setzero_ps();
+        EACH_OF_8(START)
 #undef START
-                const float *wk = j->packed + oc0 * taps; /* [ci][ky][kx][8] */
-                for (int64_t ci = 0; ci < g->c; ci++)
-                    for (int64_t ky = 0; ky < g->kh; ky++) {
-                        const float *in = p + (ci * j->ph + oy + ky) * j->pw + ox;
-                        for (int64_t kx = 0; kx < g->kw; kx++, wk += 8) {
-                            __m512 v0 = _mm512_loadu_ps(in + kx), v1 = _mm512_loadu_ps(in + kx + 16);
-#define STEP(o)                                                                                              \
+        const float *wk = packed;
+        for (int64_t t = 0; t < taps; t++, wk += 8) {
+            const float *in = src + at[t] + q0;
+            __m512 v0 = _mm512_loadu_ps(in), v1 = _mm512_loadu_ps(in + 16);
+#define STEP(r)                                                                                              \
     {                                                                                                        \
-        __m512 wv = _mm512_set1_ps(wk[o]);                                                                   \
-        acc[o][0] = _mm512_fmadd_ps(wv, v0, acc[o][0]);                                                      \
-        acc[o][1] = _mm512_fmadd_ps(wv, v1, acc[o][1]);                                                      \
+        __m512 wv = _mm512_set1_ps(wk[r]);                                                                   \
+        acc[r][0] = _mm512_fmadd_ps(wv, v0, acc[r][0]);                                                      \
+        acc[r][1] = _mm512_fmadd_ps(wv, v1, acc[r][1]);                                                      \
     }
-                            EACH_OF_8(STEP)
+            EACH_OF_8(STEP)
 #undef STEP
-                        }
-                    }
-#define STORE(o)                                                                                             \
-    if (o < outs) {                                                                                          \
-        _mm512_mask_storeu_ps(out + o * plane, m0, acc[o][0]);                                               \
-        _mm512_mask_storeu_ps(out + o * plane + 16, m1, acc[o][1]);                                          \
+        }
+#define STORE(r)                                                                                             \
+    if (r < rows) {                                                                                          \
+        _mm512_mask_storeu_ps(out + r * to->ld, m0, acc[r][0]);                                              \
+        _mm512_mask_storeu_ps(out + r * to->ld + 16, m1, acc[r][1]);                                         \
     }
-                EACH_OF_8(STORE)
+        EACH_OF_8(STORE)
 #undef STORE
-            }
     }
 }
 
-/* The 3x3 weight gradient with AVX-512: two output channels at once, 18
- * registers of sums, 16 positions a step (the second channel's sums
- * unused when there is none) */
-AVX512 static void weight_grad_avx512(const struct direct *j, const float *p, int64_t img0, int64_t count,
-                                      float *dw, bool add)
+/* lanes [0, 8) that lie before `left` */
+AVX2 static inline __m256i lanes_before(int64_t left)
 {
-    const struct ember_conv_job *c = j->c;
-    const struct ember_conv_geom *g = &c->g;
-    int64_t plane = g->oh * g->ow, pw = j->pw;
-    for (int64_t oc = 0; oc < c->oc; oc += 2)
-        for (int64_t ci = 0; ci < g->c; ci++) {
-            bool pair = oc + 1 < c->oc;
-            __m512 acc0[9], acc1[9];
-#define START(t) acc0[t] = acc1[t] = _mm512_setzero_ps();
-            EACH_TAP(START)
+    int32_t l = left > 8 ? 8 : left < 0 ? 0 : (int32_t)left;
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* taps_plain with AVX2: 4 rows x 16 positions a step, onto y as taps_avx512 */
+AVX2 static void taps_avx2(const float *src, const int64_t *at, int64_t taps, const float *packed, int rows,
+                           const struct landing *to, int64_t positions)
+{
+    int64_t per_row = (to->ow + 15) / 16, steps = to->qw ? to->oh * per_row : positions / 16;
+    for (int64_t step = 0; step < steps; step++) {
+        int64_t q0 = step * 16, left = 16;
+        float *out = to->out + q0;
+        if (to->qw) {
+            int64_t oy = step / per_row, ox = step % per_row * 16;
+            q0 = oy * to->qw + ox, left = to->ow - ox;
+            out = to->out + oy * to->ow + ox;
+        }
+        __m256i m0 = lanes_before(left), m1 = lanes_before(left - 8);
+        bool onto = to->qw && to->add;
+        __m256 acc[4][2];
+#define START(r)                                                                                             \
+    acc[r][0] = onto && r < rows ? _mm256_maskload_ps(out + r * to->ld, m0) : _mm256_setzero_ps();           \
+    acc[r][1] = onto && r < rows ? _mm256_maskload_ps(out + r * to->ld + 8, m1) : _mm256_setzero_ps();
+        EACH_OF_4(START)
 #undef START
-            for (int64_t b = 0; b < count; b++) {
-                const float *d0 = j->dy + ((img0 + b) * c->oc + oc) * plane, *d1 = pair ? d0 + plane : d0;
-                const float *in = p + (b * g->c + ci) * j->ph * pw;
-                for (int64_t oy = 0; oy < g->oh; oy++, d0 += g->ow, d1 += g->ow, in += pw)
-                    for (int64_t ox = 0; ox < g->ow; ox += 16) {
-                        __mmask16 m = mask_before(g->ow - ox);
-                        __m512 e0 = _mm512_maskz_loadu_ps(m, d0 + ox), e1 = _mm512_maskz_loadu_ps(m, d1 + ox);
-#define STEP(t)                                                                                              \
+        const float *wk = packed;
+        for (int64_t t = 0; t < taps; t++, wk += 4) {
+            const float *in = src + at[t] + q0;
+            __m256 v0 = _mm256_loadu_ps(in), v1 = _mm256_loadu_ps(in + 8);
+#define STEP(r)                                                                                              \
     {                                                                                                        \
-        __m512 v = _mm512_loadu_ps(TAP_AT(in, pw, ox, t));                                                   \
-        acc0[t] = _mm512_fmadd_ps(e0, v, acc0[t]);                                                           \
-        acc1[t] = _mm512_fmadd_ps(e1, v, acc1[t]);                                                           \
+        __m256 wv = _mm256_broadcast_ss(wk + r);                                                             \
+        acc[r][0] = _mm256_fmadd_ps(wv, v0, acc[r][0]);                                                      \
+        acc[r][1] = _mm256_fmadd_ps(wv, v1, acc[r][1]);                                                      \
     }
-                        EACH_TAP(STEP)
+            EACH_OF_4(STEP)
 #undef STEP
-                    }
+        }
+#define STORE(r)                                                                                             \
+    if (r < rows) {                                                                                          \
+        _mm256_maskstore_ps(out + r * to->ld, m0, acc[r][0]);                                                \
+        _mm256_maskstore_ps(out + r * to->ld + 8, m1, acc[r][1]);                                            \
+    }
+        EACH_OF_4(STORE)
+#undef STORE
+    }
+}
+
+/* weight_sums_plain with AVX-512: 4 output channels x 6 taps, 16
+ * positions a step, summed over the chunk's images before the sums are
+ * added across their lanes (a block's missing channels and taps repeat
+ * its first, their sums unused) */
+AVX512 static void weight_sums_avx512(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
+                                      int64_t oc, int64_t positions, float *dw)
+{
+    for (int64_t o0 = 0; o0 < oc; o0 += 4) {
+        int outs = oc - o0 < 4 ? (int)(oc - o0) : 4;
+        for (int64_t t0 = 0; t0 < taps; t0 += 6) {
+            int count = taps - t0 < 6 ? (int)(taps - t0) : 6;
+            __m512 acc[4][6];
+#define START(u) acc[0][u] = acc[1][u] = acc[2][u] = acc[3][u] = _mm512_setzero_ps();
+            EACH_OF_6(START)
+#undef START
+            for (int64_t i = 0; i < k->n; i++) {
+                const float *d[4], *in[6];
+                for (int r = 0; r < 4; r++)
+                    d[r] = k->dy + i * k->dy_next + (o0 + (r < outs ? r : 0)) * dy_ld;
+                for (int u = 0; u < 6; u++)
+                    in[u] = k->src + i * k->src_next + at[t0 + (u < count ? u : 0)];
+                for (int64_t q = 0; q < positions; q += 16) {
+                    __m512 e0 = _mm512_loadu_ps(d[0] + q), e1 = _mm512_loadu_ps(d[1] + q);
+                    __m512 e2 = _mm512_loadu_ps(d[2] + q), e3 = _mm512_loadu_ps(d[3] + q);
+#define STEP(u)                                                                                              \
+    {                                                                                                        \
+        __m512 v = _mm512_loadu_ps(in[u] + q);                                                               \
+        acc[0][u] = _mm512_fmadd_ps(e0, v, acc[0][u]);                                                       \
+        acc[1][u] = _mm512_fmadd_ps(e1, v, acc[1][u]);                                                       \
+        acc[2][u] = _mm512_fmadd_ps(e2, v, acc[2][u]);                                                       \
+        acc[3][u] = _mm512_fmadd_ps(e3, v, acc[3][u]);                                                       \
+    }
+                    EACH_OF_6(STEP)
+#undef STEP
+                }
             }
-            float *to = dw + (oc * g->c + ci) * 9, *to1 = to + g->c * 9;
-#define SAVE(t)                                                                                              \
-    to[t] = add ? to[t] + _mm512_reduce_add_ps(acc0[t]) : _mm512_reduce_add_ps(acc0[t]);                     \
-    if (pair)                                                                                                \
-        to1[t] = add ? to1[t] + _mm512_reduce_add_ps(acc1[t]) : _mm512_reduce_add_ps(acc1[t]);
-            EACH_TAP(SAVE)
+#define SAVE(u)                                                                                              \
+    for (int r = 0; r < outs && u < count; r++)                                                              \
+        dw[(o0 + r) * taps + t0 + u] += _mm512_reduce_add_ps(acc[r][u]);
+            EACH_OF_6(SAVE)
 #undef SAVE
         }
+    }
+}
+
+/* weight_sums_plain with AVX2: 2 output channels x 6 taps, 8 positions a step */
+AVX2 static void weight_sums_avx2(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
+                                  int64_t oc, int64_t positions, float *dw)
+{
+    for (int64_t o0 = 0; o0 < oc; o0 += 2) {
+        int outs = oc - o0 < 2 ? (int)(oc - o0) : 2;
+        for (int64_t t0 = 0; t0 < taps; t0 += 6) {
+            int count = taps - t0 < 6 ? (int)(taps - t0) : 6;
+            __m256 acc[2][6];
+#define START(u) acc[0][u] = acc[1][u] = _mm256_setzero_ps();
+            EACH_OF_6(START)
+#undef START
+            for (int64_t i = 0; i < k->n; i++) {
+                const float *d0 = k->dy + i * k->dy_next + o0 * dy_ld, *d1 = outs > 1 ? d0 + dy_ld : d0;
+                const float *in[6];
+                for (int u = 0; u < 6; u++)
+                    in[u] = k->src + i * k->src_next + at[t0 + (u < count ? u : 0)];
+                for (int64_t q = 0; q < positions; q += 8) {
+                    __m256 e0 = _mm256_loadu_ps(d0 + q), e1 = _mm256_loadu_ps(d1 + q);
+#define STEP(u)                                                                                              \
+    {                                                                                                        \
+        __m256 v = _mm256_loadu_ps(in[u] + q);                                                               \
+        acc[0][u] = _mm256_fmadd_ps(e0, v, acc[0][u]);                                                       \
+        acc[1][u] = _mm256_fmadd_ps(e1, v, acc[1][u]);                                                       \
+    }
+                    EACH_OF_6(STEP)
+#undef STEP
+                }
+            }
+#define SAVE(u)                                                                                              \
+    for (int r = 0; r < outs && u < count; r++)                                                              \
+        dw[(o0 + r) * taps + t0 + u] += cpu_hsum8(acc[r][u]);
+            EACH_OF_6(SAVE)
+#undef SAVE
+        }
+    }
 }
 #endif
 
-/* w (oc, c, kh, kw) as the forward kernels read it: per block of `block`
- * output channels, [ci][ky][kx][block], zeros past the last channel */
-static void pack_weights(const struct direct *j, int block, float *packed)
+/* the tap kernel the pass runs, over `rows` of a block at `packed` */
+static void taps_run(const struct direct *j, const float *src, const int64_t *at, int64_t taps,
+                     const float *packed, int rows, const struct landing *to, int64_t positions)
+{
+#if DIRECT_SIMD
+    if (j->kernels == CPU_SIMD_AVX512) {
+        taps_avx512(src, at, taps, packed, rows, to, positions);
+        return;
+    }
+    if (j->kernels == CPU_SIMD_AVX2) {
+        taps_avx2(src, at, taps, packed, rows, to, positions);
+        return;
+    }
+#endif
+    taps_plain(src, at, taps, packed, j->rows, rows, to, positions);
+}
+
+/* dw's rows of `oc` output channels from the chunk's dy planes of them */
+static void weight_sums_run(const struct direct *j, const struct chunk *k, int64_t oc, float *dw)
 {
     const struct ember_conv_job *c = j->c;
-    int64_t taps = c->g.c * c->g.kh * c->g.kw, blocks = (c->oc + block - 1) / block;
-    memset(packed, 0, (size_t)(blocks * block * taps) * sizeof *packed);
-    for (int64_t oc = 0; oc < c->oc; oc++)
-        for (int64_t t = 0; t < taps; t++)
-            packed[(oc / block * taps + t) * block + oc % block] = j->w[oc * taps + t];
+    int64_t taps = c->g.c * c->g.kh * c->g.kw;
+#if DIRECT_SIMD
+    if (j->kernels == CPU_SIMD_AVX512) {
+        weight_sums_avx512(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
+        return;
+    }
+    if (j->kernels == CPU_SIMD_AVX2) {
+        weight_sums_avx2(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
+        return;
+    }
+#endif
+    weight_sums_plain(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
 }
 
 /* ------------------------------------------------------------ the tasks */
 
+/* the rows [*begin, *end) of `count` (channels) that part `part` of
+ * j->parts gets: whole blocks of the tap kernel's rows */
+static void share_rows(const struct direct *j, int64_t count, int64_t part, int64_t *begin, int64_t *end)
+{
+    int64_t blocks = (count + j->rows - 1) / j->rows;
+    share(blocks, j->parts, part, begin, end);
+    *begin *= j->rows;
+    *end = *end * j->rows < count ? *end * j->rows : count;
+}
+
+/* A unit of the forward pass: output channels [o_begin, o_end) of one
+ * image (all of them unless the batch has fewer images than threads) */
 static void forward_task(void *arg, int64_t begin, int64_t end)
 {
     const struct direct *j = arg;
-    const struct ember_conv_geom *g = &j->c->g;
+    const struct ember_conv_job *c = j->c;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t taps = g->c * g->kh * g->kw;
     for (int64_t task = begin; task < end; task++) {
-        float *p = j->scratch + task * j->per_task;
-        int64_t first, last;
-        share(g->n, j->tasks, task, &first, &last);
-        for (int64_t img = first; img < last; img++) {
-            float *y = j->out + img * j->c->oc * g->oh * g->ow;
-            pad_planes(j, img, 1, p);
-#if DIRECT_SIMD
-            if (j->kernels == CPU_SIMD_AVX512) {
-                forward_avx512(j, p, y);
-                continue;
+        float *p = j->scratch + task * j->per_task, *grid = p + g->c * j->sa * j->sb * j->pitch;
+        int64_t first, last, plane = g->oh * g->ow;
+        bool by_rows = g->ow >= ROW_STEPS_FROM;
+        struct landing to = {.ld = j->outputs};
+        if (by_rows)
+            to = (struct landing){
+                .ld = plane, .qw = j->qw, .ow = g->ow, .oh = g->oh, .add = c->beta != 0.0f, .grid = grid};
+        share(g->n * j->parts, j->tasks, task, &first, &last);
+        for (int64_t unit = first; unit < last; unit++) {
+            int64_t img = unit / j->parts, o_begin, o_end;
+            share_rows(j, c->oc, unit % j->parts, &o_begin, &o_end);
+            make_phases(j, j->x + img * g->c * g->h * g->w, p);
+            float *y = j->out + img * c->oc * plane;
+            for (int64_t o0 = o_begin; o0 < o_end; o0 += j->rows) {
+                int rows = o_end - o0 < j->rows ? (int)(o_end - o0) : j->rows;
+                to.out = by_rows ? y + o0 * plane : grid + o0 * j->outputs;
+                taps_run(j, p, j->at, taps, j->packed + o0 * taps, rows, &to, j->outputs);
             }
-            if (j->kernels == CPU_SIMD_AVX2) {
-                forward_avx2(j, p, y);
-                continue;
-            }
-#endif
-            forward_plain(j, p, y);
+            for (int64_t o = o_begin; o < o_end && !by_rows; o++) /* the grid's sums out to y */
+                for (int64_t oy = 0; oy < g->oh; oy++) {
+                    const float *from = grid + o * j->outputs + oy * j->qw;
+                    float *row = y + (o * g->oh + oy) * g->ow;
+                    for (int64_t ox = 0; ox < g->ow; ox++)
+                        row[ox] = c->beta != 0.0f ? row[ox] + from[ox] : from[ox];
+                }
         }
     }
 }
 
+/* A unit of the weight gradient: output channels [o_begin, o_end) of one
+ * slice of the batch. A channel's sums come out the same whichever unit
+ * holds it, so the same bits on any number of threads. */
 static void weight_grad_task(void *arg, int64_t begin, int64_t end)
 {
     const struct direct *j = arg;
     const struct ember_conv_job *c = j->c;
-    int64_t weights = c->oc * c->g.c * c->g.kh * c->g.kw;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t taps = g->c * g->kh * g->kw;
+    int64_t ahead = (g->kh - 1) / j->s * j->qw + (g->kw - 1) / j->s; /* dy's grid position 0 in make_dy's */
     bool add = j->slices == 1 && c->beta != 0.0f;
+    struct chunk k = {.src_next = g->c * j->sa * j->sb * j->pitch, .dy_next = c->oc * j->dy_pitch};
     for (int64_t task = begin; task < end; task++) {
-        float *p = j->scratch + task * j->per_task;
+        float *p = j->scratch + task * j->per_task, *d = p + j->chunk * k.src_next;
         int64_t first, last;
-        share(j->slices, j->tasks, task, &first, &last);
-        for (int64_t slice = first; slice < last; slice++) {
+        share(j->slices * j->parts, j->tasks, task, &first, &last);
+        for (int64_t unit = first; unit < last; unit++) {
+            int64_t slice = unit / j->parts, o_begin, o_end;
+            share(c->oc, j->parts, unit % j->parts, &o_begin, &o_end);
             int64_t img0 = slice * j->per_slice;
-            int64_t count = c->g.n - img0 < j->per_slice ? c->g.n - img0 : j->per_slice;
-            float *dw = j->out + slice * weights;
-            if (count <= 0) { /* a slice past the batch's end: no images, a sum of 0 */
-                if (!add)
-                    memset(dw, 0, (size_t)weights * sizeof *dw);
-                continue;
+            int64_t count = g->n - img0 < j->per_slice ? g->n - img0 : j->per_slice;
+            float *dw = j->out + (slice * c->oc + o_begin) * taps;
+            if (!add)
+                memset(dw, 0, (size_t)((o_end - o_begin) * taps) * sizeof *dw);
+            k.src = p, k.dy = d + o_begin * j->dy_pitch + ahead;
+            /* none past the batch's end: a sum of 0 */
+            for (int64_t img = img0; img < img0 + count; img += k.n) {
+                k.n = img0 + count - img < j->chunk ? img0 + count - img : j->chunk;
+                for (int64_t i = 0; i < k.n; i++) {
+                    make_phases(j, j->x + (img + i) * g->c * g->h * g->w, p + i * k.src_next);
+                    make_dy(j, j->dy + (img + i) * c->oc * g->oh * g->ow, d + i * k.dy_next, o_begin, o_end);
+                }
+                weight_sums_run(j, &k, o_end - o_begin, dw);
             }
-            pad_planes(j, img0, count, p);
-#if DIRECT_SIMD
-            if (j->kernels == CPU_SIMD_AVX512) {
-                weight_grad_avx512(j, p, img0, count, dw, add);
-                continue;
-            }
-            if (j->kernels == CPU_SIMD_AVX2) {
-                weight_grad_avx2(j, p, img0, count, dw, add);
-                continue;
-            }
-#endif
-            weight_grad_plain(j, p, img0, count, dw, add);
         }
     }
 }
 
+/* dx's values of phase (a, b) in channels [c_begin, c_end) from that
+ * phase's sums (planes `inputs` apart) */
+static void scatter_phase(const struct direct *j, int64_t a, int64_t b, const float *sums, int64_t c_begin,
+                          int64_t c_end, float *dx)
+{
+    const struct ember_conv_geom *g = &j->c->g;
+    for (int64_t ci = c_begin; ci < c_end; ci++)
+        for (int64_t i = 0; i < j->qh; i++) {
+            int64_t iy = j->s * i + a - g->pad;
+            if (iy < 0 || iy >= g->h)
+                continue;
+            const float *from = sums + ci * j->inputs + i * j->qw;
+            float *to = dx + (ci * g->h + iy) * g->w;
+            for (int64_t jj = 0; jj < j->qw; jj++) {
+                int64_t ix = j->s * jj + b - g->pad;
+                if (ix >= 0 && ix < g->w)
+                    to[ix] = from[jj];
+            }
+        }
+}
+
+/* A unit of the input gradient: input channels [c_begin, c_end) of one
+ * image (all of them unless the batch has fewer images than threads) */
 static void input_grad_task(void *arg, int64_t begin, int64_t end)
 {
     const struct direct *j = arg;
-    const struct ember_conv_geom *g = &j->c->g;
+    const struct ember_conv_job *c = j->c;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t plane = g->h * g->w;
     for (int64_t task = begin; task < end; task++) {
+        float *d = j->scratch + task * j->per_task, *sums = d + c->oc * j->dy_pitch;
         int64_t first, last;
-        share(g->n, j->tasks, task, &first, &last);
-        for (int64_t img = first; img < last; img++)
-            input_grad_plain(j, img, j->scratch + task * j->per_task, j->out + img * g->c * g->h * g->w);
+        share(g->n * j->parts, j->tasks, task, &first, &last);
+        for (int64_t unit = first; unit < last; unit++) {
+            int64_t img = unit / j->parts, c_begin, c_end;
+            share_rows(j, g->c, unit % j->parts, &c_begin, &c_end);
+            float *dx = j->out + img * g->c * plane;
+            /* positions no tap reaches (past the last window, or a phase
+             * with no taps) have a gradient of 0 */
+            memset(dx + c_begin * plane, 0, (size_t)((c_end - c_begin) * plane) * sizeof *dx);
+            make_dy(j, j->dy + img * c->oc * g->oh * g->ow, d, 0, c->oc);
+            for (int64_t ph = 0; ph < j->sa * j->sb; ph++) {
+                int64_t taps = j->first[ph + 1] - j->first[ph];
+                if (taps == 0)
+                    continue;
+                const float *packed = j->packed + j->first[ph] * round_up(g->c, j->rows);
+                for (int64_t c0 = c_begin; c0 < c_end; c0 += j->rows) {
+                    int rows = c_end - c0 < j->rows ? (int)(c_end - c0) : j->rows;
+                    struct landing to = {.out = sums + c0 * j->inputs, .ld = j->inputs};
+                    taps_run(j, d, j->at + j->first[ph], taps, packed + c0 * taps, rows, &to, j->inputs);
+                }
+                scatter_phase(j, ph / j->sb, ph % j->sb, sums, c_begin, c_end, dx);
+            }
+        }
     }
+}
+
+/* ------------------------------------------------------- taps and weights */
+
+/* The forward pass's and the weight gradient's taps (ci, ky, kx), in w's
+ * order: each reads phase (ky % s, kx % s) of channel ci, shifted by
+ * (ky / s, kx / s) */
+static void forward_taps(struct direct *j, int64_t *at)
+{
+    const struct ember_conv_geom *g = &j->c->g;
+    int64_t s = j->s;
+    for (int64_t ci = 0, t = 0; ci < g->c; ci++)
+        for (int64_t ky = 0; ky < g->kh; ky++)
+            for (int64_t kx = 0; kx < g->kw; kx++, t++)
+                at[t] = ((ci * j->sa + ky % s) * j->sb + kx % s) * j->pitch + ky / s * j->qw + kx / s;
+}
+
+/* w (oc, taps) as the forward pass's tap kernel reads it: per block of
+ * `rows` output channels, [tap][rows], zeros past the last channel */
+static void pack_forward(const struct direct *j, float *packed)
+{
+    const struct ember_conv_job *c = j->c;
+    int64_t taps = c->g.c * c->g.kh * c->g.kw, rows = j->rows;
+    memset(packed, 0, (size_t)(round_up(c->oc, rows) * taps) * sizeof *packed);
+    for (int64_t oc = 0; oc < c->oc; oc++)
+        for (int64_t t = 0; t < taps; t++)
+            packed[(oc / rows * taps + t) * rows + oc % rows] = j->w[oc * taps + t];
+}
+
+/* The input gradient's taps, phase by phase: (oc, ky, kx) with ky % s = a
+ * and kx % s = b give phase (a, b) the dy of oc shifted back by (ky / s,
+ * kx / s); phase (a, b) is ph = a * sb + b, its taps from first[ph] on
+ * (phases past sa or sb have none: their dx is 0). Their weights into packed:
+ * per phase, per block of `rows` input channels, [tap][rows]. */
+static void input_grad_taps(struct direct *j, int64_t *at, int64_t *first, float *packed)
+{
+    const struct ember_conv_job *c = j->c;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t s = j->s, top = (g->kh - 1) / s, left = (g->kw - 1) / s, rows = j->rows;
+    int64_t channels = round_up(g->c, rows), t = 0;
+    memset(packed, 0, (size_t)(channels * c->oc * g->kh * g->kw) * sizeof *packed);
+    for (int64_t ph = 0; ph < j->sa * j->sb; ph++) {
+        first[ph] = t;
+        int64_t count = 0;
+        for (int64_t o = 0; o < c->oc; o++)
+            for (int64_t ky = ph / j->sb; ky < g->kh; ky += s)
+                for (int64_t kx = ph % j->sb; kx < g->kw; kx += s)
+                    count++;
+        float *block = packed + t * channels;
+        for (int64_t o = 0; o < c->oc; o++)
+            for (int64_t ky = ph / j->sb; ky < g->kh; ky += s)
+                for (int64_t kx = ph % j->sb; kx < g->kw; kx += s, t++) {
+                    at[t] = o * j->dy_pitch + (top - ky / s) * j->qw + left - kx / s;
+                    for (int64_t ci = 0; ci < g->c; ci++)
+                        block[(ci / rows * count + (t - first[ph])) * rows + ci % rows] =
+                            j->w[((o * g->c + ci) * g->kh + ky) * g->kw + kx];
+                }
+    }
+    first[j->sa * j->sb] = t;
 }
 
 /* ------------------------------------------------------------- the call */
 
-/* where the vector kernels run every pass but the input gradient */
-static bool kernels_fit(const struct ember_conv_geom *g, enum ember_conv_pass pass)
-{
-    return g->stride == 1 &&
-           (pass == EMBER_CONV_FORWARD || (pass == EMBER_CONV_WEIGHT_GRAD && g->kh == 3 && g->kw == 3));
-}
-
+/* Where the vector kernels beat im2col and OpenBLAS (bench/conv_shapes.c;
+ * docs/benchmarks.md, "CPU: conv_direct's kernels"): every shape measured
+ * but a 1x1 kernel's. Its columns are the input itself (at stride 1) or a
+ * quarter of it (at stride 2), so im2col there is little more than
+ * OpenBLAS's product, and the kernels ran 0.87 to 1.05 times its speed: a
+ * wash, left to im2col. Without AVX2 the plain loops are slower than
+ * im2col everywhere. */
 bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
 {
     (void)dev;
-    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && kernels_fit(g, EMBER_CONV_FORWARD) &&
-           kernels_fit(g, EMBER_CONV_WEIGHT_GRAD);
+    bool pointwise = g->kh == 1 && g->kw == 1;
+    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && !pointwise;
 }
 
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
 {
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
-    struct direct j = {.c = c, .ph = g->h + 2 * g->pad, .slices = c->slices > 1 ? c->slices : 1};
-    j.kernels = DIRECT_SIMD && kernels_fit(g, c->pass) ? cpu_simd() : CPU_SIMD_NONE;
-    /* a row holds the padded input and, for the kernels' whole vectors, the
-     * output positions rounded up to a step's (16 or 32) plus the kernel's reach */
-    int64_t step = j.kernels == CPU_SIMD_AVX512 ? 32 : 16, block = j.kernels == CPU_SIMD_AVX512 ? 8 : 4;
-    int64_t reach = (g->ow + step - 1) / step * step + g->kw - 1;
-    j.pw = g->w + 2 * g->pad > reach ? g->w + 2 * g->pad : reach;
-    int64_t units = c->pass == EMBER_CONV_WEIGHT_GRAD ? j.slices : g->n, plane = j.ph * j.pw;
+    struct direct j = {.c = c, .s = g->stride, .slices = c->slices > 1 ? c->slices : 1};
+    j.kernels = DIRECT_SIMD ? cpu_simd() : CPU_SIMD_NONE;
+    j.rows = j.kernels == CPU_SIMD_AVX2 ? ROWS_AVX2 : ROWS_AVX512;
+    int64_t top = (g->kh - 1) / j.s, left = (g->kw - 1) / j.s;
+    j.sa = g->kh < j.s ? g->kh : j.s;
+    j.sb = g->kw < j.s ? g->kw : j.s;
+    int64_t phases = j.sa * j.sb;
+    j.qw = g->ow + left;
+    j.qh = g->oh + top;
+    j.outputs = round_up(g->oh * j.qw, STEP_ROUND);
+    j.inputs = round_up(j.qh * j.qw, STEP_ROUND);
+    /* room for a kernel's last step past the plane's end, at the farthest tap */
+    j.pitch = round_up(j.qh * j.qw + left + STEP_ROUND, 16);
+    j.dy_pitch = round_up((g->oh + 2 * top) * j.qw + left + STEP_ROUND, 16);
+    /* fewer images (or the weight gradient's slices: a small batch, or
+     * 7x7 planes, the core cutting slices for a GPU's work-groups) than
+     * threads share their channels: output channels (the weight gradient
+     * at least 4 a part; the forward pass whole blocks of the tap kernel's
+     * rows), or the input gradient's input channels (whole blocks) */
+    int64_t units = c->pass == EMBER_CONV_WEIGHT_GRAD ? j.slices : g->n;
+    int64_t blocks = c->pass == EMBER_CONV_WEIGHT_GRAD ? (c->oc + 3) / 4
+                     : c->pass == EMBER_CONV_FORWARD   ? (c->oc + j.rows - 1) / j.rows
+                                                       : (g->c + j.rows - 1) / j.rows;
+    j.parts = units < d->threads ? (d->threads + units - 1) / units : 1;
+    j.parts = j.parts > blocks ? blocks : j.parts;
+    units *= j.parts;
     j.per_slice = (g->n + j.slices - 1) / j.slices;
     j.tasks = d->threads < units ? d->threads : units;
-    j.per_task = c->pass == EMBER_CONV_WEIGHT_GRAD ? j.per_slice * g->c * plane
-                 : c->pass == EMBER_CONV_FORWARD   ? g->c * plane
-                                                   : plane;
-    j.per_task = (j.per_task + 15) & ~(int64_t)15; /* each task's planes on their own cache lines */
-    int64_t packed =
-        c->pass == EMBER_CONV_FORWARD ? (c->oc + block - 1) / block * block * g->c * g->kh * g->kw : 0;
+    int64_t phase_planes = g->c * phases * j.pitch, dy_planes = c->oc * j.dy_pitch;
+    /* the weight gradient's chunk of images: their planes in CHUNK_BYTES,
+     * well inside a core's second-level cache, so that small planes (7x7)
+     * are not mostly the adding up of a vector's lanes at every image */
+    j.chunk = (int64_t)(CHUNK_BYTES / sizeof(float)) / (phase_planes + dy_planes);
+    j.chunk = j.chunk < 1 ? 1 : j.chunk > j.per_slice ? j.per_slice : j.chunk;
+    j.per_task = c->pass == EMBER_CONV_FORWARD       ? phase_planes + round_up(c->oc, j.rows) * j.outputs
+                 : c->pass == EMBER_CONV_WEIGHT_GRAD ? j.chunk * (phase_planes + dy_planes)
+                                                     : dy_planes + round_up(g->c, j.rows) * j.inputs;
+    j.per_task = round_up(j.per_task, 16); /* each task's planes on their own cache lines */
+    /* the input gradient's taps run over output channels, the others' over input channels */
+    int64_t taps = (c->pass == EMBER_CONV_INPUT_GRAD ? c->oc : g->c) * g->kh * g->kw;
+    int64_t packed = c->pass == EMBER_CONV_FORWARD      ? round_up(c->oc, j.rows) * taps
+                     : c->pass == EMBER_CONV_INPUT_GRAD ? round_up(g->c, j.rows) * taps
+                                                        : 0;
     size_t floats = (size_t)(j.tasks * j.per_task + packed);
     if (d->scratch_floats < floats) {
         ember_aligned_free(d->scratch);
         d->scratch_floats = 0;
         d->scratch = ember_aligned_alloc(64, (floats + 15) / 16 * 64);
         if (!d->scratch)
-            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_direct: no memory for %lld padded planes",
-                                (long long)(j.tasks * j.per_task / plane));
+            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_direct: no memory for %lld MiB of planes",
+                                (long long)(floats >> 18));
         d->scratch_floats = floats;
     }
+    if (d->taps_count < (size_t)(taps + phases + 1)) {
+        free(d->taps);
+        d->taps_count = 0;
+        d->taps = malloc((size_t)(taps + phases + 1) * sizeof *d->taps);
+        if (!d->taps)
+            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_direct: no memory for %lld taps",
+                                (long long)taps);
+        d->taps_count = (size_t)(taps + phases + 1);
+    }
+    int64_t *at = d->taps;
     j.scratch = d->scratch;
+    j.at = at;
+    float *pack = j.scratch + j.tasks * j.per_task;
+    j.packed = pack;
     switch (c->pass) {
     case EMBER_CONV_FORWARD:
         j.x = cpu_f32(x), j.w = cpu_f32(w), j.out = cpu_f32(y);
-        j.packed = j.scratch + j.tasks * j.per_task;
-        pack_weights(&j, (int)block, (float *)j.packed);
+        forward_taps(&j, at);
+        pack_forward(&j, pack);
         cpu_parallel_for(d->pool, j.tasks, 1, forward_task, &j);
         break;
     case EMBER_CONV_WEIGHT_GRAD:
         j.x = cpu_f32(x), j.dy = cpu_f32(y), j.out = cpu_f32(w);
+        forward_taps(&j, at);
         cpu_parallel_for(d->pool, j.tasks, 1, weight_grad_task, &j);
         break;
     case EMBER_CONV_INPUT_GRAD:
         j.w = cpu_f32(w), j.dy = cpu_f32(y), j.out = cpu_f32(x);
+        j.first = at + taps;
+        input_grad_taps(&j, at, at + taps, pack);
         cpu_parallel_for(d->pool, j.tasks, 1, input_grad_task, &j);
         break;
     }

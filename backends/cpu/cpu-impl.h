@@ -20,11 +20,13 @@ struct cpu_device {
     struct cpu_pool *pool;
     int threads;
     bool blas; /* sgemm through OpenBLAS (else the plain loop): cpu-gemm.c */
-    /* conv_winograd's transformed tiles, kept between calls and grown to
-     * the largest asked for, so that a model's prediction calls no malloc
-     * (cpu-winograd.c) */
+    /* conv_winograd's transformed tiles and conv_direct's planes, kept
+     * between calls and grown to the largest asked for, so that a model's
+     * prediction calls no malloc (cpu-winograd.c, cpu-conv-direct.c) */
     float *scratch;
     size_t scratch_floats;
+    int64_t *taps; /* conv_direct's tap offsets, the same way */
+    size_t taps_count;
 };
 
 static inline float *cpu_f32(ember_ptr p) { return (float *)p.buf + p.off; }

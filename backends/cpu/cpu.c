@@ -60,6 +60,7 @@ static void cpu_device_close(void *dev)
         return;
     cpu_pool_free(d->pool);
     ember_aligned_free(d->scratch);
+    free(d->taps);
     free(d);
 }
 

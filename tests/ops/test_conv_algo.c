@@ -5,7 +5,8 @@
  * EMBER_CONV_ALGO forcing one and refusing a misspelling, the profile
  * naming the algorithm that ran, and every algorithm giving im2col's
  * convolution and gradients through ember_conv2d: the Winograds on the CPU,
- * conv_direct on the CPU and on a GPU backend (PoCL here).
+ * conv_direct on the CPU (the same bits on 1 and 4 threads) and on a GPU
+ * backend (PoCL here).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,28 +18,30 @@
 struct shape_case {
     const char *what;
     int64_t c, oc, h, w, k, stride, pad;
-    enum ember_conv_algo on_cpu; /* what auto picks on the CPU */
+    enum ember_conv_algo on_cpu; /* what auto picks on the CPU where its vector kernels run */
 };
 
 static const struct shape_case shapes[] = {
-    {"ResNet-8's 3x3 at 28x28, 16 channels", 16, 16, 28, 28, 3, 1, 1, EMBER_CONV_WINOGRAD4},
-    {"CIFAR's 32x32, 64 channels", 64, 64, 32, 32, 3, 1, 1, EMBER_CONV_WINOGRAD4},
-    {"16x16 output, the 4x4 tiles' edge", 8, 8, 18, 18, 3, 1, 0, EMBER_CONV_WINOGRAD4},
-    {"15x16 output, below it", 8, 8, 17, 18, 3, 1, 0, EMBER_CONV_WINOGRAD},
-    {"VGG's 3x3 at 14x14, 64 to 128 channels", 64, 128, 14, 14, 3, 1, 1, EMBER_CONV_WINOGRAD},
-    {"3x3 at the table's edge, 8 channels, 8x8", 8, 8, 10, 10, 3, 1, 0, EMBER_CONV_WINOGRAD},
-    {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_WINOGRAD},
-    {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_IM2COL},
+    {"ResNet-8's 3x3 at 28x28, 16 channels", 16, 16, 28, 28, 3, 1, 1, EMBER_CONV_DIRECT},
+    {"CIFAR's 32x32, 64 channels", 64, 64, 32, 32, 3, 1, 1, EMBER_CONV_DIRECT},
+    {"128 channels at 16x16", 128, 128, 16, 16, 3, 1, 1, EMBER_CONV_WINOGRAD},
+    {"128 channels at 8x8, the table's edge", 128, 256, 10, 10, 3, 1, 0, EMBER_CONV_WINOGRAD},
+    {"128 channels at 7x7, below it", 128, 128, 9, 9, 3, 1, 0, EMBER_CONV_DIRECT},
+    {"127 channels in", 127, 128, 16, 16, 3, 1, 1, EMBER_CONV_DIRECT},
+    {"VGG's 3x3 at 14x14, 64 to 128 channels", 64, 128, 14, 14, 3, 1, 1, EMBER_CONV_DIRECT},
+    {"3x3 padding 2, 12x11", 16, 32, 10, 9, 3, 1, 2, EMBER_CONV_DIRECT},
+    {"7x7 output", 64, 64, 7, 7, 3, 1, 1, EMBER_CONV_DIRECT},
     {"a first layer's 1 channel", 1, 16, 28, 28, 3, 1, 1, EMBER_CONV_DIRECT},
     {"kerascnn's first layer, no padding", 1, 32, 28, 28, 3, 1, 0, EMBER_CONV_DIRECT},
-    {"1 channel, 5x5", 1, 6, 28, 28, 5, 1, 2, EMBER_CONV_IM2COL},
-    {"1 channel, stride 2", 1, 16, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
-    {"2 channels", 2, 16, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
-    {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_IM2COL},
-    {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_IM2COL},
-    {"1x1 projection", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
-    {"5x5", 16, 16, 28, 28, 5, 1, 2, EMBER_CONV_IM2COL},
-    {"3x3 padding 3", 16, 16, 28, 28, 3, 1, 3, EMBER_CONV_IM2COL},
+    {"1 channel, 5x5", 1, 6, 28, 28, 5, 1, 2, EMBER_CONV_DIRECT},
+    {"1 channel, stride 2", 1, 16, 28, 28, 3, 2, 1, EMBER_CONV_DIRECT},
+    {"7 output channels", 16, 7, 28, 28, 3, 1, 1, EMBER_CONV_DIRECT},
+    {"stride 2", 16, 32, 28, 28, 3, 2, 1, EMBER_CONV_DIRECT},
+    {"1x1 at stride 2", 16, 32, 28, 28, 1, 2, 0, EMBER_CONV_IM2COL},
+    {"1x1 projection, the columns the input", 16, 32, 28, 28, 1, 1, 0, EMBER_CONV_IM2COL},
+    {"1x1 with padding", 16, 32, 28, 28, 1, 1, 1, EMBER_CONV_IM2COL},
+    {"5x5", 16, 16, 28, 28, 5, 1, 2, EMBER_CONV_DIRECT},
+    {"3x3 padding 3", 16, 16, 28, 28, 3, 1, 3, EMBER_CONV_DIRECT},
 };
 
 static struct ember_conv_geom geom_of(const struct shape_case *s)
@@ -59,24 +62,24 @@ static enum ember_conv_algo choose(ember_ctx *ctx, const struct shape_case *s)
 }
 
 /* auto's table on this device, asked twice; the default when
- * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): im2col, on the CPU
- * conv_direct for a one-channel 3x3 layer at stride 1 where its vector
- * kernels run (not under EMBER_CPU_SIMD=none, nor on a CPU without AVX2),
- * and on a GPU conv_direct for every layer where its kernels are fast
- * (CUDA always; OpenCL on a GPU device, not on PoCL, a CPU device: the
- * choice there is checked on a lent GPU, docs/gpu-validation.md); and
- * EMBER_CONV_ALGO forcing each */
+ * EMBER_CONV_ALGO is unset (core/conv-algo.c says why): conv_direct where
+ * the backend's kernels are fast, else im2col. On the CPU that is every
+ * layer but a 1x1 one (its columns the input, or a quarter of it), where
+ * the vector kernels run (not under EMBER_CPU_SIMD=none, nor on a CPU without
+ * AVX2); on a GPU every layer (CUDA always; OpenCL on a GPU device, not on
+ * PoCL, a CPU device: the choice there is checked on a lent GPU,
+ * docs/gpu-validation.md). Auto on the CPU adds Winograd's 2x2 tiles for
+ * 128 channels and more. And EMBER_CONV_ALGO forcing each. */
 static void check_choices(ember_ctx *ctx, bool cpu)
 {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct shape_case *s = &shapes[i];
         struct ember_conv_geom g = geom_of(s);
         bool kernels = !ctx->ops->conv_direct_fast || ctx->ops->conv_direct_fast(ctx->dev, &g);
-        bool first_layer = s->c == 1 && s->k == 3 && s->stride == 1 && kernels;
-        enum ember_conv_algo exact =
-            (!cpu && kernels) || (cpu && first_layer) ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
-        /* auto's direct on the CPU is the default's, kernels permitting */
-        enum ember_conv_algo want = cpu && s->on_cpu != EMBER_CONV_DIRECT ? s->on_cpu : exact;
+        enum ember_conv_algo exact = kernels ? EMBER_CONV_DIRECT : EMBER_CONV_IM2COL;
+        CHECK(!cpu || !kernels || exact == s->on_cpu || s->on_cpu == EMBER_CONV_WINOGRAD,
+              "%s: the CPU's conv_direct_fast says %s", s->what, kernels ? "yes" : "no");
+        enum ember_conv_algo want = cpu && s->on_cpu == EMBER_CONV_WINOGRAD ? EMBER_CONV_WINOGRAD : exact;
         bool applies = s->k == 3 && s->stride == 1 && s->pad <= 2;
         unsetenv("EMBER_CONV_ALGO");
         CHECK(choose(ctx, s) == exact, "%s on %s: unset, EMBER_CONV_ALGO chose %s, not %s", s->what,
@@ -198,6 +201,27 @@ static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
     free(a.y), free(a.dx), free(a.dw), free(a.db), free(b.y), free(b.dx), free(b.dw), free(b.db);
 }
 
+/* conv_direct on the CPU gives the same bits on any number of threads:
+ * one thread, and four, which cut this batch of 3 by channels as well as
+ * by images (cpu-conv-direct.c), so that `--threads` never changes a run */
+static void check_threads_agree(ember_ctx *ctx)
+{
+    struct conv_run one = {0}, four = {0};
+    ember_ctx_set_threads(ctx, 1);
+    bool ran = run_conv(ctx, "direct", 1, &one);
+    ember_ctx_set_threads(ctx, 4);
+    ran = ran && run_conv(ctx, "direct", 1, &four);
+    ember_ctx_set_threads(ctx, 0);
+    if (ran) {
+        bool same = memcmp(one.y, four.y, 3 * 10 * 9 * 7 * 4) == 0 &&
+                    memcmp(one.dx, four.dx, 3 * 12 * 9 * 7 * 4) == 0 &&
+                    memcmp(one.dw, four.dw, 10 * 12 * 9 * 4) == 0 && memcmp(one.db, four.db, 10 * 4) == 0;
+        CHECK(same, "conv_direct on 1 and 4 threads: not the same bits");
+    }
+    free(one.y), free(one.dx), free(one.dw), free(one.db), free(four.y), free(four.dx), free(four.dw),
+        free(four.db);
+}
+
 int main(void)
 {
     ember_ctx *ctx = ember_ctx_new();
@@ -216,6 +240,7 @@ int main(void)
         CHECK(profiled == plain, "%s: profiled, the default chose %s, unprofiled %s", shapes[i].what,
               ember_conv_algo_name(profiled), ember_conv_algo_name(plain));
     }
+    check_threads_agree(ctx);
     for (int pad = 0; pad <= 2; pad++) {
         check_agreement(ctx, "winograd", pad);
         check_agreement(ctx, "winograd4", pad);
