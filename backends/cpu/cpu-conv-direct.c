@@ -167,7 +167,7 @@ static void make_dy(const struct direct *j, const float *dy, float *d, int64_t o
  * planes, copied out after). Else straight onto the forward pass's y, a
  * row of it at a time: (oy, ox) of grid position oy * qw + ox at out[r *
  * ld + oy * ow + ox], added to what y holds where `add` (the bias), the
- * positions past ow not computed. */
+ * positions past ow not stored. */
 struct landing {
     float *out;
     int64_t ld, qw, ow, oh;
