@@ -25,10 +25,10 @@
  * EPYC, docs/benchmarks.md, "CPU: convolution algorithms") 4x4 tiles paid
  * from 16x16 outputs on and 2x2 tiles from 8x8; against conv_direct's
  * register-blocked kernels (bench/conv_shapes.c, "CPU: conv_direct's
- * kernels") only 2x2 tiles with 128 channels and more still do, by 1.1
- * times, doing 2.25 times less arithmetic: below that direct was faster
- * on every layer measured (1.1 to 3.7 times Winograd's speed at 16 to 64
- * channels). */
+ * kernels") only 2x2 tiles with 128 channels and more still do, by 1.05
+ * to 1.08 times, doing 2.25 times less arithmetic: below that direct was
+ * faster on every layer measured (1.1 to 3.7 times Winograd's speed at 16
+ * to 64 channels). */
 static const struct winograd_rule {
     const char *backend;
     enum ember_conv_algo algo;
