@@ -45,6 +45,8 @@ ember_ctx *ember_ctx_new(void)
     ctx->log_level = EMBER_LOG_WARN;
     ctx->grad_enabled = true;
     snprintf(ctx->device_name, sizeof ctx->device_name, "none");
+    const char *exact = getenv("EMBER_EXACT_BUFFERS");
+    ctx->exact_buffers = exact && strcmp(exact, "1") == 0;
     return ctx;
 }
 
@@ -210,9 +212,16 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* Requests are rounded up so that nearby sizes share cache entries and every
- * buffer is aligned for vector loads. */
-static size_t round_request(size_t bytes)
+ * buffer is aligned for vector loads. EMBER_EXACT_BUFFERS=1 leaves them as
+ * asked, so that a kernel running one element past a tensor leaves its
+ * allocation, where a memory checker sees it: the CUDA test double's
+ * simulated GPUs run with it (docs/design.md, "Testing the CUDA backend
+ * without a GPU"), as PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 serves
+ * compute-sanitizer. */
+static size_t round_request(const ember_ctx *ctx, size_t bytes)
 {
+    if (ctx->exact_buffers)
+        return bytes;
     const size_t quantum = 256;
     return (bytes + quantum - 1) / quantum * quantum;
 }
@@ -227,7 +236,7 @@ static void note_in_use(ember_ctx *ctx)
 
 ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *rounded)
 {
-    size_t want = round_request(bytes ? bytes : 1);
+    size_t want = round_request(ctx, bytes ? bytes : 1);
     /* newest first: a buffer just released is likely still in cache */
     for (int i = ctx->cache_len - 1; i >= 0; i--) {
         if (ctx->cache[i].bytes == want) {

@@ -187,8 +187,11 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
 
 /* ------------------------------------------------------------- floats */
 
+/* unfused: fma and mad as a multiply and an add, each rounded (PTXSIM_UNFUSED;
+ * ptxsim.cmake builds this file with -ffp-contract=off, so that C's a * b + c
+ * here stays two roundings) */
 static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a, const uint64_t *b,
-                       const uint64_t *c, uint32_t mask)
+                       const uint64_t *c, uint32_t mask, bool unfused)
 {
     bool ftz = in->mods & MOD_FTZ;
     if (!ftz && !(in->mods & MOD_SAT) && in->rnd <= RND_RN) { /* the common cases, one loop each */
@@ -197,7 +200,12 @@ static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
         case OP_SUB: LANEWISE(ptx_bits32(ptx_f32(a[l]) - ptx_f32(b[l]))); return;
         case OP_MUL: LANEWISE(ptx_bits32(ptx_f32(a[l]) * ptx_f32(b[l]))); return;
         case OP_MAD:
-        case OP_FMA: LANEWISE(ptx_bits32(fmaf(ptx_f32(a[l]), ptx_f32(b[l]), ptx_f32(c[l])))); return;
+        case OP_FMA:
+            if (unfused)
+                LANEWISE(ptx_bits32(ptx_f32(a[l]) * ptx_f32(b[l]) + ptx_f32(c[l])));
+            else
+                LANEWISE(ptx_bits32(fmaf(ptx_f32(a[l]), ptx_f32(b[l]), ptx_f32(c[l]))));
+            return;
         default: break;
         }
     }
@@ -216,7 +224,7 @@ static void float32_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
         case OP_SUB: v = x - y; break;
         case OP_MUL: v = x * y; break;
         case OP_MAD: /* mad.rn.f32 is fma.rn.f32 from sm_20 on */
-        case OP_FMA: v = fmaf(x, y, z); break;
+        case OP_FMA: v = unfused ? x * y + z : fmaf(x, y, z); break;
         case OP_DIV: v = x / y; break;
         case OP_MIN: v = fminf(x, y); break;
         case OP_MAX: v = fmaxf(x, y); break;
@@ -441,29 +449,40 @@ static void record_global(struct run *r, const struct ptx_ins *in, const uint64_
     s->global_bytes += (uint64_t)ptx_popcount(mask) * bytes;
 }
 
-/* the passes the 32 banks need for one shared access: the most distinct
- * words any one bank serves (lanes reading one word share its pass) */
-static void record_shared(struct run *r, const struct ptx_ins *in, const uint64_t *addresses, uint32_t mask)
+/* The passes the 32 banks need for one shared access: the most distinct
+ * cells any one bank serves (lanes reading one cell share its pass). A cell
+ * is a bank's width: 4 bytes from Maxwell on, so word w is in bank w % 32;
+ * 8 bytes on Kepler (its default 32-bit mode: word w still in bank w % 32,
+ * but words w and w + 32 share the bank's 64-bit row and are served in one
+ * pass). Both are counted; the report takes its GPU's. */
+static int bank_passes(const uint64_t *addresses, uint32_t mask, unsigned row_shift)
 {
-    uint64_t words[PTXSIM_LANES];
+    uint64_t cells[PTXSIM_LANES];
     int count = 0, worst = 0;
     FOR_LANES(l, mask)
     {
-        uint64_t word = addresses[l] >> 2;
+        uint64_t cell = (addresses[l] >> row_shift) << 5 | ((addresses[l] >> 2) & 31);
         int i = 0;
-        while (i < count && words[i] != word)
+        while (i < count && cells[i] != cell)
             i++;
         if (i == count)
-            words[count++] = word;
+            cells[count++] = cell;
     }
     for (int i = 0; i < count; i++) {
         int same_bank = 0;
         for (int j = 0; j < count; j++)
-            same_bank += (words[j] & 31) == (words[i] & 31);
+            same_bank += (cells[j] & 31) == (cells[i] & 31);
         if (same_bank > worst)
             worst = same_bank;
     }
-    r->launch->stats->ins[in - r->k->code].wavefronts += (uint64_t)worst;
+    return worst;
+}
+
+static void record_shared(struct run *r, const struct ptx_ins *in, const uint64_t *addresses, uint32_t mask)
+{
+    struct ptxsim_ins_stats *is = &r->launch->stats->ins[in - r->k->code];
+    is->wavefronts += (uint64_t)bank_passes(addresses, mask, 2 + 5);        /* rows of 32 4-byte words */
+    is->wavefronts_kepler += (uint64_t)bank_passes(addresses, mask, 3 + 5); /* rows of 32 8-byte cells */
 }
 
 static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint32_t mask)
@@ -557,7 +576,7 @@ bool ptx_execute(struct run *r, struct warp *w, const struct ptx_ins *in, uint32
         default: break;
         }
     } else if (t == T_F32 && op != OP_MOV) {
-        float32_op(in, d, a, b, c, mask);
+        float32_op(in, d, a, b, c, mask, r->launch->flags & PTXSIM_UNFUSED);
     } else {
         integer_op(in, d, a, b, c, mask);
     }

@@ -20,6 +20,7 @@
  * simulated warps did. The estimate is a lower bound (it ignores latency,
  * which enough warps hide, and caches, which cut DRAM traffic).
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,14 +146,20 @@ static void report_global(struct text *t, const struct ptxsim_stats *s)
             (unsigned long long)sectors * 32, (unsigned long long)s->global_bytes);
 }
 
-static void report_shared(struct text *t, const struct ptxsim_stats *s)
+/* an instruction's bank passes on the arch: 8-byte-wide banks on Kepler */
+static uint64_t passes_on(const struct ptxsim_ins_stats *is, const struct ptxsim_arch *a)
+{
+    return a->bank_bytes == 8 ? is->wavefronts_kepler : is->wavefronts;
+}
+
+static void report_shared(struct text *t, const struct ptxsim_stats *s, const struct ptxsim_arch *a)
 {
     const struct ptxsim_kernel *k = s->kernel;
     uint64_t requests = 0, passes = 0;
     for (int i = 0; i < s->count; i++)
         if (k->code[i].klass == PTXSIM_CLASS_SHARED) {
             requests += s->ins[i].issued;
-            passes += s->ins[i].wavefronts;
+            passes += passes_on(&s->ins[i], a);
         }
     if (!requests) {
         add(t, "\nshared memory: none used\n");
@@ -163,17 +170,114 @@ static void report_shared(struct text *t, const struct ptxsim_stats *s)
         "(%.1f%%)\n",
         (unsigned long long)requests, (unsigned long long)passes, (unsigned long long)(passes - requests),
         100.0 * per(passes - requests, requests));
+    if (a->bank_bytes == 8)
+        add(t, "  %s banks are 64 bits wide: words w and w + 32 share a row of one bank and a pass\n",
+            a->family);
     add(t, "  %6s %9s %11s  %s\n", "line", "requests", "passes/req", "instruction");
     for (int i = 0; i < s->count; i++)
         if (k->code[i].klass == PTXSIM_CLASS_SHARED && s->ins[i].issued)
             add(t, "  %6d %9llu %11.2f  %.60s\n", k->code[i].line, (unsigned long long)s->ins[i].issued,
-                per(s->ins[i].wavefronts, s->ins[i].issued), k->text[i]);
+                per(passes_on(&s->ins[i], a), s->ins[i].issued), k->text[i]);
+}
+
+/* The occupancy on the GPU's arch, with `registers` a thread (ptxas's, or
+ * the PTX's count, which is labelled an estimate with its range). */
+static void report_occupancy(struct text *t, const struct ptxsim_stats *s, const struct ptxsim_gpu *g,
+                             const struct ptxsim_arch *a, int registers, const char *registers_from,
+                             struct ptxsim_occupancy *o)
+{
+    const struct ptxsim_kernel *k = s->kernel;
+    unsigned block = s->block[0] * s->block[1] * s->block[2];
+    bool estimated = registers <= 0;
+    if (estimated)
+        registers = k->registers32;
+    ptxsim_occupancy(a, (int)block, registers, k->shared_bytes, o);
+    add(t, "\noccupancy on the %s (sm_%d, %s): blocks of %u threads, %zu bytes of shared memory a block",
+        g->name, g->sm, a->family, block, k->shared_bytes);
+    if (a->shared_reserved)
+        add(t, " (%zu with the driver's %d)", k->shared_bytes + (size_t)a->shared_reserved,
+            a->shared_reserved);
+    if (!estimated) {
+        add(t, ", %d registers a thread (%s)\n", registers, registers_from);
+    } else {
+        /* the range ptxas was seen to land in against the count (ptxsim.h) */
+        int low = registers - PTXSIM_REGISTERS_BELOW, high = registers + PTXSIM_REGISTERS_ABOVE;
+        low = low < 1 ? 1 : low;
+        high = high > a->max_registers_per_thread ? a->max_registers_per_thread : high;
+        registers = registers > high ? high : registers;
+        struct ptxsim_occupancy fewest, most;
+        ptxsim_occupancy(a, (int)block, high, k->shared_bytes, &fewest);
+        ptxsim_occupancy(a, (int)block, low, k->shared_bytes, &most);
+        ptxsim_occupancy(a, (int)block, registers, k->shared_bytes, o);
+        add(t,
+            ", registers estimated: %d a thread counted from the PTX (the most values live at once), ptxas's "
+            "likely %d to %d (no ptxas here knows sm_%d), so %d to %d blocks; taken as %d\n",
+            registers, low, high, g->sm, fewest.blocks, most.blocks, registers);
+    }
+    char by_shared[96] = "any number by shared memory (none used)";
+    if (o->shared_allocated)
+        snprintf(by_shared, sizeof by_shared, "%d by its %d bytes of shared memory (%zu a block)",
+                 o->blocks_by_shared, a->shared_bytes, o->shared_allocated);
+    char by_registers[96];
+    if (o->blocks_by_registers == INT_MAX)
+        snprintf(by_registers, sizeof by_registers, "any number by its registers");
+    else
+        snprintf(by_registers, sizeof by_registers, "%d by its %d registers", o->blocks_by_registers,
+                 a->registers);
+    add(t, "  a multiprocessor holds %d blocks by its threads, %s, %s, %d by its block limit\n",
+        o->blocks_by_threads, by_registers, by_shared, o->blocks_by_limit);
+    if (o->blocks == 0)
+        add(t, "  so no block fits: %s (a real launch would fail)\n", o->cannot);
+    else
+        add(t, "  so %d block%s: %d of %d warps (%.0f%%), limited by %s\n", o->blocks,
+            o->blocks == 1 ? "" : "s", o->warps, o->max_warps,
+            100.0 * per((uint64_t)o->warps, (uint64_t)o->max_warps), o->limited_by);
+}
+
+/* The roofline: each resource alone, at its peak. */
+static void report_roofline(struct text *t, const struct ptxsim_stats *s, const struct ptxsim_gpu *g,
+                            const struct ptxsim_arch *a, const struct ptxsim_occupancy *o)
+{
+    const struct ptxsim_kernel *k = s->kernel;
+    uint64_t blocks = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
+    uint64_t fp = 0, sectors = 0;
+    for (int i = 0; i < s->count; i++) {
+        fp += (uint64_t)flops(&k->code[i]) * s->ins[i].threads;
+        sectors += s->ins[i].sectors;
+    }
+    double clock = g->clock_mhz * 1e6;
+    double peak = 2.0 * g->multiprocessors * g->fp32_lanes * clock;
+    double compute = fp / peak, memory = sectors * 32.0 / (g->bandwidth_gbs * 1e9);
+    double issue = s->warp_instructions / ((double)a->issue_width * g->multiprocessors * clock);
+    add(t, "\nroofline on the %s: %d multiprocessors at %.0f MHz, %.0f GFLOP/s FP32, %.0f GB/s\n", g->name,
+        g->multiprocessors, g->clock_mhz, peak * 1e-9, g->bandwidth_gbs);
+    add(t, "  arithmetic  %12llu FP32 operations at the peak            %10.2f us\n", (unsigned long long)fp,
+        compute * 1e6);
+    add(t, "  memory      %12llu bytes in sectors, as if none were cached %8.2f us\n",
+        (unsigned long long)sectors * 32, memory * 1e6);
+    add(t, "  issue       %12llu warp instructions, %d a cycle an SM     %10.2f us\n",
+        (unsigned long long)s->warp_instructions, a->issue_width, issue * 1e6);
+    double bound = compute > memory ? compute : memory;
+    bound = issue > bound ? issue : bound;
+    add(t, "  the largest, %.2f us, bound by %s", bound * 1e6,
+        bound == issue    ? "instruction issue"
+        : bound == memory ? "memory"
+                          : "arithmetic");
+    if (o->blocks > 0) {
+        uint64_t resident = (uint64_t)g->multiprocessors * (uint64_t)o->blocks;
+        add(t, "; the %llu blocks run in %llu wave%s of %llu\n", (unsigned long long)blocks,
+            (unsigned long long)((blocks + resident - 1) / resident),
+            (blocks + resident - 1) / resident == 1 ? "" : "s", (unsigned long long)resident);
+    } else {
+        add(t, "; no block fits a multiprocessor, so there are no waves\n");
+    }
+    add(t, "  (not a bound on the time: it leaves out latency, launch overhead and the tail of the last "
+           "wave, and counts every sector as DRAM traffic, which a cache would cut)\n");
 }
 
 char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int registers,
                     const char *registers_from)
 {
-    const struct ptxsim_kernel *k = s->kernel;
     struct text t = {0};
     unsigned block = s->block[0] * s->block[1] * s->block[2];
     uint64_t blocks = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
@@ -186,60 +290,16 @@ char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, in
         (unsigned long long)s->barriers);
     report_classes(&t, s, threads);
     report_global(&t, s);
-    report_shared(&t, s);
 
-    if (registers <= 0) {
-        registers = k->registers32;
-        registers_from = "counted from the PTX: the most values live at once";
+    const struct ptxsim_arch *a = ptxsim_arch_find(g->sm);
+    if (!a) {
+        add(&t, "\n(no figures for sm_%d: no occupancy or roofline)\n", g->sm);
+    } else {
+        report_shared(&t, s, a);
+        struct ptxsim_occupancy o;
+        report_occupancy(&t, s, g, a, registers, registers_from, &o);
+        report_roofline(&t, s, g, a, &o);
     }
-    struct ptxsim_occupancy o;
-    ptxsim_occupancy(g, (int)block, registers, k->shared_bytes, &o);
-    add(&t,
-        "\noccupancy on the %s (sm_%d): blocks of %u threads, %d registers a thread (%s), %zu bytes of "
-        "shared memory a block\n",
-        g->name, g->sm, block, registers, registers_from, k->shared_bytes);
-    char by_shared[64] = "any number by shared memory (none used)";
-    if (k->shared_bytes)
-        snprintf(by_shared, sizeof by_shared, "%d by its %d bytes of shared memory", o.blocks_by_shared,
-                 g->shared_bytes);
-    add(&t,
-        "  a multiprocessor holds %d blocks by its threads, %d by its %d registers, %s, %d by its block "
-        "limit\n",
-        o.blocks_by_threads, o.blocks_by_registers, g->registers, by_shared, o.blocks_by_limit);
-    add(&t, "  so %d blocks: %d of %d warps (%.0f%%), limited by %s\n", o.blocks, o.warps, o.max_warps,
-        100.0 * per((uint64_t)o.warps, (uint64_t)o.max_warps), o.limited_by);
-
-    /* the roofline: each resource alone, at its peak */
-    uint64_t fp = 0, sectors = 0;
-    for (int i = 0; i < s->count; i++) {
-        fp += (uint64_t)flops(&k->code[i]) * s->ins[i].threads;
-        sectors += s->ins[i].sectors;
-    }
-    double clock = g->clock_mhz * 1e6;
-    double peak = 2.0 * g->multiprocessors * g->fp32_lanes * clock;
-    double compute = fp / peak, memory = sectors * 32.0 / (g->bandwidth_gbs * 1e9);
-    double issue = s->warp_instructions / (4.0 * g->multiprocessors * clock);
-    add(&t, "\nroofline on the %s: %d multiprocessors at %.0f MHz, %.0f GFLOP/s FP32, %.0f GB/s\n", g->name,
-        g->multiprocessors, g->clock_mhz, peak * 1e-9, g->bandwidth_gbs);
-    add(&t, "  arithmetic  %12llu FP32 operations at the peak            %10.2f us\n", (unsigned long long)fp,
-        compute * 1e6);
-    add(&t, "  memory      %12llu bytes in sectors, none from a cache   %10.2f us\n",
-        (unsigned long long)sectors * 32, memory * 1e6);
-    add(&t, "  issue       %12llu warp instructions, 4 a cycle an SM     %10.2f us\n",
-        (unsigned long long)s->warp_instructions, issue * 1e6);
-    double bound = compute > memory ? compute : memory;
-    bound = issue > bound ? issue : bound;
-    uint64_t resident = (uint64_t)g->multiprocessors * (o.blocks > 0 ? (uint64_t)o.blocks : 1);
-    add(&t,
-        "  estimate: %.2f us, bound by %s; the %llu blocks run in %llu wave%s of %llu (a lower bound: "
-        "latency "
-        "and launch overhead are not in it)\n",
-        bound * 1e6,
-        bound == issue    ? "instruction issue"
-        : bound == memory ? "memory"
-                          : "arithmetic",
-        (unsigned long long)blocks, (unsigned long long)((blocks + resident - 1) / resident),
-        (blocks + resident - 1) / resident == 1 ? "" : "s", (unsigned long long)resident);
     if (t.failed) {
         free(t.s);
         return NULL;

@@ -9,6 +9,8 @@ set(EMBER_PTXSIM_DIR ${CMAKE_CURRENT_LIST_DIR})
 # instructions with .rz, .rm or .rp switch the host's rounding mode around their loop:
 # the compiler must not fold or move float arithmetic across that. -O2 in every build type:
 # the Debug sanitizer build's tests execute millions of warp instructions through it.
-set(EMBER_PTXSIM_OPTIONS -O2 -frounding-math)
+# -ffp-contract=off: a multiply and an add in the simulator's C stay two roundings, as
+# PTXSIM_UNFUSED promises.
+set(EMBER_PTXSIM_OPTIONS -O2 -frounding-math -ffp-contract=off)
 ember_layer(ember_ptxsim SOURCES ${EMBER_PTXSIM_SOURCES} SEES ptxsim)
 target_compile_options(ember_ptxsim PRIVATE ${EMBER_PTXSIM_OPTIONS})

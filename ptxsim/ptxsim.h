@@ -134,6 +134,12 @@ size_t ptxsim_kernel_shared_bytes(const struct ptxsim_kernel *k);
  * ptxas must at least allocate; it adds a few of its own. The report
  * prefers ptxas's figure (`ptxas -v`) when there is one. */
 int ptxsim_kernel_registers(const struct ptxsim_kernel *k);
+/* Where ptxas's count was seen to lie against it, for ember's kernels on
+ * NVRTC 11.8's and 13's PTX (docs/design.md, "The PTX simulator"): up to
+ * this many below (unrolled loops ptxas schedules more tightly) and above
+ * (registers of its own). The report gives an estimate as that range. */
+#define PTXSIM_REGISTERS_BELOW 30
+#define PTXSIM_REGISTERS_ABOVE 8
 /* Its instructions: how many, and each one's PTX line and text (as written). */
 int ptxsim_kernel_instruction_count(const struct ptxsim_kernel *k);
 int ptxsim_kernel_instruction_line(const struct ptxsim_kernel *k, int index);
@@ -170,8 +176,9 @@ struct ptxsim_ins_stats {
      * issues touched, summed (a coalesced 4-byte access of 32 lanes: 4 and 1) */
     uint64_t sectors, lines;
     /* shared loads and stores: the passes the 32 banks needed, summed (1
-     * per issue without a conflict; lanes reading one word share a pass) */
-    uint64_t wavefronts;
+     * per issue without a conflict; lanes reading one word share a pass),
+     * with banks 4 bytes wide (Maxwell on) and 8 (Kepler's, 32-bit mode) */
+    uint64_t wavefronts, wavefronts_kepler;
 };
 
 /* A launch's record: filled by ptxsim_run when a launch has one. */
@@ -201,10 +208,17 @@ struct ptxsim_memory {
     void *user;
 };
 
-/* Checks a launch may leave out (ember's tests keep them all). */
+/* Checks a launch may leave out (ember's tests keep them all), and how it computes. */
 enum {
     PTXSIM_NO_RACE_CHECK = 1,   /* shared-memory races */
     PTXSIM_NO_UNINIT_CHECK = 2, /* registers read before written */
+    /* Not a check: f32 fma and mad (round-to-nearest or not) executed as a
+     * multiply and an add, each rounded as the instruction says. The CUDA
+     * test double's numerics check compares a launch so executed with the
+     * same kernel compiled for the host (ember's kernel C, where nothing is
+     * fused): every multiply-add the compiler fused then agrees bit for bit,
+     * and a changed rounding or constant does not. */
+    PTXSIM_UNFUSED = 4,
 };
 
 struct ptxsim_launch {
@@ -246,24 +260,47 @@ enum ptxsim_outcome ptxsim_run(const struct ptxsim_launch *l, struct ptxsim_resu
 
 /* ------------------------------------------------------------------ GPUs */
 
-/* A real GPU the report speaks for: what bounds a kernel's occupancy and
- * its time on it (ptxsim-gpus.c, with where each figure comes from). */
+/* A compute capability's multiprocessor: what bounds how many warps of a
+ * kernel it holds (the occupancy) and how its shared memory and issue work
+ * (ptxsim-gpus.c, with where each figure comes from). */
+struct ptxsim_arch {
+    int sm;             /* compute capability times ten: 30 */
+    const char *family; /* "Kepler" */
+    int max_threads;    /* resident threads a multiprocessor */
+    int max_blocks;     /* resident blocks a multiprocessor */
+    int registers;      /* 32-bit registers a multiprocessor */
+    int registers_per_block;
+    int max_registers_per_thread;
+    int register_unit;       /* granted a warp at a time, in units of this many a warp */
+    int register_partitions; /* the register file is split between this many schedulers */
+    int shared_bytes;        /* shared memory a multiprocessor, in the default configuration */
+    int shared_per_block;    /* the most a block may have without opting in */
+    int shared_unit;         /* granted a block at a time, in units of this many bytes */
+    int shared_reserved;     /* bytes the driver keeps of every block's share (sm_80 on: 1 KiB) */
+    /* bytes a bank serves in one pass: 4, and 8 for Kepler, whose banks are
+     * 64 bits wide (in its default 32-bit mode, two words of one 64-bit
+     * row of a bank are served together) */
+    int bank_bytes;
+    int issue_width; /* warp instructions a multiprocessor issues a cycle, at most */
+    const char *source;
+};
+
+int ptxsim_arch_count(void);
+const struct ptxsim_arch *ptxsim_arch_at(int index);
+/* By compute capability (35 for sm_35); NULL for one not in the table. */
+const struct ptxsim_arch *ptxsim_arch_find(int sm);
+
+/* A real GPU the report speaks for: a card of one arch, what bounds a
+ * kernel's time on it (ptxsim-gpus.c, with where each figure comes from). */
 struct ptxsim_gpu {
     const char *name; /* "Quadro K2100M" */
     const char *key;  /* "k2100m": what --gpu takes */
-    int sm;           /* compute capability times ten: 30 */
+    int sm;           /* its arch: ptxsim_arch_find(sm) */
     int multiprocessors;
     double clock_mhz; /* boost clock where the card has one */
     double bandwidth_gbs;
-    int fp32_lanes; /* FP32 lanes a multiprocessor: 2 FLOPs each a cycle */
-    int registers;  /* 32-bit registers a multiprocessor */
-    int max_registers_per_thread;
-    int register_unit; /* registers are granted a warp at a time, in units of this many per warp */
-    int shared_bytes;  /* shared memory a multiprocessor */
-    int max_shared_per_block;
-    int shared_unit;    /* shared memory is granted a block at a time, in units of this many bytes */
-    int max_threads;    /* resident threads a multiprocessor */
-    int max_blocks;     /* resident blocks a multiprocessor */
+    int fp32_lanes;     /* FP32 lanes a multiprocessor: 2 FLOPs each a cycle */
+    int l2_bytes;       /* its L2 cache, for the timing estimate's cache model */
     int memory_mib;     /* device memory */
     const char *source; /* where the figures come from */
 };
@@ -275,17 +312,25 @@ const struct ptxsim_gpu *ptxsim_gpu_find(const char *key_or_arch);
 
 /* ---------------------------------------------------------------- reports */
 
-/* What decides how many warps of a kernel a multiprocessor holds. */
+/* What decides how many warps of a kernel a multiprocessor holds: the
+ * CUDA occupancy calculator's arithmetic (NVIDIA's cuda_occupancy.h,
+ * cudaOccMaxActiveBlocksPerMultiprocessor, with the default cache and
+ * shared-memory configuration and no dynamic shared memory), which
+ * tests/gpu/test_occupancy.c holds it to. */
 struct ptxsim_occupancy {
     int threads_per_block, registers_per_thread;
-    size_t shared_per_block;
-    int blocks_by_threads, blocks_by_registers, blocks_by_shared, blocks_by_limit;
-    int blocks; /* the least of the four */
+    size_t shared_per_block; /* the kernel's */
+    size_t shared_allocated; /* with the driver's reserve, rounded up to its unit */
+    int blocks_by_threads, blocks_by_registers, blocks_by_shared, blocks_by_limit; /* INT_MAX: no bound */
+    int blocks;                                                                    /* the least of the four */
     int warps, max_warps;
-    const char *limited_by; /* "registers", "shared memory", "threads", "blocks" */
+    /* the bounds that give `blocks`, "threads", "registers", "shared memory",
+     * "blocks", joined by "and" where several do */
+    char limited_by[64];
+    const char *cannot; /* when blocks is 0: why no block fits; else NULL */
 };
 
-void ptxsim_occupancy(const struct ptxsim_gpu *g, int threads_per_block, int registers_per_thread,
+void ptxsim_occupancy(const struct ptxsim_arch *a, int threads_per_block, int registers_per_thread,
                       size_t shared_per_block, struct ptxsim_occupancy *o);
 
 /* The launch's record as text for people: instructions per thread by class,

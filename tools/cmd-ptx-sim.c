@@ -12,6 +12,7 @@
  * PTX where a ptxas here knows the arch (tools/ptxas.c), else from the
  * simulator's count.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,11 @@ int cli_ptx_gpus(void)
            "clock MHz", "FP32 TF/s", "GB/s", "registers", "shared B/SM", "max warps");
     for (int i = 0; i < ptxsim_gpu_count(); i++) {
         const struct ptxsim_gpu *g = ptxsim_gpu_at(i);
+        const struct ptxsim_arch *a = ptxsim_arch_find(g->sm);
         printf("%-2d %-10s %-18s sm_%-2d %5d %9.0f %9.2f %8.0f %10d %12d %9d\n", i, g->key, g->name, g->sm,
                g->multiprocessors, g->clock_mhz,
-               2.0 * g->multiprocessors * g->fp32_lanes * g->clock_mhz * 1e-6, g->bandwidth_gbs, g->registers,
-               g->shared_bytes, g->max_threads / 32);
+               2.0 * g->multiprocessors * g->fp32_lanes * g->clock_mhz * 1e-6, g->bandwidth_gbs, a->registers,
+               a->shared_bytes, a->max_threads / 32);
     }
     printf("sources:\n");
     for (int i = 0; i < ptxsim_gpu_count(); i++)
@@ -39,8 +41,38 @@ int cli_ptx_gpus(void)
     return EXIT_OK;
 }
 
+/* The newest PTX ISA ptxas of CUDA `version` ("11.8 (V11.8.89)") reads,
+ * times ten: CUDA 11.x reads 7.x, 12.x 8.x, 13.x 9.x; 0 when unknown. */
+static int ptxas_isa(const char *version)
+{
+    int major = 0, minor = 0;
+    if (sscanf(version, "%d.%d", &major, &minor) != 2 || major < 11)
+        return 0;
+    return (major - 4) * 10 + minor;
+}
+
+/* `ptx` with its .version line at `isa` (times ten): a malloc'd copy, or
+ * NULL when it has no .version or declares one no newer. */
+static char *ptx_lowered(const char *ptx, int isa, int *had)
+{
+    const char *at = strstr(ptx, ".version ");
+    int major = 0, minor = 0, skip = 0;
+    if (!at || sscanf(at, ".version %d.%d%n", &major, &minor, &skip) != 2 || major * 10 + minor <= isa)
+        return NULL;
+    *had = major * 10 + minor;
+    size_t head = (size_t)(at - ptx), len = strlen(ptx) + 16;
+    char *copy = malloc(len);
+    if (copy)
+        snprintf(copy, len, "%.*s.version %d.%d%s", (int)head, ptx, isa / 10, isa % 10, at + skip);
+    return copy;
+}
+
 /* ptxas -v's registers for `kernel` in the PTX ember runs on sm_`sm`, and
- * which ptxas said so; 0 when no ptxas here takes it. */
+ * which ptxas said so; 0 when no ptxas here takes it. A ptxas older than
+ * the PTX's .version (CUDA 11.8's, the newest here for sm_35 to sm_61, on
+ * an NVRTC 12's PTX) is given the PTX with its .version lowered to what it
+ * reads, which it assembles unless the PTX uses something newer: the review
+ * of issue #47 read the GTX 1080's registers that way. */
 static int ptxas_registers(const char *kernel, int sm, bool baseline, char *from, size_t from_len)
 {
     char arch[16], how[512], why[2048];
@@ -52,12 +84,20 @@ static int ptxas_registers(const char *kernel, int sm, bool baseline, char *from
         struct ptxas_usage *rows = NULL;
         if (!ptxas_knows(&found[i], sm))
             continue;
-        int n = ptxas_resources(&found[i], ptx, sm, &rows, found[i].why, sizeof found[i].why);
+        int had = 0, isa = ptxas_isa(found[i].version);
+        char *lowered = isa ? ptx_lowered(ptx, isa, &had) : NULL;
+        int n =
+            ptxas_resources(&found[i], lowered ? lowered : ptx, sm, &rows, found[i].why, sizeof found[i].why);
         for (int r = 0; r < n; r++)
             if (strcmp(rows[r].kernel, kernel) == 0 && rows[r].registers > 0) {
                 registers = (int)rows[r].registers;
-                snprintf(from, from_len, "ptxas %s -v", found[i].version);
+                if (lowered)
+                    snprintf(from, from_len, "ptxas %s -v, the PTX's .version %d.%d lowered to %d.%d",
+                             found[i].version, had / 10, had % 10, isa / 10, isa % 10);
+                else
+                    snprintf(from, from_len, "ptxas %s -v", found[i].version);
             }
+        free(lowered);
         free(rows);
     }
     free(ptx);

@@ -276,10 +276,11 @@ static ember_status sim_load(struct sim_device *d)
         return h->fail(h->ctx, EMBER_ERR_DEVICE,
                        "%s: the kernels (%s) do not carry the tuning ember launches them with", d->gpu.name,
                        how);
-    if (ember_kernel_gemm_local_bytes(&t) > (size_t)d->spec->max_shared_per_block)
+    const struct ptxsim_arch *multiprocessor = ptxsim_arch_find(d->spec->sm);
+    if (ember_kernel_gemm_local_bytes(&t) > (size_t)multiprocessor->shared_per_block)
         return h->fail(h->ctx, EMBER_ERR_DEVICE,
                        "%s: the sgemm tiles need %zu bytes of shared memory, the %s has %d", d->gpu.name,
-                       ember_kernel_gemm_local_bytes(&t), d->spec->name, d->spec->max_shared_per_block);
+                       ember_kernel_gemm_local_bytes(&t), d->spec->name, multiprocessor->shared_per_block);
     d->gpu.tuning = t;
     return EMBER_OK;
 }
@@ -346,8 +347,10 @@ static char *sim_summary(const struct sim_device *d)
             enum ptxsim_class c = ptxsim_kernel_instruction_class(st->kernel, i);
             if (c == PTXSIM_CLASS_LOAD_GLOBAL || c == PTXSIM_CLASS_STORE_GLOBAL)
                 requests += st->ins[i].issued, sectors += st->ins[i].sectors;
-            if (c == PTXSIM_CLASS_SHARED)
-                shared += st->ins[i].issued, passes += st->ins[i].wavefronts;
+            if (c == PTXSIM_CLASS_SHARED) /* Kepler's banks are 8 bytes wide (ptxsim-gpus.c) */
+                shared += st->ins[i].issued, passes += ptxsim_arch_find(d->spec->sm)->bank_bytes == 8
+                                                           ? st->ins[i].wavefronts_kepler
+                                                           : st->ins[i].wavefronts;
         }
         char bank[32] = "-";
         if (shared)

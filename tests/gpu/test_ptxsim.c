@@ -16,7 +16,9 @@
  *     naming kernel, block, thread, line and address; and silent on every
  *     kernel of the built-in PTX (parsed here; run by the simulated-GPU
  *     suites);
- *   - the parser refusing what it does not know, naming it and its line.
+ *   - the parser refusing what it does not know, naming it and its line;
+ *   - the occupancy arithmetic on a table of cases worked out with NVIDIA's
+ *     cuda_occupancy.h, and bank conflicts by Kepler's rule and Maxwell's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -551,6 +553,87 @@ static void test_builtin(void)
     ptxsim_module_free(m);
 }
 
+/* ------------------------------------------------------- occupancy, banks */
+
+/* Occupancy cases, each worked out by NVIDIA's own arithmetic
+ * (cudaOccMaxActiveBlocksPerMultiprocessor of CUDA 13.0's
+ * cuda_occupancy.h, given each arch's device properties as
+ * tests/gpu/test_occupancy.c states them, which compares a million cases
+ * where a toolkit is installed): blocks a multiprocessor and what limits
+ * them. Among them, the reduce kernel of docs/how-it-works.md's section 8
+ * exercise 3 with 32 KiB of shared memory (sm_90: 6 blocks, where leaving
+ * out the driver's 1 KiB a block gave 7) and sgemm on the GTX 1080 by
+ * ptxas's 38 registers and the 25 of an estimate. */
+static void test_occupancy_table(void)
+{
+    static const struct {
+        int sm, threads, registers, shared, blocks;
+        const char *limited_by;
+    } cases[] = {
+        {30, 64, 55, 4096, 12, "shared memory"},
+        {30, 256, 32, 0, 8, "threads and registers"},
+        {35, 256, 32, 32768, 1, "shared memory"},
+        {35, 64, 40, 4096, 12, "shared memory"},
+        {37, 256, 64, 8192, 8, "threads and registers"},
+        {50, 128, 37, 0, 12, "registers"},
+        {52, 256, 40, 12288, 6, "registers"},
+        {53, 1024, 33, 0, 0, NULL},
+        {60, 320, 169, 0, 0, NULL},
+        {61, 256, 25, 4096, 8, "threads and registers"},
+        {61, 256, 38, 4096, 6, "registers"},
+        {61, 64, 64, 0, 16, "registers"},
+        {70, 256, 72, 16384, 3, "registers"},
+        {75, 256, 32, 0, 4, "threads"},
+        {80, 256, 32, 32768, 4, "shared memory"},
+        {86, 128, 40, 8192, 11, "shared memory"},
+        {89, 1024, 24, 0, 1, "threads"},
+        {90, 256, 32, 32768, 6, "shared memory"},
+        {90, 256, 16, 1024, 8, "threads"},
+        {90, 64, 255, 0, 4, "registers"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct ptxsim_arch *a = ptxsim_arch_find(cases[i].sm);
+        CHECK(a != NULL, "no sm_%d in the table", cases[i].sm);
+        if (!a)
+            continue;
+        struct ptxsim_occupancy o;
+        ptxsim_occupancy(a, cases[i].threads, cases[i].registers, (size_t)cases[i].shared, &o);
+        CHECK(o.blocks == cases[i].blocks &&
+                  (cases[i].blocks == 0 ? o.cannot != NULL : strcmp(o.limited_by, cases[i].limited_by) == 0),
+              "sm_%d, %d threads, %d registers, %d bytes shared: %d blocks limited by %s, not %d by %s",
+              cases[i].sm, cases[i].threads, cases[i].registers, cases[i].shared, o.blocks,
+              o.blocks ? o.limited_by : o.cannot, cases[i].blocks,
+              cases[i].limited_by ? cases[i].limited_by : "nothing that fits");
+    }
+}
+
+/* Each lane stores to the first word of its own 128-byte row, a column of a
+ * tile 32 floats wide: every lane in bank 0. From Maxwell on that is 32
+ * words of one bank, 32 passes; on Kepler, whose banks are 64 bits wide,
+ * words w and w + 32 share a row of the bank: 16 passes. */
+static void test_banks(void)
+{
+    struct ptxsim_module *m = module("", ".reg .b32 %r<4>;\n.reg .f32 %f<2>;\n.reg .b64 %rd<4>;\n"
+                                         ".shared .align 4 .b8 tile[4096];\n"
+                                         "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd1, %r1, 128;\n"
+                                         "mov.u64 %rd2, tile;\nadd.s64 %rd3, %rd2, %rd1;\n"
+                                         "mov.f32 %f1, 0f3F800000;\nst.shared.f32 [%rd3], %f1;\nret;");
+    const struct ptxsim_kernel *k = ptxsim_module_kernel(m, "k");
+    struct ptxsim_stats *stats = ptxsim_stats_new(k);
+    struct ptxsim_result r;
+    CHECK(run(m, 1, 32, (struct args){{0}, 0}, 0, 0, stats, &r) == PTXSIM_OK, "banks: %s", r.message);
+    int store = -1;
+    for (int i = 0; i < ptxsim_kernel_instruction_count(k); i++)
+        if (strncmp(ptxsim_kernel_instruction_text(k, i), "st.shared", 9) == 0)
+            store = i;
+    CHECK(store >= 0 && stats->ins[store].wavefronts == 32 && stats->ins[store].wavefronts_kepler == 16,
+          "a column store: %llu passes (4-byte banks) and %llu (Kepler's), not 32 and 16",
+          store >= 0 ? (unsigned long long)stats->ins[store].wavefronts : 0ull,
+          store >= 0 ? (unsigned long long)stats->ins[store].wavefronts_kepler : 0ull);
+    ptxsim_stats_free(stats);
+    ptxsim_module_free(m);
+}
+
 int main(void)
 {
     test_integers();
@@ -560,5 +643,7 @@ int main(void)
     test_checkers();
     test_parser();
     test_builtin();
+    test_occupancy_table();
+    test_banks();
     return test_finish("test_ptxsim");
 }

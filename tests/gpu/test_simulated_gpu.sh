@@ -4,8 +4,9 @@
 # one simulated GPU. The CUDA test double (tests/gpu/fakes) is configured as a real
 # card with its real driver, ember chooses its kernel path as it would there,
 # and the double runs the PTX of that path in ember's PTX simulator (ptxsim/),
-# instruction by instruction, with its checks on (bounds, alignment,
-# shared-memory races, barriers, registers read before written):
+# instruction by instruction, with its checks on (bounds at each buffer's exact
+# size, alignment, shared-memory races, barriers, registers and shared words read
+# before written):
 #
 #   k2100m    Quadro K2100M, sm_30, R418 (CUDA 10.1, PTX 6.4): the built-in PTX
 #   k40m      Tesla K40m, sm_35, R470 (CUDA 11.4): NVRTC 11.8's cubin, run as its PTX
@@ -14,6 +15,15 @@
 #
 # A cubin is machine code; the double runs the PTX ptxas made it from, which
 # tests/gpu/fakes/fake_nvrtc_keep.c (an NVRTC that forwards to the real one) kept.
+#
+# Every buffer is exactly its tensor's size (EMBER_EXACT_BUFFERS=1), so a kernel
+# running one element past a tensor leaves its allocation and the simulator's
+# memcheck names it. The K2100M, whose built-in PTX computes what the kernels' C
+# does, adds two more: the numerics check (EMBER_FAKE_CUDA_NUMERICS=1: each launch's
+# results bit for bit those of the same kernel compiled for the host, at
+# round-to-nearest), and a grid lowered along x (EMBER_FAKE_CUDA_GRID_X), so that
+# ember launches its work in chunks, each told its first element, row or plane;
+# the double says which kernels were never split.
 #
 #   test_simulated_gpu.sh GPU SUITE BUILD_DIR [CU11_DIR] [CU12_DIR]
 #
@@ -47,6 +57,13 @@ export EMBER_TEST_DEVICE=cuda:0 EMBER_CUDA_LIBRARY="$tests/libfake-cuda.so" EMBE
 # each GPU runs its blocks' warps in another order (0: as numbered), the seed of ptxsim.h
 export EMBER_FAKE_CUDA_SEED=$seed
 export EMBER_FAKE_CUDA_GPUS="$cc:$name (simulated)" EMBER_FAKE_CUDA_DRIVER=$driver EMBER_CUDA_KERNELS=$kernels
+export EMBER_EXACT_BUFFERS=1
+if [ "$gpu" = k2100m ]; then
+    # the most the suite's shapes allow: rows of up to grid x 64 positions per launch
+    # (ember_gpu_plane_launches), SimpleCNN's 784 in the training steps
+    case $suite in parity) grid=8 ;; gradcheck) grid=4 ;; *) grid=13 ;; esac
+    export EMBER_FAKE_CUDA_NUMERICS=1 EMBER_FAKE_CUDA_GRID_X=$grid
+fi
 # a cache of its own: ember's cubins and the PTX kept for them stay together
 export EMBER_CACHE_DIR="$build/test-cache-simulated/$gpu"
 export EMBER_FAKE_NVRTC_PTX_DIR="$EMBER_CACHE_DIR/kept-ptx"

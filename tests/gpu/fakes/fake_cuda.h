@@ -89,6 +89,14 @@ enum {
 #define FAKE_MAX_GRID_X            2147483647u
 #define FAKE_MAX_GRID_YZ           65535u
 #define FAKE_SHARED_PER_BLOCK      (48 * 1024)
+/* The grid's x limit the double reports and enforces: FAKE_MAX_GRID_X, or
+ * EMBER_FAKE_CUDA_GRID_X, lowered so that ember splits its launches into
+ * chunks (ember_gpu_launch_each's `first`, the row loops and the plane
+ * launches past their first chunk), which no test size reaches otherwise. */
+unsigned fake_max_grid_x(void);
+/* With it lowered, says on stderr which kernels were never launched at the
+ * limit (so never in chunks); at a primary context's last release. */
+void fake_grid_report(void);
 
 /* ---------------------------------------------------- the host builds */
 
@@ -141,6 +149,10 @@ struct fake_function {
     const struct fake_kernel *kernel;
     const struct ptxsim_kernel *ptx; /* in PTX mode: what runs (kernel then has no launcher) */
     struct fake_kernel own;          /* in PTX mode: its name and parameters, read from the PTX */
+    /* in PTX mode: the same kernel compiled for the host, for the numerics
+     * check (EMBER_FAKE_CUDA_NUMERICS); NULL where no host build has the
+     * module's tuning */
+    const struct fake_kernel *host;
     char kinds[FAKE_MAX_ARGS + 1];
     int max_threads; /* per block: what registers would allow */
     unsigned long long executions;
@@ -174,6 +186,7 @@ struct fake_launch {
      * putenv frees the table getenv walks) */
     char fault[128]; /* EMBER_FAKE_CUDA_FAULT */
     int seed, watchdog_ms, kernel_ms;
+    bool numerics; /* EMBER_FAKE_CUDA_NUMERICS=1 */
 };
 
 struct fake_event {

@@ -24,6 +24,8 @@
  *   EMBER_FAKE_CUDA_EVENTS       "fail": cuEventRecord fails (CUDA_ERROR_NOT_SUPPORTED), so
  *                                the backend cannot time kernels with events
  *   EMBER_FAKE_CUDA_EXEC         "host" (default) or "ptx": how kernels run (fake_cuda.h)
+ *   EMBER_FAKE_CUDA_GRID_X       the most blocks a grid may have along x (default
+ *                                2^31 - 1): a lowered limit makes ember launch in chunks
  *   EMBER_FAKE_CUDA_SEED         in PTX mode, a seed that shuffles the order of each
  *                                block's warps between barriers (0, the default: in order)
  *   EMBER_FAKE_NVRTC_PTX_DIR     in PTX mode, where fake_nvrtc_keep.c kept the PTX of
@@ -61,6 +63,12 @@ int fake_env_int(const char *name, int fallback)
 {
     const char *v = getenv(name);
     return v && *v ? atoi(v) : fallback;
+}
+
+unsigned fake_max_grid_x(void)
+{
+    int lowered = fake_env_int("EMBER_FAKE_CUDA_GRID_X", 0);
+    return lowered > 0 ? (unsigned)lowered : FAKE_MAX_GRID_X;
 }
 
 void fake_say(const char *fmt, ...)
@@ -181,9 +189,9 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
     switch (attribute) {
     case 1: *value = FAKE_MAX_THREADS_PER_BLOCK; break; /* threads per block */
     case 2:
-    case 3: *value = 1024; break;                 /* block x, y */
-    case 4: *value = 64; break;                   /* block z */
-    case 5: *value = (int)FAKE_MAX_GRID_X; break; /* grid x */
+    case 3: *value = 1024; break;                   /* block x, y */
+    case 4: *value = 64; break;                     /* block z */
+    case 5: *value = (int)fake_max_grid_x(); break; /* grid x */
     case 6:
     case 7: *value = (int)FAKE_MAX_GRID_YZ; break;
     case 8: *value = FAKE_SHARED_PER_BLOCK; break; /* shared memory per block */
@@ -243,6 +251,7 @@ CUresult cuDevicePrimaryCtxRelease(int device)
     }
     if (--c->refs == 0) {
         fake_ctx_stop(c);
+        fake_grid_report();
         for (struct fake_module *m = c->modules; m; m = m->next)
             if (!m->unloaded)
                 fake_module_unload(m);

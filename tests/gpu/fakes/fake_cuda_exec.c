@@ -389,9 +389,8 @@ static double seconds(void)
 /* Every block of a launch in order; RUN_OK, RUN_FAILED (with
  * runner.failure) or RUN_TIMEOUT. Block 0 runs as fibers; when it reaches
  * no barrier, the rest run their work-items straight through. */
-static int run_grid(const struct fake_launch *l, double watchdog)
+static int run_grid(const struct fake_launch *l, const struct fake_kernel *k, double watchdog)
 {
-    const struct fake_kernel *k = l->function->kernel;
     double start = seconds();
     bool straight = false;
     for (unsigned z = 0; z < l->grid[2]; z++)
@@ -420,7 +419,7 @@ static int run_grid(const struct fake_launch *l, double watchdog)
 
 /* A launch in PTX mode: the arguments laid out as the kernel's .param
  * declares them, run by the simulator. */
-static CUresult launch_in_simulator(const struct fake_launch *l)
+static CUresult launch_in_simulator(const struct fake_launch *l, unsigned flags)
 {
     const struct ptxsim_kernel *k = l->function->ptx;
     unsigned char params[FAKE_MAX_ARGS * 8];
@@ -436,6 +435,7 @@ static CUresult launch_in_simulator(const struct fake_launch *l)
         .block = {l->block, 1, 1},
         .params = params,
         .memory = {.find = fake_memory_find},
+        .flags = flags,
         .seed = (uint64_t)l->seed,
         .watchdog = l->watchdog_ms * 1e-3,
     };
@@ -451,29 +451,9 @@ static CUresult launch_in_simulator(const struct fake_launch *l)
     }
 }
 
-RESUMABLE static CUresult launch_on_engine(const struct fake_launch *l)
+/* The launch run by `k`, a kernel compiled for the host, as fibers. */
+RESUMABLE static CUresult run_on_host(const struct fake_launch *l, const struct fake_kernel *k)
 {
-    struct fake_function *f = l->function;
-    const struct fake_kernel *k = f->kernel;
-    f->executions++;
-    CUresult injected = injected_fault(f, l->fault);
-    if (injected) {
-        fake_say("kernel %s: launch %llu fails with %d, as EMBER_FAKE_CUDA_FAULT asks", k->name,
-                 f->executions, injected);
-        return injected;
-    }
-    /* a pointer that is not device memory faults at its first use on a GPU */
-    for (int i = 0; k->kinds[i]; i++) {
-        char what[512];
-        CUdeviceptr ptr;
-        memcpy(&ptr, l->argv[i], sizeof ptr);
-        if (k->kinds[i] == 'p' && !fake_memory_check(ptr, 0, what, sizeof what)) {
-            fake_say("kernel %s, argument %d: an illegal address: %s", k->name, i, what);
-            return FAKE_ILLEGAL_ADDRESS;
-        }
-    }
-    if (f->ptx)
-        return launch_in_simulator(l);
     pthread_once(&handlers_once, handlers_install);
     double watchdog = l->watchdog_ms * 1e-3;
     runner.kernel = k;
@@ -486,7 +466,7 @@ RESUMABLE static CUresult launch_on_engine(const struct fake_launch *l)
     atomic_store(&executing, true);
     volatile int outcome = RUN_OK;
     if (KERNEL_EXIT_POINT())
-        outcome = run_grid(l, watchdog);
+        outcome = run_grid(l, k, watchdog);
     else
         outcome = runner.jumped;
     atomic_store(&executing, false);
@@ -513,6 +493,137 @@ RESUMABLE static CUresult launch_on_engine(const struct fake_launch *l)
     fake_say("%s: %s", where,
              outcome == RUN_FAULT ? "an arithmetic fault (an integer division by zero?)" : runner.failure);
     return FAKE_LAUNCH_FAILED;
+}
+
+/* ---------------------------------------------------- the numerics check */
+
+/* EMBER_FAKE_CUDA_NUMERICS=1, in PTX mode: the launch runs twice on the same
+ * memory, first as the same kernel compiled for the host (prelude-host.kh:
+ * ember's kernel C, IEEE round-to-nearest, nothing fused, the same order of
+ * operations), then as its PTX in the simulator with each fused multiply-add
+ * executed unfused (PTXSIM_UNFUSED). Every buffer an argument points into
+ * must then hold the same bits after both (NaN against any NaN): a rounding
+ * the kernel's C does not ask for (an .rz), a changed constant or a changed
+ * operand shows as a differing word, where comparing with a reference at a
+ * tolerance lets it through. It holds where the PTX computes what its C
+ * does: the built-in PTX (clang, whose softmath.kh is the host's too); an
+ * NVRTC's PTX calls libdevice's expf and logf, which the host's are not. */
+struct snapshot {
+    uint64_t base, bytes;
+    int argument;
+    unsigned char *before, *host;
+};
+
+static bool same_word(const unsigned char *a, const unsigned char *b, size_t bytes)
+{
+    uint32_t x = 0, y = 0;
+    memcpy(&x, a, bytes);
+    memcpy(&y, b, bytes);
+    bool nan_x = (x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu),
+         nan_y = (y & 0x7f800000u) == 0x7f800000u && (y & 0x7fffffu);
+    return x == y || (bytes == 4 && nan_x && nan_y);
+}
+
+static float as_float(const unsigned char *p)
+{
+    float v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* the first differing word of s (its memory against s->host), or false */
+static bool differs(const struct snapshot *s, const char *kernel)
+{
+    const unsigned char *now = (const unsigned char *)(uintptr_t)s->base;
+    size_t words = 0, first = 0;
+    for (size_t at = 0; at < s->bytes; at += 4) {
+        size_t n = s->bytes - at < 4 ? s->bytes - at : 4;
+        if (!same_word(now + at, s->host + at, n) && words++ == 0)
+            first = at;
+    }
+    if (!words)
+        return false;
+    uint32_t ptx = 0, host = 0, was = 0;
+    memcpy(&ptx, now + first, 4);
+    memcpy(&host, s->host + first, 4);
+    memcpy(&was, s->before + first, 4);
+    fake_say(
+        "kernel %s: the numerics check: word %zu of the allocation of %llu bytes at %#llx (argument %d) is "
+        "%.9g (%#010x) after the PTX, %.9g (%#010x) after the same kernel compiled for the host, at "
+        "round-to-nearest with nothing fused (it was %.9g before); %zu word%s of it differ%s",
+        kernel, first / 4, (unsigned long long)s->bytes, (unsigned long long)s->base, s->argument,
+        as_float(now + first), ptx, as_float(s->host + first), host, as_float(s->before + first), words,
+        words == 1 ? "" : "s", words == 1 ? "s" : "");
+    return true;
+}
+
+RESUMABLE static CUresult launch_checked(const struct fake_launch *l)
+{
+    const struct fake_function *f = l->function;
+    struct snapshot shots[FAKE_MAX_ARGS];
+    int count = 0;
+    CUresult r = FAKE_SUCCESS;
+    for (int i = 0; i < l->nargs && r == FAKE_SUCCESS; i++) {
+        uint64_t ptr = 0, base, bytes;
+        memcpy(&ptr, l->argv[i], sizeof ptr);
+        if (f->kinds[i] != 'p' || !fake_memory_find(NULL, ptr, &base, &bytes))
+            continue;
+        bool seen = false;
+        for (int s = 0; s < count; s++)
+            seen |= shots[s].base == base;
+        if (seen)
+            continue;
+        struct snapshot *s = &shots[count++];
+        *s = (struct snapshot){
+            .base = base, .bytes = bytes, .argument = i, .before = malloc(bytes), .host = malloc(bytes)};
+        if (!s->before || !s->host)
+            r = FAKE_OUT_OF_MEMORY;
+        else
+            memcpy(s->before, (void *)(uintptr_t)base, bytes);
+    }
+    if (r == FAKE_SUCCESS && (r = run_on_host(l, f->host)) != FAKE_SUCCESS)
+        fake_say("kernel %s: the numerics check: its host build failed as above", f->kernel->name);
+    for (int s = 0; s < count && r == FAKE_SUCCESS; s++) { /* the host's results aside, memory as it was */
+        memcpy(shots[s].host, (void *)(uintptr_t)shots[s].base, shots[s].bytes);
+        memcpy((void *)(uintptr_t)shots[s].base, shots[s].before, shots[s].bytes);
+    }
+    if (r == FAKE_SUCCESS && (r = launch_in_simulator(l, PTXSIM_UNFUSED)) == FAKE_SUCCESS)
+        for (int s = 0; s < count && r == FAKE_SUCCESS; s++)
+            if (differs(&shots[s], f->kernel->name))
+                r = FAKE_LAUNCH_FAILED;
+    for (int s = 0; s < count; s++) {
+        free(shots[s].before);
+        free(shots[s].host);
+    }
+    return r;
+}
+
+RESUMABLE static CUresult launch_on_engine(const struct fake_launch *l)
+{
+    struct fake_function *f = l->function;
+    const struct fake_kernel *k = f->kernel;
+    f->executions++;
+    CUresult injected = injected_fault(f, l->fault);
+    if (injected) {
+        fake_say("kernel %s: launch %llu fails with %d, as EMBER_FAKE_CUDA_FAULT asks", k->name,
+                 f->executions, injected);
+        return injected;
+    }
+    /* a pointer that is not device memory faults at its first use on a GPU */
+    for (int i = 0; k->kinds[i]; i++) {
+        char what[512];
+        CUdeviceptr ptr;
+        memcpy(&ptr, l->argv[i], sizeof ptr);
+        if (k->kinds[i] == 'p' && !fake_memory_check(ptr, 0, what, sizeof what)) {
+            fake_say("kernel %s, argument %d: an illegal address: %s", k->name, i, what);
+            return FAKE_ILLEGAL_ADDRESS;
+        }
+    }
+    if (f->ptx && l->numerics && f->host)
+        return launch_checked(l);
+    if (f->ptx)
+        return launch_in_simulator(l, 0);
+    return run_on_host(l, k);
 }
 
 CUresult fake_exec_launch(const struct fake_launch *l)
@@ -611,6 +722,69 @@ void fake_ctx_stop(struct fake_ctx *c)
     c->worker_started = false;
 }
 
+/* ------------------------------------------------ launches at the limit */
+
+/* With the grid's x limit lowered (EMBER_FAKE_CUDA_GRID_X), each kernel
+ * launched, and whether its work was ever split: a launch that fills the
+ * limit, or one that follows a launch of the same kernel on the same
+ * buffers (the next chunk: ember_gpu_launch_each's `first`, or the plane
+ * launches' next rows). fake_grid_report says which kernels never were. */
+static struct {
+    pthread_mutex_t lock;
+    const char *names[FAKE_MAX_KERNELS];
+    bool split[FAKE_MAX_KERNELS];
+    int count;
+    const char *last; /* the previous launch's kernel, and its pointers */
+    uint64_t last_pointers;
+} limited = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void note_grid(const struct fake_kernel *k, unsigned gx, void **params)
+{
+    if (!getenv("EMBER_FAKE_CUDA_GRID_X"))
+        return;
+    uint64_t pointers = 0; /* the pointer arguments, hashed */
+    for (int i = 0; k->kinds[i]; i++)
+        if (k->kinds[i] == 'p') {
+            uint64_t p;
+            memcpy(&p, params[i], sizeof p);
+            pointers = (pointers ^ p) * 0x100000001b3ull;
+        }
+    pthread_mutex_lock(&limited.lock);
+    int i = 0;
+    while (i < limited.count && strcmp(limited.names[i], k->name) != 0)
+        i++;
+    if (i == limited.count && limited.count < FAKE_MAX_KERNELS)
+        limited.names[limited.count++] = k->name; /* the module's names: kept until the context goes */
+    bool again = limited.last && strcmp(limited.last, k->name) == 0 && limited.last_pointers == pointers;
+    if (i < limited.count && (gx == fake_max_grid_x() || again))
+        limited.split[i] = true;
+    limited.last = limited.names[i < limited.count ? i : 0];
+    limited.last_pointers = pointers;
+    pthread_mutex_unlock(&limited.lock);
+}
+
+void fake_grid_report(void)
+{
+    if (!getenv("EMBER_FAKE_CUDA_GRID_X"))
+        return;
+    char split[4096] = "", whole[4096] = "";
+    int n_split = 0;
+    pthread_mutex_lock(&limited.lock);
+    for (int i = 0; i < limited.count; i++) {
+        char *to = limited.split[i] ? split : whole;
+        size_t len = strlen(to);
+        snprintf(to + len, sizeof split - len, " %s", limited.names[i]);
+        n_split += limited.split[i];
+    }
+    fake_say("the grid's x limit, lowered to %u blocks, split the launches of %d of the %d kernels "
+             "launched;%s%s",
+             fake_max_grid_x(), n_split, limited.count, whole[0] ? " never split:" : " every one", whole);
+    limited.count = 0;
+    limited.last = NULL;
+    memset(limited.split, 0, sizeof limited.split);
+    pthread_mutex_unlock(&limited.lock);
+}
+
 /* ------------------------------------------------------ the driver API */
 
 typedef struct fake_function *CUfunction;
@@ -629,10 +803,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (!f || f->module->unloaded || f->module->ctx != c)
         return FAKE_INVALID_HANDLE;
     const struct fake_kernel *k = f->kernel;
-    if (gx == 0 || gy == 0 || gz == 0 || gx > FAKE_MAX_GRID_X || gy > FAKE_MAX_GRID_YZ ||
+    if (gx == 0 || gy == 0 || gz == 0 || gx > fake_max_grid_x() || gy > FAKE_MAX_GRID_YZ ||
         gz > FAKE_MAX_GRID_YZ) {
         fake_say("cuLaunchKernel(%s): a grid of %ux%ux%u blocks: the limits are %u x %u x %u", k->name, gx,
-                 gy, gz, FAKE_MAX_GRID_X, FAKE_MAX_GRID_YZ, FAKE_MAX_GRID_YZ);
+                 gy, gz, fake_max_grid_x(), FAKE_MAX_GRID_YZ, FAKE_MAX_GRID_YZ);
         return FAKE_INVALID_VALUE;
     }
     if (bx == 0 || by == 0 || bz == 0 || (unsigned long long)bx * by * bz > FAKE_MAX_THREADS_PER_BLOCK ||
@@ -674,6 +848,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
             k->name, nargs, nargs);
         return FAKE_INVALID_VALUE;
     }
+    note_grid(k, gx, params);
     struct fake_command *cmd = calloc(1, sizeof *cmd);
     if (!cmd)
         return FAKE_OUT_OF_MEMORY;
@@ -688,6 +863,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     l->seed = fake_env_int("EMBER_FAKE_CUDA_SEED", 0);
     l->watchdog_ms = fake_env_int("EMBER_FAKE_CUDA_WATCHDOG_MS", 0);
     l->kernel_ms = fake_env_int("EMBER_FAKE_CUDA_KERNEL_MS", 0);
+    l->numerics = fake_env_int("EMBER_FAKE_CUDA_NUMERICS", 0) == 1;
     fake_ctx_queue(c, cmd);
     return FAKE_SUCCESS;
 }

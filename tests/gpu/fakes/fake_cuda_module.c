@@ -328,6 +328,9 @@ static CUresult ptx_functions(struct fake_module *m, const void *image, bool cub
             f->kinds[p] = size == 8 ? 'p' : 'i';
         }
         f->own = (struct fake_kernel){.name = ptxsim_kernel_name(f->ptx), .kinds = f->kinds};
+        for (int k = 0; m->build && k < m->build->count && !f->host; k++)
+            if (strcmp(m->build->kernels[k].name, name) == 0)
+                f->host = &m->build->kernels[k];
         f->kernel = &f->own;
         f->module = m;
         f->max_threads = max_threads_of(name);
@@ -370,7 +373,7 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
         snprintf(log, log_len, "the module has no %s constant: the test double cannot tell its tuning",
                  EMBER_KERNEL_TUNING_SYMBOL);
         r = FAKE_NOT_SUPPORTED;
-    } else if (r == FAKE_SUCCESS && !ptx && !(build = build_for(im.tuning))) {
+    } else if (r == FAKE_SUCCESS && !(build = build_for(im.tuning)) && !ptx) {
         snprintf(
             log, log_len,
             "the test double has no host build of the kernels for this module's tuning (wg_size %d, tile "
@@ -395,7 +398,7 @@ CUresult fake_module_load(struct fake_ctx *c, const void *image, char *log, size
     }
     m->next = c->modules; /* the context frees its modules when it goes */
     c->modules = m;
-    for (int i = 0; build && i < im.count; i++)
+    for (int i = 0; build && !ptx && i < im.count; i++)
         for (int k = 0; k < build->count; k++)
             if (strcmp(build->kernels[k].name, im.names[i]) == 0) {
                 struct fake_function *f = &m->functions[m->count++];
