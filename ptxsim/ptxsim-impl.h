@@ -136,6 +136,10 @@ struct ptxsim_kernel {
     int slot_count;
     int special_slot[SPECIAL_COUNT]; /* -1: not used */
     int registers32;                 /* ptxsim_kernel_registers */
+    /* for each conditional branch, the instruction where its warp
+     * reconverges (its immediate post-dominator; count: the end); -1 for
+     * every other instruction (ptxsim-cfg.c) */
+    int *reconverge;
     /* constants: 32 copies of each value */
     uint64_t *constants;
     int constant_count;
@@ -217,22 +221,31 @@ int ptx_builder_label(struct ptx_builder *b, const char *name); /* a label's num
 
 /* Sets k->registers32 from the kernel's liveness (ptxsim-registers.c). */
 void ptx_count_registers(struct ptxsim_kernel *k);
+/* Sets k->reconverge from the kernel's control flow (ptxsim-cfg.c); false
+ * when out of memory. */
+bool ptx_find_reconvergence(struct ptxsim_kernel *k);
 
 /* ------------------------------------------------------------- the run */
 
-/* One lane group of a warp: lanes at the same instruction. */
+/* One entry of a warp's SIMT stack: lanes at one instruction, and where
+ * they rejoin the lanes of the entry below (ptxsim-run.c). */
 struct lane_group {
     int pc;
+    int rpc; /* the reconvergence point: the entry is popped there; -1 for the bottom one */
     uint32_t lanes;
     bool waiting; /* at a barrier */
 };
+
+/* the deepest a warp's stack may grow: one entry a level of nested
+ * divergence and one more (ember's kernels need a handful) */
+#define PTXSIM_STACK 64
 
 struct warp {
     int index;     /* in its block */
     uint32_t live; /* lanes that are threads of the block */
     uint32_t exited;
-    struct lane_group groups[PTXSIM_LANES];
-    int group_count;
+    struct lane_group stack[PTXSIM_STACK];
+    int depth;
     uint64_t *regs;    /* slot_count x 32 */
     uint32_t *written; /* per slot, the lanes that wrote it */
 };

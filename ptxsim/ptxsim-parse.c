@@ -571,6 +571,8 @@ static bool parse_entry(struct parser *ps)
     ok = ok && parse_body(ps, &b) && resolve_labels(ps, &b);
     if (ok)
         ptx_count_registers(k);
+    if (ok && !ptx_find_reconvergence(k))
+        ok = parse_error(ps, ps->c.line, "out of memory for the control flow of kernel %s", name);
     free(b.ranges);
     free(b.labels);
     ps->kernel = NULL;
@@ -655,6 +657,7 @@ void ptxsim_module_free(struct ptxsim_module *m)
         free(k->shared);
         free(k->regs);
         free(k->constants);
+        free(k->reconverge);
     }
     for (int i = 0; i < m->variable_count; i++)
         free(m->variables[i].bytes);

@@ -4,8 +4,10 @@
  * a GPU spends its time (`ember ptx KERNEL --simulate`):
  *
  *   instructions per thread, by class       what the work is made of
- *   warp execution efficiency               lanes busy per instruction issued: what divergence
- *                                           and partly empty warps cost
+ *   warp execution efficiency               lanes active per instruction issued (NVIDIA's
+ *                                           definition): what divergence and partly empty
+ *                                           warps cost; and threads with work, those past
+ *                                           the instruction's guard too
  *   global loads and stores                 per instruction, the 32-byte sectors and 128-byte
  *                                           lines one warp's request touches: coalescing
  *   shared loads and stores                 per instruction, the passes the 32 banks need:
@@ -92,9 +94,14 @@ static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_
                 100.0 * per(by_class[c], s->thread_instructions));
     add(t, "  %-44s %9.1f\n", "all", per(s->thread_instructions, threads));
     add(t,
-        "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes busy in each instruction "
-        "it "
-        "issued; the rest idle, left out by a branch or past the block's last thread)\n",
+        "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes active in each instruction it "
+        "issued; the others left out by a branch, ended, or past the block's last thread: NVIDIA's "
+        "warp_execution_efficiency)\n",
+        100.0 * per(s->active_instructions, s->warp_instructions * PTXSIM_LANES),
+        per(s->active_instructions, s->warp_instructions));
+    add(t,
+        "threads with work: %.1f%% (on average %.1f lanes an issue also past the instruction's guard: "
+        "warp_nonpred_execution_efficiency)\n",
         100.0 * per(s->thread_instructions, s->warp_instructions * PTXSIM_LANES),
         per(s->thread_instructions, s->warp_instructions));
 }

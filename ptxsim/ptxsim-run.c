@@ -11,21 +11,20 @@
  * and they all go on. A seed shuffles the order of the warps at every
  * barrier, for tests that want another legal interleaving.
  *
- * Divergence: a warp is a short list of *lane groups*, each with its own
- * instruction. It always runs the group with the lowest instruction index
- * (the min-PC rule), and groups that arrive at the same instruction merge.
- * A branch some lanes take and others do not splits a group in two. Why
- * this reconverges where a GPU does: compilers lay code out so that the
- * point where the two sides of an `if` meet comes after both sides, and a
- * loop's exit after its body. The lanes that jumped ahead wait there while
- * the lanes behind them catch up, so the warp is whole again at the first
- * instruction both paths reach: the immediate post-dominator, for the
- * structured code that NVRTC and clang emit for ember's kernels (forward
- * branches around `if`s, one backward branch per loop, early returns). A
- * SIMT stack reconverges at the same places for that code, with more
- * machinery; and with independent thread scheduling (sm_70 on), lanes of a
- * diverged warp may interleave differently, which changes nothing a
- * race-free kernel computes.
+ * Divergence: each warp keeps a SIMT stack, as NVIDIA's GPUs did in
+ * hardware up to Pascal. The top entry's lanes run; at a branch some of
+ * them take and others not, the entry becomes the *reconvergence* entry,
+ * waiting at the branch's immediate post-dominator (ptxsim-cfg.c: the first
+ * instruction every path from the branch must reach), and one entry for
+ * each side is pushed above it, the taken side on top. Each side runs until
+ * it reaches that point, where it is popped; when both are, the lanes go on
+ * together. Lanes that return leave every entry. So the warp is whole again
+ * exactly where the paths meet, whatever order the compiler laid the code
+ * out in (clang's layout of `reduce` puts a join before one of its paths,
+ * where running the lowest instruction first would issue the join twice).
+ * Volta and later schedule a diverged warp's threads independently, and
+ * may interleave the two sides; they reconverge at the same places for code
+ * without warp-synchronous tricks, and a race-free kernel computes the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,41 +40,29 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ------------------------------------------------------- lane groups */
+/* -------------------------------------------------------- the SIMT stack */
 
-/* Adds `lanes` at instruction `pc`, merging with a group already there. */
-static void group_add(struct warp *w, int pc, uint32_t lanes, bool waiting)
+static bool push(struct run *r, struct warp *w, const struct ptx_ins *in, struct lane_group entry)
 {
-    for (int i = 0; i < w->group_count; i++)
-        if (w->groups[i].pc == pc && w->groups[i].waiting == waiting) {
-            w->groups[i].lanes |= lanes;
-            return;
-        }
-    w->groups[w->group_count++] = (struct lane_group){.pc = pc, .lanes = lanes, .waiting = waiting};
+    if (w->depth == PTXSIM_STACK)
+        return ptx_fail(r, PTXSIM_BAD_LAUNCH, w, __builtin_ctz(entry.lanes), in,
+                        "divergence nested deeper than the simulator's stack of %d entries", PTXSIM_STACK);
+    w->stack[w->depth++] = entry;
+    return true;
 }
 
-static void group_remove(struct warp *w, int i) { w->groups[i] = w->groups[--w->group_count]; }
-
-/* Group i moved to `pc`: merged into a group already there, if any. */
-static void group_moved(struct warp *w, int i, int pc)
+/* Lanes that ended leave every entry; entries left empty, or at their
+ * reconvergence point, are popped. */
+static void settle(struct warp *w)
 {
-    w->groups[i].pc = pc;
-    for (int j = 0; j < w->group_count; j++)
-        if (j != i && w->groups[j].pc == pc && w->groups[j].waiting == w->groups[i].waiting) {
-            w->groups[j].lanes |= w->groups[i].lanes;
-            group_remove(w, i);
-            return;
-        }
-}
-
-/* The runnable group with the lowest instruction: -1 when every lane waits or has ended. */
-static int group_next(const struct warp *w)
-{
-    int best = -1;
-    for (int i = 0; i < w->group_count; i++)
-        if (!w->groups[i].waiting && (best < 0 || w->groups[i].pc < w->groups[best].pc))
-            best = i;
-    return best;
+    for (int i = 0; i < w->depth; i++)
+        w->stack[i].lanes &= ~w->exited;
+    while (w->depth > 0) {
+        const struct lane_group *g = &w->stack[w->depth - 1];
+        if (g->lanes && !(g->rpc >= 0 && g->pc == g->rpc))
+            break;
+        w->depth--; /* its lanes are in the entry below, which waits at g->rpc */
+    }
 }
 
 /* --------------------------------------------------------------- warps */
@@ -89,8 +76,8 @@ static void warp_start(struct run *r, struct warp *w, int index)
     unsigned count = r->threads - first < PTXSIM_LANES ? r->threads - first : PTXSIM_LANES;
     w->live = count == PTXSIM_LANES ? ~0u : (1u << count) - 1;
     w->exited = 0;
-    w->group_count = 0;
-    group_add(w, 0, w->live, false);
+    w->depth = 1;
+    w->stack[0] = (struct lane_group){.pc = 0, .rpc = -1, .lanes = w->live};
     memset(w->written, 0, (size_t)k->slot_count * sizeof *w->written);
     /* the special registers this kernel reads, lane by lane */
     for (int s = 0; s < SPECIAL_COUNT; s++) {
@@ -143,14 +130,36 @@ static bool guarded(struct run *r, struct warp *w, const struct ptx_ins *in, uin
     return true;
 }
 
+/* A divergent branch at g->pc: `taken` lanes go to the target, the rest on. */
+static bool diverge(struct run *r, struct warp *w, struct lane_group *g, const struct ptx_ins *in,
+                    uint32_t taken)
+{
+    const struct ptxsim_kernel *k = r->k;
+    int at = g->pc, join = k->reconverge[at] >= 0 ? k->reconverge[at] : k->count;
+    struct lane_group rest = {.pc = at + 1, .rpc = join, .lanes = g->lanes & ~taken};
+    if (g->rpc ==
+        join) { /* it would wait where its own entry below waits: it becomes the fall-through side */
+        *g = rest;
+    } else {
+        g->pc = join; /* the reconvergence entry */
+        if (!push(r, w, in, rest))
+            return false;
+    }
+    return push(r, w, in, (struct lane_group){.pc = in->target, .rpc = join, .lanes = taken});
+}
+
 /* Runs warp w until each of its lanes has ended or waits at a barrier.
  * False when a check failed. */
 static bool warp_run(struct run *r, struct warp *w)
 {
     const struct ptxsim_kernel *k = r->k;
     struct ptxsim_stats *stats = r->launch->stats;
-    for (int gi; (gi = group_next(w)) >= 0;) {
-        struct lane_group *g = &w->groups[gi];
+    for (settle(w); w->depth > 0 && !w->stack[w->depth - 1].waiting; settle(w)) {
+        struct lane_group *g = &w->stack[w->depth - 1];
+        if (g->pc >= k->count) { /* past the last instruction: as a return */
+            w->exited |= g->lanes;
+            continue;
+        }
         const struct ptx_ins *in = &k->code[g->pc];
         uint32_t lanes = g->lanes;
         if (!guarded(r, w, in, &lanes))
@@ -159,6 +168,7 @@ static bool warp_run(struct run *r, struct warp *w)
         if (stats) {
             struct ptxsim_ins_stats *s = &stats->ins[g->pc];
             s->issued++;
+            s->active += (uint64_t)ptx_popcount(g->lanes);
             s->threads += (uint64_t)ptx_popcount(lanes);
         }
         if (++r->issued_since_clock >= (1u << 16)) {
@@ -169,42 +179,35 @@ static bool warp_run(struct run *r, struct warp *w)
         }
         switch ((enum ptx_op)in->op) {
         case OP_BRA:
-            if (lanes == g->lanes) {
-                group_moved(w, gi, in->target);
-            } else if (lanes == 0) {
-                group_moved(w, gi, g->pc + 1);
-            } else { /* divergence: the taken lanes go on at the target, the rest fall through */
-                int pc = g->pc;
-                g->lanes &= ~lanes;
-                group_moved(w, gi, pc + 1);
-                group_add(w, in->target, lanes, false);
-            }
+            if (lanes == g->lanes)
+                g->pc = in->target;
+            else if (lanes == 0)
+                g->pc++;
+            else if (!diverge(r, w, g, in, lanes))
+                return false;
             break;
         case OP_RET:
         case OP_EXIT:
             w->exited |= lanes;
-            g->lanes &= ~lanes;
-            if (!g->lanes)
-                group_remove(w, gi);
-            else
-                group_moved(w, gi, g->pc + 1);
+            g->pc++; /* the lanes whose guard kept them */
             break;
         case OP_BAR:
-            if (lanes != g->lanes) { /* a guarded barrier: those lanes wait, the others go past it */
-                int pc = g->pc;
-                g->lanes &= ~lanes;
-                group_moved(w, gi, pc + 1);
-                if (lanes)
-                    group_add(w, pc, lanes, true);
-            } else {
+            if (lanes == g->lanes) {
                 g->waiting = true;
-                group_moved(w, gi, g->pc);
+            } else if (lanes) { /* a guarded barrier: those lanes wait, the others go past it */
+                struct lane_group past = {.pc = g->pc + 1, .rpc = g->rpc, .lanes = g->lanes & ~lanes};
+                g->lanes = lanes;
+                g->waiting = true;
+                if (!push(r, w, in, past))
+                    return false;
+            } else {
+                g->pc++;
             }
             break;
         default:
             if (lanes && !ptx_execute(r, w, in, lanes))
                 return false;
-            group_moved(w, gi, g->pc + 1);
+            g->pc++;
             break;
         }
     }
@@ -227,15 +230,27 @@ static bool barrier_release(struct run *r, bool *done)
     int barrier_pc = -1, waiting = 0, exited = 0, waiting_lane = 0, exited_lane = 0;
     for (int i = 0; i < r->warp_count; i++) {
         const struct warp *w = &r->warps[i];
-        for (int g = 0; g < w->group_count; g++) {
-            const struct lane_group *lg = &w->groups[g];
-            if (barrier_pc >= 0 && lg->pc != barrier_pc) {
-                const struct ptx_ins *in = &r->k->code[lg->pc];
+        if (w->depth > 0) { /* its top entry waits at a barrier */
+            const struct lane_group *lg = &w->stack[w->depth - 1];
+            const struct ptx_ins *in = &r->k->code[lg->pc];
+            if (barrier_pc >= 0 && lg->pc != barrier_pc)
                 return ptx_fail(r, PTXSIM_BARRIER, w, __builtin_ctz(lg->lanes), in,
                                 "it waits at this barrier while thread %d waits at the one of PTX line %d: a "
                                 "barrier must be reached by every thread of the block, at the same place",
                                 first_waiting->index * PTXSIM_LANES + waiting_lane,
                                 r->k->code[barrier_pc].line);
+            uint32_t elsewhere = w->live & ~w->exited & ~lg->lanes;
+            if (elsewhere) { /* lanes of its warp on the other side of a branch */
+                /* the nearest entry below holding it: the side of the branch it waits on */
+                int lane = __builtin_ctz(elsewhere), below = w->depth - 2;
+                while (below > 0 && !(w->stack[below].lanes & (1u << lane)))
+                    below--;
+                int at = below >= 0 ? w->stack[below].pc : r->k->count;
+                return ptx_fail(
+                    r, PTXSIM_BARRIER, w, __builtin_ctz(lg->lanes), in,
+                    "it waits at this barrier while thread %d of its warp, on another side of a "
+                    "branch, has not reached it (it is at PTX line %d): a barrier in divergent code",
+                    w->index * PTXSIM_LANES + lane, at < r->k->count ? r->k->code[at].line : -1);
             }
             if (barrier_pc < 0) {
                 barrier_pc = lg->pc;
@@ -261,14 +276,10 @@ static bool barrier_release(struct run *r, bool *done)
             waiting, waiting == 1 ? "" : "s", exited, first_exited->index * PTXSIM_LANES + exited_lane);
     for (int i = 0; i < r->warp_count; i++) {
         struct warp *w = &r->warps[i];
-        for (int g = 0; g < w->group_count; g++)
-            w->groups[g].waiting = false;
-        /* every group is at the barrier: one group, past it */
-        uint32_t lanes = 0;
-        for (int g = 0; g < w->group_count; g++)
-            lanes |= w->groups[g].lanes;
-        w->group_count = 0;
-        group_add(w, barrier_pc + 1, lanes, false);
+        if (w->depth > 0) {
+            w->stack[w->depth - 1].waiting = false;
+            w->stack[w->depth - 1].pc = barrier_pc + 1;
+        }
     }
     r->epoch++;
     if (r->launch->stats)
@@ -390,9 +401,10 @@ enum ptxsim_outcome ptxsim_run(const struct ptxsim_launch *l, struct ptxsim_resu
             }
 done:
     if (l->stats) { /* the totals of every launch recorded so far */
-        l->stats->warp_instructions = l->stats->thread_instructions = 0;
+        l->stats->warp_instructions = l->stats->active_instructions = l->stats->thread_instructions = 0;
         for (int i = 0; i < l->stats->count; i++) {
             l->stats->warp_instructions += l->stats->ins[i].issued;
+            l->stats->active_instructions += l->stats->ins[i].active;
             l->stats->thread_instructions += l->stats->ins[i].threads;
         }
     }

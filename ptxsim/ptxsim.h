@@ -170,8 +170,14 @@ enum ptxsim_class ptxsim_kernel_instruction_class(const struct ptxsim_kernel *k,
 
 /* What one instruction did over a launch. */
 struct ptxsim_ins_stats {
-    uint64_t issued;  /* times a warp issued it */
-    uint64_t threads; /* threads that executed it: the issues' active lanes, summed */
+    uint64_t issued; /* times a warp issued it */
+    /* the lanes active in the warp at each issue, summed: those on the
+     * path it is on, whatever the instruction's guard says (what NVIDIA's
+     * profilers count for warp execution efficiency) */
+    uint64_t active;
+    /* threads that executed it: the active lanes whose guard let them,
+     * summed (the profilers' non-predicated figure: threads with work) */
+    uint64_t threads;
     /* global loads and stores: 32-byte sectors and 128-byte lines the
      * issues touched, summed (a coalesced 4-byte access of 32 lanes: 4 and 1) */
     uint64_t sectors, lines;
@@ -189,7 +195,8 @@ struct ptxsim_stats {
     unsigned grid[3], block[3];
     uint64_t warps;               /* warps run, partial ones included */
     uint64_t warp_instructions;   /* issues, summed */
-    uint64_t thread_instructions; /* active lanes, summed */
+    uint64_t active_instructions; /* active lanes, summed */
+    uint64_t thread_instructions; /* lanes that executed, summed */
     uint64_t global_bytes;        /* bytes the threads loaded and stored in global memory */
     uint64_t barriers;            /* barriers the blocks passed, summed */
 };

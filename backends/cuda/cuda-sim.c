@@ -358,7 +358,7 @@ static char *sim_summary(const struct sim_device *d)
         len += (size_t)snprintf(s + len, cap - len, "%-28s %8d %12llu %10.1f%% %12.1f %12s\n",
                                 ember_kernel_name(k), d->launches_of[k],
                                 (unsigned long long)st->warp_instructions,
-                                st->warp_instructions ? 100.0 * (double)st->thread_instructions /
+                                st->warp_instructions ? 100.0 * (double)st->active_instructions /
                                                             (32.0 * (double)st->warp_instructions)
                                                       : 0.0,
                                 requests ? (double)sectors / (double)requests : 0.0, bank);

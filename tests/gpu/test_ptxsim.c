@@ -9,8 +9,9 @@
  *     min/max, directed rounding, .ftz, conversions that saturate), the
  *     special registers and the parameters;
  *   - divergence and reconvergence: an if/else, a loop whose trip count
- *     differs by lane, an early return; the record shows the warp split
- *     and whole again;
+ *     differs by lane, an early return, a join laid out above one of its
+ *     paths; the record shows the warp split and whole again where the
+ *     control flow graph says;
  *   - shared memory and bar.sync across warps, in any warp order;
  *   - each checker firing on a kernel written to trip it, with the message
  *     naming kernel, block, thread, line and address; and silent on every
@@ -328,6 +329,75 @@ static void test_divergence(void)
     buffers_free();
 }
 
+/* A join laid out before one of the paths that reach it, as clang lays out
+ * `reduce`: the branch's block ends in a conditional branch to ODD and falls
+ * through to a jump to EVEN, and both paths jump back up to JOIN. Its
+ * control flow graph: the branch block's successors are ODD and the jump;
+ * every path from it passes JOIN before the end, and JOIN is the first such
+ * block, so JOIN is the branch's immediate post-dominator: a warp diverges
+ * there into its odd and even lanes and reconverges at JOIN. Expected from
+ * the graph, per warp of 32 lanes: each side's move issued once for its 16
+ * lanes, JOIN's store once for all 32. (Running the lowest instruction
+ * first, the odd lanes reach JOIN above EVEN and store alone, then the even
+ * ones: two issues.) And a uniformly untaken guarded branch: every lane is
+ * active, none executes it. */
+static void test_reconvergence(void)
+{
+    struct ptxsim_module *m =
+        module(".param .u64 out", ".reg .pred %p<3>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n"
+                                  "ld.param.u64 %rd1, [out];\n"
+                                  "mov.u32 %r1, %tid.x;\n"
+                                  "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+                                  "setp.gt.u32 %p2, %r1, 1000;\n"
+                                  "@%p2 bra NEVER;\n"
+                                  "and.b32 %r2, %r1, 1;\nsetp.eq.s32 %p1, %r2, 1;\n"
+                                  "@%p1 bra ODD;\n"
+                                  "bra.uni EVEN;\n"
+                                  "JOIN:\n"
+                                  "st.global.u32 [%rd3], %r6;\n"
+                                  "NEVER:\n"
+                                  "ret;\n"
+                                  "ODD:\n"
+                                  "mov.u32 %r6, 100;\n"
+                                  "bra.uni JOIN;\n"
+                                  "EVEN:\n"
+                                  "mov.u32 %r6, 200;\n"
+                                  "bra.uni JOIN;");
+    const struct ptxsim_kernel *k = ptxsim_module_kernel(m, "k");
+    uint32_t *out = buffer(64 * 4);
+    struct ptxsim_stats *stats = ptxsim_stats_new(k);
+    struct ptxsim_result r;
+    CHECK(run(m, 1, 64, (struct args){{address(out)}, 1}, 0, 0, stats, &r) == PTXSIM_OK, "reconvergence: %s",
+          r.message);
+    for (int t = 0; t < 64; t++)
+        CHECK(out[t] == (t % 2 ? 100u : 200u), "thread %d wrote %u", t, out[t]);
+    int store = -1, odd = -1, even = -1, never = -1;
+    for (int i = 0; i < ptxsim_kernel_instruction_count(k); i++) {
+        const char *text = ptxsim_kernel_instruction_text(k, i);
+        store = strncmp(text, "st.global", 9) == 0 ? i : store;
+        odd = strcmp(text, "mov.u32 %r6, 100") == 0 ? i : odd;
+        even = strcmp(text, "mov.u32 %r6, 200") == 0 ? i : even;
+        never = strcmp(text, "@%p2 bra NEVER") == 0 ? i : never;
+    }
+    CHECK(store >= 0 && odd >= 0 && even >= 0 && never >= 0, "the test kernel's instructions were not found");
+    if (store >= 0 && odd >= 0 && even >= 0 && never >= 0) {
+        CHECK(stats->ins[store].issued == 2 && stats->ins[store].threads == 64,
+              "JOIN's store: issued %llu times for %llu threads, not once a warp (2) for 64",
+              (unsigned long long)stats->ins[store].issued, (unsigned long long)stats->ins[store].threads);
+        CHECK(stats->ins[odd].issued == 2 && stats->ins[odd].threads == 32 && stats->ins[even].issued == 2 &&
+                  stats->ins[even].threads == 32,
+              "the sides: %llu and %llu issues for %llu and %llu threads, not 2 and 2 for 32 and 32",
+              (unsigned long long)stats->ins[odd].issued, (unsigned long long)stats->ins[even].issued,
+              (unsigned long long)stats->ins[odd].threads, (unsigned long long)stats->ins[even].threads);
+        CHECK(stats->ins[never].active == 64 && stats->ins[never].threads == 0,
+              "the untaken branch: %llu lanes active and %llu executing, not 64 and 0",
+              (unsigned long long)stats->ins[never].active, (unsigned long long)stats->ins[never].threads);
+    }
+    ptxsim_stats_free(stats);
+    ptxsim_module_free(m);
+    buffers_free();
+}
+
 /* ---------------------------------------------------- shared, barriers */
 
 /* A block reverses 96 values through shared memory: each thread writes
@@ -639,6 +709,7 @@ int main(void)
     test_integers();
     test_floats();
     test_divergence();
+    test_reconvergence();
     test_shared();
     test_checkers();
     test_parser();

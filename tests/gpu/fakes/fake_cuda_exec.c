@@ -497,21 +497,25 @@ RESUMABLE static CUresult run_on_host(const struct fake_launch *l, const struct 
 
 /* ---------------------------------------------------- the numerics check */
 
-/* EMBER_FAKE_CUDA_NUMERICS=1, in PTX mode: the launch runs twice on the same
- * memory, first as the same kernel compiled for the host (prelude-host.kh:
- * ember's kernel C, IEEE round-to-nearest, nothing fused, the same order of
- * operations), then as its PTX in the simulator with each fused multiply-add
- * executed unfused (PTXSIM_UNFUSED). Every buffer an argument points into
- * must then hold the same bits after both (NaN against any NaN): a rounding
- * the kernel's C does not ask for (an .rz), a changed constant or a changed
- * operand shows as a differing word, where comparing with a reference at a
- * tolerance lets it through. It holds where the PTX computes what its C
- * does: the built-in PTX (clang, whose softmath.kh is the host's too); an
- * NVRTC's PTX calls libdevice's expf and logf, which the host's are not. */
-struct snapshot {
+/* EMBER_FAKE_CUDA_NUMERICS=1, in PTX mode: the launch runs twice, first as
+ * the same kernel compiled for the host (prelude-host.kh: ember's kernel C,
+ * IEEE round-to-nearest, nothing fused, the same order of operations) on a
+ * copy of every allocation an argument points into, then as its PTX in the
+ * simulator on the allocations themselves, each fused multiply-add
+ * executed unfused (PTXSIM_UNFUSED). Each allocation must then hold the
+ * same bits as its copy (NaN against any NaN): a rounding the kernel's C
+ * does not ask for (an .rz), a changed constant or a changed operand shows
+ * as a differing word, where comparing with a reference at a tolerance lets
+ * it through. It holds where the PTX computes what its C does: the built-in
+ * PTX (clang, whose softmath.kh is the host's too); an NVRTC's PTX calls
+ * libdevice's expf and logf, which the host's are not. The copies end
+ * against a page nothing may touch, as device memory does. */
+struct shadow {
     uint64_t base, bytes;
     int argument;
-    unsigned char *before, *host;
+    char *region; /* the copy's pages, the last one untouchable */
+    size_t region_bytes;
+    unsigned char *copy;
 };
 
 static bool same_word(const unsigned char *a, const unsigned char *b, size_t bytes)
@@ -531,70 +535,106 @@ static float as_float(const unsigned char *p)
     return v;
 }
 
-/* the first differing word of s (its memory against s->host), or false */
-static bool differs(const struct snapshot *s, const char *kernel)
+/* whether the allocation differs from the host's copy, said on stderr */
+static bool differs(const struct shadow *s, const char *kernel)
 {
     const unsigned char *now = (const unsigned char *)(uintptr_t)s->base;
+    if (memcmp(now, s->copy, s->bytes) == 0)
+        return false;
     size_t words = 0, first = 0;
     for (size_t at = 0; at < s->bytes; at += 4) {
         size_t n = s->bytes - at < 4 ? s->bytes - at : 4;
-        if (!same_word(now + at, s->host + at, n) && words++ == 0)
+        if (!same_word(now + at, s->copy + at, n) && words++ == 0)
             first = at;
     }
     if (!words)
         return false;
-    uint32_t ptx = 0, host = 0, was = 0;
-    memcpy(&ptx, now + first, 4);
-    memcpy(&host, s->host + first, 4);
-    memcpy(&was, s->before + first, 4);
+    uint32_t ptx = 0, host = 0;
+    memcpy(&ptx, now + first, s->bytes - first < 4 ? s->bytes - first : 4);
+    memcpy(&host, s->copy + first, s->bytes - first < 4 ? s->bytes - first : 4);
     fake_say(
         "kernel %s: the numerics check: word %zu of the allocation of %llu bytes at %#llx (argument %d) is "
         "%.9g (%#010x) after the PTX, %.9g (%#010x) after the same kernel compiled for the host, at "
-        "round-to-nearest with nothing fused (it was %.9g before); %zu word%s of it differ%s",
+        "round-to-nearest with nothing fused; %zu word%s of it differ%s",
         kernel, first / 4, (unsigned long long)s->bytes, (unsigned long long)s->base, s->argument,
-        as_float(now + first), ptx, as_float(s->host + first), host, as_float(s->before + first), words,
+        as_float((const unsigned char *)&ptx), ptx, as_float((const unsigned char *)&host), host, words,
         words == 1 ? "" : "s", words == 1 ? "s" : "");
     return true;
+}
+
+/* Pages for copies, kept from launch to launch (the chunks of one primitive
+ * copy the same allocations): mapping fresh ones each time cost more than
+ * the check. Only the engine's holder uses them. */
+static struct {
+    char *region;
+    size_t bytes;
+} spare[8];
+
+static char *pages_take(size_t bytes)
+{
+    for (size_t i = 0; i < sizeof spare / sizeof spare[0]; i++)
+        if (spare[i].region && spare[i].bytes == bytes) {
+            char *region = spare[i].region;
+            spare[i].region = NULL;
+            return region;
+        }
+    return fake_pages_map(bytes);
+}
+
+static void pages_give(char *region, size_t bytes)
+{
+    static size_t next;
+    size_t i = next++ % (sizeof spare / sizeof spare[0]);
+    if (spare[i].region)
+        fake_pages_unmap(spare[i].region, spare[i].bytes);
+    spare[i].region = region;
+    spare[i].bytes = bytes;
 }
 
 RESUMABLE static CUresult launch_checked(const struct fake_launch *l)
 {
     const struct fake_function *f = l->function;
-    struct snapshot shots[FAKE_MAX_ARGS];
+    struct shadow shadows[FAKE_MAX_ARGS];
+    struct fake_launch on_copies = *l; /* its pointers moved onto the copies */
     int count = 0;
     CUresult r = FAKE_SUCCESS;
+    size_t page = fake_page_size();
     for (int i = 0; i < l->nargs && r == FAKE_SUCCESS; i++) {
         uint64_t ptr = 0, base, bytes;
         memcpy(&ptr, l->argv[i], sizeof ptr);
         if (f->kinds[i] != 'p' || !fake_memory_find(NULL, ptr, &base, &bytes))
             continue;
-        bool seen = false;
-        for (int s = 0; s < count; s++)
-            seen |= shots[s].base == base;
-        if (seen)
-            continue;
-        struct snapshot *s = &shots[count++];
-        *s = (struct snapshot){
-            .base = base, .bytes = bytes, .argument = i, .before = malloc(bytes), .host = malloc(bytes)};
-        if (!s->before || !s->host)
-            r = FAKE_OUT_OF_MEMORY;
-        else
-            memcpy(s->before, (void *)(uintptr_t)base, bytes);
+        int s = 0;
+        while (s < count && shadows[s].base != base)
+            s++;
+        if (s == count) {
+            struct shadow *n = &shadows[count++];
+            size_t span = (bytes + page - 1) / page * page;
+            *n = (struct shadow){.base = base, .bytes = bytes, .argument = i, .region_bytes = span + page};
+            if (!(n->region = pages_take(n->region_bytes))) {
+                count--;
+                r = FAKE_OUT_OF_MEMORY;
+                break;
+            }
+            fake_pages_forbid(n->region + span, page); /* again: a spare's last page already is */
+            n->copy = (unsigned char *)n->region + span - bytes;
+            memcpy(n->copy, (void *)(uintptr_t)base, bytes);
+        }
+        uint64_t moved = (uint64_t)(uintptr_t)shadows[s].copy + (ptr - base);
+        memcpy(on_copies.values[i], &moved, sizeof moved);
+        on_copies.argv[i] = on_copies.values[i];
     }
-    if (r == FAKE_SUCCESS && (r = run_on_host(l, f->host)) != FAKE_SUCCESS)
+    for (int i = 0; i < l->nargs; i++) /* argv points into the launch's own values */
+        if (on_copies.argv[i] == l->values[i])
+            on_copies.argv[i] = on_copies.values[i];
+    if (r == FAKE_SUCCESS && (r = run_on_host(&on_copies, f->host)) != FAKE_SUCCESS)
         fake_say("kernel %s: the numerics check: its host build failed as above", f->kernel->name);
-    for (int s = 0; s < count && r == FAKE_SUCCESS; s++) { /* the host's results aside, memory as it was */
-        memcpy(shots[s].host, (void *)(uintptr_t)shots[s].base, shots[s].bytes);
-        memcpy((void *)(uintptr_t)shots[s].base, shots[s].before, shots[s].bytes);
-    }
     if (r == FAKE_SUCCESS && (r = launch_in_simulator(l, PTXSIM_UNFUSED)) == FAKE_SUCCESS)
         for (int s = 0; s < count && r == FAKE_SUCCESS; s++)
-            if (differs(&shots[s], f->kernel->name))
+            if (differs(&shadows[s], f->kernel->name))
                 r = FAKE_LAUNCH_FAILED;
-    for (int s = 0; s < count; s++) {
-        free(shots[s].before);
-        free(shots[s].host);
-    }
+    for (int s = 0; s < count; s++)
+        pages_give(shadows[s].region, shadows[s].region_bytes);
     return r;
 }
 
