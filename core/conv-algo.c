@@ -59,9 +59,10 @@ static const struct winograd_rule {
  * forward and backward, but 1x1 layers (0.87 to 1.05: their columns are
  * the input, or a quarter of it, so im2col there is little more than the
  * product), and trained ResNet-8 and VGG-8 at 1.7 times im2col's images/s
- * on one thread ("CPU: conv_direct's kernels"). The PTX simulator keeps
- * im2col: its kernels are executed, not timed. */
-static const char *const direct_backends[] = {"cuda", "opencl", "cpu"};
+ * on one thread ("CPU: conv_direct's kernels"). The PTX simulator's GPUs
+ * (ptxsim:N) choose as CUDA's do, so that a simulated step runs the
+ * kernels a real GPU's step runs. */
+static const char *const direct_backends[] = {"cuda", "ptxsim", "opencl", "cpu"};
 
 static enum ember_conv_algo exact_table(const ember_ctx *ctx, const struct ember_conv_geom *g)
 {

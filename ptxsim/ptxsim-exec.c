@@ -25,6 +25,7 @@
  */
 #include <fenv.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptxsim-impl.h"
@@ -419,6 +420,37 @@ static inline void stored(unsigned char *p, uint64_t v, unsigned bytes)
     }
 }
 
+/* Adds a sector to the launch's set of distinct ones (open addressing,
+ * grown at half full); false when out of memory, which only loses the
+ * count. */
+static void sector_seen(struct ptxsim_stats *s, uint64_t sector)
+{
+    if (2 * (s->unique_sectors + 1) > s->set_capacity) {
+        size_t capacity = s->set_capacity ? 2 * s->set_capacity : 4096;
+        uint64_t *grown = calloc(capacity, sizeof *grown);
+        if (!grown)
+            return;
+        for (size_t i = 0; i < s->set_capacity; i++)
+            if (s->sector_set[i]) {
+                size_t at = (size_t)(s->sector_set[i] * 0x9E3779B97F4A7C15ull >> 20) & (capacity - 1);
+                while (grown[at])
+                    at = (at + 1) & (capacity - 1);
+                grown[at] = s->sector_set[i];
+            }
+        free(s->sector_set);
+        s->sector_set = grown;
+        s->set_capacity = capacity;
+    }
+    uint64_t key = sector + 1; /* 0 marks an empty slot */
+    size_t at = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (s->set_capacity - 1);
+    while (s->sector_set[at] && s->sector_set[at] != key)
+        at = (at + 1) & (s->set_capacity - 1);
+    if (!s->sector_set[at]) {
+        s->sector_set[at] = key;
+        s->unique_sectors++;
+    }
+}
+
 /* sectors and lines a global access of the active lanes touches, for the report */
 static void record_global(struct run *r, const struct ptx_ins *in, const uint64_t *addresses, uint32_t mask,
                           unsigned bytes)
@@ -443,6 +475,8 @@ static void record_global(struct run *r, const struct ptx_ins *in, const uint64_
         if (i == nl)
             lines[nl++] = line;
     }
+    for (int i = 0; i < ns; i++)
+        sector_seen(s, sectors[i]);
     struct ptxsim_ins_stats *is = &s->ins[in - r->k->code];
     is->sectors += (uint64_t)ns;
     is->lines += (uint64_t)nl;

@@ -352,6 +352,13 @@ static inline int ptx_popcount(uint32_t x)
     x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
     return (int)((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
 }
+/* floating-point operations an instruction does a thread: an fma two */
+static inline int ptx_flops(const struct ptx_ins *in)
+{
+    if (in->klass != PTXSIM_CLASS_FLOAT)
+        return 0;
+    return in->op == OP_FMA || in->op == OP_MAD ? 2 : 1;
+}
 bool ptx_type_float(enum ptx_type t);
 bool ptx_type_signed(enum ptx_type t);
 const char *ptx_type_name(enum ptx_type t);

@@ -18,9 +18,12 @@
  *                                           or only DRAM traffic, or only instruction issue
  *                                           bounded it
  *
- * Everything but the last two is counted, not estimated: it is what the
- * simulated warps did. The estimate is a lower bound (it ignores latency,
- * which enough warps hide, and caches, which cut DRAM traffic).
+ *   an estimated time                       the roofline's terms with the busy multiprocessors,
+ *                                           a cache and latency (ptxsim-timing.c)
+ *
+ * Everything but the last three is counted, not estimated: it is what the
+ * simulated warps did. The roofline is each resource alone at its peak; the
+ * estimate adds what it leaves out, and says it is one.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -72,14 +75,6 @@ static void add(struct text *t, const char *fmt, ...)
     }
 }
 
-/* floating-point operations an instruction does a thread: an fma two */
-static int flops(const struct ptx_ins *in)
-{
-    if (in->klass != PTXSIM_CLASS_FLOAT)
-        return 0;
-    return in->op == OP_FMA || in->op == OP_MAD ? 2 : 1;
-}
-
 static double per(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
 static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_t threads)
@@ -94,7 +89,8 @@ static void report_classes(struct text *t, const struct ptxsim_stats *s, uint64_
                 100.0 * per(by_class[c], s->thread_instructions));
     add(t, "  %-44s %9.1f\n", "all", per(s->thread_instructions, threads));
     add(t,
-        "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes active in each instruction it "
+        "\nwarp execution efficiency: %.1f%% (on average %.1f of a warp's 32 lanes active in each "
+        "instruction it "
         "issued; the others left out by a branch, ended, or past the block's last thread: NVIDIA's "
         "warp_execution_efficiency)\n",
         100.0 * per(s->active_instructions, s->warp_instructions * PTXSIM_LANES),
@@ -207,19 +203,30 @@ static void report_occupancy(struct text *t, const struct ptxsim_stats *s, const
     if (!estimated) {
         add(t, ", %d registers a thread (%s)\n", registers, registers_from);
     } else {
-        /* the range ptxas was seen to land in against the count (ptxsim.h) */
-        int low = registers - PTXSIM_REGISTERS_BELOW, high = registers + PTXSIM_REGISTERS_ABOVE;
-        low = low < 1 ? 1 : low;
-        high = high > a->max_registers_per_thread ? a->max_registers_per_thread : high;
-        registers = registers > high ? high : registers;
-        struct ptxsim_occupancy fewest, most;
+        /* the range ptxas was seen to land in against the count (ptxsim.h), within the arch's
+         * limit, past which ptxas spills to local memory rather than allocate more */
+        int most = a->max_registers_per_thread, counted = registers;
+        int low = counted - PTXSIM_REGISTERS_BELOW, high = counted + PTXSIM_REGISTERS_ABOVE;
+        low = low < 1 ? 1 : low > most ? most : low;
+        high = high > most ? most : high;
+        registers = counted > most ? most : counted;
+        struct ptxsim_occupancy fewest, widest;
         ptxsim_occupancy(a, (int)block, high, k->shared_bytes, &fewest);
-        ptxsim_occupancy(a, (int)block, low, k->shared_bytes, &most);
+        ptxsim_occupancy(a, (int)block, low, k->shared_bytes, &widest);
         ptxsim_occupancy(a, (int)block, registers, k->shared_bytes, o);
         add(t,
-            ", registers estimated: %d a thread counted from the PTX (the most values live at once), ptxas's "
-            "likely %d to %d (no ptxas here knows sm_%d), so %d to %d blocks; taken as %d\n",
-            registers, low, high, g->sm, fewest.blocks, most.blocks, registers);
+            ", registers estimated (no ptxas here knows sm_%d): %d a thread counted from the PTX, the most "
+            "values "
+            "live at once",
+            g->sm, counted);
+        if (counted > most)
+            add(t, ", over the %d the arch allows (ptxas would spill the rest to local memory)", most);
+        if (fewest.blocks == widest.blocks)
+            add(t, "; ptxas's likely %d to %d give %d block%s either way\n", low, high, o->blocks,
+                o->blocks == 1 ? "" : "s");
+        else
+            add(t, "; ptxas's likely %d to %d give %d to %d blocks, %d taken below\n", low, high,
+                fewest.blocks, widest.blocks, registers);
     }
     char by_shared[96] = "any number by shared memory (none used)";
     if (o->shared_allocated)
@@ -249,7 +256,7 @@ static void report_roofline(struct text *t, const struct ptxsim_stats *s, const 
     uint64_t blocks = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
     uint64_t fp = 0, sectors = 0;
     for (int i = 0; i < s->count; i++) {
-        fp += (uint64_t)flops(&k->code[i]) * s->ins[i].threads;
+        fp += (uint64_t)ptx_flops(&k->code[i]) * s->ins[i].threads;
         sectors += s->ins[i].sectors;
     }
     double clock = g->clock_mhz * 1e6;
@@ -280,6 +287,24 @@ static void report_roofline(struct text *t, const struct ptxsim_stats *s, const 
     }
     add(t, "  (not a bound on the time: it leaves out latency, launch overhead and the tail of the last "
            "wave, and counts every sector as DRAM traffic, which a cache would cut)\n");
+
+    struct ptxsim_timing e;
+    ptxsim_estimate(s, g, o->blocks, &e);
+    add(t,
+        "\nestimated time on the %s: %.2f us, bound by %s (an estimate, not a measurement: within the "
+        "factor docs/benchmarks.md states of real H100 and H200 kernel times)\n",
+        g->name, e.total * 1e6, e.bound);
+    add(t, "  issue       %llu wave%s of %.0f instructions a warp, its schedulers' share  %10.2f us\n",
+        (unsigned long long)e.waves, e.waves == 1 ? "" : "s",
+        s->warps ? (double)s->warp_instructions / (double)s->warps : 0.0, e.issue * 1e6);
+    add(t, "  latency     one warp's chain of dependent instructions and loads          %10.2f us\n",
+        e.latency * 1e6);
+    add(t, "  memory      %12.0f bytes from DRAM (%llu distinct sectors, %s L2)   %10.2f us\n", e.dram_bytes,
+        (unsigned long long)s->unique_sectors,
+        s->unique_sectors * 32.0 <= (double)g->l2_bytes ? "within" : "beyond", e.memory * 1e6);
+    add(t, "  arithmetic  at the busy multiprocessors' peak                       %10.2f us\n",
+        e.arithmetic * 1e6);
+    add(t, "  launch      a constant                                          %10.2f us\n", e.overhead * 1e6);
 }
 
 char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int registers,

@@ -435,7 +435,18 @@ struct ptxsim_stats *ptxsim_stats_new(const struct ptxsim_kernel *k)
 
 void ptxsim_stats_free(struct ptxsim_stats *s)
 {
-    if (s)
+    if (s) {
         free(s->ins);
+        free(s->sector_set);
+    }
     free(s);
+}
+
+void ptxsim_stats_clear(struct ptxsim_stats *s)
+{
+    memset(s->ins, 0, (size_t)(s->count ? s->count : 1) * sizeof *s->ins);
+    if (s->sector_set)
+        memset(s->sector_set, 0, s->set_capacity * sizeof *s->sector_set);
+    s->warps = s->warp_instructions = s->active_instructions = s->thread_instructions = 0;
+    s->global_bytes = s->unique_sectors = s->barriers = 0;
 }

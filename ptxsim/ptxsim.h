@@ -198,12 +198,19 @@ struct ptxsim_stats {
     uint64_t active_instructions; /* active lanes, summed */
     uint64_t thread_instructions; /* lanes that executed, summed */
     uint64_t global_bytes;        /* bytes the threads loaded and stored in global memory */
-    uint64_t barriers;            /* barriers the blocks passed, summed */
+    /* distinct 32-byte sectors the launch touched: what reaches DRAM at
+     * least once (the timing estimate's cache model) */
+    uint64_t unique_sectors;
+    uint64_t *sector_set; /* the sectors seen, a hash set: ptxsim's own */
+    size_t set_capacity;
+    uint64_t barriers; /* barriers the blocks passed, summed */
 };
 
 /* A record for launches of `k`, zeroed; NULL when out of memory. */
 struct ptxsim_stats *ptxsim_stats_new(const struct ptxsim_kernel *k);
 void ptxsim_stats_free(struct ptxsim_stats *s);
+/* Zeroes the record, for the next launch alone. */
+void ptxsim_stats_clear(struct ptxsim_stats *s);
 
 /* -------------------------------------------------------------- launches */
 
@@ -339,6 +346,31 @@ struct ptxsim_occupancy {
 
 void ptxsim_occupancy(const struct ptxsim_arch *a, int threads_per_block, int registers_per_thread,
                       size_t shared_per_block, struct ptxsim_occupancy *o);
+
+/* A launch's time on a GPU, estimated from its record (ptxsim-timing.c):
+ * an estimate, not a measurement, whose error against the kernel times of
+ * real H100 and H200 runs docs/benchmarks.md states. Each term in seconds:
+ *   issue        the busiest multiprocessor's schedulers issuing its warps'
+ *                instructions, wave after wave;
+ *   latency      one warp's chain of dependent instructions and loads,
+ *                which few warps on a scheduler cannot hide, a wave each;
+ *   memory       the DRAM traffic a cache leaves, at the card's bandwidth:
+ *                each distinct sector once while they fit in L2, every
+ *                sector when they do not;
+ *   arithmetic   its FP32 operations at the peak of the multiprocessors
+ *                it occupies;
+ *   overhead     a launch's own, a constant.
+ * total = overhead + the largest of the other four. */
+struct ptxsim_timing {
+    double issue, memory, arithmetic, latency, overhead, total;
+    double dram_bytes;
+    uint64_t waves;
+    const char *bound; /* "issue", "memory", "arithmetic", "latency" */
+};
+
+/* `blocks_per_sm`: the occupancy's (at least 1). */
+void ptxsim_estimate(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, int blocks_per_sm,
+                     struct ptxsim_timing *t);
 
 /* The launch's record as text for people: instructions per thread by class,
  * warp execution efficiency, each global access's sectors and lines per

@@ -50,6 +50,10 @@ struct sim_device {
     int launches;
     uint64_t warp_instructions; /* every launch's, and the time they took */
     double seconds;
+    /* every launch's estimated time on the real GPU (ptxsim_estimate), by
+     * kernel and in all, from a record of that launch alone */
+    struct ptxsim_stats *scratch[EMBER_KERNEL_COUNT];
+    double estimated[EMBER_KERNEL_COUNT], estimated_all;
 };
 
 static double now(void)
@@ -194,9 +198,13 @@ static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, 
     d->launches++;
     d->launches_of[kernel]++;
     struct ptxsim_stats *record = NULL;
-    if (!d->first[kernel] && (record = ptxsim_stats_new(k))) { /* its first launch: recorded */
+    if (!d->first[kernel] && (record = ptxsim_stats_new(k))) { /* its first launch: kept for the report */
         d->first[kernel] = record;
         d->first_at[kernel] = d->launches;
+    } else if (d->scratch[kernel] ||
+               (d->scratch[kernel] = ptxsim_stats_new(k))) { /* the others: for the estimate */
+        record = d->scratch[kernel];
+        ptxsim_stats_clear(record);
     }
     struct ptxsim_launch l = {.kernel = k,
                               .grid = {(unsigned)groups[0], (unsigned)groups[1], (unsigned)groups[2]},
@@ -212,6 +220,17 @@ static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, 
     if (outcome != PTXSIM_OK)
         return h->fail(h->ctx, outcome == PTXSIM_NO_MEMORY ? EMBER_ERR_NOMEM : EMBER_ERR_DEVICE, "%s: %s",
                        gpu->name, r.message);
+    if (record) {
+        struct ptxsim_occupancy o;
+        struct ptxsim_timing t;
+        int registers = ptxsim_kernel_registers(k),
+            most = ptxsim_arch_find(d->spec->sm)->max_registers_per_thread;
+        ptxsim_occupancy(ptxsim_arch_find(d->spec->sm), (int)local, registers < most ? registers : most,
+                         ptxsim_kernel_shared_bytes(k), &o);
+        ptxsim_estimate(record, d->spec, o.blocks, &t);
+        d->estimated[kernel] += t.total;
+        d->estimated_all += t.total;
+    }
     return EMBER_OK;
 }
 
@@ -234,8 +253,10 @@ static void sim_device_close(void *dev)
     struct sim_device *d = dev;
     if (!d)
         return;
-    for (int k = 0; k < EMBER_KERNEL_COUNT; k++)
+    for (int k = 0; k < EMBER_KERNEL_COUNT; k++) {
         ptxsim_stats_free(d->first[k]);
+        ptxsim_stats_free(d->scratch[k]);
+    }
     for (int i = 0; i < d->allocation_count; i++)
         free((void *)(uintptr_t)d->allocations[i].base);
     free(d->allocations);
@@ -334,10 +355,11 @@ static char *sim_summary(const struct sim_device *d)
     if (!s)
         return NULL;
     len += (size_t)snprintf(s + len, cap - len,
-                            "%s, the simulated %s: %d launches; the first of each kernel:\n"
-                            "%-28s %8s %12s %11s %12s %12s\n",
+                            "%s, the simulated %s: %d launches; the first of each kernel, and the mean time "
+                            "estimated for its launches on the real GPU:\n"
+                            "%-28s %8s %12s %11s %12s %12s %9s\n",
                             d->gpu.name, d->spec->name, d->launches, "kernel", "launches", "warp instr",
-                            "efficiency", "sectors/req", "bank passes");
+                            "efficiency", "sectors/req", "bank passes", "est. us");
     for (int k = 0; k < EMBER_KERNEL_COUNT && len < cap; k++) {
         const struct ptxsim_stats *st = d->first[k];
         if (!st)
@@ -355,14 +377,21 @@ static char *sim_summary(const struct sim_device *d)
         char bank[32] = "-";
         if (shared)
             snprintf(bank, sizeof bank, "%.2f", (double)passes / (double)shared);
-        len += (size_t)snprintf(s + len, cap - len, "%-28s %8d %12llu %10.1f%% %12.1f %12s\n",
+        len += (size_t)snprintf(s + len, cap - len, "%-28s %8d %12llu %10.1f%% %12.1f %12s %9.1f\n",
                                 ember_kernel_name(k), d->launches_of[k],
                                 (unsigned long long)st->warp_instructions,
                                 st->warp_instructions ? 100.0 * (double)st->active_instructions /
                                                             (32.0 * (double)st->warp_instructions)
                                                       : 0.0,
-                                requests ? (double)sectors / (double)requests : 0.0, bank);
+                                requests ? (double)sectors / (double)requests : 0.0, bank,
+                                d->launches_of[k] ? d->estimated[k] / d->launches_of[k] * 1e6 : 0.0);
     }
+    if (len < cap)
+        len +=
+            (size_t)snprintf(s + len, cap - len,
+                             "the kernels of the step: an estimated %.0f us on a real %s, launches one after "
+                             "another (an estimate: docs/benchmarks.md states its error)\n",
+                             d->estimated_all * 1e6, d->spec->name);
     if (len < cap)
         snprintf(s + len, cap - len,
                  "the simulator executed %llu warp instructions in %.2f s: %.2f million a second\n",

@@ -6,10 +6,12 @@
 #   1. `ember ptx --gpus` lists the four GPUs with where their figures come from;
 #   2. `ember ptx KERNEL --simulate` runs a training step on one and reports on
 #      the kernel's first launch: every section, numbers in their ranges, the
-#      occupancy and roofline of that GPU; registers from ptxas where one knows
-#      the arch (CUDA 13's for sm_90), counted otherwise;
+#      occupancy, roofline and estimated time on that GPU; registers from ptxas
+#      where one knows the arch (CUDA 13's for sm_90), an estimate otherwise;
 #   3. every kernel a CUDA GPU launches is reported by some model's step (the two
-#      2x2 max-pool kernels run on CPU OpenCL devices only, and say so);
+#      2x2 max-pool kernels run on CPU OpenCL devices only, and say so), each
+#      step with its estimated time; the convolutions are conv_direct's, as on a
+#      real GPU, and im2col's when EMBER_CONV_ALGO asks;
 #   4. `ember train --device ptxsim:N` trains on a simulated GPU, and its checks
 #      stop a kernel edited to race (EMBER_KERNEL_DIR, through NVRTC 13);
 #   5. wrong options are usage errors, a GPU that is not there a device error.
@@ -35,7 +37,8 @@ if "$EMBER" ptx sgemm_wide --simulate $SMALL >"$TMP/report" 2>"$TMP/err"; then
     for text in "one training step of simplecnn at batch 8" "kernel sgemm_wide on ptxsim:0, a simulated Quadro K2100M" \
         "instructions per thread, by class" "floating-point arithmetic" "warp execution efficiency: " \
         "sectors/req" "shared memory: none used" "occupancy on the Quadro K2100M (sm_30)" \
-        "counted from the PTX" "limited by" "roofline on the Quadro K2100M" "estimate: "; do
+        "counted from the PTX" "limited by" "roofline on the Quadro K2100M" \
+        "estimated time on the Quadro K2100M: " "threads with work: "; do
         grep -qF "$text" "$TMP/report" || fail "the report lacks \"$text\": $(cat "$TMP/report")"
     done
     efficiency=$(sed -n 's/^warp execution efficiency: \([0-9.]*\)%.*/\1/p' "$TMP/report")
@@ -75,13 +78,15 @@ while read -r algo args; do
     # shellcheck disable=SC2086 # a list of options
     EMBER_CONV_ALGO=$algo "$EMBER" ptx --simulate --batch 4 $args >"$TMP/summary" 2>"$TMP/err" ||
         fail "EMBER_CONV_ALGO=$algo ember ptx --simulate $args: $(cat "$TMP/err")"
-    awk 'NF == 6 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 }' "$TMP/summary" >>"$TMP/launched"
+    awk 'NF == 7 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 }' "$TMP/summary" >>"$TMP/launched"
+    grep -q "^the kernels of the step: an estimated [0-9]* us on a real" "$TMP/summary" ||
+        fail "EMBER_CONV_ALGO=$algo ember ptx --simulate $args: no estimate for the step: $(cat "$TMP/summary")"
 done <<EOF
 - --model simplecnn --data random
 - --model vgg8 --data random --optim sgd
 - --model lenet5 --data random
 - --model resnet8 --data random --shape 1x12x12
-direct --model resnet8 --data random --shape 1x12x12
+im2col --model resnet8 --data random --shape 1x12x12
 - --model $TMP/gelu.model --data random --shape 1x9x9 --classes 40
 - --model linear --data random --shape 4 --classes 3
 - --model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
