@@ -299,8 +299,10 @@ static void report_roofline(struct text *t, const struct ptxsim_stats *s, const 
         s->warps ? (double)s->warp_instructions / (double)s->warps : 0.0, e.issue * 1e6);
     add(t, "  latency     one warp's chain of dependent instructions and loads          %10.2f us\n",
         e.latency * 1e6);
-    add(t, "  memory      %12.0f bytes from DRAM (%llu distinct sectors, %s L2)   %10.2f us\n", e.dram_bytes,
-        (unsigned long long)s->unique_sectors,
+    add(t,
+        "  memory      %.0f bytes from DRAM (%llu distinct sectors, %s L2), all sectors through L2  %8.2f "
+        "us\n",
+        e.dram_bytes, (unsigned long long)s->unique_sectors,
         s->unique_sectors * 32.0 <= (double)g->l2_bytes ? "within" : "beyond", e.memory * 1e6);
     add(t, "  arithmetic  at the busy multiprocessors' peak                       %10.2f us\n",
         e.arithmetic * 1e6);

@@ -25,7 +25,10 @@
  *   memory      DRAM traffic: every distinct 32-byte sector at least once;
  *               all of the sectors the warps asked for when the distinct
  *               ones do not fit in L2 (then a sector read twice is likely
- *               gone by the second time), at the card's bandwidth;
+ *               gone by the second time), at the card's bandwidth; and
+ *               every sector through L2, at L2_TIMES_DRAM times that (an
+ *               assumption, about what published microbenchmarks of
+ *               Kepler to Hopper find), whichever is longer;
  *   arithmetic  FP32 operations at the peak of the busy multiprocessors;
  *   overhead    a launch's fixed cost as the device's own timer sees it,
  *               LAUNCH_US.
@@ -38,6 +41,7 @@
 #include "ptxsim-impl.h"
 
 #define LOAD_NS         300.0
+#define L2_TIMES_DRAM   2.0
 #define LOADS_IN_FLIGHT 4.0
 #define LAUNCH_US       2.5
 
@@ -75,7 +79,9 @@ void ptxsim_estimate(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, i
                  clock;
     t->dram_bytes =
         s->unique_sectors * 32.0 <= (double)g->l2_bytes ? s->unique_sectors * 32.0 : sectors * 32.0;
+    double l2 = sectors * 32.0 / (L2_TIMES_DRAM * g->bandwidth_gbs * 1e9); /* every sector passes L2 */
     t->memory = t->dram_bytes / (g->bandwidth_gbs * 1e9);
+    t->memory = l2 > t->memory ? l2 : t->memory;
     t->arithmetic = (double)fp / (2.0 * g->fp32_lanes * (double)busy * clock);
     t->overhead = LAUNCH_US * 1e-6;
     double most = t->issue;

@@ -43,8 +43,9 @@
  *   - a shared-memory race: two threads, one writing, one word, no barrier
  *     between them;
  *   - a barrier some thread of the block does not reach (it exited, or
- *     waits at another barrier);
- *   - a register read on a path where it was never written.
+ *     waits at another barrier, or is on the other side of a branch);
+ *   - a register read on a path where it was never written, a shared word
+ *     read that no thread of the block wrote.
  *
  * An instruction, modifier or directive it does not know is refused when
  * the module is parsed, naming it, its kernel and its line: never a silent
@@ -80,10 +81,14 @@
  *   ptxsim-exec.c     what each instruction does to its active lanes
  *   ptxsim-run.c      a launch: blocks, warps, divergence, barriers
  *   ptxsim-check.c    the checkers' records and their messages
+ *   ptxsim-cfg.c      where a diverged warp reconverges: each branch's
+ *                     immediate post-dominator
  *   ptxsim-registers.c  registers a thread, counted from the PTX's liveness
  *   ptxsim-report.c   what a launch did, for people: classes, efficiency,
  *                     coalescing, bank conflicts, occupancy, a roofline
- *   ptxsim-gpus.c     the real GPUs the report can speak for, and occupancy
+ *   ptxsim-timing.c   an estimate of a launch's time on a real GPU
+ *   ptxsim-gpus.c     each compute capability's facts, the real GPUs the
+ *                     report can speak for, and the occupancy arithmetic
  */
 #ifndef EMBER_PTXSIM_H
 #define EMBER_PTXSIM_H

@@ -160,6 +160,33 @@ static ember_status sim_read(void *dev, void *dst, ember_ptr src, size_t bytes)
 
 /* --------------------------------------------------------------- launches */
 
+/* EMBER_PTXSIM_ESTIMATES=FILE: a line a launch with what its estimate was
+ * made from, appended, for fitting the estimate's constants to recorded
+ * kernel times (bench/ptxsim_calibrate.py, docs/benchmarks.md) */
+static void sim_log_estimate(const struct sim_device *d, const char *kernel, const struct ptxsim_stats *s,
+                             int blocks_per_sm, const struct ptxsim_timing *t)
+{
+    const char *path = getenv("EMBER_PTXSIM_ESTIMATES");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    uint64_t loads = 0, sectors = 0, fp = 0;
+    for (int i = 0; i < s->count; i++) {
+        enum ptxsim_class c = ptxsim_kernel_instruction_class(s->kernel, i);
+        loads += c == PTXSIM_CLASS_LOAD_GLOBAL ? s->ins[i].issued : 0;
+        sectors += s->ins[i].sectors;
+        fp += c == PTXSIM_CLASS_FLOAT ? s->ins[i].threads : 0;
+    }
+    fprintf(f,
+            "%s %s blocks=%llu threads=%u per_sm=%d warps=%llu instructions=%llu loads=%llu sectors=%llu "
+            "unique=%llu fp=%llu estimate_us=%.3f\n",
+            d->spec->key, kernel, (unsigned long long)s->grid[0] * s->grid[1] * s->grid[2],
+            s->block[0] * s->block[1] * s->block[2], blocks_per_sm, (unsigned long long)s->warps,
+            (unsigned long long)s->warp_instructions, (unsigned long long)loads, (unsigned long long)sectors,
+            (unsigned long long)s->unique_sectors, (unsigned long long)fp, t->total * 1e6);
+    fclose(f);
+}
+
 static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                size_t local, const struct ember_gpu_arg *args, int nargs)
 {
@@ -230,6 +257,7 @@ static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, 
         ptxsim_estimate(record, d->spec, o.blocks, &t);
         d->estimated[kernel] += t.total;
         d->estimated_all += t.total;
+        sim_log_estimate(d, name, record, o.blocks, &t);
     }
     return EMBER_OK;
 }
