@@ -510,7 +510,12 @@ char *ember_profile_table(const ember_ctx *ctx)
     ember_text_printf(
         &out, "%.3f s on %s; the rows add up to %.3f s (%.1f%%), the rest is host work between them\n", wall,
         ctx->device_name, covered, wall > 0.0 ? 100.0 * covered / wall : 0.0);
-    if (p->kernels_timed)
+    if (p->kernels_timed && p->inner && strcmp(p->inner->name, "ptxsim") == 0)
+        ember_text_printf(&out,
+                          "primitives are timed on the host, as the simulator ran them; kernels (indented "
+                          "under them) by the estimate of their time on the real GPU (docs/benchmarks.md, "
+                          "\"The PTX simulator\", says how far off it was)\n");
+    else if (p->kernels_timed)
         ember_text_printf(&out,
                           "primitives are timed on the host until the device is done; kernels (indented "
                           "under them) by the device's events\n");
