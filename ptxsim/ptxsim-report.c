@@ -292,7 +292,7 @@ static void report_roofline(struct text *t, const struct ptxsim_stats *s, const 
     ptxsim_estimate(s, g, o->blocks, &e);
     add(t,
         "\nestimated time on the %s: %.2f us, bound by %s (an estimate, not a measurement: within the "
-        "factor docs/benchmarks.md states of real H100 and H200 kernel times)\n",
+        "factor docs/benchmarks.md states of real H100 kernel times)\n",
         g->name, e.total * 1e6, e.bound);
     add(t, "  issue       %llu wave%s of %.0f instructions a warp, its schedulers' share  %10.2f us\n",
         (unsigned long long)e.waves, e.waves == 1 ? "" : "s",

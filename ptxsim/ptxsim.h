@@ -354,7 +354,7 @@ void ptxsim_occupancy(const struct ptxsim_arch *a, int threads_per_block, int re
 
 /* A launch's time on a GPU, estimated from its record (ptxsim-timing.c):
  * an estimate, not a measurement, whose error against the kernel times of
- * real H100 and H200 runs docs/benchmarks.md states. Each term in seconds:
+ * a real H100 run docs/benchmarks.md states. Each term in seconds:
  *   issue        the busiest multiprocessor's schedulers issuing its warps'
  *                instructions, wave after wave;
  *   latency      one warp's chain of dependent instructions and loads,
