@@ -488,14 +488,16 @@ static void record_global(struct run *r, const struct ptx_ins *in, const uint64_
  * is a bank's width: 4 bytes from Maxwell on, so word w is in bank w % 32;
  * 8 bytes on Kepler (its default 32-bit mode: word w still in bank w % 32,
  * but words w and w + 32 share the bank's 64-bit row and are served in one
- * pass). Both are counted; the report takes its GPU's. */
-static int bank_passes(const uint64_t *addresses, uint32_t mask, unsigned row_shift)
+ * pass). In Kepler's 64-bit mode (cudaDeviceSetSharedMemConfig's eight-byte
+ * banks, which ember does not ask for) successive 8-byte words go to
+ * successive banks. All three are counted; the report takes its GPU's. */
+static int bank_passes(const uint64_t *addresses, uint32_t mask, unsigned row_shift, unsigned bank_shift)
 {
     uint64_t cells[PTXSIM_LANES];
     int count = 0, worst = 0;
     FOR_LANES(l, mask)
     {
-        uint64_t cell = (addresses[l] >> row_shift) << 5 | ((addresses[l] >> 2) & 31);
+        uint64_t cell = (addresses[l] >> row_shift) << 5 | ((addresses[l] >> bank_shift) & 31);
         int i = 0;
         while (i < count && cells[i] != cell)
             i++;
@@ -515,8 +517,9 @@ static int bank_passes(const uint64_t *addresses, uint32_t mask, unsigned row_sh
 static void record_shared(struct run *r, const struct ptx_ins *in, const uint64_t *addresses, uint32_t mask)
 {
     struct ptxsim_ins_stats *is = &r->launch->stats->ins[in - r->k->code];
-    is->wavefronts += (uint64_t)bank_passes(addresses, mask, 2 + 5);        /* rows of 32 4-byte words */
-    is->wavefronts_kepler += (uint64_t)bank_passes(addresses, mask, 3 + 5); /* rows of 32 8-byte cells */
+    is->wavefronts += (uint64_t)bank_passes(addresses, mask, 2 + 5, 2);          /* rows of 32 4-byte words */
+    is->wavefronts_kepler += (uint64_t)bank_passes(addresses, mask, 3 + 5, 2);   /* rows of 32 8-byte cells */
+    is->wavefronts_kepler64 += (uint64_t)bank_passes(addresses, mask, 3 + 5, 3); /* 8-byte words a bank */
 }
 
 static bool memory(struct run *r, struct warp *w, const struct ptx_ins *in, uint32_t mask)

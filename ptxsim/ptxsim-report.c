@@ -173,9 +173,15 @@ static void report_shared(struct text *t, const struct ptxsim_stats *s, const st
         "(%.1f%%)\n",
         (unsigned long long)requests, (unsigned long long)passes, (unsigned long long)(passes - requests),
         100.0 * per(passes - requests, requests));
-    if (a->bank_bytes == 8)
-        add(t, "  %s banks are 64 bits wide: words w and w + 32 share a row of one bank and a pass\n",
-            a->family);
+    if (a->bank_bytes == 8) {
+        uint64_t wide = 0;
+        for (int i = 0; i < s->count; i++)
+            wide += k->code[i].klass == PTXSIM_CLASS_SHARED ? s->ins[i].wavefronts_kepler64 : 0;
+        add(t,
+            "  %s banks are 64 bits wide: words w and w + 32 share a row of one bank and a pass (in its "
+            "64-bit mode, which ember does not set, 8-byte words go to successive banks: %llu passes)\n",
+            a->family, (unsigned long long)wide);
+    }
     add(t, "  %6s %9s %11s  %s\n", "line", "requests", "passes/req", "instruction");
     for (int i = 0; i < s->count; i++)
         if (k->code[i].klass == PTXSIM_CLASS_SHARED && s->ins[i].issued)

@@ -188,8 +188,10 @@ struct ptxsim_ins_stats {
     uint64_t sectors, lines;
     /* shared loads and stores: the passes the 32 banks needed, summed (1
      * per issue without a conflict; lanes reading one word share a pass),
-     * with banks 4 bytes wide (Maxwell on) and 8 (Kepler's, 32-bit mode) */
-    uint64_t wavefronts, wavefronts_kepler;
+     * with banks 4 bytes wide (Maxwell on), 8 (Kepler's, in its default
+     * 32-bit mode) and Kepler's in its 64-bit mode (8-byte words to
+     * successive banks) */
+    uint64_t wavefronts, wavefronts_kepler, wavefronts_kepler64;
 };
 
 /* A launch's record: filled by ptxsim_run when a launch has one. */

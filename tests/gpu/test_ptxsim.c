@@ -680,7 +680,9 @@ static void test_occupancy_table(void)
 /* Each lane stores to the first word of its own 128-byte row, a column of a
  * tile 32 floats wide: every lane in bank 0. From Maxwell on that is 32
  * words of one bank, 32 passes; on Kepler, whose banks are 64 bits wide,
- * words w and w + 32 share a row of the bank: 16 passes. */
+ * words w and w + 32 share a row of the bank: 16 passes. In Kepler's 64-bit
+ * mode 8-byte word q is in bank q mod 32: lanes 128 bytes apart alternate
+ * banks 0 and 16, 16 rows each: 16 passes too. */
 static void test_banks(void)
 {
     struct ptxsim_module *m = module("", ".reg .b32 %r<4>;\n.reg .f32 %f<2>;\n.reg .b64 %rd<4>;\n"
@@ -696,10 +698,14 @@ static void test_banks(void)
     for (int i = 0; i < ptxsim_kernel_instruction_count(k); i++)
         if (strncmp(ptxsim_kernel_instruction_text(k, i), "st.shared", 9) == 0)
             store = i;
-    CHECK(store >= 0 && stats->ins[store].wavefronts == 32 && stats->ins[store].wavefronts_kepler == 16,
-          "a column store: %llu passes (4-byte banks) and %llu (Kepler's), not 32 and 16",
-          store >= 0 ? (unsigned long long)stats->ins[store].wavefronts : 0ull,
-          store >= 0 ? (unsigned long long)stats->ins[store].wavefronts_kepler : 0ull);
+    CHECK(
+        store >= 0 && stats->ins[store].wavefronts == 32 && stats->ins[store].wavefronts_kepler == 16 &&
+            stats->ins[store].wavefronts_kepler64 == 16,
+        "a column store: %llu passes (4-byte banks), %llu (Kepler's) and %llu (its 64-bit mode), not 32, 16 "
+        "and 16",
+        store >= 0 ? (unsigned long long)stats->ins[store].wavefronts : 0ull,
+        store >= 0 ? (unsigned long long)stats->ins[store].wavefronts_kepler : 0ull,
+        store >= 0 ? (unsigned long long)stats->ins[store].wavefronts_kepler64 : 0ull);
     ptxsim_stats_free(stats);
     ptxsim_module_free(m);
 }
