@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ptxsim/ptxsim-check.c — the checks a launch runs under, as NVIDIA's
- * compute-sanitizer runs them on a GPU (memcheck, racecheck, synccheck,
- * initcheck), and the message each failure leaves.
+ * compute-sanitizer runs them on a GPU (memcheck, racecheck, synccheck),
+ * an initcheck of registers and shared memory (compute-sanitizer's is of
+ * global memory), and the message each failure leaves.
  *
  *   global memory   every lane's address lies in an allocation the caller
  *                   knows (asked once per allocation and launch), aligned

@@ -14,7 +14,7 @@
  *                                           bank conflicts
  *   occupancy on a real GPU                 how many warps a multiprocessor holds at once, and
  *                                           what limits it (ptxsim-gpus.c)
- *   a roofline estimate                     the launch's time on that GPU if only arithmetic,
+ *   a roofline                              the launch's time on that GPU if only arithmetic,
  *                                           or only DRAM traffic, or only instruction issue
  *                                           bounded it
  *

@@ -35,7 +35,7 @@
  *               profile times a trivial binary_dense at 6.4 us).
  *
  * LOAD_NS, LOADS_IN_FLIGHT, LAUNCH_US and CHAIN_FRACTION are fitted
- * (bench/ptxsim_calibrate.py --fit, 2026-11-28) to the 12 kernel times an
+ * (bench/ptxsim_calibrate.py --fit, 2026-11-28) to the 11 kernel times an
  * H100 recorded for SimpleCNN at batch 64 and ResNet-8 at batch 256 with
  * today's kernels (docs/gpu-runs/2026-11-26-h100-conv.md): every one
  * within a factor of 1.55 of its estimate, over and under, after the fit

@@ -34,7 +34,9 @@
  * runs launches on it (ptxsim_run): the grid's blocks one after another,
  * each block's warps between barriers in an order a seed may shuffle, each
  * instruction over the active lanes of its warp. While it runs it checks
- * what compute-sanitizer checks on hardware, and stops at the first
+ * what compute-sanitizer's memcheck, racecheck and synccheck check on
+ * hardware, and registers and shared memory read before written (which its
+ * initcheck, about global memory, does not), and stops at the first
  * problem with a message naming the kernel, block, thread, PTX line and
  * address:
  *
@@ -382,9 +384,10 @@ void ptxsim_estimate(const struct ptxsim_stats *s, const struct ptxsim_gpu *g, i
 /* The launch's record as text for people: instructions per thread by class,
  * warp execution efficiency, each global access's sectors and lines per
  * request, shared-memory bank conflicts, occupancy on `gpu` with
- * `registers` per thread (ptxas's count, or ptxsim_kernel_registers'), and
- * a roofline estimate of the launch's time there. malloc'd; NULL when out
- * of memory. `registers_from` says where the count came from. */
+ * `registers` per thread (ptxas's count; 0: ptxsim_kernel_registers', said
+ * to be an estimate, with its range), a roofline, and the launch's
+ * estimated time there (ptxsim_estimate). malloc'd; NULL when out of
+ * memory. `registers_from` says where the count came from. */
 char *ptxsim_report(const struct ptxsim_stats *s, const struct ptxsim_gpu *gpu, int registers,
                     const char *registers_from);
 
