@@ -23,7 +23,7 @@
 # results bit for bit those of the same kernel compiled for the host, at
 # round-to-nearest), and a grid lowered along x (EMBER_FAKE_CUDA_GRID_X), so that
 # ember launches its work in chunks, each told its first element, row or plane;
-# the double says which kernels were never split.
+# the double says which kernels never filled the lowered grid.
 #
 #   test_simulated_gpu.sh GPU SUITE BUILD_DIR [CU11_DIR] [CU12_DIR]
 #
@@ -88,6 +88,11 @@ if [ $status -eq 77 ]; then
     exit 1
 fi
 [ $status -eq 0 ] || exit $status
+# on the lowered grid, some launches must have come in chunks (the double's count)
+if [ "$gpu" = k2100m ] && ! grep -q "the grid's x limit, lowered to $grid blocks, was filled by launches of [1-9]" "$out"; then
+    echo "FAILED: no launch filled the grid lowered to $grid blocks: nothing ran in chunks"
+    exit 1
+fi
 # the suites that name their device must have run on the expected kernel path
 if [ "$suite" != gradcheck ] && ! grep -q "kernels: $path)" "$out"; then
     echo "FAILED: the simulated $name did not load its kernels from the $path"

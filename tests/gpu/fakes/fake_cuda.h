@@ -95,7 +95,8 @@ enum {
  * launches past their first chunk), which no test size reaches otherwise. */
 unsigned fake_max_grid_x(void);
 /* With it lowered, says on stderr which kernels were never launched at the
- * limit (so never in chunks); at a primary context's last release. */
+ * limit (so never in chunks of that kind); at a primary context's last
+ * release. */
 void fake_grid_report(void);
 
 /* ---------------------------------------------------- the host builds */

@@ -765,41 +765,31 @@ void fake_ctx_stop(struct fake_ctx *c)
 /* ------------------------------------------------ launches at the limit */
 
 /* With the grid's x limit lowered (EMBER_FAKE_CUDA_GRID_X), each kernel
- * launched, and whether its work was ever split: a launch that fills the
- * limit, or one that follows a launch of the same kernel on the same
- * buffers (the next chunk: ember_gpu_launch_each's `first`, or the plane
- * launches' next rows). fake_grid_report says which kernels never were. */
+ * launched, and whether some launch of it filled the limit: then ember
+ * split its work there (ember_gpu_launch_each's next chunk runs with
+ * `first` past 0; a kernel that loops over rows by group runs the loop
+ * more than once). A plane launch's chunks (ember_gpu_plane_launches) may
+ * stop short of the limit and are not told apart. fake_grid_report says
+ * which kernels never filled it. */
 static struct {
     pthread_mutex_t lock;
     const char *names[FAKE_MAX_KERNELS];
     bool split[FAKE_MAX_KERNELS];
     int count;
-    const char *last; /* the previous launch's kernel, and its pointers */
-    uint64_t last_pointers;
 } limited = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void note_grid(const struct fake_kernel *k, unsigned gx, void **params)
+static void note_grid(const struct fake_kernel *k, unsigned gx)
 {
     if (!getenv("EMBER_FAKE_CUDA_GRID_X"))
         return;
-    uint64_t pointers = 0; /* the pointer arguments, hashed */
-    for (int i = 0; k->kinds[i]; i++)
-        if (k->kinds[i] == 'p') {
-            uint64_t p;
-            memcpy(&p, params[i], sizeof p);
-            pointers = (pointers ^ p) * 0x100000001b3ull;
-        }
     pthread_mutex_lock(&limited.lock);
     int i = 0;
     while (i < limited.count && strcmp(limited.names[i], k->name) != 0)
         i++;
     if (i == limited.count && limited.count < FAKE_MAX_KERNELS)
         limited.names[limited.count++] = k->name; /* the module's names: kept until the context goes */
-    bool again = limited.last && strcmp(limited.last, k->name) == 0 && limited.last_pointers == pointers;
-    if (i < limited.count && (gx == fake_max_grid_x() || again))
+    if (i < limited.count && gx == fake_max_grid_x())
         limited.split[i] = true;
-    limited.last = limited.names[i < limited.count ? i : 0];
-    limited.last_pointers = pointers;
     pthread_mutex_unlock(&limited.lock);
 }
 
@@ -816,11 +806,10 @@ void fake_grid_report(void)
         snprintf(to + len, sizeof split - len, " %s", limited.names[i]);
         n_split += limited.split[i];
     }
-    fake_say("the grid's x limit, lowered to %u blocks, split the launches of %d of the %d kernels "
+    fake_say("the grid's x limit, lowered to %u blocks, was filled by launches of %d of the %d kernels "
              "launched;%s%s",
-             fake_max_grid_x(), n_split, limited.count, whole[0] ? " never split:" : " every one", whole);
+             fake_max_grid_x(), n_split, limited.count, whole[0] ? " never:" : " every one", whole);
     limited.count = 0;
-    limited.last = NULL;
     memset(limited.split, 0, sizeof limited.split);
     pthread_mutex_unlock(&limited.lock);
 }
@@ -888,7 +877,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
             k->name, nargs, nargs);
         return FAKE_INVALID_VALUE;
     }
-    note_grid(k, gx, params);
+    note_grid(k, gx);
     struct fake_command *cmd = calloc(1, sizeof *cmd);
     if (!cmd)
         return FAKE_OUT_OF_MEMORY;
