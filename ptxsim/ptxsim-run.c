@@ -137,8 +137,9 @@ static bool diverge(struct run *r, struct warp *w, struct lane_group *g, const s
     const struct ptxsim_kernel *k = r->k;
     int at = g->pc, join = k->reconverge[at] >= 0 ? k->reconverge[at] : k->count;
     struct lane_group rest = {.pc = at + 1, .rpc = join, .lanes = g->lanes & ~taken};
-    if (g->rpc ==
-        join) { /* it would wait where its own entry below waits: it becomes the fall-through side */
+    /* an entry that would wait where the one below it already waits is not
+     * needed: g becomes the fall-through side instead */
+    if (g->rpc == join) {
         *g = rest;
     } else {
         g->pc = join; /* the reconvergence entry */
