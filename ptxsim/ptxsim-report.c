@@ -227,7 +227,9 @@ static void report_occupancy(struct text *t, const struct ptxsim_stats *s, const
             g->sm, counted);
         if (counted > most)
             add(t, ", over the %d the arch allows (ptxas would spill the rest to local memory)", most);
-        if (fewest.blocks == widest.blocks)
+        if (low == high)
+            add(t, "; ptxas's likely %d give %d block%s\n", high, o->blocks, o->blocks == 1 ? "" : "s");
+        else if (fewest.blocks == widest.blocks)
             add(t, "; ptxas's likely %d to %d give %d block%s either way\n", low, high, o->blocks,
                 o->blocks == 1 ? "" : "s");
         else
