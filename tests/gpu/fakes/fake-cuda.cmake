@@ -33,6 +33,7 @@ function(ember_fake_cuda)
     target_compile_options(ptxsim-double PRIVATE -fvisibility=hidden)
   endif()
   add_library(fake-cuda SHARED ${fakes}/fake_cuda_driver.c ${fakes}/fake_cuda_module.c ${fakes}/fake_cuda_exec.c
+              ${fakes}/fake_cuda_checks.c
               ${host_kernels})
   target_include_directories(fake-cuda PRIVATE ${fakes} ${PROJECT_SOURCE_DIR}/base ${PROJECT_SOURCE_DIR}/backends)
   target_link_libraries(fake-cuda PRIVATE ptxsim-double Threads::Threads)

@@ -18,6 +18,9 @@
  *                        barriers and shared memory really work; a bad
  *                        memory access becomes the sticky
  *                        CUDA_ERROR_ILLEGAL_ADDRESS a GPU reports
+ *   fake_cuda_checks.c   what it holds kernels to beyond a GPU: which ran in
+ *                        chunks under a lowered grid limit, and in PTX mode
+ *                        the numerics check against the host's kernels
  *   host-kernels-*.c     ember's kernels compiled for the host, one file per
  *                        tuning the CUDA backend uses, generated at build
  *                        time by gen-host-kernels.c
@@ -94,9 +97,11 @@ enum {
  * chunks (ember_gpu_launch_each's `first`, the row loops and the plane
  * launches past their first chunk), which no test size reaches otherwise. */
 unsigned fake_max_grid_x(void);
-/* With it lowered, says on stderr which kernels were never launched at the
- * limit (so never in chunks of that kind); at a primary context's last
- * release. */
+/* With it lowered: notes a launch's grid, and says on stderr which kernels
+ * were never launched at the limit (so never in chunks of that kind), at a
+ * primary context's last release (fake_cuda_checks.c). */
+struct fake_kernel;
+void fake_grid_note(const struct fake_kernel *k, unsigned gx);
 void fake_grid_report(void);
 
 /* ---------------------------------------------------- the host builds */
@@ -260,6 +265,15 @@ void fake_module_free_all(struct fake_ctx *c);
 extern int ember_host_local_id, ember_host_local_size;
 extern int ember_host_group_id[3], ember_host_num_groups[3];
 void ember_host_barrier(void);
+
+/* A launch run by `k`, a kernel compiled for the host, as fibers; and in
+ * PTX mode by the simulator with ptxsim's `flags` (fake_cuda_exec.c). */
+CUresult fake_exec_on_host(const struct fake_launch *l, const struct fake_kernel *k);
+CUresult fake_exec_in_simulator(const struct fake_launch *l, unsigned flags);
+/* EMBER_FAKE_CUDA_NUMERICS=1: the launch as the host's kernel on copies of
+ * its memory, then as its PTX, unfused, and the bits compared
+ * (fake_cuda_checks.c) */
+CUresult fake_numerics_launch(const struct fake_launch *l);
 
 /* the worker reached an event in the queue: now is its time */
 void fake_event_reached(struct fake_event *e);
