@@ -184,7 +184,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     int c, index = 0;
     bool ok = true;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, &index)) != -1) {
         if (c != '?' && c != 'h') /* for --resume: which settings the command line gave */
             train_mark_given(o, longopts[index].name);
         index = 0;
