@@ -550,6 +550,7 @@ struct train_run {
     struct window window;
     ember_lr_schedule schedule;
     struct train_watch watch;
+    struct progress_run progress; /* the run as this process trains it, for the progress line's ETA */
     double first_step_s;
     const char *lost_output; /* a file that could not be written stopped the run */
     bool stopping;           /* a signal here, or under mpirun on any rank: stop after this step */
@@ -784,8 +785,9 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
         limit = run->o.steps - run->pos.total_steps;
     struct epoch_result r = {.epoch = (int)epoch, .text = run->text};
     struct progress bar;
-    /* --steps ends it sooner: the ETA says so */
-    progress_begin(&bar, (int)epoch, (int)run->o.epochs, limit, run->o.quiet);
+    /* numbered as the epoch's steps (a resumed run's too); --steps ends it sooner: the ETA says so */
+    progress_begin(&bar, &run->progress, (int)epoch, (int)run->o.epochs, first, first + limit,
+                   run->pos.total_steps, run->o.quiet);
     double start = cli_now();
     /* the profile covers the training steps, not the test pass */
     if ((run->o.profile || run->o.trace) && ember_profile_start(run->ctx, run->o.trace != NULL) != EMBER_OK) {
@@ -911,8 +913,9 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
             goto end;
         }
     }
-    if ((run->diverging = train_watch_epoch(&run->watch, &run->o, epoch,
-                                            run->o.eval ? r.test_acc : r.train_acc, (int)run->classes)))
+    int64_t judged = ember_dataset_count(run->o.eval ? run->test : run->train) * run->positions;
+    if ((run->diverging = train_watch_epoch(
+             &run->watch, &run->o, epoch, run->o.eval ? r.test_acc : r.train_acc, judged, (int)run->classes)))
         goto end;
     if (run->o.early_stop && epoch - run->pos.best_epoch >= run->o.early_stop && epoch < run->o.epochs) {
         if (run->lead)
@@ -983,6 +986,8 @@ int cmd_train(int argc, char **argv)
 
     ember_on_stop_request(on_stop_request);
     train_watch_begin(&run->watch, &run->o, run->per_full_epoch, (int)run->classes, run->lead);
+    run->progress = (struct progress_run){
+        .start = cli_now(), .first_step = run->pos.total_steps, .last_step = run->schedule.total_steps};
     bool end_run = false;
     for (int64_t epoch = run->pos.epochs_done + 1; epoch <= run->o.epochs && rc == EXIT_OK && !end_run;
          epoch++)
