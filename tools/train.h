@@ -45,6 +45,8 @@ struct train_options {
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
     bool model_given;
+    /* --epochs on the command line (otherwise text data's are chosen) */
+    bool epochs_given;
     uint32_t given;  /* bit i: train_settings[i] was on the command line */
     char *owned[24]; /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;
