@@ -45,9 +45,12 @@ stage() {
 
 # every test but the long ones, each one's CPU seconds in build/test-cpu.log
 cpu_log=$PWD/build/test-cpu.log
+burners=""
+# shellcheck disable=SC2086 # a list of process ids
+trap '[ -z "$burners" ] || kill $burners 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
 main_tests() {
     rm -f "$cpu_log"
-    burners=""
     i=0
     while [ "$i" -lt "$load" ]; do
         sh -c 'while :; do :; done' &
@@ -58,6 +61,7 @@ main_tests() {
     rc=$?
     # shellcheck disable=SC2086 # a list of process ids
     [ -z "$burners" ] || kill $burners
+    burners=""
     return $rc
 }
 stage "every test but the long ones, in build/$([ "$load" -gt 0 ] && echo ", beside $load CPU-bound processes")" main_tests
