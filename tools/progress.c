@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tools/progress.c — see progress.h. */
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,16 +45,16 @@ void progress_update(struct progress *p, int64_t done, float loss)
     while (p->next_report <= done)
         p->next_report += (steps + 9) / 10;
     double rate = elapsed > 0 ? (double)done / elapsed : 0.0;
-    char eta[48];
+    char eta[24], run_eta[32] = "";
     format_eta(rate > 0 ? (double)(p->last - step) / rate : 0.0, eta, sizeof eta);
-    /* the run's: at the pace of the run so far here, its test passes included */
+    /* the run's, while epochs remain: at the pace of the run so far here, its test passes included */
     int64_t run_at = p->run_first + done, run_done = run_at - p->run->first_step;
     int64_t run_left = p->run->last_step - run_at;
     double run_elapsed = now - p->run->start;
     if (run_left > p->last - step && run_done > 0 && run_elapsed > 0) {
-        size_t n = strlen(eta);
-        snprintf(eta + n, sizeof eta - n, ", run ");
-        format_eta((double)run_left * run_elapsed / (double)run_done, eta + n + 6, sizeof eta - n - 6);
+        char left[24];
+        format_eta((double)run_left * run_elapsed / (double)run_done, left, sizeof left);
+        snprintf(run_eta, sizeof run_eta, ", run %s", left);
     }
     if (p->tty) {
         char bar[BAR_WIDTH + 1];
@@ -63,11 +62,11 @@ void progress_update(struct progress *p, int64_t done, float loss)
         for (int i = 0; i < BAR_WIDTH; i++)
             bar[i] = i < filled ? '=' : i == filled ? '>' : ' ';
         bar[BAR_WIDTH] = '\0';
-        fprintf(stderr, "\r\033[Kepoch %d/%d [%s] %lld/%lld  %.1f steps/s  loss %.4f  ETA %s", p->epoch,
-                p->epochs, bar, (long long)step, (long long)p->last, rate, loss, eta);
+        fprintf(stderr, "\r\033[Kepoch %d/%d [%s] %lld/%lld  %.1f steps/s  loss %.4f  ETA %s%s", p->epoch,
+                p->epochs, bar, (long long)step, (long long)p->last, rate, loss, eta, run_eta);
     } else {
-        fprintf(stderr, "epoch %d/%d step %lld/%lld  %.1f steps/s  loss %.4f  ETA %s\n", p->epoch, p->epochs,
-                (long long)step, (long long)p->last, rate, loss, eta);
+        fprintf(stderr, "epoch %d/%d step %lld/%lld  %.1f steps/s  loss %.4f  ETA %s%s\n", p->epoch,
+                p->epochs, (long long)step, (long long)p->last, rate, loss, eta, run_eta);
     }
     fflush(stderr);
 }

@@ -29,9 +29,9 @@ struct progress {
     bool tty, quiet;
     int epoch, epochs;
     const struct progress_run *run;
-    int64_t first, last;       /* the epoch's steps done before, and the one it stops after */
-    int64_t run_first;         /* the run's steps done before this epoch's first here */
-    int64_t done, next_report; /* this epoch's steps done here */
+    int64_t first, last; /* the epoch's steps done before, and the one it stops after */
+    int64_t run_first;   /* the run's steps done before this epoch's first here */
+    int64_t next_report; /* of this epoch's steps done here, where the next plain line is due */
     double start, last_draw;
 };
 
