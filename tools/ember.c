@@ -53,7 +53,7 @@ static const char *const commands[] = {"train",  "eval",   "predict", "generate"
  * program, and the source tree has them. */
 static void print_doc_dir(FILE *out)
 {
-    char program[4096] = "", docs[4096], readme[4200], absolute[4096];
+    char program[4096] = "", docs[4096 + 64], readme[4096 + 80], absolute[4096];
     char *slash = ember_program_file(program, sizeof program) ? strrchr(program, '/') : NULL;
     char *backslash = strrchr(program, '\\'); /* Windows */
     if (backslash && (!slash || backslash > slash))
