@@ -24,6 +24,8 @@
  * A test that has used under a second of CPU time in the last
  * EMBER_TEST_IDLE_LIMIT seconds (default 300) of the clock is waiting on
  * something that will not come: it is killed too, and the exit is 125.
+ * Stopped itself (SIGTERM, SIGINT, SIGHUP), this program stops the test's
+ * processes with it, leaving none behind.
  *
  * With EMBER_TEST_CPU_LOG=FILE, one line per test is appended to FILE:
  * "NAME CPU-SECONDS WALL-SECONDS EXIT" (scripts/test.sh lists the
@@ -139,6 +141,10 @@ static double tree_cpu(struct process *all, bool kill_them)
     return cpu;
 }
 
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
 static double env_seconds(const char *name, double otherwise)
 {
     const char *v = getenv(name);
@@ -158,6 +164,11 @@ int main(int argc, char **argv)
     double idle_limit = env_seconds("EMBER_TEST_IDLE_LIMIT", 300.0);
     static struct process all[MAX_PROCESSES];
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    struct sigaction stop = {.sa_handler = on_stop};
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
     double start = now();
     pid_t child = fork();
     if (child < 0) {
@@ -165,6 +176,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (child == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         execvp(argv[2], argv + 2);
         fprintf(stderr, "cpu-limit: cannot run %s: %s\n", argv[2], strerror(errno));
         _exit(127);
@@ -184,7 +198,12 @@ int main(int argc, char **argv)
             busy_cpu = cpu;
             busy_at = now();
         }
-        if (limit > 0 && cpu > limit) {
+        if (stop_signal) {
+            tree_cpu(all, true);
+            fprintf(stderr, "cpu-limit: %s stopped by signal %d, and its processes with it\n", name,
+                    (int)stop_signal);
+            rc = 128 + stop_signal;
+        } else if (limit > 0 && cpu > limit) {
             tree_cpu(all, true);
             fprintf(stderr,
                     "cpu-limit: %s used %.1f s of CPU time, more than its limit of %.0f s "

@@ -6,7 +6,7 @@
 # together once they pass the limit (exit 124, said); a test that waits
 # without using the CPU is stopped after the idle limit (125); a test's own
 # exit status, a skip's 77 among them, passes through; the CPU log gets the
-# test's line.
+# test's line; stopped by a signal, it stops the test's processes too.
 #
 #   test_cpu_limit.sh CPU-LIMIT-PROGRAM
 set -u
@@ -36,6 +36,17 @@ EMBER_TEST_IDLE_LIMIT=2 "$LIMIT" waits sleep 60 >"$TMP/out" 2>&1
 status=$?
 [ $status -eq 125 ] || fail "a test that waits: exit $status, not 125: $(cat "$TMP/out")"
 [ $(($(date +%s) - start)) -lt 50 ] || fail "the idle test was not stopped at its idle limit"
+
+# stopped itself (as by ctest, or a Ctrl-C), it stops every process of the test
+"$LIMIT" stopped sh -c "(sh -c '$spin' &) ; sleep 60" >"$TMP/out" 2>&1 &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid
+status=$?
+[ $status -eq 143 ] || fail "cpu-limit stopped by SIGTERM: exit $status, not 143: $(cat "$TMP/out")"
+sleep 1
+pgrep -f "cpu-limit test $$" >/dev/null && fail "a process of the stopped test outlived it"
 
 # a test's own exit status, under a limit it keeps
 EMBER_TEST_CPU_LIMIT=100 "$LIMIT" skips sh -c 'exit 77'
