@@ -52,9 +52,10 @@ struct ember_host {
     void (*log)(void *ctx, ember_log_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
     int threads; /* CPU threads to use; 0: every core */
     /* While the core profiles (set_profiling), a GPU backend reports here
-     * each kernel it ran and the device's time for it, from the device's
-     * own events (core/profile-impl.h). */
-    void (*kernel_timed)(void *ctx, const char *kernel, double seconds);
+     * each kernel it ran, its launch (`groups` work-groups or blocks of
+     * `local` threads) and the device's time for it, from the device's own
+     * events (core/profile-impl.h). */
+    void (*kernel_timed)(void *ctx, const char *kernel, const size_t groups[3], size_t local, double seconds);
     /* Around work the caller waits for (compiling the kernels): begin says
      * what, with the cache folder it will be kept in; the host is told the
      * time so far each second until end (core/wait.c). `maybe_short`: say

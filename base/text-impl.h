@@ -3,7 +3,8 @@
  * base/text-impl.h — building strings: a growing one, and "; "-separated
  * lists of reasons in a fixed buffer. Used wherever ember assembles text
  * (kernel programs, safetensors headers, the devices report, PTX excerpts,
- * the reasons a device was passed over).
+ * the reasons a device was passed over); and "did you mean" for a name
+ * not known.
  */
 #ifndef EMBER_TEXT_IMPL_H
 #define EMBER_TEXT_IMPL_H
@@ -31,5 +32,13 @@ char *ember_text_take(struct ember_text *t);
 /* Appends one entry to a list in buf, "; " between entries, truncating
  * quietly when the buffer is full: for lists of reasons. */
 void ember_note_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* For a name not known (a layer, its option, a model, a command, the
+ * program's option): the index of the one of the `count` names within two
+ * edits of `word` (Levenshtein: a letter added, dropped or changed), the
+ * closest first found, or -1. */
+int ember_closest_name(const char *word, const char *const *names, int count);
+/* The same said: " (did you mean \"x\"?)" into out, or "". */
+void ember_suggest(const char *word, const char *const *names, int count, char *out, size_t len);
 
 #endif /* EMBER_TEXT_IMPL_H */

@@ -93,3 +93,49 @@ void ember_note_append(char *buf, size_t size, const char *fmt, ...)
     vsnprintf(buf + used, size - used, fmt, ap);
     va_end(ap);
 }
+
+/* Levenshtein distance; names are short (longer ones are simply far) */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    int row[41];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+int ember_closest_name(const char *word, const char *const *names, int count)
+{
+    int best = 3, at = -1;
+    for (int i = 0; i < count; i++) {
+        int d = edit_distance(word, names[i]);
+        if (d < best)
+            best = d, at = i;
+    }
+    return at;
+}
+
+void ember_suggest(const char *word, const char *const *names, int count, char *out, size_t len)
+{
+    int at = ember_closest_name(word, names, count);
+    if (at >= 0)
+        snprintf(out, len, " (did you mean \"%s\"?)", names[at]);
+    else if (len)
+        out[0] = '\0';
+}

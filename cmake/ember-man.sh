@@ -72,7 +72,8 @@ page() {
     } | roff >"$OUT/$name.1"
 }
 
-"$EMBER" --help >"$OUT/ember.help"
+# (its last paragraph, where the documents are, is said at the end of every page)
+"$EMBER" --help | sed '/^The documents the help cites/,$d' >"$OUT/ember.help"
 commands=$(sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\)  .*/\1/p' "$OUT/ember.help")
 see=""
 for c in $commands; do see="$see${see:+, }ember-$c(1)"; done

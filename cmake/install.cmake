@@ -8,7 +8,8 @@
 #   lib/cmake/ember/              find_package(ember): ember::ember, ember::ember_static
 #   bin/ember                     the command-line program (no MPI)
 #   bin/ember-mpi                 the same with MPI, run by `ember` under mpirun (component "mpi")
-#   share/man/man1/ember.1, ember-COMMAND.1     made from the program's --help (cmake/ember-man.sh)
+#   share/man/man1/ember.1, ember-COMMAND.1     made from the program's --help (cmake/ember-man.sh),
+#                                               saying where this prefix has the documents
 #   share/bash-completion/completions/ember     tools/completion.bash
 #   share/doc/ember/              README.md, LICENSE, docs/, examples/
 #
@@ -45,7 +46,21 @@ add_custom_command(OUTPUT ${EMBER_MAN_PAGES}
                    COMMENT "The man pages, from ember --help"
                    VERBATIM)
 add_custom_target(ember_man ALL DEPENDS ${EMBER_MAN_PAGES})
-install(FILES ${EMBER_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# Installed, they say where the documents are in the prefix installed to, which
+# `cmake --install --prefix` and CPack (/usr) decide only then: made again at install time.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_DOCDIR}")
+  set(EMBER_MAN_DOCS "${CMAKE_INSTALL_DOCDIR}")
+else()
+  set(EMBER_MAN_DOCS "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}")
+endif()
+install(CODE "
+  execute_process(COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
+                          ${CMAKE_BINARY_DIR}/man-installed \"${EMBER_MAN_DOCS}\" RESULT_VARIABLE failed)
+  if(failed)
+    message(FATAL_ERROR \"cmake/ember-man.sh could not make the man pages\")
+  endif()
+  file(GLOB pages ${CMAKE_BINARY_DIR}/man-installed/*.1)
+  file(INSTALL \${pages} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_MANDIR}/man1\")")
 endif()
 install(FILES tools/completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME ember)

@@ -8,9 +8,10 @@
 # the library, the header, pkg-config and CMake files, the documents) and,
 # where MPI was found, ember-mpi_0.2.0_amd64.deb (bin/ember-mpi, which
 # `ember` runs under mpirun), so that the first needs no MPI. The packages
-# install where the build does: configure with -DCMAKE_INSTALL_PREFIX=/usr
-# for a package that goes under /usr (the default, /usr/local, suits a
-# package made and installed on the same machine). Their Depends come from
+# install under /usr, as Debian's policy has packages do (/usr/local is the
+# machine's administrator's), whatever prefix the build was configured
+# with: the program finds its documents from where it lies, and the man
+# pages are made at install time for the prefix. Their Depends come from
 # dpkg-shlibdeps (Debian's dpkg-dev), which reads what each binary links;
 # without it, the list below. tests/project/test_deb.sh installs it and uses it.
 set(CPACK_GENERATOR DEB)
@@ -25,7 +26,7 @@ Kepler up through the CUDA driver, compiling its kernels at run time. The
 package holds the ember program, the library libember with its header and
 pkg-config and CMake files, man pages, bash completion and the documents.")
 set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_CURRENT_SOURCE_DIR}/LICENSE)
-set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEB_COMPONENT_INSTALL ON)

@@ -55,9 +55,11 @@ static inline void ember_profile_label_get(const ember_ctx *ctx, const char **op
 double ember_profile_host_begin(ember_ctx *ctx);
 void ember_profile_host_end(ember_ctx *ctx, const char *what, double start);
 
-/* ember_host.kernel_timed: a backend's report of one kernel's device time,
+/* ember_host.kernel_timed: a backend's report of one kernel's device time
+ * and its launch (`groups` work-groups or blocks of `local` threads),
  * which belongs to the primitive running now */
-void ember_profile_kernel_timed(void *ctx, const char *kernel, double seconds);
+void ember_profile_kernel_timed(void *ctx, const char *kernel, const size_t groups[3], size_t local,
+                                double seconds);
 
 /* Stops profiling and frees everything (ember_ctx_free). */
 void ember_profile_free(ember_ctx *ctx);

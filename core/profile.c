@@ -34,6 +34,10 @@ struct trace_event {
     double start, seconds; /* since the profile started */
     double flops, bytes;
     enum trace_track track;
+    /* a kernel's: its launch, and the primitive that launched it with that call's work */
+    size_t groups[3], local;
+    const char *primitive;
+    double primitive_flops, primitive_bytes;
 };
 
 /* at most this many trace events are kept (about 64 MB): a trace of a
@@ -50,9 +54,10 @@ struct ember_profiler {
 
     const char *op, *phase; /* the label now */
     double label_since;     /* when it was set, for the trace's op spans */
-    /* the primitive running now (NULL between them), and its op */
+    /* the primitive running now (NULL between them), its op, and the work its geometry says */
     const char *primitive;
     const char *op_of_primitive, *phase_of_primitive;
+    double primitive_flops, primitive_bytes;
 
     double origin; /* the clock at the first start */
     double wall;   /* seconds spent running, over every start and stop */
@@ -117,9 +122,11 @@ static void trace_add(struct ember_profiler *p, const struct trace_event *e)
 }
 
 /* One call of a primitive (category "primitive"), a kernel ("kernel") or
- * host work ("host"), added to its row and to the trace. */
+ * host work ("host"), added to its row and to the trace (a kernel's
+ * launch with it, else NULL). */
 static void record(struct ember_profiler *p, const char *op, const char *phase, const char *name,
-                   const char *category, double start, double seconds, double flops, double bytes)
+                   const char *category, double start, double seconds, double flops, double bytes,
+                   const struct trace_event *launch)
 {
     bool kernel = strcmp(category, "kernel") == 0;
     struct profile_row *r = row_find(p, op, phase, name, kernel, kernel ? p->primitive : NULL);
@@ -132,17 +139,21 @@ static void record(struct ember_profiler *p, const char *op, const char *phase, 
         ember_clear_error(p->ctx); /* out of memory for a row: the profile is short of it */
     }
     /* the device's track holds what the device ran: kernels, and on the
-     * CPU, whose primitives are its kernels, the primitives */
-    bool on_device = kernel || (!p->kernels_timed && strcmp(category, "primitive") == 0);
-    trace_add(p, &(struct trace_event){.name = name,
-                                       .op = op,
-                                       .phase = phase,
-                                       .category = category,
-                                       .start = start - p->origin,
-                                       .seconds = seconds,
-                                       .flops = flops,
-                                       .bytes = bytes,
-                                       .track = on_device ? TRACK_DEVICE : TRACK_HOST});
+     * CPU, whose primitives are its kernels and which does the host's work
+     * too, everything but the op spans (the host's track, ops alone, then
+     * has no row of a few slivers) */
+    bool on_device = kernel || !p->kernels_timed;
+    struct trace_event e = launch ? *launch : (struct trace_event){0};
+    e.name = name;
+    e.op = op;
+    e.phase = phase;
+    e.category = category;
+    e.start = start - p->origin;
+    e.seconds = seconds;
+    e.flops = flops;
+    e.bytes = bytes;
+    e.track = on_device ? TRACK_DEVICE : TRACK_HOST;
+    trace_add(p, &e);
 }
 
 /* ----------------------------------------------------------------- labels */
@@ -184,18 +195,24 @@ void ember_profile_host_end(ember_ctx *ctx, const char *what, double start)
 {
     struct ember_profiler *p = ctx->profiler;
     if (p && p->running && start > 0.0)
-        record(p, p->op, p->phase, what, "host", start, clock_seconds() - start, 0.0, 0.0);
+        record(p, p->op, p->phase, what, "host", start, clock_seconds() - start, 0.0, 0.0, NULL);
 }
 
-void ember_profile_kernel_timed(void *host_ctx, const char *kernel, double seconds)
+void ember_profile_kernel_timed(void *host_ctx, const char *kernel, const size_t groups[3], size_t local,
+                                double seconds)
 {
     ember_ctx *ctx = host_ctx;
     struct ember_profiler *p = ctx->profiler;
     if (!p || !p->running || !p->primitive)
         return;
+    struct trace_event launch = {.groups = {groups[0], groups[1], groups[2]},
+                                 .local = local,
+                                 .primitive = p->primitive,
+                                 .primitive_flops = p->primitive_flops,
+                                 .primitive_bytes = p->primitive_bytes};
     /* placed to end when the host saw it end: the device's clock is not the host's */
     record(p, p->op_of_primitive, p->phase_of_primitive, kernel, "kernel", clock_seconds() - seconds, seconds,
-           0.0, 0.0);
+           0.0, 0.0, &launch);
 }
 
 /* ------------------------------------------------------- the timed table
@@ -204,22 +221,23 @@ void ember_profile_kernel_timed(void *host_ctx, const char *kernel, double secon
  * until the device has finished it (sync), with the work its geometry
  * says, so that GFLOP/s and GB/s can be printed beside the time. */
 
-static double primitive_begin(struct ember_profiler *p, const char *name)
+static double primitive_begin(struct ember_profiler *p, const char *name, double flops, double bytes)
 {
     p->primitive = name;
     p->op_of_primitive = p->op;
     p->phase_of_primitive = p->phase;
+    p->primitive_flops = flops;
+    p->primitive_bytes = bytes;
     return clock_seconds();
 }
 
-static ember_status primitive_end(struct ember_profiler *p, double start, ember_status st, double flops,
-                                  double bytes)
+static ember_status primitive_end(struct ember_profiler *p, double start, ember_status st)
 {
     if (st == EMBER_OK && p->inner->sync)
         st = p->inner->sync(p->inner_dev);
     double end = clock_seconds();
-    record(p, p->op_of_primitive, p->phase_of_primitive, p->primitive, "primitive", start, end - start, flops,
-           bytes);
+    record(p, p->op_of_primitive, p->phase_of_primitive, p->primitive, "primitive", start, end - start,
+           p->primitive_flops, p->primitive_bytes, NULL);
     p->primitive = NULL;
     return st;
 }
@@ -233,9 +251,9 @@ static ember_status primitive_end(struct ember_profiler *p, double start, ember_
         struct ember_profiler *profiler = dev;                                                               \
         const char *row_label = label;                                                                       \
         double started = primitive_begin(                                                                    \
-            profiler, row_label ? row_label : ember_primitive_names[EMBER_PRIMITIVE_##name]);                \
+            profiler, row_label ? row_label : ember_primitive_names[EMBER_PRIMITIVE_##name], flops, bytes);  \
         ember_status status = profiler->inner->name(profiler->inner_dev, UNWRAP args);                       \
-        return primitive_end(profiler, started, status, flops, bytes);                                       \
+        return primitive_end(profiler, started, status);                                                     \
     }
 EMBER_PRIMITIVES(TIMED_PRIMITIVE)
 #undef TIMED_PRIMITIVE
@@ -250,7 +268,7 @@ static ember_status timed_write(void *dev, ember_ptr dst, const void *src, size_
     ember_status st = p->inner->write(p->inner_dev, dst, src, bytes);
     if (st == EMBER_OK && p->inner->sync)
         st = p->inner->sync(p->inner_dev);
-    record(p, p->op, p->phase, "write", "host", start, clock_seconds() - start, 0.0, (double)bytes);
+    record(p, p->op, p->phase, "write", "host", start, clock_seconds() - start, 0.0, (double)bytes, NULL);
     return st;
 }
 
@@ -259,7 +277,7 @@ static ember_status timed_read(void *dev, void *dst, ember_ptr src, size_t bytes
     struct ember_profiler *p = dev;
     double start = clock_seconds();
     ember_status st = p->inner->read(p->inner_dev, dst, src, bytes);
-    record(p, p->op, p->phase, "read", "host", start, clock_seconds() - start, 0.0, (double)bytes);
+    record(p, p->op, p->phase, "read", "host", start, clock_seconds() - start, 0.0, (double)bytes, NULL);
     return st;
 }
 
@@ -578,6 +596,15 @@ static void write_event(struct ember_text *line, const struct trace_event *e)
             ember_text_printf(line, ", \"flops\": %.0f", e->flops);
         if (e->bytes > 0.0)
             ember_text_printf(line, ", \"bytes\": %.0f", e->bytes);
+        if (e->local) { /* a kernel: its launch, and the call of the primitive it is part of */
+            ember_text_printf(line, ", \"grid\": [%zu, %zu, %zu], \"block\": %zu, \"threads\": %zu",
+                              e->groups[0], e->groups[1], e->groups[2], e->local,
+                              e->groups[0] * e->groups[1] * e->groups[2] * e->local);
+            ember_text_printf(line, ", \"primitive\": ");
+            ember_text_json_string(line, e->primitive);
+            ember_text_printf(line, ", \"primitive_flops\": %.0f, \"primitive_bytes\": %.0f",
+                              e->primitive_flops, e->primitive_bytes);
+        }
         ember_text_printf(line, "}");
     }
     ember_text_printf(line, "}");
@@ -630,7 +657,7 @@ ember_status ember_profile_write_trace(ember_ctx *ctx, const char *path)
         &line,
         "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": "
         "\"%s\"}}",
-        TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives");
+        TRACK_DEVICE, p->kernels_timed ? "kernels" : "primitives and the host's work");
     line_write(&line, f);
     for (int64_t i = 0; i < p->event_len && !line.failed; i++) {
         write_event(&line, &p->events[i]);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "models-impl.h"
+#include "text-impl.h"
 
 /* A model file is a few kilobytes; anything this long is not one. */
 #define MODEL_MAX_TEXT   (1 << 20)
@@ -51,47 +52,6 @@ static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return ember_set_error(ps->ctx, EMBER_ERR_FORMAT, "%s:%d:%d: %s", ps->source, ps->line, column, what);
-}
-
-/* Levenshtein distance, for "did you mean": names are short. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 40 || lb > 40)
-        return 99;
-    int row[41];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/* " (did you mean \"x\"?)" when one of `names` is close to `word`, else "" */
-static void suggest(const char *word, const char *const *names, int count, char *out, size_t len)
-{
-    int best = 3, at = -1;
-    for (int i = 0; i < count; i++) {
-        int d = edit_distance(word, names[i]);
-        if (d < best)
-            best = d, at = i;
-    }
-    if (at >= 0)
-        snprintf(out, len, " (did you mean \"%s\"?)", names[at]);
-    else if (len)
-        out[0] = '\0';
 }
 
 const char *model_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
@@ -212,7 +172,7 @@ static ember_status parse_options(struct parser *ps, struct model_layer *layer, 
             k++;
         if (k == n_opts) {
             char hint[96], list[256] = "";
-            suggest(key, names, n_opts, hint, sizeof hint);
+            ember_suggest(key, names, n_opts, hint, sizeof hint);
             for (int j = 0; j < n_opts; j++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", names[j]);
             if (!n_opts)
@@ -319,7 +279,7 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
             names[i] = model_layer_types[i].name;
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", names[i]);
         }
-        suggest(tok[0].text, names, n, hint, sizeof hint);
+        ember_suggest(tok[0].text, names, n, hint, sizeof hint);
         return fail(ps, tok[0].column, "unknown layer \"%s\"%s; the layers are %sresidual", tok[0].text, hint,
                     list);
     }

@@ -16,6 +16,7 @@
 
 #include "models-impl.h"
 #include "platform.h"
+#include "text-impl.h"
 
 /* ---------------------------------------------------------- the built-ins */
 
@@ -259,13 +260,15 @@ ember_model *ember_model_build(ember_ctx *ctx, const char *model, int sample_ndi
         const char *text = model_builtin_text(model);
         if (text)
             return ember_model_parse(ctx, model, text, sample_ndim, sample_shape, classes, seed);
-        char known[512] = "";
-        for (const char *const *n = ember_model_names(); *n; n++)
+        char known[512] = "", hint[96];
+        int count = 0;
+        for (const char *const *n = ember_model_names(); *n; n++, count++)
             snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", *known ? ", " : "", *n);
+        ember_suggest(model, ember_model_names(), count, hint, sizeof hint);
         ember_set_error(ctx, EMBER_ERR_ARG,
-                        "unknown model \"%s\": the built-in models are %s; a model file's path "
+                        "unknown model \"%s\"%s: the built-in models are %s; a model file's path "
                         "contains \"/\" or ends in \".model\"",
-                        model, known);
+                        model, hint, known);
         return NULL;
     }
     char *text = read_model_file(ctx, model);

@@ -5,16 +5,66 @@
 # quick tests there, cross-build for Windows and run its tests under Wine
 # (scripts/windows-test.sh), fuzz every loader briefly, then rebuild with
 # AddressSanitizer and UndefinedBehaviorSanitizer and run the unit, ops and cli tests again.
+# Every stage runs even when one before it failed; the failed ones are listed
+# at the end, and the exit status is 1 if any did (a failed setup stops it).
 # Tests run as many at a time as there are cores: the longest ones (the
-# CUDA test double's, which run kernels on one core) start first.
+# CUDA test double's, which run kernels on one core) start first. Each test is
+# held to a limit on its CPU time, not on the clock (tests/README.md), so a
+# busy machine passes as an idle one does; the heaviest tests' CPU seconds
+# are listed at the end. Left out: the tests labelled long (ctest -L long).
+#
+#   scripts/test.sh [--load N]
+#
+#   --load N   run the main stage beside N CPU-bound processes, as a laptop
+#              running other work would (CI: --load 2)
 # --help: the comment above, and nothing else done
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
-set -eu
-cd "$(dirname "$0")/.."
+set -u
+cd "$(dirname "$0")/.." || exit 1
+load=0
+case "${1:-}" in
+--load)
+    load=${2:-}
+    case $load in '' | *[!0-9]*) echo "test: --load wants a number of processes" >&2; exit 2 ;; esac
+    ;;
+"") ;;
+*) echo "test: unknown option \"$1\" (scripts/test.sh --help)" >&2; exit 2 ;;
+esac
 jobs=$(nproc)
-scripts/setup.sh --tests
-# every test but the long ones (label long: a whole epoch of ResNet-8 on PoCL; ctest -L long)
-ctest --test-dir build --output-on-failure -j "$jobs" -LE long
+scripts/setup.sh --tests || { echo "test: scripts/setup.sh --tests failed: nothing to test" >&2; exit 1; }
+
+failed=""
+# stage NAME COMMAND...: runs one stage; a failure is noted and the next stage runs
+stage() {
+    name=$1
+    shift
+    echo "test: $name"
+    "$@" || failed="$failed
+  $name"
+}
+
+# every test but the long ones, each one's CPU seconds in build/test-cpu.log
+cpu_log=$PWD/build/test-cpu.log
+burners=""
+# shellcheck disable=SC2086 # a list of process ids
+trap '[ -z "$burners" ] || kill $burners 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
+main_tests() {
+    rm -f "$cpu_log"
+    i=0
+    while [ "$i" -lt "$load" ]; do
+        sh -c 'while :; do :; done' &
+        burners="$burners $!"
+        i=$((i + 1))
+    done
+    EMBER_TEST_CPU_LOG=$cpu_log ctest --test-dir build --output-on-failure -j "$jobs" -LE long
+    rc=$?
+    # shellcheck disable=SC2086 # a list of process ids
+    [ -z "$burners" ] || kill $burners
+    burners=""
+    return $rc
+}
+stage "every test but the long ones, in build/$([ "$load" -gt 0 ] && echo ", beside $load CPU-bound processes")" main_tests
 
 # Every backend but the CPU's can be left out (docs/embedding.md). Each is
 # off in one of these two builds, which must build warnings-clean and pass
@@ -23,43 +73,60 @@ quick="test_tensor test_gradcheck test_parity test_schedule test_models test_ker
 backends_off() { # DIR CMAKE-OPTIONS...
     dir=$1
     shift
-    echo "test: a build with $* in $dir/"
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON "$@" >/dev/null || return 1
     # shellcheck disable=SC2086 # lists of targets and of tests
-    cmake --build "$dir" -j "$jobs" --target ember ember_cli $quick
+    cmake --build "$dir" -j "$jobs" --target ember ember_cli $quick || return 1
     # shellcheck disable=SC2086
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "^($(echo $quick | tr ' ' '|'))\$"
 }
-backends_off build-nocuda -DEMBER_CUDA=OFF
-backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF -DEMBER_MPI=OFF
+stage "a build without CUDA in build-nocuda/" backends_off build-nocuda -DEMBER_CUDA=OFF
+stage "a build without OpenCL, OpenBLAS and MPI in build-noopencl-noblas/" \
+    backends_off build-noopencl-noblas -DEMBER_OPENCL=OFF -DEMBER_OPENBLAS=OFF -DEMBER_MPI=OFF
+
 # a program built without MPI, started by mpirun, says how to get MPI
 # rather than train two separate models
-echo "test: ember train under mpirun, built without MPI"
-if OMPI_COMM_WORLD_SIZE=2 build-noopencl-noblas/ember train --steps 1 >build-noopencl-noblas/nompi.out 2>&1; then
-    echo "FAILED: a build without MPI trained as one of two ranks"; exit 1
-fi
-grep -q "built without MPI.*libopenmpi-dev" build-noopencl-noblas/nompi.out ||
-    { echo "FAILED: no advice: $(cat build-noopencl-noblas/nompi.out)"; exit 1; }
+without_mpi() {
+    out=build-noopencl-noblas/nompi.out
+    if OMPI_COMM_WORLD_SIZE=2 build-noopencl-noblas/ember train --steps 1 >$out 2>&1; then
+        echo "FAILED: a build without MPI trained as one of two ranks"
+        return 1
+    fi
+    grep -q "built without MPI.*libopenmpi-dev" $out || { echo "FAILED: no advice: $(cat $out)"; return 1; }
+}
+stage "ember train under mpirun, built without MPI" without_mpi
 
 # The Windows build (mingw-w64), its zip, and its tests under Wine (docs/windows.md)
-echo "test: the Windows build under Wine in build-win/"
-scripts/windows-test.sh
+stage "the Windows build under Wine in build-win/" scripts/windows-test.sh
 
 # Every loader of untrusted files under libFuzzer for a few seconds each,
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the
 # long runs). Only the harnesses are built.
-echo "test: the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/"
 fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace fuzz_onnx fuzz_csv fuzz_npy fuzz_model_checkpoint fuzz_resume fuzz_plot fuzz_predict"
-CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
-    -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null
-# shellcheck disable=SC2086 # a list of targets
-cmake --build build-fuzz -j "$jobs" --target $fuzzers fuzz_seeds
-ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L fuzz
+fuzz() {
+    CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
+        -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null || return 1
+    # shellcheck disable=SC2086 # a list of targets
+    cmake --build build-fuzz -j "$jobs" --target $fuzzers fuzz_seeds || return 1
+    ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L fuzz
+}
+stage "the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/" fuzz
 
-echo "test: sanitizer build (ASan + UBSan) in build-asan/"
-python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
-    -DEMBER_PYTHON="$python" >/dev/null
-cmake --build build-asan -j "$(nproc)"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops|cli"
+sanitized() {
+    python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
+        -DEMBER_PYTHON="$python" >/dev/null || return 1
+    cmake --build build-asan -j "$jobs" || return 1
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops|cli"
+}
+stage "the sanitizer build (ASan + UBSan) in build-asan/" sanitized
+
+if [ -s "$cpu_log" ]; then
+    echo "test: the heaviest tests of build/ (CPU seconds, wall seconds; all in build/test-cpu.log):"
+    sort -k2 -n -r "$cpu_log" | head -12 | awk '{ printf "  %-40s %7.1f %7.1f\n", $1, $2, $3 }'
+fi
+if [ -n "$failed" ]; then
+    echo "test: FAILED:$failed"
+    exit 1
+fi
+echo "test: every stage passed"

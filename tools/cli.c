@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tools/cli.c — helpers for the subcommands (see cli.h). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "cli.h"
 #include "platform.h"
+#include "text-impl.h"
 
 double cli_start_time;
 char **cli_argv;
@@ -349,4 +351,59 @@ const char *cli_printable(const char *s, char *buf, size_t len)
     if (len)
         buf[at < len ? at : len - 1] = '\0';
     return buf;
+}
+
+/* What getopt_long refused, said in this program's words (opterr is off):
+ * the option as typed is argv[optind - 1]. */
+static void say_refused(char *const *argv, const char *shortopts, const struct option *longopts)
+{
+    const char *typed = argv[optind - 1];
+    if (strncmp(typed, "--", 2) != 0) { /* a short option */
+        if (optopt && strchr(shortopts, optopt))
+            cli_error("option -%c needs a value", optopt);
+        else
+            cli_error("unrecognized option '-%c'", optopt ? optopt : '?');
+        return;
+    }
+    const char *name = typed + 2, *equals = strchr(name, '=');
+    size_t len = equals ? (size_t)(equals - name) : strlen(name);
+    const char *names[128], *exact = NULL;
+    char list[512] = "";
+    int count = 0, prefixed = 0;
+    for (const struct option *o = longopts; o->name && count < 128; o++) {
+        names[count++] = o->name;
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            exact = o->name;
+        if (strncmp(o->name, name, len) == 0 && strlen(list) + strlen(o->name) + 4 < sizeof list) {
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", prefixed ? ", " : "",
+                     o->name);
+            prefixed++;
+        }
+    }
+    if (prefixed == 1 || exact) { /* known: a value missing, or one given where none is taken */
+        const char *known = exact ? exact : list + 2;
+        if (equals)
+            cli_error("option --%s takes no value (\"%s\")", known, typed);
+        else
+            cli_error("option --%s needs a value", known);
+    } else if (prefixed > 1) {
+        cli_error("option '%s' is ambiguous: it begins %s", typed, list);
+    } else {
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
+        int at = ember_closest_name(word, names, count);
+        if (at >= 0)
+            cli_error("unrecognized option '%s' (did you mean \"--%s\"?)", typed, names[at]);
+        else
+            cli_error("unrecognized option '%s'", typed);
+    }
+}
+
+int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *longopts, int *index)
+{
+    opterr = 0;
+    int c = getopt_long(argc, argv, shortopts, longopts, index);
+    if (c == '?')
+        say_refused(argv, shortopts, longopts);
+    return c;
 }

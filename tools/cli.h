@@ -58,6 +58,13 @@ ember_ctx *cli_ctx_new(bool verbose, int threads);
  * chose and passed over. Returns an exit status. */
 int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback);
 
+/* getopt_long, saying itself what it refuses (returning '?' as getopt_long
+ * does): an unknown option with the closest known one ("did you mean
+ * \"--steps\"?"), an option without its value, an abbreviation that
+ * begins several. */
+struct option;
+int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *longopts, int *index);
+
 /* Option values; each prints the problem and returns false when `text` is
  * not a valid value for option `name`. */
 bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value);

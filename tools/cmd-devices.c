@@ -29,7 +29,7 @@ int cmd_devices(int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 't':

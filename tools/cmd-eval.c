@@ -134,7 +134,7 @@ int cmd_eval(int argc, char **argv)
     bool json = false, verbose = false, profile = false, ok = true;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': load = optarg; break;
         case 'm': set.model = optarg; break;

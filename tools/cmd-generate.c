@@ -69,7 +69,7 @@ int cmd_generate(int argc, char **argv)
     bool verbose = false, ok = true;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': load = optarg; break;
         case 'p': prompt = optarg; break;

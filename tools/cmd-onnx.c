@@ -73,7 +73,7 @@ int cmd_export(int argc, char **argv)
     const char *load = NULL, *output = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': load = optarg; break;
         case 'o': output = optarg; break;
@@ -139,7 +139,7 @@ int cmd_import(int argc, char **argv)
     const char *output = NULL, *model_out = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'M': model_out = optarg; break;

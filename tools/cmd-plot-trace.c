@@ -56,11 +56,12 @@ static void default_window(const struct trace *t, double *from, double *to, cons
     }
 }
 
-/* A lane's title: the host's says what its rows are, a device's is its name. */
-static void lane_title(const struct trace_track *track, char *title, size_t len)
+/* A lane's title: the host's says what its rows are (ops alone when the
+ * device's lane has the calls, as the CPU's does), a device's is its name. */
+static void lane_title(const struct trace_track *track, int rows, char *title, size_t len)
 {
     if (track->process && strcmp(track->process, "host") == 0)
-        snprintf(title, len, "host: ops and the calls inside them");
+        snprintf(title, len, "host: %s", rows > 1 ? "ops and the calls inside them" : "ops");
     else if (track->process && track->thread)
         snprintf(title, len, "%s: %s", track->process, track->thread);
     else if (track->process)
@@ -101,7 +102,6 @@ static bool timeline_build(const struct trace *t, double from, double to, struct
     for (int k = 0; k < t->n_tracks && k < PLOT_MAX_LANES; k++) {
         const struct trace_track *track = &t->tracks[k];
         struct plot_lane *lane = &tl->lanes[tl->n_lanes++];
-        lane_title(track, p->titles[k], sizeof p->titles[k]);
         *lane = (struct plot_lane){.title = p->titles[k], .rows = 1};
         if (track->count > 0 && !(p->spans[k] = malloc((size_t)track->count * sizeof *p->spans[k])))
             return false;
@@ -120,6 +120,7 @@ static bool timeline_build(const struct trace *t, double from, double to, struct
             lane->rows = depth + 1 > lane->rows ? depth + 1 : lane->rows;
         }
         lane->spans = p->spans[k];
+        lane_title(track, lane->rows, p->titles[k], sizeof p->titles[k]);
     }
     return true;
 }

@@ -142,7 +142,7 @@ int cmd_plot(int argc, char **argv)
     bool has_from = false, has_to = false, ok = true;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'W': ok = cli_parse_int("width", optarg, 200, 8000, &width); break;

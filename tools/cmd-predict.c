@@ -27,6 +27,9 @@
 #include "cli.h"
 #include "predict.h"
 
+/* a resize that changes the width:height ratio by more than this is said */
+static const double ASPECT_TOLERANCE = 0.1;
+
 static const char usage[] =
     "usage: ember predict --load FILE [options] IMAGE|FOLDER|IDX|NPY...\n"
     "\n"
@@ -46,6 +49,8 @@ static const char usage[] =
     "  --logits            --output writes the logits rather than the probabilities\n"
     "  --top K             how many classes to show (default 3)\n"
     "  --resize            resize images of another size (default: as in training)\n"
+    "  --invert            invert the images (dark on light becomes light on dark, as\n"
+    "                      Fashion-MNIST's and MNIST's are)\n"
     "  --json              one JSON object per image: {\"input\", \"top\": [{\"class\", \"index\",\n"
     "                      \"probability\"}, ...]}\n"
     "  --batch N           images per forward pass (default 64)\n"
@@ -54,8 +59,9 @@ static const char usage[] =
     "  --threads N         cpu threads (default: every core)\n"
     "  -h, --help          this text\n"
     "\n"
-    "On stderr, for each image: what was done to it (converted to gray or colour, resized)\n"
-    "and a warning when it looks unlike the training images (background, brightness).\n"
+    "On stderr, for each image: what was done to it (converted to gray or colour, resized,\n"
+    "stretched to another aspect ratio, inverted) and a warning when it looks unlike the\n"
+    "training images (background, brightness) or is blank.\n"
     "An input that cannot be read is reported and the others classified (its --output row\n"
     "is NaN); the exit status is then 3.\n";
 
@@ -304,8 +310,38 @@ static bool load_input(ember_ctx *ctx, const struct input *item, const int64_t s
         size_t used = strlen(did);
         snprintf(did + used, did_len - used, "%sresized from %dx%d to %lldx%lld", used ? ", " : "", width,
                  height, (long long)shape[2], (long long)shape[1]);
+        /* a resize stretches: a shape the model knows may no longer look like itself */
+        double from = (double)width / height, to = (double)shape[2] / (double)shape[1];
+        if (fabs(from / to - 1.0) > ASPECT_TOLERANCE) {
+            used = strlen(did);
+            snprintf(did + used, did_len - used,
+                     ", which stretches it from an aspect ratio of %.2f to %.2f (crop it to the model's "
+                     "shape first to keep its proportions)",
+                     from, to);
+        }
     }
     return true;
+}
+
+/* --invert: x -> 1 - x, for pixels in [0, 1] */
+static void invert_image(float *x, int64_t n, char *did, size_t did_len)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 1.0f - x[i];
+    size_t used = strlen(did);
+    snprintf(did + used, did_len - used, "%sinverted", used ? ", " : "");
+}
+
+/* An image of one colour (within a step of 8-bit pixels): nothing to classify */
+static bool is_blank(const float *x, int64_t n, float *value)
+{
+    float lo = x[0], hi = x[0];
+    for (int64_t i = 1; i < n; i++) {
+        lo = fminf(lo, x[i]);
+        hi = fmaxf(hi, x[i]);
+    }
+    *value = lo;
+    return hi - lo <= 1.0f / 255.0f;
 }
 
 /* What was done to an image, and whether it looks like the training
@@ -317,6 +353,14 @@ static void say_unlike(const char *name, const float *x, const int64_t shape[3],
 {
     if (did[0])
         fprintf(stderr, "ember: note: %s: %s (the model takes %s)\n", name, did, e->describe);
+    float value;
+    if (is_blank(x, shape[0] * shape[1] * shape[2], &value)) {
+        fprintf(stderr,
+                "ember: warning: %s is blank (every pixel %.2f): there is nothing in it to classify, and "
+                "the model's answer means nothing\n",
+                name, value);
+        return;
+    }
     if (!e->known)
         return;
     ember_image_stats s;
@@ -329,7 +373,8 @@ static void say_unlike(const char *name, const float *x, const int64_t shape[3],
                     "ember: warning: %s: its background is %s (%.2f) where the training images' is %s "
                     "(%.2f): the model has not seen such images, so its answer means little (%s)\n",
                     name, mine, s.border, theirs, t->border,
-                    s.border > t->border ? "invert it, or train on such images" : "train on such images");
+                    s.border > t->border ? "--invert inverts it; or train on such images"
+                                         : "train on such images");
         else
             fprintf(stderr,
                     "ember: warning: %s: its background (%.2f) is much %s than the training images' "
@@ -346,31 +391,26 @@ static void say_unlike(const char *name, const float *x, const int64_t shape[3],
 int cmd_predict(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'},
-        {"top", required_argument, NULL, 'k'},
-        {"resize", no_argument, NULL, 'R'},
-        {"json", no_argument, NULL, 'J'},
-        {"batch", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'D'},
-        {"fallback", required_argument, NULL, 'F'},
-        {"threads", required_argument, NULL, 't'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'},
-        {"logits", no_argument, NULL, 'G'},
-        {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'L'},    {"top", required_argument, NULL, 'k'},
+        {"resize", no_argument, NULL, 'R'},        {"invert", no_argument, NULL, 'I'},
+        {"json", no_argument, NULL, 'J'},          {"batch", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'D'},  {"fallback", required_argument, NULL, 'F'},
+        {"threads", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},          {"output", required_argument, NULL, 'o'},
+        {"logits", no_argument, NULL, 'G'},        {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *fallback = NULL, *output = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
     int64_t top = 3, batch = 64, threads = 0;
-    bool json = false, verbose = false, resize_given = false, logits = false, ok = true;
+    bool json = false, verbose = false, resize_given = false, logits = false, invert = false, ok = true;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': load = optarg; break;
         case 'k': ok = cli_parse_int("top", optarg, 1, 64, &top); break;
         case 'R': resize_given = true; break;
+        case 'I': invert = true; break;
         case 'J': json = true; break;
         case 'b': ok = cli_parse_int("batch", optarg, 1, 1 << 16, &batch); break;
         case 'D': device = optarg; break;
@@ -476,7 +516,10 @@ int cmd_predict(int argc, char **argv)
                 failed++;
                 continue;
             }
-            if (!item->pixels || item->height) /* an image: a row of an array or table is not one */
+            bool image = !item->pixels || item->height; /* a row of an array or table is not one */
+            if (image && invert)
+                invert_image(x, per_image, did, sizeof did);
+            if (image)
                 say_unlike(item->name, x, shape, did, &expect);
             members[n++] = next;
         }

@@ -203,7 +203,7 @@ int cmd_ptx(int argc, char **argv)
     int64_t batch = 64;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': arch = optarg; break;
         case 'b': baseline = true; break;

@@ -157,7 +157,7 @@ int cmd_summary(int argc, char **argv)
     bool ok = true, list = false;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'm': model_name = optarg; break;
         case 'S': ok = cli_parse_shape("shape", optarg, &ndim, shape); break;

@@ -184,7 +184,7 @@ static int parse_options(int argc, char **argv, struct train_options *o)
     int c, index = 0;
     bool ok = true;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, &index)) != -1) {
         if (c != '?' && c != 'h') /* for --resume: which settings the command line gave */
             train_mark_given(o, longopts[index].name);
         index = 0;
@@ -200,7 +200,10 @@ static int parse_options(int argc, char **argv, struct train_options *o)
                 cli_parse_shape("shape", optarg, &o->data.sample_ndim, o->data.sample_shape);
             break;
         case 'R': o->data.resize = true; break;
-        case 'e': ok = train_parse_setting(o, "epochs", optarg); break;
+        case 'e':
+            ok = train_parse_setting(o, "epochs", optarg);
+            o->epochs_given = true;
+            break;
         case 'n': ok = cli_parse_int("steps", optarg, 1, INT64_MAX / 2, &o->steps); break;
         case 'b': ok = train_parse_setting(o, "batch", optarg); break;
         case 'O': o->optim = optarg; break;
@@ -550,11 +553,42 @@ struct train_run {
     struct window window;
     ember_lr_schedule schedule;
     struct train_watch watch;
+    struct progress_run progress; /* the run as this process trains it, for the progress line's ETA */
     double first_step_s;
     const char *lost_output; /* a file that could not be written stopped the run */
     bool stopping;           /* a signal here, or under mpirun on any rank: stop after this step */
     bool diverging;          /* not learning, and --stop-if-diverging: stop now */
 };
+
+/* A model of text writes text shaped like its file's (its words, its
+ * layout) after about this many bytes seen, whatever the file's size:
+ * gpt-tiny on the 2.6 MB of the fortunes after three epochs of 566 steps
+ * of 32 windows of 128 (English-shaped words, a fortune's layout and
+ * attribution; after one, at 2.4 million, mostly word-shaped noise:
+ * README.md), on a small book by learning it nearly by heart. */
+static const double TEXT_BYTES_TO_WRITE_LIKE_IT = 7e6;
+
+/* Text without --epochs or --steps: the epochs that show it that many
+ * bytes (a 35 KB book is 4 steps of batch 64 an epoch, and one epoch
+ * writes noise), said with how to choose otherwise. */
+static void choose_text_epochs(struct train_run *run)
+{
+    double per_step = (double)(run->o.batch * run->positions);
+    int64_t steps = (int64_t)ceil(TEXT_BYTES_TO_WRITE_LIKE_IT / per_step);
+    int64_t epochs = (steps + run->per_full_epoch - 1) / run->per_full_epoch;
+    if (epochs <= run->o.epochs)
+        return;
+    run->o.epochs = epochs < TRAIN_MAX_EPOCHS ? epochs : TRAIN_MAX_EPOCHS;
+    if (run->lead)
+        fprintf(stderr,
+                "ember: note: an epoch of this text is %lld steps of %lld windows of %lld bytes; a model of "
+                "text writes like its file after about %.1f million bytes seen, so this run trains %lld "
+                "epochs (%lld steps; --epochs or --steps chooses otherwise), for as long as the progress "
+                "line's ETA says\n",
+                (long long)run->per_full_epoch, (long long)run->o.batch, (long long)run->positions,
+                TEXT_BYTES_TO_WRITE_LIKE_IT / 1e6, (long long)run->o.epochs,
+                (long long)(run->o.epochs * run->per_full_epoch));
+}
 
 /* Everything before the first step: the device, the data, the model, the
  * optimizer and the batcher, a resumed run's state, the parallel replicas,
@@ -666,6 +700,8 @@ static int train_setup(struct train_run *run)
         rc = EXIT_FAILURE_OTHER;
         return rc;
     }
+    if (run->text && !run->o.resume && !run->o.epochs_given && !run->o.steps)
+        choose_text_epochs(run);
     run->window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
     run->schedule = train_schedule(&run->o, run->per_full_epoch);
     if (run->o.steps >
@@ -784,8 +820,9 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
         limit = run->o.steps - run->pos.total_steps;
     struct epoch_result r = {.epoch = (int)epoch, .text = run->text};
     struct progress bar;
-    /* --steps ends it sooner: the ETA says so */
-    progress_begin(&bar, (int)epoch, (int)run->o.epochs, limit, run->o.quiet);
+    /* numbered as the epoch's steps (a resumed run's too); --steps ends it sooner: the ETA says so */
+    progress_begin(&bar, &run->progress, (int)epoch, (int)run->o.epochs, first, first + limit,
+                   run->pos.total_steps, run->o.quiet);
     double start = cli_now();
     /* the profile covers the training steps, not the test pass */
     if ((run->o.profile || run->o.trace) && ember_profile_start(run->ctx, run->o.trace != NULL) != EMBER_OK) {
@@ -911,8 +948,9 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
             goto end;
         }
     }
-    if ((run->diverging = train_watch_epoch(&run->watch, &run->o, epoch,
-                                            run->o.eval ? r.test_acc : r.train_acc, (int)run->classes)))
+    int64_t judged = ember_dataset_count(run->o.eval ? run->test : run->train) * run->positions;
+    if ((run->diverging = train_watch_epoch(
+             &run->watch, &run->o, epoch, run->o.eval ? r.test_acc : r.train_acc, judged, (int)run->classes)))
         goto end;
     if (run->o.early_stop && epoch - run->pos.best_epoch >= run->o.early_stop && epoch < run->o.epochs) {
         if (run->lead)
@@ -983,6 +1021,8 @@ int cmd_train(int argc, char **argv)
 
     ember_on_stop_request(on_stop_request);
     train_watch_begin(&run->watch, &run->o, run->per_full_epoch, (int)run->classes, run->lead);
+    run->progress = (struct progress_run){
+        .start = cli_now(), .first_step = run->pos.total_steps, .last_step = run->schedule.total_steps};
     bool end_run = false;
     for (int64_t epoch = run->pos.epochs_done + 1; epoch <= run->o.epochs && rc == EXIT_OK && !end_run;
          epoch++)

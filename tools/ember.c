@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "platform.h"
+#include "text-impl.h"
 
 static const char usage[] =
     "usage: ember <command> [options]\n"
@@ -41,10 +42,42 @@ static const char usage[] =
     "  ember --version          prints the version\n"
     "\n"
     "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
-    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n"
-    "\n"
-    "The documents the help cites (docs/models.md, ...) are in the source tree, and\n"
-    "installed in " EMBER_DOC_DIR ".\n";
+    "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
+
+static const char *const commands[] = {"train",  "eval",   "predict", "generate", "summary",
+                                       "export", "import", "plot",    "devices",  "ptx"};
+
+/* Where the documents the help cites are: beside this program as the
+ * install put them (EMBER_DOC_FROM_BIN, from bin/ to share/doc/ember), in
+ * whatever prefix it was installed in; else this is the build tree's
+ * program, and the source tree has them. */
+static void print_doc_dir(FILE *out)
+{
+    char program[4096] = "", docs[4096 + 64], readme[4096 + 80], absolute[4096];
+    char *slash = ember_program_file(program, sizeof program) ? strrchr(program, '/') : NULL;
+    char *backslash = strrchr(program, '\\'); /* Windows */
+    if (backslash && (!slash || backslash > slash))
+        slash = backslash;
+    if (slash) {
+        *slash = '\0';
+        snprintf(docs, sizeof docs, "%s/%s", program, EMBER_DOC_FROM_BIN);
+        snprintf(readme, sizeof readme, "%s/README.md", docs);
+        if (access(readme, R_OK) == 0) {
+            fprintf(out, "\nThe documents the help cites (docs/models.md, ...) are installed in %s.\n",
+                    ember_absolute_path(docs, absolute, sizeof absolute) ? absolute : docs);
+            return;
+        }
+    }
+    fputs("\nThe documents the help cites (docs/models.md, ...) are in the source tree, and\n"
+          "cmake --install puts them in " EMBER_DOC_DIR ".\n",
+          out);
+}
+
+static void print_usage(FILE *out)
+{
+    fputs(usage, out);
+    print_doc_dir(out);
+}
 
 /* OpenBLAS starts a pool of threads of its own when it is loaded, before
  * main, sized to the machine. ember never uses it (its own pool runs
@@ -71,12 +104,12 @@ int main(int argc, char **argv)
     cli_start_time = cli_now();
     cli_argv = argv;
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return EXIT_USAGE;
     }
     const char *command = argv[1];
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return EXIT_OK;
     }
     if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
@@ -104,6 +137,9 @@ int main(int argc, char **argv)
         return cmd_devices(argc - 1, argv + 1);
     if (strcmp(command, "ptx") == 0)
         return cmd_ptx(argc - 1, argv + 1);
-    fprintf(stderr, "ember: error: unknown command \"%s\"\n\n%s", command, usage);
+    char hint[96];
+    ember_suggest(command, commands, (int)(sizeof commands / sizeof *commands), hint, sizeof hint);
+    fprintf(stderr, "ember: error: unknown command \"%s\"%s\n\n", command, hint);
+    print_usage(stderr);
     return EXIT_USAGE;
 }

@@ -5,7 +5,9 @@
  *
  * Three signs, the first met said once a run as a warning naming the
  * likely causes; the loss is watched as its mean over intervals of steps
- * (--log-every's, or a tenth of an epoch):
+ * (--log-every's, or a tenth of an epoch, and never fewer than 10 steps:
+ * one batch's loss swings by tens of per cent, and an epoch of a small
+ * folder of images is a step or two):
  *
  *   - the loss is worse than guessing: an interval's mean above twice
  *     ln(classes), the loss of a uniform guess, which an untrained model
@@ -16,8 +18,11 @@
  *     lowest interval's. Noise once training has settled moves an
  *     interval's mean by a few per cent, so both conditions together do
  *     not fire on a healthy run.
- *   - the accuracy is chance after an epoch: at most 1.5 times 1/classes
- *     (--data random is noise by design, and is left alone).
+ *   - the accuracy is chance after an epoch: at most 1.5 times 1/classes,
+ *     once three intervals have been trained and when the accuracy is over
+ *     at least 20 samples a class (fewer, and a model that learned can
+ *     score chance by luck); --data random is noise by design, and is left
+ *     alone.
  *
  * With --stop-if-diverging a sign stops the run: the model is put back to
  * where its loss was lowest (kept in memory at each new lowest interval)
@@ -32,13 +37,16 @@
 #include "train.h"
 
 enum { GROWING = 3 };             /* intervals of growth in a row */
+enum { MIN_INTERVAL = 10 };       /* steps an interval has at least */
+enum { SAMPLES_PER_CLASS = 20 };  /* an accuracy judged chance is over at least this many a class */
 static const double GROWTH = 2.0; /* ... ending above this times the lowest */
 static const double CHANCE = 1.5; /* accuracy at most this times 1/classes */
 
 void train_watch_begin(struct train_watch *w, const struct train_options *o, int64_t per_epoch, int classes,
                        bool speak)
 {
-    *w = (struct train_watch){.every = o->log_every ? o->log_every : (per_epoch >= 10 ? per_epoch / 10 : 1),
+    int64_t every = o->log_every ? o->log_every : per_epoch / 10;
+    *w = (struct train_watch){.every = every > MIN_INTERVAL ? every : MIN_INTERVAL,
                               .lowest = INFINITY,
                               .guess = log(classes >= 2 ? classes : 2),
                               .speak = speak,
@@ -110,9 +118,10 @@ bool train_watch_step(struct train_watch *w, const struct train_options *o, embe
 }
 
 bool train_watch_epoch(struct train_watch *w, const struct train_options *o, int64_t epoch, double accuracy,
-                       int classes)
+                       int64_t samples, int classes)
 {
-    if (strcmp(o->data.kind, "random") == 0 || classes < 2 || accuracy > CHANCE / classes)
+    if (strcmp(o->data.kind, "random") == 0 || classes < 2 || accuracy > CHANCE / classes ||
+        w->intervals < GROWING || samples < (int64_t)SAMPLES_PER_CLASS * classes)
         return false;
     if (!w->warned) {
         w->warned = true;

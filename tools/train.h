@@ -45,6 +45,8 @@ struct train_options {
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
     bool model_given;
+    /* --epochs on the command line (otherwise text data's are chosen) */
+    bool epochs_given;
     uint32_t given;  /* bit i: train_settings[i] was on the command line */
     char *owned[24]; /* strings taken from a checkpoint, freed by train_options_free */
     int n_owned;
@@ -137,9 +139,9 @@ void train_watch_free(struct train_watch *w);
 bool train_watch_step(struct train_watch *w, const struct train_options *o, ember_model *model,
                       const struct train_position *pos, double loss);
 /* After each epoch, with its accuracy (the test set's, else the training
- * set's); true: stop the run now. */
+ * set's) over `samples` predictions; true: stop the run now. */
 bool train_watch_epoch(struct train_watch *w, const struct train_options *o, int64_t epoch, double accuracy,
-                       int classes);
+                       int64_t samples, int classes);
 /* The stop: saves the model of the lowest loss to --save, says so, and
  * returns the exit status of a diverged run. */
 int train_watch_stop(struct train_watch *w, const struct train_options *o, ember_ctx *ctx, ember_model *model,

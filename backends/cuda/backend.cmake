@@ -20,7 +20,7 @@ add_custom_command(
 # suites run on cuda:0 on both kernel paths: NVRTC, and the built-in PTX forced
 ember_add_backend(cuda SOURCES ${EMBER_CUDA_SOURCES} ${EMBER_CUDA_BASELINE_EMBEDDED} PREFERENCE 10
                   SIMULATED ember_ptxsim_backend
-                  TEST_DEVICE cuda:0 TEST_VARIANTS nvrtc baseline TEST_VARIANT_ENV EMBER_CUDA_KERNELS TEST_TIMEOUT 900)
+                  TEST_DEVICE cuda:0 TEST_VARIANTS nvrtc baseline TEST_VARIANT_ENV EMBER_CUDA_KERNELS TEST_TIMEOUT 300)
 # without it, the kernel list's ember_ptx says there is no PTX to show (kernels/catalogue.c)
 target_compile_definitions(ember_backends PRIVATE EMBER_WITH_CUDA)
 message(STATUS "cuda backend: on (the driver and NVRTC are loaded at run time)")

@@ -30,7 +30,8 @@
 
 static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                 size_t local, const struct ember_gpu_arg *args, int nargs);
-static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel);
+static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel, const size_t groups[3],
+                                      size_t local);
 
 /* Errors after which the driver refuses every further call in the process. */
 static bool cuda_sticky(CUresult r)
@@ -324,11 +325,12 @@ static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel,
     if (d->probe->sync && (r = d->probe->api.cuCtxSynchronize()) != CUDA_SUCCESS)
         return cuda_fail(d, r, "kernel %s on %zux%zux%zu blocks of %zu", ember_kernel_name(kernel), groups[0],
                          groups[1], groups[2], local);
-    return d->profiling ? cuda_kernel_timed(d, kernel) : EMBER_OK;
+    return d->profiling ? cuda_kernel_timed(d, kernel, groups, local) : EMBER_OK;
 }
 
 /* Profiling: waits for the kernel and reports the GPU's time for it. */
-static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel)
+static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel kernel, const size_t groups[3],
+                                      size_t local)
 {
     const struct cuda_driver_api *api = &d->probe->api;
     float ms = 0.0f;
@@ -339,7 +341,7 @@ static ember_status cuda_kernel_timed(struct cuda_device *d, enum ember_kernel k
         r = api->cuEventElapsedTime(&ms, d->kernel_start, d->kernel_end);
     if (r != CUDA_SUCCESS)
         return cuda_fail(d, r, "kernel %s (timed by events)", ember_kernel_name(kernel));
-    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), (double)ms * 1e-3);
+    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), groups, local, (double)ms * 1e-3);
     return EMBER_OK;
 }
 

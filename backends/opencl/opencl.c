@@ -293,7 +293,8 @@ static size_t opencl_arg_bytes(const struct ember_gpu_arg *arg)
     return 0;
 }
 
-static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel, cl_event event);
+static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel,
+                                        const size_t groups[3], size_t local, cl_event event);
 
 static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                   size_t local, const struct ember_gpu_arg *args, int nargs)
@@ -313,11 +314,12 @@ static ember_status opencl_launch(struct ember_gpu *gpu, enum ember_kernel kerne
     if (err != CL_SUCCESS)
         return opencl_fail(d, err, "launching kernel %s on %zux%zux%zu work-groups of %zu",
                            ember_kernel_name(kernel), groups[0], groups[1], groups[2], local);
-    return event ? opencl_kernel_timed(d, kernel, event) : EMBER_OK;
+    return event ? opencl_kernel_timed(d, kernel, groups, local, event) : EMBER_OK;
 }
 
 /* Profiling: the kernel's start and end by the device's clock, in ns. */
-static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel, cl_event event)
+static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kernel kernel,
+                                        const size_t groups[3], size_t local, cl_event event)
 {
     const struct opencl_api *cl = d->cl;
     cl_ulong start = 0, end = 0;
@@ -329,7 +331,7 @@ static ember_status opencl_kernel_timed(struct opencl_device *d, enum ember_kern
     cl->clReleaseEvent(event);
     if (err != CL_SUCCESS)
         return opencl_fail(d, err, "timing kernel %s", ember_kernel_name(kernel));
-    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel),
+    d->gpu.host.kernel_timed(d->gpu.host.ctx, ember_kernel_name(kernel), groups, local,
                              end > start ? (double)(end - start) * 1e-9 : 0.0);
     return EMBER_OK;
 }

@@ -15,6 +15,14 @@ expect 2 "unknown command" -- "$EMBER" fly
 expect 0 "usage: ember train" -- "$EMBER" train --help
 expect 0 "usage: ember eval" -- "$EMBER" eval --help
 expect 2 "unrecognized option" -- "$EMBER" train --frobnicate
+# a slip of the keyboard gets the name meant: an option, a model, a command
+expect 2 "unrecognized option '--stpes' (did you mean \"--steps\"?)" -- "$EMBER" train --stpes 3
+expect 2 "option '--st' is ambiguous: it begins --steps, --step-epochs, --stop-if-diverging" -- "$EMBER" train --st 3
+expect 2 "option --lr needs a value" -- "$EMBER" train --lr
+expect 2 "option --quiet takes no value" -- "$EMBER" train --quiet=yes
+expect 2 "unrecognized option '--invrt' (did you mean \"--invert\"?)" -- "$EMBER" predict --invrt
+expect 2 "unknown model \"resnt8\" (did you mean \"resnet8\"?)" -- "$EMBER" train --model resnt8 --data random --quiet
+expect 2 "unknown command \"trian\" (did you mean \"train\"?)" -- "$EMBER" trian
 expect 2 "--batch wants a whole number" -- "$EMBER" train --batch 0
 expect 2 "--lr wants a number" -- "$EMBER" train --lr fast
 expect 2 "--optim is adam, adamw or sgd" -- "$EMBER" train --optim lbfgs
@@ -89,6 +97,12 @@ expect 0 "saved $TMP/go.safetensors (the end of the run)" -- "$EMBER" train --da
 expect 0 "resuming $TMP/go.safetensors at epoch 1, step 5 of 16" -- "$EMBER" train --resume "$TMP/go.safetensors" \
     --steps 7 --quiet
 expect 3 "--model mlp, but" -- "$EMBER" train --resume "$TMP/go.safetensors" --model mlp --quiet
+# a resumed run's progress numbers the epoch's steps as the run does (21 to 64 of 64, not 1 to 44 of
+# 44), and with epochs still to come says the run's time left beside the epoch's
+expect 0 "saved" -- "$EMBER" train --data random --steps 20 --epochs 2 --device cpu --no-eval --save "$TMP/part.safetensors"
+expect 0 "^epoch 1/2 step 64/64 .*ETA [0-9:]*, run [0-9:]*\$" -- "$EMBER" train --resume "$TMP/part.safetensors" --device cpu
+grep -q "step [0-9]*/44 " "$TMP/out" && fail "the resumed run counts its steps from the resume: $(cat "$TMP/out")"
+grep -q "^epoch 2/2 step 64/64 .*ETA [0-9:]*\$" "$TMP/out" || fail "the last epoch's line says a run's ETA: $(cat "$TMP/out")"
 
 # metrics every N steps, a run id on every line; early stopping when the test accuracy stalls
 rm -f "$TMP/log.jsonl"
@@ -278,7 +292,7 @@ elif [ -d /usr/share/datasets/fashion-mnist ]; then
     grep -qF "a learning rate too high (--lr 100: try 10)" "$TMP/out" || fail "--lr 100: no likely cause: $(cat "$TMP/out")"
     # a rate that rises in its warm-up: the loss falls, then grows
     expect 1 "warning: the training loss has grown for [0-9]* intervals of 20 steps in a row" -- \
-        "$EMBER" train --lr 3 --warmup 1 --steps 600 --device cpu --no-eval --quiet --log-every 20 \
+        "$EMBER" train --lr 5 --warmup 1 --steps 600 --device cpu --no-eval --quiet --log-every 20 \
         --stop-if-diverging --save "$TMP/diverged.safetensors"
     grep -qF "stopped: the run was not learning (--stop-if-diverging); saved $TMP/diverged.safetensors: the model of step" \
         "$TMP/out" || fail "--stop-if-diverging did not say what it kept: $(cat "$TMP/out")"
@@ -293,6 +307,16 @@ elif [ -d /usr/share/datasets/fashion-mnist ]; then
 else
     echo "note: no Fashion-MNIST: training that is not learning is not checked"
 fi
+# on a folder of 36 pictures an epoch is a step: the watch still judges intervals of 10 steps, and
+# the 3 test pictures are too few to call an accuracy chance
+SHAPES="$(dirname "$0")/../../examples/shapes"
+expect 0 "warning: the training loss is .* over steps 1 to 10, more than twice" -- "$EMBER" train --data folder \
+    --data-dir "$SHAPES" --shape 3x32x32 --resize --model kerascnn --lr 100 --epochs 30 --device cpu --quiet
+grep -q "is chance" "$TMP/out" && fail "3 test pictures judged at chance: $(cat "$TMP/out")"
+# the README's folder example learns: every training picture right by its end, and nothing said
+expect 0 "^epoch 20/20: train loss .*, train accuracy 1.0000" -- "$EMBER" train --data folder --data-dir "$SHAPES" \
+    --shape 3x32x32 --resize --model kerascnn --batch 8 --epochs 20 --device cpu
+grep -q "warning" "$TMP/out" && fail "the README's folder example is warned about: $(cat "$TMP/out")"
 
 if [ "$failures" -ne 0 ]; then
     echo "test_cli: $failures failures" >&2

@@ -170,8 +170,9 @@ device, one_step = sys.argv[2], not sys.argv[1].endswith("-all.svg")
 ns = "{http://www.w3.org/2000/svg}"
 texts = [t.text for t in root.iter(ns + "text")]
 # lane titles: the host's, and the device's process name with what its track holds
-assert "host: ops and the calls inside them" in texts, texts
-what = "kernels" if device == "opencl" else "primitives"
+# (on the CPU, which does the host's work too, the device's lane has the calls)
+assert ("host: ops and the calls inside them" if device == "opencl" else "host: ops") in texts, texts
+what = "kernels" if device == "opencl" else "primitives and the host's work"
 assert any(t.startswith(device) and t.endswith(": " + what) for t in texts), f"no {device} lane title in {texts}"
 # ops in the legend, and in one step names written inside the bars: a
 # name the legend has too, or two bars of one name
@@ -181,6 +182,15 @@ assert "ms from the start of the trace" in texts, texts
 assert not one_step or any(texts.count(t) > 1 for t in texts), "no name written inside a bar"
 rects = list(root.iter(ns + "rect"))
 assert len(rects) > 40, f"only {len(rects)} rectangles"
+# every row of every lane holds a bar: a lane is a band (#f6f6f6) of rows of bars 2 px shorter
+bands = [r for r in rects if r.get("fill") == "#f6f6f6"]
+for band in bands:
+    top, height = float(band.get("y")), float(band.get("height"))
+    bars = [r for r in rects if r is not band and r.get("fill") not in ("#ffffff", "#f6f6f6")
+            and top <= float(r.get("y")) < top + height]
+    row_h = float(bars[0].get("height")) + 2
+    rows = {int((float(r.get("y")) - top) // row_h) for r in bars}
+    assert rows == set(range(round(height / row_h))), f"a lane of {round(height / row_h)} rows has bars in {rows}"
 EOF
     done
 done

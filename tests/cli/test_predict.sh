@@ -151,6 +151,29 @@ expect_status 0 "a colour photo, with --resize"
 expect_text "boot-photo.png: converted from colour to gray, resized from 112x112 to 28x28 (the model takes 1x28x28 gray images like fashion-mnist's: light things on a dark background)" "a colour photo, with --resize"
 expect_text "warning: $EXAMPLES/boot-photo.png: its background is light" "a photo on white"
 grep "boot.png:" "$TMP/err" | grep -v "boot-photo" && fail "predict said something of boot.png, a training-like image: $(cat "$TMP/err")"
+# the warning's advice taken: --invert makes the photo light on dark, and the boot is a boot
+expect_text "--invert inverts it" "the light background's advice"
+run -- predict --load "$TMP/fm.safetensors" --device cpu --resize --invert "$EXAMPLES/boot-photo.png"
+expect_status 0 "--invert"
+expect_text "boot-photo.png: converted from colour to gray, resized from 112x112 to 28x28, inverted" "--invert, said"
+expect_text "boot-photo.png: Ankle boot" "the photo of a boot, inverted"
+grep -q "warning" "$TMP/err" && fail "the inverted photo is still warned about: $(cat "$TMP/err")"
+grep -q "aspect" "$TMP/err" && fail "a square photo resized to a square is said to be stretched: $(cat "$TMP/err")"
+# a resize that stretches the picture says so; a blank image has nothing to classify
+"$PY" -c "
+import struct, sys, zlib
+def png(path, w, h, value):
+    raw = b''.join(b'\x00' + bytes((value(x, y) for x in range(w))) for y in range(h))
+    chunk = lambda t, d: struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+    open(path, 'wb').write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 0, 0, 0, 0))
+                           + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+png(sys.argv[1], 56, 28, lambda x, y: 255 if 20 < x < 36 and 4 < y < 24 else 0)
+png(sys.argv[2], 28, 28, lambda x, y: 0)
+" "$TMP/wide.png" "$TMP/blank.png" || fail "cannot write wide.png and blank.png"
+run -- predict --load "$TMP/fm.safetensors" --device cpu --resize "$TMP/wide.png" "$TMP/blank.png"
+expect_status 0 "a wide image and a blank one"
+expect_text "wide.png: resized from 56x28 to 28x28, which stretches it from an aspect ratio of 2.00 to 1.00" "a stretching resize"
+expect_text "warning: $TMP/blank.png is blank (every pixel 0.00)" "a blank image"
 # --- a folder with a file that cannot be read: that one said, the others classified, exit 3
 mkdir "$TMP/mixed"
 cp "$EXAMPLES/boot.png" "$EXAMPLES/sneaker.png" "$TMP/mixed/"

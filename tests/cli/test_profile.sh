@@ -9,8 +9,10 @@
 #   2. the trace parses as JSON in the Trace Event Format: the documented
 #      fields on every event, each track's events in order and nested (a
 #      call inside its op's span), a host and a device track; on a GPU
-#      backend the device track holds kernels timed by the device, and on
-#      CUDA the table states the GPU's peak;
+#      backend the device track holds kernels timed by the device, each
+#      with its launch (grid, block, threads) and the primitive call it is
+#      part of, and on CUDA the table states the GPU's peak; on the CPU the
+#      host's track holds the op spans alone;
 #   3. `ember eval --profile` prints its table after the answer, and with
 #      --json keeps stdout one JSON object;
 #   4. on the CUDA test double, when it holds every kernel's completion back
@@ -100,6 +102,19 @@ for track in sorted({(e["pid"], e["tid"]) for e in spans}):
             problems.append(f"track {track}: {e['name']} overlaps the event it starts in")
             break
         stack.append(e["ts"] + e["dur"])
+# a kernel's launch: its grid of work-groups (blocks), their threads, and the primitive call it is part of
+kernels = [e for e in spans if e["cat"] == "kernel"]
+for e in kernels:
+    a = e["args"]
+    grid = a.get("grid", [])
+    if not (len(grid) == 3 and min(grid) >= 1 and a.get("block", 0) >= 1
+            and a.get("threads") == grid[0] * grid[1] * grid[2] * a["block"] and a.get("primitive")
+            and "primitive_bytes" in a):
+        problems.append(f"a kernel event without its launch: {e}")
+        break
+# on the CPU, which does the host's work too, the host's track holds the op spans alone
+if not gpu and any(e["pid"] == 1 and e["cat"] != "op" for e in spans):
+    problems.append("on the CPU the host's track holds calls beside its op spans")
 host_calls = [e for e in spans if e["pid"] == 1 and e["cat"] != "op"]
 op_spans = [e for e in spans if e["cat"] == "op"]
 if op_spans and host_calls and not any(o["ts"] <= host_calls[0]["ts"] <= o["ts"] + o["dur"] for o in op_spans):

@@ -6,9 +6,10 @@
 #      found) from the build, with the header's version, a Depends that
 #      dpkg-shlibdeps read from the binaries, no MPI in ember's;
 #   2. every dependency it names is installed here, as `dpkg -i` demands;
-#   3. dpkg installs it, into a fresh root of its own (--root: its own
-#      database, so that the suite's other tests, and this machine's own
-#      packages, are untouched, and nothing is left behind);
+#   3. dpkg installs it under /usr, into a fresh root of its own (--root:
+#      its own database, so that the suite's other tests, and this
+#      machine's own packages, are untouched, and nothing is left behind),
+#      running ldconfig for the library;
 #   4. it works there: `ember --version`, a bin/ember that links no libmpi,
 #      the man pages (man -l renders them), bash completion, the documents
 #      and the license; and a program built against it through pkg-config
@@ -67,13 +68,20 @@ done >"$TMP/missing"
 ROOT=$TMP/root
 mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" "$ROOT/var/lib/dpkg/triggers"
 touch "$ROOT/var/lib/dpkg/status" "$ROOT/var/lib/dpkg/available"
-# its dependencies are this machine's (checked above), not in the new root's database
-DPKG="dpkg --root=$ROOT --log=$TMP/dpkg.log --force-not-root --force-depends"
+# its dependencies are this machine's (checked above), not in the new root's database; its
+# maintainer scripts (ldconfig, for the library in /usr/lib) run outside the root, which has no
+# shell, with an ldconfig that notes the call rather than rebuild this machine's cache
+mkdir "$TMP/bin"
+printf '#!/bin/sh\necho "ldconfig $*" >>"%s/ldconfig.calls"\n' "$TMP" >"$TMP/bin/ldconfig"
+chmod +x "$TMP/bin/ldconfig"
+DPKG="env PATH=$TMP/bin:$PATH dpkg --root=$ROOT --log=$TMP/dpkg.log --force-not-root --force-depends --force-script-chrootless"
 $DPKG -i "$DEB" >"$TMP/install.log" 2>&1 || die "dpkg -i: $(tail -c 2000 "$TMP/install.log")"
 $DPKG -l ember 2>/dev/null | grep -q "^ii  ember " || fail "dpkg does not list ember as installed: $($DPKG -l 2>&1 | tail -3)"
 prefix=$(dpkg-deb -c "$DEB" | sed -n 's|.* \./\(.*\)/bin/ember$|/\1|p')
 P=$ROOT$prefix
 [ -x "$P/bin/ember" ] || die "no bin/ember under $prefix in the package: $(dpkg-deb -c "$DEB" | head)"
+[ "$prefix" = /usr ] || fail "the package installs under $prefix, not /usr as Debian's packages do"
+[ -s "$TMP/ldconfig.calls" ] || fail "installing the library in $prefix/lib did not run ldconfig"
 
 # --- 4. it works
 [ "$("$P/bin/ember" --version)" = "ember $version" ] || fail "ember --version: $("$P/bin/ember" --version 2>&1)"
@@ -96,8 +104,10 @@ fi
 for doc in README.md LICENSE docs/models.md docs/embedding.md examples/classify.c; do
     [ -f "$P/share/doc/ember/$doc" ] || fail "no share/doc/ember/$doc"
 done
-"$P/bin/ember" --help | grep -q "installed in $prefix/share/doc/ember" ||
+"$P/bin/ember" --help | grep -q "installed in $P/share/doc/ember" ||
     fail "ember --help does not say where the documents are: $("$P/bin/ember" --help | tail -3)"
+sed 's/\\-/-/g' "$P/share/man/man1/ember-train.1" | grep -qF "are installed in $prefix/share/doc/ember." ||
+    fail "ember-train.1 does not say the documents are in $prefix/share/doc/ember: $(grep "installed in" "$P/share/man/man1/ember-train.1")"
 # a program of one's own, through pkg-config
 PCDIR=$(dirname "$(find "$P" -name ember.pc | head -1)")
 flags=$(PKG_CONFIG_PATH=$PCDIR pkg-config --cflags --libs ember) || fail "pkg-config finds no ember in $PCDIR"

@@ -142,5 +142,17 @@ EOT
     fi
     rm -f "$TMP/current"
 done
+# what the commands left where a user runs them, the repository's root, is
+# what .gitignore keeps out of `git status` (checkpoints, plots, metrics, ...)
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+    for entry in "$W"/* "$W"/.[!.]*; do
+        name=$(basename "$entry")
+        [ -e "$entry" ] && [ ! -L "$entry" ] && [ "$name" != home ] || continue
+        if ! git -C "$SRC" check-ignore -q --no-index -- "$name"; then
+            echo "FAILED: the pages' commands leave $name in the repository's root, and .gitignore does not cover it"
+            failed=$((failed + 1))
+        fi
+    done
+fi
 echo "docs: $ran commands given to run, $skipped skipped (said above); $failed blocks failed"
 [ $failed -eq 0 ]

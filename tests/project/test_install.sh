@@ -71,6 +71,15 @@ done
 for doc in README.md LICENSE docs/models.md docs/how-it-works.md examples/classify.c; do
     [ -s "$PREFIX/share/doc/ember/$doc" ] || fail "no share/doc/ember/$doc"
 done
+# the help and the man pages say where this prefix has the documents, not where the build was
+# configured to install them
+docs=$(cd "$PREFIX/share/doc/ember" && pwd -P)
+"$PREFIX/bin/ember" --help | grep -qF "are installed in $docs." ||
+    fail "ember --help does not say the documents are in $docs: $("$PREFIX/bin/ember" --help | tail -2)"
+for page in ember.1 ember-train.1; do
+    sed 's/\\-/-/g' "$PREFIX/share/man/man1/$page" | grep -qF "are installed in $PREFIX/share/doc/ember." ||
+        fail "$page does not say the documents are in $PREFIX/share/doc/ember: $(grep "installed in" "$PREFIX/share/man/man1/$page")"
+done
 
 # --- 3. pkg-config
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
