@@ -260,7 +260,7 @@ static ember_status sim_launch(struct ember_gpu *gpu, enum ember_kernel kernel, 
         d->estimated_all += t.total;
         sim_log_estimate(d, name, record, o.blocks, &t);
         if (d->profiling) /* the real GPU's time, estimated: what the profile shows for the kernel */
-            h->kernel_timed(h->ctx, name, t.total);
+            h->kernel_timed(h->ctx, name, groups, local, t.total);
     }
     return EMBER_OK;
 }
