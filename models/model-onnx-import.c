@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise-impl.h"
 #include "model-onnx-import-impl.h"
 
 struct value_ref {
@@ -714,13 +715,16 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         *x = act_x;
         return block_add(im, block, "silu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
     }
+    /* an activation's operator from its row (base/elementwise-impl.h; NULL: ONNX has none) */
+#define ACTIVATION_OPERATOR(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...)           \
+    {onnx, #name},
     static const struct {
         const char *op, *layer;
-    } simple[] = {{"Relu", "relu"},       {"Sigmoid", "sigmoid"},
-                  {"Tanh", "tanh"},       {"LeakyRelu", "leaky_relu"},
-                  {"Flatten", "flatten"}, {"GlobalAveragePool", "global_avg_pool2d"}};
+    } simple[] = {EMBER_ACTIVATIONS(ACTIVATION_OPERATOR){"Flatten", "flatten"},
+                  {"GlobalAveragePool", "global_avg_pool2d"}};
+#undef ACTIVATION_OPERATOR
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        if (strcmp(op, simple[i].op) != 0)
+        if (!simple[i].op || strcmp(op, simple[i].op) != 0)
             continue;
         if (strcmp(op, "Flatten") == 0 && attr_int(n, "axis", 1) != 1)
             return fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",
