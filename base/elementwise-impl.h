@@ -121,7 +121,7 @@
 #define EMBER_ENUM_BINARY_PRIMITIVE(NAME, name, f, math)        EMBER_##NAME,
 #define EMBER_ENUM_ACTIVATION(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, domain)      \
     EMBER_##NAME,
-#define EMBER_ENUM_ACTIVATION_BACKWARD(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx,      \
+#define EMBER_ENUM_ACTIVATION_BACKWARD(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx,     \
                                        domain)                                                               \
     EMBER_##NAME##_BACKWARD,
 
@@ -131,12 +131,10 @@
 #define EMBER_ACTIVATION_ALPHA_none   0.0f
 #define EMBER_ACTIVATION_ALPHA_slope  slope
 
-/* 1 for MATH, 0 for PLAIN; 1 when the backward reads y; 1 for LAYER */
-#define EMBER_ELEMENTWISE_MATH  1
-#define EMBER_ELEMENTWISE_PLAIN 0
+/* 1 for MATH, 0 for PLAIN; 1 when the backward reads y */
+#define EMBER_ELEMENTWISE_MATH   1
+#define EMBER_ELEMENTWISE_PLAIN  0
 #define EMBER_ACTIVATION_READS_y 1
 #define EMBER_ACTIVATION_READS_x 0
-#define EMBER_ACTIVATION_LAYER 1
-#define EMBER_ACTIVATION_HAND  0
 
 #endif /* EMBER_ELEMENTWISE_IMPL_H */

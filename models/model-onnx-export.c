@@ -9,8 +9,8 @@
  *   conv2d             Conv (kernel_shape, strides, pads, with or without bias)
  *   linear             Gemm (transB = 1: the weight stays (out, in))
  *   batch_norm2d/1d    BatchNormalization with the running statistics
- *   relu, leaky_relu,  Relu, LeakyRelu (alpha), Sigmoid, Tanh
- *   sigmoid, tanh
+ *   relu, leaky_relu,  the operator the activation's row names (base/elementwise-impl.h):
+ *   sigmoid, ...       Relu, LeakyRelu (alpha), Sigmoid, ...
  *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu
  *   silu               Mul(x, Sigmoid(x)): nor SiLU
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)

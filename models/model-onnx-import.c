@@ -17,8 +17,8 @@
  *   Gemm, MatMul + Add, MatMul   linear (the weight a constant; a bias of
  *                                one value is broadcast, as Gemm allows)
  *   BatchNormalization           batch_norm2d, or batch_norm1d on features
- *   Relu, LeakyRelu, Sigmoid,    relu, leaky_relu, sigmoid, tanh
- *   Tanh
+ *   Relu, LeakyRelu, Sigmoid,    the activation whose row names the operator
+ *   Tanh, ...                    (base/elementwise-impl.h): relu, ...
  *   Div, Erf, Add, Mul, Mul      gelu (PyTorch's exact GELU, spelt out)
  *   Sigmoid, Mul                 silu (x * Sigmoid(x), PyTorch's SiLU)
  *   MaxPool, AveragePool         max_pool2d, avg_pool2d (no padding)
@@ -74,7 +74,8 @@ struct importer {
 };
 
 static const char supported[] =
-    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, "
+    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh and ember's other "
+    "activations' operators, GELU (Div, Erf, Add, "
     "Mul), SiLU (Sigmoid, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
