@@ -27,7 +27,7 @@
  * backends/cpu/cpu-elementwise.c, the kernels in elementwise.kc and the
  * preludes, the reference in tests/ops/reference.c, in double):
  *
- *   EXPF(x)  LOGF(x)  SQRTF(x)  TANHF(x)
+ *   EXPF(x)  LOGF(x)  LOG1PF(x)  SQRTF(x)  TANHF(x)
  *   NORMAL_CDF(x), NORMAL_PDF(x): Phi and phi, the standard normal
  *   distribution's CDF and density
  *
@@ -112,7 +112,12 @@
       x, dy * 0.5f * (1.0f + TANHF(0.7978845608f * (x + 0.044715f * x * x * x))) *                           \
              (1.0f + x * (1.0f - TANHF(0.7978845608f * (x + 0.044715f * x * x * x))) * 0.7978845608f *       \
                          (1.0f + 0.134145f * x * x)), MATH,                                                  \
-      HAND, "nn.GELU(approximate='tanh')", NULL, REAL)
+      HAND, "nn.GELU(approximate='tanh')", NULL, REAL)                                                       \
+    /* ln(1 + e^x), x itself past 20 as PyTorch's; y' = the sigmoid */                                       \
+    X(SOFTPLUS, softplus, none,                                                                              \
+      x > 20.0f ? x : LOG1PF(EXPF(x)), MATH,                                                                 \
+      x, x > 20.0f ? dy : dy / (1.0f + EXPF(-x)), MATH,                                                      \
+      LAYER, "nn.Softplus()", "Softplus", REAL)
 /* clang-format on */
 
 /* The primitives' op codes, in this order: the unary primitives, then one

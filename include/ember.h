@@ -346,6 +346,9 @@ EMBER_API ember_tensor *ember_gelu(ember_tensor *x);
  * EfficientNet use it), made of ember_sigmoid and ember_mul, whose
  * gradients the tape records */
 EMBER_API ember_tensor *ember_silu(ember_tensor *x);
+/* y = ln(1 + e^x), and x itself for x > 20: PyTorch's Softplus (beta 1,
+ * threshold 20), a smooth ReLU */
+EMBER_API ember_tensor *ember_softplus(ember_tensor *x);
 
 /* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
  * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask

@@ -44,6 +44,7 @@ static inline float cpu_expf(float x)
 
 #define EXPF(x)       cpu_expf(x)
 #define LOGF(x)       logf(x)
+#define LOG1PF(x)     log1pf(x)
 #define SQRTF(x)      sqrtf(x)
 #define TANHF(x)      poly_tanhf(x)
 #define NORMAL_CDF(x) (0.5f * erfcf((x) * -0.70710678f))

@@ -19,6 +19,7 @@ ember_status ref_fill(void *dev, ember_ptr out_p, size_t n, float value)
  * once to float. */
 #define EXPF(x)       exp(x)
 #define LOGF(x)       log(x)
+#define LOG1PF(x)     log1p(x)
 #define SQRTF(x)      sqrt(x)
 #define TANHF(x)      tanh(x)
 #define NORMAL_CDF(x) (0.5 * erfc(-(x) / sqrt(2.0)))
