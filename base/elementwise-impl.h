@@ -117,7 +117,22 @@
     X(SOFTPLUS, softplus, none,                                                                              \
       x > 20.0f ? x : LOG1PF(EXPF(x)), MATH,                                                                 \
       x, x > 20.0f ? dy : dy / (1.0f + EXPF(-x)), MATH,                                                      \
-      LAYER, "nn.Softplus()", "Softplus", REAL)
+      LAYER, "nn.Softplus()", "Softplus", REAL)                                                              \
+    /* MobileNet's: ReLU clipped at 6; the hard sigmoid relu6(x + 3) / 6 and x times it, as PyTorch's.       \
+     * ONNX: Clip's bounds are inputs, HardSigmoid's slope must be 1/6 and HardSwish is opset 14: their     \
+     * import and export come with MobileNet's, not from these rows */                                      \
+    X(RELU6, relu6, none,                                                                                    \
+      x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x, PLAIN,                                                          \
+      x, x <= 0.0f || x >= 6.0f ? 0.0f : dy, PLAIN,                                                          \
+      LAYER, "nn.ReLU6()", NULL, PIECEWISE)                                                                  \
+    X(HARDSIGMOID, hardsigmoid, none,                                                                        \
+      x <= -3.0f ? 0.0f : x >= 3.0f ? 1.0f : x / 6.0f + 0.5f, PLAIN,                                         \
+      x, x > -3.0f && x < 3.0f ? dy / 6.0f : 0.0f, PLAIN,                                                    \
+      LAYER, "nn.Hardsigmoid()", NULL, PIECEWISE)                                                            \
+    X(HARDSWISH, hardswish, none,                                                                            \
+      x * (x + 3.0f < 0.0f ? 0.0f : x + 3.0f > 6.0f ? 6.0f : x + 3.0f) / 6.0f, PLAIN,                        \
+      x, x < -3.0f ? 0.0f : x <= 3.0f ? dy * (x / 3.0f + 0.5f) : dy, PLAIN,                                  \
+      LAYER, "nn.Hardswish()", NULL, PIECEWISE)
 /* clang-format on */
 
 /* The primitives' op codes, in this order: the unary primitives, then one

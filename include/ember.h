@@ -349,6 +349,12 @@ EMBER_API ember_tensor *ember_silu(ember_tensor *x);
 /* y = ln(1 + e^x), and x itself for x > 20: PyTorch's Softplus (beta 1,
  * threshold 20), a smooth ReLU */
 EMBER_API ember_tensor *ember_softplus(ember_tensor *x);
+/* y = min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet's) */
+EMBER_API ember_tensor *ember_relu6(ember_tensor *x);
+/* y = relu6(x + 3) / 6: PyTorch's Hardsigmoid */
+EMBER_API ember_tensor *ember_hardsigmoid(ember_tensor *x);
+/* y = x * relu6(x + 3) / 6: PyTorch's Hardswish (MobileNetV3's) */
+EMBER_API ember_tensor *ember_hardswish(ember_tensor *x);
 
 /* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
  * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask
