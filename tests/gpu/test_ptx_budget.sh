@@ -16,9 +16,9 @@
 #
 # A budget is raised by editing its line, in the commit that says why.
 #
-#   test_ptx_budget.sh SOURCE_DIR [CU11_DIR] [PTX]
+#   test_ptx_budget.sh SOURCE_DIR JOINED_PTX [CU11_DIR]
 set -u
-SRC=$1 CU11=${2:-} PTX=${3:-$1/backends/cuda/baseline/kernels-sm30.ptx}
+SRC=$1 PTX=$2 CU11=${3:-}
 BUDGET=$SRC/backends/cuda/baseline/registers-sm35.txt
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
