@@ -201,7 +201,8 @@ ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step)
 
 /* A batch of text windows (data-text.c): shuffled, at offsets drawn from
  * the seed, the epoch and each window's place in it; in order, side by side. */
-static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_tensor **x, ember_tensor **y)
+static ember_status text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_tensor **x,
+                               ember_tensor **y)
 {
     int64_t context = b->ds->sample_bytes;
     for (int64_t r = 0; r < rows; r++) {
@@ -215,33 +216,33 @@ static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
     size_t bytes = (size_t)(rows * context) * sizeof(int32_t);
-    if (ember_tensor_write(bx, b->tokens_host, bytes) != EMBER_OK ||
-        ember_tensor_write(by, b->y_host, bytes) != EMBER_OK)
-        return false;
+    ember_status st = ember_tensor_write(bx, b->tokens_host, bytes);
+    if (st == EMBER_OK)
+        st = ember_tensor_write(by, b->y_host, bytes);
+    if (st != EMBER_OK)
+        return st;
     b->next += rows;
     *x = bx;
     *y = by;
-    return true;
+    return EMBER_OK;
 }
 
-bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
+ember_status ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
 {
     if (x)
         *x = NULL;
     if (y)
         *y = NULL;
     if (!b)
-        return false;
-    if (!x || !y) {
-        ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_next: x and y must not be NULL");
-        return false;
-    }
+        return EMBER_ERR_ARG;
+    if (!x || !y)
+        return ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_next: x and y must not be NULL");
     const ember_dataset *ds = b->ds;
-    if (b->next >= ds->count) { /* the epoch is over; the next call starts another */
+    if (b->next >= ds->count) { /* the epoch is over (*x and *y NULL); the next call starts another */
         b->next = 0;
         b->epoch++;
         order_new_epoch(b);
-        return false;
+        return EMBER_OK;
     }
 
     /* the profile's "batch" rows: filling it on the host, then the writes */
@@ -278,11 +279,13 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     ember_profile_host_end(b->ctx, "fill (host)", fill_start);
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
-    if (ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host) != EMBER_OK ||
-        ember_tensor_write(by, b->y_host, (size_t)rows * sizeof *b->y_host) != EMBER_OK)
-        return false;
+    ember_status st = ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host);
+    if (st == EMBER_OK)
+        st = ember_tensor_write(by, b->y_host, (size_t)rows * sizeof *b->y_host);
+    if (st != EMBER_OK)
+        return st;
     b->next += rows;
     *x = bx;
     *y = by;
-    return true;
+    return EMBER_OK;
 }
