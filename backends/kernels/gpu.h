@@ -21,16 +21,17 @@
  * compiling, launching), never in what they launch.
  *
  *   gpu-launch.c        launch helpers, extent checks, launches over planes
- *   gpu-elementwise.c   fill, unary, binary
+ *   gpu-elementwise.c   fill, unary, binary (the ops of base/elementwise-impl.h)
  *   gpu-reduce.c        reduce
  *   gpu-gemm.c          sgemm: tiled, wide, split or direct
- *   gpu-conv.c          im2col, col2im
+ *   gpu-conv.c          im2col, col2im, conv_direct
  *   gpu-winograd.c      conv_winograd: unsupported (its refusal)
- *   gpu-pool.c          max-pool
+ *   gpu-pool.c          max-pool and average-pool
  *   gpu-loss.c          softmax-cross-entropy
  *   gpu-optim.c         Adam, AdamW, SGD
+ *   gpu-dropout.c       dropout's mask
  *   gpu-softmax.c       softmax over rows, with attention's causal mask
- *   gpu-norm.c          layer norm
+ *   gpu-norm.c          layer norm and batch norm
  *   gpu-embedding.c     an embedding's gather and scatter-add
  *   gpu-cache.c         compiled programs kept on disk
  */

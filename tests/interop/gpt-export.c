@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/interop/gpt-export.c — gpt-tiny trained on a text file, with everything a
- * PyTorch twin needs to take the same steps: tests/gpt_vs_torch.py.
+ * PyTorch twin needs to take the same steps: tests/interop/test_gpt_vs_torch.py.
  *
  *   gpt-export CORPUS OUT_DIR STEPS BATCH [LR]
  *
