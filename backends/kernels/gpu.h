@@ -126,6 +126,9 @@ ember_status ember_gpu_check_extent(struct ember_gpu *g, const char *primitive, 
 /* the same for `count` pointers with the same extent */
 ember_status ember_gpu_check_extents(struct ember_gpu *g, const char *primitive, int64_t extent, int count,
                                      const ember_ptr *p);
+/* the same for `count` pointers, p[i] with extent[i] */
+ember_status ember_gpu_check_each(struct ember_gpu *g, const char *primitive, int count, const ember_ptr *p,
+                                  const int64_t *extent);
 
 /* fast_div's dividends stay below this (2^24, common.kh) */
 #define EMBER_GPU_FAST_DIV_LIMIT ((int64_t)1 << 24)
