@@ -118,6 +118,13 @@
       x > 20.0f ? x : LOG1PF(EXPF(x)), MATH,                                                                 \
       x, x > 20.0f ? dy : dy / (1.0f + EXPF(-x)), MATH,                                                      \
       LAYER, "nn.Softplus()", "Softplus", REAL)                                                              \
+    /* x tanh(softplus x); y' = t + x (1 - t^2) sigmoid(x), t = tanh(softplus x) */                          \
+    X(MISH, mish, none,                                                                                      \
+      x * TANHF(x > 20.0f ? x : LOG1PF(EXPF(x))), MATH,                                                      \
+      x, dy * (TANHF(x > 20.0f ? x : LOG1PF(EXPF(x))) +                                                      \
+               x * (1.0f - TANHF(x > 20.0f ? x : LOG1PF(EXPF(x))) * TANHF(x > 20.0f ? x : LOG1PF(EXPF(x)))) / \
+                   (1.0f + EXPF(-x))), MATH,                                                                 \
+      LAYER, "nn.Mish()", NULL, REAL)                                                                        \
     /* MobileNet's: ReLU clipped at 6; the hard sigmoid relu6(x + 3) / 6 and x times it, as PyTorch's.       \
      * ONNX: Clip's bounds are inputs, HardSigmoid's slope must be 1/6 and HardSwish is opset 14: their     \
      * import and export come with MobileNet's, not from these rows */                                      \

@@ -349,6 +349,8 @@ EMBER_API ember_tensor *ember_silu(ember_tensor *x);
 /* y = ln(1 + e^x), and x itself for x > 20: PyTorch's Softplus (beta 1,
  * threshold 20), a smooth ReLU */
 EMBER_API ember_tensor *ember_softplus(ember_tensor *x);
+/* y = x * tanh(softplus(x)): PyTorch's Mish */
+EMBER_API ember_tensor *ember_mish(ember_tensor *x);
 /* y = min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet's) */
 EMBER_API ember_tensor *ember_relu6(ember_tensor *x);
 /* y = relu6(x + 3) / 6: PyTorch's Hardsigmoid */
