@@ -34,6 +34,7 @@
 #ifndef EMBER_BACKEND_H
 #define EMBER_BACKEND_H
 
+#include "elementwise-impl.h"
 #include "ember.h"
 
 struct ember_report;
@@ -66,40 +67,24 @@ struct ember_host {
 
 /* ------------------------------------------------------------ elementwise */
 
-/* Unary ops: out = f(a), alpha where the op says. Phi is the standard
- * normal distribution's CDF, phi its density. */
-#define EMBER_UNARY_OPS(X)                                                                                   \
-    X(COPY, copy, "y = x")                                                                                   \
-    X(NEG, neg, "y = -x")                                                                                    \
-    X(RELU, relu, "y = max(x, 0)")                                                                           \
-    X(EXP, exp, "y = e^x")                                                                                   \
-    X(LOG, log, "y = ln x")                                                                                  \
-    X(SCALE, scale, "y = alpha * x")                                                                         \
-    X(ADD_SCALAR, add_scalar, "y = x + alpha")                                                               \
-    X(LEAKY_RELU, leaky_relu, "y = x > 0 ? x : alpha * x")                                                   \
-    X(SIGMOID, sigmoid, "y = 1 / (1 + e^-x)")                                                                \
-    X(TANH, tanh, "y = tanh x")                                                                              \
-    X(GELU, gelu, "y = x * Phi(x)")                                                                          \
-    X(RSQRT, rsqrt, "y = 1 / sqrt(x + alpha)")                                                               \
-    X(GELU_TANH, gelu_tanh, "y = x / 2 * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2 / pi)")
-
-/* Binary ops: out = f(a, b), alpha where the op says. The backward ones
- * take a = dy and b = what the op's forward pass saw or made. */
-#define EMBER_BINARY_OPS(X)                                                                                  \
-    X(ADD, add, "y = a + b")                                                                                 \
-    X(SUB, sub, "y = a - b")                                                                                 \
-    X(MUL, mul, "y = a * b")                                                                                 \
-    X(DIV, div, "y = a / b")                                                                                 \
-    X(RELU_BACKWARD, relu_backward, "y = b > 0 ? a : 0 (b: relu's y)")                                       \
-    X(LEAKY_RELU_BACKWARD, leaky_relu_backward, "y = b > 0 ? a : alpha * a (b: x)")                          \
-    X(SIGMOID_BACKWARD, sigmoid_backward, "y = a * b * (1 - b) (b: sigmoid's y)")                            \
-    X(TANH_BACKWARD, tanh_backward, "y = a * (1 - b * b) (b: tanh's y)")                                     \
-    X(GELU_BACKWARD, gelu_backward, "y = a * (Phi(b) + b * phi(b)) (b: x)")                                  \
-    X(GELU_TANH_BACKWARD, gelu_tanh_backward, "y = a * gelu_tanh'(b) (b: x)")
-
+/* The unary and binary ops, one row each in base/elementwise-impl.h: out =
+ * f(a) or f(a, b), alpha where the op says. The binary ops an activation's
+ * backward pass runs (<NAME>_BACKWARD) take a = dy and b = what the row says
+ * the forward saw or made (x or y). */
+enum ember_unary_op {
+    EMBER_UNARY_PRIMITIVES(EMBER_ENUM_UNARY_PRIMITIVE) EMBER_ACTIVATIONS(EMBER_ENUM_ACTIVATION)
+        EMBER_UNARY_COUNT
+};
+enum ember_binary_op {
+    EMBER_BINARY_PRIMITIVES(EMBER_ENUM_BINARY_PRIMITIVE) EMBER_ACTIVATIONS(EMBER_ENUM_ACTIVATION_BACKWARD)
+        EMBER_BINARY_COUNT
+};
 #define EMBER_ENUM_ENTRY(NAME, name, math) EMBER_##NAME,
-enum ember_unary_op { EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_COUNT };
-enum ember_binary_op { EMBER_BINARY_OPS(EMBER_ENUM_ENTRY) EMBER_BINARY_COUNT };
+
+/* whether each op's formula calls a math function (the rows' MATH), in
+ * enum order: a GPU runs those in kernels of their own (backend.c) */
+extern const bool ember_unary_needs_math[EMBER_UNARY_COUNT];
+extern const bool ember_binary_needs_math[EMBER_BINARY_COUNT];
 
 /* The geometry of an elementwise launch: out, a and b are walked over the
  * same shape, each with its own strides in elements. A stride of 0 repeats

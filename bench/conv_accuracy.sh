@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/conv_accuracy.sh — does another convolution algorithm train to the
 # same accuracy as im2col? Each model trained for its documented epochs
-# (docs/benchmarks.md, "The model zoo next to PyTorch": ResNet-8 8 epochs
+# (docs/benchmarks.md, "CPU: the model zoo next to PyTorch": ResNet-8 8 epochs
 # with a cosine schedule, VGG-8 3 at a constant rate) once with
 # EMBER_CONV_ALGO=im2col and once with EMBER_CONV_ALGO=$ALGO (auto:
 # Winograd where the table gives it; direct: conv_direct on every layer;

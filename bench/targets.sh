@@ -5,7 +5,7 @@
 #
 #   bench/targets.sh [build/ember]
 #
-# The targets (issue 14; docs/benchmarks.md, "The targets in one command"):
+# The targets (issue 14; docs/benchmarks.md, "Every target in one command"):
 #   contention   beside one busy process, the default threads train at least
 #                80% as fast as --threads 1; idle, they still scale (more
 #                than 1.2 times one thread)

@@ -11,22 +11,22 @@
  *
  * Every op is one entry of EMBER_OPS below; its forward lives in the op's
  * file under core/ and its backward beside it, named ember_backward_<name>.
+ * The activations' entries are their rows (base/elementwise-impl.h), whose
+ * forward and backward core/ops-elementwise.c makes from them; so a macro
+ * given to EMBER_OPS takes (NAME, name, ...) and leaves the rest.
  */
 #ifndef EMBER_AUTOGRAD_IMPL_H
 #define EMBER_AUTOGRAD_IMPL_H
 
+#include "elementwise-impl.h"
 #include "tensor-impl.h"
 
 #define EMBER_OPS(X)                                                                                         \
+    EMBER_ACTIVATIONS(X) /* relu, sigmoid, ...: base/elementwise-impl.h's rows */                            \
     X(ADD, add)                                                                                              \
     X(SUB, sub)                                                                                              \
     X(MUL, mul)                                                                                              \
     X(SCALE, scale)                                                                                          \
-    X(RELU, relu)                                                                                            \
-    X(LEAKY_RELU, leaky_relu)                                                                                \
-    X(SIGMOID, sigmoid)                                                                                      \
-    X(TANH, tanh)                                                                                            \
-    X(GELU, gelu)                                                                                            \
     X(SUM, sum)                                                                                              \
     X(SOFTMAX, softmax)                                                                                      \
     X(LOG_SOFTMAX, log_softmax)                                                                              \
@@ -42,7 +42,6 @@
     X(TRANSPOSE, transpose)                                                                                  \
     X(CONTIGUOUS, contiguous)                                                                                \
     X(NARROW, narrow)                                                                                        \
-    X(GELU_TANH, gelu_tanh)                                                                                  \
     X(EMBEDDING, embedding)                                                                                  \
     X(LAYER_NORM, layer_norm)                                                                                \
     X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \
@@ -50,7 +49,7 @@
     X(ATTENTION, attention)                                                                                  \
     X(RMS_NORM, rms_norm)
 
-#define EMBER_OP_ENUM(NAME, name) EMBER_OP_##NAME,
+#define EMBER_OP_ENUM(NAME, name, ...) EMBER_OP_##NAME,
 enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };
 #undef EMBER_OP_ENUM
 
@@ -65,7 +64,7 @@ struct ember_node {
                                     * (the earliest node using it), for ember_set_grad_ready */
 };
 
-#define EMBER_OP_BACKWARD_DECL(NAME, name) ember_status ember_backward_##name(struct ember_node *n);
+#define EMBER_OP_BACKWARD_DECL(NAME, name, ...) ember_status ember_backward_##name(struct ember_node *n);
 EMBER_OPS(EMBER_OP_BACKWARD_DECL)
 #undef EMBER_OP_BACKWARD_DECL
 

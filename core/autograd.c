@@ -9,7 +9,7 @@
 
 #include "autograd-impl.h"
 
-#define EMBER_OP_NAME(NAME, name) #name,
+#define EMBER_OP_NAME(NAME, name, ...) #name,
 static const char *const op_names[] = {EMBER_OPS(EMBER_OP_NAME)};
 #undef EMBER_OP_NAME
 

@@ -7,7 +7,7 @@
 #include "autograd-impl.h"
 #include "profile-impl.h"
 
-#define EMBER_OP_BACKWARD(NAME, name) ember_backward_##name,
+#define EMBER_OP_BACKWARD(NAME, name, ...) ember_backward_##name,
 static ember_status (*const op_backward[])(struct ember_node *) = {EMBER_OPS(EMBER_OP_BACKWARD)};
 #undef EMBER_OP_BACKWARD
 

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "ember.h"
+#include "engine.h"
 
 struct ember_tensor;
 struct ember_storage;
@@ -82,22 +83,7 @@ struct ember_ctx {
     struct ember_profiler *profiler;
 };
 
-/* Records status and message on the context and returns the status, so
- * that `return ember_fail(ctx, EMBER_ERR_ARG, "...")` reads as one step.
- * The message is also logged at debug level (the caller decides whether
- * the failure is worth printing). */
-ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap);
-
-/* Host allocations the context counts (memory stats). They report out of
- * memory on the context and return NULL. */
-void *ember_host_alloc(ember_ctx *ctx, size_t bytes);
-void *ember_host_calloc(ember_ctx *ctx, size_t count, size_t size);
-/* a counted copy of s */
-char *ember_host_strdup(ember_ctx *ctx, const char *s);
-/* grows *array (of `elem` bytes each) to hold at least `need` elements */
-ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t need, size_t elem);
+/* ember_fail, ember_vfail and the counted host allocations: engine.h */
 
 /* Device buffers through the cache. ember_buffer_get rounds `bytes` up,
  * reuses a cached buffer of that size or allocates one; on out of memory it
@@ -118,7 +104,6 @@ void ember_buffer_cache_release(ember_ctx *ctx);
 void ember_wait_begin(ember_ctx *ctx, const char *what, bool maybe_short);
 void ember_wait_end(ember_ctx *ctx);
 
-/* true when a device is open; otherwise records why not */
-bool ember_ctx_ready(ember_ctx *ctx);
+/* ember_ctx_ready: engine.h */
 
 #endif /* EMBER_CTX_IMPL_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/ops-elementwise.c — add, sub, mul, scale, relu: forward and backward. */
+/* core/ops-elementwise.c — add, sub, mul, scale and the activations: forward and backward. */
 #include "ops-impl.h"
 
 static ember_tensor *binary_op(const char *name, enum ember_binary_op prim, enum ember_op op, ember_tensor *a,
@@ -97,27 +97,15 @@ ember_status ember_backward_scale(struct ember_node *n)
     return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
 }
 
-/* y = max(x, 0) */
-ember_tensor *ember_relu(ember_tensor *x)
-{
-    ember_ctx *ctx = ember_op_begin("ember_relu", x, NULL, NULL);
-    if (!ctx)
-        return NULL;
-    struct ember_tensor *y = ember_unary_new(EMBER_RELU, x, 0.0f);
-    if (y && ember_grad_needed(ctx, x, NULL, NULL) && !ember_record(EMBER_OP_RELU, y, x, NULL, NULL))
-        return NULL;
-    return y;
-}
+/* ------------------------------------------------------------ activations
+ * Each row of base/elementwise-impl.h's EMBER_ACTIVATIONS is a public op,
+ * ember_<name>(x) (with its parameter, ember_leaky_relu(x, slope)), made
+ * here: its forward runs the unary primitive EMBER_<NAME> and records what
+ * the backward reads, x or y, and the parameter; its backward,
+ * ember_backward_<name>, runs the binary primitive EMBER_<NAME>_BACKWARD on
+ * dy and that. The formulas are the rows'; include/ember.h declares each op
+ * with its math. */
 
-/* dx = dy where y > 0, else 0 (y > 0 exactly where x > 0) */
-ember_status ember_backward_relu(struct ember_node *n)
-{
-    struct ember_tensor *dx = ember_binary_new(EMBER_RELU_BACKWARD, n->out->grad, n->out, 0.0f);
-    return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
-}
-
-/* The activations whose backward pass is one binary primitive of dy and
- * either the input or the output: the forward records which. */
 static ember_tensor *activation(const char *name, enum ember_unary_op prim, enum ember_op op, ember_tensor *x,
                                 float alpha)
 {
@@ -135,59 +123,23 @@ static ember_tensor *activation(const char *name, enum ember_unary_op prim, enum
 }
 
 /* dx = backward(dy, b) where b is the forward's input x or output y */
-static ember_status activation_backward(struct ember_node *n, enum ember_binary_op prim, bool from_output)
+static ember_status activation_backward(struct ember_node *n, enum ember_binary_op prim, bool reads_y)
 {
-    struct ember_tensor *dx = ember_binary_new(prim, n->out->grad, from_output ? n->out : n->in[0], n->farg);
+    struct ember_tensor *dx = ember_binary_new(prim, n->out->grad, reads_y ? n->out : n->in[0], n->farg);
     return dx ? ember_grad_commit(n->in[0], dx) : n->out->ctx->status;
 }
 
-/* y = x > 0 ? x : slope * x */
-ember_tensor *ember_leaky_relu(ember_tensor *x, float slope)
-{
-    return activation("ember_leaky_relu", EMBER_LEAKY_RELU, EMBER_OP_LEAKY_RELU, x, slope);
-}
-
-/* dx = x > 0 ? dy : slope * dy */
-ember_status ember_backward_leaky_relu(struct ember_node *n)
-{
-    return activation_backward(n, EMBER_LEAKY_RELU_BACKWARD, false);
-}
-
-/* y = 1 / (1 + e^-x) */
-ember_tensor *ember_sigmoid(ember_tensor *x)
-{
-    return activation("ember_sigmoid", EMBER_SIGMOID, EMBER_OP_SIGMOID, x, 0.0f);
-}
-
-/* dx = dy * y * (1 - y) */
-ember_status ember_backward_sigmoid(struct ember_node *n)
-{
-    return activation_backward(n, EMBER_SIGMOID_BACKWARD, true);
-}
-
-/* y = tanh x */
-ember_tensor *ember_tanh(ember_tensor *x)
-{
-    return activation("ember_tanh", EMBER_TANH, EMBER_OP_TANH, x, 0.0f);
-}
-
-/* dx = dy * (1 - y^2) */
-ember_status ember_backward_tanh(struct ember_node *n)
-{
-    return activation_backward(n, EMBER_TANH_BACKWARD, true);
-}
-
-/* y = x * Phi(x) */
-ember_tensor *ember_gelu(ember_tensor *x)
-{
-    return activation("ember_gelu", EMBER_GELU, EMBER_OP_GELU, x, 0.0f);
-}
-
-/* dx = dy * (Phi(x) + x * phi(x)) */
-ember_status ember_backward_gelu(struct ember_node *n)
-{
-    return activation_backward(n, EMBER_GELU_BACKWARD, false);
-}
+#define ACTIVATION_OP(NAME, name, param, f, fmath, saves, ...)                                               \
+    ember_tensor *ember_##name(ember_tensor *x EMBER_ACTIVATION_PARAMS_##param)                              \
+    {                                                                                                        \
+        return activation("ember_" #name, EMBER_##NAME, EMBER_OP_##NAME, x, EMBER_ACTIVATION_ALPHA_##param); \
+    }                                                                                                        \
+    ember_status ember_backward_##name(struct ember_node *n)                                                 \
+    {                                                                                                        \
+        return activation_backward(n, EMBER_##NAME##_BACKWARD, EMBER_ACTIVATION_READS_##saves);              \
+    }
+EMBER_ACTIVATIONS(ACTIVATION_OP)
+#undef ACTIVATION_OP
 
 /* y = x * sigmoid(x), by composition: no backward of its own, the tape's
  * sigmoid and product give dx = dy * (s + x * s * (1 - s)). A primitive of
@@ -198,16 +150,4 @@ ember_tensor *ember_silu(ember_tensor *x)
         return NULL;
     ember_tensor *s = ember_sigmoid(x);
     return s ? ember_mul(x, s) : NULL;
-}
-
-/* y = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))): GPT-2's GELU */
-ember_tensor *ember_gelu_tanh(ember_tensor *x)
-{
-    return activation("ember_gelu_tanh", EMBER_GELU_TANH, EMBER_OP_GELU_TANH, x, 0.0f);
-}
-
-/* dx = dy * gelu_tanh'(x) */
-ember_status ember_backward_gelu_tanh(struct ember_node *n)
-{
-    return activation_backward(n, EMBER_GELU_TANH_BACKWARD, false);
 }

@@ -7,10 +7,6 @@
 #define EMBER_OPTIM_IMPL_H
 #include "params-impl.h"
 
-/* The most steps a loaded state may claim: far past any run, and exact as
- * the double its bias correction is computed in. */
-#define MAX_STEPS ((int64_t)1 << 53)
-
 enum optim_kind { OPTIM_ADAM, OPTIM_ADAMW, OPTIM_SGD };
 
 struct ember_optim {

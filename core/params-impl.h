@@ -35,7 +35,6 @@ struct ember_params {
     int64_t buffers_used;
 };
 
-/* where item i's values start in its flat tensor (flat or buffers), in elements */
-int64_t ember_params_flat_index(const struct ember_params *p, int i);
+/* ember_params_flat_index: engine.h */
 
 #endif /* EMBER_PARAMS_IMPL_H */

@@ -49,11 +49,8 @@ static inline void ember_profile_label_get(const ember_ctx *ctx, const char **op
         ember_profile_get_label(ctx->profiler, op, phase);
 }
 
-/* A stretch of host work with no primitive in it (the batcher filling a
- * batch), timed as a row of its own under the op label. Returns the start,
- * to give to ember_profile_host_end. */
-double ember_profile_host_begin(ember_ctx *ctx);
-void ember_profile_host_end(ember_ctx *ctx, const char *what, double start);
+/* ember_profile_host_begin, ember_profile_host_end and ember_profile_op
+ * (the label, from outside the engine): engine.h */
 
 /* ember_host.kernel_timed: a backend's report of one kernel's device time
  * and its launch (`groups` work-groups or blocks of `local` threads),

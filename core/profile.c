@@ -186,6 +186,11 @@ void ember_profile_get_label(const struct ember_profiler *p, const char **op, co
     *phase = p->phase;
 }
 
+void ember_profile_op(ember_ctx *ctx, const char *op, const char *phase)
+{
+    ember_profile_label(ctx, op, phase);
+}
+
 double ember_profile_host_begin(ember_ctx *ctx)
 {
     return ctx->profiler && ctx->profiler->running ? clock_seconds() : 0.0;

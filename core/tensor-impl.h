@@ -77,11 +77,8 @@ static inline ember_ptr ember_tensor_ptr(const struct ember_tensor *t)
 }
 
 bool ember_tensor_is_contiguous(const struct ember_tensor *t);
-int64_t ember_shape_numel(int ndim, const int64_t *shape);
 void ember_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
 bool ember_same_shape(const struct ember_tensor *a, const struct ember_tensor *b);
-/* "(64, 16, 28, 28)" into buf, for messages */
-const char *ember_shape_str(const struct ember_tensor *t, char *buf, size_t len);
 
 /* Elementwise geometry over `out`'s shape, with a and b (either may be NULL)
  * broadcast into it: axes are aligned from the right, and an axis of size 1
@@ -92,10 +89,5 @@ void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out, con
 
 /* out[i] = value over the whole (contiguous) tensor */
 ember_status ember_tensor_fill(struct ember_tensor *t, float value);
-
-/* Moves the generator on by `draws` draws (ember_rng_u32 calls) at once:
- * SplitMix64's state is a counter, so draw k is a function of the seed and
- * k alone (core/rng.c). */
-void ember_rng_skip(ember_rng *rng, uint64_t draws);
 
 #endif /* EMBER_TENSOR_IMPL_H */

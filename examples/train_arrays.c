@@ -89,7 +89,7 @@ int main(int argc, char **argv)
         goto done;
     ember_tensor *x, *y; /* x is (64, 2), y is (64) */
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
-        while (ember_batcher_next(batches, &x, &y)) {
+        while (ember_batcher_next(batches, &x, &y) == EMBER_OK && x) {
             ember_optim_zero_grad(adam);
             ember_backward(ember_cross_entropy(ember_model_forward(model, x), y));
             ember_optim_step(adam);

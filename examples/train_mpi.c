@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 
     ember_tensor *x, *y; /* x is (64, 2), y is (64): the whole batch; this rank trains its part */
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
-        while (ember_batcher_next(batches, &x, &y))
+        while (ember_batcher_next(batches, &x, &y) == EMBER_OK && x)
             if (ember_parallel_step(par, x, y, NULL, NULL) != EMBER_OK)
                 goto done;
         if (ember_last_status(ctx) != EMBER_OK)

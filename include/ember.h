@@ -15,7 +15,7 @@
  *     ember_optim *opt = ember_adam_new(ember_model_params(net), ember_adam_defaults(0.001f));
  *     ember_batcher *batches = ember_batcher_new(train, 64, true, 0);
  *     ember_tensor *x, *y;                       // x is (64, 1, 28, 28), y is (64)
- *     while (ember_batcher_next(batches, &x, &y)) {
+ *     while (ember_batcher_next(batches, &x, &y) == EMBER_OK && x) { // x NULL: the epoch's end
  *         ember_optim_zero_grad(opt);
  *         ember_tensor *logits = ember_model_forward(net, x);     // (64, 10)
  *         ember_tensor *loss = ember_cross_entropy(logits, y);    // scalar
@@ -346,6 +346,17 @@ EMBER_API ember_tensor *ember_gelu(ember_tensor *x);
  * EfficientNet use it), made of ember_sigmoid and ember_mul, whose
  * gradients the tape records */
 EMBER_API ember_tensor *ember_silu(ember_tensor *x);
+/* y = ln(1 + e^x), and x itself for x > 20: PyTorch's Softplus (beta 1,
+ * threshold 20), a smooth ReLU */
+EMBER_API ember_tensor *ember_softplus(ember_tensor *x);
+/* y = x * tanh(softplus(x)): PyTorch's Mish */
+EMBER_API ember_tensor *ember_mish(ember_tensor *x);
+/* y = min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet's) */
+EMBER_API ember_tensor *ember_relu6(ember_tensor *x);
+/* y = relu6(x + 3) / 6: PyTorch's Hardsigmoid */
+EMBER_API ember_tensor *ember_hardsigmoid(ember_tensor *x);
+/* y = x * relu6(x + 3) / 6: PyTorch's Hardswish (MobileNetV3's) */
+EMBER_API ember_tensor *ember_hardswish(ember_tensor *x);
 
 /* Dropout, as PyTorch's: when `training`, y = x * mask, mask[i] = 1 / (1 - p)
  * with probability 1 - p and 0 otherwise, drawn from `seed` (the same mask
@@ -911,10 +922,15 @@ EMBER_API ember_status ember_batcher_set_augment(ember_batcher *b, const ember_a
  * same order, so a resumed run sees the batches an unbroken one would. It
  * takes the same time for any epoch (no epochs are replayed). */
 EMBER_API ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step);
-/* Fills *x and *y with the next batch and returns true; at the end of the
- * epoch returns false and starts the next one. Returns false on a device
- * error too; ember_last_status tells which. */
-EMBER_API bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
+/* Fills *x and *y with the next batch and returns EMBER_OK. At the end of
+ * the epoch it returns EMBER_OK with *x and *y NULL, and the next call
+ * starts the next epoch; on a failure (a device error) it returns its
+ * status, *x and *y NULL. So an epoch is
+ *
+ *     ember_status st;
+ *     while ((st = ember_batcher_next(b, &x, &y)) == EMBER_OK && x) { ... }
+ *     if (st != EMBER_OK) ...                  // a failure, not the epoch's end */
+EMBER_API ember_status ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y);
 
 /* ------------------------------------------------------------------ models
  *
@@ -975,8 +991,10 @@ EMBER_API ember_tensor *ember_model_forward(ember_model *model, ember_tensor *x)
  * updates its running ones, and drops values in Dropout (a fresh mask each
  * forward, drawn from the model's seed); evaluation mode uses the running
  * statistics and keeps every value. ember_model_evaluate switches to
- * evaluation for its pass and back. */
-EMBER_API void ember_model_set_training(ember_model *model, bool training);
+ * evaluation for its pass and back. Switching to evaluation writes the
+ * running statistics' counts back to the device: its status (and
+ * EMBER_ERR_ARG for a NULL model). */
+EMBER_API ember_status ember_model_set_training(ember_model *model, bool training);
 EMBER_API bool ember_model_training(const ember_model *model);
 EMBER_API ember_params *ember_model_params(ember_model *model);
 EMBER_API const char *ember_model_name(const ember_model *model);
@@ -1143,7 +1161,7 @@ EMBER_API ember_status ember_model_evaluate_confusion(ember_model *model, ember_
  *     const char *others[] = {"opencl:0"};
  *     ember_parallel_options po = {.devices = others, .device_count = 1};
  *     ember_parallel *par = ember_parallel_new(net, opt, &po);
- *     while (ember_batcher_next(batches, &x, &y))
+ *     while (ember_batcher_next(batches, &x, &y) == EMBER_OK && x)
  *         if (ember_parallel_step(par, x, y, &loss, &correct) != EMBER_OK) break;
  *
  * Across processes, `collective` sums the gradients over every process

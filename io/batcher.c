@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "data-impl.h"
-#include "profile-impl.h"
-#include "tensor-impl.h"
+#include "engine.h"
 
 /* Two device tensors made once, x (B, sample shape...) and y (B), refilled
  * by every step through host staging buffers of the same size. When the
@@ -110,15 +109,6 @@ ember_status ember_batcher_set_augment(ember_batcher *b, const ember_augment *au
     return EMBER_OK;
 }
 
-/* The first `rows` rows of t, as a view owned by the batcher. */
-static struct ember_tensor *rows_view(struct ember_tensor *t, int64_t rows)
-{
-    int64_t shape[EMBER_MAX_DIMS];
-    memcpy(shape, t->shape, sizeof shape);
-    shape[0] = rows;
-    return ember_tensor_view(t, t->ndim, shape, t->stride, t->offset, EMBER_OWNER_BATCHER);
-}
-
 ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle, uint64_t seed)
 {
     if (!ds)
@@ -162,10 +152,10 @@ ember_batcher *ember_batcher_new(ember_dataset *ds, int64_t batch, bool shuffle,
                   : !(b->x_host =
                           ember_host_alloc(ctx, (size_t)(batch * ds->sample_bytes) * sizeof *b->x_host))) ||
         !(b->y_host = ember_host_alloc(ctx, (size_t)(batch * per_sample) * sizeof *b->y_host)) ||
-        !(b->x = ember_tensor_alloc(ctx, ds->text ? EMBER_I32 : EMBER_F32, 1 + ds->sample_ndim, shape,
-                                    EMBER_OWNER_BATCHER)) ||
-        !(b->y = ember_tensor_alloc(ctx, EMBER_I32, ds->text ? 2 : 1, shape, EMBER_OWNER_BATCHER)) ||
-        (tail && !(b->x_tail = rows_view(b->x, tail))) || (tail && !(b->y_tail = rows_view(b->y, tail)))) {
+        !(b->x = ember_batch_tensor_new(ctx, ds->text ? EMBER_I32 : EMBER_F32, 1 + ds->sample_ndim, shape)) ||
+        !(b->y = ember_batch_tensor_new(ctx, EMBER_I32, ds->text ? 2 : 1, shape)) ||
+        (tail && !(b->x_tail = ember_batch_tensor_rows(b->x, tail))) ||
+        (tail && !(b->y_tail = ember_batch_tensor_rows(b->y, tail)))) {
         ember_batcher_free(b);
         return NULL;
     }
@@ -177,10 +167,10 @@ void ember_batcher_free(ember_batcher *b)
 {
     if (!b)
         return;
-    ember_tensor_release(b->x_tail);
-    ember_tensor_release(b->y_tail);
-    ember_tensor_release(b->x);
-    ember_tensor_release(b->y);
+    ember_batch_tensor_free(b->x_tail);
+    ember_batch_tensor_free(b->y_tail);
+    ember_batch_tensor_free(b->x);
+    ember_batch_tensor_free(b->y);
     free(b->order);
     free(b->x_host);
     free(b->y_host);
@@ -211,7 +201,8 @@ ember_status ember_batcher_seek(ember_batcher *b, int64_t epoch, int64_t step)
 
 /* A batch of text windows (data-text.c): shuffled, at offsets drawn from
  * the seed, the epoch and each window's place in it; in order, side by side. */
-static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_tensor **x, ember_tensor **y)
+static ember_status text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_tensor **x,
+                               ember_tensor **y)
 {
     int64_t context = b->ds->sample_bytes;
     for (int64_t r = 0; r < rows; r++) {
@@ -225,37 +216,37 @@ static bool text_batch(ember_batcher *b, int64_t rows, double fill_start, ember_
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
     size_t bytes = (size_t)(rows * context) * sizeof(int32_t);
-    if (ember_tensor_write(bx, b->tokens_host, bytes) != EMBER_OK ||
-        ember_tensor_write(by, b->y_host, bytes) != EMBER_OK)
-        return false;
+    ember_status st = ember_tensor_write(bx, b->tokens_host, bytes);
+    if (st == EMBER_OK)
+        st = ember_tensor_write(by, b->y_host, bytes);
+    if (st != EMBER_OK)
+        return st;
     b->next += rows;
     *x = bx;
     *y = by;
-    return true;
+    return EMBER_OK;
 }
 
-bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
+ember_status ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
 {
     if (x)
         *x = NULL;
     if (y)
         *y = NULL;
     if (!b)
-        return false;
-    if (!x || !y) {
-        ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_next: x and y must not be NULL");
-        return false;
-    }
+        return EMBER_ERR_ARG;
+    if (!x || !y)
+        return ember_fail(b->ctx, EMBER_ERR_ARG, "ember_batcher_next: x and y must not be NULL");
     const ember_dataset *ds = b->ds;
-    if (b->next >= ds->count) { /* the epoch is over; the next call starts another */
+    if (b->next >= ds->count) { /* the epoch is over (*x and *y NULL); the next call starts another */
         b->next = 0;
         b->epoch++;
         order_new_epoch(b);
-        return false;
+        return EMBER_OK;
     }
 
     /* the profile's "batch" rows: filling it on the host, then the writes */
-    ember_profile_label(b->ctx, "batch", NULL);
+    ember_profile_op(b->ctx, "batch", NULL);
     double fill_start = ember_profile_host_begin(b->ctx);
     int64_t rows = ds->count - b->next < b->batch ? ds->count - b->next : b->batch;
     if (ds->text)
@@ -288,11 +279,13 @@ bool ember_batcher_next(ember_batcher *b, ember_tensor **x, ember_tensor **y)
     ember_profile_host_end(b->ctx, "fill (host)", fill_start);
     struct ember_tensor *bx = rows == b->batch ? b->x : b->x_tail;
     struct ember_tensor *by = rows == b->batch ? b->y : b->y_tail;
-    if (ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host) != EMBER_OK ||
-        ember_tensor_write(by, b->y_host, (size_t)rows * sizeof *b->y_host) != EMBER_OK)
-        return false;
+    ember_status st = ember_tensor_write(bx, b->x_host, (size_t)(rows * sample) * sizeof *b->x_host);
+    if (st == EMBER_OK)
+        st = ember_tensor_write(by, b->y_host, (size_t)rows * sizeof *b->y_host);
+    if (st != EMBER_OK)
+        return st;
     b->next += rows;
     *x = bx;
     *y = by;
-    return true;
+    return EMBER_OK;
 }

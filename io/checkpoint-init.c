@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params-impl.h"
+#include "engine.h"
 #include "safetensors-impl.h"
 
 /* `name` is `prefix` or under it ("fc" covers fc.weight, not fc2.weight) */
@@ -35,28 +35,30 @@ static bool skipped(const char *name, const char *const *skip)
 static ember_status init_from(ember_params *p, struct ember_safetensors *st, const char *what,
                               const char *const *skip)
 {
-    ember_ctx *ctx = p->ctx;
+    ember_ctx *ctx = ember_params_ctx(p);
     struct ember_mismatch m = {.len = 0};
     char want[160], have[160];
     for (int i = 0; skip && skip[i]; i++) { /* a skip that names nothing is a typo */
         bool found = false;
-        for (int k = 0; k < p->count && !found; k++)
-            found = under(p->items[k].name, skip[i]);
+        for (int k = 0; k < ember_params_count(p) && !found; k++)
+            found = under(ember_params_name(p, k), skip[i]);
         if (!found)
             return ember_fail(ctx, EMBER_ERR_ARG,
                               "%s: no layer of the model is named \"%s\" (to leave freshly "
                               "initialised); its parameters are named like %s",
-                              what, skip[i], p->count ? p->items[p->count - 1].name : "nothing");
+                              what, skip[i],
+                              ember_params_count(p) ? ember_params_name(p, ember_params_count(p) - 1)
+                                                    : "nothing");
     }
-    for (int i = 0; i < p->count; i++) {
-        const char *name = p->items[i].name;
+    for (int i = 0; i < ember_params_count(p); i++) {
+        const char *name = ember_params_name(p, i);
         if (skipped(name, skip))
             continue;
         const struct ember_safetensors_entry *e = ember_safetensors_find(st, name);
-        ember_shape_str(p->items[i].value, want, sizeof want);
+        ember_shape_str(ember_params_at(p, i), want, sizeof want);
         if (!e)
             ember_mismatch_note(&m, "missing %s %s", name, want);
-        else if (!ember_entry_fits(p->items[i].value, e))
+        else if (!ember_entry_fits(ember_params_at(p, i), e))
             ember_mismatch_note(&m, "%s is %s in the file but %s in the model", name,
                                 ember_safetensors_shape_str(e, have, sizeof have), want);
         else if (!ember_safetensors_convertible(e->dtype))
@@ -76,23 +78,23 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
                           "freshly initialised by naming it in ember_params_init_from's skip",
                           what, m.count, m.count == 1 ? "" : "s", m.text);
     /* everything checked: read all, then write all */
-    float **values = ember_host_calloc(ctx, (size_t)p->count + 1, sizeof *values);
+    float **values = ember_host_calloc(ctx, (size_t)ember_params_count(p) + 1, sizeof *values);
     ember_status status = values ? EMBER_OK : EMBER_ERR_NOMEM;
-    for (int i = 0; status == EMBER_OK && i < p->count; i++) {
-        if (skipped(p->items[i].name, skip))
+    for (int i = 0; status == EMBER_OK && i < ember_params_count(p); i++) {
+        if (skipped(ember_params_name(p, i), skip))
             continue;
-        int64_t n = ember_tensor_numel(p->items[i].value);
+        int64_t n = ember_tensor_numel(ember_params_at(p, i));
         if (!(values[i] = ember_host_alloc(ctx, (size_t)n * sizeof(float) + 1)))
             status = EMBER_ERR_NOMEM;
         else
-            status = ember_safetensors_read_as_f32(ctx, st, ember_safetensors_find(st, p->items[i].name),
-                                                   values[i]);
+            status = ember_safetensors_read_as_f32(
+                ctx, st, ember_safetensors_find(st, ember_params_name(p, i)), values[i]);
     }
-    for (int i = 0; status == EMBER_OK && i < p->count; i++)
+    for (int i = 0; status == EMBER_OK && i < ember_params_count(p); i++)
         if (values[i])
-            status = ember_tensor_write(p->items[i].value, values[i],
-                                        (size_t)ember_tensor_numel(p->items[i].value) * sizeof(float));
-    for (int i = 0; values && i < p->count; i++)
+            status = ember_tensor_write(ember_params_at(p, i), values[i],
+                                        (size_t)ember_tensor_numel(ember_params_at(p, i)) * sizeof(float));
+    for (int i = 0; values && i < ember_params_count(p); i++)
         free(values[i]);
     free(values);
     return status;
@@ -104,10 +106,10 @@ ember_status ember_params_init_from(ember_params *p, const char *path, const voi
     if (!p)
         return EMBER_ERR_ARG;
     if (!path)
-        return ember_fail(p->ctx, EMBER_ERR_ARG, "ember_params_init_from: NULL path");
+        return ember_fail(ember_params_ctx(p), EMBER_ERR_ARG, "ember_params_init_from: NULL path");
     struct ember_safetensors st;
-    ember_status status = data ? ember_safetensors_open_memory(p->ctx, path, data, size, &st)
-                               : ember_safetensors_open(p->ctx, path, &st);
+    ember_status status = data ? ember_safetensors_open_memory(ember_params_ctx(p), path, data, size, &st)
+                               : ember_safetensors_open(ember_params_ctx(p), path, &st);
     if (status != EMBER_OK)
         return status;
     status = init_from(p, &st, path, skip);

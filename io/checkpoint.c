@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params-impl.h"
+#include "engine.h"
 #include "safetensors-impl.h"
 
 /* Host copies of a set's two flat tensors, parameters and buffers. */
@@ -28,8 +28,8 @@ struct host_banks {
 
 static ember_status banks_alloc(ember_ctx *ctx, const struct ember_params *p, struct host_banks *h)
 {
-    h->flat = ember_host_calloc(ctx, (size_t)p->used + 1, sizeof *h->flat);
-    h->buffers = ember_host_calloc(ctx, (size_t)p->buffers_used + 1, sizeof *h->buffers);
+    h->flat = ember_host_calloc(ctx, (size_t)ember_params_flat_used(p, false) + 1, sizeof *h->flat);
+    h->buffers = ember_host_calloc(ctx, (size_t)ember_params_flat_used(p, true) + 1, sizeof *h->buffers);
     return h->flat && h->buffers ? EMBER_OK : EMBER_ERR_NOMEM;
 }
 
@@ -42,7 +42,7 @@ static void banks_free(struct host_banks *h)
 /* where item i's values are in the host copies */
 static float *host_values(const struct ember_params *p, const struct host_banks *h, int i)
 {
-    return (p->items[i].buffer ? h->buffers : h->flat) + ember_params_flat_index(p, i);
+    return (ember_params_is_buffer(p, i) ? h->buffers : h->flat) + ember_params_flat_index(p, i);
 }
 
 /* The caller's metadata with {"format": "pt"} in front, unless the caller
@@ -69,7 +69,7 @@ static const char **metadata_with_format(ember_ctx *ctx, const char *const *meta
 static ember_status params_save_to(const ember_params *p, const char *path, void **data, size_t *size,
                                    const char *const *metadata)
 {
-    ember_ctx *ctx = p->ctx;
+    ember_ctx *ctx = ember_params_ctx(p);
     struct ember_safetensors_tensor *tensors = NULL;
     const char **meta = NULL;
     struct host_banks host;
@@ -77,25 +77,27 @@ static ember_status params_save_to(const ember_params *p, const char *path, void
     if (status != EMBER_OK)
         goto done;
     status = EMBER_ERR_NOMEM;
-    if (!(tensors = ember_host_alloc(ctx, (size_t)p->count * sizeof *tensors + 1)) ||
+    if (!(tensors = ember_host_alloc(ctx, (size_t)ember_params_count(p) * sizeof *tensors + 1)) ||
         !(meta = metadata_with_format(ctx, metadata)))
         goto done;
     status = EMBER_OK;
-    if (p->flat)
-        status = ember_tensor_read(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
-    if (status == EMBER_OK && p->buffers)
-        status = ember_tensor_read(p->buffers, host.buffers, (size_t)p->buffers_used * sizeof *host.buffers);
+    if (ember_params_flat(p, false))
+        status = ember_tensor_read(ember_params_flat(p, false), host.flat,
+                                   (size_t)ember_params_flat_used(p, false) * sizeof *host.flat);
+    if (status == EMBER_OK && ember_params_flat(p, true))
+        status = ember_tensor_read(ember_params_flat(p, true), host.buffers,
+                                   (size_t)ember_params_flat_used(p, true) * sizeof *host.buffers);
     if (status != EMBER_OK)
         goto done;
-    for (int i = 0; i < p->count; i++) {
-        const struct ember_tensor *value = p->items[i].value;
-        tensors[i] = (struct ember_safetensors_tensor){.name = p->items[i].name,
-                                                       .ndim = value->ndim,
-                                                       .shape = value->shape,
+    for (int i = 0; i < ember_params_count(p); i++) {
+        const struct ember_tensor *value = ember_params_at(p, i);
+        tensors[i] = (struct ember_safetensors_tensor){.name = ember_params_name(p, i),
+                                                       .ndim = ember_tensor_ndim(value),
+                                                       .shape = ember_tensor_shape(value),
                                                        .values = host_values(p, &host, i)};
     }
-    status = path ? ember_safetensors_save(ctx, path, tensors, p->count, meta)
-                  : ember_safetensors_save_memory(ctx, tensors, p->count, meta, data, size);
+    status = path ? ember_safetensors_save(ctx, path, tensors, ember_params_count(p), meta)
+                  : ember_safetensors_save_memory(ctx, tensors, ember_params_count(p), meta, data, size);
 done:
     free(meta);
     free(tensors);
@@ -108,7 +110,7 @@ ember_status ember_params_save(const ember_params *p, const char *path, const ch
     if (!p)
         return EMBER_ERR_ARG;
     if (!path)
-        return ember_fail(p->ctx, EMBER_ERR_ARG, "ember_params_save: NULL path");
+        return ember_fail(ember_params_ctx(p), EMBER_ERR_ARG, "ember_params_save: NULL path");
     return params_save_to(p, path, NULL, NULL, metadata);
 }
 
@@ -118,7 +120,8 @@ ember_status ember_params_save_memory(const ember_params *p, const char *const *
     if (!p)
         return EMBER_ERR_ARG;
     if (!data || !size)
-        return ember_fail(p->ctx, EMBER_ERR_ARG, "saving a checkpoint to memory: NULL data or size");
+        return ember_fail(ember_params_ctx(p), EMBER_ERR_ARG,
+                          "saving a checkpoint to memory: NULL data or size");
     return params_save_to(p, NULL, data, size, metadata);
 }
 
@@ -136,10 +139,10 @@ void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
 
 bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
 {
-    if (t->ndim != e->ndim)
+    if (ember_tensor_ndim(t) != e->ndim)
         return false;
-    for (int d = 0; d < t->ndim; d++)
-        if ((uint64_t)t->shape[d] != e->shape[d])
+    for (int d = 0; d < ember_tensor_ndim(t); d++)
+        if ((uint64_t)ember_tensor_dim(t, d) != e->shape[d])
             return false;
     return true;
 }
@@ -167,18 +170,19 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
     struct ember_mismatch m = {.len = 0};
     char want[160], have[160];
     int found = 0;
-    for (int i = 0; i < p->count; i++) {
-        const struct ember_tensor *value = p->items[i].value;
-        const struct ember_safetensors_entry *e = ember_safetensors_find(st, p->items[i].name);
+    for (int i = 0; i < ember_params_count(p); i++) {
+        const struct ember_tensor *value = ember_params_at(p, i);
+        const struct ember_safetensors_entry *e = ember_safetensors_find(st, ember_params_name(p, i));
         ember_shape_str(value, want, sizeof want);
         if (!e) {
-            ember_mismatch_note(&m, "missing %s %s", p->items[i].name, want);
+            ember_mismatch_note(&m, "missing %s %s", ember_params_name(p, i), want);
             continue;
         }
         found++;
         if (!ember_entry_fits(value, e))
             ember_mismatch_note(&m, "size mismatch for %s: the file has %s, the parameter is %s",
-                                p->items[i].name, ember_safetensors_shape_str(e, have, sizeof have), want);
+                                ember_params_name(p, i), ember_safetensors_shape_str(e, have, sizeof have),
+                                want);
     }
     /* Every name of the set that the file has is found; the rest of the
      * file is unexpected. Name a few: a hostile file may hold millions. */
@@ -206,14 +210,14 @@ static ember_status check_statistics(ember_ctx *ctx, const char *path, const str
                                      const struct host_banks *h)
 {
     static const char suffix[] = "running_var";
-    for (int i = 0; i < p->count; i++) {
-        const char *name = p->items[i].name;
+    for (int i = 0; i < ember_params_count(p); i++) {
+        const char *name = ember_params_name(p, i);
         size_t n = strlen(name), k = sizeof suffix - 1;
-        if (!p->items[i].buffer || n < k || strcmp(name + n - k, suffix) != 0 ||
+        if (!ember_params_is_buffer(p, i) || n < k || strcmp(name + n - k, suffix) != 0 ||
             (n > k && name[n - k - 1] != '.'))
             continue;
         const float *v = host_values(p, h, i);
-        int64_t count = ember_tensor_numel(p->items[i].value);
+        int64_t count = ember_tensor_numel(ember_params_at(p, i));
         for (int64_t j = 0; j < count; j++)
             if (v[j] < 0.0f)
                 return ember_fail(
@@ -227,7 +231,7 @@ static ember_status check_statistics(ember_ctx *ctx, const char *path, const str
 /* Loads an open file into the set, and closes it. */
 static ember_status params_load_from(ember_params *p, struct ember_safetensors st)
 {
-    ember_ctx *ctx = p->ctx;
+    ember_ctx *ctx = ember_params_ctx(p);
     const char *path = st.path;
     struct host_banks host = {NULL, NULL};
     ember_status status;
@@ -237,15 +241,17 @@ static ember_status params_load_from(ember_params *p, struct ember_safetensors s
     /* everything checked: only now is anything read, and the set written */
     if ((status = banks_alloc(ctx, p, &host)) != EMBER_OK)
         goto close;
-    for (int i = 0; i < p->count && status == EMBER_OK; i++)
-        status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, p->items[i].name),
+    for (int i = 0; i < ember_params_count(p) && status == EMBER_OK; i++)
+        status = ember_safetensors_read_as_f32(ctx, &st, ember_safetensors_find(&st, ember_params_name(p, i)),
                                                host_values(p, &host, i));
     if (status == EMBER_OK)
         status = check_statistics(ctx, path, p, &host);
-    if (status == EMBER_OK && p->flat)
-        status = ember_tensor_write(p->flat, host.flat, (size_t)p->used * sizeof *host.flat);
-    if (status == EMBER_OK && p->buffers)
-        status = ember_tensor_write(p->buffers, host.buffers, (size_t)p->buffers_used * sizeof *host.buffers);
+    if (status == EMBER_OK && ember_params_flat(p, false))
+        status = ember_tensor_write(ember_params_flat(p, false), host.flat,
+                                    (size_t)ember_params_flat_used(p, false) * sizeof *host.flat);
+    if (status == EMBER_OK && ember_params_flat(p, true))
+        status = ember_tensor_write(ember_params_flat(p, true), host.buffers,
+                                    (size_t)ember_params_flat_used(p, true) * sizeof *host.buffers);
 close:
     banks_free(&host);
     ember_safetensors_close(&st);
@@ -257,9 +263,9 @@ ember_status ember_params_load(ember_params *p, const char *path)
     if (!p)
         return EMBER_ERR_ARG;
     if (!path)
-        return ember_fail(p->ctx, EMBER_ERR_ARG, "ember_params_load: NULL path");
+        return ember_fail(ember_params_ctx(p), EMBER_ERR_ARG, "ember_params_load: NULL path");
     struct ember_safetensors st;
-    ember_status status = ember_safetensors_open(p->ctx, path, &st);
+    ember_status status = ember_safetensors_open(ember_params_ctx(p), path, &st);
     return status == EMBER_OK ? params_load_from(p, st) : status;
 }
 
@@ -268,7 +274,8 @@ ember_status ember_params_load_memory(ember_params *p, const void *data, size_t 
     if (!p)
         return EMBER_ERR_ARG;
     struct ember_safetensors st;
-    ember_status status = ember_safetensors_open_memory(p->ctx, "the checkpoint in memory", data, size, &st);
+    ember_status status =
+        ember_safetensors_open_memory(ember_params_ctx(p), "the checkpoint in memory", data, size, &st);
     return status == EMBER_OK ? params_load_from(p, st) : status;
 }
 
@@ -288,13 +295,11 @@ static void read_class_names(ember_ctx *ctx, struct ember_checkpoint *ck)
     const char *json = ember_safetensors_meta_get(&ck->st, "ember.class_names");
     if (!json)
         return;
-    ember_status kept = ctx->status;
-    char message[sizeof ctx->error];
-    memcpy(message, ctx->error, sizeof message);
-    if (ember_json_strings(ctx, json, &ck->class_names, &ck->class_count) != EMBER_OK) {
-        ctx->status = kept;
-        memcpy(ctx->error, message, sizeof message);
-    }
+    ember_status kept = ember_last_status(ctx);
+    char message[4096];
+    snprintf(message, sizeof message, "%s", ember_last_error(ctx));
+    if (ember_json_strings(ctx, json, &ck->class_names, &ck->class_count) != EMBER_OK)
+        ember_error_restore(ctx, kept, message);
 }
 
 static void free_class_names(struct ember_checkpoint *ck)

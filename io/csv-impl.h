@@ -28,7 +28,7 @@
 #ifndef EMBER_CSV_IMPL_H
 #define EMBER_CSV_IMPL_H
 
-#include "ctx-impl.h"
+#include "engine.h"
 #include "read-file-impl.h"
 
 #define CSV_MAX_COLUMNS 4096

@@ -36,7 +36,7 @@
 #ifndef EMBER_DATA_IMPL_H
 #define EMBER_DATA_IMPL_H
 
-#include "ctx-impl.h"
+#include "engine.h"
 #include "read-file-impl.h"
 
 /* The most bytes of pixels one split may hold (16 GiB): far beyond the

@@ -66,9 +66,11 @@ static const struct data_kind *kind_find(ember_ctx *ctx, const char *name)
 /* Appends "; hint" to the context's message. */
 static void add_hint(ember_ctx *ctx, const char *hint)
 {
-    size_t used = strlen(ctx->error);
-    if (hint && used < sizeof ctx->error)
-        snprintf(ctx->error + used, sizeof ctx->error - used, "; %s", hint);
+    char message[4096];
+    if (hint) {
+        snprintf(message, sizeof message, "%s; %s", ember_last_error(ctx), hint);
+        ember_error_restore(ctx, ember_last_status(ctx), message);
+    }
 }
 
 /* The folder to read: the caller's, or the kind's default; it must exist.

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "data-impl.h"
-#include "tensor-impl.h"
+#include "engine.h"
 
 const char *ember_split_name(ember_split split) { return split == EMBER_TRAIN ? "train" : "test"; }
 

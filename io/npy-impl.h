@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <zlib.h>
 
-#include "ctx-impl.h"
+#include "engine.h"
 #include "read-file-impl.h"
 
 struct npy_stream {

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "optim-impl.h"
-#include "profile-impl.h"
+#include "engine.h"
 #include "safetensors-impl.h"
 
 /* ------------------------------------------------------------ checkpoints
@@ -22,23 +21,17 @@
 static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
 static const char *const sgd_state[] = {"momentum_buffer"};
 
-static int state_count(const ember_optim *opt) { return opt->kind == OPTIM_SGD ? 1 : 2; }
 static const char *state_name(const ember_optim *opt, int k)
 {
-    return opt->kind == OPTIM_SGD ? sgd_state[k] : adam_state[k];
+    return ember_optim_state_count(opt) == 1 ? sgd_state[k] : adam_state[k];
 }
-static const char *kind_name(const ember_optim *opt)
-{
-    return opt->kind == OPTIM_SGD ? "sgd" : opt->kind == OPTIM_ADAMW ? "adamw" : "adam";
-}
-static struct ember_tensor *state_flat(const ember_optim *opt, int k) { return k == 0 ? opt->m : opt->v; }
 
 /* The trained parameters' indices in the set (buffers have no state). */
 static int trained_items(const ember_params *p, int *index)
 {
     int n = 0;
-    for (int i = 0; i < p->count; i++)
-        if (!p->items[i].buffer)
+    for (int i = 0; i < ember_params_count(p); i++)
+        if (!ember_params_is_buffer(p, i))
             index[n++] = i;
     return n;
 }
@@ -47,11 +40,12 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
 {
     if (!opt)
         return EMBER_ERR_ARG;
-    const ember_params *p = opt->params;
-    ember_ctx *ctx = p->ctx;
-    int kinds = state_count(opt), *index = ember_host_alloc(ctx, (size_t)p->count * sizeof *index + 1);
+    const ember_params *p = ember_optim_params(opt);
+    ember_ctx *ctx = ember_params_ctx(p);
+    int kinds = ember_optim_state_count(opt),
+        *index = ember_host_alloc(ctx, (size_t)ember_params_count(p) * sizeof *index + 1);
     int n = index ? trained_items(p, index) : 0;
-    size_t used = (size_t)p->used, extra = 0;
+    size_t used = (size_t)ember_params_flat_used(p, false), extra = 0;
     float *host = index ? ember_host_alloc(ctx, (size_t)kinds * used * sizeof *host + 1) : NULL;
     char **names = host ? ember_host_calloc(ctx, (size_t)(n * kinds) + 1, sizeof *names) : NULL;
     struct ember_safetensors_tensor *t =
@@ -60,20 +54,21 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
     char steps[32];
     ember_status st = t ? EMBER_OK : EMBER_ERR_NOMEM;
     for (int k = 0; k < kinds && st == EMBER_OK; k++)
-        st = ember_tensor_read(state_flat(opt, k), host + (size_t)k * used, used * sizeof *host);
+        st = ember_tensor_read(ember_optim_state(opt, k), host + (size_t)k * used, used * sizeof *host);
     for (int k = 0; k < kinds && st == EMBER_OK; k++)
         for (int j = 0; j < n && st == EMBER_OK; j++) {
-            const struct ember_param *item = &p->items[index[j]];
-            size_t len = strlen(item->name) + strlen(state_name(opt, k)) + 2;
+            const char *item = ember_params_name(p, index[j]);
+            const ember_tensor *value = ember_params_at(p, index[j]);
+            size_t len = strlen(item) + strlen(state_name(opt, k)) + 2;
             char *name = names[k * n + j] = ember_host_alloc(ctx, len);
             if (!name) {
                 st = EMBER_ERR_NOMEM;
                 break;
             }
-            snprintf(name, len, "%s.%s", item->name, state_name(opt, k));
+            snprintf(name, len, "%s.%s", item, state_name(opt, k));
             t[k * n + j] = (struct ember_safetensors_tensor){.name = name,
-                                                             .ndim = item->value->ndim,
-                                                             .shape = item->value->shape,
+                                                             .ndim = ember_tensor_ndim(value),
+                                                             .shape = ember_tensor_shape(value),
                                                              .values = host + (size_t)k * used +
                                                                        ember_params_flat_index(p, index[j])};
         }
@@ -82,8 +77,8 @@ ember_status ember_optim_save(const ember_optim *opt, const char *path, const ch
     if (st == EMBER_OK && !(meta = ember_host_calloc(ctx, extra + 5, sizeof *meta)))
         st = EMBER_ERR_NOMEM;
     if (st == EMBER_OK) {
-        snprintf(steps, sizeof steps, "%lld", (long long)opt->steps);
-        meta[0] = "ember.optimizer", meta[1] = kind_name(opt);
+        snprintf(steps, sizeof steps, "%lld", (long long)ember_optim_steps(opt));
+        meta[0] = "ember.optimizer", meta[1] = ember_optim_kind(opt);
         meta[2] = "ember.optimizer_steps", meta[3] = steps;
         memcpy(meta + 4, metadata, extra * sizeof *meta);
         st = ember_safetensors_save(ctx, path, t, n * kinds, meta);
@@ -102,18 +97,19 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
 {
     if (!opt)
         return EMBER_ERR_ARG;
-    ember_params *p = opt->params;
-    ember_ctx *ctx = p->ctx;
+    ember_params *p = ember_optim_params(opt);
+    ember_ctx *ctx = ember_params_ctx(p);
     struct ember_safetensors st;
     ember_status status = ember_safetensors_open(ctx, path, &st);
     if (status != EMBER_OK)
         return status;
     const char *kind = ember_safetensors_meta_get(&st, "ember.optimizer");
     const char *steps = ember_safetensors_meta_get(&st, "ember.optimizer_steps");
-    const char *want = kind_name(opt);
-    int kinds = state_count(opt), *index = ember_host_alloc(ctx, (size_t)p->count * sizeof *index + 1);
+    const char *want = ember_optim_kind(opt);
+    int kinds = ember_optim_state_count(opt),
+        *index = ember_host_alloc(ctx, (size_t)ember_params_count(p) * sizeof *index + 1);
     int n = index ? trained_items(p, index) : 0;
-    size_t used = (size_t)p->used;
+    size_t used = (size_t)ember_params_flat_used(p, false);
     float *host = NULL;
     char *end = NULL;
     errno = 0;
@@ -123,11 +119,11 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
     } else if (!kind || strcmp(kind, want) != 0) {
         status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds %s%s state, not this %s optimizer's", path,
                             kind ? kind : "no optimizer", kind ? "'s" : "", want);
-    } else if (count < 0 || count > MAX_STEPS || errno || !end || *end) {
+    } else if (count < 0 || count > EMBER_OPTIM_MAX_STEPS || errno || !end || *end) {
         /* a step count near 2^63 would overflow at the next step */
         status =
             ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its ember.optimizer_steps is not a count from 0 to %lld",
-                       path, (long long)MAX_STEPS);
+                       path, (long long)EMBER_OPTIM_MAX_STEPS);
     } else if (st.count != n * kinds) {
         status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s holds %d tensors; this optimizer's state is %d", path,
                             st.count, n * kinds);
@@ -138,40 +134,39 @@ ember_status ember_optim_load(ember_optim *opt, const char *path)
     char name[512];
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
         for (int j = 0; j < n && status == EMBER_OK; j++) {
-            const struct ember_param *item = &p->items[index[j]];
-            snprintf(name, sizeof name, "%s.%s", item->name, state_name(opt, k));
+            const char *item = ember_params_name(p, index[j]);
+            const ember_tensor *value = ember_params_at(p, index[j]);
+            snprintf(name, sizeof name, "%s.%s", item, state_name(opt, k));
             const struct ember_safetensors_entry *e = ember_safetensors_find(&st, name);
-            bool same = e && strcmp(e->dtype, "F32") == 0 && e->ndim == item->value->ndim;
+            bool same = e && strcmp(e->dtype, "F32") == 0 && e->ndim == ember_tensor_ndim(value);
             for (int d = 0; same && d < e->ndim; d++)
-                same = e->shape[d] == (uint64_t)item->value->shape[d];
+                same = e->shape[d] == (uint64_t)ember_tensor_dim(value, d);
             if (!same)
                 status = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: %s is %s, not an F32 tensor of %s's shape",
-                                    path, name, e ? "another shape or type" : "missing", item->name);
+                                    path, name, e ? "another shape or type" : "missing", item);
         }
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
         for (int j = 0; j < n && status == EMBER_OK; j++) {
-            snprintf(name, sizeof name, "%s.%s", p->items[index[j]].name, state_name(opt, k));
+            snprintf(name, sizeof name, "%s.%s", ember_params_name(p, index[j]), state_name(opt, k));
             status =
                 ember_safetensors_read_f32(ctx, &st, ember_safetensors_find(&st, name),
                                            host + (size_t)k * used + ember_params_flat_index(p, index[j]));
         }
     /* Adam's second moments are means of squares: one below zero is no state
      * a run could have (its square root would make every step NaN) */
-    for (int j = 0; (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) && j < n && status == EMBER_OK;
-         j++) {
-        const struct ember_param *item = &p->items[index[j]];
+    for (int j = 0; ember_optim_state_count(opt) == 2 && j < n && status == EMBER_OK; j++) {
         const float *v = host + used + ember_params_flat_index(p, index[j]);
-        for (int64_t i = 0; i < ember_tensor_numel(item->value) && status == EMBER_OK; i++)
+        for (int64_t i = 0; i < ember_tensor_numel(ember_params_at(p, index[j])) && status == EMBER_OK; i++)
             if (v[i] < 0.0f)
                 status = ember_fail(ctx, EMBER_ERR_FORMAT,
                                     "%s: %s.exp_avg_sq holds %g at index %lld: a mean of "
                                     "squares cannot be negative",
-                                    path, item->name, (double)v[i], (long long)i);
+                                    path, ember_params_name(p, index[j]), (double)v[i], (long long)i);
     }
     for (int k = 0; k < kinds && status == EMBER_OK; k++)
-        status = ember_tensor_write(state_flat(opt, k), host + (size_t)k * used, used * sizeof *host);
+        status = ember_tensor_write(ember_optim_state(opt, k), host + (size_t)k * used, used * sizeof *host);
     if (status == EMBER_OK)
-        opt->steps = count;
+        ember_optim_set_steps(opt, count);
     free(host);
     free(index);
     ember_safetensors_close(&st);

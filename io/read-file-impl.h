@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "ctx-impl.h"
+#include "engine.h"
 
 int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info);
 FILE *ember_fopen_regular(ember_ctx *ctx, const char *path, struct stat *info);

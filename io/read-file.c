@@ -13,7 +13,7 @@
 
 int ember_open_regular(ember_ctx *ctx, const char *path, struct stat *info)
 {
-    char why[sizeof ctx->error];
+    char why[4096];
     int fd = ember_open_regular_file(path, info, why, sizeof why);
     if (fd < 0)
         ember_fail(ctx, EMBER_ERR_IO, "%s", why);

@@ -54,7 +54,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ctx-impl.h"
+#include "engine.h"
 #include "read-file-impl.h"
 
 /* The largest JSON header accepted, in bytes: the reference implementation's

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise-impl.h"
 #include "models-impl.h"
 
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
@@ -319,21 +320,31 @@ static bool same_infer(const struct model_layer *l, int ndim, const int64_t *in,
 /* one operation per element: activations are memory-bound */
 static double elementwise_flops(const struct model_layer *l) { return (double)out_numel(l); }
 
-static ember_tensor *relu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
-{
-    return ember_relu(x);
-}
+/* The activations whose rows say LAYER (base/elementwise-impl.h): a layer
+ * of the row's name with no options, which runs ember_<name> and is
+ * described as PyTorch's module. The rows that say HAND (an option: the
+ * slope, GELU's tanh form) are written below by hand. */
+#define ACTIVATION_LAYER(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, ...)                    \
+    MADE_BY_##layer(name, torch)
+#define MADE_BY_HAND(name, torch)
+#define MADE_BY_LAYER(name, torch)                                                                           \
+    static ember_tensor *name##_forward(struct model_layer *l, ember_tensor *x, bool training,               \
+                                        uint64_t seed)                                                       \
+    {                                                                                                        \
+        return ember_##name(x);                                                                              \
+    }                                                                                                        \
+    static void name##_describe(const struct model_layer *l, char *out, size_t len)                          \
+    {                                                                                                        \
+        snprintf(out, len, "%s", torch + strlen("nn."));                                                     \
+    }
+EMBER_ACTIVATIONS(ACTIVATION_LAYER)
+#undef MADE_BY_LAYER
+#undef ACTIVATION_LAYER
+#define ROW_BY_HAND(name, f, torch)
+
 static ember_tensor *leaky_relu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
     return ember_leaky_relu(x, (float)l->value[0]);
-}
-static ember_tensor *sigmoid_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
-{
-    return ember_sigmoid(x);
-}
-static ember_tensor *tanh_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
-{
-    return ember_tanh(x);
 }
 static ember_tensor *gelu_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
@@ -344,17 +355,11 @@ static ember_tensor *silu_forward(struct model_layer *l, ember_tensor *x, bool t
     return ember_silu(x);
 }
 
-static void relu_describe(const struct model_layer *l, char *out, size_t len)
-{
-    snprintf(out, len, "ReLU()");
-}
 static void leaky_relu_describe(const struct model_layer *l, char *out, size_t len)
 {
     snprintf(out, len, "LeakyReLU(%g)", l->value[0]);
 }
 /* clang-format off */
-static void sigmoid_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Sigmoid()"); }
-static void tanh_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "Tanh()"); }
 static void silu_describe(const struct model_layer *l, char *out, size_t len) { snprintf(out, len, "SiLU()"); }
 /* clang-format on */
 static void gelu_describe(const struct model_layer *l, char *out, size_t len)
@@ -506,17 +511,24 @@ const struct model_layer_type model_layer_types[] = {
      NULL, BN_OPTIONS, bn2d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
     {"batch_norm1d", "batch normalization of features (BatchNorm1d): [momentum=0.1] [eps=1e-5] [affine=true]",
      NULL, BN_OPTIONS, bn1d_infer, bn_add_params, bn_forward, bn_flops, bn_describe},
-    {"relu", "max(x, 0)", NULL, {{NULL}}, same_infer, NULL, relu_forward, elementwise_flops, relu_describe},
-    {"leaky_relu",
-     "x > 0 ? x : slope * x: leaky_relu [slope=0.01]",
-     "slope",
-     {FLOAT_OPTION("slope", 0.01, -1000.0, 1000.0, "the slope below zero")},
-     /* clang-format off */
+/* the activations whose rows say LAYER: relu, sigmoid, tanh, ... */
+#define ACTIVATION_ROW(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, ...)                      \
+    ROW_BY_##layer(name, f, torch)
+#define ROW_BY_LAYER(name, f, torch)                                                                         \
+    {#name,          "y = " #f ", as PyTorch's " torch,                                                      \
+     NULL,           {{NULL}},                                                                               \
+     same_infer,     NULL,                                                                                   \
+     name##_forward, elementwise_flops,                                                                      \
+     name##_describe},
+    EMBER_ACTIVATIONS(ACTIVATION_ROW)
+#undef ACTIVATION_ROW
+#undef ROW_BY_LAYER
+        {"leaky_relu",
+         "x > 0 ? x : slope * x: leaky_relu [slope=0.01]",
+         "slope",
+         {FLOAT_OPTION("slope", 0.01, -1000.0, 1000.0, "the slope below zero")},
+         /* clang-format off */
      same_infer, NULL, leaky_relu_forward, elementwise_flops, leaky_relu_describe},
-    {"sigmoid", "1 / (1 + e^-x)", NULL, {{NULL}}, same_infer, NULL, sigmoid_forward, elementwise_flops,
-     /* clang-format on */
-     sigmoid_describe},
-    {"tanh", "tanh x", NULL, {{NULL}}, same_infer, NULL, tanh_forward, elementwise_flops, tanh_describe},
     {"gelu",
      "x * Phi(x), exact, or GPT-2's tanh form: gelu [tanh=false]",
      "tanh",

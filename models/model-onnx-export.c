@@ -9,8 +9,8 @@
  *   conv2d             Conv (kernel_shape, strides, pads, with or without bias)
  *   linear             Gemm (transB = 1: the weight stays (out, in))
  *   batch_norm2d/1d    BatchNormalization with the running statistics
- *   relu, leaky_relu,  Relu, LeakyRelu (alpha), Sigmoid, Tanh
- *   sigmoid, tanh
+ *   relu, leaky_relu,  the operator the activation's row names (base/elementwise-impl.h):
+ *   sigmoid, ...       Relu, LeakyRelu (alpha), Sigmoid, ...
  *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu
  *   silu               Mul(x, Sigmoid(x)): nor SiLU
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elementwise-impl.h"
 #include "models-impl.h"
 #include "onnx-impl.h"
 #include "platform.h"
@@ -102,6 +103,18 @@ static const char *add_param(struct exporter *ex, const char *prefix, const char
 }
 
 /* a node `op` named "/base/op" with the given inputs, giving one output */
+/* the ONNX operator of an activation layer, from its row (base/elementwise-impl.h); NULL where ONNX
+ * has none, or for a layer that is no activation */
+static const char *activation_operator(const char *type)
+{
+#define ACTIVATION_OPERATOR(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...)           \
+    if (strcmp(type, #name) == 0)                                                                            \
+        return onnx;
+    EMBER_ACTIVATIONS(ACTIVATION_OPERATOR)
+#undef ACTIVATION_OPERATOR
+    return NULL;
+}
+
 static struct onnx_node *add_node(struct exporter *ex, const char *op, const char *base,
                                   const char *const *inputs, int input_count)
 {
@@ -260,12 +273,8 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         attr_float(ex, n, "epsilon", (float)model_layer_option(l, "eps"));
         attr_float(ex, n, "momentum",
                    1.0f - (float)model_layer_option(l, "momentum")); /* ONNX keeps the other share */
-    } else if (strcmp(type, "relu") == 0 || strcmp(type, "sigmoid") == 0 || strcmp(type, "tanh") == 0) {
-        n = add_node(ex,
-                     strcmp(type, "relu") == 0      ? "Relu"
-                     : strcmp(type, "sigmoid") == 0 ? "Sigmoid"
-                                                    : "Tanh",
-                     base, &x, 1);
+    } else if (activation_operator(type) && strcmp(type, "leaky_relu") != 0) {
+        n = add_node(ex, activation_operator(type), base, &x, 1);
     } else if (strcmp(type, "leaky_relu") == 0) {
         n = add_node(ex, "LeakyRelu", base, &x, 1);
         attr_float(ex, n, "alpha", (float)model_layer_option(l, "slope"));

@@ -17,8 +17,8 @@
  *   Gemm, MatMul + Add, MatMul   linear (the weight a constant; a bias of
  *                                one value is broadcast, as Gemm allows)
  *   BatchNormalization           batch_norm2d, or batch_norm1d on features
- *   Relu, LeakyRelu, Sigmoid,    relu, leaky_relu, sigmoid, tanh
- *   Tanh
+ *   Relu, LeakyRelu, Sigmoid,    the activation whose row names the operator
+ *   Tanh, ...                    (base/elementwise-impl.h): relu, ...
  *   Div, Erf, Add, Mul, Mul      gelu (PyTorch's exact GELU, spelt out)
  *   Sigmoid, Mul                 silu (x * Sigmoid(x), PyTorch's SiLU)
  *   MaxPool, AveragePool         max_pool2d, avg_pool2d (no padding)
@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise-impl.h"
 #include "model-onnx-import-impl.h"
 
 struct value_ref {
@@ -73,7 +74,8 @@ struct importer {
 };
 
 static const char supported[] =
-    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, GELU (Div, Erf, Add, "
+    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh and ember's other "
+    "activations' operators, GELU (Div, Erf, Add, "
     "Mul), SiLU (Sigmoid, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
@@ -714,13 +716,16 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         *x = act_x;
         return block_add(im, block, "silu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
     }
+    /* an activation's operator from its row (base/elementwise-impl.h; NULL: ONNX has none) */
+#define ACTIVATION_OPERATOR(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...)           \
+    {onnx, #name},
     static const struct {
         const char *op, *layer;
-    } simple[] = {{"Relu", "relu"},       {"Sigmoid", "sigmoid"},
-                  {"Tanh", "tanh"},       {"LeakyRelu", "leaky_relu"},
-                  {"Flatten", "flatten"}, {"GlobalAveragePool", "global_avg_pool2d"}};
+    } simple[] = {EMBER_ACTIVATIONS(ACTIVATION_OPERATOR){"Flatten", "flatten"},
+                  {"GlobalAveragePool", "global_avg_pool2d"}};
+#undef ACTIVATION_OPERATOR
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        if (strcmp(op, simple[i].op) != 0)
+        if (!simple[i].op || strcmp(op, simple[i].op) != 0)
             continue;
         if (strcmp(op, "Flatten") == 0 && attr_int(n, "axis", 1) != 1)
             return fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",

@@ -491,13 +491,14 @@ ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
     return y;
 }
 
-void ember_model_set_training(ember_model *m, bool training)
+ember_status ember_model_set_training(ember_model *m, bool training)
 {
-    if (!m || m->training == training)
-        return;
+    if (!m)
+        return EMBER_ERR_ARG;
+    if (m->training == training)
+        return EMBER_OK;
     m->training = training;
-    if (!training)
-        model_counts_write_back(m); /* a failure here is the device's, and sticks to the context */
+    return training ? EMBER_OK : model_counts_write_back(m); /* a failure is the device's, on the context */
 }
 
 bool ember_model_training(const ember_model *m) { return m && m->training; }
@@ -641,7 +642,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
     /* the caller's tape (a validation pass inside a training step) stays */
     ember_tape_mark mark = ember_tape_mark_now(ctx);
     ember_tensor *x, *y;
-    while (st == EMBER_OK && ember_batcher_next(batches, &x, &y)) {
+    while (st == EMBER_OK && (st = ember_batcher_next(batches, &x, &y)) == EMBER_OK && x) {
         int64_t n = ember_tensor_dim(x, 0), rows = ember_tensor_numel(y);
         ember_tensor *out = ember_model_forward(m, x);
         ember_tensor *l = ember_cross_entropy(out, y);

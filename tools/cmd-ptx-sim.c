@@ -125,7 +125,7 @@ static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const cha
     ember_batcher *batches = opt ? ember_batcher_new(train, o->batch, true, 0) : NULL;
     ember_tensor *x, *y;
     int rc = EXIT_OK;
-    if (!batches || !ember_batcher_next(batches, &x, &y)) {
+    if (!batches || (ember_batcher_next(batches, &x, &y) != EMBER_OK || !x)) {
         rc = cli_fail(ctx, "setting up the training step");
     } else {
         ember_status zeroed = ember_optim_zero_grad(opt);

@@ -832,7 +832,7 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
     bool turned = false; /* the batcher said no more: the epoch's end, or a device error */
     ember_tensor *x, *y;
     for (;;) {
-        if (!ember_batcher_next(run->batches, &x, &y)) {
+        if (ember_batcher_next(run->batches, &x, &y) != EMBER_OK || !x) {
             turned = true;
             break;
         }
@@ -881,7 +881,8 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
     /* --steps may end the run inside the epoch: it is reported as far as it went */
     bool whole = run->pos.step_in_epoch == run->per_full_epoch;
     if (whole) {
-        if (!turned && ember_batcher_next(run->batches, &x, &y)) { /* turn the batcher to the next epoch */
+        if (!turned && (ember_batcher_next(run->batches, &x, &y) == EMBER_OK &&
+                        x)) { /* turn the batcher to the next epoch */
             rc = cli_fail(run->ctx, "training failed: the batcher went past the epoch's end");
             goto end;
         }

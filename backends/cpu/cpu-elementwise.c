@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/cpu/cpu-elementwise.c — fill, unary and binary.
+ * backends/cpu/cpu-elementwise.c — fill, unary and binary: a loop for each
+ * row of base/elementwise-impl.h, its formula in the loop's body.
  *
  * Dense launches run one flat loop per op, which the compiler vectorises;
  * strided ones walk rows of the innermost axis, each row's start found from
@@ -14,6 +15,11 @@
 
 /* elements per task below which threading costs more than it gains */
 #define EWISE_GRAIN 16384
+
+/* ------------------------------------------------------ the vocabulary
+ * of the rows' formulas (base/elementwise-impl.h), for the CPU: the
+ * exponential and tanh as polynomials that vectorise (libm's do not), the
+ * rest libm's. */
 
 /* tanh x: near zero its odd Taylor series (to x^9: error below 1e-8 for
  * |x| < 0.25), elsewhere (1 - t) / (1 + t) with t = e^-2|x|, which loses no
@@ -29,108 +35,121 @@ static inline float poly_tanhf(float x)
     return a < 0.25f ? small : large;
 }
 
-/* 1 / (1 + e^-x) */
-static inline float poly_sigmoidf(float x) { return 1.0f / (1.0f + poly_expf(-x)); }
-
-/* GELU's tanh form (GPT-2's) and its derivative: with u = k (x + c x^3) and
- * t = tanh u, y = x (1 + t) / 2 and y' = (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2 */
-#define GELU_TANH_K 0.7978845608f /* sqrt(2 / pi) */
-#define GELU_TANH_C 0.044715f
-static inline float gelu_tanhf(float x)
+/* e^x as IEEE's: Inf past ln FLT_MAX, and 0 below ln FLT_MIN, where
+ * poly_expf saturates (which suits softmax, not exp itself) */
+static inline float cpu_expf(float x)
 {
-    return 0.5f * x * (1.0f + poly_tanhf(GELU_TANH_K * (x + GELU_TANH_C * x * x * x)));
-}
-static inline float gelu_tanh_grad(float x)
-{
-    float t = poly_tanhf(GELU_TANH_K * (x + GELU_TANH_C * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_TANH_K * (1.0f + 3.0f * GELU_TANH_C * x * x);
+    return x > 88.7228394f ? INFINITY : x < -87.3365448f ? 0.0f : poly_expf(x);
 }
 
-/* Phi(x), the standard normal CDF, and phi(x), its density: GELU's parts */
-static float normal_cdf(float x) { return 0.5f * erfcf(-x * 0.70710678f); }
-static float normal_pdf(float x) { return 0.39894228f * expf(-0.5f * x * x); }
+#define EXPF(x)       cpu_expf(x)
+#define LOGF(x)       logf(x)
+#define LOG1PF(x)     log1pf(x)
+#define SQRTF(x)      sqrtf(x)
+#define TANHF(x)      poly_tanhf(x)
+#define NORMAL_CDF(x) (0.5f * erfcf((x) * -0.70710678f))
+#define NORMAL_PDF(x) (0.39894228f * expf(-0.5f * (x) * (x)))
 
-static float unary_value(enum ember_unary_op op, float x, float alpha)
-{
-    switch (op) {
-    case EMBER_COPY: return x;
-    case EMBER_NEG: return -x;
-    case EMBER_RELU: return x < 0.0f ? 0.0f : x; /* NaN passes, as in PyTorch */
-    case EMBER_EXP: return expf(x);
-    case EMBER_LOG: return logf(x);
-    case EMBER_SCALE: return alpha * x;
-    case EMBER_ADD_SCALAR: return x + alpha;
-    case EMBER_LEAKY_RELU: return x < 0.0f ? alpha * x : x;
-    case EMBER_SIGMOID: return poly_sigmoidf(x);
-    case EMBER_TANH: return poly_tanhf(x);
-    case EMBER_GELU: return x * normal_cdf(x);
-    case EMBER_RSQRT: return 1.0f / sqrtf(x + alpha);
-    case EMBER_GELU_TANH: return gelu_tanhf(x);
-    case EMBER_UNARY_COUNT: break;
-    }
-    return NAN;
-}
-
-static float binary_value(enum ember_binary_op op, float a, float b, float alpha)
-{
-    switch (op) {
-    case EMBER_ADD: return a + b;
-    case EMBER_SUB: return a - b;
-    case EMBER_MUL: return a * b;
-    case EMBER_DIV: return a / b;
-    case EMBER_RELU_BACKWARD: return b > 0.0f ? a : 0.0f;
-    case EMBER_LEAKY_RELU_BACKWARD: return b > 0.0f ? a : alpha * a;
-    case EMBER_SIGMOID_BACKWARD: return a * b * (1.0f - b);
-    case EMBER_TANH_BACKWARD: return a * (1.0f - b * b);
-    case EMBER_GELU_BACKWARD: return a * (normal_cdf(b) + b * normal_pdf(b));
-    case EMBER_GELU_TANH_BACKWARD: return a * gelu_tanh_grad(b);
-    case EMBER_BINARY_COUNT: break;
-    }
-    return NAN;
-}
-
-/* The binary ops over [begin, end), with b read as B: b[i] (a dense
- * operand) or b0 (one value, broadcast along the row, as BatchNorm's
- * per-channel statistics are). The switch sits outside the loops so each
- * loop is a plain, vectorisable one. */
-#define BINARY_LOOP(expr)                                                                                    \
-    for (int64_t i = begin; i < end; i++)                                                                    \
-        out[i] = (expr);                                                                                     \
-    return
-#define BINARY_CASES(B)                                                                                      \
-    switch ((enum ember_binary_op)op) {                                                                      \
-    case EMBER_ADD: BINARY_LOOP(a[i] + (B));                                                                 \
-    case EMBER_SUB: BINARY_LOOP(a[i] - (B));                                                                 \
-    case EMBER_MUL: BINARY_LOOP(a[i] * (B));                                                                 \
-    case EMBER_DIV: BINARY_LOOP(a[i] / (B));                                                                 \
-    case EMBER_LEAKY_RELU_BACKWARD: BINARY_LOOP((B) > 0.0f ? a[i] : alpha * a[i]);                           \
-    case EMBER_SIGMOID_BACKWARD: BINARY_LOOP(a[i] * (B) * (1.0f - (B)));                                     \
-    case EMBER_TANH_BACKWARD: BINARY_LOOP(a[i] * (1.0f - (B) * (B)));                                        \
-    case EMBER_GELU_BACKWARD: BINARY_LOOP(binary_value(EMBER_GELU_BACKWARD, a[i], (B), alpha));              \
-    case EMBER_GELU_TANH_BACKWARD: BINARY_LOOP(a[i] * gelu_tanh_grad(B));                                    \
-    case EMBER_RELU_BACKWARD:                                                                                \
-        /* a mask on the bits, not a select: the signs of b are a coin toss to                               \
-         * the branch predictor, and a * (b > 0) would turn 0 * Inf into NaN */                              \
+/* ------------------------------------------------------------ the loops
+ * One loop per row, each its formula over [begin, end) with the operands
+ * read and written through OUT_AT, A_AT and B_AT, which each function
+ * below defines for its layout: so the switch on the op sits outside the
+ * loops and each loop is a plain one, which the compiler vectorises when
+ * the layout is dense. */
+#define UNARY_LOOP(NAME, f)                                                                                  \
+    case EMBER_##NAME:                                                                                       \
         for (int64_t i = begin; i < end; i++) {                                                              \
-            uint32_t bits;                                                                                   \
-            memcpy(&bits, &a[i], sizeof bits);                                                               \
-            bits &= -(uint32_t)((B) > 0.0f);                                                                 \
-            memcpy(&out[i], &bits, sizeof bits);                                                             \
+            float x = A_AT(i);                                                                               \
+            OUT_AT(i) = (f);                                                                                 \
         }                                                                                                    \
-        return;                                                                                              \
+        return;
+#define UNARY_PRIMITIVE_LOOP(NAME, name, f, ...)   UNARY_LOOP(NAME, f)
+#define ACTIVATION_LOOP(NAME, name, param, f, ...) UNARY_LOOP(NAME, f)
+#define UNARY_LOOPS(op)                                                                                      \
+    switch ((enum ember_unary_op)(op)) {                                                                     \
+        EMBER_UNARY_PRIMITIVES(UNARY_PRIMITIVE_LOOP)                                                         \
+        EMBER_ACTIVATIONS(ACTIVATION_LOOP)                                                                   \
+    case EMBER_UNARY_COUNT: return;                                                                          \
+    }
+
+#define BINARY_PRIMITIVE_LOOP(NAME, name, f, math)                                                           \
+    case EMBER_##NAME:                                                                                       \
+        for (int64_t i = begin; i < end; i++) {                                                              \
+            float a = A_AT(i), b = B_AT(i);                                                                  \
+            OUT_AT(i) = (f);                                                                                 \
+        }                                                                                                    \
+        return;
+/* an activation's backward: dy, and x or y as its row says */
+#define BACKWARD_LOOP(NAME, name, param, f, fmath, saves, g, ...)                                            \
+    case EMBER_##NAME##_BACKWARD:                                                                            \
+        for (int64_t i = begin; i < end; i++) {                                                              \
+            float dy = A_AT(i), saves = B_AT(i);                                                             \
+            OUT_AT(i) = (g);                                                                                 \
+        }                                                                                                    \
+        return;
+#define BINARY_LOOPS(op)                                                                                     \
+    switch ((enum ember_binary_op)(op)) {                                                                    \
+        EMBER_BINARY_PRIMITIVES(BINARY_PRIMITIVE_LOOP)                                                       \
+        EMBER_ACTIVATIONS(BACKWARD_LOOP)                                                                     \
     case EMBER_BINARY_COUNT: return;                                                                         \
     }
 
-CPU_WIDEST_VECTORS static void binary_dense(int op, float alpha, float *out, const float *a, const float *b,
-                                            int64_t begin, int64_t end){BINARY_CASES(b[i])}
+/* dense: out, a and b contiguous over [begin, end) */
+#define OUT_AT(i) out[i]
+#define A_AT(i)   pa[i]
+#define B_AT(i)   pb[i]
+CPU_WIDEST_VECTORS static void unary_dense(int op, float alpha, float *out, const float *pa, int64_t begin,
+                                           int64_t end)
+{
+    if (op == EMBER_COPY) { /* bits, not values: it copies I32 tensors too */
+        memmove(out + begin, pa + begin, (size_t)(end - begin) * sizeof *out);
+        return;
+    }
+    UNARY_LOOPS(op)
+}
 
-CPU_WIDEST_VECTORS static void binary_dense_b0(int op, float alpha, float *out, const float *a, float b0,
+CPU_WIDEST_VECTORS static void binary_dense(int op, float alpha, float *out, const float *pa, const float *pb,
+                                            int64_t begin, int64_t end)
+{
+    BINARY_LOOPS(op)
+}
+#undef B_AT
+
+/* the same with one value of b for the whole row (BatchNorm's per-channel
+ * statistics) */
+#define B_AT(i) b0
+CPU_WIDEST_VECTORS static void binary_dense_b0(int op, float alpha, float *out, const float *pa, float b0,
                                                int64_t begin, int64_t end)
 {
-    BINARY_CASES(b0)
+    BINARY_LOOPS(op)
 }
-#undef BINARY_CASES
-#undef BINARY_LOOP
+#undef OUT_AT
+#undef A_AT
+#undef B_AT
+
+/* one row of a strided launch: out, a and b each with its own stride */
+#define OUT_AT(i) out[(i)*so]
+#define A_AT(i)   pa[(i)*sa]
+#define B_AT(i)   pb[(i)*sb]
+static void unary_strided_row(int op, float alpha, float *out, const float *pa, int64_t begin, int64_t end,
+                              int64_t so, int64_t sa)
+{
+    if (op == EMBER_COPY) { /* bits, not values */
+        for (int64_t i = begin; i < end; i++)
+            memcpy(&out[i * so], &pa[i * sa], sizeof *out);
+        return;
+    }
+    UNARY_LOOPS(op)
+}
+
+static void binary_strided_row(int op, float alpha, float *out, const float *pa, const float *pb,
+                               int64_t begin, int64_t end, int64_t so, int64_t sa, int64_t sb)
+{
+    BINARY_LOOPS(op)
+}
+#undef OUT_AT
+#undef A_AT
+#undef B_AT
 
 struct ewise_job {
     const struct ember_ewise *e;
@@ -141,85 +160,37 @@ struct ewise_job {
     const float *a, *b;
 };
 
-/* Dense: the switch sits outside the loops so each loop is a plain,
- * vectorisable one. COPY moves bits (it also copies I32 tensors). */
-CPU_WIDEST_VECTORS static void ewise_dense(void *p, int64_t begin, int64_t end)
+static void ewise_dense(void *p, int64_t begin, int64_t end)
 {
     const struct ewise_job *j = p;
-    float *out = j->out;
-    const float *a = j->a, *b = j->b;
-#define DENSE_LOOP(expr)                                                                                     \
-    for (int64_t i = begin; i < end; i++)                                                                    \
-        out[i] = (expr);                                                                                     \
-    return
-
-    if (!j->binary) {
-        float alpha = j->alpha;
-        switch ((enum ember_unary_op)j->op) {
-        case EMBER_COPY: memmove(out + begin, a + begin, (size_t)(end - begin) * sizeof *out); return;
-        case EMBER_NEG: DENSE_LOOP(-a[i]);
-        case EMBER_RELU: DENSE_LOOP(a[i] < 0.0f ? 0.0f : a[i]);
-        case EMBER_EXP: DENSE_LOOP(expf(a[i]));
-        case EMBER_LOG: DENSE_LOOP(logf(a[i]));
-        case EMBER_SCALE: DENSE_LOOP(alpha * a[i]);
-        case EMBER_ADD_SCALAR: DENSE_LOOP(a[i] + alpha);
-        case EMBER_LEAKY_RELU: DENSE_LOOP(a[i] < 0.0f ? alpha * a[i] : a[i]);
-        case EMBER_SIGMOID: DENSE_LOOP(poly_sigmoidf(a[i]));
-        case EMBER_TANH: DENSE_LOOP(poly_tanhf(a[i]));
-        case EMBER_GELU_TANH: DENSE_LOOP(gelu_tanhf(a[i]));
-        case EMBER_GELU:
-        case EMBER_RSQRT: DENSE_LOOP(unary_value(j->op, a[i], alpha));
-        case EMBER_UNARY_COUNT: return;
-        }
-    }
-#undef DENSE_LOOP
-    binary_dense(j->op, j->alpha, out, a, b, begin, end);
+    if (j->binary)
+        binary_dense(j->op, j->alpha, j->out, j->a, j->b, begin, end);
+    else
+        unary_dense(j->op, j->alpha, j->out, j->a, begin, end);
 }
-
-/* One row of a strided launch: the switch sits outside the loop. */
-#define ROW_LOOP(expr)                                                                                       \
-    for (int64_t i = 0; i < len; i++)                                                                        \
-        out[i * so] = (expr);
 
 static void unary_row(int op, float alpha, float *out, const float *a, int64_t len, int64_t so, int64_t sa)
 {
-    if (op == EMBER_COPY && so == 1 && sa <= 1) { /* a contiguous run, or one value repeated */
-        if (sa == 1)
-            memcpy(out, a, (size_t)len * sizeof *out);
-        else
-            for (int64_t i = 0; i < len; i++)
-                memcpy(&out[i], a, sizeof *out);
-        return;
-    }
-    switch ((enum ember_unary_op)op) {
-    case EMBER_COPY: /* bits, not values: it copies I32 tensors too */
+    if (op == EMBER_COPY && so == 1 && sa == 0) { /* one value repeated */
         for (int64_t i = 0; i < len; i++)
-            memcpy(&out[i * so], &a[i * sa], sizeof *out);
-        return;
-    case EMBER_SCALE: ROW_LOOP(alpha * a[i * sa]); return;
-    case EMBER_RELU: ROW_LOOP(a[i * sa] < 0.0f ? 0.0f : a[i * sa]); return;
-    default: ROW_LOOP(unary_value(op, a[i * sa], alpha)); return;
+            memcpy(&out[i], a, sizeof *out);
+    } else if (so == 1 && sa == 1) { /* a contiguous run: the loops that vectorise */
+        unary_dense(op, alpha, out, a, 0, len);
+    } else {
+        unary_strided_row(op, alpha, out, a, 0, len, so, sa);
     }
 }
 
 static void binary_row(int op, float alpha, float *out, const float *a, const float *b, int64_t len,
                        int64_t so, int64_t sa, int64_t sb)
 {
-    if (so == 1 && sa == 1 && sb <= 1) { /* contiguous, b contiguous or one value: loops that vectorise */
-        if (sb == 1)
-            binary_dense(op, alpha, out, a, b, 0, len);
-        else
-            binary_dense_b0(op, alpha, out, a, b[0], 0, len);
-        return;
-    }
-    switch ((enum ember_binary_op)op) {
-    case EMBER_ADD: ROW_LOOP(a[i * sa] + b[i * sb]); return;
-    case EMBER_SUB: ROW_LOOP(a[i * sa] - b[i * sb]); return;
-    case EMBER_MUL: ROW_LOOP(a[i * sa] * b[i * sb]); return;
-    default: ROW_LOOP(binary_value(op, a[i * sa], b[i * sb], alpha)); return;
-    }
+    if (so == 1 && sa == 1 && sb == 1)
+        binary_dense(op, alpha, out, a, b, 0, len);
+    else if (so == 1 && sa == 1 && sb == 0)
+        binary_dense_b0(op, alpha, out, a, b[0], 0, len);
+    else
+        binary_strided_row(op, alpha, out, a, b, 0, len, so, sa, sb);
 }
-#undef ROW_LOOP
 
 /* Strided: [begin, end) are rows of the innermost axis. */
 static void ewise_strided(void *p, int64_t begin, int64_t end)

@@ -1,14 +1,23 @@
 # SPDX-License-Identifier: MIT
 # The CUDA backend: built by default, since it needs nothing from CUDA to
 # build. libcuda.so.1 and libnvrtc are opened at run time; the built-in PTX
-# (baseline/kernels-sm30.ptx, made by scripts/baseline-ptx.sh) is embedded.
+# (baseline/<family>-sm30.ptx, made by scripts/baseline-ptx.sh) is joined
+# into one module (baseline/combine.cmake) and embedded.
 if(NOT EMBER_CUDA)
   return()
 endif()
 include(${CMAKE_CURRENT_LIST_DIR}/../kernels/kernels.cmake)
 file(GLOB EMBER_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
-set(EMBER_CUDA_BASELINE ${CMAKE_CURRENT_LIST_DIR}/baseline/kernels-sm30.ptx)
+file(GLOB EMBER_CUDA_BASELINE_PARTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/baseline/*-sm30.ptx)
+set(EMBER_CUDA_BASELINE ${CMAKE_BINARY_DIR}/generated/kernels-sm30.ptx)
 set(EMBER_CUDA_BASELINE_EMBEDDED ${CMAKE_BINARY_DIR}/generated/cuda-baseline-embedded.c)
+add_custom_command(
+  OUTPUT ${EMBER_CUDA_BASELINE}
+  COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${EMBER_CUDA_BASELINE}" "-DFILES=${EMBER_CUDA_BASELINE_PARTS}"
+          -P ${CMAKE_CURRENT_LIST_DIR}/baseline/combine.cmake
+  DEPENDS ${EMBER_CUDA_BASELINE_PARTS} ${CMAKE_CURRENT_LIST_DIR}/baseline/combine.cmake
+  COMMENT "Joining the built-in sm_30 PTX's files"
+  VERBATIM)
 add_custom_command(
   OUTPUT ${EMBER_CUDA_BASELINE_EMBEDDED}
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${EMBER_CUDA_BASELINE_EMBEDDED}" "-DFILES=${EMBER_CUDA_BASELINE}"

@@ -2,13 +2,14 @@
 /*
  * backends/cuda/cuda-baseline.c — the built-in PTX: every kernel of
  * backends/kernels compiled for `.target sm_30` by Debian's clang, no CUDA
- * installation involved, and kept in the repository as
- * backends/cuda/baseline/kernels-sm30.ptx. Every driver since CUDA 5.5
- * JITs it for any GPU from Kepler up, with no NVRTC at all.
+ * installation involved, and kept in the repository as one file per
+ * kernel family, backends/cuda/baseline/<family>-sm30.ptx, which the build
+ * joins into one module (baseline/combine.cmake). Every driver since CUDA
+ * 5.5 JITs it for any GPU from Kepler up, with no NVRTC at all.
  *
  * It is made by scripts/baseline-ptx.sh (a documented, reproducible
  * command), embedded by CMake, and tests/gpu/test_baseline_ptx.sh fails when
- * the file no longer matches what the kernel sources give.
+ * a file no longer matches what the kernel sources give.
  */
 #include <stdio.h>
 #include <string.h>

@@ -119,26 +119,21 @@ static ember_status gpu_ewise_launch4(struct ember_gpu *gpu, const struct ewise_
 #undef AXES
 }
 
-/* the ops whose kernels call a math function (elementwise.kc) */
-static bool gpu_unary_is_math(int op)
-{
-    return op == EMBER_EXP || op == EMBER_LOG || op == EMBER_SIGMOID || op == EMBER_TANH ||
-           op == EMBER_GELU || op == EMBER_RSQRT || op == EMBER_GELU_TANH;
-}
-
+/* The ops whose formulas call a math function run in kernels of their own
+ * (elementwise.kc); ember_*_needs_math come from the same rows as the
+ * kernels' cases (base/elementwise-impl.h), so the two cannot disagree. */
 static ember_status gpu_ewise_dense(struct ember_gpu *gpu, const struct ewise_job *j, int64_t n)
 {
-    if (j->binary && (j->op == EMBER_GELU_BACKWARD || j->op == EMBER_GELU_TANH_BACKWARD))
-        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense_math, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n));
     if (j->binary)
-        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_binary_dense, n, GPU_INT(j->op), GPU_PTR(j->at[0]),
-                               GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n), GPU_FLOAT(j->alpha));
+        return GPU_LAUNCH_EACH(
+            gpu, ember_binary_needs_math[j->op] ? EMBER_KERNEL_binary_dense_math : EMBER_KERNEL_binary_dense,
+            n, GPU_INT(j->op), GPU_PTR(j->at[0]), GPU_PTR(j->at[1]), GPU_PTR(j->at[2]), GPU_INT(n),
+            GPU_FLOAT(j->alpha));
     if (j->op == EMBER_COPY)
         return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_copy_dense, n, GPU_PTR(j->at[0]), GPU_PTR(j->at[1]),
                                GPU_INT(n));
     return GPU_LAUNCH_EACH(
-        gpu, gpu_unary_is_math(j->op) ? EMBER_KERNEL_unary_dense_math : EMBER_KERNEL_unary_dense, n,
+        gpu, ember_unary_needs_math[j->op] ? EMBER_KERNEL_unary_dense_math : EMBER_KERNEL_unary_dense, n,
         GPU_INT(j->op), GPU_PTR(j->at[0]), GPU_PTR(j->at[1]), GPU_INT(n), GPU_FLOAT(j->alpha));
 }
 

@@ -10,12 +10,8 @@ ember_status ember_gpu_embedding_forward(void *dev, int64_t n, int64_t dim, int6
                                          ember_ptr weight, ember_ptr out)
 {
     struct ember_gpu *gpu = dev;
-    const char *name = "embedding_forward";
-    ember_status st = ember_gpu_check_extent(gpu, name, index, n);
-    if (st == EMBER_OK)
-        st = ember_gpu_check_extent(gpu, name, weight, vocab * dim);
-    if (st == EMBER_OK)
-        st = ember_gpu_check_extent(gpu, name, out, n * dim);
+    ember_status st = ember_gpu_check_each(gpu, "embedding_forward", 3, (ember_ptr[]){index, weight, out},
+                                           (int64_t[]){n, vocab * dim, n * dim});
     if (st != EMBER_OK || n * dim == 0)
         return st;
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_embedding_forward, n, GPU_PTR(index), GPU_PTR(weight),
@@ -26,12 +22,8 @@ ember_status ember_gpu_embedding_backward(void *dev, int64_t n, int64_t dim, int
                                           ember_ptr dy, ember_ptr dweight)
 {
     struct ember_gpu *gpu = dev;
-    const char *name = "embedding_backward";
-    ember_status st = ember_gpu_check_extent(gpu, name, index, n);
-    if (st == EMBER_OK)
-        st = ember_gpu_check_extent(gpu, name, dy, n * dim);
-    if (st == EMBER_OK)
-        st = ember_gpu_check_extent(gpu, name, dweight, vocab * dim);
+    ember_status st = ember_gpu_check_each(gpu, "embedding_backward", 3, (ember_ptr[]){index, dy, dweight},
+                                           (int64_t[]){n, n * dim, vocab * dim});
     if (st != EMBER_OK || n * dim == 0 || vocab == 0)
         return st;
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_embedding_backward, vocab, GPU_PTR(index), GPU_PTR(dy),

@@ -60,6 +60,17 @@ ember_status ember_gpu_check_extents(struct ember_gpu *gpu, const char *primitiv
     return EMBER_OK;
 }
 
+ember_status ember_gpu_check_each(struct ember_gpu *gpu, const char *primitive, int count, const ember_ptr *p,
+                                  const int64_t *extent)
+{
+    for (int i = 0; i < count; i++) {
+        ember_status st = ember_gpu_check_extent(gpu, primitive, p[i], extent[i]);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
 ember_status ember_gpu_plane_launches(struct ember_gpu *gpu, const char *primitive, int64_t planes,
                                       int64_t rows, int64_t width, size_t depth,
                                       ember_status (*launch)(struct ember_gpu *, const void *,

@@ -21,16 +21,17 @@
  * compiling, launching), never in what they launch.
  *
  *   gpu-launch.c        launch helpers, extent checks, launches over planes
- *   gpu-elementwise.c   fill, unary, binary
+ *   gpu-elementwise.c   fill, unary, binary (the ops of base/elementwise-impl.h)
  *   gpu-reduce.c        reduce
  *   gpu-gemm.c          sgemm: tiled, wide, split or direct
- *   gpu-conv.c          im2col, col2im
+ *   gpu-conv.c          im2col, col2im, conv_direct
  *   gpu-winograd.c      conv_winograd: unsupported (its refusal)
- *   gpu-pool.c          max-pool
+ *   gpu-pool.c          max-pool and average-pool
  *   gpu-loss.c          softmax-cross-entropy
  *   gpu-optim.c         Adam, AdamW, SGD
+ *   gpu-dropout.c       dropout's mask
  *   gpu-softmax.c       softmax over rows, with attention's causal mask
- *   gpu-norm.c          layer norm
+ *   gpu-norm.c          layer norm and batch norm
  *   gpu-embedding.c     an embedding's gather and scatter-add
  *   gpu-cache.c         compiled programs kept on disk
  */
@@ -125,6 +126,9 @@ ember_status ember_gpu_check_extent(struct ember_gpu *g, const char *primitive, 
 /* the same for `count` pointers with the same extent */
 ember_status ember_gpu_check_extents(struct ember_gpu *g, const char *primitive, int64_t extent, int count,
                                      const ember_ptr *p);
+/* the same for `count` pointers, p[i] with extent[i] */
+ember_status ember_gpu_check_each(struct ember_gpu *g, const char *primitive, int count, const ember_ptr *p,
+                                  const int64_t *extent);
 
 /* fast_div's dividends stay below this (2^24, common.kh) */
 #define EMBER_GPU_FAST_DIV_LIMIT ((int64_t)1 << 24)

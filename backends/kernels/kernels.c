@@ -109,15 +109,64 @@ static bool add_file(struct ember_text *t, const char *name, char *why, size_t w
 }
 
 /* The op codes of backends/backend.h, so that kernels switch on the same
- * names (EMBER_RELU, EMBER_MAX) with the same values as the host. */
+ * names (EMBER_RELU, EMBER_MAX) with the same values as the host; and the
+ * rows of base/elementwise-impl.h as the four lists elementwise.kc's
+ * functions are made of, each op's formula as the row spells it:
+ *   EMBER_UNARY_SELECTS    out = op == EMBER_NEG ? (-x) : out; ...     the PLAIN unary ops
+ *   EMBER_UNARY_MATH       case EMBER_EXP: return (EXPF(x)); ...       the MATH ones
+ *   EMBER_BINARY_SELECTS, EMBER_BINARY_MATH   the same for the binary ops, in a and b,
+ *                          and the activations' backward passes, in dy and x or y
+ *   EMBER_UNARY_NEEDS_MATH(op), EMBER_BINARY_NEEDS_MATH(op)   whether op is a MATH one */
 static void add_op_codes(struct ember_text *t)
 {
     ember_text_printf(t, "#line 1 \"op codes from backends/backend.h\"\n");
-#define OP_DEFINE(NAME, name, math) ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
-    EMBER_UNARY_OPS(OP_DEFINE)
-    EMBER_BINARY_OPS(OP_DEFINE)
+#define OP_DEFINE(NAME, ...) ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
+#define BACKWARD_DEFINE(NAME, ...)                                                                           \
+    ember_text_printf(t, "#define EMBER_%s_BACKWARD %d\n", #NAME, (int)EMBER_##NAME##_BACKWARD);
+    EMBER_UNARY_PRIMITIVES(OP_DEFINE)
+    EMBER_ACTIVATIONS(OP_DEFINE)
+    EMBER_BINARY_PRIMITIVES(OP_DEFINE)
+    EMBER_ACTIVATIONS(BACKWARD_DEFINE)
     EMBER_REDUCE_OPS(OP_DEFINE)
 #undef OP_DEFINE
+#undef BACKWARD_DEFINE
+
+    ember_text_printf(t, "#line 1 \"the elementwise ops from base/elementwise-impl.h\"\n");
+    for (int math = 0; math <= 1; math++) {
+        const char *as_select = "    out = op == EMBER_%s ? (%s) : out; \\\n";
+        const char *as_case = "    case EMBER_%s: return (%s); \\\n";
+        const char *row = math ? as_case : as_select;
+        ember_text_printf(t, "#define EMBER_UNARY_%s \\\n", math ? "MATH" : "SELECTS");
+#define UNARY_ROW(NAME, name, f, fmath, ...)                                                                 \
+    if (EMBER_ELEMENTWISE_##fmath == math)                                                                   \
+        ember_text_printf(t, row, #NAME, #f);
+#define ACTIVATION_ROW(NAME, name, param, f, fmath, ...) UNARY_ROW(NAME, name, f, fmath)
+        EMBER_UNARY_PRIMITIVES(UNARY_ROW)
+        EMBER_ACTIVATIONS(ACTIVATION_ROW)
+        ember_text_printf(t, "\n#define EMBER_BINARY_%s \\\n", math ? "MATH" : "SELECTS");
+#define BINARY_ROW(NAME, name, f, fmath)                                                                     \
+    if (EMBER_ELEMENTWISE_##fmath == math)                                                                   \
+        ember_text_printf(t, row, #NAME, #f);
+#define BACKWARD_ROW(NAME, name, param, f, fmath, saves, g, gmath, ...)                                      \
+    if (EMBER_ELEMENTWISE_##gmath == math)                                                                   \
+        ember_text_printf(t, row, #NAME "_BACKWARD", #g);
+        EMBER_BINARY_PRIMITIVES(BINARY_ROW)
+        EMBER_ACTIVATIONS(BACKWARD_ROW)
+        ember_text_printf(t, "\n");
+#undef UNARY_ROW
+#undef ACTIVATION_ROW
+#undef BINARY_ROW
+#undef BACKWARD_ROW
+    }
+    ember_text_printf(t, "#define EMBER_UNARY_NEEDS_MATH(op) (0");
+    for (int op = 0; op < EMBER_UNARY_COUNT; op++)
+        if (ember_unary_needs_math[op])
+            ember_text_printf(t, " || (op) == %d", op);
+    ember_text_printf(t, ")\n#define EMBER_BINARY_NEEDS_MATH(op) (0");
+    for (int op = 0; op < EMBER_BINARY_COUNT; op++)
+        if (ember_binary_needs_math[op])
+            ember_text_printf(t, " || (op) == %d", op);
+    ember_text_printf(t, ")\n");
 }
 
 /* The tuning the program is compiled with, as a constant in the module

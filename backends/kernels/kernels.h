@@ -62,10 +62,10 @@
     X(ELEMENTWISE, copy_strided, "out[at(i)] = a[at(i)], bits, up to 4 axes")                                \
     X(ELEMENTWISE, copy_rows, "the same, by rows of a long last axis, no division per element")              \
     X(ELEMENTWISE, unary_dense, "out[i] = f(a[i]), f calling no math function")                              \
-    X(ELEMENTWISE, unary_dense_math, "out[i] = f(a[i]): exp, log, sigmoid, tanh, gelu, rsqrt")               \
+    X(ELEMENTWISE, unary_dense_math, "out[i] = f(a[i]), f calling a math function (exp, tanh, ...)")         \
     X(ELEMENTWISE, unary_strided, "out[at(i)] = f(a[at(i)]), up to 4 axes")                                  \
     X(ELEMENTWISE, binary_dense, "out[i] = f(a[i], b[i]), f calling no math function")                       \
-    X(ELEMENTWISE, binary_dense_math, "out[i] = f(a[i], b[i]): gelu_backward")                               \
+    X(ELEMENTWISE, binary_dense_math, "out[i] = f(a[i], b[i]), f calling a math function")                   \
     X(ELEMENTWISE, binary_strided, "out[at(i)] = f(a[at(i)], b[at(i)]), up to 4 axes")                       \
     X(REDUCE, reduce, "out[o, i] = alpha * R_k in[o, k, i] + beta * out[o, i]")                              \
     X(REDUCE, reduce_rows, "the same for inner == 1: rows of neighbouring values")                           \

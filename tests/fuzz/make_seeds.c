@@ -505,7 +505,7 @@ static void resume_seeds(ember_ctx *ctx)
                                : ember_adam_new(ember_model_params(m), ember_adam_defaults(0.01f));
         ember_batcher *b = train ? ember_batcher_new(train, 8, true, 5) : NULL;
         ember_tensor *x, *y;
-        if (!m || !opt || !b || !ember_batcher_next(b, &x, &y))
+        if (!m || !opt || !b || (ember_batcher_next(b, &x, &y) != EMBER_OK || !x))
             exit(1);
         ember_optim_zero_grad(opt); /* a step, so that the optimizer's state is not all zeros */
         if (ember_backward(ember_cross_entropy(ember_model_forward(m, x), y)) != EMBER_OK ||

@@ -72,7 +72,7 @@ static void run_close(struct run *r)
 static bool run_step(struct run *r, float *loss_value)
 {
     ember_tensor *x, *y;
-    if (!ember_batcher_next(r->batches, &x, &y))
+    if (ember_batcher_next(r->batches, &x, &y) != EMBER_OK || !x)
         return false;
     ember_optim_zero_grad(r->opt);
     ember_tensor *loss = ember_cross_entropy(ember_model_forward(r->model, x), y);

@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/gpu/test_baseline_ptx.sh — the CUDA backend's built-in PTX
-# (backends/cuda/baseline/kernels-sm30.ptx) is what every driver since 2013
-# can load, is what the kernel sources give today, and assembles for every
-# GPU the installed tools know:
+# tests/gpu/test_baseline_ptx.sh — the CUDA backend's built-in PTX (the
+# module the build joins from backends/cuda/baseline/<family>-sm30.ptx) is
+# what every driver since 2013 can load, is what the kernel sources give
+# today, and assembles for every GPU the installed tools know:
 #
 #   1. `.target sm_30`, `.version` at most 6.4 (R418 laptop drivers load
 #      that), an entry point per kernel, and nothing old GPUs or drivers
 #      lack: warp shuffles, ld.global.nc, doubles, halves, float atomics,
 #      calls to functions outside the module;
 #   2. not stale: scripts/baseline-ptx.sh, run again with the same clang,
-#      gives the same file (skipped without that clang); and its expf and
+#      gives the same files, one per family (skipped without that clang); and its expf and
 #      logf are computed without fused multiply-adds, as tests/gpu/test_kernels.c
 #      measures them;
 #   3. the toolkit's ptxas assembles it for every sm it knows (CUDA 13:
@@ -19,10 +19,10 @@
 #      sm_37, the Kepler servers (each skipped, with the reason, when the
 #      tool is missing).
 #
-#   test_baseline_ptx.sh SOURCE_DIR KERNEL_SOURCE_TOOL [CU11_DIR]
+#   test_baseline_ptx.sh SOURCE_DIR KERNEL_SOURCE_TOOL JOINED_PTX [CU11_DIR]
 set -u
-SRC=$1 KSRC=$2 CU11=${3:-}
-PTX=$SRC/backends/cuda/baseline/kernels-sm30.ptx
+SRC=$1 KSRC=$2 PTX=$3 CU11=${4:-}
+PARTS=$SRC/backends/cuda/baseline
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0 skipped=""
@@ -41,16 +41,18 @@ if grep -nE 'shfl|ld\.global\.nc|\.f64|\.f16|atom\.[a-z.]*\.f32|red\.[a-z.]*\.f3
 fi
 echo "built-in PTX: .version $version .target sm_30, $(grep -c '\.entry' "$PTX") entry points"
 
-# 2. fresh: the file records the clang that made it; made again, it is the same
-made_by=$(sed -n '3s/.*do not edit\. //p' "$PTX")
+# 2. fresh: each file records the clang that made it; made again, they are the same
+made_by=$(sed -n '3s/.*do not edit\. //p' "$PARTS/elementwise-sm30.ptx")
 CLANG=${CLANG:-clang}
 if command -v "$CLANG" >/dev/null 2>&1 && [ "$("$CLANG" --version | head -n 1)" = "$made_by" ]; then
-    if ! KERNEL_SOURCE=$KSRC CLANG=$CLANG "$SRC/scripts/baseline-ptx.sh" "$TMP/fresh.ptx"; then
+    if ! KERNEL_SOURCE=$KSRC CLANG=$CLANG "$SRC/scripts/baseline-ptx.sh" "$TMP/fresh"; then
         fail "clang could not compile the kernels"
-    elif ! cmp -s "$PTX" "$TMP/fresh.ptx"; then
-        fail "the built-in PTX is stale: the kernel sources changed since it was made; run scripts/baseline-ptx.sh"
     else
-        echo "built-in PTX: up to date with the kernel sources"
+        for name in $( (cd "$TMP/fresh" && ls ./*-sm30.ptx; cd "$PARTS" && ls ./*-sm30.ptx) | sort -u); do
+            cmp -s "$TMP/fresh/$name" "$PARTS/$name" ||
+                fail "the built-in PTX's ${name#./} is stale or missing: the kernel sources changed since it was made; run scripts/baseline-ptx.sh"
+        done
+        [ $status = 0 ] && echo "built-in PTX: up to date with the kernel sources, $(ls "$PARTS"/*-sm30.ptx | wc -l) files"
     fi
 else
     skipped="$skipped; staleness (needs $made_by)"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/gpu/test_opencl_cache.c — the OpenCL backend's on-disk cache of
- * compiled kernels (backends/opencl/opencl-cache.c), in a fresh folder
+ * compiled kernels (backends/opencl/opencl-program.c), in a fresh folder
  * (EMBER_CACHE_DIR):
  *
  *   1. a first context builds the kernels and writes one entry;

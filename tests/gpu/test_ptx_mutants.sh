@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/gpu/test_ptx_mutants.sh — a wrong built-in PTX fails through execution,
-# whatever clang is installed. Copies of backends/cuda/baseline/kernels-sm30.ptx
+# whatever clang is installed. Copies of the built-in PTX (the module the build joins
+# from backends/cuda/baseline/<family>-sm30.ptx, BUILD_DIR/generated/kernels-sm30.ptx)
 # with one thing changed are run on the simulated Quadro K2100M as its suites run
 # it (the CUDA test double in PTX mode, EMBER_FAKE_CUDA_PTX putting the copy in
 # place of the PTX ember loads; buffers of exact sizes, the numerics check and a
@@ -37,7 +38,7 @@
 #   test_ptx_mutants.sh SOURCE_DIR BUILD_DIR
 set -u
 src=$1 build=$2
-ptx=$src/backends/cuda/baseline/kernels-sm30.ptx
+ptx=$build/generated/kernels-sm30.ptx
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failures=0

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/interop/gpt-export.c — gpt-tiny trained on a text file, with everything a
- * PyTorch twin needs to take the same steps: tests/gpt_vs_torch.py.
+ * PyTorch twin needs to take the same steps: tests/interop/test_gpt_vs_torch.py.
  *
  *   gpt-export CORPUS OUT_DIR STEPS BATCH [LR]
  *
@@ -67,7 +67,8 @@ int main(int argc, char **argv)
         ember_tensor *x, *y;
         /* whole batches only: past an epoch's end (false) and its short last batch, the next epoch's */
         int tries = 0;
-        while (tries++ < 3 && (!ember_batcher_next(batches, &x, &y) || ember_tensor_dim(x, 0) != batch))
+        while (tries++ < 3 &&
+               ((ember_batcher_next(batches, &x, &y) != EMBER_OK || !x) || ember_tensor_dim(x, 0) != batch))
             continue;
         if (tries > 3) {
             ok = false;

@@ -9,7 +9,11 @@
  * each result is saved under a name that says what made it:
  *
  *   x4 (2, 3, 5, 6), x2 (8, 3)       inputs
- *   leaky_relu, sigmoid, tanh, gelu, silu  of x4
+ *   xa (58)                          [-8, 8], NaN, Inf, zeros and kinks
+ *   act.<name>, act.<name>.dx        every activation of xa (base/elementwise-impl.h),
+ *                                    and the gradient of sum(y); a line on stdout each:
+ *                                    "activation NAME MODULE ALPHA" (MODULE: PyTorch's)
+ *   silu                             of x4
  *   avg_pool2d                       3x3 windows at stride 2 of x4
  *   global_avg_pool2d                of x4
  *   bn.weight, bn.bias, bn.running_mean, bn.running_var   the state before
@@ -25,9 +29,11 @@
  *   fold.dw, .db, .dweight, .dbias   gradients of sum(conv2d(x4, fold.weight, fold.bias, 1, 1) * c),
  *                                    c = the convolution with the unfolded weights
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise-impl.h"
 #include "test-util.h"
 
 static ember_params *out;
@@ -84,6 +90,48 @@ static void bn_free(struct bn *b)
         ember_tensor_free(b->var);
 }
 
+/* Every activation of base/elementwise-impl.h on xa, 48 values over [-8, 8]
+ * and NaN, Inf, zeros of both signs and the hard activations' kinks: y and
+ * the gradient of sum(y), kept as act.<name> and act.<name>.dx; and on
+ * stdout, for the test, a line per row with PyTorch's module and the
+ * parameter it was run with. */
+#define ARG_none
+#define ARG_slope   , 0.1f
+#define ALPHA_none  0.0f
+#define ALPHA_slope 0.1f
+static void activations(ember_ctx *ctx)
+{
+    static const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 3.0f, -3.0f, 6.0f, 20.5f, -20.5f};
+    enum { N_RANDOM = 48, N = N_RANDOM + sizeof specials / sizeof specials[0] };
+    int64_t shape[1] = {N};
+    float v[N];
+    ember_rng rng = ember_rng_seed(5);
+    for (int i = 0; i < N_RANDOM; i++)
+        v[i] = ember_rng_uniform(&rng, -8.0f, 8.0f);
+    memcpy(v + N_RANDOM, specials, sizeof specials);
+    ember_tensor *xa = ember_tensor_new(ctx, EMBER_F32, 1, shape);
+    CHECK_OK(ctx, ember_tensor_write(xa, v, sizeof v));
+    keep("xa", xa);
+    char name[64];
+#define ACTIVATION_RUN(NAME, act, param, f, fmath, saves, g, gmath, layer, torch, ...)                       \
+    {                                                                                                        \
+        ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 1, shape);                                        \
+        CHECK_OK(ctx, ember_tensor_write(x, v, sizeof v));                                                   \
+        CHECK_OK(ctx, ember_tensor_set_requires_grad(x, true));                                              \
+        ember_tensor *y = ember_##act(x ARG_##param);                                                        \
+        keep("act." #act, y);                                                                                \
+        CHECK_OK(ctx, ember_backward(ember_sum(y, EMBER_ALL_AXES, false)));                                  \
+        snprintf(name, sizeof name, "act.%s.dx", #act);                                                      \
+        keep(name, ember_tensor_grad(x));                                                                    \
+        ember_tape_clear(ctx);                                                                               \
+        ember_tensor_free(x);                                                                                \
+        printf("activation %s %s %g\n", #act, torch, (double)ALPHA_##param);                                 \
+    }
+    EMBER_ACTIVATIONS(ACTIVATION_RUN)
+#undef ACTIVATION_RUN
+    ember_tensor_free(xa);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -98,10 +146,7 @@ int main(int argc, char **argv)
     ember_tensor *x4 = seeded(ctx, 4, s4, -3.0f, 3.0f, 1), *x2 = seeded(ctx, 2, s2, -2.0f, 2.0f, 2);
     keep("x4", x4);
     keep("x2", x2);
-    keep("leaky_relu", ember_leaky_relu(x4, 0.1f));
-    keep("sigmoid", ember_sigmoid(x4));
-    keep("tanh", ember_tanh(x4));
-    keep("gelu", ember_gelu(x4));
+    activations(ctx);
     keep("silu", ember_silu(x4));
     keep("avg_pool2d", ember_avg_pool2d(x4, 3, 2));
     keep("global_avg_pool2d", ember_global_avg_pool2d(x4));

@@ -8,7 +8,10 @@ Runs ops-export (on cpu, or $EMBER_TEST_DEVICE), which writes fixed
 inputs and what ember's ops make of them to a safetensors file, and holds
 each to PyTorch's functional op on the same inputs and state:
 
-  activations    leaky_relu (0.1), sigmoid, tanh, gelu (exact), silu
+  activations    every row of base/elementwise-impl.h, on values over [-8, 8]
+                 and NaN, Inf, zeros and the kinks, against the PyTorch module
+                 its row names: y and the gradient of sum(y), NaN and Inf
+                 where PyTorch gives them; and silu
   pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened
   batch norm     BatchNorm2d and BatchNorm1d (momentum 0.1, eps 1e-5): y in
                  training and in evaluation, the running statistics after a
@@ -60,6 +63,18 @@ def close(name, got, want, tol=1e-5):
     print(f"{name:24} {'ok' if ok else 'FAILED'} (largest difference {err:.2e})")
 
 
+def same(name, got, want, x, tol=1e-5):
+    """close() where NaN and Inf must come out where PyTorch's do, element by element"""
+    special = torch.isnan(want) | torch.isinf(want)
+    wrong = (torch.isnan(got) != torch.isnan(want)) | (torch.isinf(want) & (got != want))
+    err = (got[~special] - want[~special]).abs().max().item() if (~special).any() else 0.0
+    scale = max(want[~special].abs().max().item() if (~special).any() else 0.0, 1.0)
+    ok = check(got.shape == want.shape and not wrong.any() and err <= tol * scale,
+               f"{name}: largest difference {err:.2e}; at x = {x[wrong].tolist()} ember gives "
+               f"{got[wrong].tolist()}, PyTorch {want[wrong].tolist()}")
+    print(f"{name:24} {'ok' if ok else 'FAILED'} (largest difference {err:.2e}, NaN and Inf as PyTorch's)")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "ops.safetensors")
@@ -72,10 +87,17 @@ def main():
         t = load_file(path)
 
     x4, x2 = t["x4"], t["x2"]
-    close("leaky_relu", t["leaky_relu"], F.leaky_relu(x4, 0.1))
-    close("sigmoid", t["sigmoid"], torch.sigmoid(x4))
-    close("tanh", t["tanh"], torch.tanh(x4))
-    close("gelu", t["gelu"], F.gelu(x4))
+    rows = [line.split(" ", 1)[1].rsplit(" ", 1) for line in run.stdout.splitlines()
+            if line.startswith("activation ")]
+    check(len(rows) > 0, "ops-export named no activation")
+    for head, alpha in rows:
+        name, module = head.split(" ", 1)
+        m = eval(module, {"nn": torch.nn, "alpha": float(alpha)})  # PyTorch's module, from the row
+        xa = t["xa"].clone().requires_grad_(True)
+        y = m(xa)
+        y.sum().backward()
+        same(name, t[f"act.{name}"], y.detach(), t["xa"])
+        same(f"{name} dx", t[f"act.{name}.dx"], xa.grad, t["xa"])
     close("silu", t["silu"], F.silu(x4))
     close("avg_pool2d", t["avg_pool2d"], F.avg_pool2d(x4, 3, 2))
     close("global_avg_pool2d", t["global_avg_pool2d"], F.adaptive_avg_pool2d(x4, 1).flatten(1))

@@ -14,19 +14,16 @@ ember_status ref_fill(void *dev, ember_ptr out_p, size_t n, float value)
     return EMBER_OK;
 }
 
-/* Phi(x), the standard normal CDF */
-static double normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
-
-/* GELU's tanh form and its derivative (backends/backend.h) */
-static double gelu_tanh(double x)
-{
-    return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
-}
-static double gelu_tanh_grad(double x)
-{
-    double k = sqrt(2.0 / 3.14159265358979323846), t = tanh(k * (x + 0.044715 * x * x * x));
-    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
-}
+/* The vocabulary of the elementwise ops' formulas (base/elementwise-impl.h)
+ * in double, from libm: each formula is then computed in double, rounded
+ * once to float. */
+#define EXPF(x)       exp(x)
+#define LOGF(x)       log(x)
+#define LOG1PF(x)     log1p(x)
+#define SQRTF(x)      sqrt(x)
+#define TANHF(x)      tanh(x)
+#define NORMAL_CDF(x) (0.5 * erfc(-(x) / sqrt(2.0)))
+#define NORMAL_PDF(x) (exp(-0.5 * (x) * (x)) / sqrt(2.0 * 3.14159265358979323846))
 
 /* the element offsets of flat index i in each operand */
 static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, int64_t *oa, int64_t *ob)
@@ -41,6 +38,42 @@ static void ewise_offsets(const struct ember_ewise *e, int64_t i, int64_t *oo, i
     }
 }
 
+/* each op's row, its formula in double */
+/* clang-format off */
+#define UNARY_CASE(NAME, name, f, ...)             case EMBER_##NAME: return (float)(f);
+#define ACTIVATION_CASE(NAME, name, param, f, ...) case EMBER_##NAME: return (float)(f);
+#define BINARY_CASE(NAME, name, f, math)           case EMBER_##NAME: return (float)(f);
+#define BACKWARD_CASE(NAME, name, param, f, fmath, saves, g, ...)                                            \
+    case EMBER_##NAME##_BACKWARD: {                                                                          \
+        double dy = a, saves = b;                                                                            \
+        return (float)(g);                                                                                   \
+    }
+/* clang-format on */
+
+static float unary_value(enum ember_unary_op op, double x, double alpha)
+{
+    switch (op) {
+        EMBER_UNARY_PRIMITIVES(UNARY_CASE)
+        EMBER_ACTIVATIONS(ACTIVATION_CASE)
+    case EMBER_UNARY_COUNT: break;
+    }
+    return NAN;
+}
+
+static float binary_value(enum ember_binary_op op, double a, double b, double alpha)
+{
+    switch (op) {
+        EMBER_BINARY_PRIMITIVES(BINARY_CASE)
+        EMBER_ACTIVATIONS(BACKWARD_CASE)
+    case EMBER_BINARY_COUNT: break;
+    }
+    return NAN;
+}
+#undef UNARY_CASE
+#undef ACTIVATION_CASE
+#undef BINARY_CASE
+#undef BACKWARD_CASE
+
 ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewise *e, ember_ptr out_p,
                        ember_ptr a_p, float alpha)
 {
@@ -49,24 +82,7 @@ ember_status ref_unary(void *dev, enum ember_unary_op op, const struct ember_ewi
     for (int64_t i = 0; i < e->numel; i++) {
         int64_t oo, oa, ob;
         ewise_offsets(e, i, &oo, &oa, &ob);
-        float x = a[oa], y = 0;
-        switch (op) {
-        case EMBER_COPY: y = x; break;
-        case EMBER_NEG: y = -x; break;
-        case EMBER_RELU: y = isnan(x) ? x : x > 0 ? x : 0.0f; break;
-        case EMBER_EXP: y = (float)exp(x); break;
-        case EMBER_LOG: y = (float)log(x); break;
-        case EMBER_SCALE: y = alpha * x; break;
-        case EMBER_ADD_SCALAR: y = x + alpha; break;
-        case EMBER_LEAKY_RELU: y = x < 0 ? alpha * x : x; break;
-        case EMBER_SIGMOID: y = (float)(1.0 / (1.0 + exp(-(double)x))); break;
-        case EMBER_TANH: y = (float)tanh(x); break;
-        case EMBER_GELU: y = (float)(x * normal_cdf(x)); break;
-        case EMBER_RSQRT: y = (float)(1.0 / sqrt((double)x + alpha)); break;
-        case EMBER_GELU_TANH: y = (float)gelu_tanh(x); break;
-        case EMBER_UNARY_COUNT: break;
-        }
-        out[oo] = y;
+        out[oo] = unary_value(op, a[oa], alpha);
     }
     return EMBER_OK;
 }
@@ -79,23 +95,7 @@ ember_status ref_binary(void *dev, enum ember_binary_op op, const struct ember_e
     for (int64_t i = 0; i < e->numel; i++) {
         int64_t oo, oa, ob;
         ewise_offsets(e, i, &oo, &oa, &ob);
-        float x = a[oa], z = b[ob], y = 0;
-        switch (op) {
-        case EMBER_ADD: y = x + z; break;
-        case EMBER_SUB: y = x - z; break;
-        case EMBER_MUL: y = x * z; break;
-        case EMBER_DIV: y = x / z; break;
-        case EMBER_RELU_BACKWARD: y = z > 0 ? x : 0.0f; break;
-        case EMBER_LEAKY_RELU_BACKWARD: y = z > 0 ? x : alpha * x; break;
-        case EMBER_SIGMOID_BACKWARD: y = (float)((double)x * z * (1.0 - z)); break;
-        case EMBER_TANH_BACKWARD: y = (float)((double)x * (1.0 - (double)z * z)); break;
-        case EMBER_GELU_BACKWARD:
-            y = (float)(x * (normal_cdf(z) + z * exp(-0.5 * z * z) / sqrt(2.0 * 3.14159265358979323846)));
-            break;
-        case EMBER_GELU_TANH_BACKWARD: y = (float)(x * gelu_tanh_grad(z)); break;
-        case EMBER_BINARY_COUNT: break;
-        }
-        out[oo] = y;
+        out[oo] = binary_value(op, a[oa], b[ob], alpha);
     }
     return EMBER_OK;
 }

@@ -4,7 +4,7 @@
  *
  * Plain loops straight from the definitions in backends/backend.h, summing in
  * double, with no threads and no tricks: the truth that every backend is
- * held to by tests/test_parity.c. The signatures are the primitives' own,
+ * held to by tests/ops/test_parity.c. The signatures are the primitives' own,
  * from the one list, on host memory.
  */
 #ifndef EMBER_REFERENCE_H

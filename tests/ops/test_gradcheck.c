@@ -29,6 +29,8 @@
  *   test_gradcheck [-o CASE]     runs every case, or those whose name contains CASE
  * Every op of EMBER_OPS (core/autograd-impl.h) must be recorded by some
  * case's forward pass: an op added without a case fails the whole run.
+ * Every activation (base/elementwise-impl.h) has a case made from its row,
+ * and a check of its value and gradient at NaN, Inf and zeros.
  * The device is cpu, or $EMBER_TEST_DEVICE.
  */
 #include <math.h>
@@ -38,12 +40,15 @@
 #include "autograd-impl.h"
 #include "ctx-impl.h"
 #include "platform.h"
+#include "reference.h"
 #include "test-util.h"
 
 #define MAX_INPUTS 5
 #define H          1e-2
 
-enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS };
+/* FILL_REAL and FILL_PIECEWISE: an activation's test domain (base/elementwise-impl.h), [-4, 4], and
+ * [-7, 7] kept 0.1 away from the whole numbers, where its kinks are */
+enum fill { FILL_UNIFORM, FILL_AWAY_FROM_ZERO, FILL_DISTINCT, FILL_TARGETS, FILL_REAL, FILL_PIECEWISE };
 
 struct input_spec {
     int ndim;
@@ -65,7 +70,6 @@ static ember_tensor *f_add(ember_tensor **x) { return ember_add(x[0], x[1]); }
 static ember_tensor *f_sub(ember_tensor **x) { return ember_sub(x[0], x[1]); }
 static ember_tensor *f_mul(ember_tensor **x) { return ember_mul(x[0], x[1]); }
 static ember_tensor *f_scale(ember_tensor **x) { return ember_scale(x[0], -2.5f); }
-static ember_tensor *f_relu(ember_tensor **x) { return ember_relu(x[0]); }
 /* strided: a transposed view as an input of elementwise ops */
 /* clang-format off */
 static ember_tensor *f_add_transposed(ember_tensor **x) { return ember_add(ember_transpose(x[0], 0, 1), x[1]); }
@@ -146,10 +150,7 @@ static ember_tensor *f_flatten_transposed(ember_tensor **x)
     return ember_flatten(ember_transpose(x[0], 1, 2));
 }
 static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
-static ember_tensor *f_leaky_relu(ember_tensor **x) { return ember_leaky_relu(x[0], 0.1f); }
-static ember_tensor *f_sigmoid(ember_tensor **x) { return ember_sigmoid(x[0]); }
-static ember_tensor *f_tanh(ember_tensor **x) { return ember_tanh(ember_transpose(x[0], 0, 1)); }
-static ember_tensor *f_gelu(ember_tensor **x) { return ember_gelu(x[0]); }
+static ember_tensor *f_tanh_transposed(ember_tensor **x) { return ember_tanh(ember_transpose(x[0], 0, 1)); }
 static ember_tensor *f_silu(ember_tensor **x) { return ember_silu(x[0]); }
 static ember_tensor *f_avg_pool2(ember_tensor **x) { return ember_avg_pool2d(x[0], 2, 2); }
 static ember_tensor *f_avg_pool3s1(ember_tensor **x) { return ember_avg_pool2d(x[0], 3, 1); }
@@ -202,7 +203,6 @@ static ember_tensor *f_fold_linear_plain(ember_tensor **x)
     return w ? ember_linear(x[0], w, b) : NULL;
 }
 /* sequences and attention */
-static ember_tensor *f_gelu_tanh(ember_tensor **x) { return ember_gelu_tanh(x[0]); }
 static ember_tensor *f_narrow(ember_tensor **x) { return ember_mul(ember_narrow(x[0], 1, 1, 2), x[1]); }
 static ember_tensor *f_embedding(ember_tensor **x) { return ember_embedding(x[1], x[0]); }
 static ember_tensor *f_layer_norm(ember_tensor **x) { return ember_layer_norm(x[0], x[1], x[2], 1e-5f); }
@@ -231,12 +231,25 @@ static ember_tensor *f_attention_leaf_twice(ember_tensor **x)
     /* the gradient of one leaf from two attentions: the second adds to the first */
     return ember_add(ember_attention(x[0], 1, 0.0f, true, 0), ember_attention(x[0], 2, 0.0f, true, 0));
 }
+/* every activation of base/elementwise-impl.h, ember_<name>(x), with a slope of 0.1 where it takes one */
+#define TEST_ARG_none
+#define TEST_ARG_slope , 0.1f
+#define ACTIVATION_FORWARD(NAME, name, param, ...)                                                           \
+    static ember_tensor *f_##name(ember_tensor **x) { return ember_##name(x[0] TEST_ARG_##param); }
+EMBER_ACTIVATIONS(ACTIVATION_FORWARD)
+#undef ACTIVATION_FORWARD
+
 #define T(...)                                                                                               \
     {                                                                                                        \
         __VA_ARGS__                                                                                          \
     }
 static const struct gcase cases[] = {
-    {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
+/* every activation, over its test domain, from its row: a row added there is checked here */
+#define ACTIVATION_CASE(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, domain)            \
+    {#name, 1, {{3, T(2, 3, 4), FILL_##domain}}, f_##name},
+    EMBER_ACTIVATIONS(ACTIVATION_CASE)
+#undef ACTIVATION_CASE
+        {"add", 2, {{2, T(3, 4)}, {2, T(3, 4)}}, f_add},
     {"add_broadcast_row", 2, {{2, T(3, 4)}, {1, T(4)}}, f_add},
     {"add_broadcast_both", 2, {{3, T(2, 1, 4)}, {2, T(3, 1)}}, f_add},
     {"add_transposed", 2, {{2, T(4, 3)}, {2, T(3, 4)}}, f_add_transposed},
@@ -245,7 +258,6 @@ static const struct gcase cases[] = {
     {"mul_broadcast", 2, {{3, T(2, 3, 4)}, {1, T(4)}}, f_mul},
     {"mul_transposed", 2, {{3, T(2, 3, 4)}, {3, T(2, 4, 3)}}, f_mul_transposed},
     {"scale", 1, {{2, T(3, 5)}}, f_scale},
-    {"relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_relu},
     {"relu_transposed", 1, {{3, T(2, 3, 4), FILL_AWAY_FROM_ZERO}}, f_relu_transposed},
     {"reuse", 1, {{2, T(3, 4)}}, f_reuse},
     {"sum_all", 1, {{3, T(2, 3, 4)}}, f_sum_all},
@@ -283,10 +295,7 @@ static const struct gcase cases[] = {
     {"reshape", 2, {{2, T(4, 6)}, {3, T(3, 4, 2)}}, f_reshape},
     {"flatten_transposed", 1, {{3, T(2, 3, 4)}}, f_flatten_transposed},
     {"contiguous", 1, {{2, T(3, 4)}}, f_contiguous},
-    {"leaky_relu", 1, {{2, T(4, 5), FILL_AWAY_FROM_ZERO}}, f_leaky_relu},
-    {"sigmoid", 1, {{2, T(4, 5)}}, f_sigmoid},
-    {"tanh_transposed", 1, {{2, T(4, 5)}}, f_tanh},
-    {"gelu", 1, {{3, T(2, 3, 4)}}, f_gelu},
+    {"tanh_transposed", 1, {{2, T(4, 5)}}, f_tanh_transposed},
     /* by composition (sigmoid, mul): x is both of mul's inputs, one through the sigmoid */
     {"silu", 1, {{3, T(2, 3, 4)}}, f_silu},
     {"avg_pool2d", 1, {{4, T(2, 2, 4, 6)}}, f_avg_pool2},
@@ -305,7 +314,6 @@ static const struct gcase cases[] = {
      {{4, T(2, 2, 4, 4)}, {4, T(3, 2, 3, 3)}, {1, T(3)}, {1, T(3)}, {1, T(3)}},
      f_fold_conv},
     {"batch_norm_fold_linear", 2, {{2, T(4, 5)}, {2, T(3, 5)}}, f_fold_linear_plain},
-    {"gelu_tanh", 1, {{3, T(2, 3, 4)}}, f_gelu_tanh},
     {"narrow", 2, {{2, T(3, 4)}, {2, T(3, 2)}}, f_narrow},
     /* a square table, so that the targets' fill draws indices over all its rows; 8 indices, repeats */
     {"embedding", 2, {{2, T(5, 5)}, {2, T(2, 4), FILL_TARGETS, true}}, f_embedding},
@@ -341,6 +349,14 @@ static void fill_values(const struct input_spec *s, float *v, int64_t n, int64_t
     case FILL_AWAY_FROM_ZERO:
         for (int64_t i = 0; i < n; i++)
             v[i] = (float)((ember_rng_u32(rng) & 1 ? 1 : -1) * uniform(rng, 0.1, 1));
+        break;
+    case FILL_REAL:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)uniform(rng, -4, 4);
+        break;
+    case FILL_PIECEWISE:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(floor(uniform(rng, -7, 7)) + uniform(rng, 0.1, 0.9));
         break;
     case FILL_DISTINCT: /* a shuffled ladder: distinct values 0.05 apart */
         for (int64_t i = 0; i < n; i++)
@@ -476,6 +492,83 @@ done:
     }
 }
 
+/* ------------------------------------------------ NaN, Inf and zeros
+ * Each activation at the values a gradient check cannot difference: y, and
+ * dx for dy = 1 through ember_backward, as the reference gives them from
+ * the row's formulas (tests/ops/reference.c), NaN for NaN and Inf for Inf.
+ * This holds the backward to reading what its row says (x or y) on every
+ * backend; tests/interop/test_ops_vs_torch.py holds the formulas to
+ * PyTorch's at the same values. */
+static const float specials[] = {NAN,   INFINITY, -INFINITY, 0.0f,  -0.0f, 0.5f,
+                                 -2.5f, 3.0f,     7.0f,      30.0f, -30.0f};
+#define N_SPECIALS ((int64_t)(sizeof specials / sizeof specials[0]))
+
+#define TEST_ALPHA_none  0.0f
+#define TEST_ALPHA_slope 0.1f
+static const struct activation {
+    const char *name;
+    ember_tensor *(*forward)(ember_tensor **x);
+    enum ember_unary_op op;
+    enum ember_binary_op backward;
+    bool reads_y;
+    float alpha;
+} activations[] = {
+#define ACTIVATION_ENTRY(NAME, name, param, f, fmath, saves, ...)                                            \
+    {#name,                                                                                                  \
+     f_##name,                                                                                               \
+     EMBER_##NAME,                                                                                           \
+     EMBER_##NAME##_BACKWARD,                                                                                \
+     EMBER_ACTIVATION_READS_##saves,                                                                         \
+     TEST_ALPHA_##param},
+    EMBER_ACTIVATIONS(ACTIVATION_ENTRY)
+#undef ACTIVATION_ENTRY
+};
+
+static bool same_value(float got, float want)
+{
+    if (isnan(want) || isnan(got) || isinf(want) || isinf(got))
+        return (isnan(want) && isnan(got)) || got == want;
+    return fabs((double)got - want) <= 1e-5 * fmax(1.0, fabs(want));
+}
+
+static void check_specials(ember_ctx *ctx, const struct activation *a)
+{
+    const int64_t shape[1] = {N_SPECIALS};
+    struct ember_ewise e = {.ndim = 1,
+                            .dense = true,
+                            .numel = N_SPECIALS,
+                            .shape = {N_SPECIALS},
+                            .stride_out = {1},
+                            .stride_a = {1},
+                            .stride_b = {1}};
+    float want_y[N_SPECIALS], want_dx[N_SPECIALS], ones[N_SPECIALS], got_y[N_SPECIALS], got_dx[N_SPECIALS];
+    for (int64_t i = 0; i < N_SPECIALS; i++)
+        ones[i] = 1.0f;
+    ref_unary(NULL, a->op, &e, REF_PTR(want_y), REF_PTR(specials), a->alpha);
+    ref_binary(NULL, a->backward, &e, REF_PTR(want_dx), REF_PTR(ones),
+               REF_PTR(a->reads_y ? want_y : specials), a->alpha);
+
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 1, shape);
+    CHECK_OK(ctx, ember_tensor_write(x, specials, sizeof specials));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(x, true));
+    ember_tensor *y = a->forward(&x);
+    CHECK(y != NULL, "%s at NaN and Inf: %s", a->name, ember_last_error(ctx));
+    if (y) {
+        CHECK_OK(ctx, ember_tensor_read(y, got_y, sizeof got_y));
+        CHECK_OK(ctx, ember_backward(ember_sum(y, EMBER_ALL_AXES, false)));
+        ember_tensor *g = ember_tensor_grad(x);
+        CHECK(g && ember_tensor_read(g, got_dx, sizeof got_dx) == EMBER_OK, "%s: no gradient", a->name);
+        for (int64_t i = 0; g && i < N_SPECIALS; i++) {
+            CHECK(same_value(got_y[i], want_y[i]), "%s(%g) is %g, the reference's %g", a->name, specials[i],
+                  got_y[i], want_y[i]);
+            CHECK(same_value(got_dx[i], want_dx[i]), "%s's gradient at %g is %g, the reference's %g", a->name,
+                  specials[i], got_dx[i], want_dx[i]);
+        }
+    }
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+}
+
 int main(int argc, char **argv)
 {
     const char *filter = argc == 3 && strcmp(argv[1], "-o") == 0 ? argv[2] : NULL;
@@ -489,6 +582,15 @@ int main(int argc, char **argv)
         int before = test_failures;
         run_case(ctx, &cases[i]);
         printf("%-28s %s\n", cases[i].name, test_failures == before ? "ok" : "FAILED");
+        ran++;
+    }
+    for (size_t i = 0; i < sizeof activations / sizeof activations[0]; i++) {
+        if (filter && !strstr(activations[i].name, filter))
+            continue;
+        int before = test_failures;
+        check_specials(ctx, &activations[i]);
+        printf("%-28s %s\n", activations[i].name,
+               test_failures == before ? "ok at NaN, Inf and zeros" : "FAILED");
         ran++;
     }
     CHECK(ran > 0, "no case matches \"%s\"", filter ? filter : "");

@@ -306,6 +306,20 @@ static void make_layout(enum layout kind, const int64_t *d, struct ember_ewise *
     }
 }
 
+/* Where an op's inputs are drawn (base/elementwise-impl.h): REAL over
+ * [-4, 4], PIECEWISE over [-8, 8] (past the kinks of ReLU6 and the hard
+ * activations), POSITIVE over [-0.2, 4] (a few below 0, whose NaN must
+ * come out too); a binary op's b likewise, its a (dy) over [-3, 3]. */
+enum domain { REAL, POSITIVE, PIECEWISE };
+#define UNARY_PRIMITIVE_DOMAIN(NAME, name, f, math, domain) [EMBER_##NAME] = domain,
+#define ACTIVATION_DOMAIN(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, domain)          \
+    [EMBER_##NAME] = domain,
+#define BACKWARD_DOMAIN(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, domain)            \
+    [EMBER_##NAME##_BACKWARD] = domain,
+static const enum domain unary_domain[EMBER_UNARY_COUNT] = {EMBER_UNARY_PRIMITIVES(UNARY_PRIMITIVE_DOMAIN)
+                                                                EMBER_ACTIVATIONS(ACTIVATION_DOMAIN)};
+static const enum domain binary_domain[EMBER_BINARY_COUNT] = {EMBER_ACTIVATIONS(BACKWARD_DOMAIN)};
+
 /* d: {op, layout, sizes...}; unary when r->prim is "unary" */
 static bool run_ewise(struct harness *h, const struct row *r, const char *what)
 {
@@ -313,9 +327,14 @@ static bool run_ewise(struct harness *h, const struct row *r, const char *what)
     struct ember_ewise e;
     size_t na = 0, nb = 0, nout = 0;
     make_layout((enum layout)r->d[1], r->d, &e, &na, &nb, &nout);
-    bool positive = unary && (r->d[0] == EMBER_LOG || r->d[0] == EMBER_RSQRT);
-    float *a = random_floats(h, na, positive ? -0.2f : -3.0f, 3.0f, true);
-    float *b = random_floats(h, nb, -3.0f, 3.0f, true);
+    /* a over the op's test domain (its row's), with NaN, Inf and zeros of both signs among them */
+    enum domain dom = unary ? unary_domain[r->d[0]] : binary_domain[r->d[0]];
+    float lo = dom == POSITIVE    ? -0.2f
+               : dom == PIECEWISE ? -8.0f
+                                  : -4.0f,
+          hi = dom == PIECEWISE ? 8.0f : 4.0f;
+    float *a = random_floats(h, na, unary ? lo : -3.0f, unary ? hi : 3.0f, true);
+    float *b = random_floats(h, nb, unary ? -3.0f : lo, unary ? 3.0f : hi, true);
     float *want = malloc(nout * 4), *got = malloc(nout * 4);
     for (size_t i = 0; i < nout; i++) /* positions the launch skips keep their value */
         want[i] = got[i] = 0.5f;
@@ -820,69 +839,54 @@ static bool run_embedding(struct harness *h, const struct row *r, const char *wh
 static const struct row rows[] = {
     {"fill", "1 element", run_fill, {1}},
     {"fill", "1000003 elements", run_fill, {1000003}},
-    /* unary: {op, layout, r, c, s} */
+/* unary and binary: {op, layout, r, c, s}. Every op of base/elementwise-impl.h dense and strided
+ * (where each GPU kernel takes its own path: elementwise.kc), from its row: a row added there is
+ * tested here on every backend, NaN, Inf and signed zeros among its inputs */
+#define UNARY_ROWS(NAME, name, ...)                                                                          \
+    {"unary", #name " dense", run_ewise, {U(NAME), DENSE, 70001}},                                           \
+        {"unary", #name " permuted 3d", run_ewise, {U(NAME), PERMUTED_3D, 5, 7, 9}},
+#define BINARY_ROWS(NAME, name, ...)                                                                         \
+    {"binary", #name " dense", run_ewise, {U(NAME), DENSE, 70001}},                                          \
+        {"binary", #name " column broadcast", run_ewise, {U(NAME), B_COL_BROADCAST, 33, 129}},
+#define BACKWARD_ROWS(NAME, name, ...)                                                                       \
+    {"binary", #name "_backward dense", run_ewise, {U(NAME##_BACKWARD), DENSE, 70001}},                      \
+        {"binary", #name "_backward transposed", run_ewise, {U(NAME##_BACKWARD), A_TRANSPOSED, 31, 67}},
+    EMBER_UNARY_PRIMITIVES(UNARY_ROWS) EMBER_ACTIVATIONS(UNARY_ROWS) EMBER_BINARY_PRIMITIVES(BINARY_ROWS)
+        EMBER_ACTIVATIONS(BACKWARD_ROWS)
+#undef UNARY_ROWS
+#undef BINARY_ROWS
+#undef BACKWARD_ROWS
+    /* the layouts: sizes of 1, long rows, broadcasts, transposes, six axes */
     {"unary", "copy dense 1", run_ewise, {U(COPY), DENSE, 1}},
     {"unary", "copy dense 100003", run_ewise, {U(COPY), DENSE, 100003}},
-    {"unary", "neg dense", run_ewise, {U(NEG), DENSE, 1031}},
-    {"unary", "relu dense", run_ewise, {U(RELU), DENSE, 70001}},
-    {"unary", "exp dense", run_ewise, {U(EXP), DENSE, 1031}},
-    {"unary", "log dense", run_ewise, {U(LOG), DENSE, 1031}},
-    {"unary", "scale dense", run_ewise, {U(SCALE), DENSE, 1031}},
-    {"unary", "add_scalar dense", run_ewise, {U(ADD_SCALAR), DENSE, 1031}},
     {"unary", "copy transposed", run_ewise, {U(COPY), A_TRANSPOSED, 37, 53}},
     {"unary", "relu transposed", run_ewise, {U(RELU), A_TRANSPOSED, 129, 7}},
     {"unary", "copy broadcast row", run_ewise, {U(COPY), B_ROW_BROADCAST, 17, 33}},
-    {"unary", "exp permuted 3d", run_ewise, {U(EXP), PERMUTED_3D, 5, 7, 9}},
     {"unary", "scale strided out", run_ewise, {U(SCALE), OUT_STRIDED, 999}},
     {"unary", "copy reversed 6d", run_ewise, {U(COPY), REVERSED_6D, 3, 4, 5}},
     {"unary", "exp reversed 6d", run_ewise, {U(EXP), REVERSED_6D, 2, 3, 7}},
+    {"unary", "tanh reversed 6d", run_ewise, {U(TANH), REVERSED_6D, 2, 3, 7}},
+    {"unary", "gelu tiled 4d", run_ewise, {U(GELU), TILED_4D, 2, 3, 40}},
+    {"unary", "rsqrt broadcast row", run_ewise, {U(RSQRT), B_ROW_BROADCAST, 17, 33}},
     /* long last axes: the GPU backends copy these row by row */
     {"unary", "copy bias over 3d (conv2d's)", run_ewise, {U(COPY), BIAS_3D, 5, 7, 300}},
     {"unary", "copy permuted 3d, long rows", run_ewise, {U(COPY), PERMUTED_3D, 3, 5, 100}},
     {"unary", "copy tiled 4d, long rows", run_ewise, {U(COPY), TILED_4D, 3, 4, 65}},
     {"unary", "relu tiled 4d", run_ewise, {U(RELU), TILED_4D, 2, 3, 40}},
-    /* the activations: dense, and strided (where each GPU kernel takes its own path) */
-    {"unary", "leaky_relu dense", run_ewise, {U(LEAKY_RELU), DENSE, 70001}},
-    {"unary", "sigmoid dense", run_ewise, {U(SIGMOID), DENSE, 1031}},
-    {"unary", "tanh dense", run_ewise, {U(TANH), DENSE, 70001}},
-    {"unary", "gelu dense", run_ewise, {U(GELU), DENSE, 70001}},
-    {"unary", "rsqrt dense", run_ewise, {U(RSQRT), DENSE, 1031}},
-    {"unary", "leaky_relu transposed", run_ewise, {U(LEAKY_RELU), A_TRANSPOSED, 37, 53}},
-    {"unary", "sigmoid permuted 3d", run_ewise, {U(SIGMOID), PERMUTED_3D, 5, 7, 9}},
-    {"unary", "tanh reversed 6d", run_ewise, {U(TANH), REVERSED_6D, 2, 3, 7}},
-    {"unary", "gelu tiled 4d", run_ewise, {U(GELU), TILED_4D, 2, 3, 40}},
-    {"unary", "rsqrt broadcast row", run_ewise, {U(RSQRT), B_ROW_BROADCAST, 17, 33}},
-    {"unary", "gelu_tanh dense", run_ewise, {U(GELU_TANH), DENSE, 70001}},
-    {"unary", "gelu_tanh permuted 3d", run_ewise, {U(GELU_TANH), PERMUTED_3D, 5, 7, 9}},
-    /* binary: {op, layout, r, c, s} */
-    {"binary", "add dense", run_ewise, {U(ADD), DENSE, 100003}},
-    {"binary", "sub dense", run_ewise, {U(SUB), DENSE, 1031}},
-    {"binary", "mul dense", run_ewise, {U(MUL), DENSE, 1031}},
-    {"binary", "div dense", run_ewise, {U(DIV), DENSE, 1031}},
-    {"binary", "relu_backward dense", run_ewise, {U(RELU_BACKWARD), DENSE, 70001}},
     {"binary", "add row broadcast", run_ewise, {U(ADD), B_ROW_BROADCAST, 65, 10}},
-    {"binary", "sub column broadcast", run_ewise, {U(SUB), B_COL_BROADCAST, 33, 129}},
-    {"binary", "div column broadcast", run_ewise, {U(DIV), B_COL_BROADCAST, 7, 1000}},
+    {"binary", "div column broadcast, long rows", run_ewise, {U(DIV), B_COL_BROADCAST, 7, 1000}},
     {"binary", "mul transposed", run_ewise, {U(MUL), A_TRANSPOSED, 31, 67}},
     {"binary", "mul permuted 3d", run_ewise, {U(MUL), PERMUTED_3D, 6, 5, 13}},
     {"binary", "add strided out", run_ewise, {U(ADD), OUT_STRIDED, 777}},
     {"binary", "mul reversed 6d", run_ewise, {U(MUL), REVERSED_6D, 3, 5, 2}},
+    {"binary", "tanh_backward reversed 6d", run_ewise, {U(TANH_BACKWARD), REVERSED_6D, 3, 5, 2}},
     {"binary", "add bias over 3d", run_ewise, {U(ADD), BIAS_3D, 4, 6, 77}},
     {"binary", "div tiled 4d", run_ewise, {U(DIV), TILED_4D, 2, 5, 33}},
-    /* the activations' backward passes */
-    {"binary", "leaky_relu_backward dense", run_ewise, {U(LEAKY_RELU_BACKWARD), DENSE, 70001}},
-    {"binary", "sigmoid_backward dense", run_ewise, {U(SIGMOID_BACKWARD), DENSE, 1031}},
-    {"binary", "tanh_backward dense", run_ewise, {U(TANH_BACKWARD), DENSE, 1031}},
-    {"binary", "gelu_backward dense", run_ewise, {U(GELU_BACKWARD), DENSE, 70001}},
-    {"binary", "leaky_relu_backward transposed", run_ewise, {U(LEAKY_RELU_BACKWARD), A_TRANSPOSED, 31, 67}},
     {"binary", "gelu_backward permuted 3d", run_ewise, {U(GELU_BACKWARD), PERMUTED_3D, 6, 5, 13}},
-    {"binary", "tanh_backward reversed 6d", run_ewise, {U(TANH_BACKWARD), REVERSED_6D, 3, 5, 2}},
     {"binary",
      "sigmoid_backward column broadcast",
      run_ewise,
      {U(SIGMOID_BACKWARD), B_COL_BROADCAST, 33, 129}},
-    {"binary", "gelu_tanh_backward dense", run_ewise, {U(GELU_TANH_BACKWARD), DENSE, 70001}},
-    {"binary", "gelu_tanh_backward transposed", run_ewise, {U(GELU_TANH_BACKWARD), A_TRANSPOSED, 31, 67}},
     /* reduce: {op, outer, r, inner, beta, specials} */
     {"reduce", "sum all", run_reduce, {U(SUM), 1, 100003, 1, 0, 0}},
     {"reduce", "sum rows", run_reduce, {U(SUM), 129, 784, 1, 0, 0}},
@@ -1297,7 +1301,8 @@ static void perf(struct harness *h, const char *backend, int64_t square_n)
 /* --------------------------------------------------------------- main */
 
 /* Every primitive of backends/backend.h's list has a row, and every row names
- * one: a primitive added without a parity row fails here. */
+ * one: a primitive added without a parity row fails here; so does an
+ * elementwise op. */
 static void check_coverage(void)
 {
     for (int p = 0; p < EMBER_PRIMITIVE_COUNT; p++) {
@@ -1305,6 +1310,16 @@ static void check_coverage(void)
         for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !covered; i++)
             covered = strcmp(rows[i].prim, ember_primitive_names[p]) == 0;
         CHECK(covered, "primitive %s has no parity row", ember_primitive_names[p]);
+    }
+    /* and every elementwise op: the rows above come from base/elementwise-impl.h's, so this holds
+     * unless those lines are edited by hand */
+    for (int op = 0; op < EMBER_UNARY_COUNT + EMBER_BINARY_COUNT; op++) {
+        bool unary = op < EMBER_UNARY_COUNT, covered = false;
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !covered; i++)
+            covered = rows[i].run == run_ewise && strcmp(rows[i].prim, unary ? "unary" : "binary") == 0 &&
+                      rows[i].d[0] == (unary ? op : op - EMBER_UNARY_COUNT);
+        CHECK(covered, "%s has no parity row",
+              unary ? ember_unary_labels[op] : ember_binary_labels[op - EMBER_UNARY_COUNT]);
     }
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         bool known = false;

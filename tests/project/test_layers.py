@@ -14,7 +14,10 @@ program defines and which it uses, and fails when
     broken by moving what the callee uses into a file of its own (as
     core/backward.c holds the walk that calls every op's backward, while
     the ops call core/autograd.c's tape).
-It prints each offence with the symbol that makes it.
+  - a file of io/ includes a header of core/ other than core/engine.h,
+    the narrow API the engine publishes for loaders and writers (the
+    -impl.h headers are the engine's private parts: its structs).
+It prints each offence with the symbol or the line that makes it.
 """
 import os
 import subprocess
@@ -89,6 +92,29 @@ def circles(edges):
     return found
 
 
+SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ENGINE_API = "engine.h"
+
+
+def engine_private_includes():
+    """io/'s includes of core/ headers other than engine.h, as messages."""
+    core = set(os.listdir(os.path.join(SOURCE, "core")))
+    found = []
+    io = os.path.join(SOURCE, "io")
+    for name in sorted(os.listdir(io)):
+        if not name.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(io, name), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                words = line.split()
+                if len(words) >= 2 and words[0] == "#include" and words[1].startswith('"'):
+                    header = words[1].strip('"')
+                    if header in core and header != ENGINE_API:
+                        found.append(f"io/{name}:{number} includes core/{header}, the engine's private "
+                                     f"header: io/ sees the engine through core/{ENGINE_API}")
+    return found
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -123,6 +149,7 @@ def main():
                     links.append(f"{a[1]} uses {symbol} of {b[1]}")
         failures.append("files call each other in a circle: " + ", ".join(names) + "\n    " +
                         "\n    ".join(links))
+    failures += engine_private_includes()
     for failure in failures:
         print(failure)
     print(f"test_layers: {len(files)} objects in {len(LAYERS)} layers, "

@@ -421,7 +421,7 @@ static void test_arrays(void)
         float xs[4 * FEATURES];
         int32_t ys[4];
         int64_t seen = 0;
-        while (b && ember_batcher_next(b, &x, &y)) {
+        while (b && (ember_batcher_next(b, &x, &y) == EMBER_OK && x)) {
             int64_t rows = ember_tensor_dim(x, 0);
             CHECK_OK(ctx, ember_tensor_read(x, xs, (size_t)(rows * FEATURES) * sizeof *xs));
             CHECK_OK(ctx, ember_tensor_read(y, ys, (size_t)rows * sizeof *ys));
@@ -452,7 +452,7 @@ static void test_arrays(void)
     ember_batcher *b = ember_batcher_new(ds, COUNT, false, 0);
     ember_tensor *x, *y;
     float xs[COUNT * FEATURES];
-    if (b && ember_batcher_next(b, &x, &y)) {
+    if (b && (ember_batcher_next(b, &x, &y) == EMBER_OK && x)) {
         CHECK_OK(ctx, ember_tensor_read(x, xs, sizeof xs));
         CHECK(xs[5] == (float)bytes[5] / 255.0f, "byte %d became %g", bytes[5], (double)xs[5]);
     } else {

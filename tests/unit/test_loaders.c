@@ -1063,7 +1063,7 @@ static bool epoch_order(ember_batcher *b, int64_t count, int64_t batch, int64_t 
     float xs[2 * 64];
     int32_t ys[64];
     int64_t at = 0;
-    while (ember_batcher_next(b, &x, &y)) {
+    while (ember_batcher_next(b, &x, &y) == EMBER_OK && x) {
         int64_t rows = ember_tensor_dim(x, 0);
         if (rows != (count - at < batch ? count - at : batch) || ember_tensor_dim(y, 0) != rows ||
             ember_tensor_read(x, xs, (size_t)rows * 2 * 4) != EMBER_OK ||
@@ -1109,7 +1109,7 @@ static void test_batcher(void)
     ember_tensor *x = NULL, *y = NULL;
     for (int epoch = 0; b && epoch < 2; epoch++) {
         for (int step = 0; step < 3; step++) {
-            bool got = ember_batcher_next(b, &x, &y);
+            bool got = (ember_batcher_next(b, &x, &y) == EMBER_OK && x);
             int rows = step < 2 ? 2 : 1;
             CHECK(got && ember_tensor_ndim(x) == 4 && ember_tensor_dim(x, 0) == rows &&
                       ember_tensor_dim(x, 1) == 1 && ember_tensor_dim(x, 2) == IDX_H &&
@@ -1128,8 +1128,11 @@ static void test_batcher(void)
             for (int r = 0; r < rows; r++)
                 CHECK(ys[r] == idx_labels[step * 2 + r], "label %d of step %d", r, step);
         }
-        CHECK(!ember_batcher_next(b, &x, &y) && !x && !y, "the epoch ends");
+        CHECK(ember_batcher_next(b, &x, &y) == EMBER_OK && !x && !y, "the epoch ends: EMBER_OK, no batch");
     }
+    /* a failure is told from the epoch's end by what it returns */
+    CHECK(!b || (ember_batcher_next(b, NULL, &y) == EMBER_ERR_ARG && !y), "a failure returns its status");
+    ember_clear_error(ctx);
     ember_batcher_free(b);
 
     /* augmentation: each image shifted (zeros in) and maybe mirrored; the same after a seek */
@@ -1140,7 +1143,8 @@ static void test_batcher(void)
     static float epoch1[IDX_N * IDX_H * IDX_W];
     for (int epoch = 0; b && epoch < 20; epoch++) {
         float xs[IDX_N * IDX_H * IDX_W];
-        CHECK(ember_batcher_next(b, &x, &y) && ember_tensor_read(x, xs, sizeof xs) == EMBER_OK,
+        CHECK((ember_batcher_next(b, &x, &y) == EMBER_OK && x) &&
+                  ember_tensor_read(x, xs, sizeof xs) == EMBER_OK,
               "augmented batch");
         if (epoch == 1)
             memcpy(epoch1, xs, sizeof xs);
@@ -1168,7 +1172,7 @@ static void test_batcher(void)
                   epoch, n);
             seen++;
         }
-        CHECK(!ember_batcher_next(b, &x, &y), "one batch an epoch");
+        CHECK(ember_batcher_next(b, &x, &y) != EMBER_OK || !x, "one batch an epoch");
     }
     CHECK(flipped > seen / 4 && flipped < 3 * seen / 4 && shifted > seen / 2, "%d of %d mirrored, %d shifted",
           flipped, seen, shifted);
@@ -1176,14 +1180,15 @@ static void test_batcher(void)
     b = ember_batcher_new(ds, IDX_N, false, 0);
     float again[IDX_N * IDX_H * IDX_W];
     CHECK(b && ember_batcher_set_augment(b, &aug) == EMBER_OK && ember_batcher_seek(b, 1, 0) == EMBER_OK &&
-              ember_batcher_next(b, &x, &y) && ember_tensor_read(x, again, sizeof again) == EMBER_OK &&
+              (ember_batcher_next(b, &x, &y) == EMBER_OK && x) &&
+              ember_tensor_read(x, again, sizeof again) == EMBER_OK &&
               memcmp(again, epoch1, sizeof again) == 0,
           "after a seek to epoch 1 the augmented batch is epoch 1's");
     ember_batcher_free(b);
     CHECK(!ember_batcher_new(ds, 0, false, 0) && ember_last_status(ctx) == EMBER_ERR_ARG, "batch 0");
     ember_clear_error(ctx);
     b = ember_batcher_new(ds, 1000, true, 0);
-    CHECK(b && ember_batcher_steps(b) == 1 && ember_batcher_next(b, &x, &y) &&
+    CHECK(b && ember_batcher_steps(b) == 1 && (ember_batcher_next(b, &x, &y) == EMBER_OK && x) &&
               ember_tensor_dim(x, 0) == IDX_N,
           "a batch larger than the data set");
     ember_batcher_free(b);

@@ -42,7 +42,7 @@ static void train_steps(ember_ctx *ctx, const char *model_name, const int64_t *s
 
     ember_memory_stats after_warmup = {0}, now;
     ember_tensor *x, *y;
-    for (int step = 0; step < 6 && ember_batcher_next(batches, &x, &y); step++) {
+    for (int step = 0; step < 6 && (ember_batcher_next(batches, &x, &y) == EMBER_OK && x); step++) {
         CHECK_OK(ctx, ember_optim_zero_grad(opt));
         ember_tensor *loss = ember_cross_entropy(ember_model_forward(model, x), y);
         float value;

@@ -273,7 +273,8 @@ static void test_modes(ember_ctx *ctx, const char *dir)
         }
         CHECK(ember_model_training(m), "%s starts in training mode", models[k]);
         float *train1 = logits_of(m, x), *train2 = logits_of(m, x);
-        ember_model_set_training(m, false);
+        CHECK(ember_model_set_training(NULL, false) == EMBER_ERR_ARG, "a NULL model's status");
+        CHECK_OK(ctx, ember_model_set_training(m, false));
         float *eval1 = logits_of(m, x), *eval2 = logits_of(m, x);
         CHECK(train1 && train2 && eval1 && eval2, "%s forward: %s", models[k], ember_last_error(ctx));
         if (train1 && train2 && eval1 && eval2) {

@@ -114,7 +114,8 @@ static int64_t train_single(const char *text, int64_t count, int64_t batch, int 
     ember_tensor *x, *y;
     int n = 0;
     while (steps == 0 || n < steps) {
-        if (!ember_batcher_next(b, &x, &y)) { /* an epoch's end: the next call starts another */
+        if (ember_batcher_next(b, &x, &y) != EMBER_OK ||
+            !x) { /* an epoch's end: the next call starts another */
             if (steps == 0 || ember_last_status(ctx) != EMBER_OK)
                 break;
             continue;
@@ -162,7 +163,7 @@ static void train_parallel(const char *text, int64_t count, int64_t batch, int s
     int *stopped = stopped_at ? stopped_at : &(int){0};
     *stopped = -1;
     while (par && (steps == 0 || n < steps)) {
-        if (!ember_batcher_next(b, &x, &y)) {
+        if (ember_batcher_next(b, &x, &y) != EMBER_OK || !x) {
             if (steps == 0 || ember_last_status(ctx) != EMBER_OK)
                 break;
             continue;
