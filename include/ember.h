@@ -286,6 +286,17 @@ EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
 typedef enum ember_dtype {
     EMBER_F32, /* float, for data, parameters and gradients */
     EMBER_I32, /* int32_t, for class-index targets */
+    /* Block-quantised weights as GGUF files keep them (ggml's formats;
+     * docs/models.md, "Block quantisation"): a matrix (rows, cols) whose
+     * rows are cut into blocks of 32 or 256 small integers with a scale
+     * or two. ember_linear takes one as its weight and ember_embedding as
+     * its table, and no other op; ember_tensor_write and _read move the
+     * blocks' bytes as they are stored (ember_tensor_bytes of them). */
+    EMBER_Q4_0, /* 32 weights in 18 bytes: d * (q - 8) */
+    EMBER_Q4_1, /* 32 in 20: d * q + m */
+    EMBER_Q8_0, /* 32 in 34: d * q, q 8-bit */
+    EMBER_Q4_K, /* 256 in 144: 4-bit q, a 6-bit scale and min every 32 */
+    EMBER_Q6_K, /* 256 in 210: 6-bit q, an 8-bit scale every 16 */
 } ember_dtype;
 
 typedef struct ember_tensor ember_tensor;
@@ -303,9 +314,13 @@ EMBER_API ember_dtype ember_tensor_dtype(const ember_tensor *t);
 EMBER_API int ember_tensor_ndim(const ember_tensor *t);
 EMBER_API int64_t ember_tensor_dim(const ember_tensor *t, int axis); /* axis < 0 counts from the end */
 EMBER_API int64_t ember_tensor_numel(const ember_tensor *t);
+/* The bytes its values take: numel * 4, or a quantised tensor's blocks. */
+EMBER_API size_t ember_tensor_bytes(const ember_tensor *t);
+/* "F32", "Q4_K", ...: a dtype's name, as GGUF and safetensors spell it. */
+EMBER_API const char *ember_dtype_name(ember_dtype dtype);
 
 /* Copy between host memory and the tensor, in row-major order whatever the
- * tensor's strides; `bytes` must equal numel * 4. */
+ * tensor's strides; `bytes` must equal ember_tensor_bytes. */
 EMBER_API ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);
 EMBER_API ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes);
 /* The value of a one-element F32 tensor. */
