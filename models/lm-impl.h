@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/lm-impl.h — pretrained language models from GGUF files: their
+ * tokenizer (lm-tokenizer.c, lm-pretokenize.c) and their network
+ * (lm-llama.c), behind the public ember_lm_* calls of ember.h.
+ */
+#ifndef EMBER_LM_IMPL_H
+#define EMBER_LM_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember.h"
+#include "gguf-impl.h"
+
+/* ------------------------------------------------------------ tokenizer */
+
+/* how text is cut before BPE (lm-pretokenize.c has each one's pattern) */
+enum lm_pre { LM_PRE_GPT2, LM_PRE_SMOLLM, LM_PRE_LLAMA3, LM_PRE_QWEN2 };
+
+/* a token's kind, as tokenizer.ggml.token_type numbers them */
+enum {
+    LM_TOKEN_NORMAL = 1,
+    LM_TOKEN_UNKNOWN,
+    LM_TOKEN_CONTROL,
+    LM_TOKEN_USER_DEFINED,
+    LM_TOKEN_UNUSED,
+    LM_TOKEN_BYTE
+};
+
+struct lm_merge {
+    int32_t left, right, result;
+    int32_t rank; /* its place in the file's list, -1 for an empty slot */
+};
+
+struct lm_tokenizer {
+    enum lm_pre pre;
+    bool ignore_merges; /* a piece that is a whole token is taken as it is (Llama 3) */
+    int32_t count;
+    char *arena; /* every token's text, one after another */
+    uint32_t *text_at, *text_len;
+    int8_t *type;
+    int32_t *ids; /* hash table: text -> id, -1 empty */
+    uint64_t ids_mask;
+    struct lm_merge *merges; /* hash table: (left, right) -> merge */
+    uint64_t merges_mask;
+    int32_t *specials; /* control and user-defined tokens, longest first */
+    int special_count;
+    uint32_t byte_map[256];  /* byte -> the character that stands for it */
+    int16_t byte_of[512];    /* and back, -1 where no byte */
+    int32_t byte_token[256]; /* byte -> its token, -1 where the vocabulary has none */
+    int32_t bos, eos, eot;   /* -1: none */
+    bool add_bos;
+};
+
+/* The tokenizer the file describes; NULL with the reason. */
+struct lm_tokenizer *lm_tokenizer_load(ember_ctx *ctx, const struct gguf_file *f);
+void lm_tokenizer_free(struct lm_tokenizer *t);
+/* Encodes len bytes of text; special tokens are matched in it when
+ * `specials`. Writes up to cap ids and returns how many there are in all
+ * (more than cap: call again with room), -1 with the reason. */
+int64_t lm_tokenize(ember_ctx *ctx, const struct lm_tokenizer *t, const char *text, size_t len, bool specials,
+                    int32_t *out, int64_t cap);
+/* a token's bytes (a special token's text as it is written), at most cap */
+size_t lm_token_bytes(const struct lm_tokenizer *t, int32_t id, char *out, size_t cap);
+int32_t lm_token_find(const struct lm_tokenizer *t, const char *s, size_t n);
+
+typedef void (*lm_piece_fn)(const unsigned char *piece, size_t len, void *arg);
+/* Calls piece() on each piece of text, in order; EMBER_ERR_NOMEM when out of memory. */
+ember_status lm_pretokenize(enum lm_pre pre, const char *text, size_t len, lm_piece_fn piece, void *arg);
+
+#endif /* EMBER_LM_IMPL_H */
