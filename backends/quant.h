@@ -42,15 +42,23 @@
 
 #include "ember.h"
 
+/* The quantised dtypes: name, weights in a block, its bytes. The kernels
+ * get them as #defines too (backends/kernels/kernels.c). */
+#define EMBER_QUANT_TYPES(X)                                                                                 \
+    X(Q4_0, 32, 18)                                                                                          \
+    X(Q4_1, 32, 20)                                                                                          \
+    X(Q8_0, 32, 34)                                                                                          \
+    X(Q4_K, 256, 144)                                                                                        \
+    X(Q6_K, 256, 210)
+
 /* a quantised dtype's block: weights in it and its bytes; false for F32 and I32 */
 static inline bool ember_quant_block(ember_dtype dtype, int64_t *elements, int64_t *bytes)
 {
     switch (dtype) {
-    case EMBER_Q4_0: *elements = 32, *bytes = 18; return true;
-    case EMBER_Q4_1: *elements = 32, *bytes = 20; return true;
-    case EMBER_Q8_0: *elements = 32, *bytes = 34; return true;
-    case EMBER_Q4_K: *elements = 256, *bytes = 144; return true;
-    case EMBER_Q6_K: *elements = 256, *bytes = 210; return true;
+#define EMBER_QUANT_CASE(NAME, e, b)                                                                         \
+    case EMBER_##NAME: *elements = e, *bytes = b; return true;
+        EMBER_QUANT_TYPES(EMBER_QUANT_CASE)
+#undef EMBER_QUANT_CASE
     default: return false;
     }
 }
@@ -150,6 +158,60 @@ static inline float ember_quant_weight(ember_dtype dtype, const uint8_t *block, 
     }
 }
 
+/* A whole block's weights into out: the same values as ember_quant_weight
+ * gives one at a time, by loops a compiler can vectorise (the CPU's
+ * products and the loaders run this one). */
+static inline void ember_dequantize_block(ember_dtype dtype, const uint8_t *block, float *out)
+{
+    switch (dtype) {
+    case EMBER_Q4_0:
+    case EMBER_Q4_1: {
+        bool q41 = dtype == EMBER_Q4_1;
+        float d = ember_half_to_float(ember_quant_u16(block)),
+              m = q41 ? ember_half_to_float(ember_quant_u16(block + 2)) : 0.0f;
+        const uint8_t *q = block + (q41 ? 4 : 2);
+        for (int i = 0; i < 16; i++) {
+            int lo = q[i] & 0x0f, hi = q[i] >> 4;
+            if (q41) {
+                float a = d * (float)lo, b = d * (float)hi;
+                out[i] = a + m;
+                out[i + 16] = b + m;
+            } else {
+                out[i] = d * (float)(lo - 8);
+                out[i + 16] = d * (float)(hi - 8);
+            }
+        }
+        return;
+    }
+    case EMBER_Q8_0: {
+        float d = ember_half_to_float(ember_quant_u16(block));
+        for (int i = 0; i < 32; i++)
+            out[i] = (float)(int8_t)block[2 + i] * d;
+        return;
+    }
+    case EMBER_Q4_K: {
+        float d = ember_half_to_float(ember_quant_u16(block)),
+              dmin = ember_half_to_float(ember_quant_u16(block + 2));
+        for (int j = 0; j < 8; j++) {
+            int scale, min;
+            ember_q4k_scale_min(block + 4, j, &scale, &min);
+            float dl = d * (float)scale, ml = dmin * (float)min;
+            const uint8_t *q = block + 16 + 32 * (j / 2);
+            for (int i = 0; i < 32; i++) {
+                float dq = dl * (float)(j % 2 ? q[i] >> 4 : q[i] & 0x0f);
+                out[32 * j + i] = dq - ml;
+            }
+        }
+        return;
+    }
+    case EMBER_Q6_K:
+        for (int i = 0; i < 256; i++)
+            out[i] = ember_quant_weight(dtype, block, i);
+        return;
+    default: return;
+    }
+}
+
 /* out[0 .. n) = the first n weights of the blocks at src (n a multiple of
  * the block's elements) */
 static inline void ember_dequantize(ember_dtype dtype, const uint8_t *src, int64_t n, float *out)
@@ -158,8 +220,7 @@ static inline void ember_dequantize(ember_dtype dtype, const uint8_t *src, int64
     if (!ember_quant_block(dtype, &elements, &bytes))
         return;
     for (int64_t b = 0; b < n / elements; b++)
-        for (int i = 0; i < (int)elements; i++)
-            out[b * elements + i] = ember_quant_weight(dtype, src + b * bytes, i);
+        ember_dequantize_block(dtype, src + b * bytes, out + b * elements);
 }
 
 #endif /* EMBER_QUANT_H */

@@ -374,6 +374,24 @@ ember_tensor *ember_tensor_copy(const ember_tensor *src)
     return t;
 }
 
+ember_status ember_tensor_copy_from(ember_tensor *dst, const ember_tensor *src)
+{
+    if (!dst || !src)
+        return dst ? ember_fail(dst->ctx, EMBER_ERR_ARG, "ember_tensor_copy_from: NULL source")
+                   : EMBER_ERR_ARG;
+    if (src->ctx != dst->ctx || src->dtype != dst->dtype || !ember_same_shape(dst, src) ||
+        (ember_dtype_quantised(dst->dtype) && (!ember_tensor_is_contiguous(dst) || dst->offset != 0))) {
+        char sd[96], ss[96];
+        return ember_fail(
+            dst->ctx, EMBER_ERR_ARG,
+            "ember_tensor_copy_from copies between tensors of one context, shape and dtype; got "
+            "%s %s and %s %s",
+            ember_shape_str(dst, sd, sizeof sd), ember_dtype_name(dst->dtype),
+            ember_shape_str(src, ss, sizeof ss), ember_dtype_name(src->dtype));
+    }
+    return copy_into(dst, src);
+}
+
 void ember_tensor_free(ember_tensor *t)
 {
     if (!t)

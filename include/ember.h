@@ -305,6 +305,10 @@ typedef struct ember_tensor ember_tensor;
 EMBER_API ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape);
 /* A caller-owned copy, contiguous, detached from the tape. */
 EMBER_API ember_tensor *ember_tensor_copy(const ember_tensor *t);
+/* dst's values become src's, on the device (same context, shape and
+ * dtype; any strides): how a key/value cache, a narrow view of one, is
+ * filled. Not recorded on the tape. */
+EMBER_API ember_status ember_tensor_copy_from(ember_tensor *dst, const ember_tensor *src);
 /* Frees a caller-owned tensor; tensors owned by the tape, a parameter set or
  * a batcher are left to their owner. */
 EMBER_API void ember_tensor_free(ember_tensor *t);
@@ -498,6 +502,18 @@ EMBER_API ember_tensor *ember_attention(ember_tensor *x, int heads, float dropou
  * No gradient; one new token costs one position's work. */
 EMBER_API ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *cache,
                                                int64_t position);
+
+/* Rotary position embedding (RoPE), as LLaMA-family models turn their
+ * queries and keys: in each head of x (B, T, heads, dim), the pairs of its
+ * first 2 * pairs values turn by their position's angles, token t being
+ * at position `position + t`:
+ *   y[2j] = x[2j] cos a - x[2j+1] sin a,  y[2j+1] = x[2j] sin a + x[2j+1] cos a
+ * with a = p * base^(-2j / (2 * pairs)); with `neox` the pairs are
+ * (j, j + pairs) instead (Qwen 2, GPT-NeoX). The angles come from a table
+ * (positions, pairs, 2) of their cosines and sines that ember_rope_table
+ * makes once (caller-owned, F32). Differentiable in x. */
+EMBER_API ember_tensor *ember_rope_table(ember_ctx *ctx, int64_t positions, int64_t dims, float base);
+EMBER_API ember_tensor *ember_rope(ember_tensor *x, ember_tensor *table, int64_t position, bool neox);
 
 /* ---------------------------------------------------------------- autograd */
 

@@ -67,6 +67,7 @@ static const struct mnemonic {
     {"not", OP_NOT, SHAPE_D_A, 1, 0},
     {"shl", OP_SHL, SHAPE_D_A_B, 1, 0},
     {"shr", OP_SHR, SHAPE_D_A_B, 1, 0},
+    {"bfe", OP_BFE, SHAPE_D_A_B_C, 1, 0},
     {"setp", OP_SETP, SHAPE_SETP, 1, ALLOW_CMP | ALLOW_FTZ},
     {"selp", OP_SELP, SHAPE_D_A_B_C, 1, 0},
     {"cvt", OP_CVT, SHAPE_D_A, 2, ALLOW_ROUND | ALLOW_FTZ | ALLOW_SAT},
@@ -409,6 +410,7 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
     case OP_NOT: ok = t == T_PRED || (t >= T_B16 && t <= T_B64); break;
     case OP_SHL: ok = t >= T_B16 && t <= T_B64; break;
     case OP_SHR: ok = !fp && t != T_PRED && bytes >= 2; break;
+    case OP_BFE: ok = t == T_U32 || t == T_S32 || t == T_U64 || t == T_S64; break;
     case OP_SETP: ok = t != T_PRED && t != T_F16 && t != T_F64 && bytes >= 2; break;
     case OP_SELP: ok = t != T_PRED && t != T_F16 && bytes >= 2; break;
     case OP_CVT:
@@ -474,7 +476,7 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
         in->nsrc = s->operand_count - 1;
         for (int i = 0; i < in->nsrc; i++) {
             enum ptx_type st = src_type;
-            if ((in->op == OP_SHL || in->op == OP_SHR) && i == 1)
+            if (((in->op == OP_SHL || in->op == OP_SHR) && i == 1) || (in->op == OP_BFE && i >= 1))
                 st = T_U32;
             if (in->op == OP_SELP && i == 2)
                 st = T_PRED;

@@ -36,7 +36,7 @@ enum ptx_type {
 enum ptx_op {
     /* clang-format off */
     OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_MIN, OP_MAX, OP_NEG, OP_ABS,
-    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_SHL, OP_SHR,
+    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_SHL, OP_SHR, OP_BFE,
     OP_SETP, OP_SELP, OP_CVT, OP_CVTA,
     OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2,
     OP_LD, OP_ST,

@@ -66,6 +66,20 @@ static void cpu_device_close(void *dev)
 
 /* A new pool of the new size; the old one's workers are joined first, so
  * the process never holds both. */
+ember_status cpu_scratch(struct cpu_device *d, size_t floats, const char *primitive)
+{
+    if (d->scratch_floats >= floats)
+        return EMBER_OK;
+    ember_aligned_free(d->scratch);
+    d->scratch_floats = 0;
+    d->scratch = ember_aligned_alloc(64, (floats + 15) / 16 * 64);
+    if (!d->scratch)
+        return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "%s: no memory for %lld MiB of scratch", primitive,
+                            (long long)(floats >> 18));
+    d->scratch_floats = floats;
+    return EMBER_OK;
+}
+
 static ember_status cpu_set_threads(void *dev, int threads)
 {
     struct cpu_device *d = dev;

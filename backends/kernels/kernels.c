@@ -108,8 +108,9 @@ static bool add_file(struct ember_text *t, const char *name, char *why, size_t w
     return true;
 }
 
-/* The op codes of backends/backend.h, so that kernels switch on the same
- * names (EMBER_RELU, EMBER_MAX) with the same values as the host. */
+/* The op codes of backends/backend.h and the quantised dtypes of
+ * backends/quant.h, so that kernels switch on the same names (EMBER_RELU,
+ * EMBER_MAX, EMBER_Q4_K) with the same values as the host. */
 static void add_op_codes(struct ember_text *t)
 {
     ember_text_printf(t, "#line 1 \"op codes from backends/backend.h\"\n");
@@ -118,6 +119,10 @@ static void add_op_codes(struct ember_text *t)
     EMBER_BINARY_OPS(OP_DEFINE)
     EMBER_REDUCE_OPS(OP_DEFINE)
 #undef OP_DEFINE
+#define QUANT_DEFINE(NAME, elements, bytes)                                                                  \
+    ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
+    EMBER_QUANT_TYPES(QUANT_DEFINE)
+#undef QUANT_DEFINE
 }
 
 /* The tuning the program is compiled with, as a constant in the module
