@@ -4,7 +4,7 @@
  * models turn their queries and keys by position, forward and backward
  * through the rope primitive (backends/backend.h has the math).
  *
- *   table (L, R / 2, 2)        cos and sin of p * base^(-2j / R), for p < L, j < R / 2
+ *   table (L, R / 2, 2)        cos and sin of p * base^(-2j / R) (/ divisor j), for p < L, j < R / 2
  *   x (B, T, H, D) -> y        each head's first R values turned pairwise
  *   dx = y's turn backwards applied to dy (a rotation's inverse is its transpose)
  *
@@ -16,7 +16,8 @@
 
 #include "ops-impl.h"
 
-ember_tensor *ember_rope_table(ember_ctx *ctx, int64_t positions, int64_t dims, float base)
+ember_tensor *ember_rope_table(ember_ctx *ctx, int64_t positions, int64_t dims, float base,
+                               const float *divisors)
 {
     if (!ctx)
         return NULL;
@@ -37,7 +38,8 @@ ember_tensor *ember_rope_table(ember_ctx *ctx, int64_t positions, int64_t dims, 
         return NULL;
     }
     for (int64_t j = 0; j < pairs; j++) {
-        double theta = pow((double)base, -2.0 * (double)j / (double)dims);
+        double theta =
+            pow((double)base, -2.0 * (double)j / (double)dims) / (divisors ? (double)divisors[j] : 1.0);
         for (int64_t p = 0; p < positions; p++) {
             double angle = (double)p * theta;
             host[(p * pairs + j) * 2] = (float)cos(angle);

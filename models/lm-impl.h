@@ -70,4 +70,31 @@ typedef void (*lm_piece_fn)(const unsigned char *piece, size_t len, void *arg);
 /* Calls piece() on each piece of text, in order; EMBER_ERR_NOMEM when out of memory. */
 ember_status lm_pretokenize(enum lm_pre pre, const char *text, size_t len, lm_piece_fn piece, void *arg);
 
+/* ---------------------------------------------------------------- models */
+
+/* one block's weights (GGUF's blk.N.*) and its key/value cache */
+struct lm_block {
+    ember_tensor *attn_norm, *wq, *wk, *wv, *wo, *bq, *bk, *bv; /* biases: qwen2's, else NULL */
+    ember_tensor *ffn_norm, *gate, *up, *down;
+    ember_tensor *k_cache, *v_cache; /* (1, kv_heads, context, head_dim) */
+};
+
+struct ember_lm {
+    ember_ctx *ctx;
+    char arch[8]; /* "llama", "qwen2" */
+    bool neox;    /* RoPE's pairs are halves (qwen2), not neighbours (llama as GGUF keeps it) */
+    int64_t blocks, width, heads, kv_heads, head_dim, ffn, vocab, rot;
+    int64_t train_context, context; /* the model's, and the positions kept */
+    float eps;
+    double rope_base;
+    struct lm_tokenizer *tok;
+    char *chat_template;                             /* the file's, or NULL */
+    ember_tensor *token_embd, *output_norm, *output; /* output NULL: tied to token_embd */
+    ember_tensor *rope;                              /* (context, rot / 2, 2) */
+    struct lm_block *block;
+    int64_t position; /* positions fed */
+    size_t weight_bytes, cache_bytes;
+    char describe[512];
+};
+
 #endif /* EMBER_LM_IMPL_H */
