@@ -84,6 +84,20 @@ static ember_tensor *linear_positions(ember_tensor *x, ember_tensor *w, ember_te
  * each block once and nothing else. */
 #define QUANT_SGEMM_ROWS 16
 
+/* w (out, in) quantised, as floats in a tensor of its own (not the
+ * tape's), which the caller releases as soon as it is used */
+static struct ember_tensor *dequantised(struct ember_tensor *w)
+{
+    ember_ctx *ctx = w->ctx;
+    struct ember_tensor *wf = ember_tensor_alloc(ctx, EMBER_F32, 2, w->shape, EMBER_OWNER_USER);
+    if (wf && ctx->ops->dequantize(ctx->dev, w->dtype, w->shape[0], w->shape[1], w->shape[0], (ember_ptr){0},
+                                   ember_tensor_ptr(w), ember_tensor_ptr(wf)) != EMBER_OK) {
+        ember_tensor_release(wf);
+        return NULL;
+    }
+    return wf;
+}
+
 /* y = x @ dequantised(w)^T + b, w quantised (out, in); the tape's node
  * keeps w for dx = dy @ w (no gradient for w: a quantised tensor cannot
  * require one) */
@@ -111,13 +125,14 @@ static ember_tensor *linear_quantised(ember_tensor *x, ember_tensor *w, ember_te
     if (!y || (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK))
         return NULL;
     if (rows >= QUANT_SGEMM_ROWS) {
-        const int64_t wshape[2] = {out, in};
-        struct ember_tensor *wf = ember_op_out(ctx, 2, wshape);
+        /* the floats live only for this product (not on the tape): a model's
+         * matrices are dequantised one at a time, into one reused buffer */
+        struct ember_tensor *wf = dequantised(w);
         struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
-        if (!wf ||
-            ctx->ops->dequantize(ctx->dev, w->dtype, out, in, out, (ember_ptr){0}, ember_tensor_ptr(w),
-                                 ember_tensor_ptr(wf)) != EMBER_OK ||
-            ember_gemm_into(&g, cx, wf, y) != EMBER_OK)
+        ember_status st = wf ? ember_gemm_into(&g, cx, wf, y) : ctx->status;
+        if (wf)
+            ember_tensor_release(wf);
+        if (st != EMBER_OK)
             return NULL;
     } else {
         struct ember_quant_gemm q = {.type = w->dtype, .m = rows, .n = out, .k = in, .beta = b ? 1.0f : 0.0f};
@@ -140,13 +155,12 @@ ember_status ember_backward_linear_quant(struct ember_node *n)
     if (!dy)
         return ctx->status;
     if (x->requires_grad) {
-        const int64_t wshape[2] = {out, in};
-        struct ember_tensor *wf = ember_op_out(ctx, 2, wshape), *dx = wf ? ember_grad_target(x, &beta) : NULL;
+        struct ember_tensor *wf = dequantised(w), *dx = wf ? ember_grad_target(x, &beta) : NULL;
         struct ember_gemm g = gemm2d(false, false, rows, in, out, beta);
-        if (!dx ||
-            ctx->ops->dequantize(ctx->dev, w->dtype, out, in, out, (ember_ptr){0}, ember_tensor_ptr(w),
-                                 ember_tensor_ptr(wf)) != EMBER_OK ||
-            ember_gemm_into(&g, dy, wf, dx) != EMBER_OK || ember_grad_commit(x, dx) != EMBER_OK)
+        ember_status st = dx ? ember_gemm_into(&g, dy, wf, dx) : ctx->status;
+        if (wf)
+            ember_tensor_release(wf);
+        if (st != EMBER_OK || ember_grad_commit(x, dx) != EMBER_OK)
             return ctx->status;
     }
     if (b && b->requires_grad) { /* dy as (rows, out), summed over the rows it was broadcast along */
