@@ -560,6 +560,17 @@ bool ptx_execute(struct run *r, struct warp *w, const struct ptx_ins *in, uint32
     } else if (op == OP_SELP) { /* d = c ? a : b */
         uint64_t keep = keep_bits(ptx_type_bytes(t));
         LANEWISE((c[l] & 1 ? a[l] : b[l]) & keep);
+    } else if (op == OP_BFI) { /* b with bits [pos, pos + len) taken from a's lowest, pos and len below 256 */
+        const uint64_t *e = operand(r, w, in->src[3]);
+        unsigned bits = ptx_type_bytes(t) * 8;
+        FOR_LANES(l, mask)
+        {
+            unsigned pos = (unsigned)(c[l] & 0xff), len = (unsigned)(e[l] & 0xff);
+            uint64_t v = b[l] & keep_bits(bits / 8);
+            for (unsigned i = 0; i < len && pos + i < bits; i++)
+                v = (v & ~((uint64_t)1 << (pos + i))) | (((a[l] >> i) & 1) << (pos + i));
+            d[l] = v;
+        }
     } else if (op == OP_CVTA) { /* global addresses are generic ones here: the same number */
         LANEWISE(a[l]);
     } else if (t == T_PRED) { /* predicate logic */

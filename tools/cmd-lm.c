@@ -26,7 +26,7 @@ struct lm_args {
     int64_t tokens, threads, context, top_k;
     double temperature, top_p;
     uint64_t seed;
-    bool verbose, chat, ids;
+    bool verbose, chat, ids, profile;
 };
 
 static const char common_usage[] =
@@ -37,6 +37,7 @@ static const char common_usage[] =
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "  --threads N         cpu threads (default: every core)\n"
     "  --verbose           say more: the model, and how fast the tokens came\n"
+    "  --profile           after the run, a table of where the time went, op by op (stderr)\n"
     "  -h, --help          this text\n";
 
 static const char sampling_usage[] =
@@ -73,6 +74,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
         {"ids", no_argument, NULL, 'i'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"profile", no_argument, NULL, 'r'},
         {NULL, 0, NULL, 0},
     };
     bool ok = true;
@@ -95,6 +97,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
         case 'C': a->chat = true; break;
         case 'i': a->ids = true; break;
         case 'v': a->verbose = true; break;
+        case 'r': a->profile = true; break;
         case 'h':
             print_usage(head, temperature);
             *rc = EXIT_OK;
@@ -140,7 +143,7 @@ struct session {
     int64_t fed_count;
     ember_sample_options sampling;
     ember_rng rng;
-    bool terminal;
+    bool terminal, profile;
     double prompt_seconds, reply_seconds;
     int64_t prompt_tokens, reply_tokens;
 };
@@ -175,6 +178,9 @@ static int open_session(struct session *s, const struct lm_args *a)
         cli_error("out of memory");
         return EXIT_FAILURE_OTHER;
     }
+    if (a->profile && ember_profile_start(s->ctx, false) != EMBER_OK)
+        return cli_fail(s->ctx, "cannot profile");
+    s->profile = a->profile;
     s->sampling = (ember_sample_options){(float)a->temperature, (int)a->top_k, (float)a->top_p};
     s->rng = ember_rng_seed(a->seed);
     s->terminal = isatty(STDOUT_FILENO);
@@ -183,6 +189,8 @@ static int open_session(struct session *s, const struct lm_args *a)
 
 static void close_session(struct session *s)
 {
+    if (s->profile && ember_profile_stop(s->ctx) == EMBER_OK)
+        cli_profile_report(s->ctx, stderr, NULL, "the model's runs");
     free(s->logits);
     free(s->fed);
     ember_lm_free(s->lm);

@@ -2,7 +2,8 @@
 /*
  * backends/kernels/gpu-quant.c — products with block-quantised weights and
  * their rows dequantised, through quant.kc, for every GPU backend: one
- * work-group per row of W, and per row of the output.
+ * work-group per row of W (one work-item on a CPU device), and per row of
+ * the output.
  */
 #include "gpu.h"
 
@@ -30,6 +31,10 @@ ember_status ember_gpu_quant_matmul(void *dev, const struct ember_quant_gemm *q,
         st = ember_gpu_check_extent(gpu, name, y, q->m * q->n);
     if (st != EMBER_OK || q->m * q->n == 0)
         return st;
+    if (gpu->tuning.run > 1) /* a CPU device */
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_quant_matmul_rows, q->n, GPU_PTR(x), GPU_PTR(w), GPU_PTR(y),
+                               GPU_INT(q->m), GPU_INT(q->n), GPU_INT(q->k), GPU_INT(q->type),
+                               GPU_INT(elements), GPU_INT(bytes), GPU_FLOAT(q->beta));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_quant_matmul, q->n, GPU_PTR(x), GPU_PTR(w), GPU_PTR(y),
                            GPU_INT(q->m), GPU_INT(q->n), GPU_INT(q->k), GPU_INT(q->type), GPU_INT(elements),
                            GPU_INT(bytes), GPU_FLOAT(q->beta));

@@ -113,6 +113,7 @@
     X(EMBEDDING, embedding_forward, "out[i, :] = weight[index[i], :]")                                       \
     X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")        \
     X(QUANT, quant_matmul, "y = x @ dequantised(W)^T + beta * y, a group per row of W")                      \
+    X(QUANT, quant_matmul_rows, "the same, a work-item per row of W (CPU devices)")                          \
     X(QUANT, dequantize, "out[i, :] = dequantised row index[i] of W")                                        \
     X(ROPE, rope, "each head's pairs turned by their position's angles (or back)")
 

@@ -3,7 +3,7 @@
 """tests/interop/test_lm_vs_torch.py — ember's GGUF language models
 (models/lm-llama.c) against a PyTorch twin.
 
-    test_lm_vs_torch.py LM_RUN MODEL.gguf [--tiny-only] [--tokens N]
+    test_lm_vs_torch.py LM_RUN MODEL.gguf [--tiny-only] [--quick] [--tokens N]
 
 The twin is written here from the file's metadata alone, on weights the
 `gguf` package dequantises: RMSNorm, RoPE as the file keeps q and k (llama:
@@ -18,8 +18,9 @@ The models: SmolLM2-135M-Instruct (Q4_1, Q8_0 embedding, tied), when
 fetched, on a prompt tokenised by Hugging Face's `tokenizers`; and tiny
 models written here with the `gguf` package, one per weight type (Q4_0,
 Q4_1, Q8_0, Q4_K, Q6_K, F16, BF16, F32), a qwen2 one with biases and an
-untied output. The device is $EMBER_TEST_DEVICE (cpu by default). Exit 77
-without PyTorch, numpy or gguf.
+untied output (--quick: Q4_0, Q4_K, Q6_K and the qwen2 one, 4 tokens each,
+for the simulated GPUs). The device is $EMBER_TEST_DEVICE (cpu by default).
+Exit 77 without PyTorch, numpy or gguf.
 """
 import os
 import subprocess
@@ -137,6 +138,9 @@ def compare(lm_run, path, prompt, count, what):
         if r.returncode != 0:
             check(False, f"{what}: lm-run exited {r.returncode}: {r.stderr.strip()[-400:]}")
             return
+        device = next((line for line in r.stderr.splitlines() if " on " in line), "")
+        if device:  # the model and the device it ran on (the simulated GPUs' tests check the kernel path)
+            print(device.split(" on ", 1)[1] if what.startswith("tiny") else device)
         ours = np.fromfile(logits, dtype=np.float32)
         generated = [int(x) for x in r.stdout.split()]
         scores = twin.forward(prompt).numpy()
@@ -244,13 +248,15 @@ def main():
     count = int(args[args.index("--tokens") + 1]) if "--tokens" in args else 32
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
-        tiny = [("llama", t, False, False) for t in (Q.Q4_0, Q.Q4_1, Q.Q8_0, Q.Q4_K, Q.Q6_K, Q.F16, Q.BF16, Q.F32)]
-        tiny += [("qwen2", Q.Q8_0, True, True)]
+        types = (Q.Q4_0, Q.Q4_K, Q.Q6_K) if "--quick" in args else (Q.Q4_0, Q.Q4_1, Q.Q8_0, Q.Q4_K, Q.Q6_K, Q.F16,
+                                                                    Q.BF16, Q.F32)
+        tiny = [("llama", t, False, False) for t in types] + [("qwen2", Q.Q8_0, True, True)]
         for arch, qtype, untied, biases in tiny:
             path = os.path.join(tmp, f"tiny-{arch}-{qtype.name}.gguf")
             write_tiny(path, arch, qtype, rng, untied, biases)
             norms_to_one(path)
-            compare(lm_run, path, [72, 101, 108, 108, 111, 44, 32, 119, 257], 8, f"tiny {arch} {qtype.name}")
+            compare(lm_run, path, [72, 101, 108, 108, 111, 44, 32, 119, 257], 4 if "--quick" in args else 8,
+                    f"tiny {arch} {qtype.name}")
         if "--tiny-only" not in args:
             if not os.path.exists(model):
                 print(f"skipped SmolLM2: no {model} (scripts/fetch-model.sh fetches it)")
