@@ -196,6 +196,14 @@ void ember_unmap_file(const void *data, size_t bytes)
         munmap((void *)data, bytes);
 }
 
+void ember_map_done(const void *data, size_t bytes)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), first = ((uintptr_t)data + page - 1) / page * page,
+              end = ((uintptr_t)data + bytes) / page * page;
+    if (end > first)
+        madvise((void *)first, end - first, MADV_DONTNEED);
+}
+
 FILE *ember_memory_reader(void *data, size_t size) { return fmemopen(data, size, "rb"); }
 
 FILE *ember_memory_writer(char **buf, size_t *len) { return open_memstream(buf, len); }

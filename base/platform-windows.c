@@ -427,6 +427,13 @@ void ember_unmap_file(const void *data, size_t bytes)
         UnmapViewOfFile(data);
 }
 
+/* Windows trims a mapping's pages from the working set as it needs: no advice to give */
+void ember_map_done(const void *data, size_t bytes)
+{
+    (void)data;
+    (void)bytes;
+}
+
 /* a new file in %TEMP% that Windows deletes when it is closed */
 static FILE *temporary_stream(void)
 {

@@ -113,6 +113,11 @@ void ember_aligned_free(void *p);
  * closed at once; ember_unmap_file gives it back. */
 const void *ember_map_file(int fd, size_t bytes);
 void ember_unmap_file(const void *data, size_t bytes);
+/* Tells the system that bytes [data, data + bytes) of a mapping will not
+ * be read again soon, so that their pages need not stay in memory (they
+ * are read from the file again if they are); the whole pages inside the
+ * range only. Nothing where the system has no such advice. */
+void ember_map_done(const void *data, size_t bytes);
 
 /* Gives the file the permission bits `mode` (where the system has them). */
 void ember_set_file_mode(int fd, int mode);

@@ -145,6 +145,11 @@ ember_status gguf_get_string(ember_ctx *ctx, const struct gguf_file *f, const ch
 int64_t gguf_array_int(const struct gguf_kv *kv, uint64_t i);
 double gguf_array_float(const struct gguf_kv *kv, uint64_t i);
 
+/* Says a tensor's data has been copied out and will not be read again:
+ * a mapped file's pages of it may leave memory (a model's weights then
+ * take their memory once, on the device, not twice while loading). */
+void gguf_tensor_done(const struct gguf_file *f, const struct gguf_tensor *t);
+
 /* The dtype a tensor is kept in once loaded: F32 for F32, F16 and BF16
  * (converted), the quantised dtype for Q4_0, Q4_1, Q8_0, Q4_K and Q6_K. */
 ember_dtype gguf_tensor_dtype(const struct gguf_tensor *t);

@@ -611,6 +611,12 @@ ember_status gguf_get_string(ember_ctx *ctx, const struct gguf_file *f, const ch
 
 /* --------------------------------------------------------------- values */
 
+void gguf_tensor_done(const struct gguf_file *f, const struct gguf_tensor *t)
+{
+    if (f->mapped && t->data)
+        ember_map_done(t->data, (size_t)t->bytes);
+}
+
 ember_dtype gguf_tensor_dtype(const struct gguf_tensor *t)
 {
     const struct tensor_type *type = tensor_type(t->type);

@@ -94,6 +94,7 @@ static ember_tensor *upload(struct loader *l, const char *name, int64_t rows, in
             l->status = ember_tensor_write(x, host, (size_t)t->numel * sizeof *host);
         free(host);
     }
+    gguf_tensor_done(l->f, t);
     l->lm->weight_bytes += ember_tensor_bytes(x);
     if (l->status != EMBER_OK) {
         ember_tensor_free(x);
@@ -375,13 +376,16 @@ static ember_tensor *attention(const ember_lm *lm, ember_tensor *q, ember_tensor
 /* Runs tokens (B, T) I32 at positions [position, position + T): the
  * scores of every position (B, T, vocab), or of the last one (B, 1,
  * vocab); with `cache` the keys and values go into the cache and the
- * attention reads it. */
+ * attention reads it, and each block's tensors are released as soon as it
+ * is done (only x goes on: nothing is recorded for a backward pass), so a
+ * long prompt holds one block's activations at a time. */
 static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, bool cache, bool last_only)
 {
     int64_t b = ember_tensor_dim(tokens, 0), t = ember_tensor_dim(tokens, 1), d = lm->head_dim;
     const int64_t qshape[4] = {b, t, lm->heads, d}, kvshape[4] = {b, t, lm->kv_heads, d};
     ember_tensor *x = ember_embedding(tokens, lm->token_embd);
     for (int64_t i = 0; i < lm->blocks && x; i++) {
+        ember_tape_mark mark = ember_tape_mark_now(lm->ctx);
         const struct lm_block *blk = &lm->block[i];
         ember_tensor *h = ember_rms_norm(x, blk->attn_norm, lm->eps);
         ember_tensor *q = ember_rope(ember_reshape(ember_linear(h, blk->wq, blk->bq), 4, qshape), lm->rope,
@@ -404,6 +408,8 @@ static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, b
         ember_tensor *mlp =
             ember_mul(ember_silu(ember_linear(h, blk->gate, NULL)), ember_linear(h, blk->up, NULL));
         x = ember_add(x, ember_linear(mlp, blk->down, NULL));
+        if (cache && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)
+            return NULL;
     }
     if (last_only)
         x = ember_narrow(x, 1, t - 1, 1);
