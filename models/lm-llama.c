@@ -244,9 +244,8 @@ static void describe(ember_lm *lm, const struct gguf_file *f)
         gguf_get_string(lm->ctx, f, "general.name", &name);
     gguf_get_string(lm->ctx, f, "general.size_label", &size);
     const struct gguf_tensor *q = gguf_tensor_find(f, "blk.0.attn_q.weight");
-    char type[32] = "F32";
-    if (q)
-        snprintf(type, sizeof type, "%s", gguf_tensor_type_name(q->type, type, sizeof type));
+    char buf[32];
+    const char *type = q ? gguf_tensor_type_name(q->type, buf, sizeof buf) : "F32";
     snprintf(lm->describe, sizeof lm->describe,
              "%.*s%s%.*s (%s): %lld blocks of width %lld, %lld query and %lld key/value heads of %lld, "
              "SwiGLU %lld, "
