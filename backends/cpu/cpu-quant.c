@@ -14,8 +14,9 @@
  * with the x sums of each block computed once per row of x and shared by
  * every row of W. (llama.cpp rounds the activations to 8 bits as well, for
  * integer products; ember does not, so that its logits stay within float
- * rounding of the dequantised model's.) With AVX2 and FMA the 4- and 8-bit
- * blocks of 32 are unpacked by vector instructions straight into FMAs; the
+ * rounding of the dequantised model's.) With AVX2 and FMA, or AVX-512, the
+ * 4- and 8-bit blocks of 32 are unpacked by vector instructions straight
+ * into FMAs (EMBER_CPU_SIMD chooses, as for the convolutions); the
  * K-quants, and CPUs without AVX2, dequantise a block into floats first.
  *
  * The threads split W's rows: each reads its rows once, for every row of x.
@@ -35,7 +36,7 @@ struct quant_job {
     float *y;
     const float *xsum; /* (m, k / 32): each 32 of x summed */
     int64_t block_elements, block_bytes;
-    bool vector;
+    enum cpu_simd vector; /* the vector kernels' width, or none */
 };
 
 /* plain: any format, a block dequantised, then its dot with each row of x */
@@ -60,50 +61,54 @@ static void rows_plain(const struct quant_job *j, int64_t r, int64_t i0, int64_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define QUANT_AVX2 __attribute__((target("avx2,fma")))
+#define QUANT_AVX2   __attribute__((target("avx2,fma,f16c")))
+#define QUANT_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+#define QUANT_INLINE static inline __attribute__((always_inline))
 
-/* 32 weights' integers as four vectors of 8 floats, from the 16 bytes of
- * a 4-bit block (low halves weights 0-15, high halves 16-31) */
-static inline QUANT_AVX2 void nibbles32(const uint8_t *q, __m256 w[4])
+/* A block's scale d and offset m (d * q + m is each weight; Q4_0's m is
+ * -8 d, Q8_0's 0) and where its integers start, the halves turned into
+ * floats by F16C's instruction (exact, as ember_half_to_float) */
+QUANT_INLINE __attribute__((target("f16c"))) const uint8_t *
+block_scales(ember_dtype type, const uint8_t *block, float *d, float *m)
 {
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    __m128i raw = _mm_loadu_si128((const __m128i *)q);
-    __m128i lo = _mm_and_si128(raw, low4), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low4);
-    w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
-    w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
-    w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
-    w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+    *d = _cvtsh_ss(ember_quant_u16(block));
+    if (type == EMBER_Q4_1) {
+        *m = _cvtsh_ss(ember_quant_u16(block + 2));
+        return block + 4;
+    }
+    *m = type == EMBER_Q4_0 ? -8.0f * *d : 0.0f;
+    return block + 2;
 }
 
-/* 32 signed bytes as four vectors of 8 floats */
-static inline QUANT_AVX2 void bytes32(const uint8_t *q, __m256 w[4])
-{
-    for (int c = 0; c < 4; c++)
-        w[c] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * c))));
-}
-
-/* Q4_0, Q4_1 and Q8_0: per block, d * (q . x) + m * sum(x) (Q4_0's m is -8 d) */
-static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+/* The rows of x against one row of W, for one type (always inlined with a
+ * constant type, so that each type's loop has no branch on it). acc[i] +=
+ * sum over W's blocks of d (q . x_i) + m sum(x_i), the x sums from xsum. */
+QUANT_INLINE QUANT_AVX2 void rows_avx2_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0,
+                                          int64_t rows, float *acc)
 {
     const struct ember_quant_gemm *q = j->q;
     int64_t blocks = q->k / 32;
     const uint8_t *row = j->w + r * blocks * j->block_bytes;
+    const __m128i low4 = _mm_set1_epi8(0x0f);
     __m256 vacc[X_ROWS];
     float offset[X_ROWS] = {0};
     for (int64_t i = 0; i < rows; i++)
         vacc[i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; b++) {
-        const uint8_t *block = row + b * j->block_bytes;
-        float d = ember_half_to_float(ember_quant_u16(block)), m = 0.0f;
+        float d, m;
+        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
         __m256 w[4];
-        if (q->type == EMBER_Q8_0)
-            bytes32(block + 2, w);
-        else if (q->type == EMBER_Q4_1) {
-            m = ember_half_to_float(ember_quant_u16(block + 2));
-            nibbles32(block + 4, w);
-        } else {
-            m = -8.0f * d;
-            nibbles32(block + 2, w);
+        if (type == EMBER_Q8_0) {
+            for (int c = 0; c < 4; c++)
+                w[c] = _mm256_cvtepi32_ps(
+                    _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(ints + 8 * c))));
+        } else { /* 16 bytes: the low halves are weights 0-15, the high 16-31 */
+            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
+            __m128i lo = _mm_and_si128(raw, low4), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low4);
+            w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
+            w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+            w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
+            w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
         }
         __m256 vd = _mm256_set1_ps(d);
         for (int64_t i = 0; i < rows; i++) {
@@ -113,14 +118,80 @@ static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i
             s = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(x + 16), s);
             t = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(x + 24), t);
             vacc[i] = _mm256_fmadd_ps(vd, _mm256_add_ps(s, t), vacc[i]);
-            if (m != 0.0f)
+            if (type != EMBER_Q8_0)
                 offset[i] += m * j->xsum[(i0 + i) * blocks + b];
         }
     }
     for (int64_t i = 0; i < rows; i++)
         acc[i] += cpu_hsum8(vacc[i]) + offset[i];
 }
+
+static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+{
+    switch (j->q->type) {
+    case EMBER_Q4_0: rows_avx2_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
+    case EMBER_Q4_1: rows_avx2_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
+    default: rows_avx2_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
+    }
+}
+
+/* the same with 16 floats a vector: a block of 32 is two */
+QUANT_INLINE QUANT_AVX512 void rows_avx512_of(const struct quant_job *j, ember_dtype type, int64_t r,
+                                              int64_t i0, int64_t rows, float *acc)
+{
+    const struct ember_quant_gemm *q = j->q;
+    int64_t blocks = q->k / 32;
+    const uint8_t *row = j->w + r * blocks * j->block_bytes;
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m512 vacc[X_ROWS];
+    float offset[X_ROWS] = {0};
+    for (int64_t i = 0; i < rows; i++)
+        vacc[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; b++) {
+        float d, m;
+        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
+        __m512 w0, w1;
+        if (type == EMBER_Q8_0) {
+            w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)ints)));
+            w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(ints + 16))));
+        } else {
+            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
+            w0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(raw, low4)));
+            w1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(raw, 4), low4)));
+        }
+        __m512 vd = _mm512_set1_ps(d);
+        for (int64_t i = 0; i < rows; i++) {
+            const float *x = j->x + (i0 + i) * q->k + b * 32;
+            __m512 s = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + 16), _mm512_mul_ps(w0, _mm512_loadu_ps(x)));
+            vacc[i] = _mm512_fmadd_ps(vd, s, vacc[i]);
+            if (type != EMBER_Q8_0)
+                offset[i] += m * j->xsum[(i0 + i) * blocks + b];
+        }
+    }
+    for (int64_t i = 0; i < rows; i++)
+        acc[i] += _mm512_reduce_add_ps(vacc[i]) + offset[i];
+}
+
+static QUANT_AVX512 void rows_avx512(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows,
+                                     float *acc)
+{
+    switch (j->q->type) {
+    case EMBER_Q4_0: rows_avx512_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
+    case EMBER_Q4_1: rows_avx512_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
+    default: rows_avx512_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
+    }
+}
 #endif
+
+/* the scales' half-to-float instruction (F16C), which every AVX2 CPU has in practice */
+static bool cpu_f16c(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("f16c");
+#else
+    return false;
+#endif
+}
 
 static void quant_rows(void *p, int64_t begin, int64_t end)
 {
@@ -131,7 +202,9 @@ static void quant_rows(void *p, int64_t begin, int64_t end)
             int64_t rows = q->m - i0 < X_ROWS ? q->m - i0 : X_ROWS;
             float acc[X_ROWS] = {0};
 #if defined(__x86_64__) && defined(__GNUC__)
-            if (j->vector)
+            if (j->vector == CPU_SIMD_AVX512)
+                rows_avx512(j, r, i0, rows, acc);
+            else if (j->vector == CPU_SIMD_AVX2)
                 rows_avx2(j, r, i0, rows, acc);
             else
 #endif
@@ -153,8 +226,8 @@ ember_status cpu_quant_matmul(void *dev, const struct ember_quant_gemm *q, ember
                             ember_dtype_name(q->type), (long long)q->k);
     if (q->m == 0 || q->n == 0)
         return EMBER_OK;
-    j.vector = cpu_simd() >= CPU_SIMD_AVX2 &&
-               (q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1 || q->type == EMBER_Q8_0);
+    bool blocks32 = q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1 || q->type == EMBER_Q8_0;
+    j.vector = blocks32 && cpu_f16c() ? cpu_simd() : CPU_SIMD_NONE;
     /* each 32 of x summed, for the blocks' offsets: in the device's scratch */
     int64_t sums = q->m * (q->k / 32);
     if (j.vector && (q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1)) {
