@@ -151,7 +151,7 @@ ember_status ember_backward_linear_quant(struct ember_node *n)
     struct ember_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *dy = ember_contiguous(n->out->grad);
     ember_ctx *ctx = x->ctx;
     int64_t in = w->shape[1], out = w->shape[0], rows = ember_tensor_numel(x) / in;
-    float beta;
+    float beta = 0.0f;
     if (!dy)
         return ctx->status;
     if (x->requires_grad) {
