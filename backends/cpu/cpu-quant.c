@@ -23,6 +23,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "cpu-impl.h"
 
@@ -187,7 +190,8 @@ static QUANT_AVX512 void rows_avx512(const struct quant_job *j, int64_t r, int64
 static bool cpu_f16c(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("f16c");
+    unsigned a, b, c, d; /* CPUID leaf 1: ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c") */
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
 #else
     return false;
 #endif
