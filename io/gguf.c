@@ -378,8 +378,10 @@ static ember_status parse(ember_ctx *ctx, const char *name, struct gguf_file *f)
     f->tensors = calloc(tensors ? tensors : 1, sizeof *f->tensors);
     if (!f->kvs || !f->tensors)
         return ember_set_error(ctx, EMBER_ERR_NOMEM, "%s: out of host memory for its tables", name);
-    for (uint64_t i = 0; i < kvs; i++, f->kv_count++)
-        if (!read_kv(&c, &f->kvs[i]))
+    /* each key counted before it is read, so that gguf_close frees what a
+     * key that fails half-way made (its strings) */
+    for (uint64_t i = 0; i < kvs; i++)
+        if (f->kv_count++, !read_kv(&c, &f->kvs[i]))
             return EMBER_ERR_FORMAT;
     for (uint64_t i = 0; i < tensors; i++, f->tensor_count++)
         if (!read_tensor(&c, &f->tensors[i]))
