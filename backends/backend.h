@@ -36,6 +36,7 @@
 
 #include "elementwise-impl.h"
 #include "ember.h"
+#include "quant.h"
 
 struct ember_report;
 
@@ -199,6 +200,38 @@ struct ember_pool_geom {
     int64_t oh, ow;
 };
 
+/* ------------------------------------------------------ quantised weights */
+
+/* A product with a block-quantised matrix (backends/quant.h has the
+ * formats): y (m, n) = x (m, k) @ W^T + beta * y, W (n, k) of `type`,
+ * each of its rows k / (the block's weights) blocks; beta is 0 or 1 (1: y
+ * holds the bias). For the few rows of x that generation runs (the core
+ * dequantises into an sgemm for longer ones, core/ops-gemm.c). */
+struct ember_quant_gemm {
+    ember_dtype type;
+    int64_t m, n, k;
+    float beta;
+};
+
+/* --------------------------------------------------------- rotary positions */
+
+/* Rotary position embedding (RoPE) over x (batch, seq, heads, dim): in
+ * each head's first `rot` values, pairs turn by an angle that grows with
+ * the position, the pair's j-th angle at position p being p * base^(-2j /
+ * rot). The pairs are (2j, 2j + 1), as GGUF files keep llama's queries and
+ * keys (ggml's "normal" mode), or with `neox` (j, j + rot / 2), as Qwen 2
+ * and GPT-NeoX keep theirs. Token t of the sequence is at position
+ * `position + t`; table (positions, rot / 2, 2) holds each angle's cosine
+ * and sine, computed once on the host (core/ops-rope.c):
+ *   y[2j]     = x[2j] cos - x[2j + 1] sin
+ *   y[2j + 1] = x[2j] sin + x[2j + 1] cos
+ * With `inverse` the turn is backwards (sin negated): the backward pass.
+ * Values past rot are copied. x and y may be one buffer. */
+struct ember_rope {
+    int64_t batch, seq, heads, dim, rot, position;
+    bool neox, inverse;
+};
+
 /* --------------------------------------------------------------- dropout */
 
 /* The hash a dropout mask keeps element i by: two rounds of MurmurHash3's
@@ -336,6 +369,11 @@ struct ember_batch_norm {
  *                   a row of NaN for an index outside [0, vocab)
  *   embedding_backward      dweight[v, :] += the sum of dy[i, :] over the i with index[i] == v, in
  *                   order of i (no atomics: the same sums on every backend)
+ *   quant_matmul    see struct ember_quant_gemm
+ *   dequantize      out[i, :] = row index[i] of the quantised matrix w (vocab, cols) of `type`,
+ *                   as backends/quant.h's reference computes each weight, for i < rows; a row of
+ *                   NaN for an index outside [0, vocab); index.buf NULL: rows = vocab, row i itself
+ *   rope            see struct ember_rope
  */
 
 /* bytes in an F32 or I32 element, and in `count` of them, for the cost columns */
@@ -387,6 +425,19 @@ static inline double ember_conv_direct_flops(const struct ember_conv_job *c)
 {
     const struct ember_conv_geom *g = &c->g;
     return 2.0 * (double)(g->n * c->oc * g->oh * g->ow) * (double)(g->c * g->kh * g->kw);
+}
+/* the bytes of `count` weights of a quantised type */
+static inline double ember_quant_bytes(ember_dtype type, int64_t count)
+{
+    int64_t elements = 1, bytes = 4;
+    ember_quant_block(type, &elements, &bytes);
+    return (double)count / (double)elements * (double)bytes;
+}
+/* the weights once, x, and y (read too when beta is 1) */
+static inline double ember_quant_gemm_bytes(const struct ember_quant_gemm *q)
+{
+    return ember_quant_bytes(q->type, q->n * q->k) +
+           EMBER_BYTES_OF(q->m * q->k + q->m * q->n * (q->beta != 0.0f ? 2 : 1));
 }
 /* input and output planes, and the argmax beside the output where there is one */
 static inline double ember_pool_bytes(const struct ember_pool_geom *g, int outputs)
@@ -496,7 +547,19 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
     X(embedding_backward,                                                                                    \
       (void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index, ember_ptr dy, ember_ptr dweight),  \
       (n, dim, vocab, index, dy, dweight), NULL, (double)(n * dim),                                          \
-      EMBER_BYTES_OF(n + n * dim + 2 * vocab * dim))
+      EMBER_BYTES_OF(n + n * dim + 2 * vocab * dim))                                                         \
+    /* the weights' blocks read once, x read and y written */                                                \
+    X(quant_matmul, (void *dev, const struct ember_quant_gemm *q, ember_ptr x, ember_ptr w, ember_ptr y),    \
+      (q, x, w, y), NULL, 2.0 * (double)(q->m * q->n * q->k), ember_quant_gemm_bytes(q))                     \
+    X(dequantize,                                                                                            \
+      (void *dev, ember_dtype type, int64_t rows, int64_t cols, int64_t vocab, ember_ptr index, ember_ptr w, \
+       ember_ptr out),                                                                                       \
+      (type, rows, cols, vocab, index, w, out), NULL, 2.0 * (double)(rows * cols),                           \
+      ember_quant_bytes(type, rows * cols) + EMBER_BYTES_OF(rows * cols))                                    \
+    /* four multiplications and two additions a pair */                                                      \
+    X(rope, (void *dev, const struct ember_rope *r, ember_ptr x, ember_ptr table, ember_ptr y),              \
+      (r, x, table, y), NULL, 3.0 * (double)(r->batch * r->seq * r->heads * r->rot),                         \
+      EMBER_BYTES_OF(2 * r->batch * r->seq * r->heads * r->dim + r->seq * r->rot))
 
 #define EMBER_PRIMITIVE_FIELD(name, params, ...) ember_status(*name) params;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -178,6 +179,30 @@ void *ember_aligned_alloc(size_t align, size_t bytes)
 }
 
 void ember_aligned_free(void *p) { free(p); }
+
+const void *ember_map_file(int fd, size_t bytes)
+{
+    if (bytes == 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    void *p = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void ember_unmap_file(const void *data, size_t bytes)
+{
+    if (data)
+        munmap((void *)data, bytes);
+}
+
+void ember_map_done(const void *data, size_t bytes)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), first = ((uintptr_t)data + page - 1) / page * page,
+              end = ((uintptr_t)data + bytes) / page * page;
+    if (end > first)
+        madvise((void *)first, end - first, MADV_DONTNEED);
+}
 
 FILE *ember_memory_reader(void *data, size_t size) { return fmemopen(data, size, "rb"); }
 

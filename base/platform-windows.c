@@ -399,6 +399,41 @@ void *ember_aligned_alloc(size_t align, size_t bytes) { return _aligned_malloc(b
 
 void ember_aligned_free(void *p) { _aligned_free(p); }
 
+/* a view of a file mapping; the view keeps the mapping object alive after
+ * its handle is closed, as the file's handle may be too */
+const void *ember_map_file(int fd, size_t bytes)
+{
+    HANDLE file = (HANDLE)_get_osfhandle(fd);
+    if (bytes == 0 || file == INVALID_HANDLE_VALUE) {
+        errno = EINVAL;
+        return NULL;
+    }
+    HANDLE mapping = CreateFileMappingW(file, NULL, PAGE_READONLY, 0, 0, NULL);
+    if (!mapping) {
+        errno = EIO;
+        return NULL;
+    }
+    const void *view = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, bytes);
+    CloseHandle(mapping);
+    if (!view)
+        errno = ENOMEM;
+    return view;
+}
+
+void ember_unmap_file(const void *data, size_t bytes)
+{
+    (void)bytes;
+    if (data)
+        UnmapViewOfFile(data);
+}
+
+/* Windows trims a mapping's pages from the working set as it needs: no advice to give */
+void ember_map_done(const void *data, size_t bytes)
+{
+    (void)data;
+    (void)bytes;
+}
+
 /* a new file in %TEMP% that Windows deletes when it is closed */
 static FILE *temporary_stream(void)
 {

@@ -104,6 +104,21 @@ bool ember_memory_writer_close(FILE *f, char **buf, size_t *len);
 void *ember_aligned_alloc(size_t align, size_t bytes);
 void ember_aligned_free(void *p);
 
+/* A whole open file mapped read-only into memory (mmap; on Windows a
+ * file mapping), for files too large to copy such as a language model's
+ * weights: pages are read from disk as they are touched, and the system
+ * may drop them again under memory pressure. NULL and errno when the
+ * file cannot be mapped (an empty file, a system without mappings); the
+ * caller then reads it instead. The mapping outlives fd, which may be
+ * closed at once; ember_unmap_file gives it back. */
+const void *ember_map_file(int fd, size_t bytes);
+void ember_unmap_file(const void *data, size_t bytes);
+/* Tells the system that bytes [data, data + bytes) of a mapping will not
+ * be read again soon, so that their pages need not stay in memory (they
+ * are read from the file again if they are); the whole pages inside the
+ * range only. Nothing where the system has no such advice. */
+void ember_map_done(const void *data, size_t bytes);
+
 /* Gives the file the permission bits `mode` (where the system has them). */
 void ember_set_file_mode(int fd, int mode);
 

@@ -47,7 +47,9 @@
     X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \
     X(BMM, bmm)                                                                                              \
     X(ATTENTION, attention)                                                                                  \
-    X(RMS_NORM, rms_norm)
+    X(RMS_NORM, rms_norm)                                                                                    \
+    X(LINEAR_QUANT, linear_quant)                                                                            \
+    X(ROPE, rope)
 
 #define EMBER_OP_ENUM(NAME, name, ...) EMBER_OP_##NAME,
 enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };

@@ -212,7 +212,11 @@ ember_status ember_host_grow(ember_ctx *ctx, void **array, int64_t *cap, int64_t
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* Requests are rounded up so that nearby sizes share cache entries and every
- * buffer is aligned for vector loads. EMBER_EXACT_BUFFERS=1 leaves them as
+ * buffer is aligned for vector loads: to 256 bytes, and from 64 KiB on to
+ * a sixteenth of their power of two (at most 6.25% more). A language
+ * model's attention asks for sizes that grow a little with every token
+ * generated; rounded so, they reuse the same few buffers instead of each
+ * leaving one more in the cache. EMBER_EXACT_BUFFERS=1 leaves them as
  * asked, so that a kernel running one element past a tensor leaves its
  * allocation, where a memory checker sees it: the CUDA test double's
  * simulated GPUs run with it (docs/design.md, "Testing the CUDA backend
@@ -222,7 +226,13 @@ static size_t round_request(const ember_ctx *ctx, size_t bytes)
 {
     if (ctx->exact_buffers)
         return bytes;
-    const size_t quantum = 256;
+    size_t quantum = 256;
+    if (bytes >= ((size_t)64 << 10)) {
+        size_t power = (size_t)64 << 10;
+        while (power <= bytes / 2)
+            power *= 2;
+        quantum = power / 16;
+    }
     return (bytes + quantum - 1) / quantum * quantum;
 }
 

@@ -20,7 +20,8 @@ ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a, const 
             return NULL;
         }
         if (in[i]->dtype != EMBER_F32) {
-            ember_fail(ctx, EMBER_ERR_ARG, "%s: input %d is I32; this op takes F32", name, i + 1);
+            ember_fail(ctx, EMBER_ERR_ARG, "%s: input %d is %s; this op takes F32", name, i + 1,
+                       ember_dtype_name(in[i]->dtype));
             return NULL;
         }
     }

@@ -14,20 +14,36 @@
 #include "ops-impl.h"
 #include "profile-impl.h"
 
+/* y[i, :] = row index[i] of a quantised table, dequantised (a language
+ * model's token embedding, which GGUF files keep in blocks) */
+static ember_tensor *embedding_quantised(struct ember_tensor *idx, struct ember_tensor *w)
+{
+    ember_ctx *ctx = idx->ctx;
+    int64_t n = ember_tensor_numel(idx), vocab = w->shape[0], dim = w->shape[1], shape[EMBER_MAX_DIMS];
+    memcpy(shape, idx->shape, (size_t)idx->ndim * sizeof *shape);
+    shape[idx->ndim] = dim;
+    struct ember_tensor *y = ember_op_out(ctx, idx->ndim + 1, shape);
+    if (!y || ctx->ops->dequantize(ctx->dev, w->dtype, n, dim, vocab, ember_tensor_ptr(idx),
+                                   ember_tensor_ptr(w), ember_tensor_ptr(y)) != EMBER_OK)
+        return NULL;
+    return y;
+}
+
 ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weight)
 {
     if (!index || !weight)
         return NULL;
     ember_ctx *ctx = index->ctx;
     char si[96], sw[96];
-    if (weight->ctx != ctx || index->dtype != EMBER_I32 || weight->dtype != EMBER_F32 || weight->ndim != 2 ||
-        index->ndim + 1 > EMBER_MAX_DIMS) {
+    bool quantised = ember_dtype_quantised(weight->dtype);
+    if (weight->ctx != ctx || index->dtype != EMBER_I32 || (weight->dtype != EMBER_F32 && !quantised) ||
+        weight->ndim != 2 || index->ndim + 1 > EMBER_MAX_DIMS) {
         ember_fail(
             ctx, EMBER_ERR_ARG,
-            "ember_embedding takes token indices (...) I32 and a table (vocab, dim) F32 from one context; "
-            "got %s %s and %s %s",
-            ember_shape_str(index, si, sizeof si), index->dtype == EMBER_I32 ? "I32" : "F32",
-            ember_shape_str(weight, sw, sizeof sw), weight->dtype == EMBER_I32 ? "I32" : "F32");
+            "ember_embedding takes token indices (...) I32 and a table (vocab, dim), F32 or quantised, "
+            "from one context; got %s %s and %s %s",
+            ember_shape_str(index, si, sizeof si), ember_dtype_name(index->dtype),
+            ember_shape_str(weight, sw, sizeof sw), ember_dtype_name(weight->dtype));
         return NULL;
     }
     ember_profile_label(ctx, "embedding", "forward");
@@ -37,6 +53,8 @@ ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weight)
         if (!idx || ember_unary_into(EMBER_COPY, idx, index, 0.0f) != EMBER_OK)
             return NULL;
     }
+    if (quantised) /* the rows looked up, dequantised; a quantised table takes no gradient */
+        return embedding_quantised(idx, weight);
     struct ember_tensor *w = ember_contiguous(weight);
     if (!w)
         return NULL;

@@ -77,9 +77,107 @@ static ember_tensor *linear_positions(ember_tensor *x, ember_tensor *w, ember_te
     return ember_reshape(ember_linear(ember_reshape(x, 2, rows), w, b), x->ndim, shape);
 }
 
+/* From this many rows of x on, a quantised product dequantises its weights
+ * and runs an sgemm (a prompt, a training batch): the dequantising is then
+ * shared by all the rows, and an sgemm's blocking beats quant_matmul's
+ * single pass. Below it (generation's one row a token) quant_matmul reads
+ * each block once and nothing else. */
+#define QUANT_SGEMM_ROWS 16
+
+/* w (out, in) quantised, as floats in a tensor of its own (not the
+ * tape's), which the caller releases as soon as it is used */
+static struct ember_tensor *dequantised(struct ember_tensor *w)
+{
+    ember_ctx *ctx = w->ctx;
+    struct ember_tensor *wf = ember_tensor_alloc(ctx, EMBER_F32, 2, w->shape, EMBER_OWNER_USER);
+    if (wf && ctx->ops->dequantize(ctx->dev, w->dtype, w->shape[0], w->shape[1], w->shape[0], (ember_ptr){0},
+                                   ember_tensor_ptr(w), ember_tensor_ptr(wf)) != EMBER_OK) {
+        ember_tensor_release(wf);
+        return NULL;
+    }
+    return wf;
+}
+
+/* y = x @ dequantised(w)^T + b, w quantised (out, in); the tape's node
+ * keeps w for dx = dy @ w (no gradient for w: a quantised tensor cannot
+ * require one) */
+static ember_tensor *linear_quantised(ember_tensor *x, ember_tensor *w, ember_tensor *b)
+{
+    ember_ctx *ctx = ember_op_begin("ember_linear", x, b, NULL);
+    if (!ctx)
+        return NULL;
+    if (w->ctx != ctx || w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1] ||
+        (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))) {
+        char sx[96], sw[96], sb[96] = "none";
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_linear takes x (..., in), w (out, in), b (out) from one context; got %s, %s %s, %s",
+                   ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw),
+                   ember_dtype_name(w->dtype), b ? ember_shape_str(b, sb, sizeof sb) : sb);
+        return NULL;
+    }
+    struct ember_tensor *cx = ember_contiguous(x);
+    if (!cx)
+        return NULL;
+    int64_t in = w->shape[1], out = w->shape[0], rows = ember_tensor_numel(x) / in, shape[EMBER_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = out;
+    struct ember_tensor *y = ember_op_out(ctx, x->ndim, shape);
+    if (!y || (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK))
+        return NULL;
+    if (rows >= QUANT_SGEMM_ROWS) {
+        /* the floats live only for this product (not on the tape): a model's
+         * matrices are dequantised one at a time, into one reused buffer */
+        struct ember_tensor *wf = dequantised(w);
+        struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
+        ember_status st = wf ? ember_gemm_into(&g, cx, wf, y) : ctx->status;
+        if (wf)
+            ember_tensor_release(wf);
+        if (st != EMBER_OK)
+            return NULL;
+    } else {
+        struct ember_quant_gemm q = {.type = w->dtype, .m = rows, .n = out, .k = in, .beta = b ? 1.0f : 0.0f};
+        if (ctx->ops->quant_matmul(ctx->dev, &q, ember_tensor_ptr(cx), ember_tensor_ptr(w),
+                                   ember_tensor_ptr(y)) != EMBER_OK)
+            return NULL;
+    }
+    if (ember_grad_needed(ctx, cx, b, NULL) && !ember_record(EMBER_OP_LINEAR_QUANT, y, cx, w, b))
+        return NULL;
+    return y;
+}
+
+/* dx = dy @ dequantised(w), db += the sum of dy's rows; w has no gradient */
+ember_status ember_backward_linear_quant(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *dy = ember_contiguous(n->out->grad);
+    ember_ctx *ctx = x->ctx;
+    int64_t in = w->shape[1], out = w->shape[0], rows = ember_tensor_numel(x) / in;
+    float beta = 0.0f;
+    if (!dy)
+        return ctx->status;
+    if (x->requires_grad) {
+        struct ember_tensor *wf = dequantised(w), *dx = wf ? ember_grad_target(x, &beta) : NULL;
+        struct ember_gemm g = gemm2d(false, false, rows, in, out, beta);
+        ember_status st = dx ? ember_gemm_into(&g, dy, wf, dx) : ctx->status;
+        if (wf)
+            ember_tensor_release(wf);
+        if (st != EMBER_OK || ember_grad_commit(x, dx) != EMBER_OK)
+            return ctx->status;
+    }
+    if (b && b->requires_grad) { /* dy as (rows, out), summed over the rows it was broadcast along */
+        const int64_t rows_out[2] = {rows, out};
+        struct ember_tensor *dy2 =
+            ember_tensor_view(dy, 2, rows_out, (const int64_t[]){out, 1}, dy->offset, EMBER_OWNER_TAPE);
+        if (!dy2 || ember_grad_commit_reduced(b, dy2) != EMBER_OK)
+            return ctx->status;
+    }
+    return EMBER_OK;
+}
+
 /* y = x @ w^T + b: x is (N, in) or (..., in), w is (out, in), b is (out) or NULL */
 ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b)
 {
+    if (x && w && ember_dtype_quantised(w->dtype))
+        return linear_quantised(x, w, b);
     ember_ctx *ctx = ember_op_begin("ember_linear", x, w, b);
     if (!ctx || !w)
         return NULL;

@@ -7,6 +7,7 @@
 
 #include "autograd-impl.h"
 #include "profile-impl.h"
+#include "quant.h"
 #include "tensor-impl.h"
 
 /* Largest tensor ember agrees to make: far beyond any device it runs on,
@@ -146,6 +147,16 @@ static bool shape_ok(ember_ctx *ctx, int ndim, const int64_t *shape)
     return true;
 }
 
+/* the bytes a contiguous tensor's values take: 4 an element, or a
+ * quantised matrix's blocks (its last axis a whole number of them) */
+static size_t data_bytes(ember_dtype dtype, int ndim, const int64_t *shape)
+{
+    int64_t elements, bytes, numel = ember_shape_numel(ndim, shape);
+    if (!ember_quant_block(dtype, &elements, &bytes))
+        return (size_t)numel * 4;
+    return (size_t)(numel / elements * bytes);
+}
+
 struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape,
                                         enum ember_owner owner)
 {
@@ -160,7 +171,8 @@ struct ember_tensor *ember_tensor_alloc(ember_ctx *ctx, ember_dtype dtype, int n
     for (int i = 0; i < ndim; i++)
         t->shape[i] = shape[i];
     ember_contiguous_strides(ndim, shape, t->stride);
-    t->storage = storage_new(ctx, (size_t)ember_shape_numel(ndim, shape) * 4);
+    /* whole 4-byte words, which is how the backends address memory */
+    t->storage = storage_new(ctx, (data_bytes(dtype, ndim, shape) + 3) / 4 * 4);
     if (!t->storage) {
         tensor_record_free(t);
         return NULL;
@@ -307,23 +319,44 @@ ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, cons
 {
     if (!ctx)
         return NULL;
-    if (dtype != EMBER_F32 && dtype != EMBER_I32) {
+    int64_t elements, bytes;
+    bool quantised = ember_quant_block(dtype, &elements, &bytes);
+    if (dtype != EMBER_F32 && dtype != EMBER_I32 && !quantised) {
         ember_fail(ctx, EMBER_ERR_ARG, "unknown dtype %d", (int)dtype);
         return NULL;
     }
+    if (quantised && (ndim < 1 || !shape || shape[ndim - 1] % elements != 0)) {
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "a %s tensor's last dimension is a whole number of blocks of %lld weights, not %lld",
+                   ember_dtype_name(dtype), (long long)elements,
+                   ndim >= 1 && shape ? (long long)shape[ndim - 1] : 0LL);
+        return NULL;
+    }
     struct ember_tensor *t = ember_tensor_alloc(ctx, dtype, ndim, shape, EMBER_OWNER_USER);
-    if (t && ember_tensor_fill(t, 0.0f) != EMBER_OK) {
+    /* zero bytes are zero weights in every format (each scale 0) */
+    if (t && ctx->ops->fill(ctx->dev, ember_tensor_ptr(t), t->storage->bytes / 4, 0.0f) != EMBER_OK) {
         ember_tensor_release(t);
         return NULL;
     }
     return t;
 }
 
-/* Copies src into dst (same shape, any strides) with the COPY primitive. */
+/* Copies src into dst (same shape, any strides) with the COPY primitive;
+ * a quantised tensor's blocks (always contiguous) as a run of 4-byte words. */
 static ember_status copy_into(struct ember_tensor *dst, const struct ember_tensor *src)
 {
     ember_ctx *ctx = dst->ctx;
     struct ember_ewise e;
+    if (ember_dtype_quantised(src->dtype)) {
+        size_t words = (data_bytes(src->dtype, src->ndim, src->shape) + 3) / 4;
+        e = (struct ember_ewise){.ndim = 1,
+                                 .dense = true,
+                                 .numel = (int64_t)words,
+                                 .shape = {(int64_t)words},
+                                 .stride_out = {1},
+                                 .stride_a = {1}};
+        return ctx->ops->unary(ctx->dev, EMBER_COPY, &e, ember_tensor_ptr(dst), ember_tensor_ptr(src), 0.0f);
+    }
     ember_ewise_init(&e, dst, src, NULL);
     return ctx->ops->unary(ctx->dev, EMBER_COPY, &e, ember_tensor_ptr(dst), ember_tensor_ptr(src), 0.0f);
 }
@@ -339,6 +372,24 @@ ember_tensor *ember_tensor_copy(const ember_tensor *src)
         return NULL;
     }
     return t;
+}
+
+ember_status ember_tensor_copy_from(ember_tensor *dst, const ember_tensor *src)
+{
+    if (!dst || !src)
+        return dst ? ember_fail(dst->ctx, EMBER_ERR_ARG, "ember_tensor_copy_from: NULL source")
+                   : EMBER_ERR_ARG;
+    if (src->ctx != dst->ctx || src->dtype != dst->dtype || !ember_same_shape(dst, src) ||
+        (ember_dtype_quantised(dst->dtype) && (!ember_tensor_is_contiguous(dst) || dst->offset != 0))) {
+        char sd[96], ss[96];
+        return ember_fail(
+            dst->ctx, EMBER_ERR_ARG,
+            "ember_tensor_copy_from copies between tensors of one context, shape and dtype; got "
+            "%s %s and %s %s",
+            ember_shape_str(dst, sd, sizeof sd), ember_dtype_name(dst->dtype),
+            ember_shape_str(src, ss, sizeof ss), ember_dtype_name(src->dtype));
+    }
+    return copy_into(dst, src);
 }
 
 void ember_tensor_free(ember_tensor *t)
@@ -370,9 +421,13 @@ int64_t ember_tensor_dim(const ember_tensor *t, int axis)
 
 int64_t ember_tensor_numel(const ember_tensor *t) { return t ? ember_shape_numel(t->ndim, t->shape) : 0; }
 
+size_t ember_tensor_bytes(const ember_tensor *t) { return t ? data_bytes(t->dtype, t->ndim, t->shape) : 0; }
+
+const char *ember_dtype_name(ember_dtype dtype) { return ember_dtype_label(dtype); }
+
 static ember_status check_bytes(const ember_tensor *t, size_t bytes, const char *what)
 {
-    size_t want = (size_t)ember_tensor_numel(t) * 4;
+    size_t want = ember_tensor_bytes(t);
     if (bytes != want)
         return ember_fail(t->ctx, EMBER_ERR_ARG, "%s: %zu bytes given for a tensor of %zu bytes", what, bytes,
                           want);

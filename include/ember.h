@@ -286,6 +286,17 @@ EMBER_API void ember_ctx_release_cached(ember_ctx *ctx);
 typedef enum ember_dtype {
     EMBER_F32, /* float, for data, parameters and gradients */
     EMBER_I32, /* int32_t, for class-index targets */
+    /* Block-quantised weights as GGUF files keep them (ggml's formats;
+     * docs/models.md, "Block quantisation"): a matrix (rows, cols) whose
+     * rows are cut into blocks of 32 or 256 small integers with a scale
+     * or two. ember_linear takes one as its weight and ember_embedding as
+     * its table, and no other op; ember_tensor_write and _read move the
+     * blocks' bytes as they are stored (ember_tensor_bytes of them). */
+    EMBER_Q4_0, /* 32 weights in 18 bytes: d * (q - 8) */
+    EMBER_Q4_1, /* 32 in 20: d * q + m */
+    EMBER_Q8_0, /* 32 in 34: d * q, q 8-bit */
+    EMBER_Q4_K, /* 256 in 144: 4-bit q, a 6-bit scale and min every 32 */
+    EMBER_Q6_K, /* 256 in 210: 6-bit q, an 8-bit scale every 16 */
 } ember_dtype;
 
 typedef struct ember_tensor ember_tensor;
@@ -294,6 +305,10 @@ typedef struct ember_tensor ember_tensor;
 EMBER_API ember_tensor *ember_tensor_new(ember_ctx *ctx, ember_dtype dtype, int ndim, const int64_t *shape);
 /* A caller-owned copy, contiguous, detached from the tape. */
 EMBER_API ember_tensor *ember_tensor_copy(const ember_tensor *t);
+/* dst's values become src's, on the device (same context, shape and
+ * dtype; any strides): how a key/value cache, a narrow view of one, is
+ * filled. Not recorded on the tape. */
+EMBER_API ember_status ember_tensor_copy_from(ember_tensor *dst, const ember_tensor *src);
 /* Frees a caller-owned tensor; tensors owned by the tape, a parameter set or
  * a batcher are left to their owner. */
 EMBER_API void ember_tensor_free(ember_tensor *t);
@@ -303,9 +318,13 @@ EMBER_API ember_dtype ember_tensor_dtype(const ember_tensor *t);
 EMBER_API int ember_tensor_ndim(const ember_tensor *t);
 EMBER_API int64_t ember_tensor_dim(const ember_tensor *t, int axis); /* axis < 0 counts from the end */
 EMBER_API int64_t ember_tensor_numel(const ember_tensor *t);
+/* The bytes its values take: numel * 4, or a quantised tensor's blocks. */
+EMBER_API size_t ember_tensor_bytes(const ember_tensor *t);
+/* "F32", "Q4_K", ...: a dtype's name, as GGUF and safetensors spell it. */
+EMBER_API const char *ember_dtype_name(ember_dtype dtype);
 
 /* Copy between host memory and the tensor, in row-major order whatever the
- * tensor's strides; `bytes` must equal numel * 4. */
+ * tensor's strides; `bytes` must equal ember_tensor_bytes. */
 EMBER_API ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);
 EMBER_API ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes);
 /* The value of a one-element F32 tensor. */
@@ -384,7 +403,9 @@ EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *
 
 /* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is
  * (N, out). x (N, T, in) (or more axes) gives y (N, T, out): every
- * position through the layer, as PyTorch's Linear. */
+ * position through the layer, as PyTorch's Linear. w may be quantised
+ * (EMBER_Q4_0 ...): its blocks are dequantised as the product reads them,
+ * and the gradient reaches x and b only. */
 EMBER_API ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b);
 /* y = a @ b: a is (M, K), b is (K, N); y is (M, N) */
 EMBER_API ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
@@ -457,7 +478,8 @@ EMBER_API ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, i
 
 /* y (..., dim) = the rows of weight (vocab, dim) that index (...) I32
  * names, as PyTorch's Embedding; an index outside [0, vocab) gives a row of
- * NaN. The gradient goes to weight alone. */
+ * NaN. The gradient goes to weight alone; a quantised weight's rows come
+ * dequantised, and take no gradient. */
 EMBER_API ember_tensor *ember_embedding(ember_tensor *index, ember_tensor *weight);
 /* y = (x - mean) / sqrt(var + eps) * weight + bias over x's last axis (C),
  * var biased, as PyTorch's LayerNorm(C) (its eps: 1e-5); weight and bias
@@ -494,6 +516,21 @@ EMBER_API ember_tensor *ember_attention(ember_tensor *x, int heads, float dropou
  * No gradient; one new token costs one position's work. */
 EMBER_API ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *cache,
                                                int64_t position);
+
+/* Rotary position embedding (RoPE), as LLaMA-family models turn their
+ * queries and keys: in each head of x (B, T, heads, dim), the pairs of its
+ * first 2 * pairs values turn by their position's angles, token t being
+ * at position `position + t`:
+ *   y[2j] = x[2j] cos a - x[2j+1] sin a,  y[2j+1] = x[2j] sin a + x[2j+1] cos a
+ * with a = p * base^(-2j / (2 * pairs)); with `neox` the pairs are
+ * (j, j + pairs) instead (Qwen 2, GPT-NeoX). The angles come from a table
+ * (positions, pairs, 2) of their cosines and sines that ember_rope_table
+ * makes once (caller-owned, F32); `divisors` (pairs values, or NULL)
+ * divide each pair's frequency, as Llama 3's scaled RoPE does.
+ * Differentiable in x. */
+EMBER_API ember_tensor *ember_rope_table(ember_ctx *ctx, int64_t positions, int64_t dims, float base,
+                                         const float *divisors);
+EMBER_API ember_tensor *ember_rope(ember_tensor *x, ember_tensor *table, int64_t position, bool neox);
 
 /* ---------------------------------------------------------------- autograd */
 
@@ -1114,6 +1151,88 @@ EMBER_API ember_status ember_generator_next(ember_generator *g, int32_t *token);
 EMBER_API ember_status ember_model_generate(ember_model *model, const ember_generate_options *options,
                                             const int32_t *prompt, int64_t prompt_len, int64_t count,
                                             int32_t *out);
+
+/* ---------------------------------------------- pretrained language models
+ *
+ * A language model from a GGUF file, the format llama.cpp and ollama keep
+ * them in: LLaMA-family networks (architectures "llama": SmolLM2,
+ * TinyLlama, Llama 3.2; and "qwen2"), their weights kept in the file's
+ * quantised blocks on the device (docs/models.md, "Pretrained language
+ * models"), their own byte-level BPE tokenizer and chat template.
+ *
+ *     ember_lm *lm = ember_lm_load(ctx, "SmolLM2-135M-Instruct.Q4_1.gguf", NULL);
+ *     int32_t tokens[256], next;
+ *     int64_t n = ember_lm_tokenize(lm, "The capital of France is", 24, false, tokens, 256);
+ *     float *logits = malloc(ember_lm_vocab(lm) * sizeof *logits);
+ *     ember_sample_options greedy = {0};
+ *     ember_rng rng = ember_rng_seed(1);
+ *     ember_lm_feed(lm, tokens, n, logits);             // the prompt, at once
+ *     for (int i = 0; i < 20; i++) {
+ *         next = ember_lm_sample(lm, logits, &greedy, &rng);
+ *         if (ember_lm_is_end(lm, next)) break;
+ *         char piece[64];
+ *         fwrite(piece, 1, ember_lm_token_bytes(lm, next, piece, sizeof piece), stdout);
+ *         ember_lm_feed(lm, &next, 1, logits);           // one position's work
+ *     }
+ *     ember_lm_free(lm);
+ *
+ * The model keeps the keys and values of every position fed (a key/value
+ * cache of `context` positions), so each new token costs one position's
+ * work; ember_lm_rewind forgets the positions after a point. Feeding runs
+ * with the tape off and releases what it made. */
+typedef struct ember_lm ember_lm;
+typedef struct ember_lm_options {
+    int64_t context; /* positions the cache holds (0: 2048, or the model's own if fewer) */
+} ember_lm_options;
+/* NULL with the reason for a file that is not such a model (the
+ * architecture, a tensor or a tokenizer ember does not run, named). */
+EMBER_API ember_lm *ember_lm_load(ember_ctx *ctx, const char *path, const ember_lm_options *options);
+EMBER_API void ember_lm_free(ember_lm *lm);
+/* "SmolLM2 135M (llama): 30 blocks of width 576, ..." with the device
+ * memory its weights and cache take */
+EMBER_API const char *ember_lm_describe(const ember_lm *lm);
+EMBER_API int32_t ember_lm_vocab(const ember_lm *lm);
+EMBER_API int64_t ember_lm_context(const ember_lm *lm);
+/* Bytes of device memory the weights take, and the cache. */
+EMBER_API void ember_lm_memory(const ember_lm *lm, size_t *weights, size_t *cache);
+/* Text to token ids, with the model's tokenizer; special tokens
+ * (<|im_start|>) are recognised in the text when `specials`. Writes up to
+ * cap ids and returns how many the text has (more than cap: call again
+ * with room), -1 on failure. */
+EMBER_API int64_t ember_lm_tokenize(ember_lm *lm, const char *text, size_t len, bool specials,
+                                    int32_t *tokens, int64_t cap);
+/* A token's bytes, at most cap of them (a UTF-8 character may span tokens). */
+EMBER_API size_t ember_lm_token_bytes(const ember_lm *lm, int32_t token, char *out, size_t cap);
+/* Whether a token ends a reply (end of text, end of turn). */
+EMBER_API bool ember_lm_is_end(const ember_lm *lm, int32_t token);
+/* Positions fed so far. */
+EMBER_API int64_t ember_lm_position(const ember_lm *lm);
+/* Forgets every position from `position` on (0: start afresh). */
+EMBER_API ember_status ember_lm_rewind(ember_lm *lm, int64_t position);
+/* Runs n tokens through the model at the next positions (n >= 1, while
+ * they fit the context) and writes the scores of the token after the last
+ * into logits (vocab floats; NULL: none wanted). */
+EMBER_API ember_status ember_lm_feed(ember_lm *lm, const int32_t *tokens, int64_t n, float *logits);
+typedef struct ember_sample_options {
+    float temperature; /* 0: the most likely token (greedy); 1: the model's own odds */
+    int top_k;         /* only the k most likely (0: all) */
+    float top_p;       /* only the most likely whose odds add up to p (0 or 1: all) */
+} ember_sample_options;
+/* The next token drawn from logits (vocab floats) with rng; -1 for a bad argument. */
+EMBER_API int32_t ember_lm_sample(const ember_lm *lm, const float *logits,
+                                  const ember_sample_options *options, ember_rng *rng);
+/* A conversation rendered as the model's chat template would (ChatML, as
+ * SmolLM and Qwen use, or Llama 3's), ending with the assistant's turn
+ * opened when `reply`: text to tokenize with specials, for ember_free.
+ * NULL with the reason for a template ember does not know. */
+typedef struct ember_chat_message {
+    const char *role; /* "system", "user", "assistant" */
+    const char *content;
+} ember_chat_message;
+EMBER_API char *ember_lm_chat_prompt(ember_lm *lm, const ember_chat_message *messages, int count, bool reply);
+/* The scores of every position of tokens (B, T) I32, (B, T, vocab), on
+ * the tape (no cache): for training, and for checking against a twin. */
+EMBER_API ember_tensor *ember_lm_forward(ember_lm *lm, ember_tensor *tokens);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * residual block before its layers; `depth` is how deep in blocks. */

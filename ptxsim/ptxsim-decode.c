@@ -23,14 +23,15 @@
 
 /* What an instruction's operands are: destinations, then sources. */
 enum shape {
-    SHAPE_D_A,     /* d, a */
-    SHAPE_D_A_B,   /* d, a, b */
-    SHAPE_D_A_B_C, /* d, a, b, c */
-    SHAPE_SETP,    /* p[|q], a, b */
-    SHAPE_LD,      /* d, [address] */
-    SHAPE_ST,      /* [address], a */
-    SHAPE_BRA,     /* label */
-    SHAPE_BAR,     /* barrier number */
+    SHAPE_D_A,       /* d, a */
+    SHAPE_D_A_B,     /* d, a, b */
+    SHAPE_D_A_B_C,   /* d, a, b, c */
+    SHAPE_D_A_B_C_D, /* d, a, b, c, d2 (bfi) */
+    SHAPE_SETP,      /* p[|q], a, b */
+    SHAPE_LD,        /* d, [address] */
+    SHAPE_ST,        /* [address], a */
+    SHAPE_BRA,       /* label */
+    SHAPE_BAR,       /* barrier number */
     SHAPE_NONE,
 };
 
@@ -67,6 +68,8 @@ static const struct mnemonic {
     {"not", OP_NOT, SHAPE_D_A, 1, 0},
     {"shl", OP_SHL, SHAPE_D_A_B, 1, 0},
     {"shr", OP_SHR, SHAPE_D_A_B, 1, 0},
+    {"bfe", OP_BFE, SHAPE_D_A_B_C, 1, 0},
+    {"bfi", OP_BFI, SHAPE_D_A_B_C_D, 1, 0},
     {"setp", OP_SETP, SHAPE_SETP, 1, ALLOW_CMP | ALLOW_FTZ},
     {"selp", OP_SELP, SHAPE_D_A_B_C, 1, 0},
     {"cvt", OP_CVT, SHAPE_D_A, 2, ALLOW_ROUND | ALLOW_FTZ | ALLOW_SAT},
@@ -409,6 +412,8 @@ static bool types_fit(const struct ptx_ins *in, char *why, size_t why_len)
     case OP_NOT: ok = t == T_PRED || (t >= T_B16 && t <= T_B64); break;
     case OP_SHL: ok = t >= T_B16 && t <= T_B64; break;
     case OP_SHR: ok = !fp && t != T_PRED && bytes >= 2; break;
+    case OP_BFE: ok = t == T_U32 || t == T_S32 || t == T_U64 || t == T_S64; break;
+    case OP_BFI: ok = t == T_B32 || t == T_B64; break;
     case OP_SETP: ok = t != T_PRED && t != T_F16 && t != T_F64 && bytes >= 2; break;
     case OP_SELP: ok = t != T_PRED && t != T_F16 && bytes >= 2; break;
     case OP_CVT:
@@ -441,7 +446,7 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
     memset(in, 0, sizeof *in);
     in->guard = in->base = NO_OPERAND;
     in->dst[0] = in->dst[1] = NO_OPERAND;
-    in->src[0] = in->src[1] = in->src[2] = NO_OPERAND;
+    in->src[0] = in->src[1] = in->src[2] = in->src[3] = NO_OPERAND;
     const struct mnemonic *mn = decode_opcode(s->opcode, in, why, why_len);
     if (!mn)
         return false;
@@ -454,8 +459,8 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
     if (!types_fit(in, why, why_len))
         return false;
     static const int counts[] = {
-        [SHAPE_D_A] = 2, [SHAPE_D_A_B] = 3, [SHAPE_D_A_B_C] = 4, [SHAPE_SETP] = 3, [SHAPE_LD] = 2,
-        [SHAPE_ST] = 2,  [SHAPE_BRA] = 1,   [SHAPE_BAR] = -1,    [SHAPE_NONE] = 0};
+        [SHAPE_D_A] = 2, [SHAPE_D_A_B] = 3, [SHAPE_D_A_B_C] = 4, [SHAPE_D_A_B_C_D] = 5, [SHAPE_SETP] = 3,
+        [SHAPE_LD] = 2,  [SHAPE_ST] = 2,    [SHAPE_BRA] = 1,     [SHAPE_BAR] = -1,      [SHAPE_NONE] = 0};
     int want = counts[mn->shape];
     if (want >= 0 && s->operand_count != want) {
         snprintf(why, why_len, "%s takes %d operand%s, not %d", mn->name, want, want == 1 ? "" : "s",
@@ -469,12 +474,14 @@ bool ptx_decode(struct ptx_builder *b, const struct ptx_statement *s, struct ptx
     case SHAPE_D_A:
     case SHAPE_D_A_B:
     case SHAPE_D_A_B_C:
+    case SHAPE_D_A_B_C_D:
         if ((in->dst[0] = register_operand(b, s->operands[0], why, why_len)) < 0)
             return false;
         in->nsrc = s->operand_count - 1;
         for (int i = 0; i < in->nsrc; i++) {
             enum ptx_type st = src_type;
-            if ((in->op == OP_SHL || in->op == OP_SHR) && i == 1)
+            if (((in->op == OP_SHL || in->op == OP_SHR) && i == 1) || (in->op == OP_BFE && i >= 1) ||
+                (in->op == OP_BFI && i >= 2))
                 st = T_U32;
             if (in->op == OP_SELP && i == 2)
                 st = T_PRED;

@@ -122,6 +122,21 @@ static void integer_op(const struct ptx_ins *in, uint64_t *d, const uint64_t *a,
         else
             LANEWISE((b[l] & 0xffffffffu) >= bits ? 0 : ((a[l] & keep) >> (b[l] & 0xffffffffu)));
         break;
+    case OP_BFE: /* `len` bits from bit `pos` of a (each below 256), the rest filled with the sign
+                  * of the field (.s) or zeros (.u); bits past the width read as the last one */
+        FOR_LANES(l, mask)
+        {
+            unsigned pos = (unsigned)(b[l] & 0xff), len = (unsigned)(c[l] & 0xff);
+            uint64_t v = a[l] & keep, field = 0;
+            unsigned top = pos + len - 1 < bits - 1 ? pos + len - 1 : bits - 1;
+            uint64_t fill = sign && len > 0 ? (v >> top) & 1 : 0;
+            for (unsigned i = 0; i < bits; i++) {
+                uint64_t bit = i < len && pos + i < bits ? (v >> (pos + i)) & 1 : fill;
+                field |= bit << i;
+            }
+            d[l] = field & keep;
+        }
+        break;
     case OP_MIN:
         if (sign)
             LANEWISE(sext(a[l], bytes) < sext(b[l], bytes) ? a[l] & keep : b[l] & keep);
@@ -601,6 +616,17 @@ bool ptx_execute(struct run *r, struct warp *w, const struct ptx_ins *in, uint32
     } else if (op == OP_SELP) { /* d = c ? a : b */
         uint64_t keep = keep_bits(ptx_type_bytes(t));
         LANEWISE((c[l] & 1 ? a[l] : b[l]) & keep);
+    } else if (op == OP_BFI) { /* b with bits [pos, pos + len) taken from a's lowest, pos and len below 256 */
+        const uint64_t *e = operand(r, w, in->src[3]);
+        unsigned bits = ptx_type_bytes(t) * 8;
+        FOR_LANES(l, mask)
+        {
+            unsigned pos = (unsigned)(c[l] & 0xff), len = (unsigned)(e[l] & 0xff);
+            uint64_t v = b[l] & keep_bits(bits / 8);
+            for (unsigned i = 0; i < len && pos + i < bits; i++)
+                v = (v & ~((uint64_t)1 << (pos + i))) | (((a[l] >> i) & 1) << (pos + i));
+            d[l] = v;
+        }
     } else if (op == OP_CVTA) { /* global addresses are generic ones here: the same number */
         LANEWISE(a[l]);
     } else if (t == T_PRED) { /* predicate logic */

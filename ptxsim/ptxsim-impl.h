@@ -36,7 +36,7 @@ enum ptx_type {
 enum ptx_op {
     /* clang-format off */
     OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_MIN, OP_MAX, OP_NEG, OP_ABS,
-    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_SHL, OP_SHR,
+    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_SHL, OP_SHR, OP_BFE, OP_BFI,
     OP_SETP, OP_SELP, OP_CVT, OP_CVTA,
     OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2,
     OP_LD, OP_ST,
@@ -84,7 +84,7 @@ struct ptx_ins {
     bool guard_negated;
     int32_t guard; /* the predicate slot of @%p, or NO_OPERAND */
     int32_t dst[2];
-    int32_t src[3];
+    int32_t src[4]; /* bfi alone takes four */
     int nsrc;
     /* a memory operand [base + offset]: base a slot or NO_OPERAND, offset
      * in bytes (for param, const and shared variables, their address) */

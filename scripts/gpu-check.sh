@@ -19,7 +19,10 @@
 #      on the same GPU, ResNet-8's convolutions (ember's default and im2col next to
 #      cuDNN, and their GFLOP/s), the primitives' GFLOP/s and GB/s, the cold
 #      compile of every kernel and the warm start from the cache
-#   5. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
+#   5. a GGUF language model (SmolLM2 where build/models or the pack's models/ has it): 32
+#      greedy tokens on cuda:0 by NVRTC's kernels and by the built-in PTX, the CPU's text,
+#      and tokens/s of the prompt and of generation
+#   6. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
 #      is there (an .icd file is written for it), else the report says it is not:
 #      the tests, simplecnn against the CPU, and ResNet-8's images/s by the
 #      default convolution (conv_direct on a GPU) and by im2col
@@ -433,10 +436,43 @@ check_speed() {
     done
 }
 
+# ------------------------------------------------------- a language model
+
+# check_lm: a GGUF language model (SmolLM2, from --pack's models/ or build/models/) on cuda:0 by
+# NVRTC's kernels and by the built-in PTX: 32 greedy tokens, the same text as the CPU's, and the
+# tokens per second of the prompt and of generation (ember generate --verbose)
+check_lm() {
+    lm=""
+    for f in ${pack:+$pack/models/*.gguf} "$root"/build/models/*.gguf; do [ -f "$f" ] && lm=$f && break; done
+    if [ $double = yes ]; then
+        record lm generate skip "the double: simulated_*_lm run tiny models' twins on four simulated GPUs"
+        return
+    fi
+    if [ -z "$lm" ]; then
+        record lm generate skip "no GGUF model: scripts/fetch-model.sh, or a models/ folder in the pack"
+        return
+    fi
+    lm_args="--load $lm --prompt 'The capital of France is' --tokens 32 --temperature 0 --verbose"
+    logged lm-cpu sh -c "env $ember_env '$ember' generate $lm_args --device cpu"
+    for kernels in nvrtc baseline; do
+        out_of_time lm "generate, $kernels" && continue
+        logged "lm-$kernels" sh -c "env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels '$ember' generate $lm_args --device cuda:0"
+        speed=$(grep -o 'prompt .* tokens/s), reply .* tokens/s)' "$out/logs/lm-$kernels.log")
+        if [ $rc -ne 0 ]; then
+            record lm "generate, $kernels" FAIL "exit $rc: $(tail -n 1 "$out/logs/lm-$kernels.log")"
+        elif [ "$(grep -v '^ember:' "$out/logs/lm-$kernels.log")" = "$(grep -v '^ember:' "$out/logs/lm-cpu.log")" ]; then
+            record lm "generate, $kernels" pass "the CPU's 32 greedy tokens; $speed; $(basename "$lm")"
+        else
+            record lm "generate, $kernels" FAIL "other text than the CPU's: logs/lm-$kernels.log, logs/lm-cpu.log"
+        fi
+    done
+}
+
 # the default path first, then speed, then the other paths: what matters most comes before a --budget ends
 if [ "$gpu_usable" = True ]; then
     check_path nvrtc-cubin
     check_speed
+    check_lm
     for p in builtin-ptx r418 r470-cu11 nvrtc-ptx; do check_path $p; done
 fi
 cpu_refs

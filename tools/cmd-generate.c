@@ -12,6 +12,8 @@ static const char usage[] =
     "\n"
     "Continues a prompt with text from a model trained on text (ember train --data text,\n"
     "such as gpt-tiny), a byte at a time, and prints the prompt and what follows.\n"
+    "With --load MODEL.gguf, a pretrained language model continues it instead: see\n"
+    "`ember generate --load MODEL.gguf --help`.\n"
     "\n"
     "  --load FILE         the checkpoint of `ember train --save` (required)\n"
     "  --prompt TEXT       the text to continue (default: a newline); every byte of it\n"
@@ -61,6 +63,8 @@ int cmd_generate(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    if (cli_loads_gguf(argc, argv)) /* a pretrained language model: tools/cmd-lm.c */
+        return cmd_generate_lm(argc, argv);
     const char *load = NULL, *prompt = "\n", *fallback = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
     int64_t tokens = 200, top_k = 0, threads = 0;

@@ -6,6 +6,7 @@
  *   ember eval --load model.safetensors
  *   ember predict --load model.safetensors shoe.png
  *   ember generate --load gpt.safetensors --prompt "Q: " --tokens 200
+ *   ember chat --load SmolLM2-135M-Instruct.Q4_1.gguf
  *   ember summary --model resnet8
  *   ember plot metrics.jsonl -o curves.png
  *   ember devices
@@ -29,7 +30,10 @@ static const char usage[] =
     "  train      train a model and report its test accuracy\n"
     "  eval       evaluate a saved model\n"
     "  predict    classify images with a saved model\n"
-    "  generate   continue a prompt with text from a model trained on text\n"
+    "  generate   continue a prompt with text from a model trained on text, or a\n"
+    "             pretrained language model (GGUF)\n"
+    "  chat       talk with a pretrained language model (GGUF: SmolLM2, Llama 3.2, Qwen 2)\n"
+    "  tokenize   show how a language model's tokenizer cuts a text\n"
     "  summary    print a model's layers, output shapes, parameters and FLOPs\n"
     "  export     write a trained model as an ONNX file\n"
     "  import     read an ONNX model into a checkpoint\n"
@@ -125,6 +129,10 @@ int main(int argc, char **argv)
         return cmd_predict(argc - 1, argv + 1);
     if (strcmp(command, "generate") == 0)
         return cmd_generate(argc - 1, argv + 1);
+    if (strcmp(command, "chat") == 0)
+        return cmd_chat(argc - 1, argv + 1);
+    if (strcmp(command, "tokenize") == 0)
+        return cmd_tokenize(argc - 1, argv + 1);
     if (strcmp(command, "summary") == 0)
         return cmd_summary(argc - 1, argv + 1);
     if (strcmp(command, "export") == 0)

@@ -729,15 +729,8 @@ ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
                      : c->pass == EMBER_CONV_INPUT_GRAD ? round_up(g->c, j.rows) * taps
                                                         : 0;
     size_t floats = (size_t)(j.tasks * j.per_task + packed);
-    if (d->scratch_floats < floats) {
-        ember_aligned_free(d->scratch);
-        d->scratch_floats = 0;
-        d->scratch = ember_aligned_alloc(64, (floats + 15) / 16 * 64);
-        if (!d->scratch)
-            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM, "conv_direct: no memory for %lld MiB of planes",
-                                (long long)(floats >> 18));
-        d->scratch_floats = floats;
-    }
+    if (cpu_scratch(d, floats, "conv_direct") != EMBER_OK)
+        return EMBER_ERR_NOMEM;
     if (d->taps_count < (size_t)(taps + phases + 1)) {
         free(d->taps);
         d->taps_count = 0;

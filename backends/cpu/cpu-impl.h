@@ -29,6 +29,10 @@ struct cpu_device {
     size_t taps_count;
 };
 
+/* d->scratch grown to at least `floats` (64-byte aligned), or
+ * EMBER_ERR_NOMEM reported for `primitive` */
+ember_status cpu_scratch(struct cpu_device *d, size_t floats, const char *primitive);
+
 static inline float *cpu_f32(ember_ptr p) { return (float *)p.buf + p.off; }
 
 static inline int32_t *cpu_i32(ember_ptr p) { return (int32_t *)p.buf + p.off; }
@@ -118,7 +122,7 @@ static inline int64_t cpu_plane_grain(int64_t work_per_plane) { return 16384 / (
 /* cpu_fill, cpu_unary, ...: each primitive of backends/backend.h's list, in
  * the file of its family (cpu-elementwise.c, cpu-reduce.c, cpu-gemm.c,
  * cpu-conv.c, cpu-pool.c, cpu-loss.c, cpu-optim.c, cpu-dropout.c,
- * cpu-softmax.c, cpu-norm.c, cpu-embedding.c) */
+ * cpu-softmax.c, cpu-norm.c, cpu-embedding.c, cpu-quant.c, cpu-rope.c) */
 #define CPU_PRIMITIVE_DECLARE(name, params, ...) ember_status cpu_##name params;
 EMBER_PRIMITIVES(CPU_PRIMITIVE_DECLARE)
 #undef CPU_PRIMITIVE_DECLARE

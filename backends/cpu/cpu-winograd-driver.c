@@ -100,15 +100,8 @@ static ember_status workspace(struct cpu_device *d, const struct ember_conv_job 
     size_t nu = (size_t)(positions * c->oc * g->c + 15) & ~(size_t)15, ntiles = (size_t)(*group * j->tiles);
     size_t nv = ((size_t)(positions * g->c) * ntiles + 15) & ~(size_t)15,
            nm = (size_t)(positions * c->oc) * ntiles;
-    if (d->scratch_floats < nu + nv + nm) {
-        ember_aligned_free(d->scratch);
-        d->scratch_floats = 0;
-        d->scratch = ember_aligned_alloc(64, (nu + nv + nm + 15) / 16 * 64);
-        if (!d->scratch)
-            return d->host.fail(d->host.ctx, EMBER_ERR_NOMEM,
-                                "conv_winograd: no memory for %lld images' tiles", (long long)*group);
-        d->scratch_floats = nu + nv + nm;
-    }
+    if (cpu_scratch(d, nu + nv + nm, "conv_winograd") != EMBER_OK)
+        return EMBER_ERR_NOMEM;
     j->c = c, j->kind = kind;
     j->u = d->scratch, j->v = j->u + nu, j->m = j->v + nv;
     return EMBER_OK;

@@ -108,8 +108,9 @@ static bool add_file(struct ember_text *t, const char *name, char *why, size_t w
     return true;
 }
 
-/* The op codes of backends/backend.h, so that kernels switch on the same
- * names (EMBER_RELU, EMBER_MAX) with the same values as the host; and the
+/* The op codes of backends/backend.h and the quantised dtypes of
+ * backends/quant.h, so that kernels switch on the same names (EMBER_RELU,
+ * EMBER_MAX, EMBER_Q4_K) with the same values as the host; and the
  * rows of base/elementwise-impl.h as the four lists elementwise.kc's
  * functions are made of, each op's formula as the row spells it:
  *   EMBER_UNARY_SELECTS    out = op == EMBER_NEG ? (-x) : out; ...     the PLAIN unary ops
@@ -130,6 +131,10 @@ static void add_op_codes(struct ember_text *t)
     EMBER_REDUCE_OPS(OP_DEFINE)
 #undef OP_DEFINE
 #undef BACKWARD_DEFINE
+#define QUANT_DEFINE(NAME, elements, bytes)                                                                  \
+    ember_text_printf(t, "#define EMBER_%s %d\n", #NAME, (int)EMBER_##NAME);
+    EMBER_QUANT_TYPES(QUANT_DEFINE)
+#undef QUANT_DEFINE
 
     ember_text_printf(t, "#line 1 \"the elementwise ops from base/elementwise-impl.h\"\n");
     for (int math = 0; math <= 1; math++) {

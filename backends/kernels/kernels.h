@@ -52,7 +52,9 @@
     X(DROPOUT, dropout, "dropout's mask, the same for a seed on every backend")                              \
     X(SOFTMAX, softmax, "softmax over each row, with attention's causal mask, forward and backward")         \
     X(NORM, norm, "layer normalization over rows, batch normalization over channels")                        \
-    X(EMBEDDING, embedding, "an embedding's gather and scatter-add")
+    X(EMBEDDING, embedding, "an embedding's gather and scatter-add")                                         \
+    X(QUANT, quant, "products with block-quantised weights, and their rows dequantised")                     \
+    X(ROPE, rope, "rotary position embedding, forward and backward")
 
 /* Every kernel: its family, its entry-point name (the same in every
  * dialect) and what it computes. The order is the enum's. */
@@ -109,7 +111,11 @@
     X(NORM, batch_norm_grad_channels, "dbias = sum dy, dweight = sum dy * xhat over each channel's planes")  \
     X(NORM, batch_norm_dx, "dx = weight invstd (dy - dbias / m - xhat dweight / m)")                         \
     X(EMBEDDING, embedding_forward, "out[i, :] = weight[index[i], :]")                                       \
-    X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")
+    X(EMBEDDING, embedding_backward, "dweight[v, :] += sum of dy[i, :] over index[i] == v, in order")        \
+    X(QUANT, quant_matmul, "y = x @ dequantised(W)^T + beta * y, a group per row of W")                      \
+    X(QUANT, quant_matmul_rows, "the same, a work-item per row of W (CPU devices)")                          \
+    X(QUANT, dequantize, "out[i, :] = dequantised row index[i] of W")                                        \
+    X(ROPE, rope, "each head's pairs turned by their position's angles (or back)")
 
 /* The values a program is compiled with, as -D<NAME>=<value>: each kernel
  * reads them as constants (local array sizes, tile shapes). Defaults suit

@@ -11,12 +11,12 @@
  * again, each behind the byte that chooses predict's model; a CSV table of
  * the images' block means (with quoted class names, and with CRLF lines);
  * NumPy's .npy files of the images and labels, and .npz archives of them,
- * stored and deflated.
+ * stored and deflated; a tiny GGUF language model's file.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
  * writes OUT/<harness>/<seed> for idx, cifar, safetensors, onnx, png, jpeg,
- * bmp, trace, model_file, model_checkpoint, resume, plot, predict, csv and
- * npy.
+ * bmp, trace, model_file, model_checkpoint, resume, plot, predict, csv,
+ * npy and gguf.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +560,71 @@ static void plot_seeds(void)
     put("plot", "two-runs.jsonl", metrics, sizeof metrics - 1);
 }
 
+/* a tiny GGUF language model's file: llama metadata of every value type,
+ * a byte-level vocabulary (the 256 byte tokens, two merges, two special
+ * tokens), and a Q4_1 and an F32 tensor, aligned as GGUF wants */
+struct gguf_buf {
+    uint8_t b[1 << 16];
+    size_t n;
+};
+static void g_bytes(struct gguf_buf *g, const void *p, size_t n) { memcpy(g->b + g->n, p, n), g->n += n; }
+static void g_u32(struct gguf_buf *g, uint32_t v) { le32(g->b + g->n, v), g->n += 4; }
+static void g_u64(struct gguf_buf *g, uint64_t v) { g_u32(g, (uint32_t)v), g_u32(g, (uint32_t)(v >> 32)); }
+static void g_str(struct gguf_buf *g, const char *s) { g_u64(g, strlen(s)), g_bytes(g, s, strlen(s)); }
+static void g_key(struct gguf_buf *g, const char *key, uint32_t type) { g_str(g, key), g_u32(g, type); }
+
+static void gguf_seeds(void)
+{
+    static struct gguf_buf g;
+    g_bytes(&g, "GGUF", 4);
+    g_u32(&g, 3);
+    g_u64(&g, 2);  /* tensors */
+    g_u64(&g, 13); /* keys */
+    g_key(&g, "general.architecture", 8), g_str(&g, "llama");
+    g_key(&g, "llama.block_count", 4), g_u32(&g, 1);
+    g_key(&g, "llama.embedding_length", 4), g_u32(&g, 32);
+    g_key(&g, "llama.rope.freq_base", 6), g_u32(&g, 0x47c35000); /* 100000.0f */
+    g_key(&g, "llama.context_length", 10), g_u64(&g, 256);
+    g_key(&g, "tokenizer.ggml.model", 8), g_str(&g, "gpt2");
+    g_key(&g, "tokenizer.ggml.pre", 8), g_str(&g, "smollm");
+    g_key(&g, "tokenizer.ggml.add_bos_token", 7), g_bytes(&g, "\0", 1);
+    g_key(&g, "tokenizer.ggml.eos_token_id", 4), g_u32(&g, 258);
+    /* the byte tokens as GPT-2's byte map writes them, then merges' results and the specials */
+    g_key(&g, "tokenizer.ggml.tokens", 9), g_u32(&g, 8), g_u64(&g, 261);
+    int next = 256;
+    for (int b = 0; b < 256; b++) {
+        int c = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE ? b : next++;
+        char s[3] = {(char)c, 0, 0};
+        if (c >= 0x80)
+            s[0] = (char)(0xC0 | c >> 6), s[1] = (char)(0x80 | (c & 0x3F));
+        g_str(&g, s);
+    }
+    g_str(&g, "He"), g_str(&g, "ll"), g_str(&g, "<|im_start|>"), g_str(&g, "<|im_end|>"), g_str(&g, "Hell");
+    g_key(&g, "tokenizer.ggml.token_type", 9), g_u32(&g, 5), g_u64(&g, 261);
+    for (int i = 0; i < 261; i++)
+        g_u32(&g, i == 258 || i == 259 ? 3 : 1);
+    g_key(&g, "tokenizer.ggml.merges", 9), g_u32(&g, 8), g_u64(&g, 3);
+    g_str(&g, "H e"), g_str(&g, "l l"), g_str(&g, "He ll");
+    g_key(&g, "test.nested", 9), g_u32(&g, 9), g_u64(&g, 1), g_u32(&g, 4), g_u64(&g, 2), g_u32(&g, 7),
+        g_u32(&g, 8);
+    /* tensors: a Q4_1 (2, 32) and an F32 (32) */
+    g_str(&g, "blk.0.attn_q.weight"), g_u32(&g, 2), g_u64(&g, 32), g_u64(&g, 2), g_u32(&g, 3), g_u64(&g, 0);
+    g_str(&g, "output_norm.weight"), g_u32(&g, 1), g_u64(&g, 32), g_u32(&g, 0), g_u64(&g, 64);
+    while (g.n % 32)
+        g.b[g.n++] = 0;
+    for (int i = 0; i < 40; i++) /* two Q4_1 blocks: d 0.01, m -0.05, nibbles */
+        g.b[g.n++] = i % 20 == 0   ? 0x1f
+                     : i % 20 == 1 ? 0x21
+                     : i % 20 == 2 ? 0x66
+                     : i % 20 == 3 ? 0xaa
+                                   : (uint8_t)(i * 37);
+    while (g.n % 32)
+        g.b[g.n++] = 0;
+    for (int i = 0; i < 32; i++)
+        g_u32(&g, 0x3f800000); /* 1.0f */
+    put("gguf", "tiny-llama.gguf", g.b, g.n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -589,6 +654,7 @@ int main(int argc, char **argv)
     safetensors_seeds();
     csv_seeds(pixels, labels);
     npy_seeds(pixels, labels);
+    gguf_seeds();
     char trace[1200];
     snprintf(trace, sizeof trace, "%s/trace/two-steps.json", out);
     size_t trace_size = 0;

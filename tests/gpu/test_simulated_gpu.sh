@@ -46,7 +46,7 @@ gtx1080) seed=2 cc=61 name="GeForce GTX 1080" driver=13000 kernels=nvrtc-cubin p
     nvrtc=$cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ;;
 h100) seed=3 cc=90 name="H100" driver=13000 kernels=nvrtc-cubin path="NVRTC 13.[0-9]* cubin for sm_90"
     nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda*/lib64/libnvrtc.so.13 2>/dev/null | head -n 1) ;;
-*) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100 parity|gradcheck|train BUILD_DIR" >&2; exit 2 ;;
+*) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100 parity|gradcheck|train|lm BUILD_DIR" >&2; exit 2 ;;
 esac
 if [ "$kernels" != baseline ] && [ ! -f "$nvrtc" ]; then
     echo "skipped: the NVRTC of the simulated $name is not here (${nvrtc:-no CUDA 13 toolkit}); scripts/setup.sh --tests installs CUDA 11.8's and 12.x's"
@@ -79,6 +79,14 @@ case $suite in
 parity) "$tests/test_parity" -b cuda >"$out" 2>&1 ;;
 gradcheck) "$tests/test_gradcheck" >"$out" 2>&1 ;;
 train) "$tests/test_backend_e2e" cuda:0 --steps 3 --no-eval >"$out" 2>&1 ;;
+lm) # tiny GGUF language models against their PyTorch twin (tests/interop/test_lm_vs_torch.py)
+    python=$build/pyenv/bin/python
+    [ -x "$python" ] || python=python3
+    if ! "$python" -c "import torch, gguf, numpy" 2>/dev/null; then
+        echo "skipped: no PyTorch, gguf or NumPy for the language models' twin (scripts/setup.sh --tests)"
+        exit 77
+    fi
+    "$python" "$(dirname "$0")/../interop/test_lm_vs_torch.py" "$tests/lm-run" none --tiny-only --quick >"$out" 2>&1 ;;
 *) echo "unknown suite $suite" >&2; exit 2 ;;
 esac
 status=$?

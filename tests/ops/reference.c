@@ -587,3 +587,66 @@ ember_status ref_embedding_backward(void *dev, int64_t n, int64_t dim, int64_t v
         }
     return EMBER_OK;
 }
+
+ember_status ref_quant_matmul(void *dev, const struct ember_quant_gemm *q, ember_ptr x_p, ember_ptr w_p,
+                              ember_ptr y_p)
+{
+    const float *x = REF_F32(x_p);
+    const uint8_t *w = (const uint8_t *)REF_F32(w_p);
+    float *y = REF_F32(y_p);
+    int64_t elements = 1, bytes = 1;
+    ember_quant_block(q->type, &elements, &bytes);
+    int64_t row_bytes = q->k / elements * bytes;
+    for (int64_t i = 0; i < q->m; i++)
+        for (int64_t r = 0; r < q->n; r++) {
+            double sum = q->beta != 0.0f ? y[i * q->n + r] : 0.0;
+            for (int64_t c = 0; c < q->k; c++)
+                sum += (double)x[i * q->k + c] * ember_quant_weight(q->type,
+                                                                    w + r * row_bytes + c / elements * bytes,
+                                                                    (int)(c % elements));
+            y[i * q->n + r] = (float)sum;
+        }
+    return EMBER_OK;
+}
+
+ember_status ref_dequantize(void *dev, ember_dtype type, int64_t rows, int64_t cols, int64_t vocab,
+                            ember_ptr index_p, ember_ptr w_p, ember_ptr out_p)
+{
+    const int32_t *index = index_p.buf ? REF_I32(index_p) : NULL;
+    const uint8_t *w = (const uint8_t *)REF_F32(w_p);
+    float *out = REF_F32(out_p);
+    int64_t elements = 1, bytes = 1;
+    ember_quant_block(type, &elements, &bytes);
+    int64_t row_bytes = cols / elements * bytes;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t v = index ? index[i] : i;
+        for (int64_t c = 0; c < cols; c++)
+            out[i * cols + c] =
+                v >= 0 && v < vocab
+                    ? ember_quant_weight(type, w + v * row_bytes + c / elements * bytes, (int)(c % elements))
+                    : NAN;
+    }
+    return EMBER_OK;
+}
+
+ember_status ref_rope(void *dev, const struct ember_rope *r, ember_ptr x_p, ember_ptr table_p, ember_ptr y_p)
+{
+    const float *x = REF_F32(x_p), *table = REF_F32(table_p);
+    float *y = REF_F32(y_p);
+    int64_t half = r->rot / 2;
+    for (int64_t row = 0; row < r->batch * r->seq * r->heads; row++) {
+        int64_t t = row / r->heads % r->seq;
+        const float *xr = x + row * r->dim, *angle = table + (r->position + t) * half * 2;
+        float *yr = y + row * r->dim;
+        for (int64_t i = r->rot; i < r->dim; i++)
+            yr[i] = xr[i];
+        for (int64_t j = 0; j < half; j++) {
+            int64_t a = r->neox ? j : 2 * j, b = r->neox ? j + half : 2 * j + 1;
+            double c = angle[2 * j], s = r->inverse ? -angle[2 * j + 1] : angle[2 * j + 1], xa = xr[a],
+                   xb = xr[b];
+            yr[a] = (float)(xa * c - xb * s);
+            yr[b] = (float)(xa * s + xb * c);
+        }
+    }
+    return EMBER_OK;
+}

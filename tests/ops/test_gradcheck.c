@@ -239,6 +239,27 @@ static ember_tensor *f_attention_leaf_twice(ember_tensor **x)
 EMBER_ACTIVATIONS(ACTIVATION_FORWARD)
 #undef ACTIVATION_FORWARD
 
+/* rotary positions: x (B, T, heads, dim) turned by a table (positions, pairs, 2) that is not
+ * differentiated (any values: the backward pass is the forward's transpose for any cos and sin) */
+static ember_tensor *f_rope(ember_tensor **x) { return ember_rope(x[0], x[1], 1, false); }
+static ember_tensor *f_rope_neox(ember_tensor **x) { return ember_rope(x[0], x[1], 0, true); }
+/* a linear layer whose weight is quantised (Q8_0, 5 rows of 64; made once, freed in main): dx and db */
+static ember_tensor *quantised;
+static ember_tensor *f_linear_quant(ember_tensor **x)
+{
+    if (!quantised) {
+        uint8_t blocks[5 * 2 * 34];
+        ember_rng rng = ember_rng_seed(5);
+        for (size_t i = 0; i < sizeof blocks; i++)
+            blocks[i] = (uint8_t)ember_rng_u32(&rng);
+        for (int b = 0; b < 10; b++) /* each scale a normal half near 0.01 */
+            blocks[34 * b] = (uint8_t)ember_rng_u32(&rng), blocks[34 * b + 1] = 0x20;
+        quantised = ember_tensor_new(ember_tensor_ctx(x[0]), EMBER_Q8_0, 2, (const int64_t[]){5, 64});
+        if (!quantised || ember_tensor_write(quantised, blocks, sizeof blocks) != EMBER_OK)
+            return NULL;
+    }
+    return ember_linear(x[0], quantised, x[1]);
+}
 #define T(...)                                                                                               \
     {                                                                                                        \
         __VA_ARGS__                                                                                          \
@@ -320,6 +341,9 @@ static const struct gcase cases[] = {
     {"layer_norm", 3, {{3, T(2, 3, 5)}, {1, T(5)}, {1, T(5)}}, f_layer_norm},
     {"layer_norm_transposed_no_affine", 1, {{3, T(4, 2, 3)}}, f_layer_norm_plain},
     {"rms_norm", 2, {{3, T(2, 3, 5)}, {1, T(5)}}, f_rms_norm},
+    {"rope", 2, {{4, T(2, 3, 2, 8)}, {3, T(4, 3, 2), FILL_UNIFORM, true}}, f_rope},
+    {"rope_neox_partial", 2, {{4, T(1, 4, 3, 6)}, {3, T(4, 2, 2), FILL_UNIFORM, true}}, f_rope_neox},
+    {"linear_quantised_weight", 2, {{3, T(2, 3, 64)}, {1, T(5)}}, f_linear_quant},
     {"rms_norm_transposed_no_weight", 1, {{3, T(4, 2, 3)}}, f_rms_norm_plain},
     {"causal_softmax", 1, {{3, T(2, 4, 4)}}, f_causal_softmax},
     {"causal_softmax_fewer_queries", 1, {{3, T(2, 3, 5)}}, f_causal_softmax},
@@ -598,6 +622,7 @@ int main(int argc, char **argv)
         CHECK(op_checked[op], "op %s has no gradcheck case", ember_op_name((enum ember_op)op));
     ember_tensor_free(running[0]);
     ember_tensor_free(running[1]);
+    ember_tensor_free(quantised);
     ember_ctx_free(ctx);
     return test_finish("test_gradcheck");
 }

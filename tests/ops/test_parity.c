@@ -836,6 +836,109 @@ static bool run_embedding(struct harness *h, const struct row *r, const char *wh
     return ok;
 }
 
+/* `count` random blocks of a quantised type: random integers, and scales
+ * that are normal halves between 2^-6 and 2^-1 of either sign (random
+ * bytes there could be Inf or NaN, which no file's scales are) */
+static uint8_t *random_blocks(struct harness *h, ember_dtype type, int64_t count, size_t *words)
+{
+    int64_t elements = 1, bytes = 1;
+    ember_quant_block(type, &elements, &bytes);
+    *words = (size_t)((count * bytes + 3) / 4);
+    uint8_t *b = calloc(*words, 4);
+    for (int64_t i = 0; i < count * bytes; i++)
+        b[i] = (uint8_t)ember_rng_u32(&h->rng);
+    for (int64_t k = 0; k < count; k++) {
+        uint8_t *block = b + k * bytes;
+        int at[2] = {0, type == EMBER_Q4_1 || type == EMBER_Q4_K ? 2 : -1};
+        if (type == EMBER_Q6_K)
+            at[0] = 208;
+        for (int s = 0; s < 2; s++)
+            if (at[s] >= 0) {
+                uint32_t u = ember_rng_u32(&h->rng);
+                uint16_t half = (uint16_t)((u & 0x8000) | (9 + u % 5) << 10 | ((u >> 4) & 0x3ff));
+                block[at[s]] = (uint8_t)half, block[at[s] + 1] = (uint8_t)(half >> 8);
+            }
+    }
+    return b;
+}
+
+/* a quantised product or rows dequantised: d = {type, m (rows), n (W's rows), k, beta, an index out of range}
+ */
+static bool run_quant(struct harness *h, const struct row *r, const char *what)
+{
+    ember_dtype type = (ember_dtype)r->d[0];
+    int64_t m = r->d[1], n = r->d[2], k = r->d[3], elements = 1, bytes = 1;
+    ember_quant_block(type, &elements, &bytes);
+    size_t words;
+    uint8_t *w = random_blocks(h, type, n * (k / elements), &words);
+    float *x = random_floats(h, (size_t)(m * k), -1, 1, false),
+          *y0 = random_floats(h, (size_t)(m * n), -1, 1, false);
+    size_t outs = strcmp(r->prim, "quant_matmul") == 0 ? (size_t)(m * n) : (size_t)(m * k);
+    float *want = malloc(outs * 4), *got = malloc(outs * 4);
+    struct dbuf dw = {0}, dx = {0}, dy = {0}, di = {0};
+    bool ok = dbuf_new(h, words, w, &dw);
+    if (strcmp(r->prim, "quant_matmul") == 0) {
+        struct ember_quant_gemm q = {.type = type, .m = m, .n = n, .k = k, .beta = (float)r->d[4]};
+        memcpy(want, y0, outs * 4);
+        ref_quant_matmul(NULL, &q, REF_PTR(x), REF_PTR(w), REF_PTR(want));
+        ok = ok && dbuf_new(h, (size_t)(m * k), x, &dx) && dbuf_new(h, outs, y0, &dy);
+        ember_status st = ok ? h->ops->quant_matmul(h->dev, &q, at(dx), at(dw), at(dy)) : EMBER_ERR_NOMEM;
+        ok = ok && st == EMBER_OK && dbuf_fetch(h, dy, got, what) &&
+             compare_f32(what, got, want, outs, TOL_GEMM);
+    } else { /* dequantize m rows of the n: by an index (with one outside when asked), or all of them */
+        int32_t *index = malloc((size_t)m * 4);
+        for (int64_t i = 0; i < m; i++)
+            index[i] = (int32_t)(ember_rng_u32(&h->rng) % (uint32_t)n);
+        if (r->d[5])
+            index[m / 2] = (int32_t)n, index[m / 3] = -1;
+        bool indexed = m != n;
+        ref_dequantize(NULL, type, m, k, n, indexed ? REF_PTR(index) : (ember_ptr){0}, REF_PTR(w),
+                       REF_PTR(want));
+        ok = ok && (!indexed || dbuf_new(h, (size_t)m, index, &di)) && dbuf_new(h, outs, NULL, &dy);
+        ember_status st =
+            ok ? h->ops->dequantize(h->dev, type, m, k, n, indexed ? at(di) : (ember_ptr){0}, at(dw), at(dy))
+               : EMBER_ERR_NOMEM;
+        ok = ok && st == EMBER_OK && dbuf_fetch(h, dy, got, what) &&
+             compare_f32(what, got, want, outs, TOL_EXACTISH);
+        free(index);
+    }
+    dbuf_free(h, &dw), dbuf_free(h, &dx), dbuf_free(h, &dy), dbuf_free(h, &di);
+    free(w), free(x), free(y0), free(want), free(got);
+    return ok;
+}
+
+/* rotary positions: d = {batch, seq, heads, dim, rot, position, neox, inverse, in place} */
+static bool run_rope(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_rope rp = {.batch = r->d[0],
+                            .seq = r->d[1],
+                            .heads = r->d[2],
+                            .dim = r->d[3],
+                            .rot = r->d[4],
+                            .position = r->d[5],
+                            .neox = r->d[6] != 0,
+                            .inverse = r->d[7] != 0};
+    size_t n = (size_t)(rp.batch * rp.seq * rp.heads * rp.dim),
+           angles = (size_t)((rp.position + rp.seq) * rp.rot);
+    float *x = random_floats(h, n, -2, 2, true), *table = malloc(angles * 4), *want = malloc(n * 4),
+          *got = malloc(n * 4);
+    for (size_t i = 0; i < angles / 2; i++) { /* any angles: the primitive takes the table as given */
+        double a = ember_rng_uniform(&h->rng, -3.2f, 3.2f);
+        table[2 * i] = (float)cos(a), table[2 * i + 1] = (float)sin(a);
+    }
+    ref_rope(NULL, &rp, REF_PTR(x), REF_PTR(table), REF_PTR(want));
+    struct dbuf dx = {0}, dt = {0}, dy = {0};
+    bool in_place = r->d[8] != 0;
+    bool ok =
+        dbuf_new(h, n, x, &dx) && dbuf_new(h, angles, table, &dt) && (in_place || dbuf_new(h, n, NULL, &dy));
+    struct dbuf out = in_place ? dx : dy;
+    ok = ok && h->ops->rope(h->dev, &rp, at(dx), at(dt), at(out)) == EMBER_OK &&
+         dbuf_fetch(h, out, got, what) && compare_f32(what, got, want, n, TOL_EXACTISH);
+    dbuf_free(h, &dx), dbuf_free(h, &dt), dbuf_free(h, &dy);
+    free(x), free(table), free(want), free(got);
+    return ok;
+}
+
 static const struct row rows[] = {
     {"fill", "1 element", run_fill, {1}},
     {"fill", "1000003 elements", run_fill, {1000003}},
@@ -1135,6 +1238,24 @@ static const struct row rows[] = {
     {"embedding_backward", "4096 x 128 of 65", run_embedding, {4096, 128, 65, 0}},
     {"embedding_backward", "odd sizes, indices out of range", run_embedding, {301, 33, 7, 1}},
     {"embedding_backward", "vocabulary larger than the rows", run_embedding, {50, 70, 300, 0}},
+    /* quant_matmul: {type, m, n, k, beta}; one row of x is generation, a few a prompt's tail */
+    {"quant_matmul", "Q4_0, one row", run_quant, {EMBER_Q4_0, 1, 37, 96, 0}},
+    {"quant_matmul", "Q4_1, one row, onto a bias", run_quant, {EMBER_Q4_1, 1, 37, 576, 1}},
+    {"quant_matmul", "Q4_1, 11 rows", run_quant, {EMBER_Q4_1, 11, 29, 160, 0}},
+    {"quant_matmul", "Q8_0, 3 rows", run_quant, {EMBER_Q8_0, 3, 41, 96, 1}},
+    {"quant_matmul", "Q4_K, 2 rows", run_quant, {EMBER_Q4_K, 2, 19, 512, 0}},
+    {"quant_matmul", "Q6_K, 5 rows", run_quant, {EMBER_Q6_K, 5, 23, 256, 0}},
+    /* dequantize: {type, rows, of n, k, -, an index out of range}; rows == n: all of them, no index */
+    {"dequantize", "Q4_0 rows by index", run_quant, {EMBER_Q4_0, 17, 9, 64, 0, 1}},
+    {"dequantize", "Q4_1, every row", run_quant, {EMBER_Q4_1, 13, 13, 96, 0, 0}},
+    {"dequantize", "Q8_0 rows by index", run_quant, {EMBER_Q8_0, 70, 31, 64, 0, 1}},
+    {"dequantize", "Q4_K rows by index", run_quant, {EMBER_Q4_K, 7, 5, 512, 0, 1}},
+    {"dequantize", "Q6_K, every row", run_quant, {EMBER_Q6_K, 4, 4, 256, 0, 0}},
+    /* rope: {batch, seq, heads, dim, rot, position, neox, inverse, in place} */
+    {"rope", "llama's pairs", run_rope, {2, 7, 3, 64, 64, 0, 0, 0, 0}},
+    {"rope", "at position 30, in place", run_rope, {1, 5, 9, 64, 64, 30, 0, 0, 1}},
+    {"rope", "neox halves, part of each head", run_rope, {3, 4, 2, 40, 24, 2, 1, 0, 0}},
+    {"rope", "backward (inverse)", run_rope, {2, 9, 3, 16, 16, 5, 0, 1, 0}},
 };
 #undef U
 

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backends/cpu/cpu-quant.c — products with block-quantised weights, and
+ * their rows dequantised (backends/quant.h has the formats).
+ *
+ * A language model generating text multiplies one row of activations by
+ * every weight matrix for each token: the weights are read once a token
+ * and nothing else is, so the speed is the memory's. The weights therefore
+ * stay in their blocks (4.5 to 8.5 bits a weight instead of 32) and each
+ * block is turned into floats in registers, just before its products.
+ *
+ * The activations stay floats: each block's sum is
+ *   sum_i (d q_i + m) x_i = d (sum_i q_i x_i) + m (sum_i x_i)
+ * with the x sums of each block computed once per row of x and shared by
+ * every row of W. (llama.cpp rounds the activations to 8 bits as well, for
+ * integer products; ember does not, so that its logits stay within float
+ * rounding of the dequantised model's.) With AVX2 and FMA, or AVX-512, the
+ * 4- and 8-bit blocks of 32 are unpacked by vector instructions straight
+ * into FMAs (EMBER_CPU_SIMD chooses, as for the convolutions); the
+ * K-quants, and CPUs without AVX2, dequantise a block into floats first.
+ *
+ * The threads split W's rows: each reads its rows once, for every row of x.
+ */
+#include <math.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
+#include "cpu-impl.h"
+
+/* rows of x taken together: each block of W is unpacked once for them */
+#define X_ROWS 8
+
+struct quant_job {
+    const struct ember_quant_gemm *q;
+    const float *x;
+    const uint8_t *w;
+    float *y;
+    const float *xsum; /* (m, k / 32): each 32 of x summed */
+    int64_t block_elements, block_bytes;
+    enum cpu_simd vector; /* the vector kernels' width, or none */
+};
+
+/* plain: any format, a block dequantised, then its dot with each row of x */
+static void rows_plain(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+{
+    const struct ember_quant_gemm *q = j->q;
+    float w[256];
+    int64_t blocks = q->k / j->block_elements;
+    const uint8_t *row = j->w + r * blocks * j->block_bytes;
+    for (int64_t b = 0; b < blocks; b++) {
+        ember_dequantize_block(q->type, row + b * j->block_bytes, w);
+        for (int64_t i = 0; i < rows; i++) {
+            const float *x = j->x + (i0 + i) * q->k + b * j->block_elements;
+            float part[8] = {0};
+            for (int64_t e = 0; e < j->block_elements; e += 8)
+                for (int l = 0; l < 8; l++)
+                    part[l] += w[e + l] * x[e + l];
+            acc[i] +=
+                ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QUANT_AVX2   __attribute__((target("avx2,fma,f16c")))
+#define QUANT_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+#define QUANT_INLINE static inline __attribute__((always_inline))
+
+/* A block's scale d and offset m (d * q + m is each weight; Q4_0's m is
+ * -8 d, Q8_0's 0) and where its integers start, the halves turned into
+ * floats by F16C's instruction (exact, as ember_half_to_float) */
+QUANT_INLINE __attribute__((target("f16c"))) const uint8_t *
+block_scales(ember_dtype type, const uint8_t *block, float *d, float *m)
+{
+    *d = _cvtsh_ss(ember_quant_u16(block));
+    if (type == EMBER_Q4_1) {
+        *m = _cvtsh_ss(ember_quant_u16(block + 2));
+        return block + 4;
+    }
+    *m = type == EMBER_Q4_0 ? -8.0f * *d : 0.0f;
+    return block + 2;
+}
+
+/* The rows of x against one row of W, for one type (always inlined with a
+ * constant type, so that each type's loop has no branch on it). acc[i] +=
+ * sum over W's blocks of d (q . x_i) + m sum(x_i), the x sums from xsum. */
+QUANT_INLINE QUANT_AVX2 void rows_avx2_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0,
+                                          int64_t rows, float *acc)
+{
+    const struct ember_quant_gemm *q = j->q;
+    int64_t blocks = q->k / 32;
+    const uint8_t *row = j->w + r * blocks * j->block_bytes;
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m256 vacc[X_ROWS];
+    float offset[X_ROWS] = {0};
+    for (int64_t i = 0; i < rows; i++)
+        vacc[i] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; b++) {
+        float d, m;
+        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
+        __m256 w[4];
+        if (type == EMBER_Q8_0) {
+            for (int c = 0; c < 4; c++)
+                w[c] = _mm256_cvtepi32_ps(
+                    _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(ints + 8 * c))));
+        } else { /* 16 bytes: the low halves are weights 0-15, the high 16-31 */
+            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
+            __m128i lo = _mm_and_si128(raw, low4), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low4);
+            w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
+            w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+            w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
+            w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+        }
+        __m256 vd = _mm256_set1_ps(d);
+        for (int64_t i = 0; i < rows; i++) {
+            const float *x = j->x + (i0 + i) * q->k + b * 32;
+            __m256 s = _mm256_mul_ps(w[0], _mm256_loadu_ps(x));
+            __m256 t = _mm256_mul_ps(w[1], _mm256_loadu_ps(x + 8));
+            s = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(x + 16), s);
+            t = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(x + 24), t);
+            vacc[i] = _mm256_fmadd_ps(vd, _mm256_add_ps(s, t), vacc[i]);
+            if (type != EMBER_Q8_0)
+                offset[i] += m * j->xsum[(i0 + i) * blocks + b];
+        }
+    }
+    for (int64_t i = 0; i < rows; i++)
+        acc[i] += cpu_hsum8(vacc[i]) + offset[i];
+}
+
+static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+{
+    switch (j->q->type) {
+    case EMBER_Q4_0: rows_avx2_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
+    case EMBER_Q4_1: rows_avx2_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
+    default: rows_avx2_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
+    }
+}
+
+/* the same with 16 floats a vector: a block of 32 is two */
+QUANT_INLINE QUANT_AVX512 void rows_avx512_of(const struct quant_job *j, ember_dtype type, int64_t r,
+                                              int64_t i0, int64_t rows, float *acc)
+{
+    const struct ember_quant_gemm *q = j->q;
+    int64_t blocks = q->k / 32;
+    const uint8_t *row = j->w + r * blocks * j->block_bytes;
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m512 vacc[X_ROWS];
+    float offset[X_ROWS] = {0};
+    for (int64_t i = 0; i < rows; i++)
+        vacc[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; b++) {
+        float d, m;
+        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
+        __m512 w0, w1;
+        if (type == EMBER_Q8_0) {
+            w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)ints)));
+            w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(ints + 16))));
+        } else {
+            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
+            w0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(raw, low4)));
+            w1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(raw, 4), low4)));
+        }
+        __m512 vd = _mm512_set1_ps(d);
+        for (int64_t i = 0; i < rows; i++) {
+            const float *x = j->x + (i0 + i) * q->k + b * 32;
+            __m512 s = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + 16), _mm512_mul_ps(w0, _mm512_loadu_ps(x)));
+            vacc[i] = _mm512_fmadd_ps(vd, s, vacc[i]);
+            if (type != EMBER_Q8_0)
+                offset[i] += m * j->xsum[(i0 + i) * blocks + b];
+        }
+    }
+    for (int64_t i = 0; i < rows; i++)
+        acc[i] += _mm512_reduce_add_ps(vacc[i]) + offset[i];
+}
+
+static QUANT_AVX512 void rows_avx512(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows,
+                                     float *acc)
+{
+    switch (j->q->type) {
+    case EMBER_Q4_0: rows_avx512_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
+    case EMBER_Q4_1: rows_avx512_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
+    default: rows_avx512_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
+    }
+}
+#endif
+
+/* the scales' half-to-float instruction (F16C), which every AVX2 CPU has in practice */
+static bool cpu_f16c(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    unsigned a, b, c, d; /* CPUID leaf 1: ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c") */
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+#else
+    return false;
+#endif
+}
+
+static void quant_rows(void *p, int64_t begin, int64_t end)
+{
+    const struct quant_job *j = p;
+    const struct ember_quant_gemm *q = j->q;
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t i0 = 0; i0 < q->m; i0 += X_ROWS) {
+            int64_t rows = q->m - i0 < X_ROWS ? q->m - i0 : X_ROWS;
+            float acc[X_ROWS] = {0};
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (j->vector == CPU_SIMD_AVX512)
+                rows_avx512(j, r, i0, rows, acc);
+            else if (j->vector == CPU_SIMD_AVX2)
+                rows_avx2(j, r, i0, rows, acc);
+            else
+#endif
+                rows_plain(j, r, i0, rows, acc);
+            for (int64_t i = 0; i < rows; i++) {
+                float *y = j->y + (i0 + i) * q->n + r;
+                *y = q->beta != 0.0f ? *y + acc[i] : acc[i];
+            }
+        }
+}
+
+ember_status cpu_quant_matmul(void *dev, const struct ember_quant_gemm *q, ember_ptr x, ember_ptr w,
+                              ember_ptr y)
+{
+    struct cpu_device *d = dev;
+    struct quant_job j = {.q = q, .x = cpu_f32(x), .w = (const uint8_t *)cpu_f32(w), .y = cpu_f32(y)};
+    if (!ember_quant_block(q->type, &j.block_elements, &j.block_bytes) || q->k % j.block_elements != 0)
+        return d->host.fail(d->host.ctx, EMBER_ERR_ARG, "quant_matmul: %s weights with rows of %lld",
+                            ember_dtype_label(q->type), (long long)q->k);
+    if (q->m == 0 || q->n == 0)
+        return EMBER_OK;
+    bool blocks32 = q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1 || q->type == EMBER_Q8_0;
+    j.vector = blocks32 && cpu_f16c() ? cpu_simd() : CPU_SIMD_NONE;
+    /* each 32 of x summed, for the blocks' offsets: in the device's scratch */
+    int64_t sums = q->m * (q->k / 32);
+    if (j.vector && (q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1)) {
+        if (cpu_scratch(d, (size_t)sums, "quant_matmul") != EMBER_OK)
+            return EMBER_ERR_NOMEM;
+        float *xsum = d->scratch;
+        for (int64_t s = 0; s < sums; s++) {
+            const float *v = j.x + s * 32;
+            float t = 0.0f;
+            for (int e = 0; e < 32; e++)
+                t += v[e];
+            xsum[s] = t;
+        }
+        j.xsum = xsum;
+    }
+    /* a task: enough rows for some 64 KiB of weights */
+    int64_t row_bytes = q->k / j.block_elements * j.block_bytes;
+    cpu_parallel_for(d->pool, q->n, 65536 / (row_bytes * q->m + 1) + 1, quant_rows, &j);
+    return EMBER_OK;
+}
+
+struct dequant_job {
+    ember_dtype type;
+    int64_t cols, vocab, block_elements, block_bytes;
+    const int32_t *index;
+    const uint8_t *w;
+    float *out;
+};
+
+static void dequant_rows(void *p, int64_t begin, int64_t end)
+{
+    const struct dequant_job *j = p;
+    int64_t row_bytes = j->cols / j->block_elements * j->block_bytes;
+    for (int64_t i = begin; i < end; i++) {
+        int64_t v = j->index ? j->index[i] : i;
+        float *out = j->out + i * j->cols;
+        if (v < 0 || v >= j->vocab) { /* an index outside the table: a row anyone will notice */
+            for (int64_t c = 0; c < j->cols; c++)
+                out[c] = (float)NAN;
+            continue;
+        }
+        ember_dequantize(j->type, j->w + v * row_bytes, j->cols, out);
+    }
+}
+
+ember_status cpu_dequantize(void *dev, ember_dtype type, int64_t rows, int64_t cols, int64_t vocab,
+                            ember_ptr index, ember_ptr w, ember_ptr out)
+{
+    struct cpu_device *d = dev;
+    struct dequant_job j = {.type = type,
+                            .cols = cols,
+                            .vocab = vocab,
+                            .index = index.buf ? cpu_i32(index) : NULL,
+                            .w = (const uint8_t *)cpu_f32(w),
+                            .out = cpu_f32(out)};
+    if (!ember_quant_block(type, &j.block_elements, &j.block_bytes) || cols % j.block_elements != 0)
+        return d->host.fail(d->host.ctx, EMBER_ERR_ARG, "dequantize: %s rows of %lld",
+                            ember_dtype_label(type), (long long)cols);
+    cpu_parallel_for(d->pool, rows, 16384 / (cols + 1) + 1, dequant_rows, &j);
+    return EMBER_OK;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/lm-impl.h — pretrained language models from GGUF files: their
+ * tokenizer (lm-tokenizer.c, lm-pretokenize.c) and their network
+ * (lm-llama.c), behind the public ember_lm_* calls of ember.h.
+ */
+#ifndef EMBER_LM_IMPL_H
+#define EMBER_LM_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember.h"
+#include "gguf-impl.h"
+
+/* ------------------------------------------------------------ tokenizer */
+
+/* how text is cut before BPE (lm-pretokenize.c has each one's pattern) */
+enum lm_pre { LM_PRE_GPT2, LM_PRE_SMOLLM, LM_PRE_LLAMA3, LM_PRE_QWEN2 };
+
+/* a token's kind, as tokenizer.ggml.token_type numbers them */
+enum {
+    LM_TOKEN_NORMAL = 1,
+    LM_TOKEN_UNKNOWN,
+    LM_TOKEN_CONTROL,
+    LM_TOKEN_USER_DEFINED,
+    LM_TOKEN_UNUSED,
+    LM_TOKEN_BYTE
+};
+
+struct lm_merge {
+    int32_t left, right, result;
+    int32_t rank; /* its place in the file's list, -1 for an empty slot */
+};
+
+struct lm_tokenizer {
+    enum lm_pre pre;
+    bool ignore_merges; /* a piece that is a whole token is taken as it is (Llama 3) */
+    int32_t count;
+    char *arena; /* every token's text, one after another */
+    uint32_t *text_at, *text_len;
+    int8_t *type;
+    int32_t *ids; /* hash table: text -> id, -1 empty */
+    uint64_t ids_mask;
+    struct lm_merge *merges; /* hash table: (left, right) -> merge */
+    uint64_t merges_mask;
+    int32_t *specials; /* control and user-defined tokens, longest first */
+    int special_count;
+    uint32_t byte_map[256];  /* byte -> the character that stands for it */
+    int16_t byte_of[512];    /* and back, -1 where no byte */
+    int32_t byte_token[256]; /* byte -> its token, -1 where the vocabulary has none */
+    int32_t bos, eos, eot;   /* -1: none */
+    bool add_bos;
+};
+
+/* The tokenizer the file describes; NULL with the reason. */
+struct lm_tokenizer *lm_tokenizer_load(ember_ctx *ctx, const struct gguf_file *f);
+void lm_tokenizer_free(struct lm_tokenizer *t);
+/* Encodes len bytes of text; special tokens are matched in it when
+ * `specials`. Writes up to cap ids and returns how many there are in all
+ * (more than cap: call again with room), -1 with the reason. */
+int64_t lm_tokenize(ember_ctx *ctx, const struct lm_tokenizer *t, const char *text, size_t len, bool specials,
+                    int32_t *out, int64_t cap);
+/* a token's bytes (a special token's text as it is written), at most cap */
+size_t lm_token_bytes(const struct lm_tokenizer *t, int32_t id, char *out, size_t cap);
+int32_t lm_token_find(const struct lm_tokenizer *t, const char *s, size_t n);
+
+typedef void (*lm_piece_fn)(const unsigned char *piece, size_t len, void *arg);
+/* Calls piece() on each piece of text, in order; EMBER_ERR_NOMEM when out of memory. */
+ember_status lm_pretokenize(enum lm_pre pre, const char *text, size_t len, lm_piece_fn piece, void *arg);
+
+/* ---------------------------------------------------------------- models */
+
+/* one block's weights (GGUF's blk.N.*) and its key/value cache */
+struct lm_block {
+    ember_tensor *attn_norm, *wq, *wk, *wv, *wo, *bq, *bk, *bv; /* biases: qwen2's, else NULL */
+    ember_tensor *ffn_norm, *gate, *up, *down;
+    ember_tensor *k_cache, *v_cache; /* (1, kv_heads, context, head_dim) */
+};
+
+struct ember_lm {
+    ember_ctx *ctx;
+    char arch[8]; /* "llama", "qwen2" */
+    bool neox;    /* RoPE's pairs are halves (qwen2), not neighbours (llama as GGUF keeps it) */
+    int64_t blocks, width, heads, kv_heads, head_dim, ffn, vocab, rot;
+    int64_t train_context, context; /* the model's, and the positions kept */
+    float eps;
+    double rope_base;
+    struct lm_tokenizer *tok;
+    char *chat_template;                             /* the file's, or NULL */
+    ember_tensor *token_embd, *output_norm, *output; /* output NULL: tied to token_embd */
+    ember_tensor *rope;                              /* (context, rot / 2, 2) */
+    struct lm_block *block;
+    int64_t position; /* positions fed */
+    size_t weight_bytes, cache_bytes;
+    char describe[512];
+};
+
+#endif /* EMBER_LM_IMPL_H */
