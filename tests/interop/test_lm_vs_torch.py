@@ -138,6 +138,9 @@ def compare(lm_run, path, prompt, count, what):
         if r.returncode != 0:
             check(False, f"{what}: lm-run exited {r.returncode}: {r.stderr.strip()[-400:]}")
             return
+        for line in r.stderr.splitlines():  # the CUDA test double's count of chunked launches (simulated GPUs)
+            if "grid's x limit" in line:
+                print(line)
         device = next((line for line in r.stderr.splitlines() if " on " in line), "")
         if device:  # the model and the device it ran on (the simulated GPUs' tests check the kernel path)
             print(device.split(" on ", 1)[1] if what.startswith("tiny") else device)
