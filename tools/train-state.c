@@ -444,7 +444,7 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
     if (rc == EXIT_OK && o->metrics)
         rc = cli_check_output(o->metrics, "--metrics", false);
     if (rc == EXIT_OK && o->trace)
-        rc = cli_check_output(o->trace, "--trace", false);
+        rc = cli_check_output(o->trace, "--trace", true); /* written at the end, and renamed into place */
     if (rc != EXIT_OK || !o->save)
         return rc;
     /* the checkpoint's metadata, as the first save will write it: a name that
