@@ -198,8 +198,9 @@ int cli_output_close(struct cli_output *o, bool ok)
     errno = 0;
     ok = fflush(o->f) == 0 && !ferror(o->f) && ok;
     int err = ok ? 0 : errno;
-    /* flushed to disk by name: a library call given o->tmp may have written it anew */
-    int fd = ok ? ember_open_file(o->tmp, O_RDONLY, 0) : -1;
+    /* flushed to disk by name: a library call given o->tmp may have written it anew (opened to
+     * write, not truncated: Windows flushes no file opened only to read) */
+    int fd = ok ? ember_open_file(o->tmp, O_WRONLY, 0) : -1;
     if (ok && (fd < 0 || !ember_flush_to_disk(fd)))
         ok = false, err = errno;
     if (fd >= 0)
