@@ -245,30 +245,6 @@ bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *sha
     return false;
 }
 
-int cli_profile_report(ember_ctx *ctx, FILE *table, const char *trace, const char *what)
-{
-    if (table) {
-        char *text = ember_profile_table(ctx);
-        if (!text)
-            return cli_fail(ctx, "cannot make the profile");
-        fprintf(table, "profile of the %s\n%s", what, text);
-        free(text);
-    }
-    if (trace) { /* through the output helper: beside the file, then renamed over it */
-        struct cli_output o;
-        int rc = cli_output_open(&o, trace, "--trace");
-        if (rc != EXIT_OK)
-            return rc;
-        bool ok = ember_profile_write_trace(ctx, o.tmp) == EMBER_OK;
-        int failed = ok ? EXIT_OK : cli_fail(ctx, "cannot write the trace");
-        if ((rc = cli_output_close(&o, ok)) != EXIT_OK)
-            return ok ? rc : failed;
-        fprintf(stderr, "ember: trace of the %s in %s (open it in ui.perfetto.dev or chrome://tracing)\n",
-                what, trace);
-    }
-    return EXIT_OK;
-}
-
 double cli_now(void)
 {
     struct timespec ts;

@@ -8,7 +8,8 @@
  *
  * Under libFuzzer the inputs are also mutated as graphs, not only as
  * bytes (LLVMFuzzerCustomMutator): an input that reads as a model gets a
- * cycle (a node fed by its own output or a later one's), a long chain of
+ * cycle (a node fed by its own output or a later one's, an Identity of
+ * itself), a long chain of
  * Relus or of residual blocks, branches crossed (an input rewired to any
  * value), a node's operator changed, or an initializer whose packed dims
  * or data are far past their limits, and is written back. Byte mutations
@@ -212,8 +213,18 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     struct onnx_graph *g = &m.graph;
     unsigned room = max_size > size ? (unsigned)((max_size - size) / 24) : 0; /* about 24 bytes a node */
     unsigned long_one = 1 + next_random(&r) % (room < 4000 ? room + 1 : 4000);
-    int what = (int)(next_random(&r) % 7);
-    if (g->node_count && what == 0) { /* a cycle: a node fed by its own output, or a later node's */
+    int what = (int)(next_random(&r) % 8);
+    if (g->node_count && what == 7) { /* a = Identity(a): a value its own source, whoever reads it */
+        struct onnx_node *n = &g->nodes[next_random(&r) % (uint32_t)g->node_count];
+        if (n->input_count && n->output_count) {
+            free(n->op_type);
+            n->op_type = strdup("Identity");
+            free(n->inputs[0]);
+            n->inputs[0] = strdup(n->outputs[0]);
+            while (n->input_count > 1)
+                free(n->inputs[--n->input_count]);
+        }
+    } else if (g->node_count && what == 0) { /* a cycle: a node fed by its own output, or a later node's */
         int i = (int)(next_random(&r) % (uint32_t)g->node_count),
             j = i + (int)(next_random(&r) % (uint32_t)(g->node_count - i));
         struct onnx_node *n = &g->nodes[i];
@@ -248,7 +259,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     bool written = onnx_model_write(ctx, &m, &bytes, &n) == EMBER_OK;
     onnx_model_free(&m);
     ember_clear_error(ctx);
-    if (written && what >= 5) { /* packed dims or data far past their limits */
+    if (written && (what == 5 || what == 6)) { /* packed dims or data far past their limits */
         unsigned count = 9 + next_random(&r) % (max_size > n + 64 ? (unsigned)(max_size - n - 64) : 1);
         n = with_packed(bytes, n, count, what == 5, data, max_size);
         free(bytes);
