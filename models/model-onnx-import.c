@@ -70,6 +70,7 @@ struct importer {
     const char **split;
     int64_t climb_budget; /* steps up the tree left to find splits */
     bool tangled;         /* the budget ran out */
+    int64_t fold_budget;  /* calls of fold() left */
     const char *input;    /* the graph's one data input */
     int64_t batch;        /* its first dimension when fixed, else -1 */
     int depth;
@@ -267,7 +268,10 @@ static void add_values(struct imp_layer *l, const float *values, int64_t count, 
 
 static int fold(struct importer *im, const char *name, int64_t *out, int depth)
 {
-    if (depth > 16)
+    /* each call spends from a budget linear in the graph: Concats of
+     * Concats of empty constants succeed at every input, so the calls
+     * would grow as the inputs' count to the power of the depth */
+    if (depth > 16 || im->fold_budget-- <= 0)
         return -1;
     const struct onnx_tensor *t = constant(im, name);
     if (t) {
@@ -793,8 +797,11 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     }
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0) {
         if (strcmp(op, "Reshape") == 0 && !reshape_is_flatten(im, n))
-            return fail_node(im, n,
-                             "a Reshape ember cannot tell is (batch, -1); ember's flatten gives (N, C*H*W)");
+            return fail_node(im, n, "%s",
+                             im->fold_budget < 0
+                                 ? "its shape is computed by more nodes than ember folds"
+                                 : "a Reshape ember cannot tell is (batch, -1); ember's flatten "
+                                   "gives (N, C*H*W)");
         if (!block_add(im, block, "flatten", n))
             return EMBER_ERR_NOMEM;
         for (int i = 1; i < n->input_count; i++) /* the shape or axes: folded, taken */
@@ -987,6 +994,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
                            size_t *size)
 {
     struct importer im = {.ctx = ctx, .what = what, .g = &om->graph};
+    im.fold_budget = 16 * (int64_t)om->graph.node_count + 4096;
     struct imp_block root = {0};
     struct onnx_names ns = {0};
     struct onnx_text t = {0};

@@ -5,7 +5,8 @@
  * work that grows faster than the graph, and without memory that grows
  * faster than the file (docs/reliability.md): a value that is its own
  * Identity, long chains of residual blocks and of Relus, branches that
- * cross, packed numbers far past their limits.
+ * cross, a shape folded from a tower of Concats, packed numbers far past
+ * their limits.
  *
  * What ran forever or for minutes before shows here as the test's own
  * time limit (CTest's TIMEOUT), never as a timed assertion; memory is the
@@ -199,6 +200,38 @@ static void crossing_branches(ember_ctx *ctx, int n)
     free(m.data);
 }
 
+/* A Reshape's shape folded from Concats of Concats, each of 16 copies of
+ * the one below, down to an empty constant: every fold succeeds with no
+ * elements, so folding each input of each Concat again was 16^12 calls. */
+static void concat_tower(ember_ctx *ctx)
+{
+    struct pb_writer g = {0}, t = {0};
+    pb_write_varint(&t, 1, 0); /* dims (0): no elements */
+    pb_write_varint(&t, 2, ONNX_INT64);
+    pb_write_string(&t, 8, "c0");
+    pb_write_bytes(&t, 9, "", 0);
+    pb_write_message(&g, 5, &t);
+    free(t.data);
+    for (int level = 1; level <= 12; level++) {
+        struct pb_writer n = {0};
+        char below[16], out[16];
+        snprintf(below, sizeof below, "c%d", level - 1);
+        snprintf(out, sizeof out, "c%d", level);
+        for (int i = 0; i < 16; i++)
+            pb_write_string(&n, 1, below);
+        pb_write_string(&n, 2, out);
+        pb_write_string(&n, 4, "Concat");
+        pb_write_message(&g, 1, &n);
+        free(n.data);
+    }
+    node(&g, "Reshape", "x", "c12", "y");
+    struct pb_writer m = model(&g, "y");
+    ember_status st = import(ctx, &m);
+    CHECK(st == EMBER_ERR_UNSUPPORTED, "a tower of Concats gave %s: %s", ember_status_str(st),
+          ember_last_error(ctx));
+    free(m.data);
+}
+
 static long peak_rss_kib(void)
 {
     struct rusage u;
@@ -269,6 +302,7 @@ int main(void)
     residual_chain(ctx, 2000);
     relu_chain(ctx, ONNX_MAX_NODES - 8);
     crossing_branches(ctx, 20000);
+    concat_tower(ctx);
     ember_ctx_free(ctx);
     return test_finish("test_onnx_import");
 }
