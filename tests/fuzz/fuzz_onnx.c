@@ -251,9 +251,13 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     for (int i = 0; i < g->initializer_count; i++)
         make_writable(&g->initializers[i]);
     for (int i = 0; i < g->node_count; i++)
-        for (int k = 0; k < g->nodes[i].attr_count; k++)
-            if (g->nodes[i].attrs[k].t)
-                make_writable(g->nodes[i].attrs[k].t);
+        for (int k = 0; k < g->nodes[i].attr_count; k++) {
+            struct onnx_attr *a = &g->nodes[i].attrs[k];
+            if (a->t)
+                make_writable(a->t);
+            else if (a->type == ONNX_ATTR_TENSOR) /* a tensor attribute without its tensor: its name alone */
+                a->type = 0;
+        }
     void *bytes = NULL;
     size_t n = 0;
     bool written = onnx_model_write(ctx, &m, &bytes, &n) == EMBER_OK;
