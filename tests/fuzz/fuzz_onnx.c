@@ -257,6 +257,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
                 make_writable(a->t);
             else if (a->type == ONNX_ATTR_TENSOR) /* a tensor attribute without its tensor: its name alone */
                 a->type = 0;
+            if (a->type == ONNX_ATTR_STRING && !a->s) /* a string attribute without its string, likewise */
+                a->type = 0;
         }
     void *bytes = NULL;
     size_t n = 0;
