@@ -20,6 +20,7 @@
  * applies them to new rows. The hold-out is data-folder.c's: per class, seeded by the seed and
  * the class's name.
  */
+#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -161,20 +162,47 @@ static void classes_free(struct classes *k)
     free(k->names);
 }
 
-/* a label that is a class index: digits only, below CSV_MAX_LABELS */
+/* A label that is a class index: a whole number from 0 below
+ * CSV_MAX_LABELS, however it is written ("1", "1.0", "01", "1e0" are all
+ * class 1: a table whose labels went through floats once must not have
+ * two classes of one label); else -1. */
 static long label_number(const char *text)
 {
+    if (!isdigit((unsigned char)text[0]) || strspn(text, "0123456789.eE+-") != strlen(text))
+        return -1;
     char *end;
-    long v = text[0] >= '0' && text[0] <= '9' ? strtol(text, &end, 10) : -1;
-    return v >= 0 && !*end && v < CSV_MAX_LABELS ? v : -1;
+    double v = strtod(text, &end);
+    return !*end && v >= 0 && v < CSV_MAX_LABELS && v == (double)(long)v ? (long)v : -1;
 }
 
-static ember_status classes_from_labels(ember_ctx *ctx, const struct csv_rows *rows, struct classes *k)
+static ember_status classes_from_labels(ember_ctx *ctx, const char *path, const struct csv_rows *rows,
+                                        struct classes *k)
 {
     long most = -1;
     for (int i = 0; i < rows->label_count && most >= -1; i++) {
         long v = label_number(rows->labels[i]);
         most = v < 0 ? -2 : v > most ? v : most;
+    }
+    /* class indices: k is class k, so one wrong label would size the model;
+     * at least half of the classes must be labels of rows */
+    int distinct = 0;
+    if (most >= 0) {
+        unsigned char *seen = ember_host_calloc(ctx, (size_t)most + 1, 1);
+        if (!seen)
+            return EMBER_ERR_NOMEM;
+        for (int i = 0; i < rows->label_count; i++) {
+            long v = label_number(rows->labels[i]);
+            distinct += !seen[v];
+            seen[v] = 1;
+        }
+        free(seen);
+        if (2 * (long)distinct < most + 1)
+            return ember_fail(
+                ctx, EMBER_ERR_FORMAT,
+                "%s: the labels are class indices up to %ld, so the model would have %ld classes, "
+                "but only %d of them label a row: a label is wrong, or number the classes from 0 "
+                "without gaps",
+                path, most, most + 1, distinct);
     }
     k->count = most >= 0 ? (int)most + 1 : rows->label_count;
     if (!(k->names = ember_host_calloc(ctx, (size_t)k->count + 1, sizeof *k->names)))
@@ -215,6 +243,13 @@ static ember_status rows_classes(ember_ctx *ctx, const struct table *t, const st
     for (int i = 0; i < t->rows.label_count; i++) {
         struct named_class key = {t->rows.labels[i], -1};
         const struct named_class *at = bsearch(&key, sorted, (size_t)k->count, sizeof *sorted, compare_names);
+        char number[24];
+        long v = at ? -1 : label_number(key.name);
+        if (v >= 0) { /* "1.0" is the class "1" */
+            snprintf(number, sizeof number, "%ld", v);
+            key.name = number;
+            at = bsearch(&key, sorted, (size_t)k->count, sizeof *sorted, compare_names);
+        }
         of_label[i] = at ? at->index : -1;
     }
     free(sorted);
@@ -323,7 +358,7 @@ ember_status ember_data_load_csv(ember_dataset *ds, const char *path, const embe
             if (!(k.names[i] = ember_host_strdup(ctx, o->class_names[i])))
                 st = EMBER_ERR_NOMEM;
     } else if (st == EMBER_OK) {
-        st = classes_from_labels(ctx, &train.rows, &k);
+        st = classes_from_labels(ctx, train_path, &train.rows, &k);
     }
     if (st == EMBER_OK && k.count < 2)
         st = ember_fail(ctx, EMBER_ERR_FORMAT,

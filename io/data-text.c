@@ -60,35 +60,47 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
     if (!file)
         return ember_last_status(ctx);
     int64_t len = (int64_t)info.st_size;
-    uint8_t *bytes = NULL;
+    /* each split holds a window and the byte after it, at least */
+    int64_t test_len = len / 10, train_len = len - test_len;
+    int64_t first = ds->split == EMBER_TRAIN ? 0 : train_len,
+            count = ds->split == EMBER_TRAIN ? train_len : test_len;
     ember_status st = EMBER_OK;
     if (len > TEXT_MAX_BYTES)
         st = ember_fail(ctx, EMBER_ERR_FORMAT, "text: %s is %lld bytes; ember reads text files up to %lld",
                         path, (long long)len, (long long)TEXT_MAX_BYTES);
-    else if (!(bytes = ember_host_alloc(ctx, (size_t)len + 1)))
-        st = EMBER_ERR_NOMEM;
-    else if (fread(bytes, 1, (size_t)len, file) != (size_t)len)
-        st = ember_fail(ctx, EMBER_ERR_IO, "text: cannot read the %lld bytes of %s: %s", (long long)len, path,
-                        ferror(file) ? strerror(errno) : "it shrank");
-    fclose(file);
-    /* each split holds a window and the byte after it, at least */
-    int64_t test_len = len / 10, train_len = len - test_len;
-    if (st == EMBER_OK && test_len < context + 1)
+    else if (test_len < context + 1)
         st = ember_fail(
             ctx, EMBER_ERR_FORMAT,
             "text: %s is %lld bytes; its last tenth, the validation split, must hold a window of the "
             "context (%lld) and one byte more: give a file of at least %lld bytes or a shorter "
             "ember_data_options.sample_shape[0]",
             path, (long long)len, (long long)context, (long long)(10 * (context + 1)));
+
+    /* the vocabulary, the distinct bytes of the whole file, read a chunk at
+     * a time; then only this split's bytes are held (the file once, over
+     * both splits, where each held all of it before) */
+    bool seen[256] = {false};
+    uint8_t chunk[16384], *bytes = NULL;
+    int64_t got = 0;
+    for (size_t n; st == EMBER_OK && (n = fread(chunk, 1, sizeof chunk, file)) > 0; got += (int64_t)n)
+        for (size_t i = 0; i < n; i++)
+            seen[chunk[i]] = true;
+    if (st == EMBER_OK && (got != len || ferror(file)))
+        st = ember_fail(ctx, EMBER_ERR_IO, "text: cannot read the %lld bytes of %s: %s", (long long)len, path,
+                        ferror(file) ? strerror(errno) : "it changed while it was read");
+    if (st == EMBER_OK && !(bytes = ember_host_alloc(ctx, (size_t)count + 1)))
+        st = EMBER_ERR_NOMEM;
+    if (st == EMBER_OK &&
+        (fseeko(file, (off_t)first, SEEK_SET) != 0 || fread(bytes, 1, (size_t)count, file) != (size_t)count))
+        st = ember_fail(ctx, EMBER_ERR_IO, "text: cannot read the %lld bytes of %s: %s", (long long)len, path,
+                        ferror(file) ? strerror(errno) : "it shrank");
+    fclose(file);
     if (st != EMBER_OK) {
         free(bytes);
         return st;
     }
 
     /* the vocabulary: the distinct bytes, sorted; token[b] is byte b's index */
-    bool seen[256] = {false};
-    for (int64_t i = 0; i < len; i++)
-        seen[bytes[i]] = true;
     uint8_t token[256];
     ds->vocab_size = 0;
     for (int b = 0; b < 256; b++)
@@ -97,9 +109,6 @@ ember_status ember_data_load_text(ember_dataset *ds, const char *path, const emb
             ds->vocab[ds->vocab_size++] = (uint8_t)b;
         }
     /* this split's bytes as tokens, in place */
-    int64_t first = ds->split == EMBER_TRAIN ? 0 : train_len,
-            count = ds->split == EMBER_TRAIN ? train_len : test_len;
-    memmove(bytes, bytes + first, (size_t)count);
     for (int64_t i = 0; i < count; i++)
         bytes[i] = token[bytes[i]];
     ds->text = true;

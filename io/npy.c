@@ -211,6 +211,21 @@ ember_status npy_read_header(struct npy_stream *s, struct npy_header *h)
         return st;
     }
     header[header_len] = '\0';
+    /* a NUL would end the header for the parser early, and a key given
+     * twice has two meanings: NumPy writes neither, so neither is guessed at */
+    const char *twice = NULL;
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    for (int i = 0; i < 3 && !twice; i++) {
+        const char *first = header_value(header, keys[i]);
+        if (first && header_value(first, keys[i]))
+            twice = keys[i];
+    }
+    if (memchr(header, '\0', header_len) || twice) {
+        st = ember_fail(ctx, EMBER_ERR_FORMAT, "%s: its header %s%s%s; write it with numpy.save", path,
+                        twice ? "gives '" : "holds a NUL byte", twice ? twice : "", twice ? "' twice" : "");
+        free(header);
+        return st;
+    }
     const char *descr = header_value(header, "descr"), *order = header_value(header, "fortran_order");
     const char *shape_text = header_value(header, "shape");
     static const struct {

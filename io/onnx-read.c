@@ -93,49 +93,98 @@ static ember_status read_int(struct rd *rd, struct pb_reader *r, int wire, int64
 }
 
 /* Repeated numbers, packed (one length-delimited run) or one per field,
- * appended to a growing array of `kind`: 0 varints as int64, 4 fixed32 as
- * raw bits, 8 fixed64 as raw bits. */
-struct numbers {
-    uint64_t *v;
-    size_t count, cap;
-};
+ * of `kind`: 0 varints, 4 fixed32, 8 fixed64. They are read in two
+ * passes: the message's own pass counts them without decoding (a packed
+ * run of varints holds as many as it has bytes below 0x80), so that the
+ * count is checked against its limit (8 dimensions, a tensor's elements by
+ * its dims) before anything is allocated for it; numbers_each then
+ * decodes only what was asked for, straight into its place. Decoding
+ * first cost 8 bytes for each 1-byte varint, 16 while the array doubled:
+ * a 400 MB file took 3.5 GB before a dimension count was refused. */
+static int single_wire(int kind) { return kind == 0 ? PB_VARINT : kind == 4 ? PB_FIXED32 : PB_FIXED64; }
 
-static bool numbers_push(struct numbers *n, uint64_t v)
+static ember_status count_numbers(struct rd *rd, struct pb_reader *r, int wire, int kind, size_t *count)
 {
-    if (n->count == n->cap) {
-        size_t cap = n->cap ? 2 * n->cap : 16;
-        uint64_t *more = realloc(n->v, cap * sizeof *more);
-        if (!more)
-            return false;
-        n->v = more;
-        n->cap = cap;
+    struct pb_reader run;
+    uint64_t v;
+    uint32_t v32;
+    if (wire == single_wire(kind)) {
+        bool ok = kind == 0   ? pb_read_varint(r, &v)
+                  : kind == 4 ? pb_read_fixed32(r, &v32)
+                              : pb_read_fixed64(r, &v);
+        if (!ok)
+            return bad(rd, r, "a repeated number cut short");
+        ++*count;
+        return EMBER_OK;
     }
-    n->v[n->count++] = v;
+    if (wire != PB_BYTES || !pb_read_bytes(r, &run))
+        return bad(rd, r, "a repeated number of the wrong wire type");
+    size_t len = (size_t)(run.end - run.at);
+    if (kind != 0) {
+        if (len == 0 || len % (size_t)kind)
+            return bad(rd, r, "a packed run of %zu bytes is not whole %d-byte numbers", len, kind);
+        *count += len / (size_t)kind;
+        return EMBER_OK;
+    }
+    int in_varint = 0; /* bytes of the varint being counted */
+    for (const uint8_t *at = run.at; at < run.end; at++) {
+        if (++in_varint > 10)
+            return bad(rd, r, "a varint of over 10 bytes");
+        if (*at < 0x80)
+            ++*count, in_varint = 0;
+    }
+    if (len == 0 || in_varint)
+        return bad(rd, r, "a repeated number cut short");
+    return EMBER_OK;
+}
+
+/* Hands each number of the fields numbered `want` or `also` (0: none) in a
+ * message that count_numbers has been through to each(arg, value), in
+ * order; false when each() does. */
+static bool numbers_each(struct pb_reader r, uint32_t want, uint32_t also, int kind,
+                         bool (*each)(void *arg, uint64_t v), void *arg)
+{
+    uint32_t field;
+    int wire;
+    while (r.at < r.end) {
+        if (!pb_read_key(&r, &field, &wire))
+            return false;
+        if (field != want && (!also || field != also)) {
+            if (!pb_skip(&r, wire))
+                return false;
+            continue;
+        }
+        struct pb_reader run = r;
+        if (wire == PB_BYTES && !pb_read_bytes(&r, &run))
+            return false;
+        do {
+            uint64_t v = 0;
+            uint32_t v32;
+            bool ok = kind == 0   ? pb_read_varint(&run, &v)
+                      : kind == 4 ? (pb_read_fixed32(&run, &v32) && ((v = v32), 1))
+                                  : pb_read_fixed64(&run, &v);
+            if (!ok || !each(arg, v))
+                return false;
+        } while (wire == PB_BYTES && run.at < run.end);
+        if (wire != PB_BYTES)
+            r.at = run.at;
+    }
     return true;
 }
 
-static ember_status read_numbers(struct rd *rd, struct pb_reader *r, int wire, int kind, struct numbers *n)
+/* numbers_each into an array of `count` uint64s (a tensor's dims, an attribute's ints or floats' bits) */
+struct number_array {
+    uint64_t *v;
+    size_t count, at;
+};
+
+static bool number_store(void *arg, uint64_t v)
 {
-    int single = kind == 0 ? PB_VARINT : kind == 4 ? PB_FIXED32 : PB_FIXED64;
-    struct pb_reader run;
-    if (wire == single)
-        run = (struct pb_reader){r->at, r->end};
-    else if (wire != PB_BYTES || !pb_read_bytes(r, &run))
-        return bad(rd, r, "a repeated number of the wrong wire type");
-    do {
-        uint64_t v = 0;
-        uint32_t v32;
-        bool ok = kind == 0   ? pb_read_varint(&run, &v)
-                  : kind == 4 ? (pb_read_fixed32(&run, &v32) && ((v = v32), 1))
-                              : pb_read_fixed64(&run, &v);
-        if (!ok)
-            return bad(rd, r, "a repeated number cut short");
-        if (!numbers_push(n, v))
-            return nomem(rd);
-    } while (wire == PB_BYTES && run.at < run.end);
-    if (wire == single)
-        r->at = run.at;
-    return EMBER_OK;
+    struct number_array *a = arg;
+    if (a->at == a->count)
+        return false;
+    a->v[a->at++] = v;
+    return true;
 }
 
 /* ---------------------------------------------------------------- tensors */
@@ -150,11 +199,47 @@ void onnx_tensor_free(struct onnx_tensor *t)
     *t = (struct onnx_tensor){0};
 }
 
+/* How many numbers each of a tensor's repeated fields holds (count_numbers). */
+struct tensor_counts {
+    size_t dims, fixed32, fixed64, varints;
+};
+
+/* One element into values or ints, as numbers_each hands it over. */
+struct element_sink {
+    struct onnx_tensor *t;
+    enum ember_num_kind kind;
+    size_t at;
+    bool bad_value; /* a NaN, an infinity or beyond float32 at index at */
+};
+
+static bool element_store(void *arg, uint64_t bits)
+{
+    struct element_sink *e = arg;
+    struct onnx_tensor *t = e->t;
+    if (e->at == (size_t)t->numel)
+        return false;
+    if (t->ints) {
+        t->ints[e->at++] = e->kind == EMBER_NUM_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
+        return true;
+    }
+    uint8_t le[8];
+    for (size_t b = 0; b < 8; b++)
+        le[b] = (uint8_t)(bits >> (8 * b));
+    size_t wrong;
+    if (!ember_convert_to_f32(e->kind, le, 1, &t->values[e->at], &wrong)) {
+        e->bad_value = true;
+        return false;
+    }
+    e->at++;
+    return true;
+}
+
 /* The tensor's elements from whichever field held them, into values (for
- * floating-point types) or ints (for integer ones). */
+ * floating-point types) or ints (for integer ones); `msg` is the whole
+ * TensorProto, its numbers counted in `c`. */
 static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struct onnx_tensor *t,
-                                const struct pb_reader *raw, struct numbers *fixed32, struct numbers *fixed64,
-                                struct numbers *varints)
+                                const struct pb_reader *raw, struct pb_reader msg,
+                                const struct tensor_counts *c)
 {
     enum ember_num_kind kind;
     switch (t->type) {
@@ -169,9 +254,9 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
     bool integer = kind == EMBER_NUM_I64 || kind == EMBER_NUM_I32;
     size_t n = (size_t)t->numel, width = ember_convert_width(kind);
     size_t given = raw                     ? (size_t)(raw->end - raw->at) / width
-                   : kind == EMBER_NUM_F32 ? fixed32->count
-                   : kind == EMBER_NUM_F64 ? fixed64->count
-                                           : varints->count; /* int32_data, int64_data, and half's bits */
+                   : kind == EMBER_NUM_F32 ? c->fixed32
+                   : kind == EMBER_NUM_F64 ? c->fixed64
+                                           : c->varints; /* int32_data, int64_data, and half's bits */
     if (raw && (size_t)(raw->end - raw->at) % width)
         return bad(rd, at, "tensor \"%.200s\": raw_data of %zu bytes is not whole elements", t->name,
                    (size_t)(raw->end - raw->at));
@@ -181,35 +266,28 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
     if (integer ? !(t->ints = malloc((n ? n : 1) * sizeof *t->ints))
                 : !(t->values = malloc((n ? n : 1) * sizeof *t->values)))
         return nomem(rd);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t bits = 0;
-        if (raw) {
-            for (size_t b = width; b-- > 0;)
-                bits = bits << 8 | raw->at[i * width + b];
-        } else {
-            bits = kind == EMBER_NUM_F32   ? fixed32->v[i]
-                   : kind == EMBER_NUM_F64 ? fixed64->v[i]
-                                           : varints->v[i];
-        }
-        if (integer) {
-            t->ints[i] = kind == EMBER_NUM_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
-            continue;
-        }
-        uint8_t le[8];
-        for (size_t b = 0; b < 8; b++)
-            le[b] = (uint8_t)(bits >> (8 * b));
-        size_t wrong;
-        if (!ember_convert_to_f32(kind, le, 1, &t->values[i], &wrong))
-            return bad(rd, at,
-                       "tensor \"%.200s\" holds at index %zu a NaN, an infinity or a value beyond float32",
-                       t->name, i);
+    struct element_sink sink = {t, kind, 0, false};
+    if (!raw) {
+        uint32_t field = kind == EMBER_NUM_F32 ? 4 : kind == EMBER_NUM_F64 ? 10 : 5;
+        int number = kind == EMBER_NUM_F32 ? 4 : kind == EMBER_NUM_F64 ? 8 : 0;
+        numbers_each(msg, field, field == 5 ? 7 : 0, number, element_store, &sink);
     }
+    for (size_t i = 0; raw && i < n && !sink.bad_value; i++) {
+        uint64_t bits = 0;
+        for (size_t b = width; b-- > 0;)
+            bits = bits << 8 | raw->at[i * width + b];
+        element_store(&sink, bits);
+    }
+    if (sink.bad_value)
+        return bad(rd, at,
+                   "tensor \"%.200s\" holds at index %zu a NaN, an infinity or a value beyond float32",
+                   t->name, sink.at);
     return EMBER_OK;
 }
 
 static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_tensor *t)
 {
-    struct numbers dims = {0}, fixed32 = {0}, fixed64 = {0}, varints = {0};
+    struct tensor_counts c = {0};
     struct pb_reader raw = {0}, start = r;
     bool has_raw = false;
     int64_t type = 0;
@@ -222,18 +300,18 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
             break;
         }
         switch (field) {
-        case 1: st = read_numbers(rd, &r, wire, 0, &dims); break;
+        case 1: st = count_numbers(rd, &r, wire, 0, &c.dims); break;
         case 2: st = read_int(rd, &r, wire, &type); break;
-        case 4: st = read_numbers(rd, &r, wire, 4, &fixed32); break;
+        case 4: st = count_numbers(rd, &r, wire, 4, &c.fixed32); break;
         case 5: /* int32_data: INT32, and the bits of FLOAT16 and BFLOAT16 */
-        case 7: st = read_numbers(rd, &r, wire, 0, &varints); break;
+        case 7: st = count_numbers(rd, &r, wire, 0, &c.varints); break;
         case 8: st = read_string(rd, &r, wire, ONNX_MAX_STRING, &t->name); break;
         case 9:
             if (wire != PB_BYTES || !pb_read_bytes(&r, &raw))
                 st = bad(rd, &r, "raw_data that is not length-delimited");
             has_raw = true;
             break;
-        case 10: st = read_numbers(rd, &r, wire, 8, &fixed64); break;
+        case 10: st = count_numbers(rd, &r, wire, 8, &c.fixed64); break;
         case 13:
         case 14:
             st = bad(rd, &r,
@@ -249,29 +327,29 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
     }
     if (!t->name && st == EMBER_OK && !(t->name = strdup("")))
         st = nomem(rd);
-    if (st == EMBER_OK && dims.count > ONNX_MAX_DIMS)
-        st = bad(rd, &start, "tensor \"%.200s\" has %zu dimensions, over %d", t->name, dims.count,
-                 ONNX_MAX_DIMS);
+    if (st == EMBER_OK && c.dims > ONNX_MAX_DIMS)
+        st = bad(rd, &start, "tensor \"%.200s\" has %zu dimensions, over %d", t->name, c.dims, ONNX_MAX_DIMS);
+    uint64_t dims[ONNX_MAX_DIMS];
+    struct number_array d = {dims, c.dims, 0};
+    if (st == EMBER_OK && !numbers_each(start, 1, 0, 0, number_store, &d))
+        st = bad(rd, &start, "tensor \"%.200s\": its dims cannot be read", t->name);
     if (st == EMBER_OK) {
         t->type = (int)type;
-        t->ndim = (int)dims.count;
+        t->ndim = (int)c.dims;
         t->numel = 1;
         for (int i = 0; i < t->ndim && st == EMBER_OK; i++) {
-            int64_t d = (int64_t)dims.v[i];
-            t->dims[i] = d;
+            int64_t dim = (int64_t)dims[i];
+            t->dims[i] = dim;
             /* the data must be in the file, so no honest count passes its size */
-            if (d < 0 || (d && t->numel > (int64_t)ONNX_MAX_FILE / d))
-                st = bad(rd, &start, "tensor \"%.200s\" has dimension %d of %lld", t->name, i, (long long)d);
+            if (dim < 0 || (dim && t->numel > (int64_t)ONNX_MAX_FILE / dim))
+                st =
+                    bad(rd, &start, "tensor \"%.200s\" has dimension %d of %lld", t->name, i, (long long)dim);
             else
-                t->numel *= d;
+                t->numel *= dim;
         }
     }
     if (st == EMBER_OK)
-        st = tensor_data(rd, &start, t, has_raw ? &raw : NULL, &fixed32, &fixed64, &varints);
-    free(dims.v);
-    free(fixed32.v);
-    free(fixed64.v);
-    free(varints.v);
+        st = tensor_data(rd, &start, t, has_raw ? &raw : NULL, start, &c);
     return st;
 }
 
@@ -302,7 +380,8 @@ static void attr_free(struct onnx_attr *a)
 
 static ember_status read_attr(struct rd *rd, struct pb_reader r, struct onnx_attr *a)
 {
-    struct numbers ints = {0}, floats = {0};
+    size_t int_count = 0, float_count = 0;
+    struct pb_reader start = r;
     ember_status st = EMBER_OK;
     int64_t type = 0;
     uint32_t field;
@@ -334,8 +413,8 @@ static ember_status read_attr(struct rd *rd, struct pb_reader r, struct onnx_att
             else
                 st = read_tensor(rd, inner, a->t);
             break;
-        case 7: st = read_numbers(rd, &r, wire, 4, &floats); break;
-        case 8: st = read_numbers(rd, &r, wire, 0, &ints); break;
+        case 7: st = count_numbers(rd, &r, wire, 4, &float_count); break;
+        case 8: st = count_numbers(rd, &r, wire, 0, &int_count); break;
         case 20: st = read_int(rd, &r, wire, &type); break;
         default:
             if (!pb_skip(&r, wire))
@@ -345,28 +424,35 @@ static ember_status read_attr(struct rd *rd, struct pb_reader r, struct onnx_att
     a->type = (int)type;
     if (st == EMBER_OK && !a->name)
         st = bad(rd, &r, "an attribute without a name");
-    if (st == EMBER_OK && ints.count > ONNX_MAX_STRING)
-        st = bad(rd, &r, "attribute %s holds %zu integers", a->name, ints.count);
-    if (st == EMBER_OK && ints.count) {
-        if (!(a->ints = malloc(ints.count * sizeof *a->ints)))
-            st = nomem(rd);
-        for (size_t i = 0; st == EMBER_OK && i < ints.count; i++)
-            a->ints[i] = (int64_t)ints.v[i];
-        a->int_count = (int)ints.count;
-    }
-    if (st == EMBER_OK && floats.count > ONNX_MAX_STRING)
-        st = bad(rd, &r, "attribute %s holds %zu floats", a->name, floats.count);
-    if (st == EMBER_OK && floats.count) {
-        if (!(a->floats = malloc(floats.count * sizeof *a->floats)))
-            st = nomem(rd);
-        for (size_t i = 0; st == EMBER_OK && i < floats.count; i++) {
-            uint32_t u = (uint32_t)floats.v[i];
-            memcpy(&a->floats[i], &u, 4);
+    for (int k = 0; k < 2 && st == EMBER_OK; k++) { /* ints, then floats: counted, then decoded */
+        size_t count = k == 0 ? int_count : float_count;
+        if (count > ONNX_MAX_STRING) {
+            st = bad(rd, &r, "attribute %s holds %zu %s", a->name, count, k == 0 ? "integers" : "floats");
+            break;
         }
-        a->float_count = (int)floats.count;
+        if (!count)
+            continue;
+        struct number_array v = {malloc(count * sizeof *v.v), count, 0};
+        if (!v.v) {
+            st = nomem(rd);
+            break;
+        }
+        numbers_each(start, k == 0 ? 8 : 7, 0, k == 0 ? 0 : 4, number_store, &v);
+        if (k == 0 && (a->ints = malloc(count * sizeof *a->ints))) {
+            for (size_t i = 0; i < count; i++)
+                a->ints[i] = (int64_t)v.v[i];
+            a->int_count = (int)count;
+        } else if (k == 1 && (a->floats = malloc(count * sizeof *a->floats))) {
+            for (size_t i = 0; i < count; i++) {
+                uint32_t u = (uint32_t)v.v[i];
+                memcpy(&a->floats[i], &u, 4);
+            }
+            a->float_count = (int)count;
+        } else {
+            st = nomem(rd);
+        }
+        free(v.v);
     }
-    free(ints.v);
-    free(floats.v);
     return st;
 }
 

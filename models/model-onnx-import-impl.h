@@ -33,11 +33,19 @@ struct imp_layer {
     struct imp_block body, shortcut; /* a residual block's */
 };
 
-/* every name given to a layer, for uniqueness */
+/* every name given to a layer, for uniqueness: a hash set, so that a
+ * graph of 100,000 layers is not 10^10 comparisons; per name, the next
+ * suffix to try when it is taken again (so n layers of one name cost n
+ * tries, not n^2) */
 struct onnx_names {
     char (*items)[2 * MODEL_NAME_MAX];
+    int *next_suffix;
     int count, cap;
+    int *slots; /* item index + 1, or 0: empty; a power of two of them, at most half full */
+    int slot_count;
+    int next_index_name; /* onnx_emit's next "type_k" to try for an unnamed layer */
 };
+void onnx_names_free(struct onnx_names *ns);
 
 /* Names a layer after its weight ("fc.weight" gives "fc") or else its
  * node's scope ("/layer2/layer2.0/downsample/downsample.0/Conv" gives

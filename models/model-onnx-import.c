@@ -63,13 +63,17 @@ struct importer {
     struct value_ref *values; /* sorted by name */
     int value_count;
     bool *used; /* per node: taken by the walk */
-    /* per Add node: where its two branches split, found once (a hostile
-     * graph of Adds inside Adds would otherwise be walked exponentially often) */
+    /* every value's way back to the input, as a tree (trace_ways): its
+     * parent value and depth, or -1 and 0 where the way ends; and per
+     * residual Add node, where its two branches split (NULL: nowhere) */
+    int *parent, *depth_of;
+    unsigned char *way_state;
     const char **split;
-    unsigned char *split_state; /* SPLIT_UNKNOWN, SPLIT_LOOKING (a cycle if met again), SPLIT_KNOWN */
-    int splits_cut_short;       /* how often the depth limit stopped a search: such answers are not kept */
-    const char *input;          /* the graph's one data input */
-    int64_t batch;              /* its first dimension when fixed, else -1 */
+    int64_t climb_budget; /* steps up the tree left to find splits */
+    bool tangled;         /* the budget ran out */
+    int64_t fold_budget;  /* calls of fold() left */
+    const char *input;    /* the graph's one data input */
+    int64_t batch;        /* its first dimension when fixed, else -1 */
     int depth;
 };
 
@@ -124,11 +128,13 @@ static void take(struct importer *im, const struct onnx_node *n)
         im->used[node_index(im, n)] = true;
 }
 
+#define CONSTANT_HOPS 16 /* Identity nodes followed to a constant: a cycle of them ends too */
+
 /* A constant's tensor: an initializer, a Constant node's value, or either
  * through Identity nodes (PyTorch shares a weight so). NULL otherwise. */
 static const struct onnx_tensor *constant(struct importer *im, const char *name)
 {
-    for (int hops = 0; hops < 16; hops++) {
+    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
         const struct value_ref *v = value_find(im, name);
         if (!v)
             return NULL;
@@ -152,17 +158,26 @@ static const struct onnx_tensor *constant(struct importer *im, const char *name)
     return NULL;
 }
 
+/* Whether constant() finds a tensor there, or a Constant node without one
+ * (whose missing value the layer then names); nothing is taken. As many
+ * hops as constant() and no more: `a = Identity(a)` is no constant and no
+ * endless loop. */
 static bool is_constant(struct importer *im, const char *name)
 {
-    const struct value_ref *v = value_find(im, name);
-    if (!v || v->node == -1)
-        return false;
-    if (v->node == -2)
-        return true;
-    const struct onnx_node *n = &im->g->nodes[v->node];
-    if (strcmp(n->op_type, "Constant") == 0)
-        return true;
-    return strcmp(n->op_type, "Identity") == 0 && n->input_count == 1 && is_constant(im, n->inputs[0]);
+    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
+        const struct value_ref *v = value_find(im, name);
+        if (!v || v->node == -1)
+            return false;
+        if (v->node == -2)
+            return true;
+        const struct onnx_node *n = &im->g->nodes[v->node];
+        if (strcmp(n->op_type, "Constant") == 0)
+            return true;
+        if (strcmp(n->op_type, "Identity") != 0 || n->input_count != 1)
+            return false;
+        name = n->inputs[0];
+    }
+    return false;
 }
 
 static int64_t attr_int(const struct onnx_node *n, const char *name, int64_t fallback)
@@ -255,7 +270,10 @@ static void add_values(struct imp_layer *l, const float *values, int64_t count, 
 
 static int fold(struct importer *im, const char *name, int64_t *out, int depth)
 {
-    if (depth > 16)
+    /* each call spends from a budget linear in the graph: Concats of
+     * Concats of empty constants succeed at every input, so the calls
+     * would grow as the inputs' count to the power of the depth */
+    if (depth > 16 || im->fold_budget-- <= 0)
         return -1;
     const struct onnx_tensor *t = constant(im, name);
     if (t) {
@@ -328,102 +346,143 @@ static bool reshape_is_flatten(struct importer *im, const struct onnx_node *n)
     return first && second && !(s[0] == -1 && s[1] == -1);
 }
 
+/* ------------------------------------------- where branches split */
+
+/* Every value's way back to the input is a tree: a value's parent is the
+ * value its node's chain comes from (a residual Add's: where its two
+ * branches split, their nearest common ancestor). The tree is built once,
+ * each value after its parents, by a walk with its own stack (a chain of
+ * 100,000 nodes is no recursion), so a residual Add's split costs the
+ * steps up its own two branches, and every value is settled once: a chain
+ * of n blocks is linear, where searching each Add's branches back to the
+ * input was n^2 and the nested searches n^3. A cycle is cut where the
+ * walk meets a value it is still settling. An accepted graph climbs each
+ * step of the tree at most twice (each step belongs to the one block it is
+ * directly in), so climbing more than that is a tangle no chain of blocks
+ * makes, refused rather than followed quadratically. */
+enum { WAY_UNSEEN, WAY_OPEN, WAY_SETTLED };
+
+/* The values a node's chain comes from: the residual Add's two computed
+ * inputs, else the one data input (the other input of an Add or Mul of a
+ * constant; x of GELU's and SiLU's products), else none. */
+static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[2])
+{
+    if (!n || n->input_count < 1)
+        return 0;
+    if (strcmp(n->op_type, "Add") != 0 && strcmp(n->op_type, "Mul") != 0) {
+        from[0] = n->inputs[0];
+        return 1;
+    }
+    if (n->input_count != 2)
+        return 0;
+    bool c0 = is_constant(im, n->inputs[0]), c1 = is_constant(im, n->inputs[1]);
+    if (c0 != c1) {
+        from[0] = c0 ? n->inputs[1] : n->inputs[0];
+        return 1;
+    }
+    if (c0)
+        return 0;
+    if (strcmp(n->op_type, "Add") == 0) { /* a residual block: from where it splits */
+        from[0] = n->inputs[0];
+        from[1] = n->inputs[1];
+        return 2;
+    }
+    /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
+    const struct onnx_node *p0 = producer(im, n->inputs[0]);
+    from[0] = p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
+                                                                                             : n->inputs[0];
+    return 1;
+}
+
+/* The nearest value on both a's and b's way back (value indices), or -1. */
+static int common_ancestor(struct importer *im, int a, int b)
+{
+    while (a >= 0 && b >= 0 && a != b) {
+        if (im->climb_budget-- <= 0) {
+            im->tangled = true;
+            return -1;
+        }
+        if (im->depth_of[a] >= im->depth_of[b])
+            a = im->parent[a];
+        else
+            b = im->parent[b];
+    }
+    return a == b ? a : -1;
+}
+
+/* Settles value v: its parent, its depth, and a residual Add's split. */
+static void settle_value(struct importer *im, int v, const int from[2], int count)
+{
+    const struct value_ref *r = &im->values[v];
+    int parent = -1;
+    if (count == 1)
+        parent = from[0];
+    else if (count == 2 && from[0] >= 0 && from[1] >= 0) {
+        parent = common_ancestor(im, from[0], from[1]);
+        if (parent >= 0)
+            im->split[r->node] = im->values[parent].name;
+    }
+    im->parent[v] = parent;
+    im->depth_of[v] = parent >= 0 ? im->depth_of[parent] + 1 : 0;
+    im->way_state[v] = WAY_SETTLED;
+}
+
+static ember_status trace_ways(struct importer *im)
+{
+    int n = im->value_count;
+    im->parent = malloc(((size_t)n + 1) * sizeof *im->parent);
+    im->depth_of = malloc(((size_t)n + 1) * sizeof *im->depth_of);
+    im->way_state = calloc((size_t)n + 1, sizeof *im->way_state);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    if (!im->parent || !im->depth_of || !im->way_state || !stack) {
+        free(stack);
+        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+    }
+    im->climb_budget = 2 * (int64_t)n + 64;
+    const struct value_ref *input = value_find(im, im->input);
+    for (int root = 0; root < n; root++) {
+        if (im->way_state[root] != WAY_UNSEEN)
+            continue;
+        int top = 0;
+        stack[top++] = root;
+        im->way_state[root] = WAY_OPEN;
+        while (top > 0) {
+            int v = stack[top - 1];
+            const struct value_ref *r = &im->values[v];
+            const char *names[2];
+            int count = r == input || r->node < 0 ? 0 : chain_inputs(im, &im->g->nodes[r->node], names);
+            int from[2] = {-1, -1};
+            bool pushed = false;
+            for (int i = 0; i < count && !pushed; i++) {
+                const struct value_ref *u = value_find(im, names[i]);
+                int at = u ? (int)(u - im->values) : -1;
+                if (at >= 0 && im->way_state[at] == WAY_UNSEEN) { /* its parents first */
+                    im->way_state[at] = WAY_OPEN;
+                    stack[top++] = at;
+                    pushed = true;
+                }
+                /* a value still open is on the stack below: a cycle, cut here */
+                from[i] = at >= 0 && im->way_state[at] == WAY_SETTLED ? at : -1;
+            }
+            if (pushed)
+                continue;
+            settle_value(im, v, from, count == 1 && from[0] < 0 ? 0 : count);
+            top--;
+        }
+    }
+    free(stack);
+    return EMBER_OK;
+}
+
+/* Where a residual Add's two branches split, or NULL. */
+static const char *residual_split(struct importer *im, const struct onnx_node *add)
+{
+    return im->split[node_index(im, add)];
+}
+
 /* ----------------------------------------------------------- the walk */
 
 static ember_status walk(struct importer *im, const char *out, const char *stop, struct imp_block *block);
-
-/* The value a node's chain came from (its data input), for finding where
- * two branches split; NULL when there is none to follow. */
-static const char *data_input(struct importer *im, const struct onnx_node *n);
-
-enum { SPLIT_UNKNOWN, SPLIT_LOOKING, SPLIT_KNOWN };
-
-/* The value before v on its way back to the graph's input; NULL at the input or where the way ends. */
-static const char *step_back(struct importer *im, const char *v)
-{
-    return strcmp(v, im->input) ? data_input(im, producer(im, v)) : NULL;
-}
-
-static int by_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Where the two sides of an Add split: the first value on b's way back to
- * the input that is also on a's. a's way is kept as sorted value indices,
- * so a long chain costs n log n, not n squared. */
-static const char *branch_point(struct importer *im, const char *a, const char *b)
-{
-    int *trail = malloc((size_t)im->value_count * sizeof *trail);
-    if (!trail)
-        return NULL;
-    int n = 0;
-    for (const char *v = a; v && n < im->value_count; v = step_back(im, v)) {
-        const struct value_ref *r = value_find(im, v);
-        if (!r)
-            break;
-        trail[n++] = (int)(r - im->values);
-    }
-    qsort(trail, (size_t)n, sizeof *trail, by_int);
-    const char *found = NULL;
-    int steps = 0; /* a hostile graph's cycle ends the way too */
-    for (const char *v = b; v && !found && n > 0 && steps++ < im->value_count; v = step_back(im, v)) {
-        const struct value_ref *r = value_find(im, v);
-        if (!r)
-            break;
-        int at = (int)(r - im->values);
-        if (bsearch(&at, trail, (size_t)n, sizeof *trail, by_int))
-            found = v;
-    }
-    free(trail);
-    return found;
-}
-
-/* branch_point for an Add node of two computed inputs, looked for once per node. */
-static const char *residual_split(struct importer *im, const struct onnx_node *add)
-{
-    int at = node_index(im, add);
-    if (im->split_state[at] == SPLIT_KNOWN)
-        return im->split[at];
-    if (im->split_state[at] == SPLIT_LOOKING) /* the graph has a cycle through this Add */
-        return NULL;
-    if (im->depth >= MODEL_MAX_DEPTH * 4) {
-        im->splits_cut_short++;
-        return NULL;
-    }
-    int cut_before = im->splits_cut_short;
-    im->split_state[at] = SPLIT_LOOKING;
-    im->depth++;
-    const char *split = branch_point(im, add->inputs[0], add->inputs[1]);
-    im->depth--;
-    bool whole = im->splits_cut_short == cut_before;
-    im->split_state[at] = whole ? SPLIT_KNOWN : SPLIT_UNKNOWN;
-    im->split[at] = whole ? split : NULL;
-    return split;
-}
-
-static const char *data_input(struct importer *im, const struct onnx_node *n)
-{
-    if (!n || n->input_count < 1)
-        return NULL;
-    if (strcmp(n->op_type, "Add") == 0 || strcmp(n->op_type, "Mul") == 0) {
-        if (n->input_count != 2)
-            return NULL;
-        bool c0 = is_constant(im, n->inputs[0]), c1 = is_constant(im, n->inputs[1]);
-        if (c0 != c1)
-            return c0 ? n->inputs[1] : n->inputs[0];
-        if (c0)
-            return NULL;
-        if (strcmp(n->op_type, "Add") == 0) /* a residual block: from where it splits */
-            return residual_split(im, n);
-        /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
-        const struct onnx_node *p0 = producer(im, n->inputs[0]);
-        return p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
-                                                                                              : n->inputs[0];
-    }
-    return n->inputs[0];
-}
 
 /* x * 0.5 * (1 + erf(x / sqrt 2)), as PyTorch writes GELU: Mul(Mul(x, Add(Erf(Div(x, c)), 1)), 0.5), either
  * order within each Mul; on success *x is the GELU's input and the nodes are taken */
@@ -690,6 +749,10 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
                              supported);
         /* a residual block: body and shortcut from where they split */
         const char *split = residual_split(im, n);
+        if (!split && im->tangled)
+            return fail_node(im, n,
+                             "the graph's branches cross more often than any chain of layers and residual "
+                             "blocks can");
         if (!split)
             return fail_node(im, n,
                              "its two inputs do not come from one value; ember's residual blocks add two "
@@ -739,8 +802,11 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     }
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0) {
         if (strcmp(op, "Reshape") == 0 && !reshape_is_flatten(im, n))
-            return fail_node(im, n,
-                             "a Reshape ember cannot tell is (batch, -1); ember's flatten gives (N, C*H*W)");
+            return fail_node(im, n, "%s",
+                             im->fold_budget < 0
+                                 ? "its shape is computed by more nodes than ember folds"
+                                 : "a Reshape ember cannot tell is (batch, -1); ember's flatten "
+                                   "gives (N, C*H*W)");
         if (!block_add(im, block, "flatten", n))
             return EMBER_ERR_NOMEM;
         for (int i = 1; i < n->input_count; i++) /* the shape or axes: folded, taken */
@@ -892,8 +958,7 @@ static ember_status index_values(struct importer *im)
     im->values = calloc((size_t)n + 1, sizeof *im->values);
     im->used = calloc((size_t)g->node_count + 1, sizeof *im->used);
     im->split = calloc((size_t)g->node_count + 1, sizeof *im->split);
-    im->split_state = calloc((size_t)g->node_count + 1, sizeof *im->split_state);
-    if (!im->values || !im->used || !im->split || !im->split_state)
+    if (!im->values || !im->used || !im->split)
         return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
     /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
     for (int i = 0; i < g->node_count; i++)
@@ -934,6 +999,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
                            size_t *size)
 {
     struct importer im = {.ctx = ctx, .what = what, .g = &om->graph};
+    im.fold_budget = 16 * (int64_t)om->graph.node_count + 4096;
     struct imp_block root = {0};
     struct onnx_names ns = {0};
     struct onnx_text t = {0};
@@ -944,6 +1010,8 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     ember_status st = index_values(&im);
     if (st == EMBER_OK)
         st = find_input(&im, &ndim, shape);
+    if (st == EMBER_OK)
+        st = trace_ways(&im);
     if (st == EMBER_OK && om->graph.output_count != 1)
         st = fail_node(&im, NULL, "the graph has %d outputs; ember's models give one, the logits",
                        om->graph.output_count);
@@ -1009,12 +1077,14 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     free(meta);
     ember_model_free(model);
     free(t.s);
-    free(ns.items);
+    onnx_names_free(&ns);
     block_free(&root);
     free(im.values);
     free(im.used);
     free(im.split);
-    free(im.split_state);
+    free(im.parent);
+    free(im.depth_of);
+    free(im.way_state);
     return st;
 }
 

@@ -65,12 +65,32 @@ void onnx_name_layer(struct imp_layer *l, const char *weight)
         snprintf(l->name, sizeof l->name, "%s", name);
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* the item index of name, or -1; *slot is where it is or would go */
+static int names_find(const struct onnx_names *ns, const char *name, int *slot)
+{
+    if (!ns->slot_count)
+        return -1;
+    int mask = ns->slot_count - 1;
+    for (int at = (int)(name_hash(name) & (uint32_t)mask);; at = (at + 1) & mask) {
+        if (!ns->slots[at] || strcmp(ns->items[ns->slots[at] - 1], name) == 0) {
+            if (slot)
+                *slot = at;
+            return ns->slots[at] - 1;
+        }
+    }
+}
+
 static bool names_has(const struct onnx_names *ns, const char *name)
 {
-    for (int i = 0; i < ns->count; i++)
-        if (strcmp(ns->items[i], name) == 0)
-            return true;
-    return false;
+    return names_find(ns, name, NULL) >= 0;
 }
 
 static bool names_add(struct onnx_names *ns, const char *name)
@@ -81,10 +101,41 @@ static bool names_add(struct onnx_names *ns, const char *name)
         if (!more)
             return false;
         ns->items = more;
+        int *next = realloc(ns->next_suffix, (size_t)cap * sizeof *next);
+        if (!next)
+            return false;
+        ns->next_suffix = next;
         ns->cap = cap;
     }
-    snprintf(ns->items[ns->count++], sizeof ns->items[0], "%s", name);
+    if (2 * (ns->count + 1) > ns->slot_count) { /* rehashed into twice the slots */
+        int count = ns->slot_count ? 2 * ns->slot_count : 128;
+        int *slots = calloc((size_t)count, sizeof *slots);
+        if (!slots)
+            return false;
+        free(ns->slots);
+        ns->slots = slots;
+        ns->slot_count = count;
+        for (int i = 0; i < ns->count; i++) {
+            int at = 0;
+            names_find(ns, ns->items[i], &at);
+            ns->slots[at] = i + 1;
+        }
+    }
+    int at = 0;
+    if (names_find(ns, name, &at) >= 0)
+        return true;
+    snprintf(ns->items[ns->count], sizeof ns->items[0], "%s", name);
+    ns->next_suffix[ns->count] = 2;
+    ns->slots[at] = ++ns->count;
     return true;
+}
+
+void onnx_names_free(struct onnx_names *ns)
+{
+    free(ns->items);
+    free(ns->next_suffix);
+    free(ns->slots);
+    *ns = (struct onnx_names){0};
 }
 
 /* Names taken twice get "_2", "_3"...; every name is then recorded. */
@@ -96,11 +147,17 @@ bool onnx_unique_names(struct imp_block *b, struct onnx_names *ns)
             return false;
         if (!l->name[0])
             continue;
-        char base[MODEL_NAME_MAX];
-        snprintf(base, sizeof base, "%.*s", MODEL_NAME_MAX / 2 - 8, l->name);
-        for (int k = 2; names_has(ns, l->name); k++)
-            if (snprintf(l->name, sizeof l->name, "%s_%d", base, k) >= (int)sizeof l->name)
-                return false;
+        int taken = names_find(ns, l->name, NULL);
+        if (taken >= 0) { /* from the suffix this name reached last time */
+            char base[MODEL_NAME_MAX];
+            snprintf(base, sizeof base, "%.*s", MODEL_NAME_MAX / 2 - 8, l->name);
+            int k = ns->next_suffix[taken];
+            do {
+                if (snprintf(l->name, sizeof l->name, "%s_%d", base, k++) >= (int)sizeof l->name)
+                    return false;
+            } while (names_has(ns, l->name));
+            ns->next_suffix[taken] = k;
+        }
         if (!names_add(ns, l->name))
             return false;
     }
@@ -200,10 +257,13 @@ void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, boo
         } else { /* ember names it by its index; by another name where a layer has that one */
             char full[2 * MODEL_NAME_MAX];
             snprintf(full, sizeof full, "%s%s%s%d", prefix, plen ? "." : "", shortcut ? "shortcut." : "", i);
-            for (int k = i; names_has(ns, full); k++) {
+            /* from where the last such search ended: n of them cost n tries in all */
+            int k = i > ns->next_index_name ? i : ns->next_index_name;
+            for (; names_has(ns, full); k++) {
                 snprintf(rel, sizeof rel, "%s_%d", l->type, k);
                 snprintf(full, sizeof full, "%s%s%s", prefix, plen ? "." : "", rel);
             }
+            ns->next_index_name = k;
             names_add(ns, full);
         }
         onnx_text_add(t, "%*s%s%s%s%s%s\n", indent, "", rel, rel[0] ? ": " : "", l->type,

@@ -247,24 +247,6 @@ bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *sha
     return false;
 }
 
-int cli_profile_report(ember_ctx *ctx, FILE *table, const char *trace, const char *what)
-{
-    if (table) {
-        char *text = ember_profile_table(ctx);
-        if (!text)
-            return cli_fail(ctx, "cannot make the profile");
-        fprintf(table, "profile of the %s\n%s", what, text);
-        free(text);
-    }
-    if (trace) {
-        if (ember_profile_write_trace(ctx, trace) != EMBER_OK)
-            return cli_fail(ctx, "cannot write the trace");
-        fprintf(stderr, "ember: trace of the %s in %s (open it in ui.perfetto.dev or chrome://tracing)\n",
-                what, trace);
-    }
-    return EXIT_OK;
-}
-
 double cli_now(void)
 {
     struct timespec ts;

@@ -90,9 +90,43 @@ bool cli_data_takes_path(const char *kind);
  * `replaced` (written beside and renamed over, as checkpoints are) a
  * regular file or none, in a folder that takes new files; else (appended
  * to, or written in place) one that opens for writing now, or a folder
- * that takes it. Returns an exit status, EXIT_DATA after saying why. */
+ * that takes it. Returns an exit status, EXIT_DATA after saying why. A
+ * replaced file is held to cli_output_check's rules below. */
 FILE *cli_open_input(const char *path, int64_t limit, int64_t *size, bool say);
 int cli_check_output(const char *path, const char *option, bool replaced);
+
+/* Every file a command makes (--save's checkpoints aside, which the
+ * library writes the same way): checked before the work, then written to
+ * a temporary file beside it, flushed to disk and renamed over it, so that
+ * the target is the old file or the new one, never half of either.
+ *
+ *     if ((rc = cli_output_check(out, "-o", inputs)) != EXIT_OK) // before the work
+ *         return rc;
+ *     ... the work ...
+ *     struct cli_output o;
+ *     if ((rc = cli_output_open(&o, out, "-o")) == EXIT_OK)
+ *         rc = cli_output_close(&o, write_it(o.f));           // or a library call given o.tmp
+ *
+ * cli_output_check: the path is a regular file or none (not a folder,
+ * FIFO, device, socket or symbolic link), is none of `inputs` (a
+ * NULL-terminated list of the command's input files, or NULL; compared by
+ * device and inode), and its folder takes new files (so a missing folder,
+ * a read-only file system or a full inode table is found now). Returns
+ * EXIT_OK, or EXIT_DATA after saying why, naming `option`.
+ * cli_output_open checks again and opens the temporary file (o->f, named
+ * o->tmp); cli_output_close(o, ok) flushes it to disk and renames it into
+ * place when ok (a write that failed on o->f is found here), else removes
+ * it quietly (the caller said why); both return exit statuses, after
+ * saying what failed. cli_output_write is the three for bytes in memory. */
+struct cli_output {
+    const char *path, *option;
+    char tmp[4096 + 16];
+    FILE *f;
+};
+int cli_output_check(const char *path, const char *option, const char *const *inputs);
+int cli_output_open(struct cli_output *o, const char *path, const char *option);
+int cli_output_close(struct cli_output *o, bool ok);
+int cli_output_write(const char *path, const char *option, const void *data, size_t size);
 
 /* What eval and predict run with: the options given, completed from the
  * checkpoint's metadata (tools/cli-checkpoint.c). */

@@ -173,7 +173,9 @@ int cmd_eval(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    int rc = EXIT_OK;
+    int rc = trace ? cli_output_check(trace, "--trace", (const char *const[]){load, NULL}) : EXIT_OK;
+    if (rc != EXIT_OK) /* before the work, as every output */
+        return rc;
     ember_checkpoint *ck = NULL;
     void *onnx = NULL; /* an ONNX model imported into a checkpoint in memory */
     size_t onnx_size = 0;

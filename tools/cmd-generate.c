@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* tools/cmd-generate.c — `ember generate`: text from a model trained on text. */
+/*
+ * tools/cmd-generate.c — `ember generate`: text from a model trained on
+ * text, printed a token at a time as the model makes it.
+ *
+ * Three steps, each a seam for another kind of model: the vocabulary
+ * (tools/text-vocab.h: ember's bytes today), the prompt as tokens, and the
+ * loop of ember_generator_next, each token's bytes printed (escaped on a
+ * terminal) as it comes.
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "text-vocab.h"
 
 static const char usage[] =
     "usage: ember generate --load FILE [options]\n"
@@ -30,21 +39,6 @@ static const char usage[] =
     "  --threads N         cpu threads (default: every core)\n"
     "  --verbose           say more, and how fast the bytes came\n"
     "  -h, --help          this text\n";
-
-/* the checkpoint's vocabulary, "ember.vocab" in hex: byte k of token k; its size, or 0 */
-static int read_vocab(const char *hex, uint8_t *vocab)
-{
-    size_t len = hex ? strlen(hex) : 0;
-    if (len == 0 || len % 2 || len > 512)
-        return 0;
-    for (size_t k = 0; k < len / 2; k++) {
-        unsigned byte;
-        if (sscanf(hex + 2 * k, "%2x", &byte) != 1)
-            return 0;
-        vocab[k] = (uint8_t)byte;
-    }
-    return (int)(len / 2);
-}
 
 int cmd_generate(int argc, char **argv)
 {
@@ -122,11 +116,10 @@ int cmd_generate(int argc, char **argv)
         rc = cli_fail(ctx, "cannot read the checkpoint");
         goto done;
     }
-    uint8_t vocab[256];
-    int size = read_vocab(ember_checkpoint_meta(ck, "ember.vocab"), vocab);
-    if (!size) {
-        cli_error("%s has no vocabulary (ember.vocab): it was not trained on text by ember train --data text",
-                  load);
+    struct text_vocab vocab;
+    char why[256];
+    if (!text_vocab_parse(ember_checkpoint_meta(ck, "ember.vocab"), &vocab, why, sizeof why)) {
+        cli_error("%s: %s", load, why);
         rc = EXIT_DATA;
         goto done;
     }
@@ -134,26 +127,21 @@ int cmd_generate(int argc, char **argv)
         rc = cli_fail(ctx, "cannot load the model");
         goto done;
     }
-    if (ember_model_classes(model) != size) {
+    if (ember_model_classes(model) != vocab.count) {
         cli_error("%s: its model scores %d tokens but its vocabulary has %d", load,
-                  ember_model_classes(model), size);
+                  ember_model_classes(model), vocab.count);
         rc = EXIT_DATA;
         goto done;
     }
     /* the prompt's bytes as tokens */
-    int16_t token_of[256];
-    for (int b = 0; b < 256; b++)
-        token_of[b] = -1;
-    for (int k = 0; k < size; k++)
-        token_of[vocab[k]] = (int16_t)k;
     size_t len = strlen(prompt);
-    if (!(ids = malloc((len + (size_t)tokens + 1) * sizeof *ids))) {
+    if (!(ids = malloc((len + 1) * sizeof *ids))) {
         cli_error("out of memory");
         rc = EXIT_FAILURE_OTHER;
         goto done;
     }
     for (size_t i = 0; i < len; i++) {
-        int16_t t = token_of[(uint8_t)prompt[i]];
+        int16_t t = vocab.token_of[(uint8_t)prompt[i]];
         if (t < 0) {
             cli_error(
                 "the prompt's byte %zu (0x%02x) never occurs in the text %s was trained on, so the model has "
@@ -164,16 +152,25 @@ int cmd_generate(int argc, char **argv)
         }
         ids[i] = t;
     }
+    /* each token printed as it comes */
     double start = cli_now();
-    if (ember_model_generate(model, &o, ids, (int64_t)len, tokens, ids + len) != EMBER_OK) {
+    struct text_printer out = text_printer_for(stdout);
+    text_print(&out, (const uint8_t *)prompt, len);
+    ember_generator *g = ember_generator_new(model, &o);
+    ember_status st = g ? ember_generator_feed(g, ids, (int64_t)len) : ember_last_status(ctx);
+    int64_t made = 0;
+    for (int32_t token; st == EMBER_OK && made < tokens; made++) {
+        if ((st = ember_generator_next(g, &token)) == EMBER_OK)
+            text_print(&out, text_vocab_piece(&vocab, token), 1);
+    }
+    ember_generator_free(g);
+    text_print_end(&out);
+    putchar('\n');
+    if (st != EMBER_OK) {
         rc = cli_fail(ctx, "generation failed");
         goto done;
     }
     double seconds = cli_now() - start;
-    fputs(prompt, stdout);
-    for (int64_t i = 0; i < tokens; i++)
-        putchar(vocab[ids[len + i]]);
-    putchar('\n');
     if (verbose)
         fprintf(stderr, "ember: %lld bytes in %.2f s, %.0f bytes/s on %s%s\n", (long long)tokens, seconds,
                 seconds > 0 ? (double)tokens / seconds : 0.0, ember_ctx_device_name(ctx),

@@ -85,10 +85,14 @@ int cmd_export(int argc, char **argv)
         cli_error("ember export needs --load CHECKPOINT and -o MODEL.onnx, and nothing else");
         return EXIT_USAGE;
     }
+    const char *inputs[] = {load, NULL};
+    int rc = cli_output_check(output, "-o", inputs);
+    if (rc != EXIT_OK)
+        return rc;
     ember_ctx *ctx = cli_ctx_new(false, 0);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
-    int rc = cli_open_device(ctx, "cpu", NULL);
+    rc = cli_open_device(ctx, "cpu", NULL);
     ember_checkpoint *ck = NULL;
     ember_model *model = NULL;
     void *data = NULL;
@@ -104,9 +108,14 @@ int cmd_export(int argc, char **argv)
             if (ember_checkpoint_meta(ck, carried[i]))
                 meta[k++] = carried[i], meta[k++] = ember_checkpoint_meta(ck, carried[i]);
         meta[k] = NULL;
-        if (ember_model_export_onnx(model, output, meta) != EMBER_OK)
-            rc = cli_fail(ctx, "cannot export the model");
-        else
+        struct cli_output o;
+        if ((rc = cli_output_open(&o, output, "-o")) == EXIT_OK) {
+            bool ok = ember_model_export_onnx(model, o.tmp, meta) == EMBER_OK;
+            int failed = ok ? EXIT_OK : cli_fail(ctx, "cannot export the model");
+            rc = cli_output_close(&o, ok);
+            rc = ok ? rc : failed;
+        }
+        if (rc == EXIT_OK)
             fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
     }
     ember_model_free(model);
@@ -152,10 +161,21 @@ int cmd_import(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *input = argv[optind];
+    /* both outputs before the work: neither the input, nor each other */
+    const char *inputs[] = {input, output, NULL}, *just_input[] = {input, NULL};
+    int rc = cli_output_check(output, "-o", just_input);
+    if (rc == EXIT_OK && model_out && strcmp(model_out, output) == 0) {
+        cli_error("-o and --model-out are both %s: give the model file a name of its own", output);
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && model_out)
+        rc = cli_output_check(model_out, "--model-out", inputs);
+    if (rc != EXIT_OK)
+        return rc;
     ember_ctx *ctx = cli_ctx_new(false, 0);
     if (!ctx)
         return EXIT_FAILURE_OTHER;
-    int rc = cli_open_device(ctx, "cpu", NULL);
+    rc = cli_open_device(ctx, "cpu", NULL);
     void *data = NULL;
     size_t size = 0;
     ember_model *model = NULL;
@@ -163,21 +183,13 @@ int cmd_import(int argc, char **argv)
         rc = import_failed(ctx, "cannot import the ONNX model");
     if (rc == EXIT_OK && !(model = ember_model_from_checkpoint_memory(ctx, data, size)))
         rc = import_failed(ctx, "cannot load the imported model");
-    FILE *f;
-    if (rc == EXIT_OK) {
-        bool ok = (f = fopen(output, "wb")) && fwrite(data, 1, size, f) == size;
-        ok = f && fclose(f) == 0 && ok;
-        if (ok && model_out) {
-            ok = (f = fopen(model_out, "w")) && fputs(ember_model_text(model), f) >= 0;
-            ok = f && fclose(f) == 0 && ok;
-        }
-        if (!ok) {
-            cli_error("cannot write %s", ok ? model_out : output);
-            rc = EXIT_DATA;
-        } else {
-            fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
-        }
-    }
+    if (rc == EXIT_OK)
+        rc = cli_output_write(output, "-o", data, size);
+    if (rc == EXIT_OK && model_out)
+        rc = cli_output_write(model_out, "--model-out", ember_model_text(model),
+                              strlen(ember_model_text(model)));
+    if (rc == EXIT_OK)
+        fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
     ember_model_free(model);
     free(data);
     ember_ctx_free(ctx);

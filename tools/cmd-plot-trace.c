@@ -172,12 +172,16 @@ int cmd_plot_trace(const char *path, const char *output, bool png, int width, in
         snprintf(note, sizeof note, "nothing ran from %g to %g ms", lo, hi);
         tl.note = note;
     }
-    if (!(png ? plot_write_png : plot_write_svg)((struct plot_picture){.timeline = &tl}, width, height,
-                                                 output)) {
-        cli_error("cannot write %s: %s", output, strerror(errno));
-        rc = EXIT_FAILURE_OTHER;
+    /* written beside the file and renamed over it, as every output (tools/cli-files.c) */
+    struct cli_output o;
+    if ((rc = cli_output_open(&o, output, "-o")) != EXIT_OK)
         goto done;
-    }
+    bool drawn =
+        (png ? plot_write_png : plot_write_svg)((struct plot_picture){.timeline = &tl}, width, height, o.tmp);
+    if (!drawn)
+        cli_error("cannot write %s: %s", output, strerror(errno));
+    if ((rc = cli_output_close(&o, drawn)) != EXIT_OK)
+        goto done;
     if (t.left_out > 0)
         fprintf(stderr, "ember: note: %ld events of %s are neither spans (\"X\") nor names: left out\n",
                 t.left_out, path);

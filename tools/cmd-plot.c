@@ -182,6 +182,10 @@ int cmd_plot(int argc, char **argv)
         return EXIT_USAGE;
     }
     bool png = strcmp(picture_format(output), "png") == 0;
+    /* before anything is read: never one of the files plotted, never a FIFO, a folder that exists */
+    int checked = cli_output_check(output, "-o", (const char *const *)argv + optind);
+    if (checked != EXIT_OK)
+        return checked;
     if (traces > 0)
         return cmd_plot_trace(argv[optind], output, png, (int)width, (int)height, has_from ? &from : NULL,
                               has_to ? &to : NULL);
@@ -216,12 +220,16 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr,
                 "ember: note: %lld epochs say nothing of their steps; they are placed at their number\n",
                 (long long)runs.at_epoch_number);
-    if (!(png ? plot_write_png : plot_write_svg)((struct plot_picture){.figure = &fig}, (int)width,
-                                                 (int)height, output)) {
-        cli_error("cannot write %s: %s", output, strerror(errno));
-        rc = EXIT_FAILURE_OTHER;
+    /* written beside the file and renamed over it, as every output (tools/cli-files.c) */
+    struct cli_output o;
+    if ((rc = cli_output_open(&o, output, "-o")) != EXIT_OK)
         goto done;
-    }
+    bool drawn = (png ? plot_write_png : plot_write_svg)((struct plot_picture){.figure = &fig}, (int)width,
+                                                         (int)height, o.tmp);
+    if (!drawn)
+        cli_error("cannot write %s: %s", output, strerror(errno));
+    if ((rc = cli_output_close(&o, drawn)) != EXIT_OK)
+        goto done;
     fprintf(stderr, "ember: wrote %s: %d run%s\n", output, runs.count, runs.count == 1 ? "" : "s");
 done:
     free(labels);

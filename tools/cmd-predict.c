@@ -439,6 +439,17 @@ int cmd_predict(int argc, char **argv)
         fputs("try: ember predict --help\n", stderr);
         return EXIT_USAGE;
     }
+    if (output) { /* before the work: never one of the inputs, never a FIFO, a folder that exists */
+        const char **inputs = calloc((size_t)(argc - optind) + 2, sizeof *inputs);
+        if (!inputs)
+            return EXIT_FAILURE_OTHER;
+        inputs[0] = load;
+        memcpy(inputs + 1, argv + optind, (size_t)(argc - optind) * sizeof *inputs);
+        int rc = cli_output_check(output, "--output", inputs);
+        free(inputs);
+        if (rc != EXIT_OK)
+            return rc;
+    }
 
     struct inputs in = {0};
     int rc = EXIT_OK, classes = 0;

@@ -99,20 +99,26 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The --output file through the output helper (cli_output_check ran before
+ * the work): a .npy written by the library into the temporary file, or a
+ * CSV table written here, then flushed and renamed into place. */
 int predict_write_output(ember_ctx *ctx, const char *path, const float *results, int64_t count, int classes,
                          const char *const *class_names, const char *const *inputs, bool logits)
 {
+    struct cli_output o;
+    int rc = cli_output_open(&o, path, "--output");
+    if (rc != EXIT_OK)
+        return rc;
     if (strcmp(predict_output_kind(path), "npy") == 0) {
         int64_t shape[2] = {count, classes};
-        return ember_npy_save(ctx, path, results, 2, shape) == EMBER_OK
-                   ? EXIT_OK
-                   : cli_fail(ctx, "cannot write --output");
+        if (ember_npy_save(ctx, o.tmp, results, 2, shape) != EMBER_OK) {
+            rc = cli_fail(ctx, "cannot write --output");
+            cli_output_close(&o, false);
+            return rc;
+        }
+        return cli_output_close(&o, true);
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cli_error("cannot write --output %s", path);
-        return EXIT_DATA;
-    }
+    FILE *f = o.f;
     fputs("input,class", f);
     for (int k = 0; k < classes; k++) {
         char column[512];
@@ -134,9 +140,5 @@ int predict_write_output(ember_ctx *ctx, const char *path, const float *results,
             fprintf(f, ",%.9g", row[k]);
         fputc('\n', f);
     }
-    if (fclose(f) != 0) {
-        cli_error("writing --output %s failed", path);
-        return EXIT_DATA;
-    }
-    return EXIT_OK;
+    return cli_output_close(&o, true); /* a failed write is the stream's error, said there */
 }

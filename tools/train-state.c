@@ -444,7 +444,7 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
     if (rc == EXIT_OK && o->metrics)
         rc = cli_check_output(o->metrics, "--metrics", false);
     if (rc == EXIT_OK && o->trace)
-        rc = cli_check_output(o->trace, "--trace", false);
+        rc = cli_check_output(o->trace, "--trace", true); /* written at the end, and renamed into place */
     if (rc != EXIT_OK || !o->save)
         return rc;
     /* the checkpoint's metadata, as the first save will write it: a name that
@@ -588,11 +588,29 @@ static bool state_value(const ember_checkpoint *ck, const char *path, const char
     return false;
 }
 
+/* How many answers a sample of the run's data is scored on: one for an
+ * image or a row, every position of a text's window (ember.seen counts
+ * tokens there: 21 steps of 8 windows of 128 are 21,504, which the check
+ * below once held to 168 and so refused every GPT run stopped inside an
+ * epoch). From the model checkpoint's own metadata. */
+static int64_t answers_per_sample(const ember_checkpoint *model_ck)
+{
+    const char *kind = ember_checkpoint_meta(model_ck, "ember.data");
+    const char *input = ember_checkpoint_meta(model_ck, "ember.input");
+    int ndim = 0;
+    int64_t shape[3];
+    if (!kind || strcmp(kind, "text") != 0 || !input || !cli_parse_shape_quiet(input, &ndim, shape) ||
+        ndim != 1)
+        return 1;
+    return shape[0];
+}
+
 /* The position a state records, each number in its range and all of them
  * agreeing with each other and with the data (`per_epoch` steps an epoch,
- * `batch` samples a step); false after saying what is wrong. */
+ * `batch` samples a step, each scored `answers` times); false after saying
+ * what is wrong. */
 static bool read_position(const ember_checkpoint *ck, const char *path, int64_t per_epoch, int64_t batch,
-                          struct train_position *pos)
+                          int64_t answers, struct train_position *pos)
 {
     const double most = 0x1p61; /* far beyond any run, far below overflow */
     struct train_position p;
@@ -615,12 +633,14 @@ static bool read_position(const ember_checkpoint *ck, const char *path, int64_t 
         return false;
     }
     /* the best epoch may be the one under way: a run cut short by --steps is evaluated where it stops */
-    if (p.correct > p.seen || p.seen > p.step_in_epoch * batch || p.best_epoch > p.epochs_done + 1 ||
-        (p.best_acc < 0.0 && p.best_acc != -1.0)) {
+    /* seen <= steps x batch x answers, without the product (2^34 steps of 2^20 windows of 2^20 overflow) */
+    int64_t per_step = batch * answers;
+    if (p.correct > p.seen || (p.seen > 0 && (p.seen - 1) / per_step >= p.step_in_epoch) ||
+        p.best_epoch > p.epochs_done + 1 || (p.best_acc < 0.0 && p.best_acc != -1.0)) {
         cli_error(
             "%s: its counts do not agree (%lld right of %lld seen in %lld steps of %lld; the best epoch %lld "
             "of %lld, accuracy %g)",
-            path, (long long)p.correct, (long long)p.seen, (long long)p.step_in_epoch, (long long)batch,
+            path, (long long)p.correct, (long long)p.seen, (long long)p.step_in_epoch, (long long)per_step,
             (long long)p.best_epoch, (long long)p.epochs_done, p.best_acc);
         return false;
     }
@@ -682,7 +702,7 @@ int train_resume_state(ember_ctx *ctx, const struct train_options *o, ember_opti
                   path, cli_printable(step, shown[0], 64), o->resume,
                   cli_printable(model_step, shown[1], 64));
         rc = EXIT_DATA;
-    } else if (!read_position(ck, path, per_epoch, o->batch, pos)) {
+    } else if (!read_position(ck, path, per_epoch, o->batch, answers_per_sample(model_ck), pos)) {
         rc = EXIT_DATA;
     } else if (ember_optim_load(opt, path) != EMBER_OK) {
         rc = cli_fail(ctx, "cannot load the optimizer's state");

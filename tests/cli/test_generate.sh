@@ -68,4 +68,76 @@ run -- train --model simplecnn --data random --steps 1 --no-eval --quiet --devic
 expect_status 0 "a model of images"
 expect 3 "no vocabulary" -- "$EMBER" generate --load "$TMP/cnn.safetensors" --device cpu
 expect 3 "cannot read" -- "$EMBER" generate --load "$TMP/missing.safetensors" --device cpu
+
+# the stored vocabulary is read exactly as ember writes it (two lowercase hex
+# digits a byte, the bytes distinct and ascending): a damaged one is exit 3,
+# never a sscanf's guess (" a", "+a" and "-1" were bytes, a byte twice was
+# two tokens). Each is the checkpoint with two characters of ember.vocab
+# replaced, so that its header keeps its length.
+damage() {
+    "$PYTHON" - "$TMP/gpt.safetensors" "$TMP/bad.safetensors" "$1" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+head = data[8:8 + n].decode()
+vocab = json.loads(head)["__metadata__"]["ember.vocab"]
+how = sys.argv[3]
+new = vocab[2:4] + vocab[2:] if how == "twice" else how + vocab[2:]
+head = head.replace('"' + vocab + '"', '"' + new + '"')
+open(sys.argv[2], "wb").write(data[:8] + head.encode() + data[8 + n:])
+PY
+}
+for bad in " a" "+a" "-1" "0A" "twice"; do
+    damage "$bad"
+    expect 3 "vocabulary (ember.vocab)" -- "$EMBER" generate --load "$TMP/bad.safetensors" --device cpu --tokens 5
+done
+
+# text comes as it is made: the first bytes of a long generation reach the
+# reader at once (they came only at the end, after every token was made)
+# (a million bytes take minutes; the pipe closes after twenty, which ends it)
+timeout 120 "$EMBER" generate --load "$TMP/gpt.safetensors" --prompt "the cat" --tokens 1000000 --device cpu \
+    2>/dev/null | head -c 20 >"$TMP/first"
+[ "$(wc -c <"$TMP/first")" -eq 20 ] || fail "a reader had $(wc -c <"$TMP/first") bytes of 1,000,000 before the end"
+
+# control bytes reach a terminal escaped, never as commands: a model of a
+# text of ESC, NUL, BEL and words, its prompt and its text through a
+# pseudo-terminal; into a pipe the bytes are the model's own
+"$PYTHON" -c "
+import sys
+sys.stdout.buffer.write(b'ab\x1b[31mcd\x00\x07ef\x9b\xc2\x9b ' * 400)" >"$TMP/controls.txt"
+run -- train --model gpt-tiny --data text --data-dir "$TMP/controls.txt" --context 128 --steps 2 --batch 4 \
+    --quiet --device cpu --save "$TMP/controls.safetensors"
+expect_status 0 "training on a text of control bytes"
+"$PYTHON" - "$EMBER" "$TMP/controls.safetensors" "$TMP/tty" <<'PY'
+import os, pty, sys
+ember, ck, out = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(ember, [ember, "generate", "--load", ck, "--prompt", "ab\x1b[31m", "--tokens", "400",
+                     "--temperature", "1", "--device", "cpu"])
+got = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    got += chunk
+os.waitpid(pid, 0)
+open(out, "wb").write(got)
+PY
+grep -q 'ab\\x1b\[31m' "$TMP/tty" || fail "the prompt's ESC reached the terminal unescaped: $(head -c 200 "$TMP/tty")"
+"$PYTHON" -c "
+import sys
+t = open('$TMP/tty', 'rb').read()
+bad = [b for b in t if (b < 0x20 and b not in (9, 10, 13)) or b == 0x7f]
+sys.exit(1 if bad or b'\x9b' in t.replace(b'\xc2\x9b', b'') or b'\xc2\x9b' in t else 0)" ||
+    fail "a control byte reached the terminal: $(od -c "$TMP/tty" | head -5)"
+grep -q '\\x00\|\\x07\|\\x9b\|\\xc2' "$TMP/tty" || fail "400 bytes drawn from the model printed no escape: $(head -c 300 "$TMP/tty")"
+run -- generate --load "$TMP/controls.safetensors" --prompt "ab" --tokens 400 --temperature 1 --device cpu
+"$PYTHON" -c "
+import sys
+sys.exit(0 if b'\x1b' in open('$TMP/out', 'rb').read() or b'\x00' in open('$TMP/out', 'rb').read() else 1)" ||
+    fail "into a file the model's bytes were escaped too"
 finish test_generate

@@ -122,7 +122,8 @@ run -- plot "$TMP/other.jsonl" -o "$TMP/curves.png"
 expect_status 3 "a file without metrics"
 expect_text "no metrics to plot" "a file without metrics"
 run -- plot "$M" -o "$TMP/no-such-folder/curves.png"
-expect_status 1 "a picture that cannot be written"
+expect_status 3 "a picture that cannot be written (found before the metrics are read)"
+expect_text "the folder $TMP/no-such-folder does not exist" "a picture that cannot be written"
 # nulls (values that were not finite) and a file from before "steps": gaps, still a picture
 printf '%s\n' '{"run": "old", "epoch": 1, "train_loss": 2.0, "train_acc": 0.1, "test_loss": null, "test_acc": null}' \
     '{"run": "old", "epoch": 2, "train_loss": NaN, "train_acc": 0.2, "test_loss": 1.5, "test_acc": 0.3}' >"$TMP/old.jsonl"

@@ -11,12 +11,15 @@
  * again, each behind the byte that chooses predict's model; a CSV table of
  * the images' block means (with quoted class names, and with CRLF lines);
  * NumPy's .npy files of the images and labels, and .npz archives of them,
- * stored and deflated; a tiny GGUF language model's file.
+ * stored and deflated; a text of words and one of every byte, the
+ * vocabulary ember train stores for the words with bytes to print, and the
+ * output helper's ten cases of what can be in a file's way; a tiny GGUF
+ * language model's file.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
  * writes OUT/<harness>/<seed> for idx, cifar, safetensors, onnx, png, jpeg,
  * bmp, trace, model_file, model_checkpoint, resume, plot, predict, csv,
- * npy and gguf.
+ * npy, text, vocab, output and gguf.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +563,47 @@ static void plot_seeds(void)
     put("plot", "two-runs.jsonl", metrics, sizeof metrics - 1);
 }
 
+/* Text (tests/fuzz/fuzz_text.c: a context byte, then the file), the
+ * vocabulary ember train stores for it and bytes a model of it could print
+ * (fuzz_vocab.c), and the output helper's cases (fuzz_output.c: what is in
+ * the way, how it is written, a name, the bytes). */
+static void text_seeds(void)
+{
+    static const char words[] = "the cat sat on the mat. a dog ran far; ";
+    char text[1 + 40 * (sizeof words - 1)];
+    text[0] = 31; /* a context of 32 */
+    for (int i = 0; i < 40; i++)
+        memcpy(text + 1 + i * (sizeof words - 1), words, sizeof words - 1);
+    put("text", "words.txt", text, sizeof text);
+    uint8_t all[1 + 4 * 256];
+    all[0] = 7;
+    for (int i = 0; i < 4 * 256; i++)
+        all[1 + i] = (uint8_t)(i * 37);
+    put("text", "every-byte.bin", all, sizeof all);
+    /* the distinct bytes of words, ascending, in hex; then text with escapes and UTF-8 */
+    bool seen[256] = {false};
+    for (size_t i = 0; i < sizeof words - 1; i++)
+        seen[(uint8_t)words[i]] = true;
+    char vocab[600] = "";
+    for (int b = 0; b < 256; b++)
+        if (seen[b])
+            snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), "%02x", b);
+    static const char shown[] = "\nthe cat \x1b[31m sat\x00 on \xc3\xa9 \xe2\x82\xac \xc2\x9b \xff";
+    char vocab_seed[1200];
+    int n = snprintf(vocab_seed, sizeof vocab_seed, "%s", vocab);
+    memcpy(vocab_seed + n, shown, sizeof shown - 1);
+    put("vocab", "words-and-escapes", vocab_seed, (size_t)n + sizeof shown - 1);
+    for (int kind = 0; kind < 10; kind++) {
+        char name[32];
+        uint8_t scenario[64] = {(uint8_t)kind, (uint8_t)(kind % 4)};
+        int len = snprintf((char *)scenario + 2, sizeof scenario - 2,
+                           "run.onnx\xff"
+                           "0123456789");
+        snprintf(name, sizeof name, "kind-%d", kind);
+        put("output", name, scenario, 2 + (size_t)len);
+    }
+}
+
 /* a tiny GGUF language model's file: llama metadata of every value type,
  * a byte-level vocabulary (the 256 byte tokens, two merges, two special
  * tokens), and a Q4_1 and an F32 tensor, aligned as GGUF wants */
@@ -654,6 +698,7 @@ int main(int argc, char **argv)
     safetensors_seeds();
     csv_seeds(pixels, labels);
     npy_seeds(pixels, labels);
+    text_seeds();
     gguf_seeds();
     char trace[1200];
     snprintf(trace, sizeof trace, "%s/trace/two-steps.json", out);
