@@ -80,7 +80,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
     bool ok = true;
     int c;
     optind = 1;
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': a->load = optarg; break;
         case 'p': a->prompt = optarg; break;

@@ -48,8 +48,8 @@ static const char usage[] =
     "exit status: 0 success, 1 training diverged or another failure, 2 bad usage,\n"
     "3 data or checkpoint missing or malformed, 4 device missing or failed.\n";
 
-static const char *const commands[] = {"train",  "eval",   "predict", "generate", "summary",
-                                       "export", "import", "plot",    "devices",  "ptx"};
+static const char *const commands[] = {"train",   "eval",   "predict", "generate", "chat",    "tokenize",
+                                       "summary", "export", "import",  "plot",     "devices", "ptx"};
 
 /* Where the documents the help cites are: beside this program as the
  * install put them (EMBER_DOC_FROM_BIN, from bin/ to share/doc/ember), in
