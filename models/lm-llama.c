@@ -203,19 +203,21 @@ static ember_status make_rope(ember_lm *lm, const struct gguf_file *f)
     const struct gguf_tensor *t = gguf_tensor_find(f, "rope_freqs.weight");
     float *divisors = NULL;
     if (t) {
-        if (t->ndim != 1 || t->shape[0] != lm->rot / 2 ||
-            !(divisors = malloc((size_t)t->numel * sizeof *divisors)) ||
-            gguf_tensor_to_f32(lm->ctx, t, divisors) != EMBER_OK) {
-            free(divisors);
-            return ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
-                                   "the model's rope_freqs.weight is not %lld values",
+        if (t->ndim != 1 || t->shape[0] != lm->rot / 2)
+            return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight is not %lld values",
                                    (long long)(lm->rot / 2));
+        if (!(divisors = malloc((size_t)t->numel * sizeof *divisors)))
+            return ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "no memory for %lld RoPE frequencies",
+                                   (long long)t->numel);
+        if (gguf_tensor_to_f32(lm->ctx, t, divisors) != EMBER_OK) {
+            free(divisors);
+            return ember_last_status(lm->ctx);
         }
         for (int64_t j = 0; j < lm->rot / 2; j++)
             if (!(divisors[j] > 0.0f)) {
+                double bad = divisors[j];
                 free(divisors);
-                return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight has %g",
-                                       divisors[j]);
+                return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight has %g", bad);
             }
     }
     lm->rope = ember_rope_table(lm->ctx, lm->context, lm->rot, (float)lm->rope_base, divisors);

@@ -68,14 +68,14 @@ stage "every test but the long ones, in build/$([ "$load" -gt 0 ] && echo ", bes
 
 # Every backend but the CPU's can be left out (docs/embedding.md). Each is
 # off in one of these two builds, which must build warnings-clean and pass
-# the quick tests; only what those need is built.
+# the quick tests; only what those need is built (cpu-limit runs them).
 quick="test_tensor test_gradcheck test_parity test_schedule test_models test_kernel_list"
 backends_off() { # DIR CMAKE-OPTIONS...
     dir=$1
     shift
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON "$@" >/dev/null || return 1
     # shellcheck disable=SC2086 # lists of targets and of tests
-    cmake --build "$dir" -j "$jobs" --target ember ember_cli $quick || return 1
+    cmake --build "$dir" -j "$jobs" --target ember ember_cli cpu-limit $quick || return 1
     # shellcheck disable=SC2086
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "^($(echo $quick | tr ' ' '|'))\$"
 }
@@ -100,13 +100,13 @@ stage "the Windows build under Wine in build-win/" scripts/windows-test.sh
 
 # Every loader of untrusted files under libFuzzer for a few seconds each,
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the
-# long runs). Only the harnesses are built.
+# long runs). Only the harnesses are built (and cpu-limit, which runs them).
 fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace fuzz_onnx fuzz_csv fuzz_npy fuzz_model_checkpoint fuzz_resume fuzz_plot fuzz_predict fuzz_text fuzz_vocab fuzz_output fuzz_gguf"
 fuzz() {
     CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
         -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null || return 1
     # shellcheck disable=SC2086 # a list of targets
-    cmake --build build-fuzz -j "$jobs" --target $fuzzers fuzz_seeds || return 1
+    cmake --build build-fuzz -j "$jobs" --target cpu-limit $fuzzers fuzz_seeds || return 1
     ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L fuzz
 }
 stage "the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/" fuzz

@@ -108,13 +108,11 @@ int cmd_export(int argc, char **argv)
             if (ember_checkpoint_meta(ck, carried[i]))
                 meta[k++] = carried[i], meta[k++] = ember_checkpoint_meta(ck, carried[i]);
         meta[k] = NULL;
-        struct cli_output o;
-        if ((rc = cli_output_open(&o, output, "-o")) == EXIT_OK) {
-            bool ok = ember_model_export_onnx(model, o.tmp, meta) == EMBER_OK;
-            int failed = ok ? EXIT_OK : cli_fail(ctx, "cannot export the model");
-            rc = cli_output_close(&o, ok);
-            rc = ok ? rc : failed;
-        }
+        /* the library writes beside the file and renames it over: whole or
+         * not at all (not through cli_output_open, whose open temporary
+         * file would stop that rename on Windows) */
+        if (ember_model_export_onnx(model, output, meta) != EMBER_OK)
+            rc = cli_fail(ctx, "cannot export the model");
         if (rc == EXIT_OK)
             fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
     }

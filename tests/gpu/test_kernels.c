@@ -26,7 +26,7 @@ static const char *const source_files[] = {
     "prelude-opencl.kh", "prelude-cuda.kh", "prelude-nvptx.kh", "prelude-host.kh", "softmath.kh",
     "common.kh",         "elementwise.kc",  "reduce.kc",        "gemm.kc",         "conv.kc",
     "pool.kc",           "loss.kc",         "optim.kc",         "dropout.kc",      "softmax.kc",
-    "norm.kc",           "embedding.kc",
+    "norm.kc",           "embedding.kc",    "quant.kc",         "rope.kc",
 };
 enum { SOURCE_FILES = sizeof source_files / sizeof source_files[0] };
 

@@ -3,7 +3,7 @@
 # cmake/mingw-w64.cmake): docs/windows.md says which, and why these.
 ember_test(test_tensor SOURCES unit/test_tensor.c LABELS unit)
 ember_test(test_platform SOURCES unit/test_platform.c LABELS unit)
-ember_test(test_gradcheck SOURCES ops/test_gradcheck.c LABELS ops)
+ember_test(test_gradcheck SOURCES ops/test_gradcheck.c ops/reference.c LABELS ops)
 ember_test(test_parity SOURCES ops/test_parity.c ops/reference.c LABELS ops)
 ember_test(test_schedule SOURCES unit/test_schedule.c LABELS unit)
 ember_test(test_loaders SOURCES unit/test_loaders.c LABELS unit)
