@@ -75,6 +75,7 @@ ember_status ember_backward(ember_tensor *loss)
         struct ember_node *n = &ctx->nodes[i];
         if (n->out->grad) { /* else the loss does not depend on this node */
             ember_profile_label(ctx, ember_op_name(n->op), "backward");
+            ember_profile_inputs(ctx, (const struct ember_tensor *const *)n->in);
             st = op_backward[n->op](n);
             if (st != EMBER_OK && ctx->status == EMBER_OK)
                 st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));

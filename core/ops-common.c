@@ -27,6 +27,7 @@ ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a, const 
     }
     /* the profile's op rows: what follows is this op's work ("ember_conv2d" -> "conv2d forward") */
     ember_profile_label(ctx, strncmp(name, "ember_", 6) == 0 ? name + 6 : name, "forward");
+    ember_profile_inputs(ctx, in);
     return ctx;
 }
 

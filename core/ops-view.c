@@ -11,8 +11,7 @@ ember_tensor *ember_contiguous(ember_tensor *x)
 {
     if (!x)
         return NULL;
-    const char *caller_op, *caller_phase;
-    ember_profile_label_get(x->ctx, &caller_op, &caller_phase);
+    struct ember_profile_mark caller = ember_profile_save(x->ctx);
     ember_ctx *ctx = ember_op_begin("ember_contiguous", x, NULL, NULL);
     struct ember_tensor *y = x;
     if (ctx && !ember_tensor_is_contiguous(x)) {
@@ -21,8 +20,7 @@ ember_tensor *ember_contiguous(ember_tensor *x)
             !ember_record(EMBER_OP_CONTIGUOUS, y, x, NULL, NULL))
             y = NULL;
     }
-    if (caller_op)
-        ember_profile_label(x->ctx, caller_op, caller_phase);
+    ember_profile_restore(x->ctx, caller);
     return ctx ? y : NULL;
 }
 

@@ -21,7 +21,7 @@
  *
  * with the work of each call (FLOPs and bytes moved, from the primitive's
  * geometry) for GFLOP/s and GB/s, and, when asked, every call as an event
- * of a Chrome trace.
+ * of a Chrome trace, with the shapes of the inputs of the op it served.
  */
 #ifndef EMBER_PROFILE_IMPL_H
 #define EMBER_PROFILE_IMPL_H
@@ -32,21 +32,42 @@ struct ember_profiler;
 
 /* The profiler's own, through the inline helpers below. */
 void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase);
-void ember_profile_get_label(const struct ember_profiler *p, const char **op, const char **phase);
+/* the label now and the shapes of its op's inputs, so that a helper op can
+ * put them back when it is done (ember_contiguous) */
+struct ember_profile_mark {
+    const char *op, *phase, *inputs;
+};
+struct ember_profile_mark ember_profile_get_mark(const struct ember_profiler *p);
+void ember_profile_put_mark(struct ember_profiler *p, struct ember_profile_mark mark);
 
 /* What runs now, for the op rows: `op` and `phase` are static strings
- * ("conv2d", "forward"). Cheap when the context is not profiling. */
+ * ("conv2d", "forward"). Cheap when the context is not profiling. A new
+ * phase of the same op ("forward [im2col]") keeps its inputs' shapes. */
 static inline void ember_profile_label(ember_ctx *ctx, const char *op, const char *phase)
 {
     if (ctx->profiler)
         ember_profile_set_label(ctx->profiler, op, phase);
 }
-/* the label now, so that a helper op can put it back (ember_contiguous) */
-static inline void ember_profile_label_get(const ember_ctx *ctx, const char **op, const char **phase)
+static inline struct ember_profile_mark ember_profile_save(const ember_ctx *ctx)
 {
-    *op = *phase = NULL;
+    return ctx->profiler ? ember_profile_get_mark(ctx->profiler) : (struct ember_profile_mark){0};
+}
+static inline void ember_profile_restore(ember_ctx *ctx, struct ember_profile_mark mark)
+{
+    if (ctx->profiler && mark.op)
+        ember_profile_put_mark(ctx->profiler, mark);
+}
+
+/* The shapes of the inputs of the op now running (any may be NULL), for
+ * the trace's events ("inputs": [[64, 1, 28, 28], [8, 1, 3, 3]]): set
+ * after its label, by ember_op_begin and by the backward pass. Cheap when
+ * the context is not tracing. */
+struct ember_tensor;
+void ember_profile_set_inputs(struct ember_profiler *p, const struct ember_tensor *const in[3]);
+static inline void ember_profile_inputs(ember_ctx *ctx, const struct ember_tensor *const in[3])
+{
     if (ctx->profiler)
-        ember_profile_get_label(ctx->profiler, op, phase);
+        ember_profile_set_inputs(ctx->profiler, in);
 }
 
 /* ember_profile_host_begin, ember_profile_host_end and ember_profile_op

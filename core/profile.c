@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "profile-impl.h"
+#include "tensor-impl.h"
 #include "text-impl.h"
 
 /* One row of the profile: what one op spent in one primitive, in one
@@ -34,6 +35,7 @@ struct trace_event {
     double start, seconds; /* since the profile started */
     double flops, bytes;
     enum trace_track track;
+    const char *inputs; /* the op's inputs' shapes, as JSON ("[[64, 1, 28, 28], [8, 1, 3, 3]]"), or NULL */
     /* a kernel's: its launch, and the primitive that launched it with that call's work */
     size_t groups[3], local;
     const char *primitive;
@@ -54,6 +56,12 @@ struct ember_profiler {
 
     const char *op, *phase; /* the label now */
     double label_since;     /* when it was set, for the trace's op spans */
+    const char *inputs;     /* the shapes of the op's inputs (tracing), one of `shapes` */
+    /* every distinct text of shapes the trace has used, each kept once (a
+     * training run repeats a few dozen; a language model's attention grows
+     * by a position a token): a hash table, open addressing, a power of two */
+    char **shapes;
+    int64_t shapes_len, shapes_cap;
     /* the primitive running now (NULL between them), its op, and the work its geometry says */
     const char *primitive;
     const char *op_of_primitive, *phase_of_primitive;
@@ -153,6 +161,7 @@ static void record(struct ember_profiler *p, const char *op, const char *phase, 
     e.flops = flops;
     e.bytes = bytes;
     e.track = on_device ? TRACK_DEVICE : TRACK_HOST;
+    e.inputs = p->inputs;
     trace_add(p, &e);
 }
 
@@ -166,7 +175,8 @@ static void close_label_span(struct ember_profiler *p, double now)
                                            .category = "op",
                                            .start = p->label_since - p->origin,
                                            .seconds = now - p->label_since,
-                                           .track = TRACK_HOST});
+                                           .track = TRACK_HOST,
+                                           .inputs = p->inputs});
 }
 
 void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase)
@@ -175,15 +185,102 @@ void ember_profile_set_label(struct ember_profiler *p, const char *op, const cha
         return;
     double now = clock_seconds();
     close_label_span(p, now);
+    if (!p->op || !op || strcmp(p->op, op) != 0)
+        p->inputs = NULL; /* another op: no shapes until it says (ember_profile_set_inputs) */
     p->op = op;
     p->phase = phase;
     p->label_since = now;
 }
 
-void ember_profile_get_label(const struct ember_profiler *p, const char **op, const char **phase)
+struct ember_profile_mark ember_profile_get_mark(const struct ember_profiler *p)
 {
-    *op = p->op;
-    *phase = p->phase;
+    return (struct ember_profile_mark){.op = p->op, .phase = p->phase, .inputs = p->inputs};
+}
+
+void ember_profile_put_mark(struct ember_profiler *p, struct ember_profile_mark mark)
+{
+    if (!p->running)
+        return;
+    if (p->op != mark.op || p->phase != mark.phase) {
+        ember_profile_set_label(p, mark.op, mark.phase);
+    } else if (p->inputs != mark.inputs) { /* the same label, other shapes: a span of its own */
+        double now = clock_seconds();
+        close_label_span(p, now);
+        p->label_since = now;
+    }
+    p->inputs = mark.inputs;
+}
+
+static uint64_t text_hash(const char *text) /* FNV-1a */
+{
+    uint64_t hash = 14695981039346656037u;
+    for (const char *c = text; *c; c++)
+        hash = (hash ^ (unsigned char)*c) * 1099511628211u;
+    return hash;
+}
+
+/* The kept copy of `text`, made the first time it is seen; NULL when out of memory. */
+static const char *shapes_intern(struct ember_profiler *p, const char *text)
+{
+    if (2 * (p->shapes_len + 1) > p->shapes_cap) { /* at most half full: rehash into twice the room */
+        int64_t cap = p->shapes_cap ? 2 * p->shapes_cap : 64;
+        char **grown = calloc((size_t)cap, sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (int64_t i = 0; i < p->shapes_cap; i++)
+            if (p->shapes[i]) {
+                int64_t j = (int64_t)(text_hash(p->shapes[i]) & (uint64_t)(cap - 1));
+                while (grown[j])
+                    j = (j + 1) & (cap - 1);
+                grown[j] = p->shapes[i];
+            }
+        free(p->shapes);
+        p->shapes = grown;
+        p->shapes_cap = cap;
+    }
+    int64_t j = (int64_t)(text_hash(text) & (uint64_t)(p->shapes_cap - 1));
+    for (; p->shapes[j]; j = (j + 1) & (p->shapes_cap - 1))
+        if (strcmp(p->shapes[j], text) == 0)
+            return p->shapes[j];
+    size_t len = strlen(text) + 1;
+    if (!(p->shapes[j] = malloc(len)))
+        return NULL;
+    memcpy(p->shapes[j], text, len);
+    p->shapes_len++;
+    return p->shapes[j];
+}
+
+void ember_profile_set_inputs(struct ember_profiler *p, const struct ember_tensor *const in[3])
+{
+    if (!p->running || !p->tracing)
+        return;
+    /* [[64, 1, 28, 28], [8, 1, 3, 3]]: at most 3 inputs of EMBER_MAX_DIMS sizes of 20 digits */
+    char text[3 * EMBER_MAX_DIMS * 24 + 16];
+    size_t len = 0;
+    text[len++] = '[';
+    for (int i = 0; i < 3; i++) {
+        if (!in[i])
+            continue;
+        if (len > 1)
+            len += (size_t)snprintf(text + len, sizeof text - len, ", ");
+        text[len++] = '[';
+        for (int d = 0; d < in[i]->ndim; d++)
+            len += (size_t)snprintf(text + len, sizeof text - len, d ? ", %lld" : "%lld",
+                                    (long long)in[i]->shape[d]);
+        text[len++] = ']';
+    }
+    text[len++] = ']';
+    text[len] = '\0';
+    const char *inputs = shapes_intern(p, text);
+    if (inputs == p->inputs)
+        return;
+    /* the same op on other shapes: a span of its own */
+    double now = clock_seconds();
+    if (p->inputs) {
+        close_label_span(p, now);
+        p->label_since = now;
+    }
+    p->inputs = inputs; /* NULL when out of memory: this op's events say no shapes */
 }
 
 void ember_profile_op(ember_ctx *ctx, const char *op, const char *phase)
@@ -404,6 +501,7 @@ ember_status ember_profile_stop(ember_ctx *ctx)
     double now = clock_seconds();
     close_label_span(p, now);
     p->op = p->phase = NULL;
+    p->inputs = NULL;
     p->wall += now - p->running_since;
     p->running = false;
     ctx->ops = p->inner;
@@ -422,6 +520,9 @@ void ember_profile_free(ember_ctx *ctx)
     ember_profile_stop(ctx);
     free(ctx->profiler->rows);
     free(ctx->profiler->events);
+    for (int64_t i = 0; i < ctx->profiler->shapes_cap; i++)
+        free(ctx->profiler->shapes[i]);
+    free(ctx->profiler->shapes);
     free(ctx->profiler);
     ctx->profiler = NULL;
 }
@@ -594,9 +695,13 @@ static void write_event(struct ember_text *line, const struct trace_event *e)
     ember_text_printf(
         line, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 1",
         e->category, e->start * 1e6, e->seconds * 1e6, (int)e->track);
+    if (op && e->inputs)
+        ember_text_printf(line, ", \"args\": {\"inputs\": %s}", e->inputs);
     if (!op) {
         ember_text_printf(line, ", \"args\": {\"op\": ");
         ember_text_json_string(line, label);
+        if (e->inputs)
+            ember_text_printf(line, ", \"inputs\": %s", e->inputs);
         if (e->flops > 0.0)
             ember_text_printf(line, ", \"flops\": %.0f", e->flops);
         if (e->bytes > 0.0)

@@ -12,7 +12,8 @@
 #      backend the device track holds kernels timed by the device, each
 #      with its launch (grid, block, threads) and the primitive call it is
 #      part of, and on CUDA the table states the GPU's peak; on the CPU the
-#      host's track holds the op spans alone;
+#      host's track holds the op spans alone; a convolution's span and the
+#      calls and kernels inside it carry the shapes of its inputs;
 #   3. `ember eval --profile` prints its table after the answer, and with
 #      --json keeps stdout one JSON object;
 #   4. on the CUDA test double, when it holds every kernel's completion back
@@ -111,6 +112,19 @@ for e in kernels:
             and a.get("threads") == grid[0] * grid[1] * grid[2] * a["block"] and a.get("primitive")
             and "primitive_bytes" in a):
         problems.append(f"a kernel event without its launch: {e}")
+        break
+# the shapes of the inputs of the op each call served: a convolution's images (4-D) and
+# weights, on its span and on every call and kernel inside it
+def shapes_ok(e):
+    s = e.get("args", {}).get("inputs")
+    return (isinstance(s, list) and len(s) >= 2 and all(isinstance(d, list) and d for d in s)
+            and len(s[0]) == 4 and len(s[1]) == 4 and all(isinstance(n, int) and n >= 1 for d in s for n in d))
+conv = [e for e in spans if (e["name"] if e["cat"] == "op" else e["args"]["op"]).startswith("conv2d forward")]
+if not conv:
+    problems.append("no event of conv2d forward")
+for e in conv:
+    if not shapes_ok(e):
+        problems.append(f"an event of conv2d forward without its inputs' shapes: {e}")
         break
 # on the CPU, which does the host's work too, the host's track holds the op spans alone
 if not gpu and any(e["pid"] == 1 and e["cat"] != "op" for e in spans):
