@@ -7,6 +7,8 @@
  * divergence, coalescing, bank conflicts, occupancy, a roofline. Without a
  * kernel, a line for every kernel the step launched. `ember ptx --gpus`
  * lists the GPUs it can simulate, with where their figures come from.
+ * With a language model (--model FILE.gguf) the step is a prompt of
+ * --batch tokens and one token after it, as chat runs them.
  *
  * The registers a thread for the occupancy come from ptxas -v on the same
  * PTX where a ptxas here knows the arch (tools/ptxas.c), else from the
@@ -143,6 +145,43 @@ static int train_step(ember_ctx *ctx, const struct ptx_sim_options *o, const cha
     return rc;
 }
 
+/* A language model (a .gguf file) instead: a prompt of o->batch tokens
+ * fed at once, then one token more, as chat does (the prompt's batched
+ * products, then one position's work against the key/value cache). */
+static bool is_gguf(const char *model)
+{
+    size_t n = strlen(model);
+    return n > 5 && strcmp(model + n - 5, ".gguf") == 0;
+}
+
+static int lm_step(ember_ctx *ctx, const struct ptx_sim_options *o)
+{
+    ember_lm_options options = {.context = o->batch + 1};
+    ember_lm *lm = ember_lm_load(ctx, o->model, &options);
+    if (!lm)
+        return cli_fail(ctx, "loading the language model");
+    int32_t *tokens = malloc((size_t)o->batch * sizeof *tokens);
+    float *logits = malloc((size_t)ember_lm_vocab(lm) * sizeof *logits);
+    int rc = EXIT_OK;
+    if (!tokens || !logits) {
+        cli_error("no memory for %d tokens and their scores", o->batch);
+        rc = EXIT_FAILURE_OTHER;
+    } else {
+        /* the tokens after the first few hundred: ordinary text pieces in a
+         * byte-level vocabulary, and any id is as good as another here */
+        for (int i = 0; i < o->batch; i++)
+            tokens[i] = (int32_t)((300 + 7 * i) % ember_lm_vocab(lm));
+        int32_t next = tokens[0];
+        if (ember_lm_feed(lm, tokens, o->batch, logits) != EMBER_OK ||
+            ember_lm_feed(lm, &next, 1, logits) != EMBER_OK)
+            rc = cli_fail(ctx, "the language model's step on the simulated GPU");
+    }
+    free(tokens);
+    free(logits);
+    ember_lm_free(lm);
+    return rc;
+}
+
 int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
 {
     const struct ptxsim_gpu *g = ptxsim_gpu_find(o->gpu);
@@ -163,14 +202,20 @@ int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
     snprintf(device, sizeof device, "ptxsim:%d", index);
     double start = cli_now();
     const char *data_said = o->data;
-    int rc = ember_ctx_use_device(ctx, device) == EMBER_OK ? train_step(ctx, o, &data_said)
-                                                           : cli_fail(ctx, "opening the simulated GPU");
+    bool language = is_gguf(o->model);
+    int rc = ember_ctx_use_device(ctx, device) != EMBER_OK ? cli_fail(ctx, "opening the simulated GPU")
+             : language                                    ? lm_step(ctx, o)
+                                                           : train_step(ctx, o, &data_said);
     if (rc != EXIT_OK) {
         ember_ctx_free(ctx);
         return rc;
     }
-    printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said,
-           o->optim, ember_ctx_device_name(ctx));
+    if (language)
+        printf("a prompt of %d tokens, then one more, through %s on %s\n", o->batch, o->model,
+               ember_ctx_device_name(ctx));
+    else
+        printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said,
+               o->optim, ember_ctx_device_name(ctx));
     printf("simulated in %.1f s\n\n", cli_now() - start);
     char from[128] = "", why[1024];
     int registers = kernel ? ptxas_registers(kernel, g->sm, o->baseline, from, sizeof from) : 0;

@@ -9,16 +9,17 @@
 #      occupancy, roofline and estimated time on that GPU; registers from ptxas
 #      where one knows the arch (CUDA 13's for sm_90), an estimate otherwise;
 #   3. every kernel a CUDA GPU launches is reported by some model's step (the two
-#      2x2 max-pool kernels run on CPU OpenCL devices only, and say so), each
-#      step with its estimated time; the convolutions are conv_direct's, as on a
-#      real GPU, and im2col's when EMBER_CONV_ALGO asks;
+#      2x2 max-pool kernels and quant_matmul_rows run on CPU OpenCL devices only,
+#      and say so), each step with its estimated time; the convolutions are
+#      conv_direct's, as on a real GPU, and im2col's when EMBER_CONV_ALGO asks;
+#      a language model's (a .gguf file) prompt and next token launch its kernels;
 #   4. `ember train --device ptxsim:N` trains on a simulated GPU, and its checks
 #      stop a kernel edited to race (EMBER_KERNEL_DIR, through NVRTC 13);
 #   5. wrong options are usage errors, a GPU that is not there a device error.
 #
-#   test_ptx_simulate.sh path/to/ember SOURCE_DIR
+#   test_ptx_simulate.sh path/to/ember SOURCE_DIR [PYTHON]
 set -u
-EMBER=$1 SRC=$2
+EMBER=$1 SRC=$2 PYTHON=${3:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failures=0
@@ -94,9 +95,31 @@ im2col --model resnet8 --data random --shape 1x12x12
 - --model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
 - --model $TMP/wide-gpt.model --data text --data-dir $TMP/text.txt --shape 48 --optim adamw
 EOF
+# a language model: a prompt of 4 tokens and one after it (the quantised products,
+# the embedding's dequantize, RoPE), on a tiny random Q4_K model that the interop
+# test's writer makes (tests/interop/test_lm_vs_torch.py; its Python, with gguf)
+lm_kernels=yes
+if [ -n "$PYTHON" ] && "$PYTHON" - "$SRC/tests/interop" "$TMP/tiny.gguf" >"$TMP/err" 2>&1 <<'PY'; then
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import test_lm_vs_torch as t
+t.write_tiny(sys.argv[2], "llama", t.Q.Q4_K, np.random.default_rng(1))
+t.norms_to_one(sys.argv[2])
+PY
+    "$EMBER" ptx --simulate --model "$TMP/tiny.gguf" --batch 4 >"$TMP/summary" 2>"$TMP/err" &&
+        grep -q "^a prompt of 4 tokens, then one more, through .*tiny.gguf on ptxsim:0" "$TMP/summary" ||
+        fail "ember ptx --simulate --model tiny.gguf: $(cat "$TMP/summary" "$TMP/err")"
+    awk 'NF == 7 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 }' "$TMP/summary" >>"$TMP/launched"
+else
+    lm_kernels=no
+    echo "note: no Python with numpy, torch and gguf here ($(tail -1 "$TMP/err")): the language-model kernels were not simulated"
+fi
 for kernel in $("$EMBER" ptx --list | awk '{ print $1 }'); do
     case $kernel in
-    max_pool2d_2x2_*)
+    quant_matmul | dequantize | rope)
+        [ $lm_kernels = no ] || grep -qx "$kernel" "$TMP/launched" || fail "the language model's step launched no $kernel" ;;
+    max_pool2d_2x2_* | quant_matmul_rows)
         "$EMBER" ptx "$kernel" --simulate $SMALL >/dev/null 2>"$TMP/err"
         [ $? -eq 2 ] && grep -q "did not launch kernel $kernel" "$TMP/err" ||
             fail "$kernel (CPU devices only) on a simulated GPU: $(cat "$TMP/err")" ;;
