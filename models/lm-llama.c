@@ -204,7 +204,8 @@ static ember_status make_rope(ember_lm *lm, const struct gguf_file *f)
     float *divisors = NULL;
     if (t) {
         if (t->ndim != 1 || t->shape[0] != lm->rot / 2)
-            return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight is not %lld values",
+            return ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
+                                   "the model's rope_freqs.weight is not %lld values",
                                    (long long)(lm->rot / 2));
         if (!(divisors = malloc((size_t)t->numel * sizeof *divisors)))
             return ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "no memory for %lld RoPE frequencies",
@@ -217,7 +218,8 @@ static ember_status make_rope(ember_lm *lm, const struct gguf_file *f)
             if (!(divisors[j] > 0.0f)) {
                 double bad = divisors[j];
                 free(divisors);
-                return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight has %g", bad);
+                return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "the model's rope_freqs.weight has %g",
+                                       bad);
             }
     }
     lm->rope = ember_rope_table(lm->ctx, lm->context, lm->rot, (float)lm->rope_base, divisors);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * models/model-onnx-import-impl.h — what the ONNX import's two files share:
- * the layers the walk of the graph gathers (model-onnx-import.c), and
- * their naming and writing out as a model file's text
- * (model-onnx-names.c).
+ * models/model-onnx-import-impl.h — what the ONNX import's files share:
+ * the layers the walk of the graph gathers (model-onnx-import.c), their
+ * naming and writing out as a model file's text (model-onnx-names.c), and
+ * the graph as the walk reads it (model-onnx-graph.c).
  */
 #ifndef EMBER_MODEL_ONNX_IMPORT_IMPL_H
 #define EMBER_MODEL_ONNX_IMPORT_IMPL_H
@@ -67,5 +67,69 @@ void onnx_text_add(struct onnx_text *t, const char *fmt, ...) __attribute__((for
  * model-onnx-names.c). */
 void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
                struct onnx_names *ns);
+
+/* ------------------------------------------------ the graph, as the walk reads it */
+
+struct value_ref {
+    const char *name;
+    int node; /* its producer, or -1: a graph input, -2: an initializer */
+    const struct onnx_tensor *tensor;
+};
+
+struct importer {
+    ember_ctx *ctx;
+    const char *what;
+    const struct onnx_graph *g;
+    struct value_ref *values; /* sorted by name */
+    int value_count;
+    bool *used; /* per node: taken by the walk */
+    /* every value's way back to the input, as a tree (imp_trace_ways): its
+     * parent value and depth, or -1 and 0 where the way ends; and per
+     * residual Add node, where its two branches split (NULL: nowhere) */
+    int *parent, *depth_of;
+    unsigned char *way_state;
+    const char **split;
+    int64_t climb_budget; /* steps up the tree left to find splits */
+    bool tangled;         /* the budget ran out */
+    int64_t fold_budget;  /* calls of imp_fold() left */
+    const char *input;    /* the graph's one data input */
+    int64_t batch;        /* its first dimension when fixed, else -1 */
+    int depth;
+};
+
+/* model-onnx-graph.c: */
+/* im->values from the graph's inputs, initializers and nodes' outputs,
+ * sorted by name; a graph whose names clash is refused */
+ember_status imp_index_values(struct importer *im);
+/* the import's error for node n (NULL: the graph's), EMBER_ERR_UNSUPPORTED
+ * naming it and its operator */
+ember_status imp_fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* a value by name (im->values is sorted), and the node that computes it (NULL: none) */
+const struct value_ref *imp_value_find(const struct importer *im, const char *name);
+const struct onnx_node *imp_producer(const struct importer *im, const char *name);
+int imp_node_index(const struct importer *im, const struct onnx_node *n);
+/* marks a node as taken by the walk (n may be NULL) */
+void imp_take(struct importer *im, const struct onnx_node *n);
+/* A constant's tensor (an initializer, a Constant node's value, either
+ * through Identity nodes), its nodes taken; NULL otherwise. imp_is_constant
+ * asks the same and takes nothing. */
+const struct onnx_tensor *imp_constant(struct importer *im, const char *name);
+bool imp_is_constant(struct importer *im, const char *name);
+/* an attribute, or `fallback` when absent; an ints attribute whose values
+ * are all one value, as that value (false when they differ) */
+int64_t imp_attr_int(const struct onnx_node *n, const char *name, int64_t fallback);
+float imp_attr_float(const struct onnx_node *n, const char *name, float fallback);
+bool imp_attr_uniform(const struct onnx_node *n, const char *name, int64_t fallback, int64_t *v);
+/* A shape computed over constants, folded into out (at most IMP_FOLD_MAX
+ * values): its length, or -1 when it cannot be folded. */
+#define IMP_FOLD_MAX 8
+int imp_fold(struct importer *im, const char *name, int64_t *out, int depth);
+/* whether a Reshape makes (N, anything...) into (N, features) */
+bool imp_reshape_is_flatten(struct importer *im, const struct onnx_node *n);
+/* every value's way back to the input, once (after im->values is indexed);
+ * then where a residual Add's two branches split, or NULL */
+ember_status imp_trace_ways(struct importer *im);
+const char *imp_residual_split(struct importer *im, const struct onnx_node *add);
 
 #endif /* EMBER_MODEL_ONNX_IMPORT_IMPL_H */

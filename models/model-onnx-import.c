@@ -50,33 +50,6 @@
 #include "elementwise-impl.h"
 #include "model-onnx-import-impl.h"
 
-struct value_ref {
-    const char *name;
-    int node; /* its producer, or -1: a graph input, -2: an initializer */
-    const struct onnx_tensor *tensor;
-};
-
-struct importer {
-    ember_ctx *ctx;
-    const char *what;
-    const struct onnx_graph *g;
-    struct value_ref *values; /* sorted by name */
-    int value_count;
-    bool *used; /* per node: taken by the walk */
-    /* every value's way back to the input, as a tree (trace_ways): its
-     * parent value and depth, or -1 and 0 where the way ends; and per
-     * residual Add node, where its two branches split (NULL: nowhere) */
-    int *parent, *depth_of;
-    unsigned char *way_state;
-    const char **split;
-    int64_t climb_budget; /* steps up the tree left to find splits */
-    bool tangled;         /* the budget ran out */
-    int64_t fold_budget;  /* calls of fold() left */
-    const char *input;    /* the graph's one data input */
-    int64_t batch;        /* its first dimension when fixed, else -1 */
-    int depth;
-};
-
 static const char supported[] =
     "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh and ember's other "
     "activations' operators, GELU (Div, Erf, Add, "
@@ -84,128 +57,6 @@ static const char supported[] =
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
     "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
-
-static ember_status fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static ember_status fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
-{
-    char why[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    if (!n)
-        return ember_set_error(im->ctx, EMBER_ERR_FORMAT, "%s: %s", im->what, why);
-    return ember_set_error(im->ctx, EMBER_ERR_UNSUPPORTED, "%s: node \"%.200s\" (%.60s): %s", im->what,
-                           n->name[0] ? n->name : "(unnamed)", n->op_type, why);
-}
-
-static int by_value_name(const void *a, const void *b)
-{
-    return strcmp(((const struct value_ref *)a)->name, ((const struct value_ref *)b)->name);
-}
-
-static const struct value_ref *value_find(const struct importer *im, const char *name)
-{
-    struct value_ref key = {.name = name};
-    return bsearch(&key, im->values, (size_t)im->value_count, sizeof key, by_value_name);
-}
-
-static const struct onnx_node *producer(const struct importer *im, const char *name)
-{
-    const struct value_ref *v = value_find(im, name);
-    return v && v->node >= 0 ? &im->g->nodes[v->node] : NULL;
-}
-
-static int node_index(const struct importer *im, const struct onnx_node *n)
-{
-    return (int)(n - im->g->nodes);
-}
-
-static void take(struct importer *im, const struct onnx_node *n)
-{
-    if (n)
-        im->used[node_index(im, n)] = true;
-}
-
-#define CONSTANT_HOPS 16 /* Identity nodes followed to a constant: a cycle of them ends too */
-
-/* A constant's tensor: an initializer, a Constant node's value, or either
- * through Identity nodes (PyTorch shares a weight so). NULL otherwise. */
-static const struct onnx_tensor *constant(struct importer *im, const char *name)
-{
-    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
-        const struct value_ref *v = value_find(im, name);
-        if (!v)
-            return NULL;
-        if (v->node == -2)
-            return v->tensor;
-        if (v->node < 0)
-            return NULL;
-        const struct onnx_node *n = &im->g->nodes[v->node];
-        if (strcmp(n->op_type, "Constant") == 0) {
-            const struct onnx_attr *a = onnx_attr_find(n, "value");
-            if (!a || !a->t)
-                return NULL;
-            take(im, n);
-            return a->t;
-        }
-        if (strcmp(n->op_type, "Identity") != 0 || n->input_count != 1)
-            return NULL;
-        take(im, n);
-        name = n->inputs[0];
-    }
-    return NULL;
-}
-
-/* Whether constant() finds a tensor there, or a Constant node without one
- * (whose missing value the layer then names); nothing is taken. As many
- * hops as constant() and no more: `a = Identity(a)` is no constant and no
- * endless loop. */
-static bool is_constant(struct importer *im, const char *name)
-{
-    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
-        const struct value_ref *v = value_find(im, name);
-        if (!v || v->node == -1)
-            return false;
-        if (v->node == -2)
-            return true;
-        const struct onnx_node *n = &im->g->nodes[v->node];
-        if (strcmp(n->op_type, "Constant") == 0)
-            return true;
-        if (strcmp(n->op_type, "Identity") != 0 || n->input_count != 1)
-            return false;
-        name = n->inputs[0];
-    }
-    return false;
-}
-
-static int64_t attr_int(const struct onnx_node *n, const char *name, int64_t fallback)
-{
-    const struct onnx_attr *a = onnx_attr_find(n, name);
-    return a ? a->i : fallback;
-}
-
-static float attr_float(const struct onnx_node *n, const char *name, float fallback)
-{
-    const struct onnx_attr *a = onnx_attr_find(n, name);
-    return a ? a->f : fallback;
-}
-
-/* an ints attribute whose values are all the same, as that value; `fallback` when absent */
-static bool attr_uniform(const struct onnx_node *n, const char *name, int64_t fallback, int64_t *v)
-{
-    const struct onnx_attr *a = onnx_attr_find(n, name);
-    *v = fallback;
-    if (!a)
-        return true;
-    for (int i = 0; i < a->int_count; i++)
-        if (a->ints[i] != a->ints[0])
-            return false;
-    if (a->int_count)
-        *v = a->ints[0];
-    return true;
-}
 
 /* ------------------------------------------------------------ the layers */
 
@@ -258,228 +109,6 @@ static void add_values(struct imp_layer *l, const float *values, int64_t count, 
     l->owned[l->value_count++] = owned;
 }
 
-/* ------------------------------------------------- folding shape arithmetic */
-
-/* Reshape's shape, computed by the little graphs PyTorch writes for
- * x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Cast, Slice
- * over constants. The batch is a value of its own, BATCH; anything else
- * that depends on the data is UNKNOWN. */
-#define BATCH    INT64_MIN
-#define UNKNOWN  (INT64_MIN + 1)
-#define FOLD_MAX 8
-
-static int fold(struct importer *im, const char *name, int64_t *out, int depth)
-{
-    /* each call spends from a budget linear in the graph: Concats of
-     * Concats of empty constants succeed at every input, so the calls
-     * would grow as the inputs' count to the power of the depth */
-    if (depth > 16 || im->fold_budget-- <= 0)
-        return -1;
-    const struct onnx_tensor *t = constant(im, name);
-    if (t) {
-        if (!t->ints || t->numel > FOLD_MAX)
-            return -1;
-        memcpy(out, t->ints, (size_t)t->numel * sizeof *out);
-        return (int)t->numel;
-    }
-    const struct onnx_node *n = producer(im, name);
-    if (!n || n->input_count < 1)
-        return -1;
-    take(im, n);
-    for (int i = 1; i < n->input_count; i++) /* axes and the like: folded with the node */
-        if (is_constant(im, n->inputs[i]))
-            constant(im, n->inputs[i]);
-    int64_t a[FOLD_MAX], b[FOLD_MAX];
-    const char *op = n->op_type;
-    if (strcmp(op, "Shape") == 0) { /* only its first element, the batch, is known here */
-        out[0] = BATCH;
-        for (int i = 1; i < FOLD_MAX; i++)
-            out[i] = UNKNOWN;
-        return FOLD_MAX;
-    }
-    int na = fold(im, n->inputs[0], a, depth + 1);
-    if (na < 0)
-        return -1;
-    if (strcmp(op, "Cast") == 0 || strcmp(op, "Identity") == 0 || strcmp(op, "Unsqueeze") == 0 ||
-        strcmp(op, "Squeeze") == 0) {
-        memcpy(out, a, (size_t)na * sizeof *out);
-        return na;
-    }
-    if (strcmp(op, "Gather") == 0 && n->input_count == 2) {
-        int nb = fold(im, n->inputs[1], b, depth + 1);
-        if (nb != 1 || b[0] < 0 || b[0] >= na)
-            return -1;
-        out[0] = a[b[0]];
-        return 1;
-    }
-    if (strcmp(op, "Slice") == 0 && n->input_count >= 3) {
-        int64_t s[FOLD_MAX], e[FOLD_MAX];
-        if (fold(im, n->inputs[1], s, depth + 1) != 1 || fold(im, n->inputs[2], e, depth + 1) != 1 ||
-            s[0] < 0 || e[0] <= s[0] || s[0] >= na)
-            return -1;
-        int count = (int)((e[0] > na ? na : e[0]) - s[0]);
-        memcpy(out, a + s[0], (size_t)count * sizeof *out);
-        return count;
-    }
-    if (strcmp(op, "Concat") == 0) {
-        int total = 0;
-        for (int i = 0; i < n->input_count; i++) {
-            int k = i == 0 ? na : fold(im, n->inputs[i], b, depth + 1);
-            if (k < 0 || total + k > FOLD_MAX)
-                return -1;
-            memcpy(out + total, i == 0 ? a : b, (size_t)k * sizeof *out);
-            total += k;
-        }
-        return total;
-    }
-    return -1;
-}
-
-/* Whether Reshape's shape makes (N, anything...) into (N, features). */
-static bool reshape_is_flatten(struct importer *im, const struct onnx_node *n)
-{
-    int64_t s[FOLD_MAX];
-    if (n->input_count != 2 || fold(im, n->inputs[1], s, 0) != 2)
-        return false;
-    bool first = s[0] == BATCH || s[0] == 0 || s[0] == -1 || (im->batch > 0 && s[0] == im->batch);
-    bool second = s[1] == -1 || s[1] > 0;
-    return first && second && !(s[0] == -1 && s[1] == -1);
-}
-
-/* ------------------------------------------- where branches split */
-
-/* Every value's way back to the input is a tree: a value's parent is the
- * value its node's chain comes from (a residual Add's: where its two
- * branches split, their nearest common ancestor). The tree is built once,
- * each value after its parents, by a walk with its own stack (a chain of
- * 100,000 nodes is no recursion), so a residual Add's split costs the
- * steps up its own two branches, and every value is settled once: a chain
- * of n blocks is linear, where searching each Add's branches back to the
- * input was n^2 and the nested searches n^3. A cycle is cut where the
- * walk meets a value it is still settling. An accepted graph climbs each
- * step of the tree at most twice (each step belongs to the one block it is
- * directly in), so climbing more than that is a tangle no chain of blocks
- * makes, refused rather than followed quadratically. */
-enum { WAY_UNSEEN, WAY_OPEN, WAY_SETTLED };
-
-/* The values a node's chain comes from: the residual Add's two computed
- * inputs, else the one data input (the other input of an Add or Mul of a
- * constant; x of GELU's and SiLU's products), else none. */
-static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[2])
-{
-    if (!n || n->input_count < 1)
-        return 0;
-    if (strcmp(n->op_type, "Add") != 0 && strcmp(n->op_type, "Mul") != 0) {
-        from[0] = n->inputs[0];
-        return 1;
-    }
-    if (n->input_count != 2)
-        return 0;
-    bool c0 = is_constant(im, n->inputs[0]), c1 = is_constant(im, n->inputs[1]);
-    if (c0 != c1) {
-        from[0] = c0 ? n->inputs[1] : n->inputs[0];
-        return 1;
-    }
-    if (c0)
-        return 0;
-    if (strcmp(n->op_type, "Add") == 0) { /* a residual block: from where it splits */
-        from[0] = n->inputs[0];
-        from[1] = n->inputs[1];
-        return 2;
-    }
-    /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
-    const struct onnx_node *p0 = producer(im, n->inputs[0]);
-    from[0] = p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
-                                                                                             : n->inputs[0];
-    return 1;
-}
-
-/* The nearest value on both a's and b's way back (value indices), or -1. */
-static int common_ancestor(struct importer *im, int a, int b)
-{
-    while (a >= 0 && b >= 0 && a != b) {
-        if (im->climb_budget-- <= 0) {
-            im->tangled = true;
-            return -1;
-        }
-        if (im->depth_of[a] >= im->depth_of[b])
-            a = im->parent[a];
-        else
-            b = im->parent[b];
-    }
-    return a == b ? a : -1;
-}
-
-/* Settles value v: its parent, its depth, and a residual Add's split. */
-static void settle_value(struct importer *im, int v, const int from[2], int count)
-{
-    const struct value_ref *r = &im->values[v];
-    int parent = -1;
-    if (count == 1)
-        parent = from[0];
-    else if (count == 2 && from[0] >= 0 && from[1] >= 0) {
-        parent = common_ancestor(im, from[0], from[1]);
-        if (parent >= 0)
-            im->split[r->node] = im->values[parent].name;
-    }
-    im->parent[v] = parent;
-    im->depth_of[v] = parent >= 0 ? im->depth_of[parent] + 1 : 0;
-    im->way_state[v] = WAY_SETTLED;
-}
-
-static ember_status trace_ways(struct importer *im)
-{
-    int n = im->value_count;
-    im->parent = malloc(((size_t)n + 1) * sizeof *im->parent);
-    im->depth_of = malloc(((size_t)n + 1) * sizeof *im->depth_of);
-    im->way_state = calloc((size_t)n + 1, sizeof *im->way_state);
-    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
-    if (!im->parent || !im->depth_of || !im->way_state || !stack) {
-        free(stack);
-        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
-    }
-    im->climb_budget = 2 * (int64_t)n + 64;
-    const struct value_ref *input = value_find(im, im->input);
-    for (int root = 0; root < n; root++) {
-        if (im->way_state[root] != WAY_UNSEEN)
-            continue;
-        int top = 0;
-        stack[top++] = root;
-        im->way_state[root] = WAY_OPEN;
-        while (top > 0) {
-            int v = stack[top - 1];
-            const struct value_ref *r = &im->values[v];
-            const char *names[2];
-            int count = r == input || r->node < 0 ? 0 : chain_inputs(im, &im->g->nodes[r->node], names);
-            int from[2] = {-1, -1};
-            bool pushed = false;
-            for (int i = 0; i < count && !pushed; i++) {
-                const struct value_ref *u = value_find(im, names[i]);
-                int at = u ? (int)(u - im->values) : -1;
-                if (at >= 0 && im->way_state[at] == WAY_UNSEEN) { /* its parents first */
-                    im->way_state[at] = WAY_OPEN;
-                    stack[top++] = at;
-                    pushed = true;
-                }
-                /* a value still open is on the stack below: a cycle, cut here */
-                from[i] = at >= 0 && im->way_state[at] == WAY_SETTLED ? at : -1;
-            }
-            if (pushed)
-                continue;
-            settle_value(im, v, from, count == 1 && from[0] < 0 ? 0 : count);
-            top--;
-        }
-    }
-    free(stack);
-    return EMBER_OK;
-}
-
-/* Where a residual Add's two branches split, or NULL. */
-static const char *residual_split(struct importer *im, const struct onnx_node *add)
-{
-    return im->split[node_index(im, add)];
-}
-
 /* ----------------------------------------------------------- the walk */
 
 static ember_status walk(struct importer *im, const char *out, const char *stop, struct imp_block *block);
@@ -490,36 +119,36 @@ static bool match_gelu(struct importer *im, const struct onnx_node *outer, const
 {
     if (strcmp(outer->op_type, "Mul") != 0 || outer->input_count != 2)
         return false;
-    int half_at = is_constant(im, outer->inputs[1]) ? 1 : is_constant(im, outer->inputs[0]) ? 0 : -1;
+    int half_at = imp_is_constant(im, outer->inputs[1]) ? 1 : imp_is_constant(im, outer->inputs[0]) ? 0 : -1;
     if (half_at < 0)
         return false;
-    const struct onnx_tensor *half = constant(im, outer->inputs[half_at]);
-    const struct onnx_node *inner = producer(im, outer->inputs[1 - half_at]);
+    const struct onnx_tensor *half = imp_constant(im, outer->inputs[half_at]);
+    const struct onnx_node *inner = imp_producer(im, outer->inputs[1 - half_at]);
     if (!half || !half->values || half->numel != 1 || fabsf(half->values[0] - 0.5f) > 1e-6f || !inner ||
         strcmp(inner->op_type, "Mul") != 0 || inner->input_count != 2)
         return false;
     for (int side = 0; side < 2; side++) {
-        const struct onnx_node *add = producer(im, inner->inputs[side]);
+        const struct onnx_node *add = imp_producer(im, inner->inputs[side]);
         const char *xx = inner->inputs[1 - side];
         if (!add || strcmp(add->op_type, "Add") != 0 || add->input_count != 2)
             continue;
-        int one_at = is_constant(im, add->inputs[1]) ? 1 : 0;
-        const struct onnx_tensor *one = constant(im, add->inputs[one_at]);
-        const struct onnx_node *erf = producer(im, add->inputs[1 - one_at]);
+        int one_at = imp_is_constant(im, add->inputs[1]) ? 1 : 0;
+        const struct onnx_tensor *one = imp_constant(im, add->inputs[one_at]);
+        const struct onnx_node *erf = imp_producer(im, add->inputs[1 - one_at]);
         if (!one || !one->values || one->numel != 1 || one->values[0] != 1.0f || !erf ||
             strcmp(erf->op_type, "Erf") != 0)
             continue;
-        const struct onnx_node *div = producer(im, erf->inputs[0]);
+        const struct onnx_node *div = imp_producer(im, erf->inputs[0]);
         if (!div || strcmp(div->op_type, "Div") != 0 || div->input_count != 2 ||
             strcmp(div->inputs[0], xx) != 0)
             continue;
-        const struct onnx_tensor *root2 = constant(im, div->inputs[1]);
+        const struct onnx_tensor *root2 = imp_constant(im, div->inputs[1]);
         if (!root2 || !root2->values || root2->numel != 1 || fabsf(root2->values[0] - 1.41421356f) > 1e-5f)
             continue;
-        take(im, inner);
-        take(im, add);
-        take(im, erf);
-        take(im, div);
+        imp_take(im, inner);
+        imp_take(im, add);
+        imp_take(im, erf);
+        imp_take(im, div);
         *x = xx;
         return true;
     }
@@ -533,10 +162,10 @@ static bool match_silu(struct importer *im, const struct onnx_node *mul, const c
     if (strcmp(mul->op_type, "Mul") != 0 || mul->input_count != 2)
         return false;
     for (int side = 0; side < 2; side++) {
-        const struct onnx_node *sigmoid = producer(im, mul->inputs[side]);
+        const struct onnx_node *sigmoid = imp_producer(im, mul->inputs[side]);
         if (sigmoid && strcmp(sigmoid->op_type, "Sigmoid") == 0 && sigmoid->input_count == 1 &&
             strcmp(sigmoid->inputs[0], mul->inputs[1 - side]) == 0) {
-            take(im, sigmoid);
+            imp_take(im, sigmoid);
             *x = mul->inputs[1 - side];
             return true;
         }
@@ -561,29 +190,30 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
 {
     const struct onnx_node *mm = matmul ? matmul : n;
     bool gemm = strcmp(mm->op_type, "Gemm") == 0;
-    const struct onnx_tensor *w = mm->input_count >= 2 ? constant(im, mm->inputs[1]) : NULL;
+    const struct onnx_tensor *w = mm->input_count >= 2 ? imp_constant(im, mm->inputs[1]) : NULL;
     const struct onnx_tensor *b = NULL;
     if (matmul) {
-        int bias_at = is_constant(im, n->inputs[1]) ? 1 : 0;
-        b = constant(im, n->inputs[bias_at]);
+        int bias_at = imp_is_constant(im, n->inputs[1]) ? 1 : 0;
+        b = imp_constant(im, n->inputs[bias_at]);
     } else if (gemm && mm->input_count >= 3 && mm->inputs[2][0]) {
-        b = constant(im, mm->inputs[2]);
+        b = imp_constant(im, mm->inputs[2]);
         if (!b)
-            return fail_node(im, mm, "its bias C is computed; ember's linear layer takes a constant bias");
+            return imp_fail_node(im, mm,
+                                 "its bias C is computed; ember's linear layer takes a constant bias");
     }
     if (!w || !w->values || w->ndim != 2)
-        return fail_node(im, mm,
-                         "the weight must be a constant float matrix; ember's linear layer learns its own");
-    bool trans_b = gemm && attr_int(mm, "transB", 0);
-    if (gemm && (attr_int(mm, "transA", 0) || attr_float(mm, "alpha", 1.0f) != 1.0f ||
-                 (b && attr_float(mm, "beta", 1.0f) != 1.0f)))
-        return fail_node(im, mm,
-                         "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
-                         "y = x W^T + b");
+        return imp_fail_node(
+            im, mm, "the weight must be a constant float matrix; ember's linear layer learns its own");
+    bool trans_b = gemm && imp_attr_int(mm, "transB", 0);
+    if (gemm && (imp_attr_int(mm, "transA", 0) || imp_attr_float(mm, "alpha", 1.0f) != 1.0f ||
+                 (b && imp_attr_float(mm, "beta", 1.0f) != 1.0f)))
+        return imp_fail_node(im, mm,
+                             "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
+                             "y = x W^T + b");
     int64_t out = trans_b ? w->dims[0] : w->dims[1];
     if (b && (!b->values || (b->numel != out && b->numel != 1)))
-        return fail_node(im, n, "the bias has %lld values for %lld outputs", (long long)(b ? b->numel : 0),
-                         (long long)out);
+        return imp_fail_node(im, n, "the bias has %lld values for %lld outputs",
+                             (long long)(b ? b->numel : 0), (long long)out);
     struct imp_layer *l = block_add(im, block, "linear", mm);
     if (!l)
         return EMBER_ERR_NOMEM;
@@ -603,8 +233,8 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
         add_values(l, bias, out, bias);
     }
     onnx_name_layer(l, w->name);
-    take(im, mm);
-    take(im, n);
+    imp_take(im, mm);
+    imp_take(im, n);
     *x = mm->inputs[0];
     return EMBER_OK;
 }
@@ -612,22 +242,24 @@ static ember_status linear_layer(struct importer *im, struct imp_block *block, c
 static ember_status conv_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
                                const char **x)
 {
-    const struct onnx_tensor *w = n->input_count >= 2 ? constant(im, n->inputs[1]) : NULL;
-    const struct onnx_tensor *b = n->input_count >= 3 && n->inputs[2][0] ? constant(im, n->inputs[2]) : NULL;
+    const struct onnx_tensor *w = n->input_count >= 2 ? imp_constant(im, n->inputs[1]) : NULL;
+    const struct onnx_tensor *b =
+        n->input_count >= 3 && n->inputs[2][0] ? imp_constant(im, n->inputs[2]) : NULL;
     if (!w || !w->values || w->ndim != 4)
-        return fail_node(im, n, "the weight must be a constant (out, in, k, k) tensor");
+        return imp_fail_node(im, n, "the weight must be a constant (out, in, k, k) tensor");
     if (n->input_count >= 3 && n->inputs[2][0] && (!b || !b->values || b->numel != w->dims[0]))
-        return fail_node(im, n, "the bias must be a constant of one value per output channel");
+        return imp_fail_node(im, n, "the bias must be a constant of one value per output channel");
     int64_t stride, pad, dilation, k = w->dims[2];
     const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
     bool same = auto_pad && auto_pad->s && strncmp(auto_pad->s, "SAME", 4) == 0;
-    if (w->dims[2] != w->dims[3] || attr_int(n, "group", 1) != 1 || !attr_uniform(n, "strides", 1, &stride) ||
-        !attr_uniform(n, "pads", 0, &pad) || !attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
+    if (w->dims[2] != w->dims[3] || imp_attr_int(n, "group", 1) != 1 ||
+        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) ||
+        !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
         (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 && strcmp(auto_pad->s, "VALID") != 0 &&
          !(same && stride == 1 && k % 2 == 1)))
-        return fail_node(im, n,
-                         "ember's conv2d has a square kernel, the same stride and padding on every side, "
-                         "no dilation and no groups");
+        return imp_fail_node(im, n,
+                             "ember's conv2d has a square kernel, the same stride and padding on every side, "
+                             "no dilation and no groups");
     struct imp_layer *l = block_add(im, block, "conv2d", n);
     if (!l)
         return EMBER_ERR_NOMEM;
@@ -651,20 +283,20 @@ static ember_status batch_norm_layer(struct importer *im, struct imp_block *bloc
 {
     const struct onnx_tensor *p[4] = {NULL};
     for (int i = 0; i < 4; i++)
-        if (n->input_count < 5 || !(p[i] = constant(im, n->inputs[i + 1])) || !p[i]->values ||
+        if (n->input_count < 5 || !(p[i] = imp_constant(im, n->inputs[i + 1])) || !p[i]->values ||
             p[i]->numel != p[0]->numel)
-            return fail_node(im, n, "scale, B, mean and var must be constants of one value per channel");
-    if (attr_int(n, "training_mode", 0) || n->output_count > 1)
-        return fail_node(im, n, "in training mode; export the model in evaluation mode (model.eval())");
+            return imp_fail_node(im, n, "scale, B, mean and var must be constants of one value per channel");
+    if (imp_attr_int(n, "training_mode", 0) || n->output_count > 1)
+        return imp_fail_node(im, n, "in training mode; export the model in evaluation mode (model.eval())");
     for (int64_t c = 0; c < p[3]->numel; c++)
         if (p[3]->values[c] < 0.0f)
-            return fail_node(im, n, "channel %lld's variance is negative", (long long)c);
+            return imp_fail_node(im, n, "channel %lld's variance is negative", (long long)c);
     struct imp_layer *l = block_add(im, block, "batch_norm", n);
     if (!l)
         return EMBER_ERR_NOMEM;
     /* float32 attributes, printed as the decimals they were written as */
-    snprintf(l->options, sizeof l->options, "eps=%.7g momentum=%.7g", attr_float(n, "epsilon", 1e-5f),
-             1.0f - attr_float(n, "momentum", 0.9f));
+    snprintf(l->options, sizeof l->options, "eps=%.7g momentum=%.7g", imp_attr_float(n, "epsilon", 1e-5f),
+             1.0f - imp_attr_float(n, "momentum", 0.9f));
     for (int i = 0; i < 4; i++)
         add_values(l, p[i]->values, p[i]->numel, NULL);
     onnx_name_layer(l, p[0]->name);
@@ -679,14 +311,15 @@ static ember_status pool_layer(struct importer *im, struct imp_block *block, con
     int64_t stride, pad, dilation;
     const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
     if (!kernel || kernel->int_count != 2 || kernel->ints[0] != kernel->ints[1] ||
-        !attr_uniform(n, "strides", 1, &stride) || !attr_uniform(n, "pads", 0, &pad) || pad != 0 ||
-        !attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 || attr_int(n, "ceil_mode", 0) ||
+        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) || pad != 0 ||
+        !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 || imp_attr_int(n, "ceil_mode", 0) ||
         (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 &&
          strcmp(auto_pad->s, "VALID") != 0) ||
         n->output_count > 1)
-        return fail_node(im, n,
-                         "ember's pools take a square window of 2-d images, the same stride both ways, no "
-                         "padding, dilation or ceil_mode");
+        return imp_fail_node(
+            im, n,
+            "ember's pools take a square window of 2-d images, the same stride both ways, no "
+            "padding, dilation or ceil_mode");
     struct imp_layer *l = block_add(im, block, n->op_type[0] == 'M' ? "max_pool2d" : "avg_pool2d", n);
     if (!l)
         return EMBER_ERR_NOMEM;
@@ -707,27 +340,27 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     const char *op = n->op_type;
     struct imp_layer *l;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-        return fail_node(im, n, "an operator of domain %s; ember supports %s", n->domain, supported);
+        return imp_fail_node(im, n, "an operator of domain %s; ember supports %s", n->domain, supported);
     if (n->input_count < 1 || !n->inputs[0][0])
-        return fail_node(im, n, "it has no input to compute from");
-    take(im, n);
+        return imp_fail_node(im, n, "it has no input to compute from");
+    imp_take(im, n);
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
         *x = n->inputs[0];
         return EMBER_OK;
     }
     if (strcmp(op, "Pad") == 0) { /* PyTorch writes a Pad of zeros before AveragePool: nothing */
         const struct onnx_attr *attr = onnx_attr_find(n, "pads");
-        const struct onnx_tensor *pads = n->input_count > 1 ? constant(im, n->inputs[1]) : NULL;
+        const struct onnx_tensor *pads = n->input_count > 1 ? imp_constant(im, n->inputs[1]) : NULL;
         const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
         int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
         for (int64_t i = 0; p && i < count; i++)
             if (p[i] != 0)
                 p = NULL;
         if (!p)
-            return fail_node(im, n, "padding other than zeros of nothing; ember pads only inside conv2d");
+            return imp_fail_node(im, n, "padding other than zeros of nothing; ember pads only inside conv2d");
         for (int i = 2; i < n->input_count; i++) /* the constant value */
             if (n->inputs[i][0])
-                constant(im, n->inputs[i]);
+                imp_constant(im, n->inputs[i]);
         *x = n->inputs[0];
         return EMBER_OK;
     }
@@ -740,25 +373,26 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     if (strcmp(op, "MaxPool") == 0 || strcmp(op, "AveragePool") == 0)
         return pool_layer(im, block, n, x);
     if (strcmp(op, "Add") == 0 && n->input_count == 2) {
-        bool c0 = is_constant(im, n->inputs[0]), c1 = is_constant(im, n->inputs[1]);
-        const struct onnx_node *mm = producer(im, n->inputs[c0 ? 1 : 0]);
+        bool c0 = imp_is_constant(im, n->inputs[0]), c1 = imp_is_constant(im, n->inputs[1]);
+        const struct onnx_node *mm = imp_producer(im, n->inputs[c0 ? 1 : 0]);
         if (c0 != c1 && mm && strcmp(mm->op_type, "MatMul") == 0)
             return linear_layer(im, block, n, mm, x);
         if (c0 || c1)
-            return fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s",
-                             supported);
+            return imp_fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s",
+                                 supported);
         /* a residual block: body and shortcut from where they split */
-        const char *split = residual_split(im, n);
+        const char *split = imp_residual_split(im, n);
         if (!split && im->tangled)
-            return fail_node(im, n,
-                             "the graph's branches cross more often than any chain of layers and residual "
-                             "blocks can");
+            return imp_fail_node(
+                im, n,
+                "the graph's branches cross more often than any chain of layers and residual "
+                "blocks can");
         if (!split)
-            return fail_node(im, n,
-                             "its two inputs do not come from one value; ember's residual blocks add two "
-                             "branches of the same input");
+            return imp_fail_node(im, n,
+                                 "its two inputs do not come from one value; ember's residual blocks add two "
+                                 "branches of the same input");
         if (++im->depth > MODEL_MAX_DEPTH)
-            return fail_node(im, n, "residual blocks nested over %d deep", MODEL_MAX_DEPTH);
+            return imp_fail_node(im, n, "residual blocks nested over %d deep", MODEL_MAX_DEPTH);
         if (!(l = block_add(im, block, "residual", n)))
             return EMBER_ERR_NOMEM;
         /* the side that is the split itself is the identity shortcut; else input 0 is the body */
@@ -790,45 +424,46 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
         if (!simple[i].op || strcmp(op, simple[i].op) != 0)
             continue;
-        if (strcmp(op, "Flatten") == 0 && attr_int(n, "axis", 1) != 1)
-            return fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",
-                             (long long)attr_int(n, "axis", 1));
+        if (strcmp(op, "Flatten") == 0 && imp_attr_int(n, "axis", 1) != 1)
+            return imp_fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",
+                                 (long long)imp_attr_int(n, "axis", 1));
         if (!(l = block_add(im, block, simple[i].layer, n)))
             return EMBER_ERR_NOMEM;
         if (strcmp(op, "LeakyRelu") == 0)
-            snprintf(l->options, sizeof l->options, "slope=%.7g", attr_float(n, "alpha", 0.01f));
+            snprintf(l->options, sizeof l->options, "slope=%.7g", imp_attr_float(n, "alpha", 0.01f));
         *x = n->inputs[0];
         return EMBER_OK;
     }
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0) {
-        if (strcmp(op, "Reshape") == 0 && !reshape_is_flatten(im, n))
-            return fail_node(im, n, "%s",
-                             im->fold_budget < 0
-                                 ? "its shape is computed by more nodes than ember folds"
-                                 : "a Reshape ember cannot tell is (batch, -1); ember's flatten "
-                                   "gives (N, C*H*W)");
+        if (strcmp(op, "Reshape") == 0 && !imp_reshape_is_flatten(im, n))
+            return imp_fail_node(im, n, "%s",
+                                 im->fold_budget < 0
+                                     ? "its shape is computed by more nodes than ember folds"
+                                     : "a Reshape ember cannot tell is (batch, -1); ember's flatten "
+                                       "gives (N, C*H*W)");
         if (!block_add(im, block, "flatten", n))
             return EMBER_ERR_NOMEM;
         for (int i = 1; i < n->input_count; i++) /* the shape or axes: folded, taken */
-            if (is_constant(im, n->inputs[i]))
-                constant(im, n->inputs[i]);
+            if (imp_is_constant(im, n->inputs[i]))
+                imp_constant(im, n->inputs[i]);
         *x = n->inputs[0];
         return EMBER_OK;
     }
     if (strcmp(op, "ReduceMean") == 0) {
         const struct onnx_attr *axes = onnx_attr_find(n, "axes");
-        int64_t folded[FOLD_MAX];
-        int count = axes ? axes->int_count : n->input_count > 1 ? fold(im, n->inputs[1], folded, 0) : 0;
+        int64_t folded[IMP_FOLD_MAX];
+        int count = axes ? axes->int_count : n->input_count > 1 ? imp_fold(im, n->inputs[1], folded, 0) : 0;
         const int64_t *a = axes ? axes->ints : folded;
         bool hw = count == 2 && ((a[0] == 2 && a[1] == 3) || (a[0] == -2 && a[1] == -1));
-        if (!hw || attr_int(n, "keepdims", 1))
-            return fail_node(im, n, "ReduceMean other than over H and W with keepdims=0 (x.mean((2, 3)))");
+        if (!hw || imp_attr_int(n, "keepdims", 1))
+            return imp_fail_node(im, n,
+                                 "ReduceMean other than over H and W with keepdims=0 (x.mean((2, 3)))");
         if (!block_add(im, block, "global_avg_pool2d", n))
             return EMBER_ERR_NOMEM;
         *x = n->inputs[0];
         return EMBER_OK;
     }
-    return fail_node(im, n, "ember has no such layer; it supports %s", supported);
+    return imp_fail_node(im, n, "ember has no such layer; it supports %s", supported);
 }
 
 static ember_status walk(struct importer *im, const char *out, const char *stop, struct imp_block *block)
@@ -836,16 +471,16 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
     const char *x = out;
     int steps = 0;
     while (strcmp(x, stop) != 0) {
-        const struct onnx_node *n = producer(im, x);
+        const struct onnx_node *n = imp_producer(im, x);
         if (!n)
-            return fail_node(im, NULL,
-                             "value \"%.200s\" comes from no node and is not the input \"%.200s\": the "
-                             "graph is not one chain from the input to the output",
-                             x, im->input);
-        if (im->used[node_index(im, n)] || ++steps > ONNX_MAX_NODES)
-            return fail_node(im, n,
-                             "its output is used by two branches that do not rejoin as a residual block "
-                             "(ember's networks are chains of layers and residual blocks)");
+            return imp_fail_node(im, NULL,
+                                 "value \"%.200s\" comes from no node and is not the input \"%.200s\": the "
+                                 "graph is not one chain from the input to the output",
+                                 x, im->input);
+        if (im->used[imp_node_index(im, n)] || ++steps > ONNX_MAX_NODES)
+            return imp_fail_node(im, n,
+                                 "its output is used by two branches that do not rejoin as a residual block "
+                                 "(ember's networks are chains of layers and residual blocks)");
         ember_status st = convert_node(im, block, n, &x);
         if (st != EMBER_OK)
             return st;
@@ -869,7 +504,7 @@ static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
             if (st != EMBER_OK)
                 return st;
             if (body != shortcut)
-                return fail_node(im, l->node, "adds an image to a vector");
+                return imp_fail_node(im, l->node, "adds an image to a vector");
             *rank = body;
         } else if (strcmp(l->type, "batch_norm") == 0) {
             snprintf(l->type, sizeof l->type, "%s", *rank == 3 ? "batch_norm2d" : "batch_norm1d");
@@ -905,7 +540,7 @@ static ember_status load_weights(struct importer *im, struct model_block *mb, co
         }
         for (int k = 0; st == EMBER_OK && k < il->value_count; k++) {
             if (!l->t[k] || ember_tensor_numel(l->t[k]) != il->counts[k])
-                return fail_node(
+                return imp_fail_node(
                     im, il->node, "its weights (%lld values) do not fit the layer ember built (%lld)",
                     (long long)il->counts[k], (long long)(l->t[k] ? ember_tensor_numel(l->t[k]) : 0));
             st = ember_tensor_write(l->t[k], il->values[k], (size_t)il->counts[k] * sizeof(float));
@@ -922,72 +557,30 @@ static ember_status find_input(struct importer *im, int *ndim, int64_t *shape)
 {
     const struct onnx_value *in = NULL;
     for (int i = 0; i < im->g->input_count; i++) {
-        const struct value_ref *v = value_find(im, im->g->inputs[i].name);
+        const struct value_ref *v = imp_value_find(im, im->g->inputs[i].name);
         if (v && v->node == -2)
             continue; /* an initializer listed as an input, as IR version 3 did */
         if (in)
-            return fail_node(im, NULL, "the graph has several inputs (%s, %s); ember's models take one",
-                             in->name, im->g->inputs[i].name);
+            return imp_fail_node(im, NULL, "the graph has several inputs (%s, %s); ember's models take one",
+                                 in->name, im->g->inputs[i].name);
         in = &im->g->inputs[i];
     }
     if (!in)
-        return fail_node(im, NULL, "the graph has no input");
+        return imp_fail_node(im, NULL, "the graph has no input");
     if (in->type != ONNX_FLOAT || (in->ndim != 4 && in->ndim != 2))
-        return fail_node(im, NULL, "the input \"%s\" is not float32 (batch, C, H, W) or (batch, features)",
-                         in->name);
+        return imp_fail_node(
+            im, NULL, "the input \"%s\" is not float32 (batch, C, H, W) or (batch, features)", in->name);
     *ndim = in->ndim - 1;
     for (int i = 0; i < *ndim; i++) {
         shape[i] = in->dims[i + 1];
         if (shape[i] < 1 || shape[i] > (1 << 20))
-            return fail_node(im, NULL,
-                             "the input \"%s\" has no fixed size in dimension %d; export it with a fixed "
-                             "sample shape (only the batch may vary)",
-                             in->name, i + 1);
+            return imp_fail_node(im, NULL,
+                                 "the input \"%s\" has no fixed size in dimension %d; export it with a fixed "
+                                 "sample shape (only the batch may vary)",
+                                 in->name, i + 1);
     }
     im->input = in->name;
     im->batch = in->dims[0] > 0 ? in->dims[0] : -1;
-    return EMBER_OK;
-}
-
-static ember_status index_values(struct importer *im)
-{
-    const struct onnx_graph *g = im->g;
-    int n = g->initializer_count + g->input_count;
-    for (int i = 0; i < g->node_count; i++)
-        n += g->nodes[i].output_count;
-    im->values = calloc((size_t)n + 1, sizeof *im->values);
-    im->used = calloc((size_t)g->node_count + 1, sizeof *im->used);
-    im->split = calloc((size_t)g->node_count + 1, sizeof *im->split);
-    if (!im->values || !im->used || !im->split)
-        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
-    /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
-    for (int i = 0; i < g->node_count; i++)
-        if (g->nodes[i].input_count < 1 && strcmp(g->nodes[i].op_type, "Constant") != 0)
-            return fail_node(im, &g->nodes[i], "it has no input; ember supports %s", supported);
-    for (int i = 0; i < g->input_count; i++)
-        im->values[im->value_count++] = (struct value_ref){g->inputs[i].name, -1, NULL};
-    for (int i = 0; i < g->initializer_count; i++)
-        im->values[im->value_count++] = (struct value_ref){g->initializers[i].name, -2, &g->initializers[i]};
-    for (int i = 0; i < g->node_count; i++)
-        for (int k = 0; k < g->nodes[i].output_count; k++)
-            if (g->nodes[i].outputs[k][0])
-                im->values[im->value_count++] = (struct value_ref){g->nodes[i].outputs[k], i, NULL};
-    qsort(im->values, (size_t)im->value_count, sizeof *im->values, by_value_name);
-    /* a name given twice: an initializer that is also listed as an input
-     * keeps the initializer; anything else is a malformed graph */
-    int kept = 0;
-    for (int i = 0; i < im->value_count; i++) {
-        if (kept && strcmp(im->values[kept - 1].name, im->values[i].name) == 0) {
-            struct value_ref *a = &im->values[kept - 1], *b = &im->values[i];
-            if ((a->node == -1 && b->node == -2) || (a->node == -2 && b->node == -1)) {
-                *a = a->node == -2 ? *a : *b;
-                continue;
-            }
-            return fail_node(im, NULL, "the value \"%.200s\" is defined twice", b->name);
-        }
-        im->values[kept++] = im->values[i];
-    }
-    im->value_count = kept;
     return EMBER_OK;
 }
 
@@ -1007,30 +600,36 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     const char **meta = NULL;
     int ndim = 0;
     int64_t shape[3];
-    ember_status st = index_values(&im);
+    ember_status st = EMBER_OK;
+    /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
+    for (int i = 0; i < im.g->node_count && st == EMBER_OK; i++)
+        if (im.g->nodes[i].input_count < 1 && strcmp(im.g->nodes[i].op_type, "Constant") != 0)
+            st = imp_fail_node(&im, &im.g->nodes[i], "it has no input; ember supports %s", supported);
+    if (st == EMBER_OK)
+        st = imp_index_values(&im);
     if (st == EMBER_OK)
         st = find_input(&im, &ndim, shape);
     if (st == EMBER_OK)
-        st = trace_ways(&im);
+        st = imp_trace_ways(&im);
     if (st == EMBER_OK && om->graph.output_count != 1)
-        st = fail_node(&im, NULL, "the graph has %d outputs; ember's models give one, the logits",
-                       om->graph.output_count);
+        st = imp_fail_node(&im, NULL, "the graph has %d outputs; ember's models give one, the logits",
+                           om->graph.output_count);
     if (st == EMBER_OK)
         st = walk(&im, om->graph.outputs[0].name, im.input, &root);
     for (int i = 0; st == EMBER_OK && i < om->graph.node_count; i++)
         if (!im.used[i] &&
             strcmp(om->graph.nodes[i].op_type, "Constant") != 0) /* an unused constant does nothing */
-            st = fail_node(&im, &om->graph.nodes[i],
-                           "it is not on the way from the input to the output (ember's "
-                           "networks are chains of layers and residual blocks)");
+            st = imp_fail_node(&im, &om->graph.nodes[i],
+                               "it is not on the way from the input to the output (ember's "
+                               "networks are chains of layers and residual blocks)");
     int rank = ndim;
     if (st == EMBER_OK)
         st = settle(&im, &root, &rank);
     const struct imp_layer *last = root.count ? &root.items[root.count - 1] : NULL;
     if (st == EMBER_OK && (!last || strcmp(last->type, "linear") != 0))
-        st = fail_node(&im, last ? last->node : NULL,
-                       "the model must end with a linear layer giving the class "
-                       "scores (logits); ember adds the softmax itself");
+        st = imp_fail_node(&im, last ? last->node : NULL,
+                           "the model must end with a linear layer giving the class "
+                           "scores (logits); ember adds the softmax itself");
     int classes = 0;
     if (st ==
         EMBER_OK) { /* the head gives as many outputs as the data has classes: another data set can take it */
@@ -1039,7 +638,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         classes = atoi(head->options);
         snprintf(rest, sizeof rest, "%s", head->options + strcspn(head->options, " "));
         if (snprintf(head->options, sizeof head->options, "classes%s", rest) >= (int)sizeof head->options)
-            st = fail_node(&im, head->node, "options too long");
+            st = imp_fail_node(&im, head->node, "options too long");
     }
     if (st == EMBER_OK && !onnx_unique_names(&root, &ns))
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", what);

@@ -57,6 +57,10 @@ struct train_options {
 
 void train_options_free(struct train_options *o);
 
+/* The command line (tools/train-options.c): EXIT_OK, EXIT_USAGE after
+ * saying what is wrong, or -1 after printing --help. */
+int train_parse_options(int argc, char **argv, struct train_options *o);
+
 /* Sets a numeric setting (lr, epochs, ...) from the command line's text, in
  * the range a checkpoint's is held to; false after saying what is wrong. */
 bool train_parse_setting(struct train_options *o, const char *option, const char *text);

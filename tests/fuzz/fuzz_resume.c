@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!fuzz_write("run.state.safetensors", data + 4 + first, size - 4 - first))
         return 0;
     ember_ctx *ctx = fuzz_ctx();
-    /* parse_options' defaults in tools/cmd-train.c */
+    /* train_parse_options' defaults in tools/train-options.c */
     /* clang-format off */
     struct train_options o = {.model = "simplecnn", .optim = "adam", .epochs = 1, .batch = 64, .lr = 0.001,
                               .eval = true, .schedule = "constant", .gamma = 0.1, .augment = "none",

@@ -272,9 +272,8 @@ static void test_many_models(void)
      * 16 MiB (core/ctx-impl.h); each buffer rounded up by at most a
      * sixteenth, the small ones (under 64 KiB) by under 256 bytes each */
     uint64_t bound = 3 * (need + need / 16 + ((uint64_t)1 << 20)) + ((uint64_t)16 << 20);
-    CHECK(most < bound,
-          "batches of 256 sizes held up to %.1f MiB; the largest needs %.1f", (double)most / 1048576.0,
-          (double)need / 1048576.0);
+    CHECK(most < bound, "batches of 256 sizes held up to %.1f MiB; the largest needs %.1f",
+          (double)most / 1048576.0, (double)need / 1048576.0);
     printf("many batch sizes: at most %.1f MiB held (the network and its largest pass: %.1f MiB)\n",
            (double)most / 1048576.0, (double)need / 1048576.0);
     free(in);

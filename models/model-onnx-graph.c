@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/model-onnx-graph.c — what the ONNX import asks of the graph
+ * (models/model-onnx-import-impl.h): a value's producer and its constant,
+ * node attributes, the shape arithmetic PyTorch writes for a Reshape
+ * folded to numbers, and, for every value, its way back to the input, from
+ * which a residual Add's two branches are known to split.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model-onnx-import-impl.h"
+
+ember_status imp_fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
+{
+    char why[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (!n)
+        return ember_set_error(im->ctx, EMBER_ERR_FORMAT, "%s: %s", im->what, why);
+    return ember_set_error(im->ctx, EMBER_ERR_UNSUPPORTED, "%s: node \"%.200s\" (%.60s): %s", im->what,
+                           n->name[0] ? n->name : "(unnamed)", n->op_type, why);
+}
+
+static int by_value_name(const void *a, const void *b)
+{
+    return strcmp(((const struct value_ref *)a)->name, ((const struct value_ref *)b)->name);
+}
+
+const struct value_ref *imp_value_find(const struct importer *im, const char *name)
+{
+    struct value_ref key = {.name = name};
+    return bsearch(&key, im->values, (size_t)im->value_count, sizeof key, by_value_name);
+}
+
+const struct onnx_node *imp_producer(const struct importer *im, const char *name)
+{
+    const struct value_ref *v = imp_value_find(im, name);
+    return v && v->node >= 0 ? &im->g->nodes[v->node] : NULL;
+}
+
+int imp_node_index(const struct importer *im, const struct onnx_node *n) { return (int)(n - im->g->nodes); }
+
+void imp_take(struct importer *im, const struct onnx_node *n)
+{
+    if (n)
+        im->used[imp_node_index(im, n)] = true;
+}
+
+#define CONSTANT_HOPS 16 /* Identity nodes followed to a constant: a cycle of them ends too */
+
+/* A constant's tensor: an initializer, a Constant node's value, or either
+ * through Identity nodes (PyTorch shares a weight so). NULL otherwise. */
+const struct onnx_tensor *imp_constant(struct importer *im, const char *name)
+{
+    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
+        const struct value_ref *v = imp_value_find(im, name);
+        if (!v)
+            return NULL;
+        if (v->node == -2)
+            return v->tensor;
+        if (v->node < 0)
+            return NULL;
+        const struct onnx_node *n = &im->g->nodes[v->node];
+        if (strcmp(n->op_type, "Constant") == 0) {
+            const struct onnx_attr *a = onnx_attr_find(n, "value");
+            if (!a || !a->t)
+                return NULL;
+            imp_take(im, n);
+            return a->t;
+        }
+        if (strcmp(n->op_type, "Identity") != 0 || n->input_count != 1)
+            return NULL;
+        imp_take(im, n);
+        name = n->inputs[0];
+    }
+    return NULL;
+}
+
+/* Whether imp_constant() finds a tensor there, or a Constant node without one
+ * (whose missing value the layer then names); nothing is taken. As many
+ * hops as imp_constant() and no more: `a = Identity(a)` is no constant and no
+ * endless loop. */
+bool imp_is_constant(struct importer *im, const char *name)
+{
+    for (int hops = 0; hops < CONSTANT_HOPS; hops++) {
+        const struct value_ref *v = imp_value_find(im, name);
+        if (!v || v->node == -1)
+            return false;
+        if (v->node == -2)
+            return true;
+        const struct onnx_node *n = &im->g->nodes[v->node];
+        if (strcmp(n->op_type, "Constant") == 0)
+            return true;
+        if (strcmp(n->op_type, "Identity") != 0 || n->input_count != 1)
+            return false;
+        name = n->inputs[0];
+    }
+    return false;
+}
+
+int64_t imp_attr_int(const struct onnx_node *n, const char *name, int64_t fallback)
+{
+    const struct onnx_attr *a = onnx_attr_find(n, name);
+    return a ? a->i : fallback;
+}
+
+float imp_attr_float(const struct onnx_node *n, const char *name, float fallback)
+{
+    const struct onnx_attr *a = onnx_attr_find(n, name);
+    return a ? a->f : fallback;
+}
+
+/* an ints attribute whose values are all the same, as that value; `fallback` when absent */
+bool imp_attr_uniform(const struct onnx_node *n, const char *name, int64_t fallback, int64_t *v)
+{
+    const struct onnx_attr *a = onnx_attr_find(n, name);
+    *v = fallback;
+    if (!a)
+        return true;
+    for (int i = 0; i < a->int_count; i++)
+        if (a->ints[i] != a->ints[0])
+            return false;
+    if (a->int_count)
+        *v = a->ints[0];
+    return true;
+}
+
+/* ------------------------------------------------- folding shape arithmetic */
+
+/* Reshape's shape, computed by the little graphs PyTorch writes for
+ * x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Cast, Slice
+ * over constants. The batch is a value of its own, BATCH; anything else
+ * that depends on the data is UNKNOWN. */
+#define BATCH   INT64_MIN
+#define UNKNOWN (INT64_MIN + 1)
+
+int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
+{
+    /* each call spends from a budget linear in the graph: Concats of
+     * Concats of empty constants succeed at every input, so the calls
+     * would grow as the inputs' count to the power of the depth */
+    if (depth > 16 || im->fold_budget-- <= 0)
+        return -1;
+    const struct onnx_tensor *t = imp_constant(im, name);
+    if (t) {
+        if (!t->ints || t->numel > IMP_FOLD_MAX)
+            return -1;
+        memcpy(out, t->ints, (size_t)t->numel * sizeof *out);
+        return (int)t->numel;
+    }
+    const struct onnx_node *n = imp_producer(im, name);
+    if (!n || n->input_count < 1)
+        return -1;
+    imp_take(im, n);
+    for (int i = 1; i < n->input_count; i++) /* axes and the like: folded with the node */
+        if (imp_is_constant(im, n->inputs[i]))
+            imp_constant(im, n->inputs[i]);
+    int64_t a[IMP_FOLD_MAX], b[IMP_FOLD_MAX];
+    const char *op = n->op_type;
+    if (strcmp(op, "Shape") == 0) { /* only its first element, the batch, is known here */
+        out[0] = BATCH;
+        for (int i = 1; i < IMP_FOLD_MAX; i++)
+            out[i] = UNKNOWN;
+        return IMP_FOLD_MAX;
+    }
+    int na = imp_fold(im, n->inputs[0], a, depth + 1);
+    if (na < 0)
+        return -1;
+    if (strcmp(op, "Cast") == 0 || strcmp(op, "Identity") == 0 || strcmp(op, "Unsqueeze") == 0 ||
+        strcmp(op, "Squeeze") == 0) {
+        memcpy(out, a, (size_t)na * sizeof *out);
+        return na;
+    }
+    if (strcmp(op, "Gather") == 0 && n->input_count == 2) {
+        int nb = imp_fold(im, n->inputs[1], b, depth + 1);
+        if (nb != 1 || b[0] < 0 || b[0] >= na)
+            return -1;
+        out[0] = a[b[0]];
+        return 1;
+    }
+    if (strcmp(op, "Slice") == 0 && n->input_count >= 3) {
+        int64_t s[IMP_FOLD_MAX], e[IMP_FOLD_MAX];
+        if (imp_fold(im, n->inputs[1], s, depth + 1) != 1 || imp_fold(im, n->inputs[2], e, depth + 1) != 1 ||
+            s[0] < 0 || e[0] <= s[0] || s[0] >= na)
+            return -1;
+        int count = (int)((e[0] > na ? na : e[0]) - s[0]);
+        memcpy(out, a + s[0], (size_t)count * sizeof *out);
+        return count;
+    }
+    if (strcmp(op, "Concat") == 0) {
+        int total = 0;
+        for (int i = 0; i < n->input_count; i++) {
+            int k = i == 0 ? na : imp_fold(im, n->inputs[i], b, depth + 1);
+            if (k < 0 || total + k > IMP_FOLD_MAX)
+                return -1;
+            memcpy(out + total, i == 0 ? a : b, (size_t)k * sizeof *out);
+            total += k;
+        }
+        return total;
+    }
+    return -1;
+}
+
+/* Whether Reshape's shape makes (N, anything...) into (N, features). */
+bool imp_reshape_is_flatten(struct importer *im, const struct onnx_node *n)
+{
+    int64_t s[IMP_FOLD_MAX];
+    if (n->input_count != 2 || imp_fold(im, n->inputs[1], s, 0) != 2)
+        return false;
+    bool first = s[0] == BATCH || s[0] == 0 || s[0] == -1 || (im->batch > 0 && s[0] == im->batch);
+    bool second = s[1] == -1 || s[1] > 0;
+    return first && second && !(s[0] == -1 && s[1] == -1);
+}
+
+/* ------------------------------------------- where branches split */
+
+/* Every value's way back to the input is a tree: a value's parent is the
+ * value its node's chain comes from (a residual Add's: where its two
+ * branches split, their nearest common ancestor). The tree is built once,
+ * each value after its parents, by a walk with its own stack (a chain of
+ * 100,000 nodes is no recursion), so a residual Add's split costs the
+ * steps up its own two branches, and every value is settled once: a chain
+ * of n blocks is linear, where searching each Add's branches back to the
+ * input was n^2 and the nested searches n^3. A cycle is cut where the
+ * walk meets a value it is still settling. An accepted graph climbs each
+ * step of the tree at most twice (each step belongs to the one block it is
+ * directly in), so climbing more than that is a tangle no chain of blocks
+ * makes, refused rather than followed quadratically. */
+enum { WAY_UNSEEN, WAY_OPEN, WAY_SETTLED };
+
+/* The values a node's chain comes from: the residual Add's two computed
+ * inputs, else the one data input (the other input of an Add or Mul of a
+ * constant; x of GELU's and SiLU's products), else none. */
+static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[2])
+{
+    if (!n || n->input_count < 1)
+        return 0;
+    if (strcmp(n->op_type, "Add") != 0 && strcmp(n->op_type, "Mul") != 0) {
+        from[0] = n->inputs[0];
+        return 1;
+    }
+    if (n->input_count != 2)
+        return 0;
+    bool c0 = imp_is_constant(im, n->inputs[0]), c1 = imp_is_constant(im, n->inputs[1]);
+    if (c0 != c1) {
+        from[0] = c0 ? n->inputs[1] : n->inputs[0];
+        return 1;
+    }
+    if (c0)
+        return 0;
+    if (strcmp(n->op_type, "Add") == 0) { /* a residual block: from where it splits */
+        from[0] = n->inputs[0];
+        from[1] = n->inputs[1];
+        return 2;
+    }
+    /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
+    const struct onnx_node *p0 = imp_producer(im, n->inputs[0]);
+    from[0] = p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
+                                                                                             : n->inputs[0];
+    return 1;
+}
+
+/* The nearest value on both a's and b's way back (value indices), or -1. */
+static int common_ancestor(struct importer *im, int a, int b)
+{
+    while (a >= 0 && b >= 0 && a != b) {
+        if (im->climb_budget-- <= 0) {
+            im->tangled = true;
+            return -1;
+        }
+        if (im->depth_of[a] >= im->depth_of[b])
+            a = im->parent[a];
+        else
+            b = im->parent[b];
+    }
+    return a == b ? a : -1;
+}
+
+/* Settles value v: its parent, its depth, and a residual Add's split. */
+static void settle_value(struct importer *im, int v, const int from[2], int count)
+{
+    const struct value_ref *r = &im->values[v];
+    int parent = -1;
+    if (count == 1)
+        parent = from[0];
+    else if (count == 2 && from[0] >= 0 && from[1] >= 0) {
+        parent = common_ancestor(im, from[0], from[1]);
+        if (parent >= 0)
+            im->split[r->node] = im->values[parent].name;
+    }
+    im->parent[v] = parent;
+    im->depth_of[v] = parent >= 0 ? im->depth_of[parent] + 1 : 0;
+    im->way_state[v] = WAY_SETTLED;
+}
+
+ember_status imp_trace_ways(struct importer *im)
+{
+    int n = im->value_count;
+    im->parent = malloc(((size_t)n + 1) * sizeof *im->parent);
+    im->depth_of = malloc(((size_t)n + 1) * sizeof *im->depth_of);
+    im->way_state = calloc((size_t)n + 1, sizeof *im->way_state);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    if (!im->parent || !im->depth_of || !im->way_state || !stack) {
+        free(stack);
+        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+    }
+    im->climb_budget = 2 * (int64_t)n + 64;
+    const struct value_ref *input = imp_value_find(im, im->input);
+    for (int root = 0; root < n; root++) {
+        if (im->way_state[root] != WAY_UNSEEN)
+            continue;
+        int top = 0;
+        stack[top++] = root;
+        im->way_state[root] = WAY_OPEN;
+        while (top > 0) {
+            int v = stack[top - 1];
+            const struct value_ref *r = &im->values[v];
+            const char *names[2];
+            int count = r == input || r->node < 0 ? 0 : chain_inputs(im, &im->g->nodes[r->node], names);
+            int from[2] = {-1, -1};
+            bool pushed = false;
+            for (int i = 0; i < count && !pushed; i++) {
+                const struct value_ref *u = imp_value_find(im, names[i]);
+                int at = u ? (int)(u - im->values) : -1;
+                if (at >= 0 && im->way_state[at] == WAY_UNSEEN) { /* its parents first */
+                    im->way_state[at] = WAY_OPEN;
+                    stack[top++] = at;
+                    pushed = true;
+                }
+                /* a value still open is on the stack below: a cycle, cut here */
+                from[i] = at >= 0 && im->way_state[at] == WAY_SETTLED ? at : -1;
+            }
+            if (pushed)
+                continue;
+            settle_value(im, v, from, count == 1 && from[0] < 0 ? 0 : count);
+            top--;
+        }
+    }
+    free(stack);
+    return EMBER_OK;
+}
+
+/* Where a residual Add's two branches split, or NULL. */
+const char *imp_residual_split(struct importer *im, const struct onnx_node *add)
+{
+    return im->split[imp_node_index(im, add)];
+}
+
+ember_status imp_index_values(struct importer *im)
+{
+    const struct onnx_graph *g = im->g;
+    int n = g->initializer_count + g->input_count;
+    for (int i = 0; i < g->node_count; i++)
+        n += g->nodes[i].output_count;
+    im->values = calloc((size_t)n + 1, sizeof *im->values);
+    im->used = calloc((size_t)g->node_count + 1, sizeof *im->used);
+    im->split = calloc((size_t)g->node_count + 1, sizeof *im->split);
+    if (!im->values || !im->used || !im->split)
+        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
+    for (int i = 0; i < g->input_count; i++)
+        im->values[im->value_count++] = (struct value_ref){g->inputs[i].name, -1, NULL};
+    for (int i = 0; i < g->initializer_count; i++)
+        im->values[im->value_count++] = (struct value_ref){g->initializers[i].name, -2, &g->initializers[i]};
+    for (int i = 0; i < g->node_count; i++)
+        for (int k = 0; k < g->nodes[i].output_count; k++)
+            if (g->nodes[i].outputs[k][0])
+                im->values[im->value_count++] = (struct value_ref){g->nodes[i].outputs[k], i, NULL};
+    qsort(im->values, (size_t)im->value_count, sizeof *im->values, by_value_name);
+    /* a name given twice: an initializer that is also listed as an input
+     * keeps the initializer; anything else is a malformed graph */
+    int kept = 0;
+    for (int i = 0; i < im->value_count; i++) {
+        if (kept && strcmp(im->values[kept - 1].name, im->values[i].name) == 0) {
+            struct value_ref *a = &im->values[kept - 1], *b = &im->values[i];
+            if ((a->node == -1 && b->node == -2) || (a->node == -2 && b->node == -1)) {
+                *a = a->node == -2 ? *a : *b;
+                continue;
+            }
+            return imp_fail_node(im, NULL, "the value \"%.200s\" is defined twice", b->name);
+        }
+        im->values[kept++] = im->values[i];
+    }
+    im->value_count = kept;
+    return EMBER_OK;
+}
