@@ -211,8 +211,8 @@ int cli_ptx_simulate(const char *kernel, const struct ptx_sim_options *o)
         return rc;
     }
     if (language)
-        printf("a prompt of %d tokens, then one more, through %s on %s\n", o->batch, o->model,
-               ember_ctx_device_name(ctx));
+        printf("a prompt of %d token%s, then one more, through %s on %s\n", o->batch,
+               o->batch == 1 ? "" : "s", o->model, ember_ctx_device_name(ctx));
     else
         printf("one training step of %s at batch %d (%s data, %s) on %s\n", o->model, o->batch, data_said,
                o->optim, ember_ctx_device_name(ctx));
