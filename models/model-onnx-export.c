@@ -11,7 +11,8 @@
  *   batch_norm2d/1d    BatchNormalization with the running statistics
  *   relu, leaky_relu,  the operator the activation's row names (base/elementwise-impl.h):
  *   sigmoid, ...       Relu, LeakyRelu (alpha), Sigmoid, ...
- *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu
+ *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu;
+ *                      tanh=true: Tanh(sqrt(2 / pi) * (x + 0.044715 x^3)) for Erf
  *   silu               Mul(x, Sigmoid(x)): nor SiLU
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
  *   global_avg_pool2d  GlobalAveragePool, Flatten
@@ -278,17 +279,32 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
     } else if (strcmp(type, "leaky_relu") == 0) {
         n = add_node(ex, "LeakyRelu", base, &x, 1);
         attr_float(ex, n, "alpha", (float)model_layer_option(l, "slope"));
-    } else if (strcmp(type, "gelu") == 0) { /* x * 0.5 * (1 + erf(x / sqrt 2)), in PyTorch's order */
+    } else if (strcmp(type, "gelu") == 0) {
         char name[MODEL_NAME_MAX + 64];
-        snprintf(name, sizeof name, "%s.sqrt2", base);
-        const char *root2 = add_init(ex, name, 0, NULL, (const float[]){1.41421356f});
         snprintf(name, sizeof name, "%s.one", base);
         const char *one = add_init(ex, name, 0, NULL, (const float[]){1.0f});
         snprintf(name, sizeof name, "%s.half", base);
         const char *half = add_init(ex, name, 0, NULL, (const float[]){0.5f});
-        const char *scaled = output_of(add_node(ex, "Div", base, (const char *[]){x, root2}, 2));
-        const char *erf = output_of(add_node(ex, "Erf", base, &scaled, 1));
-        const char *plus = output_of(add_node(ex, "Add", base, (const char *[]){erf, one}, 2));
+        const char *curve; /* erf(x / sqrt 2), or GPT-2's tanh(sqrt(2 / pi) (x + 0.044715 x^3)) */
+        if (model_layer_option(l, "tanh") != 0.0) {
+            snprintf(name, sizeof name, "%s.cubic", base);
+            const char *c = add_init(ex, name, 0, NULL, (const float[]){0.044715f});
+            snprintf(name, sizeof name, "%s.sqrt_2_over_pi", base);
+            const char *k = add_init(ex, name, 0, NULL, (const float[]){0.7978845608f});
+            const char *x2 = output_of(add_node(ex, "Mul", base, (const char *[]){x, x}, 2));
+            const char *x3 = output_of(add_node(ex, "Mul", base, (const char *[]){x2, x}, 2));
+            const char *cx3 = output_of(add_node(ex, "Mul", base, (const char *[]){x3, c}, 2));
+            const char *inner = output_of(add_node(ex, "Add", base, (const char *[]){x, cx3}, 2));
+            const char *scaled = output_of(add_node(ex, "Mul", base, (const char *[]){inner, k}, 2));
+            curve = output_of(add_node(ex, "Tanh", base, &scaled, 1));
+        } else {
+            snprintf(name, sizeof name, "%s.sqrt2", base);
+            const char *root2 = add_init(ex, name, 0, NULL, (const float[]){1.41421356f});
+            const char *scaled = output_of(add_node(ex, "Div", base, (const char *[]){x, root2}, 2));
+            curve = output_of(add_node(ex, "Erf", base, &scaled, 1));
+        }
+        /* x * (1 + curve) * 0.5, in PyTorch's order */
+        const char *plus = output_of(add_node(ex, "Add", base, (const char *[]){curve, one}, 2));
         const char *times = output_of(add_node(ex, "Mul", base, (const char *[]){x, plus}, 2));
         n = add_node(ex, "Mul", base, (const char *[]){times, half}, 2);
     } else if (strcmp(type, "silu") == 0) { /* x * sigmoid(x), as torch.onnx.export writes nn.SiLU */

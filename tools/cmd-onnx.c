@@ -50,7 +50,9 @@ static const char export_usage[] =
     "Writes a trained model as an ONNX file (opset 13) for ONNX Runtime, OpenCV's DNN\n"
     "module and the like: input \"input\" (batch, sample shape...), output \"logits\"\n"
     "(batch, classes), the batch dynamic; the class names and how inputs were scaled\n"
-    "go in its metadata_props. Dropout is left out (the file is for inference).\n"
+    "go in its metadata_props. Dropout is left out (the file is for inference). A\n"
+    "model with a layer ONNX cannot express here (mish, relu6, a language model's\n"
+    "attention) is refused, naming the layer: exit status 3, nothing written.\n"
     "\n"
     "  --load FILE         the checkpoint (from ember train --save)\n"
     "  -o, --output FILE   the ONNX file to write\n"
@@ -111,8 +113,12 @@ int cmd_export(int argc, char **argv)
         /* the library writes beside the file and renames it over: whole or
          * not at all (not through cli_output_open, whose open temporary
          * file would stop that rename on Windows) */
-        if (ember_model_export_onnx(model, output, meta) != EMBER_OK)
+        if (ember_model_export_onnx(model, output, meta) != EMBER_OK) {
+            bool no_form = ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED;
             rc = cli_fail(ctx, "cannot export the model");
+            if (no_form) /* a layer with no ONNX form: the checkpoint's model, not a device, is why */
+                rc = EXIT_DATA;
+        }
         if (rc == EXIT_OK)
             fprintf(stderr, "ember: wrote %s (%s)\n", output, ember_model_describe(model));
     }

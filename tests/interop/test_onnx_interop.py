@@ -5,7 +5,7 @@
     test_onnx_interop.py path/to/ember [DATA_DIR]
 
 ember -> ONNX: every model of the zoo and a model file written here (with
-    the layers the zoo leaves out: GELU, LeakyReLU, Sigmoid, average pooling,
+    the layers the zoo leaves out: GELU and its tanh form, LeakyReLU, Sigmoid, average pooling,
     BatchNorm on features, a strided convolution without bias, a residual
     block without projection) is trained for a few steps on Fashion-MNIST
     (DATA_DIR, default Debian's), exported with `ember export`, checked by
@@ -85,6 +85,7 @@ flatten
 dropout 0.3
 hidden: linear 32
 norm: batch_norm1d
+gelu tanh=true
 tanh
 out: linear classes
 """
