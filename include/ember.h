@@ -856,9 +856,12 @@ EMBER_API const ember_feature_scaling *ember_dataset_scaling(const ember_dataset
 EMBER_API ember_status ember_feature_scaling_meta(ember_ctx *ctx, const ember_feature_scaling *scaling,
                                                   char *kv[9]);
 /* A checkpoint's scaling, read back: *scaling NULL when it has none, and
- * EMBER_ERR_FORMAT when its metadata is malformed. */
+ * EMBER_ERR_FORMAT when its metadata is malformed; the same from metadata
+ * pairs (key, value, ..., NULL), as ember_feature_scaling_meta writes them. */
 EMBER_API ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck,
                                                 ember_feature_scaling **scaling);
+EMBER_API ember_status ember_feature_scaling_from_meta(ember_ctx *ctx, const char *const *kv,
+                                                       ember_feature_scaling **scaling);
 /* The rows of a CSV table as a model trained on `scaling` takes them:
  * (rows, count) floats standardised, in an array to ember_free(). Columns are
  * found by name; the label column may be there (it is not read); any
@@ -1080,8 +1083,11 @@ EMBER_API ember_model *ember_model_from_checkpoint_memory(ember_ctx *ctx, const 
  * "input" (batch, sample shape...) and output "logits" (batch, classes)
  * with the batch dynamic, and in metadata_props the model's name, file,
  * input shape and class count, then `metadata`'s pairs (NULL-terminated:
- * "ember.class_names", "ember.normalize", ...). Dropout is left out: the
- * file is for inference. A network wrapped from C cannot be exported
+ * "ember.class_names", "ember.normalize", ...). A CSV table's
+ * standardisation among them (ember_feature_scaling_meta's keys) is
+ * written as Sub and Div nodes at the input, so the file takes the table's
+ * raw values. Dropout is left out: the file is for inference. A network
+ * wrapped from C, or a layer ONNX cannot express here, cannot be exported
  * (EMBER_ERR_UNSUPPORTED). */
 EMBER_API ember_status ember_model_export_onnx(ember_model *model, const char *path,
                                                const char *const *metadata);

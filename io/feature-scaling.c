@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "data-impl.h"
 #include "safetensors-impl.h"
@@ -102,18 +103,29 @@ static bool parse_floats(const char *text, float *out, int n)
     return *p == '\0';
 }
 
-ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck, ember_feature_scaling **out)
+/* a metadata value by key: a checkpoint's, or a NULL-terminated list of pairs' */
+typedef const char *meta_lookup(const void *from, const char *key);
+
+static const char *checkpoint_meta(const void *from, const char *key)
 {
-    if (!ctx)
-        return EMBER_ERR_ARG;
-    if (!ck || !out)
-        return ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_scaling: NULL %s",
-                          !ck ? "checkpoint" : "out");
+    return ember_checkpoint_meta(from, key);
+}
+
+static const char *pairs_meta(const void *from, const char *key)
+{
+    const char *const *pairs = from;
+    for (int i = 0; pairs && pairs[i] && pairs[i + 1]; i += 2)
+        if (strcmp(pairs[i], key) == 0)
+            return pairs[i + 1];
+    return NULL;
+}
+
+static ember_status scaling_from(ember_ctx *ctx, meta_lookup *meta, const void *from,
+                                 ember_feature_scaling **out)
+{
     *out = NULL;
-    const char *names = ember_checkpoint_meta(ck, "ember.features"),
-               *label = ember_checkpoint_meta(ck, "ember.label");
-    const char *mean = ember_checkpoint_meta(ck, "ember.feature_mean"),
-               *std = ember_checkpoint_meta(ck, "ember.feature_std");
+    const char *names = meta(from, "ember.features"), *label = meta(from, "ember.label");
+    const char *mean = meta(from, "ember.feature_mean"), *std = meta(from, "ember.feature_std");
     if (!names && !label && !mean && !std)
         return EMBER_OK;
     char **items = NULL;
@@ -146,4 +158,24 @@ ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck
                          "ember.label, ember.feature_mean, ember.feature_std) is incomplete or malformed");
     *out = s;
     return EMBER_OK;
+}
+
+ember_status ember_checkpoint_scaling(ember_ctx *ctx, const ember_checkpoint *ck, ember_feature_scaling **out)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!ck || !out)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_checkpoint_scaling: NULL %s",
+                          !ck ? "checkpoint" : "out");
+    return scaling_from(ctx, checkpoint_meta, ck, out);
+}
+
+ember_status ember_feature_scaling_from_meta(ember_ctx *ctx, const char *const *kv,
+                                             ember_feature_scaling **out)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!out)
+        return ember_fail(ctx, EMBER_ERR_ARG, "ember_feature_scaling_from_meta: NULL out");
+    return scaling_from(ctx, pairs_meta, kv, out);
 }

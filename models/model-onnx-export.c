@@ -24,7 +24,10 @@
  * is "input" (batch, C, H, W) and the output "logits" (batch, classes),
  * with the batch a named, dynamic dimension. The model's file, input shape
  * and class count, and the caller's metadata (class names, how inputs were
- * scaled), go in metadata_props under the keys checkpoints use.
+ * scaled), go in metadata_props under the keys checkpoints use. A CSV
+ * table's standardisation in that metadata (ember.feature_mean and
+ * ember.feature_std) becomes the graph's first nodes, Sub and Div, so the
+ * file takes the table's values as they are, as `ember predict` does.
  */
 #include <errno.h>
 #include <math.h>
@@ -375,10 +378,33 @@ static void set_metadata(struct exporter *ex, struct onnx_model *om, const struc
         om->meta_keys[om->meta_count] = dup_or_fail(ex, own[i]);
         om->meta_values[om->meta_count++] = dup_or_fail(ex, own[i + 1]);
     }
+    bool standardized = false; /* the graph standardises its input itself (standardize below) */
+    for (int i = 0; i < n; i += 2)
+        standardized |= strcmp(metadata[i], "ember.feature_mean") == 0;
     for (int i = 0; i < n; i += 2) {
+        bool normalize = standardized && strcmp(metadata[i], "ember.normalize") == 0;
         om->meta_keys[om->meta_count] = dup_or_fail(ex, metadata[i]);
-        om->meta_values[om->meta_count++] = dup_or_fail(ex, metadata[i + 1]);
+        om->meta_values[om->meta_count++] = dup_or_fail(
+            ex, normalize ? "none (the graph's Sub and Div standardise the features)" : metadata[i + 1]);
     }
+}
+
+/* A CSV table's standardisation as the graph's first nodes, Sub and Div,
+ * so that the file takes the table's values as they are: its output. */
+static const char *standardize(struct exporter *ex, const ember_feature_scaling *s, struct ember_model *m)
+{
+    if (m->sample_ndim != 1 || m->sample_shape[0] != s->count) {
+        ember_set_error(ex->ctx, EMBER_ERR_FORMAT,
+                        "exporting to ONNX: the metadata standardises %d features; the model takes %lld",
+                        s->count, (long long)m->sample_shape[0]);
+        ex->nomem = true; /* stops the export; the error above is the one reported */
+        return "";
+    }
+    int64_t n = s->count;
+    const char *mean = add_init(ex, "ember.feature_mean", 1, &n, s->mean);
+    const char *std = add_init(ex, "ember.feature_std", 1, &n, s->std);
+    const char *centred = output_of(add_node(ex, "Sub", "standardize", (const char *[]){"input", mean}, 2));
+    return output_of(add_node(ex, "Div", "standardize", (const char *[]){centred, std}, 2));
 }
 
 /* The model as ModelProto bytes (a buffer to free()). */
@@ -403,7 +429,14 @@ static ember_status export_bytes(struct ember_model *m, const char *const *metad
         set_value(&ex, &om.graph.inputs[0], "input", m->sample_ndim, m->sample_shape);
         set_value(&ex, &om.graph.outputs[0], "logits", 1, (const int64_t[]){m->classes});
         set_metadata(&ex, &om, m, metadata);
-        const char *out = export_block(&ex, &m->file.root, "input");
+        ember_feature_scaling *scaling = NULL;
+        const char *x = "input";
+        if (ember_feature_scaling_from_meta(m->ctx, metadata, &scaling) != EMBER_OK)
+            ex.nomem = true; /* stops the export; its error is the one reported */
+        else if (scaling)
+            x = standardize(&ex, scaling, m);
+        ember_feature_scaling_free(scaling);
+        const char *out = ex.nomem ? "" : export_block(&ex, &m->file.root, x);
         /* the last node's output is the graph's: name it so */
         struct onnx_node *last = om.graph.node_count ? &om.graph.nodes[om.graph.node_count - 1] : NULL;
         if (!ex.nomem && last && strcmp(last->outputs[0], out) == 0) {

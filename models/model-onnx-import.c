@@ -584,6 +584,38 @@ static ember_status find_input(struct importer *im, int *ndim, int64_t *shape)
     return EMBER_OK;
 }
 
+/* ember's export of a model trained on a CSV table begins with the
+ * table's standardisation, Sub(input, ember.feature_mean) and then
+ * Div(that, ember.feature_std) (model-onnx-export.c), whose numbers the
+ * metadata also carries; ember standardises a table's rows itself from
+ * those, so the walk starts after the two nodes, which are taken. True
+ * when it found them. */
+static bool skip_standardization(struct importer *im, const struct onnx_model *om)
+{
+    bool carried = false;
+    for (int i = 0; i < om->meta_count; i++)
+        carried |= strcmp(om->meta_keys[i], "ember.feature_mean") == 0;
+    for (int i = 0; carried && i < im->g->node_count; i++) {
+        const struct onnx_node *sub = &im->g->nodes[i];
+        if (strcmp(sub->op_type, "Sub") != 0 || sub->input_count != 2 ||
+            strcmp(sub->inputs[0], im->input) != 0 || strcmp(sub->inputs[1], "ember.feature_mean") != 0 ||
+            sub->output_count < 1)
+            continue;
+        for (int j = 0; j < im->g->node_count; j++) {
+            const struct onnx_node *div = &im->g->nodes[j];
+            if (strcmp(div->op_type, "Div") == 0 && div->input_count == 2 && div->output_count >= 1 &&
+                strcmp(div->inputs[0], sub->outputs[0]) == 0 &&
+                strcmp(div->inputs[1], "ember.feature_std") == 0) {
+                imp_take(im, sub);
+                imp_take(im, div);
+                im->input = div->outputs[0];
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static const char *const own_keys[] = {
     "ember.model",    "ember.input",      "ember.classes", "ember.model_text",
     "ember.forwards", "ember.model_seed", "format"};
@@ -609,6 +641,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         st = imp_index_values(&im);
     if (st == EMBER_OK)
         st = find_input(&im, &ndim, shape);
+    bool standardized = st == EMBER_OK && skip_standardization(&im, om);
     if (st == EMBER_OK)
         st = imp_trace_ways(&im);
     if (st == EMBER_OK && om->graph.output_count != 1)
@@ -667,8 +700,12 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
                 own |= strcmp(om->meta_keys[i], own_keys[j]) == 0;
             for (int j = 0; j < i; j++) /* the first of a repeated key */
                 own |= strcmp(om->meta_keys[i], om->meta_keys[j]) == 0;
+            /* the standardisation the walk skipped is the checkpoint's to apply again */
+            bool normalize = standardized && strcmp(om->meta_keys[i], "ember.normalize") == 0;
             if (!own)
-                meta[k++] = om->meta_keys[i], meta[k++] = om->meta_values[i];
+                meta[k++] = om->meta_keys[i],
+                meta[k++] =
+                    normalize ? "(value - ember.feature_mean) / ember.feature_std" : om->meta_values[i];
         }
     }
     if (st == EMBER_OK)

@@ -80,6 +80,21 @@ float *predict_array_samples(ember_ctx *ctx, const char *path, const int64_t *sh
     if (bytes) /* pixels, as ember's data sets scale them */
         for (int64_t i = 0; i < n; i++)
             values[i] /= 255.0f;
+    /* a model trained on a CSV table takes its features standardised: the
+     * array's rows are the table's values, standardised here as a table's are */
+    ember_feature_scaling *scaling = NULL;
+    if (ember_checkpoint_scaling(ctx, ck, &scaling) != EMBER_OK) {
+        cli_fail(ctx, "cannot read the model's standardisation");
+        free(values);
+        return NULL;
+    }
+    if (scaling && ndim == 1 && shape[0] == scaling->count) {
+        for (int64_t i = 0; i < n; i++)
+            values[i] = (values[i] - scaling->mean[i % scaling->count]) / scaling->std[i % scaling->count];
+        fprintf(stderr, "ember: %s: each row's %d features standardised as the training table's were\n", path,
+                scaling->count);
+    }
+    ember_feature_scaling_free(scaling);
     return values;
 }
 

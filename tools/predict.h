@@ -17,7 +17,8 @@ bool predict_is_array_name(const char *name);
 const char *predict_output_kind(const char *path);
 /* The samples of an array file as the model takes them: (count, shape...)
  * floats in an array to free(), uint8 scaled to [0, 1]; a CSV table's
- * rows standardised with the checkpoint's statistics. NULL after saying
+ * rows, and an array's for a model trained on a table, standardised with
+ * the checkpoint's statistics. NULL after saying
  * what is wrong (a shape that is not (N, the model's sample shape), a
  * table the model was not trained on). */
 float *predict_array_samples(ember_ctx *ctx, const char *path, const int64_t *shape, int ndim,

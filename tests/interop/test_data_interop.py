@@ -20,7 +20,9 @@
     checkpoint holds NumPy's mean and standard deviation of train.csv;
     `ember predict` on test.csv gives the logits NumPy computes from the
     checkpoint's weights on rows standardised with them, and eval's
-    accuracy; one file holds out a tenth of each class; a bad cell names
+    accuracy; exported to ONNX, ONNX Runtime gives the same logits on the
+    raw rows (the file standardises them itself), and so does predict on
+    the rows as a .npy array; one file holds out a tenth of each class; a bad cell names
     its line and column.
 
 Needs NumPy (exits 77, CTest's "skipped", without it). About 20 s on two cores.
@@ -214,12 +216,31 @@ def test_csv(ember, tmp, x, y):
         check(found and abs(found["test_acc"] - predicted) < 1e-9 and found["classes"][0]["class"] == "Ankle boot",
               f"eval's accuracy {found.get('test_acc')} and predict's {predicted}")
         print(f"data_interop: predict on test.csv: NumPy's logits within {diff:.2g}; eval's accuracy {predicted:.3f}")
-        # exported to ONNX and read back, the model keeps its standardisation (metadata_props)
+        # exported to ONNX and read back by ember, the model keeps its standardisation (metadata_props)
         onnx_path, again = os.path.join(tmp, "table.onnx"), os.path.join(tmp, "again.npy")
         run(ember, "export", "--load", ck, "-o", onnx_path)
         run(ember, "predict", "--load", onnx_path, "--device", "cpu", "--logits", "--output", again, test)
         check(os.path.exists(again) and np.abs(np.load(again) - got).max() < 1e-5,
               "predict through the exported ONNX file gives other logits on test.csv")
+        # the same rows as a NumPy array: predict standardises them as the table's, and says so
+        raw_npy, from_npy = os.path.join(tmp, "rows.npy"), os.path.join(tmp, "from-npy.npy")
+        np.save(raw_npy, rows)
+        done = run(ember, "predict", "--load", ck, "--device", "cpu", "--logits", "--output", from_npy, raw_npy)
+        check("each row's 49 features standardised as the training table's were" in done.stderr,
+              f"predict on rows.npy did not say it standardised them: {done.stderr[-400:]}")
+        check(os.path.exists(from_npy) and np.abs(np.load(from_npy) - got).max() < 1e-5,
+              "predict on the table's rows as .npy gives other logits than on test.csv")
+        # and the file standardises the raw features itself (Sub, Div at its input), as ONNX Runtime runs it
+        try:
+            import onnxruntime as ort
+        except ImportError as err:
+            print(f"data_interop: note: {err}: the exported table model was not run by ONNX Runtime")
+        else:
+            session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+            raw = session.run(None, {"input": rows})[0]
+            diff = float(np.abs(raw - got).max()) if raw.shape == got.shape else float("inf")
+            check(diff < 1e-4, f"ONNX Runtime on test.csv's raw rows and ember's predict differ by {diff:.3g}")
+            print(f"data_interop: the exported table model in ONNX Runtime, raw rows: within {diff:.2g}")
 
     # one file: each class holds out a tenth of its rows, the label the last column
     single = os.path.join(tmp, "all.csv")
