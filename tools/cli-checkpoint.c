@@ -22,6 +22,54 @@ static int differs(const char *path, const char *option, const char *given, cons
     return EXIT_DATA;
 }
 
+bool cli_bare_model_option(int option, const char *value, struct cli_bare_model *bare)
+{
+    switch (option) {
+    case 'm': bare->model = value; return true;
+    case 'S': return cli_parse_shape("shape", value, &bare->ndim, bare->shape);
+    case 'C': return cli_parse_int("classes", value, 1, 1 << 20, &bare->classes);
+    default: return false;
+    }
+}
+
+ember_model *cli_load_model_as(ember_ctx *ctx, const char *path, const ember_checkpoint *ck, const void *data,
+                               size_t size, const struct cli_bare_model *bare, int *rc)
+{
+    const char *named = ember_checkpoint_meta(ck, "ember.model");
+    ember_model *model = NULL;
+    *rc = EXIT_OK;
+    if (bare->model && data) {
+        cli_error("--model is for a state_dict that names no model; %s is an ONNX file, which holds its own",
+                  path);
+        *rc = EXIT_USAGE;
+        return NULL;
+    }
+    if (bare->model && named && strcmp(bare->model, named) != 0) {
+        *rc = differs(path, "model", bare->model, named, "");
+        return NULL;
+    }
+    if (data || named) {
+        if (!(model = cli_load_model(ctx, path, data, size)))
+            *rc = cli_fail(ctx, "cannot load the model");
+    } else if (!bare->model) {
+        cli_error(
+            "%s names no model (a state_dict without ember's metadata, as PyTorch saves one): give --model "
+            "NAME|FILE, and --shape and --classes where they are not 1x28x28 and 10",
+            path);
+        *rc = EXIT_DATA;
+    } else if (!(model = ember_model_build(ctx, bare->model, bare->ndim, bare->shape,
+                                           bare->classes ? (int)bare->classes : 10, 0))) {
+        *rc = cli_fail(ctx, "cannot build --model");
+    } else if (ember_model_load(model, path) != EMBER_OK) {
+        *rc = cli_fail(ctx, "cannot load the state_dict into --model");
+        ember_model_free(model);
+        model = NULL;
+    }
+    if (*rc == EXIT_USAGE && !bare->model) /* a file that does not fit: the data's fault */
+        *rc = EXIT_DATA;
+    return model;
+}
+
 int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, const char *path,
                                  struct cli_settings *s)
 {

@@ -159,6 +159,25 @@ char **cli_class_names(const ember_checkpoint *ck, int classes);
 int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size);
 ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size);
 
+/* predict's and export's --model, --shape and --classes, for a state_dict
+ * that names no model (PyTorch's model.state_dict() saved by safetensors,
+ * without ember's metadata): the network its weights are read into. */
+struct cli_bare_model {
+    const char *model; /* NULL: none given */
+    int ndim;          /* --shape; 0: the model file's input line, or 1x28x28 */
+    int64_t shape[3];
+    int64_t classes; /* --classes; 0: 10 */
+};
+/* The model --load holds: the checkpoint's own (cli_load_model; a --model
+ * given must name it), or for a state_dict that names none, bare's built
+ * and loaded from it (tools/cli-checkpoint.c). NULL after saying why, the
+ * exit status in *rc. */
+/* An option of theirs ('m' --model, 'S' --shape, 'C' --classes) into bare;
+ * false, after saying why, for a bad value or any other option. */
+bool cli_bare_model_option(int option, const char *value, struct cli_bare_model *bare);
+ember_model *cli_load_model_as(ember_ctx *ctx, const char *path, const ember_checkpoint *ck, const void *data,
+                               size_t size, const struct cli_bare_model *bare, int *rc);
+
 /* Text from a file (a checkpoint's class names, a folder's file names) as
  * it may go to a terminal: control characters (C0, DEL, C1) and bytes that
  * are not UTF-8 written as \xNN or \uNNNN, so that no escape sequence or

@@ -56,6 +56,11 @@ static const char export_usage[] =
     "\n"
     "  --load FILE         the checkpoint (from ember train --save)\n"
     "  -o, --output FILE   the ONNX file to write\n"
+    "  --model NAME|FILE   for a state_dict that names no model (PyTorch's, saved by\n"
+    "                      safetensors): the model its weights belong to\n"
+    "  --shape S           with --model: one sample's shape (default: the model file's\n"
+    "                      input line, or 1x28x28)\n"
+    "  --classes N         with --model: the class count (default 10)\n"
     "  -h, --help          this text\n";
 
 /* what a deployed model needs to know besides its layers */
@@ -69,22 +74,35 @@ int cmd_export(int argc, char **argv)
     static const struct option longopts[] = {
         {"load", required_argument, NULL, 'L'},
         {"output", required_argument, NULL, 'o'},
+        {"model", required_argument, NULL, 'm'},
+        {"shape", required_argument, NULL, 'S'},
+        {"classes", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *output = NULL;
+    struct cli_bare_model bare = {0};
+    bool ok = true;
     int c;
     optind = 1;
-    while ((c = cli_getopt(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while (ok && (c = cli_getopt(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': load = optarg; break;
         case 'o': output = optarg; break;
         case 'h': fputs(export_usage, stdout); return EXIT_OK;
-        default: fputs("try: ember export --help\n", stderr); return EXIT_USAGE;
+        default: ok = cli_bare_model_option(c, optarg, &bare); break;
         }
     }
-    if (!load || !output || optind < argc) {
+    if (ok && (!load || !output || optind < argc)) {
         cli_error("ember export needs --load CHECKPOINT and -o MODEL.onnx, and nothing else");
+        ok = false;
+    }
+    if (ok && !bare.model && (bare.ndim || bare.classes)) {
+        cli_error("--shape and --classes go with --model, for a state_dict that names no model");
+        ok = false;
+    }
+    if (!ok) {
+        fputs("try: ember export --help\n", stderr);
         return EXIT_USAGE;
     }
     const char *inputs[] = {load, NULL};
@@ -101,8 +119,8 @@ int cmd_export(int argc, char **argv)
     size_t size = 0;
     if (rc == EXIT_OK)
         rc = cli_open_checkpoint(ctx, load, &ck, &data, &size);
-    if (rc == EXIT_OK && !(model = cli_load_model(ctx, load, data, size)))
-        rc = import_failed(ctx, "cannot load the model");
+    if (rc == EXIT_OK)
+        model = cli_load_model_as(ctx, load, ck, data, size, &bare, &rc);
     if (rc == EXIT_OK) {
         const char *meta[2 * CARRIED + 1];
         int k = 0;

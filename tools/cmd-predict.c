@@ -46,6 +46,9 @@ static const char usage[] =
     "  FILE.csv            every row of a table with a header (a model trained with --data csv):\n"
     "                      its feature columns standardised as in training; named FILE#index\n"
     "  --load FILE         the checkpoint, or an ONNX model (.onnx)\n"
+    "  --model NAME|FILE   for a state_dict that names no model (PyTorch's, saved by\n"
+    "                      safetensors): the model its weights belong to; --shape S and\n"
+    "                      --classes N where they are not its input line (or 1x28x28) and 10\n"
     "  --output FILE       also write every result: FILE.npy the probabilities (N, classes),\n"
     "                      FILE.csv a row per input: its name, class and each class's probability\n"
     "  --logits            --output writes the logits rather than the probabilities\n"
@@ -393,14 +396,25 @@ static void say_unlike(const char *name, const float *x, const int64_t shape[3],
 int cmd_predict(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'},    {"top", required_argument, NULL, 'k'},
-        {"resize", no_argument, NULL, 'R'},        {"invert", no_argument, NULL, 'I'},
-        {"json", no_argument, NULL, 'J'},          {"batch", required_argument, NULL, 'b'},
-        {"device", required_argument, NULL, 'D'},  {"fallback", required_argument, NULL, 'F'},
-        {"threads", required_argument, NULL, 't'}, {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},          {"output", required_argument, NULL, 'o'},
-        {"logits", no_argument, NULL, 'G'},        {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'L'},
+        {"top", required_argument, NULL, 'k'},
+        {"resize", no_argument, NULL, 'R'},
+        {"invert", no_argument, NULL, 'I'},
+        {"json", no_argument, NULL, 'J'},
+        {"batch", required_argument, NULL, 'b'},
+        {"device", required_argument, NULL, 'D'},
+        {"fallback", required_argument, NULL, 'F'},
+        {"threads", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"logits", no_argument, NULL, 'G'},
+        {"model", required_argument, NULL, 'm'},
+        {"shape", required_argument, NULL, 'S'},
+        {"classes", required_argument, NULL, 'C'},
+        {NULL, 0, NULL, 0},
     };
+    struct cli_bare_model bare = {0};
     const char *load = NULL, *fallback = NULL, *output = NULL;
     const char *device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto";
     int64_t top = 3, batch = 64, threads = 0;
@@ -422,8 +436,12 @@ int cmd_predict(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'G': logits = true; break;
         case 'h': fputs(usage, stdout); return EXIT_OK;
-        default: ok = false; break;
+        default: ok = cli_bare_model_option(c, optarg, &bare); break;
         }
+    }
+    if (ok && !bare.model && (bare.ndim || bare.classes)) {
+        cli_error("--shape and --classes go with --model, for a state_dict that names no model");
+        ok = false;
     }
     if (ok && !load) {
         cli_error("ember predict needs --load FILE (a checkpoint from ember train --save, or an ONNX model)");
@@ -468,12 +486,8 @@ int cmd_predict(int argc, char **argv)
         goto done;
     if ((rc = cli_open_checkpoint(ctx, load, &ck, &onnx_checkpoint, &onnx_size)) != EXIT_OK)
         goto done;
-    if (!(model = onnx_checkpoint ? ember_model_from_checkpoint_memory(ctx, onnx_checkpoint, onnx_size)
-                                  : ember_model_from_checkpoint(ctx, load))) {
-        rc = cli_fail(ctx, "cannot load the model");
-        rc = rc == EXIT_USAGE ? EXIT_DATA : rc;
+    if (!(model = cli_load_model_as(ctx, load, ck, onnx_checkpoint, onnx_size, &bare, &rc)))
         goto done;
-    }
     int64_t shape[3] = {1, 1, 1};
     classes = ember_model_classes(model);
     int ndim = ember_model_sample_shape(model, shape);

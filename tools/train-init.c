@@ -48,6 +48,12 @@ ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, con
     }
     fprintf(stderr, "ember: starting from %s%s%s\n", o->init, n ? ", leaving freshly initialised: " : "",
             n ? o->init_skip : "");
+    if (!text && !name) /* a bare state_dict: which network its weights went into is this run's guess */
+        fprintf(stderr,
+                "ember: %s names no model (a state_dict without ember's metadata): its weights were read "
+                "into %s%s\n",
+                o->init, o->model,
+                o->model_given ? ", as --model says" : ", the default; give --model if it is another");
 done:
     free(skip_copy);
     free(data);

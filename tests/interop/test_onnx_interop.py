@@ -19,7 +19,10 @@ PyTorch -> ONNX -> ember: the PyTorch twins of the zoo (tests/interop/torch_zoo.
     logits (`ember predict --load model.onnx`) equal ONNX Runtime's within
     1e-4. An operator ember lacks exits 3 naming the node and the operator.
 PyTorch's state_dict: ResNet-8's, saved by safetensors.torch (its
-    num_batches_tracked int64), loads into `ember eval --model resnet8`.
+    num_batches_tracked int64), loads into `ember eval --model resnet8`;
+    `ember predict --model resnet8` gives PyTorch's logits within 1e-4, and
+    so does ONNX Runtime on `ember export --model resnet8`'s file; without
+    --model, predict asks for it, and a wrong --classes names the tensor.
 Fine-tuning: a SimpleCNN trained a little in PyTorch and exported to ONNX
     is trained on by `ember train --init`: its test accuracy rises;
     --init-skip fc leaves the head fresh; another model's mismatch is named.
@@ -212,7 +215,7 @@ def torch_to_ember(ember, tmp, x28):
           f"an unsupported operator was not named: {done.stderr.strip()!r}")
 
 
-def state_dict_loads(ember, tmp, data_dir):
+def state_dict_loads(ember, tmp, data_dir, x):
     torch.manual_seed(0)
     net = randomise(ZOO["resnet8"]())
     state = {k: v.contiguous() for k, v in net.state_dict().items()}
@@ -222,6 +225,28 @@ def state_dict_loads(ember, tmp, data_dir):
     done = run(ember, "eval", "--model", "resnet8", "--load", path, "--data-dir", data_dir, "--device", "cpu",
                "--json")
     check(done.returncode == 0 and "test_acc" in done.stdout, f"a PyTorch state_dict did not load: {done.stderr!r}")
+    # predict and export take it given --model: PyTorch's logits, in ember and through ONNX Runtime
+    net.eval()
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    xs, logits, onnx_path = (os.path.join(tmp, n) for n in ("x.npy", "sd-logits.npy", "sd-resnet8.onnx"))
+    done = run(ember, "predict", "--load", path, "--device", "cpu", xs, expect=3)
+    check("names no model" in done.stderr and "give --model" in done.stderr,
+          f"a state_dict without --model: {done.stderr.strip()!r}")
+    done = run(ember, "predict", "--load", path, "--model", "resnet8", "--classes", "7", "--device", "cpu", xs,
+               expect=2)
+    check("fc.weight: the file has (10, 64)" in done.stderr, f"--classes 7 for 10 classes: {done.stderr.strip()!r}")
+    if not run(ember, "predict", "--load", path, "--model", "resnet8", "--device", "cpu", "--logits", "--output",
+               logits, xs).returncode:
+        diff = float(np.abs(np.load(logits) - want).max())
+        check(diff <= 1e-4, f"predict --model resnet8 on PyTorch's state_dict: {diff:.3g} from PyTorch's logits")
+        print(f"onnx_interop: PyTorch's state_dict through predict --model: largest difference {diff:.2g}")
+    if not run(ember, "export", "--load", path, "--model", "resnet8", "-o", onnx_path).returncode:
+        got = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+        diff = float(np.abs(got - want).max())
+        check(diff <= 1e-4, f"export --model resnet8 of PyTorch's state_dict in ONNX Runtime: {diff:.3g} off")
+        print(f"onnx_interop: PyTorch's state_dict through export --model and ONNX Runtime: largest difference "
+              f"{diff:.2g}")
 
 
 def finetune(ember, tmp, data_dir):
@@ -284,7 +309,7 @@ def main():
         x = (np.frombuffer(pixels, dtype=np.uint8)[:100 * 784].reshape(100, 1, 28, 28) / 255.0).astype(np.float32)
         ember_to_onnx(ember, tmp, data_dir, x)
         torch_to_ember(ember, tmp, x)
-        state_dict_loads(ember, tmp, data_dir)
+        state_dict_loads(ember, tmp, data_dir, x)
         finetune(ember, tmp, data_dir)
     if failures:
         print(f"onnx_interop: {failures} check(s) failed", file=sys.stderr)
