@@ -335,7 +335,7 @@ static double elementwise_flops(const struct model_layer *l) { return (double)ou
     }                                                                                                        \
     static void name##_describe(const struct model_layer *l, char *out, size_t len)                          \
     {                                                                                                        \
-        snprintf(out, len, "%s", &(torch)[strlen("nn.")]);                                                  \
+        snprintf(out, len, "%s", &(torch)[strlen("nn.")]);                                                   \
     }
 EMBER_ACTIVATIONS(ACTIVATION_LAYER)
 #undef MADE_BY_LAYER
