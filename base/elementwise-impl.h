@@ -127,7 +127,7 @@
       LAYER, "nn.Mish()", NULL, REAL)                                                                        \
     /* MobileNet's: ReLU clipped at 6; the hard sigmoid relu6(x + 3) / 6 and x times it, as PyTorch's.       \
      * ONNX: Clip's bounds are inputs, HardSigmoid's slope must be 1/6 and HardSwish is opset 14: their     \
-     * import and export come with MobileNet's, not from these rows */                                      \
+     * import and export are written by hand (models/model-onnx-export.c, model-onnx-import.c) */           \
     X(RELU6, relu6, none,                                                                                    \
       x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x, PLAIN,                                                          \
       x, x <= 0.0f || x >= 6.0f ? 0.0f : dy, PLAIN,                                                          \

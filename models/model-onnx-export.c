@@ -14,6 +14,10 @@
  *   gelu               x * 0.5 * (1 + Erf(x / sqrt 2)): opset 13 has no Gelu;
  *                      tanh=true: Tanh(sqrt(2 / pi) * (x + 0.044715 x^3)) for Erf
  *   silu               Mul(x, Sigmoid(x)): nor SiLU
+ *   relu6              Clip(x, 0, 6)
+ *   hardsigmoid        HardSigmoid (alpha 1/6, beta 0.5: PyTorch's)
+ *   hardswish          Mul(x, HardSigmoid(x)): HardSwish is opset 14's
+ *   mish               Mul(x, Tanh(Softplus(x))): Mish is opset 18's
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
  *   global_avg_pool2d  GlobalAveragePool, Flatten
  *   flatten            Flatten (axis 1)
@@ -313,6 +317,27 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
     } else if (strcmp(type, "silu") == 0) { /* x * sigmoid(x), as torch.onnx.export writes nn.SiLU */
         const char *sigmoid = output_of(add_node(ex, "Sigmoid", base, &x, 1));
         n = add_node(ex, "Mul", base, (const char *[]){x, sigmoid}, 2);
+    } else if (strcmp(type, "relu6") == 0) { /* Clip, its bounds as inputs (opset 11 on) */
+        char name[MODEL_NAME_MAX + 64];
+        snprintf(name, sizeof name, "%s.min", base);
+        const char *low = add_init(ex, name, 0, NULL, (const float[]){0.0f});
+        snprintf(name, sizeof name, "%s.max", base);
+        const char *high = add_init(ex, name, 0, NULL, (const float[]){6.0f});
+        n = add_node(ex, "Clip", base, (const char *[]){x, low, high}, 3);
+    } else if (strcmp(type, "hardsigmoid") == 0 || strcmp(type, "hardswish") == 0) {
+        /* PyTorch's hard sigmoid is ONNX's with alpha 1/6 (beta 0.5); the hard
+         * swish x times it, as PyTorch writes it before opset 14's HardSwish */
+        n = add_node(ex, "HardSigmoid", base, &x, 1);
+        attr_float(ex, n, "alpha", 1.0f / 6.0f);
+        attr_float(ex, n, "beta", 0.5f);
+        if (strcmp(type, "hardswish") == 0) {
+            const char *gate = output_of(n);
+            n = add_node(ex, "Mul", base, (const char *[]){x, gate}, 2);
+        }
+    } else if (strcmp(type, "mish") == 0) { /* x * tanh(softplus(x)): opset 18's Mish, spelt out */
+        const char *soft = output_of(add_node(ex, "Softplus", base, &x, 1));
+        const char *gate = output_of(add_node(ex, "Tanh", base, &soft, 1));
+        n = add_node(ex, "Mul", base, (const char *[]){x, gate}, 2);
     } else if (strcmp(type, "max_pool2d") == 0 || strcmp(type, "avg_pool2d") == 0) {
         int k = (int)model_layer_option(l, "kernel"), s = (int)model_layer_option(l, "stride");
         n = add_node(ex, type[0] == 'm' ? "MaxPool" : "AveragePool", base, &x, 1);

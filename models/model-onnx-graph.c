@@ -6,6 +6,7 @@
  * folded to numbers, and, for every value, its way back to the input, from
  * which a residual Add's two branches are known to split.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,9 +234,51 @@ bool imp_reshape_is_flatten(struct importer *im, const struct onnx_node *n)
  * makes, refused rather than followed quadratically. */
 enum { WAY_UNSEEN, WAY_OPEN, WAY_SETTLED };
 
+static bool is_op(const struct onnx_node *n, const char *op, int inputs)
+{
+    return n && strcmp(n->op_type, op) == 0 && n->input_count == inputs;
+}
+
+bool imp_is_pytorch_hardsigmoid(const struct onnx_node *n)
+{
+    return fabsf(imp_attr_float(n, "alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
+           fabsf(imp_attr_float(n, "beta", 0.5f) - 0.5f) < 1e-6f;
+}
+
+const char *imp_gate(struct importer *im, const char *value, const char **x, const struct onnx_node *nodes[2])
+{
+    const struct onnx_node *g = imp_producer(im, value);
+    nodes[0] = g;
+    nodes[1] = NULL;
+    if (is_op(g, "Sigmoid", 1)) {
+        *x = g->inputs[0];
+        return "silu";
+    }
+    if (is_op(g, "HardSigmoid", 1) && imp_is_pytorch_hardsigmoid(g)) {
+        *x = g->inputs[0];
+        return "hardswish";
+    }
+    const struct onnx_node *inner = is_op(g, "Tanh", 1) ? imp_producer(im, g->inputs[0]) : NULL;
+    if (is_op(inner, "Softplus", 1)) {
+        nodes[1] = inner;
+        *x = inner->inputs[0];
+        return "mish";
+    }
+    for (int side = 0; is_op(g, "Add", 2) && side < 2; side++) { /* GELU's 1 + erf(x / sqrt 2) */
+        const struct onnx_node *erf = imp_producer(im, g->inputs[side]);
+        const struct onnx_node *div = is_op(erf, "Erf", 1) ? imp_producer(im, erf->inputs[0]) : NULL;
+        if (is_op(div, "Div", 2) && imp_is_constant(im, g->inputs[1 - side])) {
+            *x = div->inputs[0];
+            return "gelu";
+        }
+    }
+    return NULL;
+}
+
 /* The values a node's chain comes from: the residual Add's two computed
  * inputs, else the one data input (the other input of an Add or Mul of a
- * constant; x of GELU's and SiLU's products), else none. */
+ * constant; x of a gated product, x * gate(x): GELU's, SiLU's, ...), else
+ * none. */
 static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[2])
 {
     if (!n || n->input_count < 1)
@@ -258,7 +301,15 @@ static int chain_inputs(struct importer *im, const struct onnx_node *n, const ch
         from[1] = n->inputs[1];
         return 2;
     }
-    /* x * (1 + erf(x / sqrt 2)): GELU's product, from x; x * Sigmoid(x): SiLU's, from x */
+    /* x * gate(x): GELU's, SiLU's, HardSwish's, Mish's product, from x */
+    for (int side = 0; side < 2; side++) {
+        const char *x;
+        const struct onnx_node *gate[2];
+        if (imp_gate(im, n->inputs[side], &x, gate) && strcmp(x, n->inputs[1 - side]) == 0) {
+            from[0] = x;
+            return 1;
+        }
+    }
     const struct onnx_node *p0 = imp_producer(im, n->inputs[0]);
     from[0] = p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
                                                                                              : n->inputs[0];

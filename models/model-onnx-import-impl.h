@@ -127,6 +127,14 @@ bool imp_attr_uniform(const struct onnx_node *n, const char *name, int64_t fallb
 int imp_fold(struct importer *im, const char *name, int64_t *out, int depth);
 /* whether a Reshape makes (N, anything...) into (N, features) */
 bool imp_reshape_is_flatten(struct importer *im, const struct onnx_node *n);
+/* A gate of a gated product x * gate(x), its layer named: Sigmoid(x)
+ * (silu), HardSigmoid(x) as PyTorch's (hardswish), Tanh(Softplus(x))
+ * (mish), or 1 + Erf(x / c) (gelu); *x its input and nodes[] its nodes
+ * (the second NULL when one), nothing taken. NULL when `value` is no gate. */
+const char *imp_gate(struct importer *im, const char *value, const char **x,
+                     const struct onnx_node *nodes[2]);
+/* whether a HardSigmoid is PyTorch's, relu6(x + 3) / 6: alpha 1/6, beta 0.5 */
+bool imp_is_pytorch_hardsigmoid(const struct onnx_node *n);
 /* every value's way back to the input, once (after im->values is indexed);
  * then where a residual Add's two branches split, or NULL */
 ember_status imp_trace_ways(struct importer *im);

@@ -21,6 +21,12 @@
  *   Tanh, ...                    (base/elementwise-impl.h): relu, ...
  *   Div, Erf, Add, Mul, Mul      gelu (PyTorch's exact GELU, spelt out)
  *   Sigmoid, Mul                 silu (x * Sigmoid(x), PyTorch's SiLU)
+ *   Clip to [0, 6]               relu6
+ *   HardSigmoid (1/6, 0.5)       hardsigmoid (PyTorch's)
+ *   HardSwish, or HardSigmoid    hardswish
+ *   and Mul
+ *   Mish, or Softplus, Tanh,     mish
+ *   Mul
  *   MaxPool, AveragePool         max_pool2d, avg_pool2d (no padding)
  *   GlobalAveragePool,           global_avg_pool2d
  *   ReduceMean over H and W
@@ -53,7 +59,9 @@
 static const char supported[] =
     "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh and ember's other "
     "activations' operators, GELU (Div, Erf, Add, "
-    "Mul), SiLU (Sigmoid, Mul), "
+    "Mul), SiLU (Sigmoid, Mul), ReLU6 (Clip to [0, 6]), PyTorch's HardSigmoid, HardSwish (or HardSigmoid, "
+    "Mul), "
+    "Mish (or Softplus, Tanh, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
     "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
@@ -155,22 +163,42 @@ static bool match_gelu(struct importer *im, const struct onnx_node *outer, const
     return false;
 }
 
-/* x * sigmoid(x), as torch.onnx.export writes SiLU: Mul(x, Sigmoid(x)), either order; on success *x is the
- * SiLU's input and the Sigmoid is taken */
-static bool match_silu(struct importer *im, const struct onnx_node *mul, const char **x)
+/* x * gate(x), as torch.onnx.export writes SiLU (Sigmoid), HardSwish
+ * before opset 14 (HardSigmoid) and Mish before opset 18 (Tanh(Softplus)):
+ * Mul(x, gate(x)), either order; on success *x is the input, *layer the
+ * layer, and the gate's nodes are taken. GELU's own form is match_gelu's. */
+static bool match_gated(struct importer *im, const struct onnx_node *mul, const char **x, const char **layer)
 {
     if (strcmp(mul->op_type, "Mul") != 0 || mul->input_count != 2)
         return false;
     for (int side = 0; side < 2; side++) {
-        const struct onnx_node *sigmoid = imp_producer(im, mul->inputs[side]);
-        if (sigmoid && strcmp(sigmoid->op_type, "Sigmoid") == 0 && sigmoid->input_count == 1 &&
-            strcmp(sigmoid->inputs[0], mul->inputs[1 - side]) == 0) {
-            imp_take(im, sigmoid);
-            *x = mul->inputs[1 - side];
+        const struct onnx_node *gate[2];
+        const char *from, *kind = imp_gate(im, mul->inputs[side], &from, gate);
+        if (kind && strcmp(kind, "gelu") != 0 && strcmp(from, mul->inputs[1 - side]) == 0) {
+            imp_take(im, gate[0]);
+            imp_take(im, gate[1]);
+            *x = from;
+            *layer = kind;
             return true;
         }
     }
     return false;
+}
+
+/* Clip's bound: an input (opset 11 on) or an attribute (before), or `fallback` where absent */
+static bool clip_bound(struct importer *im, const struct onnx_node *n, int input, const char *attr,
+                       float fallback, float *bound)
+{
+    *bound = fallback;
+    if (input < n->input_count && n->inputs[input][0]) {
+        const struct onnx_tensor *t = imp_constant(im, n->inputs[input]);
+        if (!t || t->numel != 1 || !t->values)
+            return false;
+        *bound = t->values[0];
+        return true;
+    }
+    *bound = imp_attr_float(n, attr, fallback);
+    return true;
 }
 
 /* A weight (out, in) from a MatMul's (in, out) constant, transposed into an owned copy. */
@@ -409,9 +437,31 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
         *x = act_x;
         return block_add(im, block, "gelu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
     }
-    if (match_silu(im, n, &act_x)) {
+    const char *gated;
+    if (match_gated(im, n, &act_x, &gated)) {
         *x = act_x;
-        return block_add(im, block, "silu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
+        return block_add(im, block, gated, n) ? EMBER_OK : EMBER_ERR_NOMEM;
+    }
+    /* MobileNet's activations, as PyTorch writes them */
+    if (strcmp(op, "Clip") == 0) {
+        float low, high;
+        if (!clip_bound(im, n, 1, "min", -INFINITY, &low) || !clip_bound(im, n, 2, "max", INFINITY, &high))
+            return imp_fail_node(im, n, "a Clip whose bounds are not constants of one value");
+        if (low != 0.0f || high != 6.0f)
+            return imp_fail_node(im, n, "Clip to [%g, %g]; ember's clip is ReLU6's, to [0, 6]", low, high);
+        *x = n->inputs[0];
+        return block_add(im, block, "relu6", n) ? EMBER_OK : EMBER_ERR_NOMEM;
+    }
+    if (strcmp(op, "HardSigmoid") == 0 || strcmp(op, "HardSwish") == 0 || strcmp(op, "Mish") == 0) {
+        if (strcmp(op, "HardSigmoid") == 0 && !imp_is_pytorch_hardsigmoid(n))
+            return imp_fail_node(im, n,
+                                 "HardSigmoid with alpha %g and beta %g; ember's is PyTorch's, 1/6 and 0.5",
+                                 imp_attr_float(n, "alpha", 0.2f), imp_attr_float(n, "beta", 0.5f));
+        const char *layer = strcmp(op, "Mish") == 0        ? "mish"
+                            : strcmp(op, "HardSwish") == 0 ? "hardswish"
+                                                           : "hardsigmoid";
+        *x = n->inputs[0];
+        return block_add(im, block, layer, n) ? EMBER_OK : EMBER_ERR_NOMEM;
     }
     /* an activation's operator from its row (base/elementwise-impl.h; NULL: ONNX has none) */
 #define ACTIVATION_OPERATOR(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...)           \

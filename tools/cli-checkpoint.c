@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/cli-checkpoint.c — what a checkpoint says about its run, merged
- * with what the command line says: `ember eval --load CK` and `ember
- * predict --load CK` need nothing else, and an option given anyway must
- * agree with the checkpoint or the error says what differs.
+ * tools/cli-checkpoint.c — what --load names (a checkpoint, an ONNX file
+ * imported into one, a bare state_dict and the model it is read into), and
+ * what a checkpoint says about its run, merged with what the command line
+ * says: `ember eval --load CK` and `ember predict --load CK` need nothing
+ * else, and an option given anyway must agree with the checkpoint or the
+ * error says what differs.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +22,38 @@ static int differs(const char *path, const char *option, const char *given, cons
     cli_error("--%s %s, but %s was trained with %s%s; leave --%s out to use the checkpoint's", option, given,
               path, cli_printable(saved, shown, sizeof shown), why, option);
     return EXIT_DATA;
+}
+
+static bool is_onnx(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
+}
+
+int cli_import_failed(ember_ctx *ctx, const char *doing)
+{
+    int rc = cli_fail(ctx, doing);
+    return ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED || rc == EXIT_USAGE ? EXIT_DATA : rc;
+}
+
+int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    if (is_onnx(path)) {
+        if (ember_onnx_to_checkpoint(ctx, path, data, size) != EMBER_OK)
+            return cli_import_failed(ctx, "cannot read the ONNX model");
+        *ck = ember_checkpoint_open_memory(ctx, *data, *size);
+    } else {
+        *ck = ember_checkpoint_open(ctx, path);
+    }
+    return *ck ? EXIT_OK : cli_fail(ctx, "cannot read the checkpoint");
+}
+
+ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size)
+{
+    return data ? ember_model_from_checkpoint_memory(ctx, data, size)
+                : ember_model_from_checkpoint(ctx, path);
 }
 
 bool cli_bare_model_option(int option, const char *value, struct cli_bare_model *bare)

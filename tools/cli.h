@@ -158,6 +158,9 @@ char **cli_class_names(const ember_checkpoint *ck, int classes);
  * cannot read). cli_load_model then builds and loads its model. */
 int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size);
 ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size);
+/* A failed import said: a file ember cannot read is the file's fault (3),
+ * even when what it lacks is an operator. An exit status. */
+int cli_import_failed(ember_ctx *ctx, const char *doing);
 
 /* predict's and export's --model, --shape and --classes, for a state_dict
  * that names no model (PyTorch's model.state_dict() saved by safetensors,

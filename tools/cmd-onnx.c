@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/cmd-onnx.c — `ember export` and `ember import`: ONNX out and in
- * (docs/interop.md), and the .onnx files that --load and --init take.
+ * (docs/interop.md). The .onnx files that --load and --init take are
+ * tools/cli-checkpoint.c's.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,40 +11,6 @@
 
 #include "cli.h"
 
-static bool is_onnx(const char *path)
-{
-    size_t n = strlen(path);
-    return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
-}
-
-/* A failed import: a file ember cannot read is the file's fault (3), even
- * when what it lacks is an operator. */
-static int import_failed(ember_ctx *ctx, const char *doing)
-{
-    int rc = cli_fail(ctx, doing);
-    return ember_last_status(ctx) == EMBER_ERR_UNSUPPORTED || rc == EXIT_USAGE ? EXIT_DATA : rc;
-}
-
-int cli_open_checkpoint(ember_ctx *ctx, const char *path, ember_checkpoint **ck, void **data, size_t *size)
-{
-    *data = NULL;
-    *size = 0;
-    if (is_onnx(path)) {
-        if (ember_onnx_to_checkpoint(ctx, path, data, size) != EMBER_OK)
-            return import_failed(ctx, "cannot read the ONNX model");
-        *ck = ember_checkpoint_open_memory(ctx, *data, *size);
-    } else {
-        *ck = ember_checkpoint_open(ctx, path);
-    }
-    return *ck ? EXIT_OK : cli_fail(ctx, "cannot read the checkpoint");
-}
-
-ember_model *cli_load_model(ember_ctx *ctx, const char *path, const void *data, size_t size)
-{
-    return data ? ember_model_from_checkpoint_memory(ctx, data, size)
-                : ember_model_from_checkpoint(ctx, path);
-}
-
 static const char export_usage[] =
     "usage: ember export --load CHECKPOINT -o MODEL.onnx\n"
     "\n"
@@ -51,8 +18,8 @@ static const char export_usage[] =
     "module and the like: input \"input\" (batch, sample shape...), output \"logits\"\n"
     "(batch, classes), the batch dynamic; the class names and how inputs were scaled\n"
     "go in its metadata_props. Dropout is left out (the file is for inference). A\n"
-    "model with a layer ONNX cannot express here (mish, relu6, a language model's\n"
-    "attention) is refused, naming the layer: exit status 3, nothing written.\n"
+    "model with a layer ONNX cannot express here (a language model's embedding,\n"
+    "attention and norms) is refused, naming the layer: exit status 3, nothing written.\n"
     "\n"
     "  --load FILE         the checkpoint (from ember train --save)\n"
     "  -o, --output FILE   the ONNX file to write\n"
@@ -202,9 +169,9 @@ int cmd_import(int argc, char **argv)
     size_t size = 0;
     ember_model *model = NULL;
     if (rc == EXIT_OK && ember_onnx_to_checkpoint(ctx, input, &data, &size) != EMBER_OK)
-        rc = import_failed(ctx, "cannot import the ONNX model");
+        rc = cli_import_failed(ctx, "cannot import the ONNX model");
     if (rc == EXIT_OK && !(model = ember_model_from_checkpoint_memory(ctx, data, size)))
-        rc = import_failed(ctx, "cannot load the imported model");
+        rc = cli_import_failed(ctx, "cannot load the imported model");
     if (rc == EXIT_OK)
         rc = cli_output_write(output, "-o", data, size);
     if (rc == EXIT_OK && model_out)

@@ -5,7 +5,8 @@
     test_onnx_interop.py path/to/ember [DATA_DIR]
 
 ember -> ONNX: every model of the zoo and a model file written here (with
-    the layers the zoo leaves out: GELU and its tanh form, LeakyReLU, Sigmoid, average pooling,
+    the layers the zoo leaves out: GELU and its tanh form, ReLU6, HardSwish,
+    Mish, HardSigmoid, LeakyReLU, Sigmoid, average pooling,
     BatchNorm on features, a strided convolution without bias, a residual
     block without projection) is trained for a few steps on Fashion-MNIST
     (DATA_DIR, default Debian's), exported with `ember export`, checked by
@@ -89,6 +90,10 @@ dropout 0.3
 hidden: linear 32
 norm: batch_norm1d
 gelu tanh=true
+relu6
+hardswish
+mish
+hardsigmoid
 tanh
 out: linear classes
 """
@@ -147,6 +152,24 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+class Mobile(nn.Module):
+    """MobileNet's activations: ReLU6, Hardswish, Hardsigmoid, and Mish."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2)
+        self.fc = nn.Linear(4 * 13 * 13, 16)
+        self.head = nn.Linear(16, 10)
+        with torch.no_grad():  # inputs that reach past ReLU6's 6 and the hard sigmoid's +-3
+            self.conv.weight.mul_(8)
+            self.fc.weight.mul_(4)
+
+    def forward(self, x):
+        x = nn.Hardswish()(nn.ReLU6()(self.conv(x)))
+        x = nn.Mish()(self.fc(torch.flatten(x, 1)))
+        return self.head(nn.Hardsigmoid()(x))
+
+
 class Mixed(nn.Module):
     """What a PyTorch user writes besides nn.Sequential: view, GELU, SiLU, LeakyReLU, a matmul."""
 
@@ -183,10 +206,13 @@ def torch_to_ember(ember, tmp, x28):
     torch.manual_seed(0)
     nets = [(name, randomise(cls()), x28) for name, cls in ZOO.items()]
     nets += [("resnet18", randomise(ResNet18()), x32), ("mixed", randomise(Mixed()), x28)]
-    for name, net, x in nets:
+    nets = [(name, net, x, 13) for name, net, x in nets]
+    # opset 13 writes HardSwish as HardSigmoid and Mul, 14 on as HardSwish
+    nets += [("mobile-opset13", Mobile().eval(), x28, 13), ("mobile-opset17", Mobile().eval(), x28, 17)]
+    for name, net, x, opset in nets:
         path = os.path.join(tmp, "torch-" + name + ".onnx")
         torch.onnx.export(net, torch.from_numpy(x[:2]), path, input_names=["input"], output_names=["logits"],
-                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13)
+                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, opset_version=opset)
         want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
         xs, out = os.path.join(tmp, f"x-{name}.npy"), os.path.join(tmp, f"torch-{name}.logits.npy")
         np.save(xs, x)

@@ -51,9 +51,11 @@ except ImportError as err:
 # the operators ember's import reads (models/model-onnx-import.c)
 IMPORTED = {"Conv", "Gemm", "MatMul", "Add", "BatchNormalization", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Div",
             "Erf", "Mul", "MaxPool", "AveragePool", "GlobalAveragePool", "ReduceMean", "Flatten", "Reshape", "Shape",
-            "Gather", "Unsqueeze", "Concat", "Squeeze", "Dropout", "Identity", "Constant", "Pad"}
+            "Gather", "Unsqueeze", "Concat", "Squeeze", "Dropout", "Identity", "Constant", "Pad", "Softplus", "Clip",
+            "HardSigmoid", "HardSwish", "Mish"}
 # operators that work value by value: a channel axis of 1 changes nothing
-ELEMENTWISE = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Dropout", "Identity"}
+ELEMENTWISE = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Dropout", "Identity", "Softplus", "Clip", "HardSigmoid",
+               "HardSwish", "Mish"}
 # the cases that run and match; a change that breaks one fails the test
 EXPECTED = """
 node/test_averagepool_2d_default node/test_averagepool_2d_precomputed_strides node/test_averagepool_2d_strides
@@ -64,15 +66,16 @@ node/test_dropout_random_old node/test_flatten_axis1 node/test_flatten_default_a
 node/test_gemm_default_no_bias node/test_gemm_default_scalar_bias
 node/test_gemm_default_single_elem_vector_bias node/test_gemm_default_vector_bias
 node/test_gemm_default_zero_bias node/test_gemm_transposeB node/test_globalaveragepool
-node/test_globalaveragepool_precomputed node/test_identity node/test_leakyrelu node/test_leakyrelu_default
+node/test_globalaveragepool_precomputed node/test_hardswish node/test_identity node/test_leakyrelu node/test_leakyrelu_default
 node/test_leakyrelu_example node/test_matmul_2d node/test_maxpool_2d_default
 node/test_maxpool_2d_precomputed_strides node/test_maxpool_2d_strides node/test_relu node/test_sigmoid
-node/test_sigmoid_example node/test_squeeze_negative_axes node/test_tanh node/test_tanh_example
+node/test_sigmoid_example node/test_softplus node/test_softplus_example node/test_squeeze_negative_axes
+node/test_tanh node/test_tanh_example
 pytorch-converted/test_AvgPool2d pytorch-converted/test_AvgPool2d_stride
 pytorch-converted/test_BatchNorm2d_eval pytorch-converted/test_BatchNorm2d_momentum_eval
 pytorch-converted/test_Conv2d_padding pytorch-converted/test_Conv2d_strided pytorch-converted/test_LeakyReLU
 pytorch-converted/test_LeakyReLU_with_negval pytorch-converted/test_Linear pytorch-converted/test_ReLU
-pytorch-converted/test_Sigmoid pytorch-converted/test_Tanh pytorch-operator/test_operator_flatten
+pytorch-converted/test_Sigmoid pytorch-converted/test_Softplus pytorch-converted/test_Tanh pytorch-operator/test_operator_flatten
 simple/test_single_relu_model
 """.split()
 
