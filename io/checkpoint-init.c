@@ -74,9 +74,9 @@ static ember_status init_from(ember_params *p, struct ember_safetensors *st, con
     }
     if (m.count)
         return ember_fail(ctx, EMBER_ERR_ARG,
-                          "%s does not fit the model (%d difference%s): %s; leave a layer "
+                          "%s does not fit the model (%d difference%s): %s%s; leave a layer "
                           "freshly initialised by naming it in ember_params_init_from's skip",
-                          what, m.count, m.count == 1 ? "" : "s", m.text);
+                          what, m.count, m.count == 1 ? "" : "s", m.text, ember_mismatch_hint(st));
     /* everything checked: read all, then write all */
     float **values = ember_host_calloc(ctx, (size_t)ember_params_count(p) + 1, sizeof *values);
     ember_status status = values ? EMBER_OK : EMBER_ERR_NOMEM;

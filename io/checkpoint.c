@@ -137,6 +137,17 @@ void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
     }
 }
 
+const char *ember_mismatch_hint(const struct ember_safetensors *st)
+{
+    for (int i = 0; i < st->count; i++)
+        if (strncmp(st->entries[i].name, "module.", 7) != 0)
+            return "";
+    return st->count
+               ? "; every name in the file begins with \"module.\", as nn.DataParallel saves them: save "
+                 "model.module.state_dict() instead"
+               : "";
+}
+
 bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e)
 {
     if (ember_tensor_ndim(t) != e->ndim)
@@ -199,8 +210,8 @@ static ember_status check_match(ember_ctx *ctx, const char *path, const struct e
         ember_mismatch_note(&m, "and %d more unexpected", unexpected - named);
     if (!m.count)
         return EMBER_OK;
-    return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s", path,
-                      m.count, m.count == 1 ? "" : "s", m.text);
+    return ember_fail(ctx, EMBER_ERR_ARG, "%s does not match the parameter set (%d problem%s): %s%s", path,
+                      m.count, m.count == 1 ? "" : "s", m.text, ember_mismatch_hint(st));
 }
 
 /* Statistics that cannot be: a BatchNorm's running variance (PyTorch's

@@ -144,8 +144,12 @@ ember_status csv_begin(ember_ctx *ctx, const char *name, const char *bytes, size
         else if ((st = next_cell(r, r->columns, &c)) == EMBER_OK && c.len == 0)
             st = ember_fail(ctx, EMBER_ERR_FORMAT,
                             "%s: column %d of the header has no name; the first row of a "
-                            "table names its columns",
-                            where(r, c.line, -1, at, sizeof at), r->columns + 1);
+                            "table names its columns%s",
+                            where(r, c.line, -1, at, sizeof at), r->columns + 1,
+                            r->columns == 0
+                                ? " (an unnamed first column is what pandas' to_csv writes for the "
+                                  "row index: save with index=False)"
+                                : "");
         else if (st == EMBER_OK)
             st = ember_host_grow(ctx, (void **)&r->names, &cap, r->columns + 1, sizeof *r->names);
         if (st == EMBER_OK && !(r->names[r->columns] = ember_host_strdup(ctx, c.text)))

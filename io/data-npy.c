@@ -64,8 +64,13 @@ static ember_status open_split(ember_ctx *ctx, const char *dir, bool archive, em
     int64_t count = st == EMBER_OK ? (int64_t)a->hy.numel : 0;
     if (st == EMBER_OK &&
         (st = open_array(ctx, dir, archive, train ? "x_train" : "x_test", &a->x)) == EMBER_OK &&
-        (st = npy_read_header(&a->x, &a->hx)) == EMBER_OK &&
-        ((a->hx.ndim != 2 && a->hx.ndim != 4) || a->hx.shape[0] != count))
+        (st = npy_read_header(&a->x, &a->hx)) == EMBER_OK && (a->hx.ndim == 2 || a->hx.ndim == 4) &&
+        a->hx.shape[0] != count)
+        st = ember_fail(ctx, EMBER_ERR_FORMAT,
+                        "%s holds %lld samples but %s %lld labels: x and y are the same samples, row for row "
+                        "(a split made with different lengths, or one array filtered and not the other?)",
+                        a->x.name, (long long)a->hx.shape[0], a->y.name, (long long)count);
+    else if (st == EMBER_OK && a->hx.ndim != 2 && a->hx.ndim != 4)
         st =
             ember_fail(ctx, EMBER_ERR_FORMAT,
                        "%s has %d dimensions (%lld first); ember takes (N, C, H, W) images or "

@@ -182,6 +182,10 @@ struct ember_mismatch {
 };
 void ember_mismatch_note(struct ember_mismatch *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A hint for a file whose names all begin with "module.", as PyTorch's
+ * nn.DataParallel and DistributedDataParallel save them, or "" otherwise:
+ * appended to a mismatch's message. */
+const char *ember_mismatch_hint(const struct ember_safetensors *st);
 struct ember_tensor;
 bool ember_entry_fits(const struct ember_tensor *t, const struct ember_safetensors_entry *e);
 

@@ -99,7 +99,7 @@ PY
 # (a sanitizer's shadow memory cannot start under the limit: there, no limit)
 limit="ulimit -v 2000000 &&"
 [ "${EMBER_TEST_SANITIZED:-OFF}" = ON ] && limit=""
-expect 3 "x_train.npy has 2 dimensions (64 first); .* with N the 300000000 labels of y" -- \
+expect 3 "x_train.npy holds 64 samples but .*y_train.npy 300000000 labels: x and y are the same samples" -- \
     sh -c "$limit exec \"\$0\" \"\$@\"" "$EMBER" train --data npy "$TMP/big.npz" $quick
 
 # CSV: labels "1" and "1.0" are one class; integer labels that would size the model alone are refused

@@ -155,6 +155,12 @@ def test_npy(ember, tmp, x, y):
     np.savez(three, x_train=x[:10], y_train=y[:10].astype(np.int64), x_test=x[:10], y_test=y[:10].astype(np.int64))
     done = run(ember, "train", "--data", "npy", three, "--device", "cpu", expect=3)
     check("x_train.npy has 3 dimensions" in done.stderr, f"(N, H, W) images: {done.stderr}")
+    uneven = os.path.join(tmp, "uneven.npz")
+    np.savez(uneven, x_train=x[:10, None], y_train=y[:9].astype(np.int64), x_test=x[:10, None],
+             y_test=y[:10].astype(np.int64))
+    done = run(ember, "train", "--data", "npy", uneven, "--device", "cpu", expect=3)
+    check("x_train.npy holds 10 samples but" in done.stderr and "9 labels: x and y are the same samples" in done.stderr,
+          f"x and y of different lengths: {done.stderr}")
 
 
 def block_features(x):
@@ -250,6 +256,14 @@ def test_csv(ember, tmp, x, y):
     done = run(ember, "train", "--data", "csv", single, "--model", "tabular", "--epochs", 1, "--seed", 3, "--quiet",
                "--device", "cpu")
     check(f"csv train ({2500 - held} x 49, 10 classes)" in done.stderr, f"the hold-out: {done.stderr[-400:]}")
+
+    # pandas' to_csv writes the row index as an unnamed first column: refused, saying how to leave it out
+    indexed = os.path.join(tmp, "indexed.csv")
+    open(indexed, "w").write("," + "\n".join(f"{i}," + line if i >= 0 else line
+                                               for i, line in enumerate(open(train).read().splitlines(), -1)) + "\n")
+    done = run(ember, "train", "--data", "csv", indexed, "--label", "class", "--device", "cpu", expect=3)
+    check("column 1 of the header has no name" in done.stderr and "index=False" in done.stderr,
+          f"a pandas index column: {done.stderr}")
 
     # a bad cell is named by its line and column; a row short of cells too
     lines = open(train).read().splitlines()

@@ -23,7 +23,8 @@ PyTorch's state_dict: ResNet-8's, saved by safetensors.torch (its
     num_batches_tracked int64), loads into `ember eval --model resnet8`;
     `ember predict --model resnet8` gives PyTorch's logits within 1e-4, and
     so does ONNX Runtime on `ember export --model resnet8`'s file; without
-    --model, predict asks for it, and a wrong --classes names the tensor.
+    --model, predict asks for it, a wrong --classes names the tensor, and
+    nn.DataParallel's "module." names get a hint.
 Fine-tuning: a SimpleCNN trained a little in PyTorch and exported to ONNX
     is trained on by `ember train --init`: its test accuracy rises;
     --init-skip fc leaves the head fresh; another model's mismatch is named.
@@ -262,6 +263,12 @@ def state_dict_loads(ember, tmp, data_dir, x):
     done = run(ember, "predict", "--load", path, "--model", "resnet8", "--classes", "7", "--device", "cpu", xs,
                expect=2)
     check("fc.weight: the file has (10, 64)" in done.stderr, f"--classes 7 for 10 classes: {done.stderr.strip()!r}")
+    # nn.DataParallel's names: the message says what to save instead
+    wrapped = os.path.join(tmp, "data-parallel.safetensors")
+    save_file({"module." + k: v for k, v in state.items()}, wrapped)
+    done = run(ember, "predict", "--load", wrapped, "--model", "resnet8", "--device", "cpu", xs, expect=2)
+    check('begins with "module.", as nn.DataParallel saves them: save model.module.state_dict()' in done.stderr,
+          f"a DataParallel state_dict: {done.stderr.strip()[-300:]!r}")
     if not run(ember, "predict", "--load", path, "--model", "resnet8", "--device", "cpu", "--logits", "--output",
                logits, xs).returncode:
         diff = float(np.abs(np.load(logits) - want).max())
