@@ -129,15 +129,6 @@ ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, v
     return status;
 }
 
-ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ember_vfail(ctx, status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
 ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fmt, ...)
 {
     va_list ap;

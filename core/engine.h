@@ -25,9 +25,9 @@
 /* Records status and message on the context and returns the status, so
  * that `return ember_fail(ctx, EMBER_ERR_ARG, "...")` reads as one step.
  * The message is also logged at debug level (the caller decides whether
- * the failure is worth printing). */
-ember_status ember_fail(ember_ctx *ctx, ember_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+ * the failure is worth printing). The engine's name for the public
+ * ember_set_error, which code built on ember uses the same way. */
+#define ember_fail ember_set_error
 ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap);
 
 /* Host allocations the context counts (memory stats). They report out of
