@@ -634,6 +634,101 @@ static ember_status find_input(struct importer *im, int *ndim, int64_t *shape)
     return EMBER_OK;
 }
 
+/* Every operator the walk reads somewhere: as a layer, inside a pattern
+ * (GELU's, the gated products), in shape arithmetic it folds, or as the
+ * standardisation ember's own export writes; an activation's from its row. */
+static bool operator_known(const char *op)
+{
+    static const char *const known[] = {"Conv",        "Gemm",        "MatMul",
+                                        "Add",         "Sub",         "Mul",
+                                        "Div",         "Erf",         "BatchNormalization",
+                                        "MaxPool",     "AveragePool", "GlobalAveragePool",
+                                        "ReduceMean",  "Flatten",     "Reshape",
+                                        "Squeeze",     "Shape",       "Gather",
+                                        "Unsqueeze",   "Concat",      "Cast",
+                                        "Slice",       "Dropout",     "Identity",
+                                        "Constant",    "Pad",         "Clip",
+                                        "HardSigmoid", "HardSwish",   "Mish"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(op, known[i]) == 0)
+            return true;
+#define ACTIVATION_KNOWN(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...) onnx,
+    static const char *const activations[] = {EMBER_ACTIVATIONS(ACTIVATION_KNOWN)};
+#undef ACTIVATION_KNOWN
+    for (size_t i = 0; i < sizeof activations / sizeof activations[0]; i++)
+        if (activations[i] && strcmp(op, activations[i]) == 0)
+            return true;
+    return false;
+}
+
+/* What PyTorch calls the modules whose ONNX operators ember lacks, for the
+ * message: a user knows nn.ConvTranspose2d, not ConvTranspose. */
+static const char *pytorch_name(const char *op)
+{
+    static const char *const names[][2] = {
+        {"ConvTranspose", "nn.ConvTranspose2d"},
+        {"Resize", "nn.Upsample or F.interpolate"},
+        {"Upsample", "nn.Upsample"},
+        {"Softmax", "nn.Softmax"},
+        {"LogSoftmax", "nn.LogSoftmax"},
+        {"Transpose", "permute or transpose"},
+        {"LayerNormalization", "nn.LayerNorm"},
+        {"InstanceNormalization", "nn.InstanceNorm2d"},
+        {"LSTM", "nn.LSTM"},
+        {"GRU", "nn.GRU"},
+        {"Elu", "nn.ELU"},
+        {"Selu", "nn.SELU"},
+        {"PRelu", "nn.PReLU"},
+        {"Split", "torch.split or chunk"},
+        {"Einsum", "torch.einsum"},
+        {"Where", "torch.where or masked_fill"},
+        {"Expand", "expand"},
+        {"Tile", "repeat"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(op, names[i][0]) == 0)
+            return names[i][1];
+    return NULL;
+}
+
+/* Every node whose operator ember has no layer for, listed at once (not
+ * only the first the walk meets), each with its PyTorch scope and, where
+ * ONNX renamed the module, PyTorch's name. EMBER_OK when there is none. */
+static ember_status unknown_operators(struct importer *im)
+{
+    enum { LISTED = 12 };
+    char list[2048] = "";
+    size_t len = 0;
+    int count = 0;
+    const struct onnx_node *first = NULL;
+    for (int i = 0; i < im->g->node_count; i++) {
+        const struct onnx_node *n = &im->g->nodes[i];
+        bool foreign = n->domain[0] && strcmp(n->domain, "ai.onnx") != 0;
+        if (!foreign && operator_known(n->op_type))
+            continue;
+        first = first ? first : n;
+        if (count++ >= LISTED || len >= sizeof list)
+            continue;
+        struct imp_layer scope = {.node = n};
+        onnx_name_layer(&scope, NULL);
+        const char *torch = pytorch_name(n->op_type);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s\"%.120s\" (%s%s%.40s%s%s%s%s)",
+                                count > 1 ? "; " : "", n->name[0] ? n->name : "(unnamed)", n->op_type,
+                                foreign ? " of domain " : "", foreign ? n->domain : "",
+                                torch ? ", PyTorch's " : "", torch ? torch : "", scope.name[0] ? ", in " : "",
+                                scope.name);
+    }
+    if (!count)
+        return EMBER_OK;
+    if (count == 1)
+        return imp_fail_node(im, first, "ember has no such layer%s%s%s; it supports %s",
+                             pytorch_name(first->op_type) ? " (PyTorch's " : "",
+                             pytorch_name(first->op_type) ? pytorch_name(first->op_type) : "",
+                             pytorch_name(first->op_type) ? ")" : "", supported);
+    return imp_fail_node(im, NULL, "%d nodes have operators ember has no layer for: %s%s; ember supports %s",
+                         count, list, count > LISTED ? "; ..." : "", supported);
+}
+
 /* ember's export of a model trained on a CSV table begins with the
  * table's standardisation, Sub(input, ember.feature_mean) and then
  * Div(that, ember.feature_std) (model-onnx-export.c), whose numbers the
@@ -687,6 +782,8 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     for (int i = 0; i < im.g->node_count && st == EMBER_OK; i++)
         if (im.g->nodes[i].input_count < 1 && strcmp(im.g->nodes[i].op_type, "Constant") != 0)
             st = imp_fail_node(&im, &im.g->nodes[i], "it has no input; ember supports %s", supported);
+    if (st == EMBER_OK)
+        st = unknown_operators(&im);
     if (st == EMBER_OK)
         st = imp_index_values(&im);
     if (st == EMBER_OK)

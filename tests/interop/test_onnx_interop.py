@@ -18,7 +18,8 @@ PyTorch -> ONNX -> ember: the PyTorch twins of the zoo (tests/interop/torch_zoo.
     BatchNorm statistics, exported by torch.onnx.export (dynamic batch), and
     a network using x.view(N, -1), GELU, LeakyReLU and a MatMul: ember's
     logits (`ember predict --load model.onnx`) equal ONNX Runtime's within
-    1e-4. An operator ember lacks exits 3 naming the node and the operator.
+    1e-4. An operator ember lacks exits 3 naming the node and the operator;
+    several are listed at once, each with its PyTorch scope and name.
 PyTorch's state_dict: ResNet-8's, saved by safetensors.torch (its
     num_batches_tracked int64), loads into `ember eval --model resnet8`;
     `ember predict --model resnet8` gives PyTorch's logits within 1e-4, and
@@ -238,8 +239,26 @@ def torch_to_ember(ember, tmp, x28):
     path = os.path.join(tmp, "upsampler.onnx")
     torch.onnx.export(Upsampler().eval(), torch.from_numpy(x28[:1]), path, opset_version=13)
     done = run(ember, "predict", "--load", path, "--device", "cpu", os.path.join(tmp, "x.npy"), expect=3)
-    check("ConvTranspose" in done.stderr and "/up/ConvTranspose" in done.stderr and "supports" in done.stderr,
-          f"an unsupported operator was not named: {done.stderr.strip()!r}")
+    check("ConvTranspose" in done.stderr and "/up/ConvTranspose" in done.stderr and "supports" in done.stderr
+          and "nn.ConvTranspose2d" in done.stderr, f"an unsupported operator was not named: {done.stderr.strip()!r}")
+
+    # several: every one listed at once, with its PyTorch scope and PyTorch's name for it
+    class Several(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.ConvTranspose2d(1, 2, 2, stride=2)
+            self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * 56 * 56, 10), nn.LogSoftmax(dim=1))
+
+        def forward(self, x):
+            return self.head(nn.functional.elu(self.up(x)))
+
+    path = os.path.join(tmp, "several.onnx")
+    torch.onnx.export(Several().eval(), torch.from_numpy(x28[:1]), path, opset_version=13)
+    done = run(ember, "predict", "--load", path, "--device", "cpu", os.path.join(tmp, "x.npy"), expect=3)
+    check("3 nodes have operators ember has no layer for" in done.stderr
+          and "(ConvTranspose, PyTorch's nn.ConvTranspose2d, in up)" in done.stderr
+          and "(Elu, PyTorch's nn.ELU)" in done.stderr and "(LogSoftmax, PyTorch's nn.LogSoftmax, in head.2)" in
+          done.stderr, f"every unsupported operator at once: {done.stderr.strip()!r}")
 
 
 def state_dict_loads(ember, tmp, data_dir, x):
