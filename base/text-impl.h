@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growing string. Appends never report failure: `failed` sticks once an
  * allocation fails, and ember_text_take then gives NULL, so a builder
@@ -32,6 +33,10 @@ char *ember_text_take(struct ember_text *t);
 /* Appends one entry to a list in buf, "; " between entries, truncating
  * quietly when the buffer is full: for lists of reasons. */
 void ember_note_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* FNV-1a of n bytes: quick, not cryptographic; for hash tables of names
+ * and for mixing a name into a seed, where every caller must agree. */
+uint64_t ember_hash_bytes(const void *data, size_t n);
 
 /* For a name not known (a layer, its option, a model, a command, the
  * program's option): the index of the one of the `count` names within two

@@ -139,3 +139,12 @@ void ember_suggest(const char *word, const char *const *names, int count, char *
     else if (len)
         out[0] = '\0';
 }
+
+uint64_t ember_hash_bytes(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}

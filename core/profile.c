@@ -179,6 +179,14 @@ static void close_label_span(struct ember_profiler *p, double now)
                                            .inputs = p->inputs});
 }
 
+/* the same label on other shapes: the span so far ends, another begins */
+static void span_anew(struct ember_profiler *p)
+{
+    double now = clock_seconds();
+    close_label_span(p, now);
+    p->label_since = now;
+}
+
 void ember_profile_set_label(struct ember_profiler *p, const char *op, const char *phase)
 {
     if (!p->running || (p->op == op && p->phase == phase))
@@ -203,21 +211,13 @@ void ember_profile_put_mark(struct ember_profiler *p, struct ember_profile_mark 
         return;
     if (p->op != mark.op || p->phase != mark.phase) {
         ember_profile_set_label(p, mark.op, mark.phase);
-    } else if (p->inputs != mark.inputs) { /* the same label, other shapes: a span of its own */
-        double now = clock_seconds();
-        close_label_span(p, now);
-        p->label_since = now;
+    } else if (p->inputs != mark.inputs) {
+        span_anew(p);
     }
     p->inputs = mark.inputs;
 }
 
-static uint64_t text_hash(const char *text) /* FNV-1a */
-{
-    uint64_t hash = 14695981039346656037u;
-    for (const char *c = text; *c; c++)
-        hash = (hash ^ (unsigned char)*c) * 1099511628211u;
-    return hash;
-}
+static uint64_t text_hash(const char *text) { return ember_hash_bytes(text, strlen(text)); }
 
 /* The kept copy of `text`, made the first time it is seen; NULL when out of memory. */
 static const char *shapes_intern(struct ember_profiler *p, const char *text)
@@ -274,12 +274,8 @@ void ember_profile_set_inputs(struct ember_profiler *p, const struct ember_tenso
     const char *inputs = shapes_intern(p, text);
     if (inputs == p->inputs)
         return;
-    /* the same op on other shapes: a span of its own */
-    double now = clock_seconds();
-    if (p->inputs) {
-        close_label_span(p, now);
-        p->label_since = now;
-    }
+    if (p->inputs) /* the same op on other shapes */
+        span_anew(p);
     p->inputs = inputs; /* NULL when out of memory: this op's events say no shapes */
 }
 

@@ -869,6 +869,12 @@ EMBER_API ember_status ember_feature_scaling_from_meta(ember_ctx *ctx, const cha
  * error naming the line and the column. */
 EMBER_API float *ember_csv_features(ember_ctx *ctx, const char *path, const ember_feature_scaling *scaling,
                                     int64_t *rows);
+/* `rows` samples of scaling->count features (a NumPy array of a table's
+ * rows), standardised in place as ember_csv_features standardises a
+ * table's; a value whose result is past float32's range is
+ * EMBER_ERR_FORMAT naming its row and feature (`what` names the data). */
+EMBER_API ember_status ember_feature_scaling_apply(ember_ctx *ctx, const ember_feature_scaling *scaling,
+                                                   float *values, int64_t rows, const char *what);
 
 /* A data set over arrays the caller owns, for training and evaluating on
  * data ember has no loader for. Nothing is copied: the arrays must stay

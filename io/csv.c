@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "csv-impl.h"
+#include "text-impl.h"
 
 /* A cell of the row being read: its text, and where it was. */
 struct cell {
@@ -185,13 +186,7 @@ struct label_set {
     int64_t size;   /* a power of two, at least twice the labels */
 };
 
-static uint64_t text_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
+static uint64_t text_hash(const char *s) { return ember_hash_bytes(s, strlen(s)); }
 
 /* The label's index, added if new; -1 when out of memory or past the cap. */
 static int32_t label_index(ember_ctx *ctx, struct label_set *set, struct csv_rows *rows, const char *text)

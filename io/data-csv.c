@@ -21,7 +21,6 @@
  * the class's name.
  */
 #include <ctype.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,21 +48,20 @@ static void table_free(struct table *t)
     free(t->bytes);
 }
 
-/* (value - mean) / std, in doubles, for every row of the table; a value
- * so far from the mean that the result is past float32's range names its
- * line and column (the model could only answer NaN). */
+/* (value - mean) / std for every row of the table (ember_feature_standardize);
+ * a value so far from the mean that the result is past float32's range
+ * names its line and column. */
 static ember_status scaling_apply(ember_ctx *ctx, const ember_feature_scaling *s, struct table *t)
 {
     for (int64_t r = 0; r < t->rows.count; r++)
         for (int f = 0; f < s->count; f++) {
             float *v = &t->rows.values[r * s->count + f];
-            double z = ((double)*v - s->mean[f]) / s->std[f];
-            if (fabs(z) > FLT_MAX)
+            double z;
+            if (!ember_feature_standardize(s, f, v, &z))
                 return ember_fail(ctx, EMBER_ERR_FORMAT,
                                   "%s line %lld, column \"%.60s\": %g is %g standard "
                                   "deviations from the training mean, past float32's range",
                                   t->r.name, (long long)t->rows.line_of[r], s->names[f], (double)*v, z);
-            *v = (float)z;
         }
     return EMBER_OK;
 }

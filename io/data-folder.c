@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "data-impl.h"
+#include "text-impl.h"
 
 /* stb_image's dimension cap (image.c), and the largest image file read */
 #define FOLDER_MAX_SIDE 8192
@@ -167,15 +168,6 @@ static ember_status samples_add(ember_ctx *ctx, struct sample_list *list, const 
     return EMBER_OK;
 }
 
-/* FNV-1a: mixes a class's name into the hold-out seed. */
-static uint64_t name_hash(const char *name)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    return h;
-}
-
 ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const char *class_name,
                                  bool *is_test)
 {
@@ -186,7 +178,8 @@ ember_status ember_data_hold_out(ember_ctx *ctx, int64_t n, uint64_t seed, const
     if (!perm)
         return EMBER_ERR_NOMEM;
     /* the first `held` steps of a Fisher-Yates shuffle pick them */
-    ember_rng rng = ember_rng_seed(seed ^ name_hash(class_name));
+    ember_rng rng =
+        ember_rng_seed(seed ^ ember_hash_bytes(class_name, strlen(class_name))); /* the name mixed in */
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
     for (int64_t i = 0; i < held; i++) {

@@ -105,6 +105,10 @@ const char *ember_split_name(ember_split split);
 /* An empty standardisation of `count` features (io/feature-scaling.c), or
  * NULL with the failure recorded; freed with ember_feature_scaling_free. */
 ember_feature_scaling *ember_feature_scaling_new(ember_ctx *ctx, int count, const char *label);
+/* Feature f's value standardised in place, (value - mean) / std in double
+ * precision; false, *v untouched and the result in *z, when that is past
+ * float32's range (the model could only answer NaN). */
+bool ember_feature_standardize(const ember_feature_scaling *s, int f, float *v, double *z);
 
 /* The loaders. `dir` is the folder, already known to exist (NULL for
  * random). Each fills ds through ember_dataset_reserve, or records a failure

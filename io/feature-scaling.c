@@ -5,6 +5,7 @@
  * io/data-csv.c, written into a checkpoint's metadata and read back from
  * it, so that eval and predict scale new rows as training did.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,37 @@ static bool parse_floats(const char *text, float *out, int n)
             return false;
     }
     return *p == '\0';
+}
+
+bool ember_feature_standardize(const ember_feature_scaling *s, int f, float *v, double *z)
+{
+    *z = ((double)*v - s->mean[f]) / s->std[f];
+    if (fabs(*z) > FLT_MAX)
+        return false;
+    *v = (float)*z;
+    return true;
+}
+
+ember_status ember_feature_scaling_apply(ember_ctx *ctx, const ember_feature_scaling *scaling, float *values,
+                                         int64_t rows, const char *what)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (!scaling || (!values && rows > 0) || rows < 0)
+        return ember_fail(ctx, EMBER_ERR_ARG,
+                          "ember_feature_scaling_apply: no scaling, or no values for %lld rows",
+                          (long long)rows);
+    for (int64_t r = 0; r < rows; r++)
+        for (int f = 0; f < scaling->count; f++) {
+            float *v = &values[r * scaling->count + f];
+            double z;
+            if (!ember_feature_standardize(scaling, f, v, &z))
+                return ember_fail(ctx, EMBER_ERR_FORMAT,
+                                  "%s row %lld, feature \"%.60s\": %g is %g standard deviations from the "
+                                  "training mean, past float32's range",
+                                  what ? what : "the data", (long long)r, scaling->names[f], (double)*v, z);
+        }
+    return EMBER_OK;
 }
 
 /* a metadata value by key: a checkpoint's, or a NULL-terminated list of pairs' */

@@ -27,17 +27,10 @@
 #include <string.h>
 
 #include "lm-impl.h"
+#include "text-impl.h"
 #include "unicode-impl.h"
 
 /* ------------------------------------------------------------ hashing */
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
 
 static uint64_t hash_pair(int32_t a, int32_t b)
 {
@@ -55,7 +48,7 @@ static const char *token_text(const struct lm_tokenizer *t, int32_t id, size_t *
 
 int32_t lm_token_find(const struct lm_tokenizer *t, const char *s, size_t n)
 {
-    for (uint64_t h = hash_bytes(s, n) & t->ids_mask;; h = (h + 1) & t->ids_mask) {
+    for (uint64_t h = ember_hash_bytes(s, n) & t->ids_mask;; h = (h + 1) & t->ids_mask) {
         int32_t id = t->ids[h];
         size_t len;
         if (id < 0)
@@ -179,7 +172,7 @@ static ember_status load_vocab(ember_ctx *ctx, struct lm_tokenizer *t, const str
         int32_t id = (int32_t)i;
         if (lm_token_find(t, s->data, s->len) >= 0)
             continue; /* a duplicate: the first keeps the text, as llama.cpp's map does */
-        uint64_t h = hash_bytes(s->data, s->len) & t->ids_mask;
+        uint64_t h = ember_hash_bytes(s->data, s->len) & t->ids_mask;
         while (t->ids[h] >= 0)
             h = (h + 1) & t->ids_mask;
         t->ids[h] = id;

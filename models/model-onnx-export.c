@@ -382,8 +382,10 @@ static void set_value(struct exporter *ex, struct onnx_value *v, const char *nam
 }
 
 /* metadata_props: the model's own keys, then the caller's pairs */
+/* `standardized`: the graph standardises its input itself (standardize below),
+ * so ember.normalize says the file takes raw values */
 static void set_metadata(struct exporter *ex, struct onnx_model *om, const struct ember_model *m,
-                         const char *const *metadata)
+                         const char *const *metadata, bool standardized)
 {
     char input[64], classes[16];
     model_shape_str(m->sample_ndim, m->sample_shape, input, sizeof input);
@@ -403,9 +405,6 @@ static void set_metadata(struct exporter *ex, struct onnx_model *om, const struc
         om->meta_keys[om->meta_count] = dup_or_fail(ex, own[i]);
         om->meta_values[om->meta_count++] = dup_or_fail(ex, own[i + 1]);
     }
-    bool standardized = false; /* the graph standardises its input itself (standardize below) */
-    for (int i = 0; i < n; i += 2)
-        standardized |= strcmp(metadata[i], "ember.feature_mean") == 0;
     for (int i = 0; i < n; i += 2) {
         bool normalize = standardized && strcmp(metadata[i], "ember.normalize") == 0;
         om->meta_keys[om->meta_count] = dup_or_fail(ex, metadata[i]);
@@ -453,12 +452,12 @@ static ember_status export_bytes(struct ember_model *m, const char *const *metad
         om.graph.input_count = om.graph.output_count = 1;
         set_value(&ex, &om.graph.inputs[0], "input", m->sample_ndim, m->sample_shape);
         set_value(&ex, &om.graph.outputs[0], "logits", 1, (const int64_t[]){m->classes});
-        set_metadata(&ex, &om, m, metadata);
         ember_feature_scaling *scaling = NULL;
         const char *x = "input";
         if (ember_feature_scaling_from_meta(m->ctx, metadata, &scaling) != EMBER_OK)
             ex.nomem = true; /* stops the export; its error is the one reported */
-        else if (scaling)
+        set_metadata(&ex, &om, m, metadata, scaling != NULL);
+        if (scaling)
             x = standardize(&ex, scaling, m);
         ember_feature_scaling_free(scaling);
         const char *out = ex.nomem ? "" : export_block(&ex, &m->file.root, x);

@@ -367,8 +367,6 @@ static ember_status convert_node(struct importer *im, struct imp_block *block, c
 {
     const char *op = n->op_type;
     struct imp_layer *l;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-        return imp_fail_node(im, n, "an operator of domain %s; ember supports %s", n->domain, supported);
     if (n->input_count < 1 || !n->inputs[0][0])
         return imp_fail_node(im, n, "it has no input to compute from");
     imp_take(im, n);
@@ -720,11 +718,13 @@ static ember_status unknown_operators(struct importer *im)
     }
     if (!count)
         return EMBER_OK;
+    const char *torch = pytorch_name(first->op_type);
+    if (count == 1 && first->domain[0] && strcmp(first->domain, "ai.onnx") != 0)
+        return imp_fail_node(im, first, "an operator of domain %.40s; ember supports %s", first->domain,
+                             supported);
     if (count == 1)
         return imp_fail_node(im, first, "ember has no such layer%s%s%s; it supports %s",
-                             pytorch_name(first->op_type) ? " (PyTorch's " : "",
-                             pytorch_name(first->op_type) ? pytorch_name(first->op_type) : "",
-                             pytorch_name(first->op_type) ? ")" : "", supported);
+                             torch ? " (PyTorch's " : "", torch ? torch : "", torch ? ")" : "", supported);
     return imp_fail_node(im, NULL, "%d nodes have operators ember has no layer for: %s%s; ember supports %s",
                          count, list, count > LISTED ? "; ..." : "", supported);
 }

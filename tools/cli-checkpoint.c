@@ -66,6 +66,15 @@ bool cli_bare_model_option(int option, const char *value, struct cli_bare_model 
     }
 }
 
+bool cli_bare_model_check(const struct cli_bare_model *bare)
+{
+    if (!bare->model && (bare->ndim || bare->classes)) {
+        cli_error("--shape and --classes go with --model, for a state_dict that names no model");
+        return false;
+    }
+    return true;
+}
+
 ember_model *cli_load_model_as(ember_ctx *ctx, const char *path, const ember_checkpoint *ck, const void *data,
                                size_t size, const struct cli_bare_model *bare, int *rc)
 {

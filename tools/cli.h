@@ -171,13 +171,16 @@ struct cli_bare_model {
     int64_t shape[3];
     int64_t classes; /* --classes; 0: 10 */
 };
+/* An option of theirs ('m' --model, 'S' --shape, 'C' --classes) into bare;
+ * false, after saying why, for a bad value or any other option. */
+bool cli_bare_model_option(int option, const char *value, struct cli_bare_model *bare);
+/* After the options: false, after saying why, for --shape or --classes
+ * without --model. */
+bool cli_bare_model_check(const struct cli_bare_model *bare);
 /* The model --load holds: the checkpoint's own (cli_load_model; a --model
  * given must name it), or for a state_dict that names none, bare's built
  * and loaded from it (tools/cli-checkpoint.c). NULL after saying why, the
  * exit status in *rc. */
-/* An option of theirs ('m' --model, 'S' --shape, 'C' --classes) into bare;
- * false, after saying why, for a bad value or any other option. */
-bool cli_bare_model_option(int option, const char *value, struct cli_bare_model *bare);
 ember_model *cli_load_model_as(ember_ctx *ctx, const char *path, const ember_checkpoint *ck, const void *data,
                                size_t size, const struct cli_bare_model *bare, int *rc);
 

@@ -64,10 +64,7 @@ int cmd_export(int argc, char **argv)
         cli_error("ember export needs --load CHECKPOINT and -o MODEL.onnx, and nothing else");
         ok = false;
     }
-    if (ok && !bare.model && (bare.ndim || bare.classes)) {
-        cli_error("--shape and --classes go with --model, for a state_dict that names no model");
-        ok = false;
-    }
+    ok = ok && cli_bare_model_check(&bare);
     if (!ok) {
         fputs("try: ember export --help\n", stderr);
         return EXIT_USAGE;

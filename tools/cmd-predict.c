@@ -439,10 +439,7 @@ int cmd_predict(int argc, char **argv)
         default: ok = cli_bare_model_option(c, optarg, &bare); break;
         }
     }
-    if (ok && !bare.model && (bare.ndim || bare.classes)) {
-        cli_error("--shape and --classes go with --model, for a state_dict that names no model");
-        ok = false;
-    }
+    ok = ok && cli_bare_model_check(&bare);
     if (ok && !load) {
         cli_error("ember predict needs --load FILE (a checkpoint from ember train --save, or an ONNX model)");
         ok = false;

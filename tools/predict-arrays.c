@@ -88,9 +88,12 @@ float *predict_array_samples(ember_ctx *ctx, const char *path, const int64_t *sh
         free(values);
         return NULL;
     }
-    if (scaling && ndim == 1 && shape[0] == scaling->count) {
-        for (int64_t i = 0; i < n; i++)
-            values[i] = (values[i] - scaling->mean[i % scaling->count]) / scaling->std[i % scaling->count];
+    bool table = scaling && ndim == 1 && shape[0] == scaling->count;
+    if (table && ember_feature_scaling_apply(ctx, scaling, values, got[0], path) != EMBER_OK) {
+        cli_fail(ctx, "cannot standardise the array's rows");
+        free(values);
+        values = NULL;
+    } else if (table) {
         fprintf(stderr, "ember: %s: each row's %d features standardised as the training table's were\n", path,
                 scaling->count);
     }
