@@ -173,7 +173,17 @@ struct ember_conv_job {
     float beta;
     int tile;       /* conv_winograd: outputs a tile side, 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)); else 0 */
     int64_t slices; /* conv_direct's WEIGHT_GRAD: partial sums over slices of the batch (above) */
+    int64_t groups; /* conv_grouped: the channels' groups (below); 0 or 1 elsewhere */
 };
+
+/* A grouped convolution (PyTorch's Conv2d with groups): the c input and
+ * oc output channels are cut into `groups` equal groups, and output
+ * channel o sees only the c / groups input channels of its own group,
+ * o / (oc / groups): w is (oc, c / groups, kh, kw). groups = c = oc is the
+ * depthwise convolution of every MobileNet. conv_grouped computes its
+ * three passes as conv_direct's above, slices of the weight gradient
+ * included, each output summed straight from its group's few channels:
+ * no columns, and no product of tiny matrices per group. */
 
 /* the profile's rows of conv_winograd and conv_direct, one a pass */
 static inline const char *ember_winograd_label(enum ember_conv_pass pass)
@@ -187,6 +197,12 @@ static inline const char *ember_conv_direct_label(enum ember_conv_pass pass)
     return pass == EMBER_CONV_FORWARD      ? "conv_direct forward"
            : pass == EMBER_CONV_INPUT_GRAD ? "conv_direct input grad"
                                            : "conv_direct weight grad";
+}
+static inline const char *ember_conv_grouped_label(enum ember_conv_pass pass)
+{
+    return pass == EMBER_CONV_FORWARD      ? "conv_grouped forward"
+           : pass == EMBER_CONV_INPUT_GRAD ? "conv_grouped input grad"
+                                           : "conv_grouped weight grad";
 }
 
 /* Max-pool of x (n, c, h, w) with a k x k window and `stride`, no padding,
@@ -334,6 +350,8 @@ struct ember_batch_norm {
  *   im2col, col2im  see struct ember_conv_geom
  *   conv_direct, conv_winograd  see struct ember_conv_job (optional in effect: a backend
  *                   without one says EMBER_ERR_UNSUPPORTED, and core/conv-algo.c never picks it there)
+ *   conv_grouped    a convolution of `groups` groups of channels (struct ember_conv_job); every
+ *                   convolution with groups > 1 runs it
  *   max_pool2d_*    see struct ember_pool_geom
  *   cross_entropy_forward   logits (n, classes), target (n) I32 -> prob (n, classes) = softmax(logits)
  *                   and loss (n) = -log prob[target] (NaN for a target outside [0, classes))
@@ -417,14 +435,16 @@ static inline double ember_winograd_flops(const struct ember_conv_job *c)
 static inline double ember_conv_job_bytes(const struct ember_conv_job *c)
 {
     const struct ember_conv_geom *g = &c->g;
-    return EMBER_ELEMENT_BYTES *
-           (double)(g->n * g->c * g->h * g->w + c->oc * g->c * g->kh * g->kw + g->n * c->oc * g->oh * g->ow);
+    int64_t weights = c->oc * g->c / (c->groups > 1 ? c->groups : 1) * g->kh * g->kw;
+    return EMBER_ELEMENT_BYTES * (double)(g->n * g->c * g->h * g->w + weights + g->n * c->oc * g->oh * g->ow);
 }
-/* the direct convolution's multiply-adds, each pass the same count */
+/* the direct convolution's multiply-adds, each pass the same count (a
+ * grouped one's, each output summing its group's channels) */
 static inline double ember_conv_direct_flops(const struct ember_conv_job *c)
 {
     const struct ember_conv_geom *g = &c->g;
-    return 2.0 * (double)(g->n * c->oc * g->oh * g->ow) * (double)(g->c * g->kh * g->kw);
+    int64_t per_output = g->c / (c->groups > 1 ? c->groups : 1) * g->kh * g->kw;
+    return 2.0 * (double)(g->n * c->oc * g->oh * g->ow) * (double)per_output;
 }
 /* the bytes of `count` weights of a quantised type */
 static inline double ember_quant_bytes(ember_dtype type, int64_t count)
@@ -475,6 +495,8 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
       (c, x, w, y), ember_winograd_label(c->pass), ember_winograd_flops(c), ember_conv_job_bytes(c))         \
     X(conv_direct, (void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y),       \
       (c, x, w, y), ember_conv_direct_label(c->pass), ember_conv_direct_flops(c), ember_conv_job_bytes(c))   \
+    X(conv_grouped, (void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y),      \
+      (c, x, w, y), ember_conv_grouped_label(c->pass), ember_conv_direct_flops(c), ember_conv_job_bytes(c))  \
     X(max_pool2d_forward,                                                                                    \
       (void *dev, const struct ember_pool_geom *g, ember_ptr x, ember_ptr y, ember_ptr argmax),              \
       (g, x, y, argmax), NULL, ember_pool_flops(g), ember_pool_bytes(g, 2))                                  \

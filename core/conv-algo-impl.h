@@ -13,6 +13,7 @@ enum ember_conv_algo {
     EMBER_CONV_WINOGRAD,  /* conv_winograd in tiles of 2x2, F(2x2, 3x3): 3x3, stride 1, padding 0 to 2 */
     EMBER_CONV_WINOGRAD4, /* the same in tiles of 4x4, F(4x4, 3x3) */
     EMBER_CONV_DIRECT,    /* conv_direct, no columns: any shape, the GPU backends */
+    EMBER_CONV_GROUPED,   /* conv_grouped: every convolution of groups > 1, never chosen by the table */
 };
 
 /* The algorithm for a convolution of this geometry with `oc` output
@@ -24,7 +25,8 @@ enum ember_conv_algo {
 bool ember_conv_algo_choose(ember_ctx *ctx, const struct ember_conv_geom *g, int64_t oc,
                             enum ember_conv_algo *algo);
 
-/* "im2col", "winograd", "winograd4", "direct": EMBER_CONV_ALGO's spelling */
+/* "im2col", "winograd", "winograd4", "direct": EMBER_CONV_ALGO's spelling
+ * ("grouped" for the grouped convolutions, which it does not choose) */
 const char *ember_conv_algo_name(enum ember_conv_algo algo);
 
 /* the profile's op row for conv2d's pass: "forward [winograd]", "backward [im2col]" */

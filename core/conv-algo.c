@@ -129,18 +129,21 @@ const char *ember_conv_algo_name(enum ember_conv_algo algo)
     return algo == EMBER_CONV_WINOGRAD    ? "winograd"
            : algo == EMBER_CONV_WINOGRAD4 ? "winograd4"
            : algo == EMBER_CONV_DIRECT    ? "direct"
+           : algo == EMBER_CONV_GROUPED   ? "grouped"
                                           : "im2col";
 }
 
 const char *ember_conv_algo_phase(enum ember_conv_algo algo, bool forward)
 {
-    static const char *const phases[4][2] = {{"backward [im2col]", "forward [im2col]"},
+    static const char *const phases[5][2] = {{"backward [im2col]", "forward [im2col]"},
                                              {"backward [winograd]", "forward [winograd]"},
                                              {"backward [winograd4]", "forward [winograd4]"},
-                                             {"backward [direct]", "forward [direct]"}};
+                                             {"backward [direct]", "forward [direct]"},
+                                             {"backward [grouped]", "forward [grouped]"}};
     return phases[algo == EMBER_CONV_WINOGRAD    ? 1
                   : algo == EMBER_CONV_WINOGRAD4 ? 2
                   : algo == EMBER_CONV_DIRECT    ? 3
+                  : algo == EMBER_CONV_GROUPED   ? 4
                                                  : 0][forward];
 }
 

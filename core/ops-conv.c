@@ -21,6 +21,9 @@
  * at stride 1, with channels and output enough), or conv_direct (any shape;
  * the GPUs' layers, and the CPU's for a first layer's one channel). The
  * profile's op rows say which ran: "conv2d forward [winograd4]".
+ *
+ * A grouped convolution (groups > 1: a MobileNet's depthwise layers) always
+ * runs conv_grouped, each output summed from its own group's channels.
  */
 #include "conv-algo-impl.h"
 #include "ops-impl.h"
@@ -54,8 +57,10 @@ static ember_status conv_pass(ember_ctx *ctx, enum ember_conv_algo algo, const s
                               const struct ember_tensor *x, const struct ember_tensor *w,
                               const struct ember_tensor *y)
 {
-    return (algo == EMBER_CONV_DIRECT ? ctx->ops->conv_direct : ctx->ops->conv_winograd)(
-        ctx->dev, job, ember_tensor_ptr(x), ember_tensor_ptr(w), ember_tensor_ptr(y));
+    return (algo == EMBER_CONV_DIRECT    ? ctx->ops->conv_direct
+            : algo == EMBER_CONV_GROUPED ? ctx->ops->conv_grouped
+                                         : ctx->ops->conv_winograd)(ctx->dev, job, ember_tensor_ptr(x),
+                                                                    ember_tensor_ptr(w), ember_tensor_ptr(y));
 }
 
 /* t's memory from element `at` on: image `at / image size` of a batch */
@@ -67,14 +72,26 @@ static ember_ptr ptr_at(const struct ember_tensor *t, int64_t at)
 }
 
 static bool conv_geometry(ember_ctx *ctx, const struct ember_tensor *x, const struct ember_tensor *w,
-                          const struct ember_tensor *b, int stride, int padding, struct ember_conv_geom *g)
+                          const struct ember_tensor *b, int stride, int padding, int groups,
+                          struct ember_conv_geom *g)
 {
     char sx[96], sw[96];
-    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] ||
+    if (groups < 1) {
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_conv2d_grouped: groups %d must be at least 1", groups);
+        return false;
+    }
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] * groups || w->shape[0] % groups != 0 ||
         (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))) {
-        ember_fail(ctx, EMBER_ERR_ARG,
-                   "ember_conv2d takes x (N, C, H, W), w (OC, C, KH, KW) and b (OC); got x %s, w %s",
-                   ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw));
+        if (groups == 1)
+            ember_fail(ctx, EMBER_ERR_ARG,
+                       "ember_conv2d takes x (N, C, H, W), w (OC, C, KH, KW) and b (OC); got x %s, w %s",
+                       ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw));
+        else
+            ember_fail(
+                ctx, EMBER_ERR_ARG,
+                "ember_conv2d_grouped takes x (N, C, H, W), w (OC, C / groups, KH, KW) with OC a multiple "
+                "of groups, and b (OC); got x %s, w %s, groups %d",
+                ember_shape_str(x, sx, sizeof sx), ember_shape_str(w, sw, sizeof sw), groups);
         return false;
     }
     if (stride < 1 || padding < 0) {
@@ -103,15 +120,21 @@ static bool conv_geometry(ember_ctx *ctx, const struct ember_tensor *x, const st
 
 ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding)
 {
-    ember_ctx *ctx = ember_op_begin("ember_conv2d", x, w, b);
+    return ember_conv2d_grouped(x, w, b, stride, padding, 1);
+}
+
+ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride, int padding,
+                                   int groups)
+{
+    ember_ctx *ctx = ember_op_begin(groups == 1 ? "ember_conv2d" : "ember_conv2d_grouped", x, w, b);
     struct ember_conv_geom g;
-    if (!ctx || !w || !conv_geometry(ctx, x, w, b, stride, padding, &g))
+    if (!ctx || !w || !conv_geometry(ctx, x, w, b, stride, padding, groups, &g))
         return NULL;
     struct ember_tensor *cx = ember_contiguous(x), *cw = cx ? ember_contiguous(w) : NULL;
     if (!cw)
         return NULL;
-    enum ember_conv_algo algo;
-    if (!ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
+    enum ember_conv_algo algo = EMBER_CONV_GROUPED;
+    if (groups == 1 && !ember_conv_algo_choose(ctx, &g, cw->shape[0], &algo))
         return NULL;
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
     bool columnless = algo != EMBER_CONV_IM2COL, same = columns_are_input(&g);
@@ -137,7 +160,8 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
                                      .oc = y_shape[1],
                                      .pass = EMBER_CONV_FORWARD,
                                      .beta = b ? 1.0f : 0.0f,
-                                     .tile = ember_conv_algo_tile(algo)};
+                                     .tile = ember_conv_algo_tile(algo),
+                                     .groups = groups};
         if (conv_pass(ctx, algo, &job, cx, cw, y) != EMBER_OK)
             return NULL;
     }
@@ -169,6 +193,7 @@ ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, in
         n->arg[0] = stride;
         n->arg[1] = padding;
         n->arg[2] = algo; /* the backward pass runs the same algorithm */
+        n->arg[3] = groups;
     }
     return y;
 }
@@ -220,7 +245,8 @@ static ember_status backward_weights(ember_ctx *ctx, enum ember_conv_algo algo, 
     struct ember_tensor *dw = ember_grad_target(w, &job->beta);
     job->pass = EMBER_CONV_WEIGHT_GRAD;
     int64_t weights = ember_tensor_numel(w);
-    job->slices = algo == EMBER_CONV_DIRECT ? direct_slices(&job->g, weights) : 1;
+    job->slices =
+        algo == EMBER_CONV_DIRECT || algo == EMBER_CONV_GROUPED ? direct_slices(&job->g, weights) : 1;
     int64_t part_shape[2] = {job->slices, weights};
     struct ember_tensor *parts = dw && job->slices > 1 ? ember_op_out(ctx, 2, part_shape) : dw;
     if (!parts || conv_pass(ctx, algo, job, x, parts, dy) != EMBER_OK ||
@@ -237,7 +263,8 @@ static ember_status backward_columnless(struct ember_node *n, const struct ember
     struct ember_tensor *x = n->in[0], *w = n->in[1], *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
     enum ember_conv_algo algo = (enum ember_conv_algo)n->arg[2];
-    struct ember_conv_job job = {.g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile(algo)};
+    struct ember_conv_job job = {
+        .g = *g, .oc = w->shape[0], .tile = ember_conv_algo_tile(algo), .groups = n->arg[3]};
     if (w->requires_grad && backward_weights(ctx, algo, &job, x, w, dy) != EMBER_OK)
         return ctx->status;
     job.slices = 0;
@@ -262,7 +289,7 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     struct ember_tensor *dy = n->out->grad;
     ember_ctx *ctx = x->ctx;
     struct ember_conv_geom g;
-    conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], &g);
+    conv_geometry(ctx, x, w, b, (int)n->arg[0], (int)n->arg[1], (int)n->arg[3], &g);
     bool same = columns_are_input(&g);
     int64_t oc = w->shape[0], ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow;
     int64_t group = same ? g.n : group_images(ctx, &g);

@@ -415,6 +415,12 @@ EMBER_API ember_tensor *ember_matmul(ember_tensor *a, ember_tensor *b);
  * OH = (H + 2 * padding - KH) / stride + 1, likewise OW. */
 EMBER_API ember_tensor *ember_conv2d(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride,
                                      int padding);
+/* The same with the channels in `groups` groups (PyTorch's Conv2d(groups=)):
+ * w is (OC, C / groups, KH, KW), OC a multiple of groups, and output
+ * channel o sees only the input channels of its group o / (OC / groups).
+ * groups = C = OC is a depthwise convolution (MobileNet's). */
+EMBER_API ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tensor *b, int stride,
+                                             int padding, int groups);
 /* y = max over each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
 EMBER_API ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/kernels/gpu-conv.c — im2col, col2im and conv_direct through
+ * backends/kernels/gpu-conv.c — im2col, col2im, conv_direct and conv_grouped through
  * conv.kc, for every GPU backend. im2col gives a work-item an element of
  * the columns, launching planes along the grid's y and taps along z, the
  * rows of a plane along x (ember_gpu_plane_launches); col2im, a gather,
@@ -8,7 +8,8 @@
  * run grid-stride over the batch's positions along x, a block of channels
  * a group along y (the input gradient at stride 1 as a forward pass, by the
  * weights turned around); its weight gradient a work-group for each block
- * of weights and slice of the batch.
+ * of weights and slice of the batch. conv_grouped's passes run
+ * grid-stride, a work-item for each element written.
  */
 #include "gpu.h"
 
@@ -170,5 +171,38 @@ ember_status ember_gpu_conv_direct(void *dev, const struct ember_conv_job *c, em
     case EMBER_CONV_INPUT_GRAD:
         return g->n * g->c * g->h * g->w == 0 ? EMBER_OK : conv_direct_input_grad(gpu, c, x, w, y);
     default: return c->oc * ckk == 0 ? EMBER_OK : conv_direct_weight_grad(gpu, c, x, w, y);
+    }
+}
+
+/* conv_grouped: every pass a grid-stride launch over what it writes */
+ember_status ember_gpu_conv_grouped(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
+                                    ember_ptr y)
+{
+    struct ember_gpu *gpu = dev;
+    const struct ember_conv_geom *g = &c->g;
+    int64_t groups = c->groups > 1 ? c->groups : 1, weights = c->oc * (g->c / groups) * g->kh * g->kw;
+    int64_t slices = c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1 ? c->slices : 1;
+    ember_status st = ember_gpu_check_extent(gpu, "conv_grouped", x, g->n * g->c * g->h * g->w);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extent(gpu, "conv_grouped", w, slices * weights);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extent(gpu, "conv_grouped", y, g->n * c->oc * g->oh * g->ow);
+    int64_t work = c->pass == EMBER_CONV_FORWARD      ? g->n * c->oc * g->oh * g->ow
+                   : c->pass == EMBER_CONV_INPUT_GRAD ? g->n * g->c * g->h * g->w
+                                                      : slices * weights;
+    if (st != EMBER_OK || work == 0)
+        return st;
+    switch (c->pass) {
+    case EMBER_CONV_FORWARD:
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_conv_grouped_forward, work, GPU_PTR(x), GPU_PTR(w), GPU_PTR(y),
+                             CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_INT(groups), GPU_FLOAT(c->beta));
+    case EMBER_CONV_INPUT_GRAD:
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_conv_grouped_input_grad, work, GPU_PTR(x), GPU_PTR(w),
+                             GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_INT(groups));
+    default:
+        return GPU_LAUNCH_1D(gpu, EMBER_KERNEL_conv_grouped_weight_grad, work, GPU_PTR(x), GPU_PTR(w),
+                             GPU_PTR(y), CONV_GEOMETRY(g), GPU_INT(c->oc), GPU_INT(groups),
+                             GPU_FLOAT(slices > 1 ? 0.0f : c->beta), GPU_INT(slices),
+                             GPU_INT((g->n + slices - 1) / slices));
     }
 }

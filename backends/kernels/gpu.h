@@ -24,7 +24,7 @@
  *   gpu-elementwise.c   fill, unary, binary (the ops of base/elementwise-impl.h)
  *   gpu-reduce.c        reduce
  *   gpu-gemm.c          sgemm: tiled, wide, split or direct
- *   gpu-conv.c          im2col, col2im, conv_direct
+ *   gpu-conv.c          im2col, col2im, conv_direct, conv_grouped
  *   gpu-winograd.c      conv_winograd: unsupported (its refusal)
  *   gpu-pool.c          max-pool and average-pool
  *   gpu-loss.c          softmax-cross-entropy

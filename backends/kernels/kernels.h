@@ -45,7 +45,7 @@
     X(ELEMENTWISE, elementwise, "fill, copy, unary and binary ops, dense and strided")                       \
     X(REDUCE, reduce, "sum and max over the middle axis of (outer, r, inner)")                               \
     X(GEMM, gemm, "tiled, batched sgemm with transposes")                                                    \
-    X(CONV, conv, "im2col, col2im and conv_direct")                                                          \
+    X(CONV, conv, "im2col, col2im, conv_direct and conv_grouped")                                            \
     X(POOL, pool, "max-pool and average-pool, forward and backward")                                         \
     X(LOSS, loss, "fused softmax-cross-entropy forward and backward")                                        \
     X(OPTIM, optim, "fused Adam and SGD steps")                                                              \
@@ -80,6 +80,9 @@
     X(CONV, conv_direct_forward, "y = conv2d(x, w) + beta * y, no columns")                                  \
     X(CONV, conv_direct_input_grad, "dx = the adjoint of conv2d applied to dy, no columns")                  \
     X(CONV, conv_direct_weight_grad, "dw = the sum over the batch of dy (*) x + beta * dw")                  \
+    X(CONV, conv_grouped_forward, "y = conv2d(x, w, groups) + beta * y, each output from its group")         \
+    X(CONV, conv_grouped_input_grad, "dx = the adjoint of the grouped conv2d applied to dy")                 \
+    X(CONV, conv_grouped_weight_grad, "dw = the sum over a slice of the batch of dy (*) x + beta * dw")      \
     X(POOL, max_pool2d_forward, "y, argmax = max over each window")                                          \
     X(POOL, max_pool2d_2x2_forward, "the same for 2x2 windows at stride 2, by output rows (CPU devices)")    \
     X(POOL, max_pool2d_2x2_backward, "dx = dy at each 2x2 window's argmax, 0 elsewhere, windows tiling dx")  \

@@ -183,14 +183,16 @@ ember_status ref_col2im(void *dev, const struct ember_conv_geom *g, ember_ptr co
 }
 
 /* The direct convolution, summed in double, in the pass's direction:
- * y[b, o, oy, ox] = sum over (ci, ki, kj) of w[o, ci, ki, kj] x[b, ci, oy * s - p + ki, ox * s - p + kj]
- * (conv_direct's and conv_winograd's passes alike) */
+ * y[b, o, oy, ox] = sum over (ci, ki, kj) of w[o, ci, ki, kj] x[b, ci0 + ci, oy * s - p + ki, ox * s - p +
+ * kj] with ci over the c / groups channels of o's group, from ci0 = o / (oc / groups) * (c / groups)
+ * (conv_direct's, conv_winograd's and conv_grouped's passes alike) */
 ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x_p, ember_ptr w_p,
                              ember_ptr y_p)
 {
     const struct ember_conv_geom *g = &c->g;
     float *x = REF_F32(x_p), *w = REF_F32(w_p), *y = REF_F32(y_p);
-    int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * g->c * g->kh * g->kw,
+    int64_t groups = c->groups > 1 ? c->groups : 1, cg = g->c / groups, ocg = c->oc / groups;
+    int64_t nx = g->n * g->c * g->h * g->w, nw = c->oc * cg * g->kh * g->kw,
             ny = g->n * c->oc * g->oh * g->ow;
     /* a weight gradient in slices: slice s sums the images [s * per, (s + 1) * per) */
     bool sliced = c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1;
@@ -208,14 +210,14 @@ ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
             for (int64_t oy = 0; oy < g->oh; oy++)
                 for (int64_t ox = 0; ox < g->ow; ox++) {
                     int64_t yi = ((b * c->oc + o) * g->oh + oy) * g->ow + ox;
-                    for (int64_t ci = 0; ci < g->c; ci++)
+                    for (int64_t ci = 0; ci < cg; ci++)
                         for (int64_t ki = 0; ki < g->kh; ki++)
                             for (int64_t kj = 0; kj < g->kw; kj++) {
                                 int64_t iy = oy * g->stride - g->pad + ki, ix = ox * g->stride - g->pad + kj;
                                 if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
                                     continue;
-                                int64_t xi = ((b * g->c + ci) * g->h + iy) * g->w + ix;
-                                int64_t wi = ((o * g->c + ci) * g->kh + ki) * g->kw + kj;
+                                int64_t xi = ((b * g->c + o / ocg * cg + ci) * g->h + iy) * g->w + ix;
+                                int64_t wi = ((o * cg + ci) * g->kh + ki) * g->kw + kj;
                                 if (c->pass == EMBER_CONV_FORWARD)
                                     sum[yi] += (double)w[wi] * x[xi];
                                 else if (c->pass == EMBER_CONV_INPUT_GRAD)
@@ -240,6 +242,12 @@ ember_status ref_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
 
 ember_status ref_conv_winograd(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
                                ember_ptr y)
+{
+    return ref_conv_direct(dev, c, x, w, y);
+}
+
+ember_status ref_conv_grouped(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
+                              ember_ptr y)
 {
     return ref_conv_direct(dev, c, x, w, y);
 }

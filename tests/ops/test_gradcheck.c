@@ -103,6 +103,15 @@ static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0]
 static ember_tensor *f_conv_nobias(ember_tensor **x) { return ember_conv2d(x[0], x[1], NULL, 1, 2); }
 /* 1x1 at stride 1 without padding: the products read x and write dx, no columns (core/ops-conv.c) */
 static ember_tensor *f_conv_pointwise(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 0); }
+/* conv_grouped: depthwise (a group a channel) at stride 2, and groups of two channels */
+static ember_tensor *f_conv_depthwise(ember_tensor **x)
+{
+    return ember_conv2d_grouped(x[0], x[1], x[2], 2, 1, 4);
+}
+static ember_tensor *f_conv_groups2(ember_tensor **x)
+{
+    return ember_conv2d_grouped(x[0], x[1], NULL, 1, 1, 2);
+}
 static ember_tensor *f_conv_pointwise_nobias(ember_tensor **x)
 {
     return ember_conv2d(x[0], x[1], NULL, 1, 0);
@@ -300,6 +309,8 @@ static const struct gcase cases[] = {
     {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
     {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
     {"conv2d_pointwise", 3, {{4, T(3, 5, 4, 3)}, {4, T(2, 5, 1, 1)}, {1, T(2)}}, f_conv_pointwise},
+    {"conv2d_depthwise_stride2", 3, {{4, T(2, 4, 6, 5)}, {4, T(4, 1, 3, 3)}, {1, T(4)}}, f_conv_depthwise},
+    {"conv2d_groups2_nobias", 2, {{4, T(2, 4, 5, 4)}, {4, T(6, 2, 3, 3)}}, f_conv_groups2},
     {"conv2d_pointwise_nobias", 2, {{4, T(2, 3, 1, 7)}, {4, T(4, 3, 1, 1)}}, f_conv_pointwise_nobias},
     /* Winograd in 2x2 and 4x4 tiles, forced on the CPU (conv_forced), at
      * each padding it takes and odd sizes that leave part tiles */

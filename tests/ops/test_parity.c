@@ -177,7 +177,7 @@ static float *random_floats(struct harness *h, size_t n, float lo, float hi, boo
 /* ---------------------------------------------------------------- rows */
 
 /* A row's numbers, meaning per runner (see each run_*). */
-typedef int64_t dims[12];
+typedef int64_t dims[13];
 
 struct row {
     const char *prim;  /* the backend entry it tests: -o filters on this */
@@ -439,15 +439,18 @@ static bool run_conv(struct harness *h, const struct row *r, const char *what)
     return ok;
 }
 
-/* One pass of conv_direct or conv_winograd, as c says, against the direct
- * convolution summed in double. Its output is x's, w's or y's shape as the
- * pass says; the other two are random inputs, and the output starts random
- * too, for beta = 1 to add to. */
-static bool check_conv_job(struct harness *h, const struct ember_conv_job *c, bool direct, double tol,
+/* One pass of conv_direct, conv_winograd or conv_grouped (`prim`), as c
+ * says, against the direct convolution summed in double. Its output is x's,
+ * w's or y's shape as the pass says; the other two are random inputs, and
+ * the output starts random too, for beta = 1 to add to. */
+typedef ember_status (*conv_primitive)(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w,
+                                       ember_ptr y);
+static bool check_conv_job(struct harness *h, const struct ember_conv_job *c, conv_primitive prim, double tol,
                            const char *what)
 {
     const struct ember_conv_geom *g = &c->g;
-    size_t nx = (size_t)(g->n * g->c * g->h * g->w), nw = (size_t)(c->oc * g->c * g->kh * g->kw),
+    int64_t groups = c->groups > 1 ? c->groups : 1;
+    size_t nx = (size_t)(g->n * g->c * g->h * g->w), nw = (size_t)(c->oc * g->c / groups * g->kh * g->kw),
            ny = (size_t)(g->n * c->oc * g->oh * g->ow);
     if (c->pass == EMBER_CONV_WEIGHT_GRAD && c->slices > 1) /* (slices, oc, c, kh, kw) */
         nw *= (size_t)c->slices;
@@ -456,9 +459,7 @@ static bool check_conv_job(struct harness *h, const struct ember_conv_job *c, bo
     float *y = random_floats(h, ny, -1, 1, false), *got = malloc((nout ? nout : 1) * 4);
     struct dbuf dx = {0}, dw = {0}, dy = {0};
     bool ok = dbuf_new(h, nx, x, &dx) && dbuf_new(h, nw, w, &dw) && dbuf_new(h, ny, y, &dy);
-    ember_status st = !ok      ? EMBER_ERR_NOMEM
-                      : direct ? h->ops->conv_direct(h->dev, c, at(dx), at(dw), at(dy))
-                               : h->ops->conv_winograd(h->dev, c, at(dx), at(dw), at(dy));
+    ember_status st = !ok ? EMBER_ERR_NOMEM : prim(h->dev, c, at(dx), at(dw), at(dy));
     if (st == EMBER_ERR_UNSUPPORTED) { /* a backend without it: the chooser never asks it */
         h->skipped = true;
         ok = true;
@@ -482,7 +483,7 @@ static bool run_winograd(struct harness *h, const struct row *r, const char *wha
                                .tile = r->d[8] ? (int)r->d[8] : 2};
     const int64_t geom[8] = {r->d[0], r->d[1], r->d[2], r->d[3], 3, 3, 1, r->d[5]};
     c.g = conv_geom(geom);
-    return check_conv_job(h, &c, false, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD, what);
+    return check_conv_job(h, &c, h->ops->conv_winograd, c.tile == 4 ? TOL_WINOGRAD4 : TOL_WINOGRAD, what);
 }
 
 /* d: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta, slices}: conv_direct's pass, any geometry */
@@ -491,7 +492,19 @@ static bool run_direct(struct harness *h, const struct row *r, const char *what)
     struct ember_conv_job c = {
         .oc = r->d[8], .pass = (enum ember_conv_pass)r->d[9], .beta = (float)r->d[10], .slices = r->d[11]};
     c.g = conv_geom(r->d);
-    return check_conv_job(h, &c, true, TOL_GEMM, what);
+    return check_conv_job(h, &c, h->ops->conv_direct, TOL_GEMM, what);
+}
+
+/* d: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta, slices, groups}: conv_grouped's pass */
+static bool run_grouped(struct harness *h, const struct row *r, const char *what)
+{
+    struct ember_conv_job c = {.oc = r->d[8],
+                               .pass = (enum ember_conv_pass)r->d[9],
+                               .beta = (float)r->d[10],
+                               .slices = r->d[11],
+                               .groups = r->d[12]};
+    c.g = conv_geom(r->d);
+    return check_conv_job(h, &c, h->ops->conv_grouped, TOL_GEMM, what);
 }
 
 /* d: {n, c, h, w, k, stride, specials}; prim "max_pool2d_forward" or "max_pool2d_backward" */
@@ -1094,6 +1107,20 @@ static const struct row rows[] = {
     /* conv_direct: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta}: every pass at odd sizes, strides
      * and paddings, 1x1 and rectangular kernels, channel counts past a block of rows (8, 4) */
     /* clang-format off */
+    /* conv_grouped: {n, c, h, w, kh, kw, stride, pad, oc, pass, beta, slices, groups}; depthwise
+     * (groups = c = oc) as MobileNets run it, a channel multiplier, and groups of several channels */
+    {"conv_grouped", "depthwise 3x3 pad 1", run_grouped, {2, 8, 9, 7, 3, 3, 1, 1, 8, WINO_FORWARD, 0, 0, 8}},
+    {"conv_grouped", "depthwise stride 2, onto bias", run_grouped, {2, 6, 12, 11, 3, 3, 2, 1, 6, WINO_FORWARD, 1, 0, 6}},
+    {"conv_grouped", "depthwise 5x5 stride 2 pad 2", run_grouped, {3, 5, 15, 14, 5, 5, 2, 2, 5, WINO_FORWARD, 0, 0, 5}},
+    {"conv_grouped", "2 outputs a channel", run_grouped, {2, 4, 8, 8, 3, 3, 1, 1, 8, WINO_FORWARD, 0, 0, 4}},
+    {"conv_grouped", "groups of 3 channels, 5x3", run_grouped, {2, 6, 10, 9, 5, 3, 1, 2, 4, WINO_FORWARD, 0, 0, 2}},
+    {"conv_grouped", "input grad depthwise", run_grouped, {2, 8, 9, 7, 3, 3, 1, 1, 8, WINO_INPUT_GRAD, 0, 0, 8}},
+    {"conv_grouped", "input grad depthwise stride 2", run_grouped, {2, 6, 12, 11, 3, 3, 2, 1, 6, WINO_INPUT_GRAD, 0, 0, 6}},
+    {"conv_grouped", "input grad groups of 3, stride 3", run_grouped, {2, 6, 13, 10, 5, 3, 3, 2, 4, WINO_INPUT_GRAD, 0, 0, 2}},
+    {"conv_grouped", "weight grad depthwise", run_grouped, {2, 8, 9, 7, 3, 3, 1, 1, 8, WINO_WEIGHT_GRAD, 0, 0, 8}},
+    {"conv_grouped", "weight grad accumulated, stride 2", run_grouped, {3, 6, 12, 11, 3, 3, 2, 1, 6, WINO_WEIGHT_GRAD, 1, 0, 6}},
+    {"conv_grouped", "weight grad in 3 slices", run_grouped, {8, 4, 9, 9, 3, 3, 1, 1, 8, WINO_WEIGHT_GRAD, 0, 3, 4}},
+    {"conv_grouped", "weight grad groups of 3, 5x3", run_grouped, {2, 6, 10, 9, 5, 3, 1, 2, 4, WINO_WEIGHT_GRAD, 0, 0, 2}},
     {"conv_direct", "forward 3x3 pad 1, odd", run_direct, {2, 3, 9, 7, 3, 3, 1, 1, 5, WINO_FORWARD, 0}},
     {"conv_direct", "forward onto bias (beta 1)", run_direct, {2, 5, 7, 7, 3, 3, 1, 1, 11, WINO_FORWARD, 1}},
     {"conv_direct", "forward stride 2 pad 2, 5x3", run_direct, {3, 2, 19, 23, 5, 3, 2, 2, 9, WINO_FORWARD, 0}},
