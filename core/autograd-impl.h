@@ -42,6 +42,7 @@
     X(TRANSPOSE, transpose)                                                                                  \
     X(CONTIGUOUS, contiguous)                                                                                \
     X(NARROW, narrow)                                                                                        \
+    X(PAD, pad)                                                                                              \
     X(EMBEDDING, embedding)                                                                                  \
     X(LAYER_NORM, layer_norm)                                                                                \
     X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/ops-view.c — reshape, flatten, transpose, narrow, contiguous: views and copies. */
+/* core/ops-view.c — reshape, flatten, transpose, narrow, contiguous, pad: views and copies. */
 #include "ops-impl.h"
 #include "profile-impl.h"
 #include <string.h>
@@ -187,4 +187,53 @@ ember_status ember_backward_narrow(struct ember_node *n)
     if (!part || ember_binary_into(EMBER_ADD, part, part, dy, 0.0f) != EMBER_OK)
         return x->ctx->status;
     return ember_grad_commit(x, dx);
+}
+
+/* y = x with before[i] and after[i] positions of `value` around axis i: a
+ * fill, then x copied into the view of y that it occupies */
+ember_tensor *ember_pad(ember_tensor *x, const int64_t *before, const int64_t *after, float value)
+{
+    ember_ctx *ctx = ember_op_begin("ember_pad", x, NULL, NULL);
+    if (!ctx)
+        return NULL;
+    int64_t shape[EMBER_MAX_DIMS], stride[EMBER_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) {
+        if (!before || !after || before[i] < 0 || after[i] < 0) {
+            ember_fail(ctx, EMBER_ERR_ARG, "ember_pad: axis %d's padding must be given and not negative", i);
+            return NULL;
+        }
+        shape[i] = x->shape[i] + before[i] + after[i];
+    }
+    ember_contiguous_strides(x->ndim, shape, stride);
+    size_t corner = 0; /* x's first element in y */
+    for (int i = 0; i < x->ndim; i++)
+        corner += (size_t)(before[i] * stride[i]);
+    struct ember_tensor *y = ember_op_out(ctx, x->ndim, shape);
+    struct ember_tensor *inside =
+        y && ember_tensor_fill(y, value) == EMBER_OK
+            ? ember_tensor_view(y, x->ndim, x->shape, stride, y->offset + corner, EMBER_OWNER_TAPE)
+            : NULL;
+    if (!inside || ember_unary_into(EMBER_COPY, inside, x, 0.0f) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_PAD, y, x, NULL, NULL);
+        if (!n)
+            return NULL;
+        n->arg[0] = (int64_t)corner;
+    }
+    return y;
+}
+
+/* dx = the part of dy that x occupies */
+ember_status ember_backward_pad(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *dy = ember_contiguous(n->out->grad);
+    int64_t stride[EMBER_MAX_DIMS];
+    if (!dy)
+        return x->ctx->status;
+    ember_contiguous_strides(dy->ndim, dy->shape, stride);
+    struct ember_tensor *part =
+        ember_tensor_view(dy, x->ndim, x->shape, stride, dy->offset + (size_t)n->arg[0], EMBER_OWNER_TAPE);
+    struct ember_tensor *dx = part ? ember_unary_new(EMBER_COPY, part, 0.0f) : NULL;
+    return dx ? ember_grad_commit(x, dx) : x->ctx->status;
 }

@@ -427,6 +427,16 @@ EMBER_API ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride
 /* y = the mean of each kernel x kernel window: x is (N, C, H, W), y is
  * (N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1). */
 EMBER_API ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride);
+/* The same with `padding` on each side (at most kernel / 2) and, with
+ * ceil_mode, a last window for what the others leave over, as PyTorch's
+ * MaxPool2d and AvgPool2d: OH = floor or ceil((H + 2 padding - kernel) /
+ * stride) + 1, a window starting past the padding dropped. The max never
+ * takes the padding; the mean divides by the window's elements inside the
+ * padded input (PyTorch's count_include_pad=True), or inside x alone. */
+EMBER_API ember_tensor *ember_max_pool2d_padded(ember_tensor *x, int kernel, int stride, int padding,
+                                                bool ceil_mode);
+EMBER_API ember_tensor *ember_avg_pool2d_padded(ember_tensor *x, int kernel, int stride, int padding,
+                                                bool ceil_mode, bool count_include_pad);
 /* y (N, C) = the mean of each (H, W) plane of x (N, C, H, W): PyTorch's
  * AdaptiveAvgPool2d(1) and a flatten. */
 EMBER_API ember_tensor *ember_global_avg_pool2d(ember_tensor *x);
@@ -477,6 +487,10 @@ EMBER_API ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
 EMBER_API ember_tensor *ember_contiguous(ember_tensor *x);
 /* y = x's positions [start, start + length) along `axis`: a view (PyTorch's narrow) */
 EMBER_API ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, int64_t length);
+/* y = x with before[i] and after[i] positions holding `value` around each
+ * axis i (x's ndim of each): PyTorch's F.pad in "constant" mode, ONNX's
+ * Pad; -INFINITY before a max-pool pads as its own padding does. */
+EMBER_API ember_tensor *ember_pad(ember_tensor *x, const int64_t *before, const int64_t *after, float value);
 
 /* Sequences and attention: the ops of a GPT (docs/how-it-works.md,
  * "Attention"). Loss over every position of a sequence is

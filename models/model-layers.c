@@ -105,7 +105,7 @@ static ember_status fill(ember_tensor *t, float value)
 
 /* ------------------------------------------------------------------ conv2d */
 
-enum { CONV_OUT, CONV_KERNEL, CONV_STRIDE, CONV_PADDING, CONV_BIAS };
+enum { CONV_OUT, CONV_KERNEL, CONV_STRIDE, CONV_PADDING, CONV_BIAS, CONV_GROUPS };
 #define PADDING_SAME (-1.0)
 
 static int conv_padding(const struct model_layer *l)
@@ -123,7 +123,10 @@ static bool conv_infer(const struct model_layer *l, int ndim, const int64_t *in,
     int64_t k = (int64_t)l->value[CONV_KERNEL], s = (int64_t)l->value[CONV_STRIDE];
     if (l->value[CONV_PADDING] == PADDING_SAME && (s != 1 || k % 2 == 0))
         return WHY("padding=same needs stride 1 and an odd kernel");
-    int64_t p = conv_padding(l);
+    int64_t p = conv_padding(l), groups = (int64_t)l->value[CONV_GROUPS];
+    if (in[0] % groups != 0 || (int64_t)l->value[CONV_OUT] % groups != 0)
+        return WHY("groups=%lld must divide the %lld input and %lld output channels", (long long)groups,
+                   (long long)in[0], (long long)l->value[CONV_OUT]);
     if (in[1] + 2 * p < k || in[2] + 2 * p < k)
         return WHY("the %lldx%lld kernel is larger than the %lldx%lld image%s", (long long)k, (long long)k,
                    (long long)(in[1] + 2 * p), (long long)(in[2] + 2 * p), p ? " with its padding" : "");
@@ -134,10 +137,11 @@ static bool conv_infer(const struct model_layer *l, int ndim, const int64_t *in,
     return true;
 }
 
-/* weight (OC, C, K, K) and bias (OC): kaiming-uniform, as nn.Conv2d */
+/* weight (OC, C / groups, K, K) and bias (OC): kaiming-uniform, as nn.Conv2d */
 static ember_status conv_add_params(struct model_layer *l, struct model_build *b, const char *prefix)
 {
-    int64_t k = (int64_t)l->value[CONV_KERNEL], wshape[4] = {l->out_shape[0], l->in_shape[0], k, k};
+    int64_t k = (int64_t)l->value[CONV_KERNEL],
+            wshape[4] = {l->out_shape[0], l->in_shape[0] / (int64_t)l->value[CONV_GROUPS], k, k};
     bool bias = l->value[CONV_BIAS] != 0.0;
     l->t[0] = add(b, prefix, "weight", false, 4, wshape);
     l->t[1] = bias && l->t[0] ? add(b, prefix, "bias", false, 1, wshape) : NULL;
@@ -148,14 +152,15 @@ static ember_status conv_add_params(struct model_layer *l, struct model_build *b
 
 static ember_tensor *conv_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_conv2d(x, l->t[0], l->t[1], (int)l->value[CONV_STRIDE],
-                        conv_padding(l)); /* (N, OC, OH, OW) */
+    return ember_conv2d_grouped(x, l->t[0], l->t[1], (int)l->value[CONV_STRIDE], conv_padding(l),
+                                (int)l->value[CONV_GROUPS]); /* (N, OC, OH, OW) */
 }
 
 static double conv_flops(const struct model_layer *l)
 {
     double k = l->value[CONV_KERNEL], positions = (double)out_numel(l);
-    return positions * (2.0 * (double)l->in_shape[0] * k * k + (l->value[CONV_BIAS] != 0.0));
+    double channels = (double)l->in_shape[0] / l->value[CONV_GROUPS];
+    return positions * (2.0 * channels * k * k + (l->value[CONV_BIAS] != 0.0));
 }
 
 static void conv_describe(const struct model_layer *l, char *out, size_t len)
@@ -167,6 +172,8 @@ static void conv_describe(const struct model_layer *l, char *out, size_t len)
         append(out, len, &at, ", stride=%d", (int)l->value[CONV_STRIDE]);
     if (conv_padding(l))
         append(out, len, &at, ", padding=%d", conv_padding(l));
+    if (l->value[CONV_GROUPS] != 1)
+        append(out, len, &at, ", groups=%d", (int)l->value[CONV_GROUPS]);
     append(out, len, &at, "%s)", l->value[CONV_BIAS] != 0.0 ? "" : ", bias=False");
 }
 
@@ -288,7 +295,8 @@ ember_tensor *model_folded_batch_norm_forward(struct model_layer *layer, struct 
                               bn->t[BN_VAR], (float)bn->value[BN_EPS], &w, &b) != EMBER_OK)
         return NULL;
     ember_tensor *y = layer->type->forward == conv_forward
-                          ? ember_conv2d(x, w, b, (int)layer->value[CONV_STRIDE], conv_padding(layer))
+                          ? ember_conv2d_grouped(x, w, b, (int)layer->value[CONV_STRIDE], conv_padding(layer),
+                                                 (int)layer->value[CONV_GROUPS])
                           : ember_linear(x, w, b);
     return relu && y ? ember_relu(y) : y;
 }
@@ -489,13 +497,16 @@ static void flatten_describe(const struct model_layer *l, char *out, size_t len)
 
 const struct model_layer_type model_layer_types[] = {
     {"conv2d",
-     "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true]",
+     "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true] "
+     "[groups=1]",
      "out",
      {INT_OPTION("out", true, 0, 1, 65536, NULL, 0, "the output channels"),
       INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square kernel's size"),
       INT_OPTION("stride", false, 1, 1, 1024, NULL, 0, "the step between windows"),
       INT_OPTION("padding", false, 0, 0, 1024, "same", PADDING_SAME, "zeros added on each side"),
-      BOOL_OPTION("bias", 1, "add a learned bias per channel")},
+      BOOL_OPTION("bias", 1, "add a learned bias per channel"),
+      INT_OPTION("groups", false, 1, 1, 65536, NULL, 0,
+                 "channel groups: each output sees its group's inputs only (the channels: depthwise)")},
      /* clang-format off */
      conv_infer, conv_add_params, conv_forward, conv_flops, conv_describe},
     {"linear", "fully connected (Linear): linear OUT|classes [bias=true]", "out",

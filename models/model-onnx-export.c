@@ -245,7 +245,7 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
                              l->t[1] ? add_param(ex, l->full_name, "bias", l->t[1]) : ""};
         n = add_node(ex, "Conv", base, in, l->t[1] ? 3 : 2);
         attr_ints(ex, n, "dilations", 1, 2);
-        attr_int(ex, n, "group", 1);
+        attr_int(ex, n, "group", (int64_t)model_layer_option(l, "groups"));
         attr_ints(ex, n, "kernel_shape", k, 2);
         attr_ints(ex, n, "pads", p, 4);
         attr_ints(ex, n, "strides", s, 2);

@@ -13,7 +13,7 @@
  * writes them:
  *
  *   Conv                         conv2d (square kernel, equal strides and pads,
- *                                no dilation or groups)
+ *                                no dilation; any group)
  *   Gemm, MatMul + Add, MatMul   linear (the weight a constant; a bias of
  *                                one value is broadcast, as Gemm allows)
  *   BatchNormalization           batch_norm2d, or batch_norm1d on features
@@ -277,17 +277,20 @@ static ember_status conv_layer(struct importer *im, struct imp_block *block, con
         return imp_fail_node(im, n, "the weight must be a constant (out, in, k, k) tensor");
     if (n->input_count >= 3 && n->inputs[2][0] && (!b || !b->values || b->numel != w->dims[0]))
         return imp_fail_node(im, n, "the bias must be a constant of one value per output channel");
-    int64_t stride, pad, dilation, k = w->dims[2];
+    int64_t stride, pad, dilation, k = w->dims[2], groups = imp_attr_int(n, "group", 1);
     const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
     bool same = auto_pad && auto_pad->s && strncmp(auto_pad->s, "SAME", 4) == 0;
-    if (w->dims[2] != w->dims[3] || imp_attr_int(n, "group", 1) != 1 ||
-        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) ||
-        !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
+    if (groups < 1 || w->dims[0] % groups != 0)
+        return imp_fail_node(im, n, "group %lld does not divide the %lld output channels", (long long)groups,
+                             (long long)w->dims[0]);
+    if (w->dims[2] != w->dims[3] || !imp_attr_uniform(n, "strides", 1, &stride) ||
+        !imp_attr_uniform(n, "pads", 0, &pad) || !imp_attr_uniform(n, "dilations", 1, &dilation) ||
+        dilation != 1 ||
         (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 && strcmp(auto_pad->s, "VALID") != 0 &&
          !(same && stride == 1 && k % 2 == 1)))
         return imp_fail_node(im, n,
                              "ember's conv2d has a square kernel, the same stride and padding on every side, "
-                             "no dilation and no groups");
+                             "and no dilation");
     struct imp_layer *l = block_add(im, block, "conv2d", n);
     if (!l)
         return EMBER_ERR_NOMEM;

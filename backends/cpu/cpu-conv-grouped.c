@@ -28,9 +28,9 @@
 struct grouped {
     const struct ember_conv_job *c;
     const float *x, *w, *dy;
-    float *out;              /* y, dx or dw, as the pass says */
-    int64_t cg, ocg;         /* input and output channels a group */
-    int64_t slices, per;     /* the weight gradient's slices of the batch, and images a slice */
+    float *out;          /* y, dx or dw, as the pass says */
+    int64_t cg, ocg;     /* input and output channels a group */
+    int64_t slices, per; /* the weight gradient's slices of the batch, and images a slice */
 };
 
 /* The outputs ox of a row whose tap kx lands inside x, ix = ox * stride -
@@ -168,7 +168,8 @@ ember_status cpu_conv_grouped(void *dev, const struct ember_conv_job *c, ember_p
     switch (c->pass) {
     case EMBER_CONV_FORWARD:
         j.x = cpu_f32(x), j.w = cpu_f32(w), j.out = cpu_f32(y);
-        cpu_parallel_for(d->pool, g->n * c->oc, cpu_plane_grain(g->oh * g->ow * taps_work), forward_planes, &j);
+        cpu_parallel_for(d->pool, g->n * c->oc, cpu_plane_grain(g->oh * g->ow * taps_work), forward_planes,
+                         &j);
         break;
     case EMBER_CONV_INPUT_GRAD:
         j.out = cpu_f32(x), j.w = cpu_f32(w), j.dy = cpu_f32(y);

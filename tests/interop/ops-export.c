@@ -15,6 +15,14 @@
  *                                    "activation NAME MODULE ALPHA" (MODULE: PyTorch's)
  *   silu                             of x4
  *   avg_pool2d                       3x3 windows at stride 2 of x4
+ *   max_pool2d_padded, avg_pool2d_padded, avg_pool2d_padded_excl, max_pool2d_ceil
+ *                                    3x3 windows at stride 2 of x4, padding 1 (the
+ *                                    mean counting the padding, then not), and ceil_mode
+ *   pad                              x4 padded by (0, 1), (1, 0), (2, 1), (0, 3) with 0.25
+ *   grouped.w (6, 1, 3, 3), grouped.b (6)   a depthwise convolution's weight and bias,
+ *                                    two outputs a channel of x4
+ *   grouped, .dx, .dw, .db           conv2d_grouped(x4, grouped.w, grouped.b, 2, 1, 3), and the
+ *                                    gradients of sum(y * c), c a copy of y (a constant)
  *   global_avg_pool2d                of x4
  *   bn.weight, bn.bias, bn.running_mean, bn.running_var   the state before
  *   bn2d_train, bn2d_train.mean, bn2d_train.var           y and the running statistics after
@@ -132,6 +140,27 @@ static void activations(ember_ctx *ctx)
     ember_tensor_free(xa);
 }
 
+/* a depthwise convolution with two outputs a channel, and its gradients */
+static void grouped(ember_ctx *ctx, ember_tensor *x4)
+{
+    int64_t sw[4] = {6, 1, 3, 3}, sb = 6;
+    ember_tensor *w = seeded(ctx, 4, sw, -1.0f, 1.0f, 31), *b = seeded(ctx, 1, &sb, -1.0f, 1.0f, 32);
+    ember_tensor *x = ember_tensor_copy(x4);
+    keep("grouped.w", w), keep("grouped.b", b);
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(x, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(w, true));
+    CHECK_OK(ctx, ember_tensor_set_requires_grad(b, true));
+    ember_tensor *y = ember_conv2d_grouped(x, w, b, 2, 1, 3);
+    keep("grouped", y);
+    ember_tensor *fixed = ember_tensor_copy(y); /* a constant: the gradient of sum(y * fixed) is fixed */
+    CHECK_OK(ctx, ember_backward(ember_sum(ember_mul(y, fixed), EMBER_ALL_AXES, false)));
+    keep("grouped.dx", ember_tensor_grad(x));
+    keep("grouped.dw", ember_tensor_grad(w));
+    keep("grouped.db", ember_tensor_grad(b));
+    ember_tape_clear(ctx);
+    ember_tensor_free(fixed), ember_tensor_free(x), ember_tensor_free(w), ember_tensor_free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -149,6 +178,12 @@ int main(int argc, char **argv)
     activations(ctx);
     keep("silu", ember_silu(x4));
     keep("avg_pool2d", ember_avg_pool2d(x4, 3, 2));
+    keep("max_pool2d_padded", ember_max_pool2d_padded(x4, 3, 2, 1, false));
+    keep("avg_pool2d_padded", ember_avg_pool2d_padded(x4, 3, 2, 1, false, true));
+    keep("avg_pool2d_padded_excl", ember_avg_pool2d_padded(x4, 3, 2, 1, true, false));
+    keep("max_pool2d_ceil", ember_max_pool2d_padded(x4, 3, 2, 0, true));
+    keep("pad", ember_pad(x4, (const int64_t[]){0, 1, 2, 0}, (const int64_t[]){1, 0, 1, 3}, 0.25f));
+    grouped(ctx, x4);
     keep("global_avg_pool2d", ember_global_avg_pool2d(x4));
     keep("dropout_eval", ember_dropout(x4, 0.5f, false, 7));
     keep("dropout_train", ember_dropout(x4, 0.5f, true, 7));

@@ -12,7 +12,9 @@ each to PyTorch's functional op on the same inputs and state:
                  and NaN, Inf, zeros and the kinks, against the PyTorch module
                  its row names: y and the gradient of sum(y), NaN and Inf
                  where PyTorch gives them; and silu
-  pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened
+  pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened, max and
+                 average pools with padding and ceil_mode, F.pad
+  grouped        a depthwise conv2d (groups=3, two outputs a channel) and its gradients
   batch norm     BatchNorm2d and BatchNorm1d (momentum 0.1, eps 1e-5): y in
                  training and in evaluation, the running statistics after a
                  training step, and in training the gradients of sum(y * x)
@@ -100,6 +102,21 @@ def main():
         same(f"{name} dx", t[f"act.{name}.dx"], xa.grad, t["xa"])
     close("silu", t["silu"], F.silu(x4))
     close("avg_pool2d", t["avg_pool2d"], F.avg_pool2d(x4, 3, 2))
+    close("max_pool2d padding 1", t["max_pool2d_padded"], F.max_pool2d(x4, 3, 2, 1))
+    close("avg_pool2d padding 1", t["avg_pool2d_padded"], F.avg_pool2d(x4, 3, 2, 1))
+    close("avg_pool2d pad excluded", t["avg_pool2d_padded_excl"],
+          F.avg_pool2d(x4, 3, 2, 1, ceil_mode=True, count_include_pad=False))
+    close("max_pool2d ceil_mode", t["max_pool2d_ceil"], F.max_pool2d(x4, 3, 2, ceil_mode=True))
+    close("pad", t["pad"], F.pad(x4, (0, 3, 2, 1, 1, 0, 0, 1), value=0.25))
+    # a depthwise convolution, two outputs a channel, and its gradients
+    xg = x4.clone().requires_grad_(True)
+    gw, gb = t["grouped.w"].clone().requires_grad_(True), t["grouped.b"].clone().requires_grad_(True)
+    y = F.conv2d(xg, gw, gb, stride=2, padding=1, groups=3)
+    close("conv2d groups=3", t["grouped"], y.detach())
+    (y * y.detach()).sum().backward()
+    close("conv2d groups=3 dx", t["grouped.dx"], xg.grad)
+    close("conv2d groups=3 dw", t["grouped.dw"], gw.grad)
+    close("conv2d groups=3 db", t["grouped.db"], gb.grad)
     close("global_avg_pool2d", t["global_avg_pool2d"], F.adaptive_avg_pool2d(x4, 1).flatten(1))
 
     # dropout: evaluation is x; training keeps each element doubled or drops it

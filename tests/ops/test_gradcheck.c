@@ -164,6 +164,23 @@ static ember_tensor *f_silu(ember_tensor **x) { return ember_silu(x[0]); }
 static ember_tensor *f_avg_pool2(ember_tensor **x) { return ember_avg_pool2d(x[0], 2, 2); }
 static ember_tensor *f_avg_pool3s1(ember_tensor **x) { return ember_avg_pool2d(x[0], 3, 1); }
 static ember_tensor *f_global_avg_pool(ember_tensor **x) { return ember_global_avg_pool2d(x[0]); }
+/* the padded pools (ResNet's stem: 3, stride 2, padding 1; SqueezeNet's ceil_mode) and ember_pad */
+static ember_tensor *f_max_pool_padded(ember_tensor **x)
+{
+    return ember_max_pool2d_padded(x[0], 3, 2, 1, false);
+}
+static ember_tensor *f_max_pool_ceil(ember_tensor **x)
+{
+    return ember_max_pool2d_padded(x[0], 3, 2, 0, true);
+}
+static ember_tensor *f_avg_pool_excl(ember_tensor **x)
+{
+    return ember_avg_pool2d_padded(x[0], 3, 2, 1, true, false);
+}
+static ember_tensor *f_pad(ember_tensor **x)
+{
+    return ember_pad(x[0], (const int64_t[]){0, 1, 2}, (const int64_t[]){1, 0, 3}, 0.5f);
+}
 static ember_tensor *f_dropout(ember_tensor **x) { return ember_dropout(x[0], 0.3f, true, 1234); }
 /* a residual block: y = relu(conv(x) + x) */
 static ember_tensor *f_residual(ember_tensor **x)
@@ -333,6 +350,10 @@ static const struct gcase cases[] = {
     {"avg_pool2d", 1, {{4, T(2, 2, 4, 6)}}, f_avg_pool2},
     {"avg_pool2d_overlap", 1, {{4, T(1, 2, 5, 5)}}, f_avg_pool3s1},
     {"global_avg_pool2d", 1, {{4, T(2, 3, 3, 4)}}, f_global_avg_pool},
+    {"max_pool2d_padded", 1, {{4, T(1, 2, 7, 6), FILL_DISTINCT}}, f_max_pool_padded},
+    {"max_pool2d_ceil_mode", 1, {{4, T(1, 2, 6, 8), FILL_DISTINCT}}, f_max_pool_ceil},
+    {"avg_pool2d_ceil_exclude_pad", 1, {{4, T(2, 2, 6, 7)}}, f_avg_pool_excl},
+    {"pad", 1, {{3, T(2, 3, 4)}}, f_pad},
     {"dropout", 1, {{2, T(6, 7)}}, f_dropout},
     {"residual_block", 3, {{4, T(2, 3, 4, 4)}, {4, T(3, 3, 3, 3)}, {1, T(3)}}, f_residual},
     {"batch_norm2d_train", 3, {{4, T(2, 3, 3, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
