@@ -377,37 +377,61 @@ static void gelu_describe(const struct model_layer *l, char *out, size_t len)
 
 /* ------------------------------------------------------------------- pools */
 
-enum { POOL_KERNEL, POOL_STRIDE };
+enum { POOL_KERNEL, POOL_STRIDE, POOL_PADDING, POOL_CEIL, POOL_COUNT_PAD };
 
 static int pool_stride(const struct model_layer *l)
 {
     return l->value[POOL_STRIDE] ? (int)l->value[POOL_STRIDE] : (int)l->value[POOL_KERNEL];
 }
 
-/* y (C, (H - K) / stride + 1, (W - K) / stride + 1) */
+/* an output side, as PyTorch's (ember_max_pool2d_padded in ember.h) */
+static int64_t pool_side(const struct model_layer *l, int64_t in)
+{
+    int64_t k = (int64_t)l->value[POOL_KERNEL], s = pool_stride(l), p = (int64_t)l->value[POOL_PADDING];
+    bool ceil_mode = l->value[POOL_CEIL] != 0.0;
+    int64_t out = (ceil_mode ? (in + 2 * p - k + s - 1) / s : (in + 2 * p - k) / s) + 1;
+    return ceil_mode && (out - 1) * s >= in + p ? out - 1 : out;
+}
+
+/* y (C, OH, OW): OH = (H + 2 padding - K) / stride + 1, rounded down, or up with ceil_mode */
 static bool pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
                        char *why, size_t why_len)
 {
     if (ndim != 3)
         return WHY("%s takes images (C, H, W)", l->type->name);
-    int64_t k = (int64_t)l->value[POOL_KERNEL], s = pool_stride(l);
-    if (in[1] < k || in[2] < k)
-        return WHY("the %lldx%lld window is larger than the %lldx%lld image", (long long)k, (long long)k,
-                   (long long)in[1], (long long)in[2]);
+    int64_t k = (int64_t)l->value[POOL_KERNEL], p = (int64_t)l->value[POOL_PADDING];
+    if (p > k / 2)
+        return WHY("padding=%lld is more than half the %lldx%lld window", (long long)p, (long long)k,
+                   (long long)k);
+    if (in[1] + 2 * p < k || in[2] + 2 * p < k)
+        return WHY("the %lldx%lld window is larger than the %lldx%lld image%s", (long long)k, (long long)k,
+                   (long long)(in[1] + 2 * p), (long long)(in[2] + 2 * p), p ? " with its padding" : "");
     *out_ndim = 3;
     out[0] = in[0];
-    out[1] = (in[1] - k) / s + 1;
-    out[2] = (in[2] - k) / s + 1;
+    out[1] = pool_side(l, in[1]);
+    out[2] = pool_side(l, in[2]);
     return true;
+}
+
+static bool pool_padded(const struct model_layer *l)
+{
+    return l->value[POOL_PADDING] != 0.0 || l->value[POOL_CEIL] != 0.0;
 }
 
 static ember_tensor *max_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_max_pool2d(x, (int)l->value[POOL_KERNEL], pool_stride(l));
+    int k = (int)l->value[POOL_KERNEL];
+    return pool_padded(l) ? ember_max_pool2d_padded(x, k, pool_stride(l), (int)l->value[POOL_PADDING],
+                                                    l->value[POOL_CEIL] != 0.0)
+                          : ember_max_pool2d(x, k, pool_stride(l));
 }
 static ember_tensor *avg_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_avg_pool2d(x, (int)l->value[POOL_KERNEL], pool_stride(l));
+    int k = (int)l->value[POOL_KERNEL];
+    return pool_padded(l)
+               ? ember_avg_pool2d_padded(x, k, pool_stride(l), (int)l->value[POOL_PADDING],
+                                         l->value[POOL_CEIL] != 0.0, l->value[POOL_COUNT_PAD] != 0.0)
+               : ember_avg_pool2d(x, k, pool_stride(l));
 }
 
 /* one operation per element of each window */
@@ -423,6 +447,12 @@ static void pool_describe(const struct model_layer *l, char *out, size_t len)
     append(out, len, &at, "%s(%d", name, (int)l->value[POOL_KERNEL]);
     if (pool_stride(l) != (int)l->value[POOL_KERNEL])
         append(out, len, &at, ", stride=%d", pool_stride(l));
+    if (l->value[POOL_PADDING] != 0.0)
+        append(out, len, &at, ", padding=%d", (int)l->value[POOL_PADDING]);
+    if (l->value[POOL_CEIL] != 0.0)
+        append(out, len, &at, ", ceil_mode=True");
+    if (name[0] == 'A' && l->value[POOL_COUNT_PAD] == 0.0)
+        append(out, len, &at, ", count_include_pad=False");
     append(out, len, &at, ")");
 }
 
@@ -493,6 +523,11 @@ static void flatten_describe(const struct model_layer *l, char *out, size_t len)
     {FLOAT_OPTION("momentum", 0.1, 0.0, 1.0, "how far the running statistics move each batch"),     \
      FLOAT_OPTION("eps", 1e-5, 1e-12, 1.0, "added to the variance"),                                 \
      BOOL_OPTION("affine", 1, "learn a weight and bias per channel")}
+#define POOL_OPTIONS                                                                                   \
+    INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),                       \
+    INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given"), \
+    INT_OPTION("padding", false, 0, 0, 512, NULL, 0, "positions added on each side (at most half the window)"), \
+    BOOL_OPTION("ceil_mode", 0, "a last window for what the others leave over")
 /* clang-format on */
 
 const struct model_layer_type model_layer_types[] = {
@@ -548,13 +583,11 @@ const struct model_layer_type model_layer_types[] = {
      same_infer, NULL, gelu_forward, elementwise_flops, gelu_describe},
     {"silu", "x * sigmoid(x) (SiLU, or swish)", NULL, {{NULL}}, same_infer, NULL, silu_forward, elementwise_flops,
      silu_describe},
-    {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K]", "kernel",
-     {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
-      INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},
-     pool_infer, NULL, max_pool_forward, pool_flops, pool_describe},
-    {"avg_pool2d", "the mean of each window: avg_pool2d K [stride=K]", "kernel",
-     {INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square window's size"),
-      INT_OPTION("stride", false, 0, 1, 1024, NULL, 0, "the step between windows, the kernel's size if not given")},
+    {"max_pool2d", "the maximum of each window: max_pool2d K [stride=K] [padding=0] [ceil_mode=false]", "kernel",
+     {POOL_OPTIONS}, pool_infer, NULL, max_pool_forward, pool_flops, pool_describe},
+    {"avg_pool2d", "the mean of each window: avg_pool2d K [stride=K] [padding=0] [ceil_mode=false] "
+     "[count_include_pad=true]", "kernel",
+     {POOL_OPTIONS, BOOL_OPTION("count_include_pad", 1, "the padding counts in each window's mean")},
      pool_infer, NULL, avg_pool_forward, pool_flops, pool_describe},
     {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C)", NULL, {{NULL}}, global_pool_infer,
      NULL, global_pool_forward, global_pool_flops, global_pool_describe},

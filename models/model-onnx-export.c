@@ -18,7 +18,8 @@
  *   hardsigmoid        HardSigmoid (alpha 1/6, beta 0.5: PyTorch's)
  *   hardswish          Mul(x, HardSigmoid(x)): HardSwish is opset 14's
  *   mish               Mul(x, Tanh(Softplus(x))): Mish is opset 18's
- *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides)
+ *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides, pads, ceil_mode,
+ *                      count_include_pad)
  *   global_avg_pool2d  GlobalAveragePool, Flatten
  *   flatten            Flatten (axis 1)
  *   dropout            nothing: an exported model is for inference
@@ -341,8 +342,12 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
     } else if (strcmp(type, "max_pool2d") == 0 || strcmp(type, "avg_pool2d") == 0) {
         int k = (int)model_layer_option(l, "kernel"), s = (int)model_layer_option(l, "stride");
         n = add_node(ex, type[0] == 'm' ? "MaxPool" : "AveragePool", base, &x, 1);
+        if (model_layer_option(l, "ceil_mode") != 0.0)
+            attr_int(ex, n, "ceil_mode", 1);
+        if (type[0] == 'a') /* ONNX's default is 0, PyTorch's True */
+            attr_int(ex, n, "count_include_pad", model_layer_option(l, "count_include_pad") != 0.0);
         attr_ints(ex, n, "kernel_shape", k, 2);
-        attr_ints(ex, n, "pads", 0, 4);
+        attr_ints(ex, n, "pads", (int)model_layer_option(l, "padding"), 4);
         attr_ints(ex, n, "strides", s ? s : k, 2);
     } else if (strcmp(type, "global_avg_pool2d") == 0) {
         const char *pooled = output_of(add_node(ex, "GlobalAveragePool", base, &x, 1));

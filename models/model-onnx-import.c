@@ -27,7 +27,8 @@
  *   and Mul
  *   Mish, or Softplus, Tanh,     mish
  *   Mul
- *   MaxPool, AveragePool         max_pool2d, avg_pool2d (no padding)
+ *   MaxPool, AveragePool         max_pool2d, avg_pool2d (padding, ceil_mode,
+ *                                count_include_pad)
  *   GlobalAveragePool,           global_avg_pool2d
  *   ReduceMean over H and W
  *   Flatten, Reshape to          flatten (a Reshape's shape may be computed
@@ -300,6 +301,8 @@ static ember_status conv_layer(struct importer *im, struct imp_block *block, con
     if (same || pad)
         at += snprintf(l->options + at, sizeof l->options - (size_t)at, " padding=%lld",
                        (long long)(same ? (k - 1) / 2 : pad));
+    if (groups != 1)
+        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " groups=%lld", (long long)groups);
     snprintf(l->options + at, sizeof l->options - (size_t)at, "%s", b ? "" : " bias=false");
     add_values(l, w->values, w->numel, NULL);
     if (b)
@@ -342,23 +345,29 @@ static ember_status pool_layer(struct importer *im, struct imp_block *block, con
     int64_t stride, pad, dilation;
     const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
     if (!kernel || kernel->int_count != 2 || kernel->ints[0] != kernel->ints[1] ||
-        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) || pad != 0 ||
-        !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 || imp_attr_int(n, "ceil_mode", 0) ||
+        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) ||
+        pad > kernel->ints[0] / 2 || !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
         (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 &&
          strcmp(auto_pad->s, "VALID") != 0) ||
         n->output_count > 1)
-        return imp_fail_node(
-            im, n,
-            "ember's pools take a square window of 2-d images, the same stride both ways, no "
-            "padding, dilation or ceil_mode");
-    struct imp_layer *l = block_add(im, block, n->op_type[0] == 'M' ? "max_pool2d" : "avg_pool2d", n);
+        return imp_fail_node(im, n,
+                             "ember's pools take a square window of 2-d images, the same stride both ways "
+                             "and the same padding "
+                             "on every side (at most half the window), no dilation");
+    bool max = n->op_type[0] == 'M', ceil_mode = imp_attr_int(n, "ceil_mode", 0) != 0;
+    bool count_pad = imp_attr_int(n, "count_include_pad", 0) != 0; /* ONNX's default: 0 */
+    struct imp_layer *l = block_add(im, block, max ? "max_pool2d" : "avg_pool2d", n);
     if (!l)
         return EMBER_ERR_NOMEM;
-    if (stride == kernel->ints[0])
-        snprintf(l->options, sizeof l->options, "%lld", (long long)kernel->ints[0]);
-    else
-        snprintf(l->options, sizeof l->options, "%lld stride=%lld", (long long)kernel->ints[0],
-                 (long long)stride);
+    int at = snprintf(l->options, sizeof l->options, "%lld", (long long)kernel->ints[0]);
+    if (stride != kernel->ints[0])
+        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " stride=%lld", (long long)stride);
+    if (pad)
+        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " padding=%lld", (long long)pad);
+    if (ceil_mode)
+        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " ceil_mode=true");
+    if (!max && !count_pad && (pad || ceil_mode))
+        snprintf(l->options + at, sizeof l->options - (size_t)at, " count_include_pad=false");
     *x = n->inputs[0];
     return EMBER_OK;
 }

@@ -45,9 +45,10 @@ packages="gcc make cmake pkg-config zlib1g-dev libopenblas-dev libpng-dev libjpe
 # renders its man pages (tests/project/test_deb.sh); libonnx-testdata holds ONNX's
 # own test case for each operator (docs/interop.md); fortunes is the text
 # gpt-tiny trains on against its PyTorch twin; clang-format-14 checks the
-# C is laid out as .clang-format says (scripts/format.sh)
+# C is laid out as .clang-format says (scripts/format.sh); torchvision builds
+# the vision networks people deploy, for the ONNX import tests
 [ $want_tests = yes ] &&
-    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev clang-format-14 opencl-headers python3 python3-venv python3-numpy python3-torch libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
+    packages="$packages ocl-icd-libopencl1 pocl-opencl-icd clang libclang-rt-14-dev clang-format-14 opencl-headers python3 python3-venv python3-numpy python3-torch python3-torchvision libopenmpi-dev openmpi-bin procps dpkg-dev man-db libonnx-testdata fortunes"
 
 # Windows: mingw-w64 cross-builds ember.exe (its -posix compiler, with
 # winpthreads), zlib for it, and Wine runs the Windows build's tests
