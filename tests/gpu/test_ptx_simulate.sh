@@ -11,7 +11,8 @@
 #   3. every kernel a CUDA GPU launches is reported by some model's step (the two
 #      2x2 max-pool kernels and quant_matmul_rows run on CPU OpenCL devices only,
 #      and say so), each step with its estimated time; the convolutions are
-#      conv_direct's, as on a real GPU, and im2col's when EMBER_CONV_ALGO asks;
+#      conv_direct's, as on a real GPU, and im2col's when EMBER_CONV_ALGO asks, and
+#      a MobileNet's depthwise layer conv_grouped's;
 #      a language model's (a .gguf file) prompt and next token launch its kernels;
 #   4. `ember train --device ptxsim:N` trains on a simulated GPU, and its checks
 #      stop a kernel edited to race (EMBER_KERNEL_DIR, through NVRTC 13);
@@ -74,6 +75,8 @@ sed 's/input 16/input 48/; s/embedding 32/embedding 64/' "$TMP/narrow-gpt.model"
 i=0
 while [ $i -lt 40 ]; do echo "A small GPT reads every byte of this line, $i times over."; i=$((i + 1)); done >"$TMP/text.txt"
 printf 'conv2d 8 kernel=3\ngelu\nmax_pool2d 3 stride=2\nflatten\nlinear classes\n' >"$TMP/gelu.model"
+# a MobileNet's block: a depthwise convolution, ReLU6, a pointwise one, a padded max-pool
+printf 'conv2d 8 kernel=3\nrelu6\nconv2d 8 kernel=3 stride=2 padding=1 groups=8\nconv2d 16 kernel=1\nmax_pool2d 3 stride=2 padding=1 ceil_mode=true\nflatten\nlinear classes\n' >"$TMP/mobile.model"
 : >"$TMP/launched"
 # each line: the convolutions' algorithm (EMBER_CONV_ALGO; - for the default), then the options
 while read -r algo args; do
@@ -91,6 +94,7 @@ done <<EOF
 - --model resnet8 --data random --shape 1x12x12
 im2col --model resnet8 --data random --shape 1x12x12
 - --model $TMP/gelu.model --data random --shape 1x9x9 --classes 40
+- --model $TMP/mobile.model --data random --shape 3x10x10 --classes 5
 - --model linear --data random --shape 4 --classes 3
 - --model $TMP/narrow-gpt.model --data text --data-dir $TMP/text.txt --shape 16 --optim adamw
 - --model $TMP/wide-gpt.model --data text --data-dir $TMP/text.txt --shape 48 --optim adamw
