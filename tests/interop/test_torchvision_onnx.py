@@ -25,7 +25,7 @@ Fine-tuning: MobileNetV2 at 3x32x32 with a new two-class head
     --quick leaves the simulated GPU out.
 
 Needs torch, torchvision, onnxruntime and Pillow; exits 77 (CTest's
-"skipped") without them. About a minute on two cores.
+"skipped") without them. About 40 s on two cores.
 """
 import os
 import subprocess
