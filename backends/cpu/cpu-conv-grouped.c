@@ -44,40 +44,59 @@ static void tap_columns(const struct ember_conv_geom *g, int64_t kx, int64_t *fi
     *end = *end > g->ow ? g->ow : *end;
 }
 
+/* One input channel's plane and one output channel's through their kh x kw
+ * weights w. Forward (`out` y, `in` x): y += the sum over the taps of the
+ * weight times x shifted. Adjoint (`out` dx, `in` dy): dx += each tap's
+ * weight times dy, spread back where the forward pass read. */
+static void add_taps(const struct ember_conv_geom *g, const float *w, float *out, const float *in,
+                     bool adjoint)
+{
+    int64_t s = g->stride;
+    for (int64_t ky = 0; ky < g->kh; ky++)
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            float wt = w[ky * g->kw + kx];
+            int64_t first, stop, shift = kx - g->pad; /* ix = ox * s + shift */
+            tap_columns(g, kx, &first, &stop);
+            for (int64_t oy = 0; oy < g->oh; oy++) {
+                int64_t iy = oy * s - g->pad + ky;
+                if (iy < 0 || iy >= g->h)
+                    continue;
+                if (!adjoint) {
+                    float *restrict yrow = out + oy * g->ow;
+                    const float *restrict xrow = in + iy * g->w;
+                    if (s == 1)
+                        for (int64_t ox = first; ox < stop; ox++)
+                            yrow[ox] += wt * xrow[ox + shift];
+                    else
+                        for (int64_t ox = first; ox < stop; ox++)
+                            yrow[ox] += wt * xrow[ox * s + shift];
+                } else {
+                    float *restrict dxrow = out + iy * g->w;
+                    const float *restrict dyrow = in + oy * g->ow;
+                    if (s == 1)
+                        for (int64_t ox = first; ox < stop; ox++)
+                            dxrow[ox + shift] += wt * dyrow[ox];
+                    else
+                        for (int64_t ox = first; ox < stop; ox++)
+                            dxrow[ox * s + shift] += wt * dyrow[ox];
+                }
+            }
+        }
+}
+
 /* y[b, o] for the planes [begin, end) of (b, o) */
 static void forward_planes(void *arg, int64_t begin, int64_t end)
 {
     const struct grouped *j = arg;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, s = g->stride, taps = g->kh * g->kw;
+    int64_t oc = j->c->oc, taps = g->kh * g->kw;
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t b = plane / oc, o = plane % oc, ci0 = o / j->ocg * j->cg;
         float *y = j->out + plane * g->oh * g->ow;
         if (j->c->beta == 0.0f)
             memset(y, 0, (size_t)(g->oh * g->ow) * sizeof *y);
-        for (int64_t ci = 0; ci < j->cg; ci++) {
-            const float *x = j->x + (b * g->c + ci0 + ci) * g->h * g->w;
-            const float *wo = j->w + (o * j->cg + ci) * taps;
-            for (int64_t ky = 0; ky < g->kh; ky++)
-                for (int64_t kx = 0; kx < g->kw; kx++) {
-                    float wt = wo[ky * g->kw + kx];
-                    int64_t first, stop, shift = kx - g->pad; /* ix = ox * s + shift */
-                    tap_columns(g, kx, &first, &stop);
-                    for (int64_t oy = 0; oy < g->oh; oy++) {
-                        int64_t iy = oy * s - g->pad + ky;
-                        if (iy < 0 || iy >= g->h)
-                            continue;
-                        float *restrict yrow = y + oy * g->ow;
-                        const float *restrict xrow = x + iy * g->w;
-                        if (s == 1)
-                            for (int64_t ox = first; ox < stop; ox++)
-                                yrow[ox] += wt * xrow[ox + shift];
-                        else
-                            for (int64_t ox = first; ox < stop; ox++)
-                                yrow[ox] += wt * xrow[ox * s + shift];
-                    }
-                }
-        }
+        for (int64_t ci = 0; ci < j->cg; ci++)
+            add_taps(g, j->w + (o * j->cg + ci) * taps, y, j->x + (b * g->c + ci0 + ci) * g->h * g->w, false);
     }
 }
 
@@ -86,34 +105,13 @@ static void input_grad_planes(void *arg, int64_t begin, int64_t end)
 {
     const struct grouped *j = arg;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, s = g->stride, taps = g->kh * g->kw;
+    int64_t oc = j->c->oc, taps = g->kh * g->kw;
     for (int64_t plane = begin; plane < end; plane++) {
         int64_t b = plane / g->c, ci = plane % g->c, group = ci / j->cg, cl = ci % j->cg;
         float *dx = j->out + plane * g->h * g->w;
         memset(dx, 0, (size_t)(g->h * g->w) * sizeof *dx);
-        for (int64_t o = group * j->ocg; o < (group + 1) * j->ocg; o++) {
-            const float *dy = j->dy + (b * oc + o) * g->oh * g->ow;
-            const float *wo = j->w + (o * j->cg + cl) * taps;
-            for (int64_t ky = 0; ky < g->kh; ky++)
-                for (int64_t kx = 0; kx < g->kw; kx++) {
-                    float wt = wo[ky * g->kw + kx];
-                    int64_t first, stop, shift = kx - g->pad; /* ix = ox * s + shift */
-                    tap_columns(g, kx, &first, &stop);
-                    for (int64_t oy = 0; oy < g->oh; oy++) {
-                        int64_t iy = oy * s - g->pad + ky;
-                        if (iy < 0 || iy >= g->h)
-                            continue;
-                        const float *restrict dyrow = dy + oy * g->ow;
-                        float *restrict dxrow = dx + iy * g->w;
-                        if (s == 1)
-                            for (int64_t ox = first; ox < stop; ox++)
-                                dxrow[ox + shift] += wt * dyrow[ox];
-                        else
-                            for (int64_t ox = first; ox < stop; ox++)
-                                dxrow[ox * s + shift] += wt * dyrow[ox];
-                    }
-                }
-        }
+        for (int64_t o = group * j->ocg; o < (group + 1) * j->ocg; o++)
+            add_taps(g, j->w + (o * j->cg + cl) * taps, dx, j->dy + (b * oc + o) * g->oh * g->ow, true);
     }
 }
 
