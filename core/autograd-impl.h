@@ -43,6 +43,7 @@
     X(CONTIGUOUS, contiguous)                                                                                \
     X(NARROW, narrow)                                                                                        \
     X(PAD, pad)                                                                                              \
+    X(CONCAT, concat)                                                                                        \
     X(EMBEDDING, embedding)                                                                                  \
     X(LAYER_NORM, layer_norm)                                                                                \
     X(CAUSAL_SOFTMAX, causal_softmax)                                                                        \

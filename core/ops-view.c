@@ -237,3 +237,83 @@ ember_status ember_backward_pad(struct ember_node *n)
     struct ember_tensor *dx = part ? ember_unary_new(EMBER_COPY, part, 0.0f) : NULL;
     return dx ? ember_grad_commit(x, dx) : x->ctx->status;
 }
+
+/* y = a and b one after the other along `axis`, every other axis the same:
+ * y filled once, a and b each copied into the view of y it occupies */
+static ember_tensor *concat_pair(ember_ctx *ctx, ember_tensor *a, ember_tensor *b, int axis)
+{
+    int64_t shape[EMBER_MAX_DIMS], stride[EMBER_MAX_DIMS];
+    bool fits = a->ndim == b->ndim;
+    for (int i = 0; fits && i < a->ndim; i++)
+        fits = i == axis || a->shape[i] == b->shape[i];
+    if (!fits) {
+        char sa[96], sb[96];
+        ember_fail(ctx, EMBER_ERR_ARG, "ember_concat: %s and %s differ along an axis other than %d",
+                   ember_shape_str(a, sa, sizeof sa), ember_shape_str(b, sb, sizeof sb), axis);
+        return NULL;
+    }
+    memcpy(shape, a->shape, sizeof shape);
+    shape[axis] += b->shape[axis];
+    ember_contiguous_strides(a->ndim, shape, stride);
+    struct ember_tensor *y = ember_op_out(ctx, a->ndim, shape);
+    size_t second = (size_t)(a->shape[axis] * stride[axis]); /* b's first element in y */
+    struct ember_tensor *into_a =
+        y ? ember_tensor_view(y, a->ndim, a->shape, stride, y->offset, EMBER_OWNER_TAPE) : NULL;
+    struct ember_tensor *into_b =
+        y ? ember_tensor_view(y, b->ndim, b->shape, stride, y->offset + second, EMBER_OWNER_TAPE) : NULL;
+    if (!into_a || !into_b || ember_unary_into(EMBER_COPY, into_a, a, 0.0f) != EMBER_OK ||
+        ember_unary_into(EMBER_COPY, into_b, b, 0.0f) != EMBER_OK)
+        return NULL;
+    if (ember_grad_needed(ctx, a, b, NULL)) {
+        struct ember_node *n = ember_record(EMBER_OP_CONCAT, y, a, b, NULL);
+        if (!n)
+            return NULL;
+        n->arg[0] = (int64_t)second;
+    }
+    return y;
+}
+
+/* More than two are concatenated two at a time: each step copies what the
+ * ones before it made, which the few branches of a network's concat (two
+ * in SqueezeNet and ShuffleNet, four in Inception) can afford. */
+ember_tensor *ember_concat(ember_tensor *const *xs, int count, int axis)
+{
+    ember_ctx *ctx =
+        count >= 1 && xs ? ember_op_begin("ember_concat", xs[0], count > 1 ? xs[1] : NULL, NULL) : NULL;
+    if (!ctx)
+        return NULL;
+    int a = ember_op_axis(ctx, "ember_concat", axis, xs[0]->ndim);
+    if (a < 0)
+        return NULL;
+    for (int i = 1; i < count; i++)
+        if (!xs[i] || !ember_op_begin("ember_concat", xs[0], xs[i], NULL)) {
+            if (!xs[i])
+                ember_fail(ctx, EMBER_ERR_ARG, "ember_concat: tensor %d of %d is NULL", i + 1, count);
+            return NULL;
+        }
+    ember_tensor *y = xs[0];
+    for (int i = 1; y && i < count; i++)
+        y = concat_pair(ctx, y, xs[i], a);
+    return y;
+}
+
+/* each input's gradient is the part of dy it occupies */
+ember_status ember_backward_concat(struct ember_node *n)
+{
+    struct ember_tensor *dy = ember_contiguous(n->out->grad);
+    int64_t stride[EMBER_MAX_DIMS];
+    if (!dy)
+        return n->out->ctx->status;
+    ember_contiguous_strides(dy->ndim, dy->shape, stride);
+    for (int i = 0; i < 2; i++) {
+        struct ember_tensor *x = n->in[i];
+        if (!x->requires_grad)
+            continue;
+        size_t at = dy->offset + (i == 0 ? 0 : (size_t)n->arg[0]);
+        struct ember_tensor *part = ember_tensor_view(dy, x->ndim, x->shape, stride, at, EMBER_OWNER_TAPE);
+        struct ember_tensor *dx = part ? ember_unary_new(EMBER_COPY, part, 0.0f) : NULL;
+        if (!dx || ember_grad_commit(x, dx) != EMBER_OK)
+            return x->ctx->status;
+    }
+    return EMBER_OK;
+}

@@ -487,6 +487,9 @@ EMBER_API ember_tensor *ember_transpose(ember_tensor *x, int axis0, int axis1);
 EMBER_API ember_tensor *ember_contiguous(ember_tensor *x);
 /* y = x's positions [start, start + length) along `axis`: a view (PyTorch's narrow) */
 EMBER_API ember_tensor *ember_narrow(ember_tensor *x, int axis, int64_t start, int64_t length);
+/* y = xs[0], xs[1], ... one after another along `axis` (torch.cat), every
+ * other axis the same in all `count` of them: a new tensor, not a view */
+EMBER_API ember_tensor *ember_concat(ember_tensor *const *xs, int count, int axis);
 /* y = x with before[i] and after[i] positions holding `value` around each
  * axis i (x's ndim of each): PyTorch's F.pad in "constant" mode, ONNX's
  * Pad; -INFINITY before a max-pool pads as its own padding does. */

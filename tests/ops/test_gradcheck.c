@@ -181,6 +181,9 @@ static ember_tensor *f_pad(ember_tensor **x)
 {
     return ember_pad(x[0], (const int64_t[]){0, 1, 2}, (const int64_t[]){1, 0, 3}, 0.5f);
 }
+/* SqueezeNet's and ShuffleNet's joins: channels of two maps, and three along the last axis */
+static ember_tensor *f_concat(ember_tensor **x) { return ember_concat(x, 2, 1); }
+static ember_tensor *f_concat3(ember_tensor **x) { return ember_concat(x, 3, -1); }
 static ember_tensor *f_dropout(ember_tensor **x) { return ember_dropout(x[0], 0.3f, true, 1234); }
 /* a residual block: y = relu(conv(x) + x) */
 static ember_tensor *f_residual(ember_tensor **x)
@@ -354,6 +357,8 @@ static const struct gcase cases[] = {
     {"max_pool2d_ceil_mode", 1, {{4, T(1, 2, 6, 8), FILL_DISTINCT}}, f_max_pool_ceil},
     {"avg_pool2d_ceil_exclude_pad", 1, {{4, T(2, 2, 6, 7)}}, f_avg_pool_excl},
     {"pad", 1, {{3, T(2, 3, 4)}}, f_pad},
+    {"concat_channels", 2, {{4, T(2, 3, 2, 3)}, {4, T(2, 2, 2, 3)}}, f_concat},
+    {"concat_three_last_axis", 3, {{2, T(3, 2)}, {2, T(3, 1)}, {2, T(3, 4)}}, f_concat3},
     {"dropout", 1, {{2, T(6, 7)}}, f_dropout},
     {"residual_block", 3, {{4, T(2, 3, 4, 4)}, {4, T(3, 3, 3, 3)}, {1, T(3)}}, f_residual},
     {"batch_norm2d_train", 3, {{4, T(2, 3, 3, 2)}, {1, T(3)}, {1, T(3)}}, f_batch_norm_train},
