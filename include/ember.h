@@ -1270,16 +1270,17 @@ EMBER_API char *ember_lm_chat_prompt(ember_lm *lm, const ember_chat_message *mes
 EMBER_API ember_tensor *ember_lm_forward(ember_lm *lm, ember_tensor *tokens);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
- * residual block before its layers; `depth` is how deep in blocks. */
+ * block (residual, concat, gate) before its layers; `depth` is how deep
+ * in blocks. */
 typedef struct ember_layer_info {
     const char *name;  /* the parameters' prefix: "layer1.0.conv1"; "" for a bare layer */
-    const char *type;  /* "conv2d", "residual", ... as in the file */
+    const char *type;  /* "conv2d", "residual", "concat", ... as in the file */
     char describe[96]; /* PyTorch's repr: "Conv2d(1, 16, 3, padding=1)" */
     int depth, line;
     int out_ndim;
     int64_t out_shape[3]; /* one sample's output */
     int64_t params;       /* its parameters' elements (for a block, its layers') */
-    double forward_flops; /* per sample; a block's own: the addition */
+    double forward_flops; /* per sample; a block's own: its join (the addition, ...) */
     double backward_flops;
 } ember_layer_info;
 EMBER_API int ember_model_layer_count(const ember_model *model);

@@ -7,9 +7,9 @@
  * own, then adds its parameters under the name PyTorch would give them.
  * A layer's name is the one written before its colon, or else its index in
  * its list, as nn.Sequential numbers its children ("0.weight",
- * "features.3.bias"); a residual block's layers are named inside the
- * block's name ("layer1.0.conv1.weight"), and an unnamed layer of its
- * shortcut as "shortcut.0" inside it. Parameters are initialised in file
+ * "features.3.bias"); a block's layers are named inside the block's name
+ * ("layer1.0.conv1.weight"), and an unnamed layer of its second list as
+ * "shortcut.0" (a residual's) or "branch.0" (a concat's) inside it. Parameters are initialised in file
  * order from one generator, so a seed gives the same network every time.
  */
 #include <stdarg.h>
@@ -76,12 +76,77 @@ static void origin(const struct model_layer *before, char *out, size_t len)
     if (!before)
         snprintf(out, len, "the input");
     else
-        snprintf(out, len, "%s at line %d", before->type ? before->type->name : "the residual block",
+        snprintf(out, len, "%s at line %d", before->type ? before->type->name : model_join_name(before->join),
                  before->line);
 }
 
-static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix, bool shortcut,
-                                int *ndim, int64_t *shape, const struct model_layer **before);
+static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix,
+                                const char *second, int *ndim, int64_t *shape,
+                                const struct model_layer **before);
+
+/* A block's two lists from the same input, and the shape their join
+ * gives: body + second, cat(body, second) or x * body. */
+static ember_status build_join(struct walk *w, struct model_layer *l, int *ndim, int64_t *shape,
+                               const struct model_layer **before)
+{
+    int body_ndim = *ndim, sc_ndim = *ndim;
+    int64_t body_shape[3], sc_shape[3];
+    memcpy(body_shape, shape, sizeof body_shape);
+    memcpy(sc_shape, shape, sizeof sc_shape);
+    const struct model_layer *body_before = *before, *sc_before = *before;
+    ember_status st = build_block(w, &l->body, l->full_name, NULL, &body_ndim, body_shape, &body_before);
+    if (st == EMBER_OK && l->second.count)
+        st = build_block(w, &l->second, l->full_name, model_join_second(l->join), &sc_ndim, sc_shape,
+                         &sc_before);
+    if (st != EMBER_OK)
+        return st;
+    char body_s[64], sc_s[64];
+    model_shape_str(body_ndim, body_shape, body_s, sizeof body_s);
+    model_shape_str(sc_ndim, sc_shape, sc_s, sizeof sc_s);
+    if (l->join == JOIN_GATE) { /* x * body(x): (C, 1, 1) or (C) spread over (C, H, W), or x's shape */
+        bool channels = *ndim == 3 && body_shape[0] == shape[0] &&
+                        (body_ndim == 1 || (body_ndim == 3 && body_shape[1] == 1 && body_shape[2] == 1));
+        bool same = body_ndim == *ndim && memcmp(body_shape, shape, (size_t)*ndim * sizeof *shape) == 0;
+        if (!channels && !same)
+            return fail_at(w, l,
+                           "the gate block's body gives %s for its input %s: the two are multiplied, so the "
+                           "body gives the input's shape, or one value a channel (%lldx1x1 or %lld)",
+                           body_s, sc_s, (long long)shape[0], (long long)shape[0]);
+        return EMBER_OK;
+    }
+    if (l->join == JOIN_CONCAT) { /* along the channels of images, the features of vectors */
+        bool fits = body_ndim == sc_ndim && body_ndim != 2;
+        for (int i = 1; fits && i < body_ndim; i++)
+            fits = body_shape[i] == sc_shape[i];
+        if (!fits)
+            return fail_at(w, l,
+                           "the concat block's branches give %s and %s (line %d): they are joined along the "
+                           "channels of images (C, H, W) or the features of vectors, so the rest must match",
+                           body_s, sc_s, l->second_line);
+        *ndim = body_ndim;
+        memcpy(shape, body_shape, sizeof body_shape);
+        shape[0] += sc_shape[0];
+        return EMBER_OK;
+    }
+    bool same = body_ndim == sc_ndim && memcmp(body_shape, sc_shape, (size_t)body_ndim * sizeof *shape) == 0;
+    if (!same) {
+        if (l->second.count)
+            return fail_at(w, l,
+                           "the residual block's body gives %s but its shortcut (line %d) gives %s: "
+                           "the two are added, so their shapes must match",
+                           body_s, l->second_line, sc_s);
+        return fail_at(
+            w, l,
+            "the residual block's body gives %s but its input is %s: the two are added, so "
+            "they must match; add a \"shortcut\" with a projection such as "
+            "\"conv2d %lld kernel=1 stride=%lld bias=false\"",
+            body_s, sc_s, (long long)body_shape[0],
+            (long long)(body_ndim == 3 && sc_ndim == 3 && body_shape[1] ? sc_shape[1] / body_shape[1] : 1));
+    }
+    *ndim = body_ndim;
+    memcpy(shape, body_shape, sizeof body_shape);
+    return EMBER_OK;
+}
 
 static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim, int64_t *shape,
                                 const struct model_layer **before)
@@ -91,39 +156,10 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
     memcpy(l->in_shape, shape, sizeof l->in_shape);
     l->index = w->next_index++;
 
-    if (!l->type) { /* residual: body(x) + shortcut(x) */
-        int body_ndim = *ndim, sc_ndim = *ndim;
-        int64_t body_shape[3], sc_shape[3];
-        memcpy(body_shape, shape, sizeof body_shape);
-        memcpy(sc_shape, shape, sizeof sc_shape);
-        const struct model_layer *body_before = *before, *sc_before = *before;
-        ember_status st = build_block(w, &l->body, l->full_name, false, &body_ndim, body_shape, &body_before);
-        if (st == EMBER_OK && l->shortcut.count)
-            st = build_block(w, &l->shortcut, l->full_name, true, &sc_ndim, sc_shape, &sc_before);
+    if (!l->type) {
+        ember_status st = build_join(w, l, ndim, shape, before);
         if (st != EMBER_OK)
             return st;
-        bool same =
-            body_ndim == sc_ndim && memcmp(body_shape, sc_shape, (size_t)body_ndim * sizeof *shape) == 0;
-        if (!same) {
-            char body_s[64], sc_s[64];
-            model_shape_str(body_ndim, body_shape, body_s, sizeof body_s);
-            model_shape_str(sc_ndim, sc_shape, sc_s, sizeof sc_s);
-            if (l->shortcut.count)
-                return fail_at(w, l,
-                               "the residual block's body gives %s but its shortcut (line %d) gives %s: "
-                               "the two are added, so their shapes must match",
-                               body_s, l->shortcut_line, sc_s);
-            return fail_at(w, l,
-                           "the residual block's body gives %s but its input is %s: the two are added, so "
-                           "they must match; add a \"shortcut\" with a projection such as "
-                           "\"conv2d %lld kernel=1 stride=%lld bias=false\"",
-                           body_s, sc_s, (long long)body_shape[0],
-                           (long long)(body_ndim == 3 && sc_ndim == 3 && body_shape[1]
-                                           ? sc_shape[1] / body_shape[1]
-                                           : 1));
-        }
-        *ndim = body_ndim;
-        memcpy(shape, body_shape, sizeof body_shape);
         l->out_ndim = *ndim;
         memcpy(l->out_shape, shape, sizeof l->out_shape);
         *before = l;
@@ -165,8 +201,11 @@ static ember_status build_layer(struct walk *w, struct model_layer *l, int *ndim
     return EMBER_OK;
 }
 
-static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix, bool shortcut,
-                                int *ndim, int64_t *shape, const struct model_layer **before)
+/* `second`: the block's second list's word ("shortcut", "branch"), which
+ * prefixes its unnamed layers' indices; NULL for any other list */
+static ember_status build_block(struct walk *w, struct model_block *block, const char *prefix,
+                                const char *second, int *ndim, int64_t *shape,
+                                const struct model_layer **before)
 {
     for (int i = 0; i < block->count; i++) {
         struct model_layer *l = &block->layers[i];
@@ -177,8 +216,8 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
         else if (l->name[0])
             len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s", prefix, dot, l->name);
         else
-            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s%d", prefix, dot,
-                           shortcut ? "shortcut." : "", i);
+            len = snprintf(l->full_name, sizeof l->full_name, "%s%s%s%s%d", prefix, dot, second ? second : "",
+                           second ? "." : "", i);
         if (len >= (int)sizeof l->full_name)
             return fail_at(w, l, "the name \"%s%s%s\" is over %d characters", prefix, dot, l->name,
                            (int)sizeof l->full_name - 1);
@@ -186,9 +225,10 @@ static ember_status build_block(struct walk *w, struct model_block *block, const
          * transformer block's two halves); their layers' names must differ */
         for (int k = 0; k < w->count && l->full_name[0]; k++)
             if (strcmp(w->named[k]->full_name, l->full_name) == 0 && (l->type || w->named[k]->type))
-                return fail_with(w, l, EMBER_ERR_FORMAT, "the name \"%s\" is taken by the %s at line %d",
-                                 l->full_name, w->named[k]->type ? w->named[k]->type->name : "residual block",
-                                 w->named[k]->line);
+                return fail_with(
+                    w, l, EMBER_ERR_FORMAT, "the name \"%s\" is taken by the %s at line %d", l->full_name,
+                    w->named[k]->type ? w->named[k]->type->name : model_join_name(w->named[k]->join),
+                    w->named[k]->line);
         if (w->count == w->cap) {
             int cap = w->cap ? 2 * w->cap : 64;
             const struct model_layer **named = realloc(w->named, (size_t)cap * sizeof *named);
@@ -279,7 +319,7 @@ ember_status model_file_build(struct model_file *file, struct model_build *b, in
     int64_t out[3] = {0};
     memcpy(out, shape, (size_t)ndim * sizeof *shape);
     const struct model_layer *last = NULL;
-    ember_status st = build_block(&w, &file->root, "", false, &out_ndim, out, &last);
+    ember_status st = build_block(&w, &file->root, "", NULL, &out_ndim, out, &last);
     if (st == EMBER_OK)
         st = check_names(&w);
     free(w.named);

@@ -51,7 +51,7 @@ static void each_layer(struct model_block *block, void (*fn)(struct model_layer 
         if (l->type)
             fn(l, arg);
         each_layer(&l->body, fn, arg);
-        each_layer(&l->shortcut, fn, arg);
+        each_layer(&l->second, fn, arg);
     }
 }
 

@@ -456,20 +456,25 @@ static void pool_describe(const struct model_layer *l, char *out, size_t len)
     append(out, len, &at, ")");
 }
 
-/* y (C): the mean of each plane */
+/* y (C): the mean of each plane; (C, 1, 1) with keepdim, as a
+ * squeeze-and-excitation gate's 1x1 convolutions take it */
 static bool global_pool_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
                               int64_t *out, char *why, size_t why_len)
 {
     if (ndim != 3)
         return WHY("global_avg_pool2d takes images (C, H, W)");
-    *out_ndim = 1;
+    bool keep = l->value[0] != 0.0;
+    *out_ndim = keep ? 3 : 1;
     out[0] = in[0];
+    out[1] = out[2] = 1;
     return true;
 }
 
 static ember_tensor *global_pool_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
 {
-    return ember_global_avg_pool2d(x); /* (N, C) */
+    ember_tensor *y = ember_global_avg_pool2d(x); /* (N, C) */
+    int64_t kept[4] = {ember_tensor_dim(x, 0), ember_tensor_dim(x, 1), 1, 1};
+    return l->value[0] != 0.0 && y ? ember_reshape(y, 4, kept) : y;
 }
 
 static double global_pool_flops(const struct model_layer *l)
@@ -479,7 +484,65 @@ static double global_pool_flops(const struct model_layer *l)
 
 static void global_pool_describe(const struct model_layer *l, char *out, size_t len)
 {
-    snprintf(out, len, "AdaptiveAvgPool2d(1), Flatten()");
+    snprintf(out, len, "%s", l->value[0] != 0.0 ? "AdaptiveAvgPool2d(1)" : "AdaptiveAvgPool2d(1), Flatten()");
+}
+
+/* ------------------------------------------------- chunk, channel_shuffle */
+
+enum { CHUNK_CHUNKS, CHUNK_INDEX };
+
+/* one of `chunks` equal parts of the channels (or features): x.chunk(chunks, 1)[index] */
+static bool chunk_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                        char *why, size_t why_len)
+{
+    int64_t chunks = (int64_t)l->value[CHUNK_CHUNKS];
+    if (ndim == 2)
+        return WHY("chunk takes images (C, H, W) or vectors, not sequences");
+    if (in[0] % chunks != 0)
+        return WHY("%lld channels do not split into %lld equal chunks", (long long)in[0], (long long)chunks);
+    if (l->value[CHUNK_INDEX] >= (double)chunks)
+        return WHY("index=%g: the chunks are numbered 0 to %lld", l->value[CHUNK_INDEX],
+                   (long long)chunks - 1);
+    *out_ndim = ndim;
+    memcpy(out, in, (size_t)ndim * sizeof *in);
+    out[0] = in[0] / chunks;
+    return true;
+}
+
+static ember_tensor *chunk_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    int64_t size = l->out_shape[0];
+    return ember_narrow(x, 1, (int64_t)l->value[CHUNK_INDEX] * size, size); /* a view */
+}
+
+static void chunk_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "chunk(%g, dim=1)[%g]", l->value[CHUNK_CHUNKS], l->value[CHUNK_INDEX]);
+}
+
+/* ShuffleNet's channel shuffle: channel g * (C / groups) + k goes to k * groups + g */
+static bool shuffle_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                          int64_t *out, char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("channel_shuffle takes images (C, H, W)");
+    if (in[0] % (int64_t)l->value[0] != 0)
+        return WHY("%lld channels do not split into %g groups", (long long)in[0], l->value[0]);
+    return same_infer(l, ndim, in, out_ndim, out, why, why_len);
+}
+
+/* (N, groups, C / groups, H * W), its two middle axes swapped, made contiguous: (N, C, H, W) */
+static ember_tensor *shuffle_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    int64_t groups = (int64_t)l->value[0], n = ember_tensor_dim(x, 0), c = l->in_shape[0];
+    int64_t split[4] = {n, groups, c / groups, l->in_shape[1] * l->in_shape[2]};
+    int64_t back[4] = {n, c, l->in_shape[1], l->in_shape[2]};
+    return ember_reshape(ember_contiguous(ember_transpose(ember_reshape(x, 4, split), 1, 2)), 4, back);
+}
+
+static void shuffle_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "channel_shuffle(groups=%g)", l->value[0]);
 }
 
 /* ----------------------------------------------------------- dropout, flatten */
@@ -532,10 +595,11 @@ static void flatten_describe(const struct model_layer *l, char *out, size_t len)
 
 const struct model_layer_type model_layer_types[] = {
     {"conv2d",
-     "2-d convolution (PyTorch's Conv2d): conv2d OUT kernel=K [stride=1] [padding=0|same] [bias=true] "
+     "2-d convolution (PyTorch's Conv2d): conv2d OUT|classes kernel=K [stride=1] [padding=0|same] "
+     "[bias=true] "
      "[groups=1]",
      "out",
-     {INT_OPTION("out", true, 0, 1, 65536, NULL, 0, "the output channels"),
+     {INT_OPTION("out", true, 0, 1, 65536, "classes", -1, "the output channels"),
       INT_OPTION("kernel", true, 0, 1, 1024, NULL, 0, "the square kernel's size"),
       INT_OPTION("stride", false, 1, 1, 1024, NULL, 0, "the step between windows"),
       INT_OPTION("padding", false, 0, 0, 1024, "same", PADDING_SAME, "zeros added on each side"),
@@ -589,8 +653,16 @@ const struct model_layer_type model_layer_types[] = {
      "[count_include_pad=true]", "kernel",
      {POOL_OPTIONS, BOOL_OPTION("count_include_pad", 1, "the padding counts in each window's mean")},
      pool_infer, NULL, avg_pool_forward, pool_flops, pool_describe},
-    {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C)", NULL, {{NULL}}, global_pool_infer,
+    {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C), or (C, 1, 1) with keepdim=true",
+     NULL, {BOOL_OPTION("keepdim", 0, "keep H and W, as 1 and 1")}, global_pool_infer,
      NULL, global_pool_forward, global_pool_flops, global_pool_describe},
+    {"chunk", "one of equal parts of the channels (or features): chunk CHUNKS [index=0]", "chunks",
+     {INT_OPTION("chunks", true, 0, 1, 1 << 20, NULL, 0, "how many equal parts"),
+      INT_OPTION("index", false, 0, 0, 1 << 20, NULL, 0, "which part, from 0")},
+     chunk_infer, NULL, chunk_forward, no_flops, chunk_describe},
+    {"channel_shuffle", "ShuffleNet's shuffle of the channels between groups: channel_shuffle GROUPS", "groups",
+     {INT_OPTION("groups", true, 0, 1, 1 << 20, NULL, 0, "the groups the channels are in")},
+     shuffle_infer, NULL, shuffle_forward, no_flops, shuffle_describe},
     {"dropout", "zeroes each value with probability p in training, scaling the rest by 1/(1-p): dropout [p=0.5]", "p",
      {FLOAT_OPTION("p", 0.5, 0.0, 1.0, "the probability of zeroing a value")},
      same_infer, NULL, dropout_forward, no_flops, dropout_describe},

@@ -20,10 +20,17 @@
  *   mish               Mul(x, Tanh(Softplus(x))): Mish is opset 18's
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides, pads, ceil_mode,
  *                      count_include_pad)
- *   global_avg_pool2d  GlobalAveragePool, Flatten
+ *   global_avg_pool2d  GlobalAveragePool, Flatten (not with keepdim)
+ *   chunk              Split into the equal parts (opset 13: their sizes an input),
+ *                      the layer's part one of its outputs
+ *   channel_shuffle    Reshape (N, groups, C / groups, H, W), Transpose (0, 2, 1, 3, 4),
+ *                      Reshape (N, C, H, W): torchvision's channel_shuffle
  *   flatten            Flatten (axis 1)
  *   dropout            nothing: an exported model is for inference
  *   residual           its body and shortcut from the same input, then Add
+ *   concat             its two branches from the same input, then Concat (axis 1)
+ *   gate               Mul of its body's output (Reshape to (N, C, 1, 1) when a
+ *                      vector) and its input: squeeze-and-excitation as torchvision writes it
  *
  * The weights keep their PyTorch names ("layer1.0.conv1.weight"), the input
  * is "input" (batch, C, H, W) and the output "logits" (batch, classes),
@@ -89,6 +96,23 @@ static const char *add_init(struct exporter *ex, const char *name, int ndim, con
         memcpy(t->values, values, (size_t)t->numel * sizeof *values);
     ex->nomem |= !t->values;
     return t->name ? t->name : "";
+}
+
+/* an INT64 initializer `name` of `count` values (copied): a shape, a split */
+static const char *add_ints(struct exporter *ex, const char *name, int count, const int64_t *values)
+{
+    int64_t dims[1] = {count};
+    const char *added = add_init(ex, name, 1, dims, (const float[]){0});
+    if (!*added)
+        return added;
+    struct onnx_tensor *t = &ex->g->initializers[ex->g->initializer_count - 1];
+    free(t->values);
+    t->values = NULL;
+    t->type = ONNX_INT64;
+    if ((t->ints = malloc((size_t)count * sizeof *t->ints)))
+        memcpy(t->ints, values, (size_t)count * sizeof *values);
+    ex->nomem |= !t->ints;
+    return added;
 }
 
 /* a parameter's values as an initializer under its own name */
@@ -179,6 +203,24 @@ static struct onnx_node *add_node(struct exporter *ex, const char *op, const cha
 
 static const char *output_of(const struct onnx_node *n) { return n && n->outputs[0] ? n->outputs[0] : ""; }
 
+/* n with `count` outputs, "..._output_0" to "..._output_{count - 1}" (a Split's) */
+static struct onnx_node *add_outputs(struct exporter *ex, struct onnx_node *n, int count)
+{
+    char **more = n ? realloc(n->outputs, (size_t)count * sizeof *more) : NULL;
+    if (!more) {
+        ex->nomem = true;
+        return NULL;
+    }
+    n->outputs = more;
+    size_t stem = strlen(n->outputs[0]) - 1; /* without its "0" */
+    for (int i = 1; i < count; i++) {
+        char name[MODEL_NAME_MAX + 64];
+        snprintf(name, sizeof name, "%.*s%d", (int)stem, n->outputs[0], i);
+        n->outputs[n->output_count++] = dup_or_fail(ex, name);
+    }
+    return n;
+}
+
 static struct onnx_attr *add_attr(struct exporter *ex, struct onnx_node *n, const char *name, int type)
 {
     if (!n)
@@ -233,10 +275,22 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         snprintf(base, sizeof base, "%s", l->full_name);
     else
         snprintf(base, sizeof base, "%s_%d", type, l->index);
-    if (!l->type) { /* body(x) + shortcut(x) */
-        const char *body = export_block(ex, &l->body, x);
-        const char *shortcut = l->shortcut.count ? export_block(ex, &l->shortcut, x) : x;
-        return output_of(add_node(ex, "Add", base, (const char *[]){body, shortcut}, 2));
+    if (!l->type) { /* body(x) + shortcut(x), cat(body(x), branch(x)), x * body(x) */
+        const char *body = l->body.count ? export_block(ex, &l->body, x) : x;
+        const char *second = l->second.count ? export_block(ex, &l->second, x) : x;
+        if (l->join == JOIN_GATE && l->body.layers[l->body.count - 1].out_ndim == 1) { /* (N, C, 1, 1) */
+            char name[MODEL_NAME_MAX + 64];
+            snprintf(name, sizeof name, "%s.per_channel", base);
+            const char *shape = add_ints(ex, name, 4, (const int64_t[]){0, -1, 1, 1});
+            body = output_of(add_node(ex, "Reshape", base, (const char *[]){body, shape}, 2));
+        }
+        if (l->join == JOIN_GATE)
+            return output_of(add_node(ex, "Mul", base, (const char *[]){body, x}, 2));
+        if (l->join == JOIN_RESIDUAL)
+            return output_of(add_node(ex, "Add", base, (const char *[]){body, second}, 2));
+        struct onnx_node *cat = add_node(ex, "Concat", base, (const char *[]){body, second}, 2);
+        attr_int(ex, cat, "axis", 1);
+        return output_of(cat);
     }
     struct onnx_node *n = NULL;
     if (strcmp(type, "conv2d") == 0) {
@@ -350,9 +404,48 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         attr_ints(ex, n, "pads", (int)model_layer_option(l, "padding"), 4);
         attr_ints(ex, n, "strides", s ? s : k, 2);
     } else if (strcmp(type, "global_avg_pool2d") == 0) {
-        const char *pooled = output_of(add_node(ex, "GlobalAveragePool", base, &x, 1));
-        n = add_node(ex, "Flatten", base, &pooled, 1);
+        n = add_node(ex, "GlobalAveragePool", base, &x, 1);
+        if (model_layer_option(l, "keepdim") == 0.0) {
+            const char *pooled = output_of(n);
+            n = add_node(ex, "Flatten", base, &pooled, 1);
+            attr_int(ex, n, "axis", 1);
+        }
+    } else if (strcmp(type, "chunk") == 0) { /* Split into equal parts, this layer's the one it takes */
+        int chunks = (int)model_layer_option(l, "chunks"), index = (int)model_layer_option(l, "index");
+        int64_t sizes[64];
+        char name[MODEL_NAME_MAX + 64];
+        if (chunks > 64) {
+            ember_set_error(ex->ctx, EMBER_ERR_UNSUPPORTED, "exporting to ONNX: chunk %d: at most 64 chunks",
+                            chunks);
+            ex->nomem = true;
+            return "";
+        }
+        for (int i = 0; i < chunks; i++)
+            sizes[i] = l->out_shape[0];
+        snprintf(name, sizeof name, "%s.split", base);
+        const char *split = add_ints(ex, name, chunks, sizes);
+        n = add_node(ex, "Split", base, (const char *[]){x, split}, 2);
         attr_int(ex, n, "axis", 1);
+        n = add_outputs(ex, n, chunks);
+        return n && index < n->output_count ? n->outputs[index] : "";
+    } else if (strcmp(type, "channel_shuffle") == 0) { /* torchvision's: view, transpose(1, 2), view */
+        int64_t g = (int64_t)model_layer_option(l, "groups"), c = l->in_shape[0];
+        int64_t h = l->in_shape[1], w = l->in_shape[2];
+        char name[MODEL_NAME_MAX + 64];
+        snprintf(name, sizeof name, "%s.grouped", base);
+        const char *grouped = add_ints(ex, name, 5, (const int64_t[]){0, g, c / g, h, w});
+        snprintf(name, sizeof name, "%s.shuffled", base);
+        const char *shuffled = add_ints(ex, name, 4, (const int64_t[]){0, c, h, w});
+        const char *split = output_of(add_node(ex, "Reshape", base, (const char *[]){x, grouped}, 2));
+        struct onnx_node *t = add_node(ex, "Transpose", base, &split, 1);
+        struct onnx_attr *perm = add_attr(ex, t, "perm", ONNX_ATTR_INTS);
+        if (perm && (perm->ints = malloc(5 * sizeof *perm->ints))) {
+            memcpy(perm->ints, (const int64_t[]){0, 2, 1, 3, 4}, 5 * sizeof *perm->ints);
+            perm->int_count = 5;
+        }
+        ex->nomem |= perm && !perm->ints;
+        const char *swapped = output_of(t);
+        n = add_node(ex, "Reshape", base, (const char *[]){swapped, shuffled}, 2);
     } else if (strcmp(type, "flatten") == 0) {
         if (l->in_ndim == 1) /* already (N, features): ember's flatten gives x itself */
             return x;

@@ -134,11 +134,11 @@ bool imp_attr_uniform(const struct onnx_node *n, const char *name, int64_t fallb
 /* ------------------------------------------------- folding shape arithmetic */
 
 /* Reshape's shape, computed by the little graphs PyTorch writes for
- * x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Cast, Slice
- * over constants. The batch is a value of its own, BATCH; anything else
- * that depends on the data is UNKNOWN. */
-#define BATCH   INT64_MIN
-#define UNKNOWN (INT64_MIN + 1)
+ * x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Cast, Slice,
+ * and Add, Sub, Mul and Div of one value, over constants. The batch is a value of its own, BATCH; anything
+ * else that depends on the data is UNKNOWN. */
+#define BATCH   IMP_BATCH
+#define UNKNOWN IMP_UNKNOWN
 
 int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
 {
@@ -163,10 +163,13 @@ int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
             imp_constant(im, n->inputs[i]);
     int64_t a[IMP_FOLD_MAX], b[IMP_FOLD_MAX];
     const char *op = n->op_type;
-    if (strcmp(op, "Shape") == 0) { /* only its first element, the batch, is known here */
+    if (strcmp(op, "Shape") ==
+        0) { /* only its first element, the batch, is known here, or a probe's channels */
         out[0] = BATCH;
         for (int i = 1; i < IMP_FOLD_MAX; i++)
             out[i] = UNKNOWN;
+        if (im->probe && strcmp(n->inputs[0], im->probe) == 0)
+            out[1] = im->probe_channels;
         return IMP_FOLD_MAX;
     }
     int na = imp_fold(im, n->inputs[0], a, depth + 1);
@@ -192,6 +195,23 @@ int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
         int count = (int)((e[0] > na ? na : e[0]) - s[0]);
         memcpy(out, a + s[0], (size_t)count * sizeof *out);
         return count;
+    }
+    /* the arithmetic of x.chunk's bounds and a shuffle's groups: one value each side */
+    if ((strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 ||
+         strcmp(op, "Div") == 0) &&
+        n->input_count == 2) {
+        if (na != 1 || imp_fold(im, n->inputs[1], b, depth + 1) != 1)
+            return -1;
+        bool known = a[0] > UNKNOWN && b[0] > UNKNOWN && (op[0] != 'D' || b[0] != 0);
+        if (known && (a[0] > (INT64_C(1) << 40) || a[0] < -(INT64_C(1) << 40) || b[0] > (INT64_C(1) << 20) ||
+                      b[0] < -(INT64_C(1) << 20)))
+            known = false; /* far beyond any shape: not folded, never overflowed */
+        out[0] = !known         ? UNKNOWN
+                 : op[0] == 'A' ? a[0] + b[0]
+                 : op[0] == 'S' ? a[0] - b[0]
+                 : op[0] == 'M' ? a[0] * b[0]
+                                : a[0] / b[0];
+        return 1;
     }
     if (strcmp(op, "Concat") == 0) {
         int total = 0;
@@ -275,14 +295,22 @@ const char *imp_gate(struct importer *im, const char *value, const char **x, con
     return NULL;
 }
 
-/* The values a node's chain comes from: the residual Add's two computed
- * inputs, else the one data input (the other input of an Add or Mul of a
- * constant; x of a gated product, x * gate(x): GELU's, SiLU's, ...), else
- * none. */
-static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[2])
+/* The values a node's chain comes from: the two computed inputs of a
+ * residual Add or of a gate's Mul, x * gate(y), or the computed inputs of
+ * a Concat of channels; else the one data input (the other input of an
+ * Add or Mul of a constant; x of a gated product, x * gate(x): GELU's,
+ * SiLU's, ...); else none. */
+static int chain_inputs(struct importer *im, const struct onnx_node *n, const char *from[IMP_MAX_JOIN])
 {
     if (!n || n->input_count < 1)
         return 0;
+    if (strcmp(n->op_type, "Concat") == 0 && imp_attr_int(n, "axis", 0) == 1) {
+        int count = 0;
+        for (int i = 0; i < n->input_count && count < IMP_MAX_JOIN; i++)
+            if (!imp_is_constant(im, n->inputs[i]))
+                from[count++] = n->inputs[i];
+        return count;
+    }
     if (strcmp(n->op_type, "Add") != 0 && strcmp(n->op_type, "Mul") != 0) {
         from[0] = n->inputs[0];
         return 1;
@@ -296,13 +324,8 @@ static int chain_inputs(struct importer *im, const struct onnx_node *n, const ch
     }
     if (c0)
         return 0;
-    if (strcmp(n->op_type, "Add") == 0) { /* a residual block: from where it splits */
-        from[0] = n->inputs[0];
-        from[1] = n->inputs[1];
-        return 2;
-    }
     /* x * gate(x): GELU's, SiLU's, HardSwish's, Mish's product, from x */
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; strcmp(n->op_type, "Mul") == 0 && side < 2; side++) {
         const char *x;
         const struct onnx_node *gate[2];
         if (imp_gate(im, n->inputs[side], &x, gate) && strcmp(x, n->inputs[1 - side]) == 0) {
@@ -310,10 +333,10 @@ static int chain_inputs(struct importer *im, const struct onnx_node *n, const ch
             return 1;
         }
     }
-    const struct onnx_node *p0 = imp_producer(im, n->inputs[0]);
-    from[0] = p0 && (strcmp(p0->op_type, "Add") == 0 || strcmp(p0->op_type, "Sigmoid") == 0) ? n->inputs[1]
-                                                                                             : n->inputs[0];
-    return 1;
+    /* a residual block, or a gate block (squeeze-and-excitation): from where they split */
+    from[0] = n->inputs[0];
+    from[1] = n->inputs[1];
+    return 2;
 }
 
 /* The nearest value on both a's and b's way back (value indices), or -1. */
@@ -332,15 +355,18 @@ static int common_ancestor(struct importer *im, int a, int b)
     return a == b ? a : -1;
 }
 
-/* Settles value v: its parent, its depth, and a residual Add's split. */
-static void settle_value(struct importer *im, int v, const int from[2], int count)
+/* Settles value v: its parent, its depth, and a join's split (a residual
+ * Add's, a gate's Mul's, a Concat's). */
+static void settle_value(struct importer *im, int v, const int *from, int count)
 {
     const struct value_ref *r = &im->values[v];
     int parent = -1;
-    if (count == 1)
+    if (count == 1) {
         parent = from[0];
-    else if (count == 2 && from[0] >= 0 && from[1] >= 0) {
-        parent = common_ancestor(im, from[0], from[1]);
+    } else if (count >= 2) {
+        parent = from[0];
+        for (int i = 1; i < count && parent >= 0; i++)
+            parent = from[i] >= 0 ? common_ancestor(im, parent, from[i]) : -1;
         if (parent >= 0)
             im->split[r->node] = im->values[parent].name;
     }
@@ -371,9 +397,9 @@ ember_status imp_trace_ways(struct importer *im)
         while (top > 0) {
             int v = stack[top - 1];
             const struct value_ref *r = &im->values[v];
-            const char *names[2];
+            const char *names[IMP_MAX_JOIN];
             int count = r == input || r->node < 0 ? 0 : chain_inputs(im, &im->g->nodes[r->node], names);
-            int from[2] = {-1, -1};
+            int from[IMP_MAX_JOIN];
             bool pushed = false;
             for (int i = 0; i < count && !pushed; i++) {
                 const struct value_ref *u = imp_value_find(im, names[i]);
@@ -396,10 +422,10 @@ ember_status imp_trace_ways(struct importer *im)
     return EMBER_OK;
 }
 
-/* Where a residual Add's two branches split, or NULL. */
-const char *imp_residual_split(struct importer *im, const struct onnx_node *add)
+/* Where a join's branches split, or NULL. */
+const char *imp_join_split(struct importer *im, const struct onnx_node *join)
 {
-    return im->split[imp_node_index(im, add)];
+    return im->split[imp_node_index(im, join)];
 }
 
 ember_status imp_index_values(struct importer *im)

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * models/model-onnx-import-impl.h — what the ONNX import's files share:
- * the layers the walk of the graph gathers (model-onnx-import.c), their
+ * the blocks the walk of the graph gathers (model-onnx-import.c) and its
+ * layers (model-onnx-layers.c), their
  * naming and writing out as a model file's text (model-onnx-names.c), and
  * the graph as the walk reads it (model-onnx-graph.c).
  */
 #ifndef EMBER_MODEL_ONNX_IMPORT_IMPL_H
 #define EMBER_MODEL_ONNX_IMPORT_IMPL_H
 
+#include <string.h>
+
 #include "models-impl.h"
 #include "onnx-impl.h"
 
 /* the most text a generated model file may have */
 #define IMPORT_MAX_TEXT (1 << 20)
+/* the most branches a Concat joins (nested two by two in the model file) */
+#define IMP_MAX_JOIN 16
 
 struct imp_layer;
 struct imp_block {
@@ -21,7 +26,7 @@ struct imp_block {
 };
 
 struct imp_layer {
-    char type[24];             /* a model file's layer type, or "residual" */
+    char type[24];             /* a model file's layer type, or a block's: "residual", "concat", "gate" */
     char options[160];         /* "16 kernel=3 stride=2 padding=1 bias=false" */
     char name[MODEL_NAME_MAX]; /* its full name ("layer1.0.conv1"), or "" */
     const struct onnx_node *node;
@@ -30,7 +35,7 @@ struct imp_layer {
     int64_t counts[4];
     float *owned[4];
     int value_count;
-    struct imp_block body, shortcut; /* a residual block's */
+    struct imp_block body, second; /* a block's (models-impl.h: the shortcut or the other branch) */
 };
 
 /* every name given to a layer, for uniqueness: a hash set, so that a
@@ -65,8 +70,13 @@ struct onnx_text {
 void onnx_text_add(struct onnx_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The block's layers as model-file lines, appended to t (see
  * model-onnx-names.c). */
-void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
+void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, const char *second, int indent,
                struct onnx_names *ns);
+/* whether l is a block of layers (residual, concat, gate), not a layer */
+static inline bool imp_is_block(const struct imp_layer *l)
+{
+    return strcmp(l->type, "residual") == 0 || strcmp(l->type, "concat") == 0 || strcmp(l->type, "gate") == 0;
+}
 
 /* ------------------------------------------------ the graph, as the walk reads it */
 
@@ -92,8 +102,12 @@ struct importer {
     int64_t climb_budget; /* steps up the tree left to find splits */
     bool tangled;         /* the budget ran out */
     int64_t fold_budget;  /* calls of imp_fold() left */
-    const char *input;    /* the graph's one data input */
-    int64_t batch;        /* its first dimension when fixed, else -1 */
+    /* while a channel pattern is read: the value whose Shape imp_fold
+     * takes to have `probe_channels` channels (NULL: none known) */
+    const char *probe;
+    int64_t probe_channels;
+    const char *input; /* the graph's one data input */
+    int64_t batch;     /* its first dimension when fixed, else -1 */
     int depth;
 };
 
@@ -136,8 +150,28 @@ const char *imp_gate(struct importer *im, const char *value, const char **x,
 /* whether a HardSigmoid is PyTorch's, relu6(x + 3) / 6: alpha 1/6, beta 0.5 */
 bool imp_is_pytorch_hardsigmoid(const struct onnx_node *n);
 /* every value's way back to the input, once (after im->values is indexed);
- * then where a residual Add's two branches split, or NULL */
+ * then where a join's branches split (a residual Add's, a gate's Mul's, a
+ * Concat's), or NULL */
 ember_status imp_trace_ways(struct importer *im);
-const char *imp_residual_split(struct importer *im, const struct onnx_node *add);
+const char *imp_join_split(struct importer *im, const struct onnx_node *join);
+/* A shape's values as imp_fold gives them: the batch and values that
+ * depend on the data are these, not numbers. */
+#define IMP_BATCH   INT64_MIN
+#define IMP_UNKNOWN (INT64_MIN + 1)
+
+/* model-onnx-import.c: the layers from value `out` back to `stop` into b,
+ * in order (the joins it meets made blocks) */
+ember_status imp_walk(struct importer *im, const char *out, const char *stop, struct imp_block *b);
+
+/* model-onnx-layers.c: what the import reads, for messages; a layer
+ * appended to b (NULL: out of memory, reported); and node n (or the
+ * pattern it ends) as layers of `block`, in reverse, *x then the value it
+ * was computed from (on entry: the output of n being followed, which a
+ * Split's part needs) */
+extern const char imp_supported[];
+struct imp_layer *imp_block_add(struct importer *im, struct imp_block *b, const char *type,
+                                const struct onnx_node *n);
+ember_status imp_convert_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                               const char **x);
 
 #endif /* EMBER_MODEL_ONNX_IMPORT_IMPL_H */

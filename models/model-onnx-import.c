@@ -4,12 +4,12 @@
  * file's text and the weights for it (docs/interop.md).
  *
  * ember's networks are model files, so an ONNX graph is read back into
- * one: a chain of layers from the input to the output, with residual
- * blocks where the chain splits and meets again at an Add. The walk starts
- * at the output and follows each node to the value it was computed from;
- * at an Add of two computed values, the two sides are followed back to
- * the value both come from (the block's input), and each side becomes the
- * block's body or its shortcut. Operators are taken as torch.onnx.export
+ * one: a chain of layers from the input to the output, with blocks where
+ * the chain splits and meets again (at an Add, a Concat, a Mul). The walk
+ * starts at the output and follows each node to the value it was computed
+ * from; at a join of computed values, the sides are followed back to the
+ * value all come from (the block's input), and each side becomes one of
+ * the block's lists. Operators are taken as torch.onnx.export
  * writes them:
  *
  *   Conv                         conv2d (square kernel, equal strides and pads,
@@ -36,6 +36,13 @@
  *                                 constants are folded here)
  *   Dropout, Identity, Pad of 0  nothing
  *   Add of two branches          a residual block
+ *   Concat of channels           a concat block (more than two branches nested)
+ *   Mul of two branches          a gate block: x * body(x), squeeze-and-excitation
+ *   Split, or Slice of the       chunk: one of equal parts (x.chunk(k, 1); the Slice's
+ *   channels                     bounds computed from Shape are folded with a probe)
+ *   Reshape, Transpose (0, 2,    channel_shuffle (torchvision's channel_shuffle)
+ *   1, 3, 4), Reshape
+ *   (this file makes the blocks; model-onnx-layers.c reads the layers)
  *
  * Every node must be on that walk exactly once; anything else (an operator
  * ember lacks, an attribute it cannot honour, a graph that is not a chain
@@ -57,37 +64,7 @@
 #include "elementwise-impl.h"
 #include "model-onnx-import-impl.h"
 
-static const char supported[] =
-    "Conv, Gemm, MatMul (+ Add), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh and ember's other "
-    "activations' operators, GELU (Div, Erf, Add, "
-    "Mul), SiLU (Sigmoid, Mul), ReLU6 (Clip to [0, 6]), PyTorch's HardSigmoid, HardSwish (or HardSigmoid, "
-    "Mul), "
-    "Mish (or Softplus, Tanh, Mul), "
-    "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
-    "Squeeze, "
-    "Dropout, Identity, Constant, Pad of zeros, and Add of two branches (residual blocks)";
-
-/* ------------------------------------------------------------ the layers */
-
-static struct imp_layer *block_add(struct importer *im, struct imp_block *b, const char *type,
-                                   const struct onnx_node *n)
-{
-    if (b->count == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 16;
-        struct imp_layer *more = realloc(b->items, (size_t)cap * sizeof *more);
-        if (!more) {
-            ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
-            return NULL;
-        }
-        b->items = more;
-        b->cap = cap;
-    }
-    struct imp_layer *l = &b->items[b->count++];
-    memset(l, 0, sizeof *l);
-    snprintf(l->type, sizeof l->type, "%s", type);
-    l->node = n;
-    return l;
-}
+/* ------------------------------------------------------------ the blocks */
 
 static void block_free(struct imp_block *b)
 {
@@ -95,7 +72,7 @@ static void block_free(struct imp_block *b)
         for (int k = 0; k < 4; k++)
             free(b->items[i].owned[k]);
         block_free(&b->items[i].body);
-        block_free(&b->items[i].shortcut);
+        block_free(&b->items[i].second);
     }
     free(b->items);
     *b = (struct imp_block){0};
@@ -111,422 +88,129 @@ static void block_reverse(struct imp_block *b)
     }
 }
 
-static void add_values(struct imp_layer *l, const float *values, int64_t count, float *owned)
-{
-    l->values[l->value_count] = values;
-    l->counts[l->value_count] = count;
-    l->owned[l->value_count++] = owned;
-}
-
 /* ----------------------------------------------------------- the walk */
 
-static ember_status walk(struct importer *im, const char *out, const char *stop, struct imp_block *block);
-
-/* x * 0.5 * (1 + erf(x / sqrt 2)), as PyTorch writes GELU: Mul(Mul(x, Add(Erf(Div(x, c)), 1)), 0.5), either
- * order within each Mul; on success *x is the GELU's input and the nodes are taken */
-static bool match_gelu(struct importer *im, const struct onnx_node *outer, const char **x)
+/* Add of two computed values: a residual block, body and shortcut from
+ * where they split */
+static ember_status residual_block(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                                   const char **x)
 {
-    if (strcmp(outer->op_type, "Mul") != 0 || outer->input_count != 2)
-        return false;
-    int half_at = imp_is_constant(im, outer->inputs[1]) ? 1 : imp_is_constant(im, outer->inputs[0]) ? 0 : -1;
-    if (half_at < 0)
-        return false;
-    const struct onnx_tensor *half = imp_constant(im, outer->inputs[half_at]);
-    const struct onnx_node *inner = imp_producer(im, outer->inputs[1 - half_at]);
-    if (!half || !half->values || half->numel != 1 || fabsf(half->values[0] - 0.5f) > 1e-6f || !inner ||
-        strcmp(inner->op_type, "Mul") != 0 || inner->input_count != 2)
-        return false;
-    for (int side = 0; side < 2; side++) {
-        const struct onnx_node *add = imp_producer(im, inner->inputs[side]);
-        const char *xx = inner->inputs[1 - side];
-        if (!add || strcmp(add->op_type, "Add") != 0 || add->input_count != 2)
-            continue;
-        int one_at = imp_is_constant(im, add->inputs[1]) ? 1 : 0;
-        const struct onnx_tensor *one = imp_constant(im, add->inputs[one_at]);
-        const struct onnx_node *erf = imp_producer(im, add->inputs[1 - one_at]);
-        if (!one || !one->values || one->numel != 1 || one->values[0] != 1.0f || !erf ||
-            strcmp(erf->op_type, "Erf") != 0)
-            continue;
-        const struct onnx_node *div = imp_producer(im, erf->inputs[0]);
-        if (!div || strcmp(div->op_type, "Div") != 0 || div->input_count != 2 ||
-            strcmp(div->inputs[0], xx) != 0)
-            continue;
-        const struct onnx_tensor *root2 = imp_constant(im, div->inputs[1]);
-        if (!root2 || !root2->values || root2->numel != 1 || fabsf(root2->values[0] - 1.41421356f) > 1e-5f)
-            continue;
-        imp_take(im, inner);
-        imp_take(im, add);
-        imp_take(im, erf);
-        imp_take(im, div);
-        *x = xx;
-        return true;
-    }
-    return false;
-}
-
-/* x * gate(x), as torch.onnx.export writes SiLU (Sigmoid), HardSwish
- * before opset 14 (HardSigmoid) and Mish before opset 18 (Tanh(Softplus)):
- * Mul(x, gate(x)), either order; on success *x is the input, *layer the
- * layer, and the gate's nodes are taken. GELU's own form is match_gelu's. */
-static bool match_gated(struct importer *im, const struct onnx_node *mul, const char **x, const char **layer)
-{
-    if (strcmp(mul->op_type, "Mul") != 0 || mul->input_count != 2)
-        return false;
-    for (int side = 0; side < 2; side++) {
-        const struct onnx_node *gate[2];
-        const char *from, *kind = imp_gate(im, mul->inputs[side], &from, gate);
-        if (kind && strcmp(kind, "gelu") != 0 && strcmp(from, mul->inputs[1 - side]) == 0) {
-            imp_take(im, gate[0]);
-            imp_take(im, gate[1]);
-            *x = from;
-            *layer = kind;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Clip's bound: an input (opset 11 on) or an attribute (before), or `fallback` where absent */
-static bool clip_bound(struct importer *im, const struct onnx_node *n, int input, const char *attr,
-                       float fallback, float *bound)
-{
-    *bound = fallback;
-    if (input < n->input_count && n->inputs[input][0]) {
-        const struct onnx_tensor *t = imp_constant(im, n->inputs[input]);
-        if (!t || t->numel != 1 || !t->values)
-            return false;
-        *bound = t->values[0];
-        return true;
-    }
-    *bound = imp_attr_float(n, attr, fallback);
-    return true;
-}
-
-/* A weight (out, in) from a MatMul's (in, out) constant, transposed into an owned copy. */
-static float *transposed(const struct onnx_tensor *w)
-{
-    int64_t rows = w->dims[0], cols = w->dims[1];
-    float *t = malloc((size_t)(rows * cols) * sizeof *t + 1);
-    for (int64_t i = 0; t && i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            t[j * rows + i] = w->values[i * cols + j];
-    return t;
-}
-
-/* Gemm, MatMul (+ Add): a linear layer with the constant weight and bias */
-static ember_status linear_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
-                                 const struct onnx_node *matmul, const char **x)
-{
-    const struct onnx_node *mm = matmul ? matmul : n;
-    bool gemm = strcmp(mm->op_type, "Gemm") == 0;
-    const struct onnx_tensor *w = mm->input_count >= 2 ? imp_constant(im, mm->inputs[1]) : NULL;
-    const struct onnx_tensor *b = NULL;
-    if (matmul) {
-        int bias_at = imp_is_constant(im, n->inputs[1]) ? 1 : 0;
-        b = imp_constant(im, n->inputs[bias_at]);
-    } else if (gemm && mm->input_count >= 3 && mm->inputs[2][0]) {
-        b = imp_constant(im, mm->inputs[2]);
-        if (!b)
-            return imp_fail_node(im, mm,
-                                 "its bias C is computed; ember's linear layer takes a constant bias");
-    }
-    if (!w || !w->values || w->ndim != 2)
-        return imp_fail_node(
-            im, mm, "the weight must be a constant float matrix; ember's linear layer learns its own");
-    bool trans_b = gemm && imp_attr_int(mm, "transB", 0);
-    if (gemm && (imp_attr_int(mm, "transA", 0) || imp_attr_float(mm, "alpha", 1.0f) != 1.0f ||
-                 (b && imp_attr_float(mm, "beta", 1.0f) != 1.0f)))
-        return imp_fail_node(im, mm,
-                             "transA, alpha or beta other than Gemm's defaults; ember's linear layer is "
-                             "y = x W^T + b");
-    int64_t out = trans_b ? w->dims[0] : w->dims[1];
-    if (b && (!b->values || (b->numel != out && b->numel != 1)))
-        return imp_fail_node(im, n, "the bias has %lld values for %lld outputs",
-                             (long long)(b ? b->numel : 0), (long long)out);
-    struct imp_layer *l = block_add(im, block, "linear", mm);
+    const char *split = imp_join_split(im, n);
+    if (!split && im->tangled)
+        return imp_fail_node(im, n,
+                             "the graph's branches cross more often than any chain of layers and blocks can");
+    if (!split)
+        return imp_fail_node(im, n,
+                             "its two inputs do not come from one value; ember's residual blocks add two "
+                             "branches of the same input");
+    if (++im->depth > MODEL_MAX_DEPTH)
+        return imp_fail_node(im, n, "blocks nested over %d deep", MODEL_MAX_DEPTH);
+    struct imp_layer *l = imp_block_add(im, block, "residual", n);
     if (!l)
         return EMBER_ERR_NOMEM;
-    snprintf(l->options, sizeof l->options, "%lld%s", (long long)out, b ? "" : " bias=false");
-    float *owned = trans_b ? NULL : transposed(w);
-    if (!trans_b && !owned)
-        return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
-    add_values(l, trans_b ? w->values : owned, w->numel, owned);
-    if (b && b->numel == out) {
-        add_values(l, b->values, b->numel, NULL);
-    } else if (b) { /* one value broadcast to every output, as Gemm allows */
-        float *bias = malloc((size_t)out * sizeof *bias);
-        if (!bias)
-            return ember_set_error(im->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", im->what);
-        for (int64_t i = 0; i < out; i++)
-            bias[i] = b->values[0];
-        add_values(l, bias, out, bias);
-    }
-    onnx_name_layer(l, w->name);
-    imp_take(im, mm);
-    imp_take(im, n);
-    *x = mm->inputs[0];
-    return EMBER_OK;
+    /* the side that is the split itself is the identity shortcut; else input 0 is the body */
+    int body = strcmp(n->inputs[0], split) == 0 ? 1 : 0;
+    ember_status st = imp_walk(im, n->inputs[body], split, &l->body);
+    if (st == EMBER_OK)
+        st = imp_walk(im, n->inputs[1 - body], split, &l->second);
+    im->depth--;
+    *x = split;
+    return st;
 }
 
-static ember_status conv_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+/* the branches inputs[first..] of a Concat joined into `block`'s layer l,
+ * two by two: cat(a, b, c) is cat(a, cat(b, c)) */
+static ember_status concat_into(struct importer *im, struct imp_layer *l, const struct onnx_node *n,
+                                const char *const *inputs, int count, const char *split)
+{
+    ember_status st = imp_walk(im, inputs[0], split, &l->body);
+    if (st != EMBER_OK || count == 2)
+        return st == EMBER_OK ? imp_walk(im, inputs[1], split, &l->second) : st;
+    if (++im->depth > MODEL_MAX_DEPTH)
+        return imp_fail_node(im, n, "a Concat of %d branches nests concat blocks over %d deep", count,
+                             MODEL_MAX_DEPTH);
+    struct imp_layer *inner = imp_block_add(im, &l->second, "concat", n);
+    st = inner ? concat_into(im, inner, n, inputs + 1, count - 1, split) : EMBER_ERR_NOMEM;
+    im->depth--;
+    return st;
+}
+
+static ember_status concat_block(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                                 const char **x)
+{
+    if (imp_attr_int(n, "axis", 0) != 1)
+        return imp_fail_node(im, n, "a Concat along axis %lld; ember's concat blocks join channels (axis 1)",
+                             (long long)imp_attr_int(n, "axis", 0));
+    if (n->input_count < 2 || n->input_count > IMP_MAX_JOIN)
+        return imp_fail_node(im, n, "a Concat of %d values; ember joins 2 to %d", n->input_count,
+                             IMP_MAX_JOIN);
+    for (int i = 0; i < n->input_count; i++)
+        if (imp_is_constant(im, n->inputs[i]))
+            return imp_fail_node(im, n,
+                                 "a Concat of a constant; ember's concat blocks join computed branches");
+    const char *split = imp_join_split(im, n);
+    if (!split)
+        return imp_fail_node(im, n,
+                             im->tangled
+                                 ? "the graph's branches cross more often than any chain of blocks can"
+                                 : "its inputs do not come from one value; ember's concat blocks join "
+                                   "branches of the same input");
+    if (++im->depth > MODEL_MAX_DEPTH)
+        return imp_fail_node(im, n, "blocks nested over %d deep", MODEL_MAX_DEPTH);
+    struct imp_layer *l = imp_block_add(im, block, "concat", n);
+    ember_status st =
+        l ? concat_into(im, l, n, (const char *const *)n->inputs, n->input_count, split) : EMBER_ERR_NOMEM;
+    im->depth--;
+    *x = split;
+    return st;
+}
+
+static ember_status gate_block(struct importer *im, struct imp_block *block, const struct onnx_node *n,
                                const char **x)
 {
-    const struct onnx_tensor *w = n->input_count >= 2 ? imp_constant(im, n->inputs[1]) : NULL;
-    const struct onnx_tensor *b =
-        n->input_count >= 3 && n->inputs[2][0] ? imp_constant(im, n->inputs[2]) : NULL;
-    if (!w || !w->values || w->ndim != 4)
-        return imp_fail_node(im, n, "the weight must be a constant (out, in, k, k) tensor");
-    if (n->input_count >= 3 && n->inputs[2][0] && (!b || !b->values || b->numel != w->dims[0]))
-        return imp_fail_node(im, n, "the bias must be a constant of one value per output channel");
-    int64_t stride, pad, dilation, k = w->dims[2], groups = imp_attr_int(n, "group", 1);
-    const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
-    bool same = auto_pad && auto_pad->s && strncmp(auto_pad->s, "SAME", 4) == 0;
-    if (groups < 1 || w->dims[0] % groups != 0)
-        return imp_fail_node(im, n, "group %lld does not divide the %lld output channels", (long long)groups,
-                             (long long)w->dims[0]);
-    if (w->dims[2] != w->dims[3] || !imp_attr_uniform(n, "strides", 1, &stride) ||
-        !imp_attr_uniform(n, "pads", 0, &pad) || !imp_attr_uniform(n, "dilations", 1, &dilation) ||
-        dilation != 1 ||
-        (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 && strcmp(auto_pad->s, "VALID") != 0 &&
-         !(same && stride == 1 && k % 2 == 1)))
+    const char *split = imp_join_split(im, n);
+    int side = split && strcmp(n->inputs[0], split) == 0   ? 0
+               : split && strcmp(n->inputs[1], split) == 0 ? 1
+                                                           : -1;
+    if (side < 0)
         return imp_fail_node(im, n,
-                             "ember's conv2d has a square kernel, the same stride and padding on every side, "
-                             "and no dilation");
-    struct imp_layer *l = block_add(im, block, "conv2d", n);
-    if (!l)
-        return EMBER_ERR_NOMEM;
-    int at = snprintf(l->options, sizeof l->options, "%lld kernel=%lld", (long long)w->dims[0], (long long)k);
-    if (stride != 1)
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " stride=%lld", (long long)stride);
-    if (same || pad)
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " padding=%lld",
-                       (long long)(same ? (k - 1) / 2 : pad));
-    if (groups != 1)
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " groups=%lld", (long long)groups);
-    snprintf(l->options + at, sizeof l->options - (size_t)at, "%s", b ? "" : " bias=false");
-    add_values(l, w->values, w->numel, NULL);
-    if (b)
-        add_values(l, b->values, b->numel, NULL);
-    onnx_name_layer(l, w->name);
-    *x = n->inputs[0];
-    return EMBER_OK;
-}
-
-static ember_status batch_norm_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
-                                     const char **x)
-{
-    const struct onnx_tensor *p[4] = {NULL};
-    for (int i = 0; i < 4; i++)
-        if (n->input_count < 5 || !(p[i] = imp_constant(im, n->inputs[i + 1])) || !p[i]->values ||
-            p[i]->numel != p[0]->numel)
-            return imp_fail_node(im, n, "scale, B, mean and var must be constants of one value per channel");
-    if (imp_attr_int(n, "training_mode", 0) || n->output_count > 1)
-        return imp_fail_node(im, n, "in training mode; export the model in evaluation mode (model.eval())");
-    for (int64_t c = 0; c < p[3]->numel; c++)
-        if (p[3]->values[c] < 0.0f)
-            return imp_fail_node(im, n, "channel %lld's variance is negative", (long long)c);
-    struct imp_layer *l = block_add(im, block, "batch_norm", n);
-    if (!l)
-        return EMBER_ERR_NOMEM;
-    /* float32 attributes, printed as the decimals they were written as */
-    snprintf(l->options, sizeof l->options, "eps=%.7g momentum=%.7g", imp_attr_float(n, "epsilon", 1e-5f),
-             1.0f - imp_attr_float(n, "momentum", 0.9f));
-    for (int i = 0; i < 4; i++)
-        add_values(l, p[i]->values, p[i]->numel, NULL);
-    onnx_name_layer(l, p[0]->name);
-    *x = n->inputs[0];
-    return EMBER_OK;
-}
-
-static ember_status pool_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
-                               const char **x)
-{
-    const struct onnx_attr *kernel = onnx_attr_find(n, "kernel_shape");
-    int64_t stride, pad, dilation;
-    const struct onnx_attr *auto_pad = onnx_attr_find(n, "auto_pad");
-    if (!kernel || kernel->int_count != 2 || kernel->ints[0] != kernel->ints[1] ||
-        !imp_attr_uniform(n, "strides", 1, &stride) || !imp_attr_uniform(n, "pads", 0, &pad) ||
-        pad > kernel->ints[0] / 2 || !imp_attr_uniform(n, "dilations", 1, &dilation) || dilation != 1 ||
-        (auto_pad && auto_pad->s && strcmp(auto_pad->s, "NOTSET") != 0 &&
-         strcmp(auto_pad->s, "VALID") != 0) ||
-        n->output_count > 1)
-        return imp_fail_node(im, n,
-                             "ember's pools take a square window of 2-d images, the same stride both ways "
-                             "and the same padding "
-                             "on every side (at most half the window), no dilation");
-    bool max = n->op_type[0] == 'M', ceil_mode = imp_attr_int(n, "ceil_mode", 0) != 0;
-    bool count_pad = imp_attr_int(n, "count_include_pad", 0) != 0; /* ONNX's default: 0 */
-    struct imp_layer *l = block_add(im, block, max ? "max_pool2d" : "avg_pool2d", n);
-    if (!l)
-        return EMBER_ERR_NOMEM;
-    int at = snprintf(l->options, sizeof l->options, "%lld", (long long)kernel->ints[0]);
-    if (stride != kernel->ints[0])
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " stride=%lld", (long long)stride);
-    if (pad)
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " padding=%lld", (long long)pad);
-    if (ceil_mode)
-        at += snprintf(l->options + at, sizeof l->options - (size_t)at, " ceil_mode=true");
-    if (!max && !count_pad && (pad || ceil_mode))
-        snprintf(l->options + at, sizeof l->options - (size_t)at, " count_include_pad=false");
-    *x = n->inputs[0];
-    return EMBER_OK;
+                             "a Mul of two computed values, neither of them the other's input; ember "
+                             "multiplies a value by a gate computed from it (x * body(x): "
+                             "squeeze-and-excitation)");
+    if (++im->depth > MODEL_MAX_DEPTH)
+        return imp_fail_node(im, n, "blocks nested over %d deep", MODEL_MAX_DEPTH);
+    struct imp_layer *l = imp_block_add(im, block, "gate", n);
+    ember_status st = l ? imp_walk(im, n->inputs[1 - side], split, &l->body) : EMBER_ERR_NOMEM;
+    im->depth--;
+    if (st == EMBER_OK && !l->body.count)
+        return imp_fail_node(im, n, "a Mul of a value by itself (x * x); ember's gate multiplies by a body");
+    *x = split;
+    return st;
 }
 
 /* One node (or the pattern it ends) into layers of `block`, in reverse;
- * *x is then the value it was computed from. */
+ * *x is then the value it was computed from. Joins are blocks, made here;
+ * anything else is a layer (model-onnx-layers.c). */
 static ember_status convert_node(struct importer *im, struct imp_block *block, const struct onnx_node *n,
                                  const char **x)
 {
     const char *op = n->op_type;
-    struct imp_layer *l;
     if (n->input_count < 1 || !n->inputs[0][0])
         return imp_fail_node(im, n, "it has no input to compute from");
     imp_take(im, n);
-    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
-    if (strcmp(op, "Pad") == 0) { /* PyTorch writes a Pad of zeros before AveragePool: nothing */
-        const struct onnx_attr *attr = onnx_attr_find(n, "pads");
-        const struct onnx_tensor *pads = n->input_count > 1 ? imp_constant(im, n->inputs[1]) : NULL;
-        const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
-        int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
-        for (int64_t i = 0; p && i < count; i++)
-            if (p[i] != 0)
-                p = NULL;
-        if (!p)
-            return imp_fail_node(im, n, "padding other than zeros of nothing; ember pads only inside conv2d");
-        for (int i = 2; i < n->input_count; i++) /* the constant value */
-            if (n->inputs[i][0])
-                imp_constant(im, n->inputs[i]);
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
-    if (strcmp(op, "Conv") == 0)
-        return conv_layer(im, block, n, x);
-    if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
-        return linear_layer(im, block, n, NULL, x);
-    if (strcmp(op, "BatchNormalization") == 0)
-        return batch_norm_layer(im, block, n, x);
-    if (strcmp(op, "MaxPool") == 0 || strcmp(op, "AveragePool") == 0)
-        return pool_layer(im, block, n, x);
-    if (strcmp(op, "Add") == 0 && n->input_count == 2) {
-        bool c0 = imp_is_constant(im, n->inputs[0]), c1 = imp_is_constant(im, n->inputs[1]);
-        const struct onnx_node *mm = imp_producer(im, n->inputs[c0 ? 1 : 0]);
-        if (c0 != c1 && mm && strcmp(mm->op_type, "MatMul") == 0)
-            return linear_layer(im, block, n, mm, x);
-        if (c0 || c1)
-            return imp_fail_node(im, n, "adds a constant other than a MatMul's bias; ember supports %s",
-                                 supported);
-        /* a residual block: body and shortcut from where they split */
-        const char *split = imp_residual_split(im, n);
-        if (!split && im->tangled)
-            return imp_fail_node(
-                im, n,
-                "the graph's branches cross more often than any chain of layers and residual "
-                "blocks can");
-        if (!split)
-            return imp_fail_node(im, n,
-                                 "its two inputs do not come from one value; ember's residual blocks add two "
-                                 "branches of the same input");
-        if (++im->depth > MODEL_MAX_DEPTH)
-            return imp_fail_node(im, n, "residual blocks nested over %d deep", MODEL_MAX_DEPTH);
-        if (!(l = block_add(im, block, "residual", n)))
-            return EMBER_ERR_NOMEM;
-        /* the side that is the split itself is the identity shortcut; else input 0 is the body */
-        int body = strcmp(n->inputs[0], split) == 0 ? 1 : 0;
-        ember_status st = walk(im, n->inputs[body], split, &l->body);
-        if (st == EMBER_OK)
-            st = walk(im, n->inputs[1 - body], split, &l->shortcut);
-        im->depth--;
-        *x = split;
-        return st;
-    }
-    const char *act_x;
-    if (match_gelu(im, n, &act_x)) {
-        *x = act_x;
-        return block_add(im, block, "gelu", n) ? EMBER_OK : EMBER_ERR_NOMEM;
-    }
-    const char *gated;
-    if (match_gated(im, n, &act_x, &gated)) {
-        *x = act_x;
-        return block_add(im, block, gated, n) ? EMBER_OK : EMBER_ERR_NOMEM;
-    }
-    /* MobileNet's activations, as PyTorch writes them */
-    if (strcmp(op, "Clip") == 0) {
-        float low, high;
-        if (!clip_bound(im, n, 1, "min", -INFINITY, &low) || !clip_bound(im, n, 2, "max", INFINITY, &high))
-            return imp_fail_node(im, n, "a Clip whose bounds are not constants of one value");
-        if (low != 0.0f || high != 6.0f)
-            return imp_fail_node(im, n, "Clip to [%g, %g]; ember's clip is ReLU6's, to [0, 6]", low, high);
-        *x = n->inputs[0];
-        return block_add(im, block, "relu6", n) ? EMBER_OK : EMBER_ERR_NOMEM;
-    }
-    if (strcmp(op, "HardSigmoid") == 0 || strcmp(op, "HardSwish") == 0 || strcmp(op, "Mish") == 0) {
-        if (strcmp(op, "HardSigmoid") == 0 && !imp_is_pytorch_hardsigmoid(n))
-            return imp_fail_node(im, n,
-                                 "HardSigmoid with alpha %g and beta %g; ember's is PyTorch's, 1/6 and 0.5",
-                                 imp_attr_float(n, "alpha", 0.2f), imp_attr_float(n, "beta", 0.5f));
-        const char *layer = strcmp(op, "Mish") == 0        ? "mish"
-                            : strcmp(op, "HardSwish") == 0 ? "hardswish"
-                                                           : "hardsigmoid";
-        *x = n->inputs[0];
-        return block_add(im, block, layer, n) ? EMBER_OK : EMBER_ERR_NOMEM;
-    }
-    /* an activation's operator from its row (base/elementwise-impl.h; NULL: ONNX has none) */
-#define ACTIVATION_OPERATOR(NAME, name, param, f, fmath, saves, g, gmath, layer, torch, onnx, ...)           \
-    {onnx, #name},
-    static const struct {
-        const char *op, *layer;
-    } simple[] = {EMBER_ACTIVATIONS(ACTIVATION_OPERATOR){"Flatten", "flatten"},
-                  {"GlobalAveragePool", "global_avg_pool2d"}};
-#undef ACTIVATION_OPERATOR
-    for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        if (!simple[i].op || strcmp(op, simple[i].op) != 0)
-            continue;
-        if (strcmp(op, "Flatten") == 0 && imp_attr_int(n, "axis", 1) != 1)
-            return imp_fail_node(im, n, "Flatten with axis %lld; ember flattens from axis 1",
-                                 (long long)imp_attr_int(n, "axis", 1));
-        if (!(l = block_add(im, block, simple[i].layer, n)))
-            return EMBER_ERR_NOMEM;
-        if (strcmp(op, "LeakyRelu") == 0)
-            snprintf(l->options, sizeof l->options, "slope=%.7g", imp_attr_float(n, "alpha", 0.01f));
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
-    if (strcmp(op, "Reshape") == 0 || strcmp(op, "Squeeze") == 0) {
-        if (strcmp(op, "Reshape") == 0 && !imp_reshape_is_flatten(im, n))
-            return imp_fail_node(im, n, "%s",
-                                 im->fold_budget < 0
-                                     ? "its shape is computed by more nodes than ember folds"
-                                     : "a Reshape ember cannot tell is (batch, -1); ember's flatten "
-                                       "gives (N, C*H*W)");
-        if (!block_add(im, block, "flatten", n))
-            return EMBER_ERR_NOMEM;
-        for (int i = 1; i < n->input_count; i++) /* the shape or axes: folded, taken */
-            if (imp_is_constant(im, n->inputs[i]))
-                imp_constant(im, n->inputs[i]);
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
-    if (strcmp(op, "ReduceMean") == 0) {
-        const struct onnx_attr *axes = onnx_attr_find(n, "axes");
-        int64_t folded[IMP_FOLD_MAX];
-        int count = axes ? axes->int_count : n->input_count > 1 ? imp_fold(im, n->inputs[1], folded, 0) : 0;
-        const int64_t *a = axes ? axes->ints : folded;
-        bool hw = count == 2 && ((a[0] == 2 && a[1] == 3) || (a[0] == -2 && a[1] == -1));
-        if (!hw || imp_attr_int(n, "keepdims", 1))
-            return imp_fail_node(im, n,
-                                 "ReduceMean other than over H and W with keepdims=0 (x.mean((2, 3)))");
-        if (!block_add(im, block, "global_avg_pool2d", n))
-            return EMBER_ERR_NOMEM;
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
-    return imp_fail_node(im, n, "ember has no such layer; it supports %s", supported);
+    bool two =
+        n->input_count == 2 && !imp_is_constant(im, n->inputs[0]) && !imp_is_constant(im, n->inputs[1]);
+    if (two && strcmp(op, "Add") == 0)
+        return residual_block(im, block, n, x);
+    /* a Mul whose sides split from one value (the trace left x * gate(x)'s activations out) */
+    if (two && strcmp(op, "Mul") == 0 && imp_join_split(im, n))
+        return gate_block(im, block, n, x);
+    if (strcmp(op, "Concat") == 0)
+        return concat_block(im, block, n, x);
+    return imp_convert_layer(im, block, n, x);
 }
 
-static ember_status walk(struct importer *im, const char *out, const char *stop, struct imp_block *block)
+ember_status imp_walk(struct importer *im, const char *out, const char *stop, struct imp_block *block)
 {
     const char *x = out;
     int steps = 0;
@@ -537,10 +221,13 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
                                  "value \"%.200s\" comes from no node and is not the input \"%.200s\": the "
                                  "graph is not one chain from the input to the output",
                                  x, im->input);
-        if (im->used[imp_node_index(im, n)] || ++steps > ONNX_MAX_NODES)
-            return imp_fail_node(im, n,
-                                 "its output is used by two branches that do not rejoin as a residual block "
-                                 "(ember's networks are chains of layers and residual blocks)");
+        /* a Split is met once for each output a branch takes */
+        bool again = im->used[imp_node_index(im, n)] && strcmp(n->op_type, "Split") != 0;
+        if (again || ++steps > ONNX_MAX_NODES)
+            return imp_fail_node(
+                im, n,
+                "its output is used by two branches that do not rejoin as a block "
+                "(ember's networks are chains of layers and blocks: residual, concat, gate)");
         ember_status st = convert_node(im, block, n, &x);
         if (st != EMBER_OK)
             return st;
@@ -551,32 +238,46 @@ static ember_status walk(struct importer *im, const char *out, const char *stop,
 
 /* ------------------------------------------------- settling the layers */
 
-/* batch_norm on images or features, as the rank at that point says */
+static bool keeps_dims(const struct imp_layer *l)
+{
+    return strcmp(l->type, "global_avg_pool2d") == 0 && strcmp(l->options, "keepdim=true") == 0;
+}
+
+static void layer_remove(struct imp_block *b, int i)
+{
+    for (int k = 0; k < 4; k++)
+        free(b->items[i].owned[k]);
+    memmove(&b->items[i], &b->items[i + 1], (size_t)(b->count - i - 1) * sizeof *b->items);
+    b->count--;
+}
+
+/* batch_norm on images or features, as the rank at that point says; a
+ * Flatten after GlobalAveragePool made one global_avg_pool2d */
 static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
 {
     for (int i = 0; i < b->count; i++) {
         struct imp_layer *l = &b->items[i];
-        if (strcmp(l->type, "residual") == 0) {
-            int body = *rank, shortcut = *rank;
+        if (imp_is_block(l)) {
+            int body = *rank, second = *rank;
             ember_status st = settle(im, &l->body, &body);
             if (st == EMBER_OK)
-                st = settle(im, &l->shortcut, &shortcut);
+                st = settle(im, &l->second, &second);
             if (st != EMBER_OK)
                 return st;
-            if (body != shortcut)
-                return imp_fail_node(im, l->node, "adds an image to a vector");
-            *rank = body;
+            if (strcmp(l->type, "gate") != 0 && body != second)
+                return imp_fail_node(im, l->node, "joins an image and a vector");
+            if (strcmp(l->type, "gate") != 0)
+                *rank = body;
         } else if (strcmp(l->type, "batch_norm") == 0) {
             snprintf(l->type, sizeof l->type, "%s", *rank == 3 ? "batch_norm2d" : "batch_norm1d");
-        } else if (strcmp(l->type, "flatten") == 0 &&
-                   *rank == 1) { /* Flatten after GlobalAveragePool: nothing */
-            for (int k = 0; k < 4; k++)
-                free(l->owned[k]);
-            memmove(l, l + 1, (size_t)(b->count - i - 1) * sizeof *l);
-            b->count--;
-            i--;
-        } else if (strcmp(l->type, "flatten") == 0 || strcmp(l->type, "global_avg_pool2d") == 0 ||
-                   strcmp(l->type, "linear") == 0) {
+        } else if (strcmp(l->type, "flatten") == 0 && i > 0 && keeps_dims(&b->items[i - 1])) {
+            b->items[i - 1].options[0] = '\0';
+            layer_remove(b, i--);
+            *rank = 1;
+        } else if (strcmp(l->type, "flatten") == 0 && *rank == 1) { /* nothing to flatten */
+            layer_remove(b, i--);
+        } else if (strcmp(l->type, "flatten") == 0 || strcmp(l->type, "linear") == 0 ||
+                   (strcmp(l->type, "global_avg_pool2d") == 0 && !keeps_dims(l))) {
             *rank = 1;
         }
     }
@@ -596,7 +297,7 @@ static ember_status load_weights(struct importer *im, struct model_block *mb, co
         if (!l->type) {
             st = load_weights(im, &l->body, &il->body);
             if (st == EMBER_OK)
-                st = load_weights(im, &l->shortcut, &il->shortcut);
+                st = load_weights(im, &l->second, &il->second);
         }
         for (int k = 0; st == EMBER_OK && k < il->value_count; k++) {
             if (!l->t[k] || ember_tensor_numel(l->t[k]) != il->counts[k])
@@ -658,7 +359,8 @@ static bool operator_known(const char *op)
                                         "Unsqueeze",   "Concat",      "Cast",
                                         "Slice",       "Dropout",     "Identity",
                                         "Constant",    "Pad",         "Clip",
-                                        "HardSigmoid", "HardSwish",   "Mish"};
+                                        "HardSigmoid", "HardSwish",   "Mish",
+                                        "Split",       "Transpose"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(op, known[i]) == 0)
             return true;
@@ -681,7 +383,6 @@ static const char *pytorch_name(const char *op)
         {"Upsample", "nn.Upsample"},
         {"Softmax", "nn.Softmax"},
         {"LogSoftmax", "nn.LogSoftmax"},
-        {"Transpose", "permute or transpose"},
         {"LayerNormalization", "nn.LayerNorm"},
         {"InstanceNormalization", "nn.InstanceNorm2d"},
         {"LSTM", "nn.LSTM"},
@@ -689,7 +390,6 @@ static const char *pytorch_name(const char *op)
         {"Elu", "nn.ELU"},
         {"Selu", "nn.SELU"},
         {"PRelu", "nn.PReLU"},
-        {"Split", "torch.split or chunk"},
         {"Einsum", "torch.einsum"},
         {"Where", "torch.where or masked_fill"},
         {"Expand", "expand"},
@@ -733,12 +433,13 @@ static ember_status unknown_operators(struct importer *im)
     const char *torch = pytorch_name(first->op_type);
     if (count == 1 && first->domain[0] && strcmp(first->domain, "ai.onnx") != 0)
         return imp_fail_node(im, first, "an operator of domain %.40s; ember supports %s", first->domain,
-                             supported);
+                             imp_supported);
     if (count == 1)
         return imp_fail_node(im, first, "ember has no such layer%s%s%s; it supports %s",
-                             torch ? " (PyTorch's " : "", torch ? torch : "", torch ? ")" : "", supported);
+                             torch ? " (PyTorch's " : "", torch ? torch : "", torch ? ")" : "",
+                             imp_supported);
     return imp_fail_node(im, NULL, "%d nodes have operators ember has no layer for: %s%s; ember supports %s",
-                         count, list, count > LISTED ? "; ..." : "", supported);
+                         count, list, count > LISTED ? "; ..." : "", imp_supported);
 }
 
 /* ember's export of a model trained on a CSV table begins with the
@@ -793,7 +494,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     /* every operator ember reads computes from an input: the walk may take inputs[0] of any node */
     for (int i = 0; i < im.g->node_count && st == EMBER_OK; i++)
         if (im.g->nodes[i].input_count < 1 && strcmp(im.g->nodes[i].op_type, "Constant") != 0)
-            st = imp_fail_node(&im, &im.g->nodes[i], "it has no input; ember supports %s", supported);
+            st = imp_fail_node(&im, &im.g->nodes[i], "it has no input; ember supports %s", imp_supported);
     if (st == EMBER_OK)
         st = unknown_operators(&im);
     if (st == EMBER_OK)
@@ -807,25 +508,37 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         st = imp_fail_node(&im, NULL, "the graph has %d outputs; ember's models give one, the logits",
                            om->graph.output_count);
     if (st == EMBER_OK)
-        st = walk(&im, om->graph.outputs[0].name, im.input, &root);
+        st = imp_walk(&im, om->graph.outputs[0].name, im.input, &root);
     for (int i = 0; st == EMBER_OK && i < om->graph.node_count; i++)
         if (!im.used[i] &&
             strcmp(om->graph.nodes[i].op_type, "Constant") != 0) /* an unused constant does nothing */
             st = imp_fail_node(&im, &om->graph.nodes[i],
                                "it is not on the way from the input to the output (ember's "
-                               "networks are chains of layers and residual blocks)");
+                               "networks are chains of layers and blocks: residual, concat, gate)");
     int rank = ndim;
     if (st == EMBER_OK)
         st = settle(&im, &root, &rank);
-    const struct imp_layer *last = root.count ? &root.items[root.count - 1] : NULL;
-    if (st == EMBER_OK && (!last || strcmp(last->type, "linear") != 0))
-        st = imp_fail_node(&im, last ? last->node : NULL,
-                           "the model must end with a linear layer giving the class "
-                           "scores (logits); ember adds the softmax itself");
+    /* the head: the last layer, a linear one, or SqueezeNet's 1x1 convolution
+     * before a ReLU and the global pool; it gives as many outputs as the
+     * data has classes, so another data set can take it */
+    int at = root.count - 1;
+    while (at > 0 &&
+           (strcmp(root.items[at].type, "relu") == 0 || strcmp(root.items[at].type, "flatten") == 0 ||
+            (strcmp(root.items[at].type, "global_avg_pool2d") == 0 && !keeps_dims(&root.items[at]))))
+        at--;
+    struct imp_layer *head = at >= 0 ? &root.items[at] : NULL;
+    bool conv_head = head && at < root.count - 1 && strcmp(head->type, "conv2d") == 0 &&
+                     strcmp(root.items[root.count - 1].type, "global_avg_pool2d") == 0;
+    if (st == EMBER_OK && !conv_head) {
+        head = root.count ? &root.items[root.count - 1] : NULL;
+        if (!head || strcmp(head->type, "linear") != 0)
+            st = imp_fail_node(&im, head ? head->node : NULL,
+                               "the model must end with a linear layer giving the class scores (logits), "
+                               "or a convolution and a global pool (SqueezeNet's); ember adds the softmax "
+                               "itself");
+    }
     int classes = 0;
-    if (st ==
-        EMBER_OK) { /* the head gives as many outputs as the data has classes: another data set can take it */
-        struct imp_layer *head = &root.items[root.count - 1];
+    if (st == EMBER_OK) {
         char rest[sizeof head->options];
         classes = atoi(head->options);
         snprintf(rest, sizeof rest, "%s", head->options + strcspn(head->options, " "));
@@ -839,7 +552,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
         onnx_text_add(&t, "# imported from %s (%s, opset %lld) by ember\n", what,
                       om->producer[0] ? om->producer : "ONNX", (long long)om->opset);
         onnx_text_add(&t, "input %s\n", model_shape_str(ndim, shape, input, sizeof input));
-        onnx_emit(&t, &root, "", false, 0, &ns);
+        onnx_emit(&t, &root, "", NULL, 0, &ns);
         if (t.failed)
             st = ember_set_error(ctx, EMBER_ERR_NOMEM, "%s: the model file would be over 1 MiB", what);
     }

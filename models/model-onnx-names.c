@@ -3,7 +3,7 @@
  * models/model-onnx-names.c — the ONNX import's layers named and written
  * out as a model file (model-onnx-import-impl.h): PyTorch's module names
  * recovered from the weights' names or the nodes' scopes, made unique, and
- * each residual block named after the prefix its layers share, so that
+ * each block (residual, concat, gate) named after the prefix its layers share, so that
  * the generated file's parameters carry the names PyTorch's state_dict
  * has.
  */
@@ -143,7 +143,7 @@ bool onnx_unique_names(struct imp_block *b, struct onnx_names *ns)
 {
     for (int i = 0; i < b->count; i++) {
         struct imp_layer *l = &b->items[i];
-        if (!onnx_unique_names(&l->body, ns) || !onnx_unique_names(&l->shortcut, ns))
+        if (!onnx_unique_names(&l->body, ns) || !onnx_unique_names(&l->second, ns))
             return false;
         if (!l->name[0])
             continue;
@@ -171,8 +171,8 @@ static void common_prefix(const struct imp_block *b, char *prefix, bool *first)
     for (int i = 0; i < b->count; i++) {
         const struct imp_layer *l = &b->items[i];
         common_prefix(&l->body, prefix, first);
-        common_prefix(&l->shortcut, prefix, first);
-        if (!l->name[0] || strcmp(l->type, "residual") == 0)
+        common_prefix(&l->second, prefix, first);
+        if (!l->name[0] || imp_is_block(l))
             continue;
         const char *dot = strrchr(l->name, '.');
         size_t len = dot ? (size_t)(dot - l->name) : 0;
@@ -223,31 +223,41 @@ void onnx_text_add(struct onnx_text *t, const char *fmt, ...)
 }
 
 /* The block's layers as model-file lines. `prefix` is the block's full
- * name (its layers' names are written relative to it); an unnamed layer,
- * which ember names by its index, gets a name of its own where that index
- * name is taken. */
-void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, bool shortcut, int indent,
+ * name (its layers' names are written relative to it); `second` the word
+ * of the list being written when it is a block's second ("shortcut",
+ * "branch"), which ember puts before an unnamed layer's index; an unnamed
+ * layer, which ember names by its index, gets a name of its own where that
+ * index name is taken. */
+void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, const char *second, int indent,
                struct onnx_names *ns)
 {
     size_t plen = strlen(prefix);
     for (int i = 0; i < b->count; i++) {
         struct imp_layer *l = &b->items[i];
         char rel[MODEL_NAME_MAX] = "", child[MODEL_NAME_MAX] = "";
-        if (strcmp(l->type, "residual") == 0) {
+        if (imp_is_block(l)) { /* named after the prefix its layers share */
             bool first = true;
             common_prefix(&l->body, child, &first);
-            common_prefix(&l->shortcut, child, &first);
+            common_prefix(&l->second, child, &first);
+            /* the join's own scope where it holds them all: ShuffleNet's "stage2.1"
+             * for layers stage2.1.branch2.0, ..., not "stage2.1.branch2" */
+            struct imp_layer scope = {.node = l->node};
+            onnx_name_layer(&scope, NULL);
+            size_t slen = strlen(scope.name);
+            if (slen && strncmp(child, scope.name, slen) == 0 && child[slen] == '.')
+                child[slen] = '\0';
             bool deeper = child[0] && strlen(child) > plen &&
                           (!plen || (strncmp(child, prefix, plen) == 0 && child[plen] == '.'));
             if (deeper && !names_has(ns, child) && names_add(ns, child))
                 snprintf(rel, sizeof rel, "%s", child + (plen ? plen + 1 : 0));
             else
                 snprintf(rel, sizeof rel, "self"), child[0] = '\0';
-            onnx_text_add(t, "%*s%s: residual\n", indent, "", rel);
-            onnx_emit(t, &l->body, child, false, indent + 4, ns);
-            if (l->shortcut.count) {
-                onnx_text_add(t, "%*sshortcut\n", indent, "");
-                onnx_emit(t, &l->shortcut, child, true, indent + 4, ns);
+            const char *word = strcmp(l->type, "residual") == 0 ? "shortcut" : "branch";
+            onnx_text_add(t, "%*s%s: %s\n", indent, "", rel, l->type);
+            onnx_emit(t, &l->body, child, NULL, indent + 4, ns);
+            if (l->second.count || strcmp(l->type, "concat") == 0) {
+                onnx_text_add(t, "%*s%s\n", indent, "", word);
+                onnx_emit(t, &l->second, child, word, indent + 4, ns);
             }
             onnx_text_add(t, "%*send\n", indent, "");
             continue;
@@ -256,7 +266,8 @@ void onnx_emit(struct onnx_text *t, struct imp_block *b, const char *prefix, boo
             snprintf(rel, sizeof rel, "%s", l->name + (plen ? plen + 1 : 0));
         } else { /* ember names it by its index; by another name where a layer has that one */
             char full[2 * MODEL_NAME_MAX];
-            snprintf(full, sizeof full, "%s%s%s%d", prefix, plen ? "." : "", shortcut ? "shortcut." : "", i);
+            snprintf(full, sizeof full, "%s%s%s%s%d", prefix, plen ? "." : "", second ? second : "",
+                     second ? "." : "", i);
             /* from where the last such search ended: n of them cost n tries in all */
             int k = i > ns->next_index_name ? i : ns->next_index_name;
             for (; names_has(ns, full); k++) {

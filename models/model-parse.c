@@ -5,8 +5,8 @@
  * The format is line-based (docs/models.md): blank lines and text after
  * "#" are ignored; a line is `input SHAPE`, a layer
  * `[name:] type [value] [key=value ...]`, or one of the words that shape a
- * residual block (`residual` opens it, `shortcut` starts its projection,
- * `end` closes it). Every mistake is reported as "file:line:column: what is
+ * block (`residual`, `concat` or `gate` opens it, `shortcut` or `branch`
+ * starts its second list, `end` closes it). Every mistake is reported as "file:line:column: what is
  * wrong", pointing at the token to fix, and the parse stops at the first.
  * Shapes are not known here; model-build.c checks them.
  */
@@ -35,9 +35,9 @@ struct parser {
     const char *source;
     int line;
     struct model_file *file;
-    /* the blocks open at this point: the root, then each residual's list */
+    /* the lists open at this point: the root, then each block's */
     struct model_block *open[MODEL_MAX_DEPTH + 1];
-    struct model_layer *open_layer[MODEL_MAX_DEPTH + 1]; /* the residual owning open[i], i > 0 */
+    struct model_layer *open_layer[MODEL_MAX_DEPTH + 1]; /* the block owning open[i], i > 0 */
     int depth;
     int layers; /* in all, against MODEL_MAX_LAYERS */
 };
@@ -251,17 +251,22 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
                     tok[0].text);
 
     struct model_block *block = ps->open[ps->depth];
-    if (strcmp(tok[0].text, "residual") == 0) {
+    for (int join = JOIN_RESIDUAL; join <= JOIN_GATE; join++) {
+        const char *word = model_join_name((enum model_join)join),
+                   *second = model_join_second((enum model_join)join);
+        if (strcmp(tok[0].text, word) != 0)
+            continue;
         if (count > 1)
             return fail(ps, tok[1].column,
-                        "residual takes no options: its layers follow on the next lines, "
-                        "then optionally \"shortcut\" and its layers, then \"end\"");
+                        "%s takes no options: its layers follow on the next lines%s%s%s, then \"end\"", word,
+                        second ? ", then \"" : "", second ? second : "", second ? "\" and its layers" : "");
         if (ps->depth == MODEL_MAX_DEPTH)
-            return fail(ps, tok[0].column, "residual blocks nest at most %d deep", MODEL_MAX_DEPTH);
+            return fail(ps, tok[0].column, "blocks nest at most %d deep", MODEL_MAX_DEPTH);
         struct model_layer *layer = block_append(ps, block, tok[0].column);
         if (!layer)
             return ember_last_status(ps->ctx);
         snprintf(layer->name, sizeof layer->name, "%s", name);
+        layer->join = (enum model_join)join;
         layer->line = ps->line;
         layer->column = tok[0].column;
         ps->depth++;
@@ -280,8 +285,9 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", names[i]);
         }
         ember_suggest(tok[0].text, names, n, hint, sizeof hint);
-        return fail(ps, tok[0].column, "unknown layer \"%s\"%s; the layers are %sresidual", tok[0].text, hint,
-                    list);
+        return fail(ps, tok[0].column,
+                    "unknown layer \"%s\"%s; the layers are %sand the blocks residual, concat and gate",
+                    tok[0].text, hint, list);
     }
     struct model_layer *layer = block_append(ps, block, tok[0].column);
     if (!layer)
@@ -291,6 +297,48 @@ static ember_status parse_layer(struct parser *ps, struct token *tok, int count)
     layer->line = ps->line;
     layer->column = tok[0].column;
     return parse_options(ps, layer, tok + 1, count - 1);
+}
+
+/* "shortcut", "branch" or "end": the open block's second list, or its end */
+static ember_status parse_block_word(struct parser *ps, const struct token *tok, int count)
+{
+    const char *word = tok[0].text;
+    if (count > 1)
+        return fail(ps, tok[1].column, "%s stands alone on its line", word);
+    if (ps->depth == 0)
+        return fail(ps, tok[0].column, "%s outside a block", word);
+    struct model_layer *block = ps->open_layer[ps->depth];
+    const char *kind = model_join_name(block->join), *second = model_join_second(block->join);
+    bool in_second = ps->open[ps->depth] == &block->second;
+    if (strcmp(word, "end") == 0) {
+        if (block->join != JOIN_CONCAT && block->body.count == 0)
+            return fail(ps, tok[0].column, "the %s block of line %d has no layers", kind, block->line);
+        if (block->join == JOIN_RESIDUAL && in_second && block->second.count == 0)
+            return fail(ps, tok[0].column,
+                        "the shortcut of line %d has no layers; leave \"shortcut\" out for "
+                        "the identity",
+                        block->second_line);
+        if (block->join == JOIN_CONCAT && !in_second)
+            return fail(ps, tok[0].column,
+                        "the concat block of line %d has one branch; write \"branch\" before the second "
+                        "one's layers (none: the block's input itself)",
+                        block->line);
+        ps->depth--;
+        return EMBER_OK;
+    }
+    if (!second || strcmp(word, second) != 0)
+        return fail(ps, tok[0].column, "%s in a %s block (line %d)%s%s%s", word, kind, block->line,
+                    second ? ", whose second list opens with \"" : ", which has one list of layers",
+                    second ? second : "", second ? "\"" : "");
+    if (in_second)
+        return fail(ps, tok[0].column, "the %s block of line %d already has its %s (line %d)", kind,
+                    block->line, second, block->second_line);
+    if (block->join == JOIN_RESIDUAL && block->body.count == 0)
+        return fail(ps, tok[0].column, "the residual block of line %d has no layers before its shortcut",
+                    block->line);
+    block->second_line = ps->line;
+    ps->open[ps->depth] = &block->second;
+    return EMBER_OK;
 }
 
 static ember_status parse_line(struct parser *ps, char *line)
@@ -343,34 +391,8 @@ static ember_status parse_line(struct parser *ps, char *line)
         f->input_column = tok[1].column;
         return EMBER_OK;
     }
-    if (strcmp(word, "shortcut") == 0 || strcmp(word, "end") == 0) {
-        if (count > 1)
-            return fail(ps, tok[1].column, "%s stands alone on its line", word);
-        if (ps->depth == 0)
-            return fail(ps, tok[0].column, "%s outside a residual block", word);
-        struct model_layer *block = ps->open_layer[ps->depth];
-        bool in_shortcut = ps->open[ps->depth] == &block->shortcut;
-        if (word[0] == 'e') {
-            if (block->body.count == 0)
-                return fail(ps, tok[0].column, "the residual block of line %d has no layers", block->line);
-            if (in_shortcut && block->shortcut.count == 0)
-                return fail(ps, tok[0].column,
-                            "the shortcut of line %d has no layers; leave \"shortcut\" out for "
-                            "the identity",
-                            block->shortcut_line);
-            ps->depth--;
-            return EMBER_OK;
-        }
-        if (in_shortcut)
-            return fail(ps, tok[0].column, "the residual block of line %d already has a shortcut (line %d)",
-                        block->line, block->shortcut_line);
-        if (block->body.count == 0)
-            return fail(ps, tok[0].column, "the residual block of line %d has no layers before its shortcut",
-                        block->line);
-        block->shortcut_line = ps->line;
-        ps->open[ps->depth] = &block->shortcut;
-        return EMBER_OK;
-    }
+    if (strcmp(word, "shortcut") == 0 || strcmp(word, "branch") == 0 || strcmp(word, "end") == 0)
+        return parse_block_word(ps, tok, count);
     return parse_layer(ps, tok, count);
 }
 
@@ -378,7 +400,7 @@ void model_block_free(struct model_block *block)
 {
     for (int i = 0; i < block->count; i++) {
         model_block_free(&block->layers[i].body);
-        model_block_free(&block->layers[i].shortcut);
+        model_block_free(&block->layers[i].second);
     }
     free(block->layers);
     *block = (struct model_block){0};
@@ -415,7 +437,8 @@ ember_status model_file_parse(ember_ctx *ctx, const char *source, const char *te
     }
     if (st == EMBER_OK && ps.depth > 0) {
         ps.line = ps.open_layer[ps.depth]->line;
-        st = fail(&ps, ps.open_layer[ps.depth]->column, "this residual block has no \"end\"");
+        st = fail(&ps, ps.open_layer[ps.depth]->column, "this %s block has no \"end\"",
+                  model_join_name(ps.open_layer[ps.depth]->join));
     }
     if (st == EMBER_OK && file->root.count == 0) {
         ps.line = 1;
@@ -425,4 +448,16 @@ ember_status model_file_parse(ember_ctx *ctx, const char *source, const char *te
     if (st != EMBER_OK)
         model_file_free(file);
     return st;
+}
+
+const char *model_join_name(enum model_join join)
+{
+    static const char *const names[] = {"residual", "concat", "gate"};
+    return names[join];
+}
+
+const char *model_join_second(enum model_join join)
+{
+    static const char *const words[] = {"shortcut", "branch", NULL};
+    return words[join];
 }

@@ -81,13 +81,15 @@ static void describe_block(const struct model_block *block, char *out, size_t le
             return;
         if (at && out[at - 1] != '[' && out[at - 1] != ' ')
             out[at++] = ' ', out[at] = '\0';
-        if (!l->type) {
-            snprintf(out + at, len - at, "Residual[");
+        if (!l->type) { /* Residual[body + shortcut], Concat[body | branch], Gate[body] */
+            static const char *const opens[] = {"Residual[", "Concat[", "Gate["}, *const joins[] = {
+                                                                                      " + ", " | ", ""};
+            snprintf(out + at, len - at, "%s", opens[l->join]);
             describe_block(&l->body, out, len);
-            if (l->shortcut.count) {
+            if (l->second.count || l->join == JOIN_CONCAT) {
                 at = strlen(out);
-                snprintf(out + at, len - at, " + ");
-                describe_block(&l->shortcut, out, len);
+                snprintf(out + at, len - at, "%s", joins[l->join]);
+                describe_block(&l->second, out, len);
             }
             at = strlen(out);
             snprintf(out + at, len - at, "]");
@@ -185,7 +187,7 @@ ember_model *model_parse_as(ember_ctx *ctx, const char *name, const char *source
             blocks += !m->file.root.layers[i].type;
         char in_blocks[48] = "";
         if (blocks)
-            snprintf(in_blocks, sizeof in_blocks, ", %d of them residual blocks", blocks);
+            snprintf(in_blocks, sizeof in_blocks, ", %d of them blocks", blocks);
         snprintf(layers, sizeof layers, "%d layers%s (ember_model_layer_info lists them)", rows, in_blocks);
     }
     snprintf(m->describe, sizeof m->describe, "%s: %s; %" PRId64 " parameters", m->name, layers,
@@ -342,7 +344,7 @@ static ember_status sync_counts(struct model_block *block, bool to_host)
         if (!l->type) {
             st = sync_counts(&l->body, to_host);
             if (st == EMBER_OK)
-                st = sync_counts(&l->shortcut, to_host);
+                st = sync_counts(&l->second, to_host);
         } else if (is_batch_norm(l)) {
             float count = (float)l->batches_tracked;
             if (to_host) {
@@ -412,6 +414,26 @@ static bool layer_then_batch_norm(const struct model_block *block, int i)
            (strcmp(l[0].type->name, "linear") == 0 && strcmp(l[1].type->name, "batch_norm1d") == 0);
 }
 
+static ember_tensor *run_block(struct ember_model *m, struct model_block *block, ember_tensor *x, bool fold);
+
+/* a block: its lists from x, joined (models-impl.h, enum model_join) */
+static ember_tensor *run_join(struct ember_model *m, struct model_layer *l, ember_tensor *x, bool fold)
+{
+    ember_tensor *body = l->body.count ? run_block(m, &l->body, x, fold) : x;
+    ember_tensor *second = l->second.count ? run_block(m, &l->second, x, fold) : x;
+    if (!body || !second)
+        return NULL;
+    if (l->join == JOIN_CONCAT)
+        return ember_concat((ember_tensor *[]){body, second}, 2, 1);
+    if (l->join == JOIN_GATE) { /* (N, C) or (N, C, 1, 1) spread over x (N, C, H, W) */
+        int64_t per_channel[4] = {ember_tensor_dim(x, 0), ember_tensor_dim(x, 1), 1, 1};
+        if (ember_tensor_ndim(body) == 2 && ember_tensor_ndim(x) == 4)
+            body = ember_reshape(body, 4, per_channel);
+        return body ? ember_mul(x, body) : NULL;
+    }
+    return ember_add(body, second); /* (N, body's shape) */
+}
+
 /* `fold`: in evaluation, where a batch norm's statistics are the running
  * ones, constants, it is folded into the convolution or linear layer
  * before it (ember_batch_norm_fold: the same outputs, and gradients where
@@ -423,9 +445,7 @@ static ember_tensor *run_block(struct ember_model *m, struct model_block *block,
     for (int i = 0; x && i < block->count; i++) {
         struct model_layer *l = &block->layers[i];
         if (!l->type) {
-            ember_tensor *body = run_block(m, &l->body, x, fold);
-            ember_tensor *skip = l->shortcut.count ? run_block(m, &l->shortcut, x, fold) : x;
-            x = body && skip ? ember_add(body, skip) : NULL; /* (N, body's shape) */
+            x = run_join(m, l, x, fold);
         } else if (fold && layer_then_batch_norm(block, i)) {
             /* the relu after them too, unless a max-pool follows it: then
              * the two run pool first (relu_then_max_pool) */
@@ -538,7 +558,7 @@ static void find_row(struct row_walk *w, const struct model_block *block, int de
         }
         if (!l->type) {
             find_row(w, &l->body, depth + 1);
-            find_row(w, &l->shortcut, depth + 1);
+            find_row(w, &l->second, depth + 1);
         }
         if (l->params)
             w->grad_flows = true;
@@ -551,7 +571,7 @@ static int count_rows(const struct model_block *block)
     for (int i = 0; i < block->count; i++)
         n += 1 + (block->layers[i].type
                       ? 0
-                      : count_rows(&block->layers[i].body) + count_rows(&block->layers[i].shortcut));
+                      : count_rows(&block->layers[i].body) + count_rows(&block->layers[i].second));
     return n;
 }
 
@@ -560,7 +580,7 @@ static int64_t block_params(const struct model_block *block)
     int64_t n = 0;
     for (int i = 0; i < block->count; i++)
         n += block->layers[i].params + block_params(&block->layers[i].body) +
-             block_params(&block->layers[i].shortcut);
+             block_params(&block->layers[i].second);
     return n;
 }
 
@@ -581,16 +601,22 @@ ember_status ember_model_layer_info(const ember_model *m, int index, ember_layer
     const struct model_layer *l = w.found;
     memset(info, 0, sizeof *info);
     info->name = l->full_name;
-    info->type = l->type ? l->type->name : "residual";
+    info->type = l->type ? l->type->name : model_join_name(l->join);
     info->depth = w.depth;
     info->line = l->line;
     info->out_ndim = l->out_ndim;
     memcpy(info->out_shape, l->out_shape, sizeof info->out_shape);
     if (!l->type) {
-        snprintf(info->describe, sizeof info->describe, "%s",
-                 l->shortcut.count ? "body + shortcut" : "body + input");
-        info->params = block_params(&l->body) + block_params(&l->shortcut);
-        double numel = 1.0; /* the addition, one per element; its gradient passes through */
+        static const char *const joins[][2] = {{"body + input", "body + shortcut"},
+                                               {"cat(body, input)", "cat(body, branch)"},
+                                               {"input * body", "input * body"}};
+        snprintf(info->describe, sizeof info->describe, "%s", joins[l->join][l->second.count > 0]);
+        if (l->join == JOIN_CONCAT && !l->body.count)
+            snprintf(info->describe, sizeof info->describe, "%s",
+                     l->second.count ? "cat(input, branch)" : "cat(input, input)");
+        info->params = block_params(&l->body) + block_params(&l->second);
+        double numel =
+            1.0; /* the join, one operation an element (a concat: a copy); its gradient passes through */
         for (int d = 0; d < l->out_ndim; d++)
             numel *= (double)l->out_shape[d];
         info->forward_flops = numel;

@@ -13,7 +13,8 @@
  *     fc: linear classes
  *
  * model-parse.c turns the text into a tree of `struct model_layer` (a
- * residual block holds two lists: its body and its shortcut), knowing every
+ * block, residual, concat or gate, holds two lists: its body and a second
+ * one, the shortcut or the other branch), knowing every
  * layer type and option from the table in model-layers.c, and reports each
  * mistake at its line and column. model-build.c walks the tree for one input
  * shape: it works out every layer's output shape (a layer that does not fit
@@ -35,7 +36,7 @@
 
 #define MODEL_MAX_OPTIONS 6
 #define MODEL_NAME_MAX    128
-#define MODEL_MAX_DEPTH   8 /* residual blocks inside residual blocks */
+#define MODEL_MAX_DEPTH   8 /* blocks inside blocks */
 
 enum model_value_kind { VALUE_INT, VALUE_FLOAT, VALUE_BOOL };
 
@@ -117,7 +118,7 @@ extern const struct model_layer_type model_layer_types[];
 extern const int model_layer_type_count;
 const struct model_layer_type *model_layer_type_find(const char *name);
 
-/* A list of layers: a model's, a residual block's body or its shortcut. */
+/* A list of layers: a model's, or a block's body or second list. */
 struct model_block {
     struct model_layer *layers;
     int count, cap;
@@ -125,15 +126,28 @@ struct model_block {
 
 #define MODEL_MAX_TENSORS 5
 
+/* How a block joins what its lists give (type NULL: a block):
+ *   residual  body(x) + second(x), second its shortcut (empty: x itself)
+ *   concat    cat(body(x), second(x)) along the channels (or features),
+ *             second the branch after `branch`; an empty list gives x
+ *   gate      x * body(x), body giving (C, 1, 1) or (C) for x (C, H, W)
+ *             broadcast over H and W (squeeze-and-excitation), or x's shape */
+enum model_join { JOIN_RESIDUAL, JOIN_CONCAT, JOIN_GATE };
+/* its word in files ("residual", "concat", "gate"), and the word that opens
+ * its second list ("shortcut", "branch"; NULL: a gate has none) */
+const char *model_join_name(enum model_join join);
+const char *model_join_second(enum model_join join);
+
 struct model_layer {
-    const struct model_layer_type *type; /* NULL: a residual block */
+    const struct model_layer_type *type; /* NULL: a block of layers */
     char name[MODEL_NAME_MAX];           /* as written, or "" */
     int line, column;                    /* where the type is written */
     double value[MODEL_MAX_OPTIONS];     /* each option of type->options */
     int value_column[MODEL_MAX_OPTIONS]; /* where it was given; 0: the default */
-    /* a residual block: output = body(x) + shortcut(x), the shortcut x itself when empty */
-    struct model_block body, shortcut;
-    int shortcut_line;
+    /* a block: its join, its lists, the line of the word opening the second */
+    enum model_join join;
+    struct model_block body, second;
+    int second_line;
 
     /* filled when the model is built for an input shape */
     char full_name[MODEL_NAME_MAX]; /* "layer1.0.conv1": its parameters' prefix */
