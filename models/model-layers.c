@@ -487,6 +487,29 @@ static void global_pool_describe(const struct model_layer *l, char *out, size_t 
     snprintf(out, len, "%s", l->value[0] != 0.0 ? "AdaptiveAvgPool2d(1)" : "AdaptiveAvgPool2d(1), Flatten()");
 }
 
+/* ------------------------------------------------- softmax, log_softmax */
+
+/* over the channels of images, the features of vectors, the last axis of a sequence */
+static int softmax_axis(const struct model_layer *l) { return l->in_ndim == 2 ? -1 : 1; }
+
+static ember_tensor *softmax_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_softmax(x, softmax_axis(l));
+}
+
+static ember_tensor *log_softmax_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_log_softmax(x, softmax_axis(l));
+}
+
+static double softmax_flops(const struct model_layer *l) { return 5.0 * (double)out_numel(l); }
+
+static void softmax_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "%s(dim=%d)", l->type->forward == softmax_forward ? "Softmax" : "LogSoftmax",
+             softmax_axis(l));
+}
+
 /* ------------------------------------------------- chunk, channel_shuffle */
 
 enum { CHUNK_CHUNKS, CHUNK_INDEX };
@@ -656,6 +679,10 @@ const struct model_layer_type model_layer_types[] = {
     {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C), or (C, 1, 1) with keepdim=true",
      NULL, {BOOL_OPTION("keepdim", 0, "keep H and W, as 1 and 1")}, global_pool_infer,
      NULL, global_pool_forward, global_pool_flops, global_pool_describe},
+    {"softmax", "e^x / sum e^x over the channels (or features; a sequence's last axis)", NULL, {{NULL}},
+     same_infer, NULL, softmax_forward, softmax_flops, softmax_describe},
+    {"log_softmax", "x - ln sum e^x over the channels (or features; a sequence's last axis)", NULL, {{NULL}},
+     same_infer, NULL, log_softmax_forward, softmax_flops, softmax_describe},
     {"chunk", "one of equal parts of the channels (or features): chunk CHUNKS [index=0]", "chunks",
      {INT_OPTION("chunks", true, 0, 1, 1 << 20, NULL, 0, "how many equal parts"),
       INT_OPTION("index", false, 0, 0, 1 << 20, NULL, 0, "which part, from 0")},

@@ -21,6 +21,7 @@
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides, pads, ceil_mode,
  *                      count_include_pad)
  *   global_avg_pool2d  GlobalAveragePool, Flatten (not with keepdim)
+ *   softmax, log_softmax  Softmax, LogSoftmax (axis 1: channels or features; -1 on a sequence)
  *   chunk              Split into the equal parts (opset 13: their sizes an input),
  *                      the layer's part one of its outputs
  *   channel_shuffle    Reshape (N, groups, C / groups, H, W), Transpose (0, 2, 1, 3, 4),
@@ -410,6 +411,9 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
             n = add_node(ex, "Flatten", base, &pooled, 1);
             attr_int(ex, n, "axis", 1);
         }
+    } else if (strcmp(type, "softmax") == 0 || strcmp(type, "log_softmax") == 0) { /* opset 13: one axis */
+        n = add_node(ex, type[0] == 's' ? "Softmax" : "LogSoftmax", base, &x, 1);
+        attr_int(ex, n, "axis", l->in_ndim == 2 ? -1 : 1);
     } else if (strcmp(type, "chunk") == 0) { /* Split into equal parts, this layer's the one it takes */
         int chunks = (int)model_layer_option(l, "chunks"), index = (int)model_layer_option(l, "index");
         int64_t sizes[64];

@@ -106,6 +106,7 @@ struct importer {
      * takes to have `probe_channels` channels (NULL: none known) */
     const char *probe;
     int64_t probe_channels;
+    int64_t opset;     /* the default domain's, which some operators' defaults follow */
     const char *input; /* the graph's one data input */
     int64_t batch;     /* its first dimension when fixed, else -1 */
     int depth;

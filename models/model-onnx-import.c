@@ -42,6 +42,8 @@
  *   channels                     bounds computed from Shape are folded with a probe)
  *   Reshape, Transpose (0, 2,    channel_shuffle (torchvision's channel_shuffle)
  *   1, 3, 4), Reshape
+ *   Softmax, LogSoftmax          softmax, log_softmax (over the features, or the
+ *                                channels at opset 13 on)
  *   (this file makes the blocks; model-onnx-layers.c reads the layers)
  *
  * Every node must be on that walk exactly once; anything else (an operator
@@ -268,6 +270,14 @@ static ember_status settle(struct importer *im, struct imp_block *b, int *rank)
                 return imp_fail_node(im, l->node, "joins an image and a vector");
             if (strcmp(l->type, "gate") != 0)
                 *rank = body;
+        } else if (strstr(l->type, "softmax")) { /* over the features, or (opset 13 on) the channels */
+            int64_t axis = imp_attr_int(l->node, "axis", im->opset >= 13 ? -1 : 1);
+            bool features = *rank == 1 && (axis == 1 || axis == -1);
+            if (!features && !(*rank == 3 && axis == 1 && im->opset >= 13))
+                return imp_fail_node(im, l->node,
+                                     "a softmax over axis %lld of %s; ember's is over the features, or an "
+                                     "image's channels (axis 1, opset 13 on)",
+                                     (long long)axis, *rank == 3 ? "images" : "a vector");
         } else if (strcmp(l->type, "batch_norm") == 0) {
             snprintf(l->type, sizeof l->type, "%s", *rank == 3 ? "batch_norm2d" : "batch_norm1d");
         } else if (strcmp(l->type, "flatten") == 0 && i > 0 && keeps_dims(&b->items[i - 1])) {
@@ -360,7 +370,8 @@ static bool operator_known(const char *op)
                                         "Slice",       "Dropout",     "Identity",
                                         "Constant",    "Pad",         "Clip",
                                         "HardSigmoid", "HardSwish",   "Mish",
-                                        "Split",       "Transpose"};
+                                        "Split",       "Transpose",   "Softmax",
+                                        "LogSoftmax"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(op, known[i]) == 0)
             return true;
@@ -381,8 +392,6 @@ static const char *pytorch_name(const char *op)
         {"ConvTranspose", "nn.ConvTranspose2d"},
         {"Resize", "nn.Upsample or F.interpolate"},
         {"Upsample", "nn.Upsample"},
-        {"Softmax", "nn.Softmax"},
-        {"LogSoftmax", "nn.LogSoftmax"},
         {"LayerNormalization", "nn.LayerNorm"},
         {"InstanceNormalization", "nn.InstanceNorm2d"},
         {"LSTM", "nn.LSTM"},
@@ -481,7 +490,7 @@ static const char *const own_keys[] = {
 static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_model *om, void **data,
                            size_t *size)
 {
-    struct importer im = {.ctx = ctx, .what = what, .g = &om->graph};
+    struct importer im = {.ctx = ctx, .what = what, .g = &om->graph, .opset = om->opset};
     im.fold_budget = 16 * (int64_t)om->graph.node_count + 4096;
     struct imp_block root = {0};
     struct onnx_names ns = {0};
@@ -522,15 +531,18 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
      * before a ReLU and the global pool; it gives as many outputs as the
      * data has classes, so another data set can take it */
     int at = root.count - 1;
+    while (at > 0 && strstr(root.items[at].type, "softmax")) /* the head's scores made probabilities */
+        at--;
+    int last = at;
     while (at > 0 &&
            (strcmp(root.items[at].type, "relu") == 0 || strcmp(root.items[at].type, "flatten") == 0 ||
             (strcmp(root.items[at].type, "global_avg_pool2d") == 0 && !keeps_dims(&root.items[at]))))
         at--;
     struct imp_layer *head = at >= 0 ? &root.items[at] : NULL;
-    bool conv_head = head && at < root.count - 1 && strcmp(head->type, "conv2d") == 0 &&
-                     strcmp(root.items[root.count - 1].type, "global_avg_pool2d") == 0;
+    bool conv_head = head && at < last && strcmp(head->type, "conv2d") == 0 &&
+                     strcmp(root.items[last].type, "global_avg_pool2d") == 0;
     if (st == EMBER_OK && !conv_head) {
-        head = root.count ? &root.items[root.count - 1] : NULL;
+        head = last >= 0 ? &root.items[last] : NULL;
         if (!head || strcmp(head->type, "linear") != 0)
             st = imp_fail_node(&im, head ? head->node : NULL,
                                "the model must end with a linear layer giving the class scores (logits), "

@@ -31,7 +31,8 @@ const char imp_supported[] =
     "Mish (or Softplus, Tanh, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
-    "Dropout, Identity, Constant, Pad of zeros, Add of two branches (residual blocks), Concat of channels "
+    "Softmax, LogSoftmax, Dropout, Identity, Constant, Pad of zeros, Add of two branches (residual blocks), "
+    "Concat of channels "
     "(concat blocks), Mul of two branches (gate blocks: squeeze-and-excitation), Split or Slice into equal "
     "parts of the channels (x.chunk), and ShuffleNet's channel shuffle (Reshape, Transpose, Reshape)";
 
@@ -369,7 +370,8 @@ static ember_status slice_chunk(struct importer *im, struct imp_block *block, co
 /* Split into equal parts, or Slice of the channels in a chunk's bounds
  * (PyTorch's x.chunk(k, 1), written either way): a chunk layer; *x is the
  * output of n being followed on entry */
-static ember_status chunk_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n, const char **x)
+static ember_status chunk_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                                const char **x)
 {
     if (strcmp(n->op_type, "Slice") == 0)
         return slice_chunk(im, block, n, x);
@@ -379,20 +381,22 @@ static ember_status chunk_layer(struct importer *im, struct imp_block *block, co
     if (imp_attr_int(n, "axis", 0) != 1 || at == n->output_count)
         return imp_fail_node(im, n, "a Split other than of the channels (axis 1)");
     const struct onnx_attr *attr = onnx_attr_find(n, "split");
-    const struct onnx_tensor *sizes = n->input_count > 1 && n->inputs[1][0] ? imp_constant(im, n->inputs[1]) : NULL;
+    const struct onnx_tensor *sizes =
+        n->input_count > 1 && n->inputs[1][0] ? imp_constant(im, n->inputs[1]) : NULL;
     const int64_t *s = attr ? attr->ints : sizes ? sizes->ints : NULL;
     int64_t count = attr ? attr->int_count : sizes && sizes->ints ? sizes->numel : 0;
     if ((attr || sizes) && (!s || count != n->output_count))
         return imp_fail_node(im, n, "a Split whose sizes are not constants, one for each output");
     for (int64_t i = 1; s && i < count; i++)
         if (s[i] != s[0])
-            return imp_fail_node(im, n, "a Split into parts of different sizes; ember's chunk takes equal parts");
+            return imp_fail_node(im, n,
+                                 "a Split into parts of different sizes; ember's chunk takes equal parts");
     return add_chunk(im, block, n, n->output_count, at, x);
 }
 
 /* whether a Reshape's shape is (batch, ...) with `count` values, into v under the probe on `of` */
-static bool shape_under(struct importer *im, const struct onnx_node *r, const char *of, int64_t probe, int count,
-                        int64_t *v)
+static bool shape_under(struct importer *im, const struct onnx_node *r, const char *of, int64_t probe,
+                        int count, int64_t *v)
 {
     im->probe = of;
     im->probe_channels = probe;
@@ -405,10 +409,11 @@ static bool shape_under(struct importer *im, const struct onnx_node *r, const ch
  * W) ending at Reshape n: a channel_shuffle layer; false (nothing taken)
  * when n ends no such pattern */
 static bool channel_shuffle(struct importer *im, struct imp_block *block, const struct onnx_node *n,
-                         const char **x, ember_status *st)
+                            const char **x, ember_status *st)
 {
     const struct onnx_node *t = imp_producer(im, n->inputs[0]);
-    const struct onnx_attr *perm = t && strcmp(t->op_type, "Transpose") == 0 ? onnx_attr_find(t, "perm") : NULL;
+    const struct onnx_attr *perm =
+        t && strcmp(t->op_type, "Transpose") == 0 ? onnx_attr_find(t, "perm") : NULL;
     static const int64_t swap[5] = {0, 2, 1, 3, 4};
     if (!perm || perm->int_count != 5 || memcmp(perm->ints, swap, sizeof swap) != 0)
         return false;
@@ -419,8 +424,8 @@ static bool channel_shuffle(struct importer *im, struct imp_block *block, const 
     int64_t groups = -1, v[IMP_FOLD_MAX], w[IMP_FOLD_MAX];
     for (int p = 0; p < 2; p++) {
         /* (N, g, C / g, H, W) then (N, C or -1, H, W): the channels split into g groups and back */
-        if (!shape_under(im, r, in, probes[p], 5, v) || !shape_under(im, n, in, probes[p], 4, w) || v[1] <= 0 ||
-            (groups > 0 && v[1] != groups) || (v[2] != probes[p] / v[1] && v[2] <= 0) ||
+        if (!shape_under(im, r, in, probes[p], 5, v) || !shape_under(im, n, in, probes[p], 4, w) ||
+            v[1] <= 0 || (groups > 0 && v[1] != groups) || (v[2] != probes[p] / v[1] && v[2] <= 0) ||
             (w[1] != -1 && w[1] != probes[p] && (w[1] <= 0 || w[1] != v[1] * v[2])))
             return false;
         groups = v[1];
@@ -491,8 +496,9 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
     if (strcmp(op, "Split") == 0 || strcmp(op, "Slice") == 0)
         return chunk_layer(im, block, n, x);
     if (strcmp(op, "Transpose") == 0)
-        return imp_fail_node(im, n, "a Transpose that is not part of ShuffleNet's channel shuffle "
-                                    "(Reshape, Transpose (0, 2, 1, 3, 4), Reshape)");
+        return imp_fail_node(im, n,
+                             "a Transpose that is not part of ShuffleNet's channel shuffle "
+                             "(Reshape, Transpose (0, 2, 1, 3, 4), Reshape)");
     /* MobileNet's activations, as PyTorch writes them */
     if (strcmp(op, "Clip") == 0) {
         float low, high;
@@ -537,6 +543,12 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
         *x = n->inputs[0];
         return EMBER_OK;
     }
+    if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) { /* its axis checked when settled */
+        if (!(l = imp_block_add(im, block, op[0] == 'S' ? "softmax" : "log_softmax", n)))
+            return EMBER_ERR_NOMEM;
+        *x = n->inputs[0];
+        return EMBER_OK;
+    }
     ember_status shuffled;
     if (strcmp(op, "Reshape") == 0 && channel_shuffle(im, block, n, x, &shuffled))
         return shuffled;
@@ -572,4 +584,3 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
     }
     return imp_fail_node(im, n, "ember has no such layer; it supports %s", imp_supported);
 }
-

@@ -19,8 +19,9 @@ ResNet-18 (its padded 3x3 stem max-pool), MobileNetV2 (depthwise
     at 3x64x64 on OpenCL (PoCL) where it is installed.
 The blocks in a model file: a network written here with a fire module
     (concat), a squeeze-and-excitation gate, a ShuffleNet unit (chunk,
-    concat, channel_shuffle) and a DenseNet-style concat with its input,
-    and its PyTorch twin with the same parameter names: ember's logits from
+    concat, channel_shuffle), a DenseNet-style concat with its input, a
+    softmax over the channels and a log_softmax after the head, and its
+    PyTorch twin with the same parameter names: ember's logits from
     the twin's state_dict, ONNX Runtime's on `ember export`'s file, ember's
     on that file read back, and ember's on torch.onnx.export's file of the
     twin all equal the twin's within 1e-4.
@@ -179,7 +180,8 @@ def fine_tune(ember, tmp, opencl, quick):
                   f"of the CPU's")
 
 
-# a network of every block: a fire module, a squeeze-and-excitation gate, a ShuffleNet unit, a DenseNet join
+# a network of every block: a fire module, a squeeze-and-excitation gate, a ShuffleNet unit, a DenseNet join;
+# and a softmax over channels and a log_softmax at the end
 BLOCKS_MODEL = """input 3x16x16
 conv1: conv2d 8 kernel=3 stride=2
 relu
@@ -212,8 +214,10 @@ dense: concat
 branch
     conv: conv2d 4 kernel=3 padding=1
 end
+softmax
 global_avg_pool2d
 fc: linear classes
+log_softmax
 """
 
 
@@ -243,8 +247,8 @@ class BlocksTwin(nn.Module):
         x = torch.cat([x1, F.relu(self.unit.b(x2))], 1)
         n, c, h, w = x.size()
         x = x.view(n, 3, c // 3, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
-        x = torch.cat([x, self.dense.conv(x)], 1)
-        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+        x = F.softmax(torch.cat([x, self.dense.conv(x)], 1), dim=1)
+        return F.log_softmax(self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1)), dim=1)
 
 
 def blocks(ember, tmp):
