@@ -437,6 +437,12 @@ EMBER_API ember_tensor *ember_max_pool2d_padded(ember_tensor *x, int kernel, int
                                                 bool ceil_mode);
 EMBER_API ember_tensor *ember_avg_pool2d_padded(ember_tensor *x, int kernel, int stride, int padding,
                                                 bool ceil_mode, bool count_include_pad);
+/* y (N, C, scale H, scale W): x (N, C, H, W) made larger, as PyTorch's
+ * nn.Upsample(scale_factor=scale): each output the nearest input (the one
+ * at floor(position / scale)), or with `bilinear` the mix of the two
+ * nearest on each axis (align_corners=False: the output's centres mapped
+ * onto the input's, clamped at its first position). 1 <= scale <= 64. */
+EMBER_API ember_tensor *ember_upsample2d(ember_tensor *x, int scale, bool bilinear);
 /* y (N, C) = the mean of each (H, W) plane of x (N, C, H, W): PyTorch's
  * AdaptiveAvgPool2d(1) and a flatten. */
 EMBER_API ember_tensor *ember_global_avg_pool2d(ember_tensor *x);

@@ -487,6 +487,39 @@ static void global_pool_describe(const struct model_layer *l, char *out, size_t 
     snprintf(out, len, "%s", l->value[0] != 0.0 ? "AdaptiveAvgPool2d(1)" : "AdaptiveAvgPool2d(1), Flatten()");
 }
 
+/* ----------------------------------------------------------------- upsample */
+
+static bool upsample_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
+                           int64_t *out, char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("upsample takes images (C, H, W)");
+    int64_t s = (int64_t)l->value[0];
+    if (in[1] * s > EMBER_MAX_SAMPLE_SIDE || in[2] * s > EMBER_MAX_SAMPLE_SIDE)
+        return WHY("%lldx%lld made %lld times larger is over %d a side", (long long)in[1], (long long)in[2],
+                   (long long)s, EMBER_MAX_SAMPLE_SIDE);
+    *out_ndim = 3;
+    out[0] = in[0], out[1] = in[1] * s, out[2] = in[2] * s;
+    return true;
+}
+
+static ember_tensor *upsample_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    return ember_upsample2d(x, (int)l->value[0], l->value[1] != 0.0);
+}
+
+/* two products: s H W (H + W)-ish multiply-adds an output element, counted as the sum of its taps */
+static double upsample_flops(const struct model_layer *l)
+{
+    return 2.0 * (double)out_numel(l) * (l->value[1] != 0.0 ? 4.0 : 1.0);
+}
+
+static void upsample_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "Upsample(scale_factor=%g, mode='%s')", l->value[0],
+             l->value[1] != 0.0 ? "bilinear" : "nearest");
+}
+
 /* ------------------------------------------------- softmax, log_softmax */
 
 /* over the channels of images, the features of vectors, the last axis of a sequence */
@@ -679,6 +712,10 @@ const struct model_layer_type model_layer_types[] = {
     {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C), or (C, 1, 1) with keepdim=true",
      NULL, {BOOL_OPTION("keepdim", 0, "keep H and W, as 1 and 1")}, global_pool_infer,
      NULL, global_pool_forward, global_pool_flops, global_pool_describe},
+    {"upsample", "each plane made SCALE times larger: upsample SCALE [bilinear=false] (nearest otherwise)", "scale",
+     {INT_OPTION("scale", true, 0, 1, 64, NULL, 0, "how many times larger"),
+      BOOL_OPTION("bilinear", 0, "mix the two nearest inputs on each axis (align_corners=False)")},
+     upsample_infer, NULL, upsample_forward, upsample_flops, upsample_describe},
     {"softmax", "e^x / sum e^x over the channels (or features; a sequence's last axis)", NULL, {{NULL}},
      same_infer, NULL, softmax_forward, softmax_flops, softmax_describe},
     {"log_softmax", "x - ln sum e^x over the channels (or features; a sequence's last axis)", NULL, {{NULL}},

@@ -21,6 +21,8 @@
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides, pads, ceil_mode,
  *                      count_include_pad)
  *   global_avg_pool2d  GlobalAveragePool, Flatten (not with keepdim)
+ *   upsample           Resize (scales [1, 1, s, s]; nearest: asymmetric, floor; bilinear:
+ *                      linear, pytorch_half_pixel)
  *   softmax, log_softmax  Softmax, LogSoftmax (axis 1: channels or features; -1 on a sequence)
  *   chunk              Split into the equal parts (opset 13: their sizes an input),
  *                      the layer's part one of its outputs
@@ -411,6 +413,20 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
             n = add_node(ex, "Flatten", base, &pooled, 1);
             attr_int(ex, n, "axis", 1);
         }
+    } else if (strcmp(type, "upsample") == 0) { /* Resize as PyTorch writes nn.Upsample at opset 13 */
+        char name[MODEL_NAME_MAX + 64];
+        float s = (float)model_layer_option(l, "scale");
+        bool bilinear = model_layer_option(l, "bilinear") != 0.0;
+        snprintf(name, sizeof name, "%s.scales", base);
+        const char *scales = add_init(ex, name, 1, (const int64_t[]){4}, (const float[]){1.0f, 1.0f, s, s});
+        n = add_node(ex, "Resize", base, (const char *[]){x, "", scales}, 3);
+        struct onnx_attr *a = add_attr(ex, n, "coordinate_transformation_mode", ONNX_ATTR_STRING);
+        if (a)
+            ex->nomem |= !(a->s = strdup(bilinear ? "pytorch_half_pixel" : "asymmetric"));
+        if ((a = add_attr(ex, n, "mode", ONNX_ATTR_STRING)))
+            ex->nomem |= !(a->s = strdup(bilinear ? "linear" : "nearest"));
+        if ((a = add_attr(ex, n, "nearest_mode", ONNX_ATTR_STRING)))
+            ex->nomem |= !(a->s = strdup("floor"));
     } else if (strcmp(type, "softmax") == 0 || strcmp(type, "log_softmax") == 0) { /* opset 13: one axis */
         n = add_node(ex, type[0] == 's' ? "Softmax" : "LogSoftmax", base, &x, 1);
         attr_int(ex, n, "axis", l->in_ndim == 2 ? -1 : 1);

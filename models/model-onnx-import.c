@@ -42,6 +42,7 @@
  *   channels                     bounds computed from Shape are folded with a probe)
  *   Reshape, Transpose (0, 2,    channel_shuffle (torchvision's channel_shuffle)
  *   1, 3, 4), Reshape
+ *   Resize, Upsample             upsample (a whole scale; nearest, bilinear)
  *   Softmax, LogSoftmax          softmax, log_softmax (over the features, or the
  *                                channels at opset 13 on)
  *   (this file makes the blocks; model-onnx-layers.c reads the layers)
@@ -371,7 +372,7 @@ static bool operator_known(const char *op)
                                         "Constant",    "Pad",         "Clip",
                                         "HardSigmoid", "HardSwish",   "Mish",
                                         "Split",       "Transpose",   "Softmax",
-                                        "LogSoftmax"};
+                                        "LogSoftmax",  "Resize",      "Upsample"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(op, known[i]) == 0)
             return true;
@@ -390,8 +391,6 @@ static const char *pytorch_name(const char *op)
 {
     static const char *const names[][2] = {
         {"ConvTranspose", "nn.ConvTranspose2d"},
-        {"Resize", "nn.Upsample or F.interpolate"},
-        {"Upsample", "nn.Upsample"},
         {"LayerNormalization", "nn.LayerNorm"},
         {"InstanceNormalization", "nn.InstanceNorm2d"},
         {"LSTM", "nn.LSTM"},

@@ -31,7 +31,8 @@ const char imp_supported[] =
     "Mish (or Softplus, Tanh, Mul), "
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
-    "Softmax, LogSoftmax, Dropout, Identity, Constant, Pad of zeros, Add of two branches (residual blocks), "
+    "Resize and Upsample by a whole scale (nearest, bilinear), Softmax, LogSoftmax, Dropout, Identity, "
+    "Constant, Pad of zeros, Add of two branches (residual blocks), "
     "Concat of channels "
     "(concat blocks), Mul of two branches (gate blocks: squeeze-and-excitation), Split or Slice into equal "
     "parts of the channels (x.chunk), and ShuffleNet's channel shuffle (Reshape, Transpose, Reshape)";
@@ -440,6 +441,54 @@ static bool channel_shuffle(struct importer *im, struct imp_block *block, const 
     return true;
 }
 
+static bool attr_is(const struct onnx_node *n, const char *name, const char *fallback, const char *want)
+{
+    const struct onnx_attr *a = onnx_attr_find(n, name);
+    return strcmp(a && a->s ? a->s : fallback, want) == 0;
+}
+
+/* Resize (opset 11 on) or Upsample (opset 9) by an integer scale of H and
+ * W, as PyTorch writes nn.Upsample: nearest (asymmetric, floor) or
+ * bilinear (align_corners=False: half_pixel or pytorch_half_pixel) */
+static ember_status upsample_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                                   const char **x)
+{
+    bool resize = strcmp(n->op_type, "Resize") == 0;
+    int at = resize ? 2 : 1; /* the scales: Resize's X, roi, scales, sizes; Upsample's X, scales */
+    const struct onnx_tensor *scales =
+        n->input_count > at && n->inputs[at][0] ? imp_constant(im, n->inputs[at]) : NULL;
+    if (resize && n->input_count > 1 && n->inputs[1][0])
+        imp_constant(im, n->inputs[1]); /* roi: only tf_crop_and_resize reads it */
+    const float *s = scales ? scales->values : NULL;
+    if (!s || scales->numel != 4 || s[0] != 1.0f || s[1] != 1.0f || s[2] != s[3] || s[2] != floorf(s[2]) ||
+        s[2] < 1.0f || s[2] > 64.0f || (resize && n->input_count > 3 && n->inputs[3][0]))
+        return imp_fail_node(im, n,
+                             "a resize other than by constant scales [1, 1, s, s], s a whole number up to "
+                             "64 (nn.Upsample(scale_factor=s))");
+    bool nearest = attr_is(n, "mode", "nearest", "nearest");
+    bool bilinear = attr_is(n, "mode", "nearest", "linear") || attr_is(n, "mode", "nearest", "bilinear");
+    const char *ctm = "half_pixel";
+    const struct onnx_attr *mode = onnx_attr_find(n, "coordinate_transformation_mode");
+    if (mode && mode->s)
+        ctm = mode->s;
+    /* Upsample (opset 9) has no transformation: its nearest is asymmetric, its linear unlike PyTorch's */
+    bool fits = nearest ? (!resize || (strcmp(ctm, "asymmetric") == 0 &&
+                                       attr_is(n, "nearest_mode", "round_prefer_floor", "floor")))
+                        : bilinear && resize &&
+                              (strcmp(ctm, "half_pixel") == 0 || strcmp(ctm, "pytorch_half_pixel") == 0);
+    if (!fits)
+        return imp_fail_node(
+            im, n,
+            "a resize ember does not match: it takes nearest (asymmetric, floor) and bilinear "
+            "(half_pixel, align_corners=False), as nn.Upsample writes them");
+    struct imp_layer *l = imp_block_add(im, block, "upsample", n);
+    if (!l)
+        return EMBER_ERR_NOMEM;
+    snprintf(l->options, sizeof l->options, "%d%s", (int)s[2], bilinear ? " bilinear=true" : "");
+    *x = n->inputs[0];
+    return EMBER_OK;
+}
+
 /* ---------------------------------------------------- one node, one layer */
 
 ember_status imp_convert_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
@@ -543,6 +592,8 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
         *x = n->inputs[0];
         return EMBER_OK;
     }
+    if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
+        return upsample_layer(im, block, n, x);
     if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) { /* its axis checked when settled */
         if (!(l = imp_block_add(im, block, op[0] == 'S' ? "softmax" : "log_softmax", n)))
             return EMBER_ERR_NOMEM;

@@ -18,6 +18,7 @@
  *   max_pool2d_padded, avg_pool2d_padded, avg_pool2d_padded_excl, max_pool2d_ceil
  *                                    3x3 windows at stride 2 of x4, padding 1 (the
  *                                    mean counting the padding, then not), and ceil_mode
+ *   upsample_nearest, upsample_bilinear   x4 made 2x larger (nearest) and 3x (bilinear)
  *   concat                           x4 and 2 x4 along the channels
  *   pad                              x4 padded by (0, 1), (1, 0), (2, 1), (0, 3) with 0.25
  *   grouped.w (6, 1, 3, 3), grouped.b (6)   a depthwise convolution's weight and bias,
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
     keep("avg_pool2d_padded", ember_avg_pool2d_padded(x4, 3, 2, 1, false, true));
     keep("avg_pool2d_padded_excl", ember_avg_pool2d_padded(x4, 3, 2, 1, true, false));
     keep("max_pool2d_ceil", ember_max_pool2d_padded(x4, 3, 2, 0, true));
+    keep("upsample_nearest", ember_upsample2d(x4, 2, false));
+    keep("upsample_bilinear", ember_upsample2d(x4, 3, true));
     keep("concat", ember_concat((ember_tensor *[]){x4, ember_scale(x4, 2.0f)}, 2, 1));
     keep("pad", ember_pad(x4, (const int64_t[]){0, 1, 2, 0}, (const int64_t[]){1, 0, 1, 3}, 0.25f));
     grouped(ctx, x4);

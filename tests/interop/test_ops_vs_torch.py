@@ -13,7 +13,7 @@ each to PyTorch's functional op on the same inputs and state:
                  its row names: y and the gradient of sum(y), NaN and Inf
                  where PyTorch gives them; and silu
   pooling        avg_pool2d (3, stride 2), adaptive_avg_pool2d(1) flattened, max and
-                 average pools with padding and ceil_mode, F.pad, torch.cat
+                 average pools with padding and ceil_mode, F.pad, torch.cat, F.interpolate (nearest, bilinear)
   grouped        a depthwise conv2d (groups=3, two outputs a channel) and its gradients
   batch norm     BatchNorm2d and BatchNorm1d (momentum 0.1, eps 1e-5): y in
                  training and in evaluation, the running statistics after a
@@ -107,6 +107,9 @@ def main():
     close("avg_pool2d pad excluded", t["avg_pool2d_padded_excl"],
           F.avg_pool2d(x4, 3, 2, 1, ceil_mode=True, count_include_pad=False))
     close("max_pool2d ceil_mode", t["max_pool2d_ceil"], F.max_pool2d(x4, 3, 2, ceil_mode=True))
+    close("upsample nearest x2", t["upsample_nearest"], F.interpolate(x4, scale_factor=2, mode="nearest"))
+    close("upsample bilinear x3", t["upsample_bilinear"],
+          F.interpolate(x4, scale_factor=3, mode="bilinear", align_corners=False))
     close("concat", t["concat"], torch.cat([x4, 2 * x4], 1))
     close("pad", t["pad"], F.pad(x4, (0, 3, 2, 1, 1, 0, 0, 1), value=0.25))
     # a depthwise convolution, two outputs a channel, and its gradients

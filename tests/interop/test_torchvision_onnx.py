@@ -19,8 +19,8 @@ ResNet-18 (its padded 3x3 stem max-pool), MobileNetV2 (depthwise
     at 3x64x64 on OpenCL (PoCL) where it is installed.
 The blocks in a model file: a network written here with a fire module
     (concat), a squeeze-and-excitation gate, a ShuffleNet unit (chunk,
-    concat, channel_shuffle), a DenseNet-style concat with its input, a
-    softmax over the channels and a log_softmax after the head, and its
+    concat, channel_shuffle), a DenseNet-style concat with its input,
+    bilinear and nearest upsampling, a softmax over the channels and a log_softmax after the head, and its
     PyTorch twin with the same parameter names: ember's logits from
     the twin's state_dict, ONNX Runtime's on `ember export`'s file, ember's
     on that file read back, and ember's on torch.onnx.export's file of the
@@ -181,8 +181,9 @@ def fine_tune(ember, tmp, opencl, quick):
 
 
 # a network of every block: a fire module, a squeeze-and-excitation gate, a ShuffleNet unit, a DenseNet join;
-# and a softmax over channels and a log_softmax at the end
+# upsampling, bilinear and nearest; a softmax over channels and a log_softmax at the end
 BLOCKS_MODEL = """input 3x16x16
+upsample 2 bilinear=true
 conv1: conv2d 8 kernel=3 stride=2
 relu
 fire.squeeze: conv2d 4 kernel=1
@@ -210,6 +211,7 @@ branch
     relu
 end
 channel_shuffle 3
+upsample 2
 dense: concat
 branch
     conv: conv2d 4 kernel=3 padding=1
@@ -239,7 +241,7 @@ class BlocksTwin(nn.Module):
         self.fc = nn.Linear(16, 3)
 
     def forward(self, x):
-        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv1(F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)))
         x = F.relu(self.fire.squeeze(x))
         x = torch.cat([F.relu(self.fire.expand1x1(x)), F.relu(self.fire.expand3x3(x))], 1)
         x = x * F.hardsigmoid(self.se.fc2(F.relu(self.se.fc1(F.adaptive_avg_pool2d(x, 1)))))
@@ -247,6 +249,7 @@ class BlocksTwin(nn.Module):
         x = torch.cat([x1, F.relu(self.unit.b(x2))], 1)
         n, c, h, w = x.size()
         x = x.view(n, 3, c // 3, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
+        x = F.interpolate(x, scale_factor=2, mode="nearest")
         x = F.softmax(torch.cat([x, self.dense.conv(x)], 1), dim=1)
         return F.log_softmax(self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1)), dim=1)
 

@@ -184,6 +184,9 @@ static ember_tensor *f_pad(ember_tensor **x)
 /* SqueezeNet's and ShuffleNet's joins: channels of two maps, and three along the last axis */
 static ember_tensor *f_concat(ember_tensor **x) { return ember_concat(x, 2, 1); }
 static ember_tensor *f_concat3(ember_tensor **x) { return ember_concat(x, 3, -1); }
+/* a U-Net's or an FPN's upsampling, nearest and bilinear */
+static ember_tensor *f_upsample_nearest(ember_tensor **x) { return ember_upsample2d(x[0], 2, false); }
+static ember_tensor *f_upsample_bilinear(ember_tensor **x) { return ember_upsample2d(x[0], 3, true); }
 static ember_tensor *f_dropout(ember_tensor **x) { return ember_dropout(x[0], 0.3f, true, 1234); }
 /* a residual block: y = relu(conv(x) + x) */
 static ember_tensor *f_residual(ember_tensor **x)
@@ -357,6 +360,8 @@ static const struct gcase cases[] = {
     {"max_pool2d_ceil_mode", 1, {{4, T(1, 2, 6, 8), FILL_DISTINCT}}, f_max_pool_ceil},
     {"avg_pool2d_ceil_exclude_pad", 1, {{4, T(2, 2, 6, 7)}}, f_avg_pool_excl},
     {"pad", 1, {{3, T(2, 3, 4)}}, f_pad},
+    {"upsample2d_nearest", 1, {{4, T(2, 2, 3, 4)}}, f_upsample_nearest},
+    {"upsample2d_bilinear", 1, {{4, T(1, 2, 3, 2)}}, f_upsample_bilinear},
     {"concat_channels", 2, {{4, T(2, 3, 2, 3)}, {4, T(2, 2, 2, 3)}}, f_concat},
     {"concat_three_last_axis", 3, {{2, T(3, 2)}, {2, T(3, 1)}, {2, T(3, 4)}}, f_concat3},
     {"dropout", 1, {{2, T(6, 7)}}, f_dropout},
