@@ -55,7 +55,8 @@ ember_tensor *ember_upsample2d(ember_tensor *x, int scale, bool bilinear)
         return NULL;
     char sx[96];
     if (x->ndim != 4 || scale < 1 || scale > 64) {
-        ember_fail(ctx, EMBER_ERR_ARG, "ember_upsample2d takes x (N, C, H, W) and a scale of 1 to 64; got x %s, %d",
+        ember_fail(ctx, EMBER_ERR_ARG,
+                   "ember_upsample2d takes x (N, C, H, W) and a scale of 1 to 64; got x %s, %d",
                    ember_shape_str(x, sx, sizeof sx), scale);
         return NULL;
     }
@@ -65,7 +66,7 @@ ember_tensor *ember_upsample2d(ember_tensor *x, int scale, bool bilinear)
     struct ember_tensor *ah = aw ? resize_matrix(ctx, x->shape[2], scale, bilinear) : NULL;
     if (!ah)
         return NULL;
-    ember_tensor *wide = ember_linear(x, aw, NULL);                       /* (N, C, H, sW) */
+    ember_tensor *wide = ember_linear(x, aw, NULL);                           /* (N, C, H, sW) */
     ember_tensor *tall = ember_linear(ember_transpose(wide, 2, 3), ah, NULL); /* (N, C, sW, sH) */
     return ember_contiguous(ember_transpose(tall, 2, 3));
 }

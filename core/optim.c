@@ -124,33 +124,49 @@ ember_status ember_optim_set_lr(ember_optim *opt, float lr)
     return EMBER_OK;
 }
 
-/* AdamW: one launch per run of neighbouring parameters that decay alike,
- * those of two or more dimensions (weights, embeddings) with the decay and
- * the rest (biases, the norms' weights) without, as nanoGPT groups them.
- * A run reaches to the next run's start, padding included (zeros, which
- * stay zero). */
-static ember_status adamw_runs(ember_optim *opt, struct ember_adam_step s, ember_ptr param, ember_ptr grad)
+/* One launch of the optimizer's primitive over flat elements [start, end) */
+static ember_status step_range(ember_optim *opt, void *s, int64_t start, int64_t end, bool decays)
 {
     ember_params *p = opt->params;
     ember_ctx *ctx = p->ctx;
-    float decay = s.weight_decay;
+    ember_ptr at[4] = {ember_tensor_ptr(p->flat), ember_tensor_ptr(p->flat_grad), ember_tensor_ptr(opt->m),
+                       opt->v ? ember_tensor_ptr(opt->v) : (ember_ptr){0}};
+    for (int k = 0; k < 4; k++)
+        at[k].off += (size_t)start;
+    size_t n = (size_t)(end - start);
+    if (opt->kind == OPTIM_SGD)
+        return ctx->ops->sgd_step(ctx->dev, n, s, at[0], at[1], at[2]);
+    struct ember_adam_step a = *(struct ember_adam_step *)s;
+    a.weight_decay = decays ? a.weight_decay : 0.0f;
+    return ctx->ops->adam_step(ctx->dev, n, &a, at[0], at[1], at[2], at[3]);
+}
+
+/* One launch per run of neighbouring parameters that step alike. A frozen
+ * parameter (its requires_grad off: ember_tensor_set_requires_grad) is not
+ * stepped at all, so no weight decay or momentum moves it. With AdamW's
+ * decay, those of two or more dimensions (weights, embeddings) decay and
+ * the rest (biases, the norms' weights) do not, as nanoGPT groups them. A
+ * run reaches to the next run's start, padding included (zeros, which
+ * stay zero); one run of everything is one launch over the flat tensor. */
+enum { RUN_FROZEN = 2 };
+static ember_status step_runs(ember_optim *opt, void *s, bool split_decay)
+{
+    ember_params *p = opt->params;
     int64_t start = 0;
-    int run = -1; /* whether the run under way decays; -1 before the first */
+    int run = -1; /* the run under way: 0 or 1 (whether it decays) or RUN_FROZEN; -1 before the first */
     ember_status st = EMBER_OK;
     for (int i = 0; i <= p->count && st == EMBER_OK; i++) {
         if (i < p->count && p->items[i].buffer)
             continue;
-        int decays = i < p->count ? p->items[i].value->ndim >= 2 : !run;
-        if (run >= 0 && (decays != run || i == p->count)) {
-            int64_t end = i < p->count ? ember_params_flat_index(p, i) : p->used;
-            ember_ptr at[4] = {param, grad, ember_tensor_ptr(opt->m), ember_tensor_ptr(opt->v)};
-            for (int k = 0; k < 4; k++)
-                at[k].off += (size_t)start;
-            s.weight_decay = run ? decay : 0.0f;
-            st = ctx->ops->adam_step(ctx->dev, (size_t)(end - start), &s, at[0], at[1], at[2], at[3]);
+        const struct ember_tensor *v = i < p->count ? p->items[i].value : NULL;
+        int kind = !v ? -2 : !v->requires_grad ? RUN_FROZEN : split_decay ? v->ndim >= 2 : 1;
+        if (run >= 0 && kind != run) {
+            int64_t end = v ? ember_params_flat_index(p, i) : p->used;
+            if (run != RUN_FROZEN)
+                st = step_range(opt, s, start, end, run == 1);
             start = end;
         }
-        run = decays;
+        run = kind;
     }
     return st;
 }
@@ -161,12 +177,10 @@ ember_status ember_optim_step(ember_optim *opt)
         return EMBER_ERR_ARG;
     ember_params *p = opt->params;
     ember_ctx *ctx = p->ctx;
-    size_t n = (size_t)p->used;
     if (opt->m->shape[0] != p->used)
         return ember_fail(ctx, EMBER_ERR_ARG,
                           "parameters were added to the set after its optimizer was "
                           "made; make the optimizer last");
-    ember_ptr param = ember_tensor_ptr(p->flat), grad = ember_tensor_ptr(p->flat_grad);
     opt->steps++;
     static const char *const names[] = {"adam", "adamw", "sgd"};
     ember_profile_label(ctx, names[opt->kind], "step");
@@ -180,10 +194,7 @@ ember_status ember_optim_step(ember_optim *opt)
                                     .bias_correction1 = (float)(1.0 - pow(o->beta1, (double)opt->steps)),
                                     .bias_correction2 = (float)(1.0 - pow(o->beta2, (double)opt->steps)),
                                     .decoupled = opt->kind == OPTIM_ADAMW};
-        if (opt->kind == OPTIM_ADAMW && o->weight_decay != 0.0f)
-            return adamw_runs(opt, s, param, grad);
-        return ctx->ops->adam_step(ctx->dev, n, &s, param, grad, ember_tensor_ptr(opt->m),
-                                   ember_tensor_ptr(opt->v));
+        return step_runs(opt, &s, opt->kind == OPTIM_ADAMW && o->weight_decay != 0.0f);
     }
     const ember_sgd_options *o = &opt->sgd;
     struct ember_sgd_step s = {.lr = o->lr,
@@ -192,7 +203,7 @@ ember_status ember_optim_step(ember_optim *opt)
                                .weight_decay = o->weight_decay,
                                .nesterov = o->nesterov,
                                .first = opt->steps == 1};
-    return ctx->ops->sgd_step(ctx->dev, n, &s, param, grad, ember_tensor_ptr(opt->m));
+    return step_runs(opt, &s, false);
 }
 
 int64_t ember_optim_steps(const ember_optim *opt) { return opt ? opt->steps : 0; }

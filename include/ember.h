@@ -738,8 +738,14 @@ typedef struct ember_sgd_options {
 /* lr, no momentum, no dampening, no weight decay */
 EMBER_API ember_sgd_options ember_sgd_defaults(float lr);
 
-/* The optimizer updates every parameter of the set; its state (Adam's two
- * moments, SGD's velocity) is one allocation each. */
+/* The optimizer updates every parameter of the set but the frozen ones; its
+ * state (Adam's two moments, SGD's velocity) is one allocation each. A
+ * parameter is frozen by turning its requires_grad off
+ * (ember_tensor_set_requires_grad(ember_params_at(set, i), false), as
+ * PyTorch's p.requires_grad_(False)): no gradient is computed for it, and
+ * the step leaves it as it is, weight decay and momentum included; a
+ * frozen BatchNorm's running statistics still move in training, as in
+ * PyTorch. `ember train --freeze` does this by layer name. */
 EMBER_API ember_optim *ember_adam_new(ember_params *params, ember_adam_options options);
 EMBER_API ember_optim *ember_sgd_new(ember_params *params, ember_sgd_options options);
 /* AdamW (PyTorch's): Adam whose weight decay shrinks the parameters,

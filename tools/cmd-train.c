@@ -366,6 +366,8 @@ static int train_setup(struct train_run *run)
         rc = cli_fail(run->ctx, run->o.resume ? "cannot load the model to resume" : "cannot build the model");
         return rc;
     }
+    if ((rc = train_freeze(&run->o, run->model, run->lead)) != EXIT_OK)
+        return rc;
     /* found now, not after the training, which would be lost */
     if ((rc = train_check_outputs(&run->o, run->ctx, run->model, run->train)) != EXIT_OK)
         return rc;

@@ -5,7 +5,10 @@
  * state_dict PyTorch saved as safetensors, or an ONNX model; the model is
  * the one FILE holds, built afresh for this data (its shape, its classes,
  * --seed's initialisation), then given FILE's weights, but for the layers
- * --init-skip names. The optimizer and the schedule start new.
+ * --init-skip names. The optimizer and the schedule start new. And
+ * --freeze: the layers whose weights stay (transfer learning's "train
+ * only the head"), frozen by their requires_grad, which the optimizer
+ * reads (include/ember.h, ember_optim_step).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,4 +62,65 @@ done:
     free(data);
     ember_checkpoint_close(ck);
     return model;
+}
+
+/* whether parameter `name` is under layer `layer`: the layer itself, or a dotted child */
+static bool under(const char *name, const char *layer)
+{
+    size_t n = strlen(layer);
+    return strncmp(name, layer, n) == 0 && (name[n] == '\0' || name[n] == '.');
+}
+
+int train_freeze(struct train_options *o, ember_model *model, bool say)
+{
+    if (strcmp(o->freeze, "none") == 0)
+        return EXIT_OK;
+    if (strcmp(o->freeze, "backbone") == 0) { /* every layer but the new head, as the checkpoint keeps it */
+        char *spelt = malloc(strlen(o->init_skip) + 8);
+        if (!spelt || o->n_owned == (int)(sizeof o->owned / sizeof o->owned[0])) {
+            free(spelt);
+            cli_error("out of host memory");
+            return EXIT_FAILURE_OTHER;
+        }
+        sprintf(spelt, "except:%s", o->init_skip);
+        o->owned[o->n_owned++] = spelt;
+        o->freeze = spelt;
+    }
+    bool except = strncmp(o->freeze, "except:", 7) == 0;
+    char *copy = strdup(o->freeze + (except ? 7 : 0));
+    const char *names[64];
+    int count = 0;
+    for (char *part = copy ? strtok(copy, ",") : NULL; part && count < 64; part = strtok(NULL, ","))
+        names[count++] = part;
+    ember_params *params = ember_model_params(model);
+    int total = ember_params_count(params), rc = EXIT_OK;
+    for (int k = 0; k < count && rc == EXIT_OK; k++) { /* every name must be some layer's */
+        bool found = false;
+        for (int i = 0; i < total && !found; i++)
+            found = under(ember_params_name(params, i), names[k]);
+        if (!found) {
+            cli_error("--freeze %s: no layer of %s is named %s (ember summary lists them)", o->freeze,
+                      ember_model_name(model), names[k]);
+            rc = EXIT_USAGE;
+        }
+    }
+    int64_t frozen = 0, all = 0;
+    for (int i = 0; i < total && rc == EXIT_OK; i++) {
+        if (ember_params_is_buffer(params, i))
+            continue;
+        bool named = false;
+        for (int k = 0; k < count && !named; k++)
+            named = under(ember_params_name(params, i), names[k]);
+        ember_tensor *p = ember_params_at(params, i);
+        all += ember_tensor_numel(p);
+        if (named != except) {
+            ember_tensor_set_requires_grad(p, false);
+            frozen += ember_tensor_numel(p);
+        }
+    }
+    if (rc == EXIT_OK && say)
+        fprintf(stderr, "ember: --freeze %s: %lld of %lld weights frozen, %lld training\n", o->freeze,
+                (long long)frozen, (long long)all, (long long)(all - frozen));
+    free(copy);
+    return rc;
 }

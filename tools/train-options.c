@@ -66,6 +66,8 @@ static const char usage[] =
     "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
     "                      model, unless --model is given), with a fresh optimizer and schedule\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
+    "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
+    "                      but fc; backbone for all but --init-skip's (the new head trains)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
     "                      place in the data; --epochs counts from the run's start\n"
     "  --metrics FILE      append one JSON object per epoch (and per --log-every steps), each\n"
@@ -90,7 +92,7 @@ static const char usage[] =
 /* clang-format off */
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
-       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_LABEL, OPT_STOP_DIVERGING,
+       OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_FREEZE, OPT_LABEL, OPT_STOP_DIVERGING,
        OPT_CONTEXT, OPT_CLIP };
 /* clang-format on */
 
@@ -133,6 +135,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         {"resume", required_argument, NULL, OPT_RESUME},
         {"init", required_argument, NULL, OPT_INIT},
         {"init-skip", required_argument, NULL, OPT_INIT_SKIP},
+        {"freeze", required_argument, NULL, OPT_FREEZE},
         {"log-every", required_argument, NULL, OPT_LOG_EVERY},
         {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"early-stop", required_argument, NULL, OPT_EARLY_STOP},
@@ -164,6 +167,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
                                 .schedule = "constant",
                                 .gamma = 0.1,
                                 .augment = "none",
+                                .freeze = "none",
                                 .device = getenv("EMBER_DEVICE") ? getenv("EMBER_DEVICE") : "auto",
                                 .data = {.kind = "fashion-mnist"}};
     int c, index = 0;
@@ -177,6 +181,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         case 'm': o->model = optarg, o->model_given = true; break;
         case OPT_INIT: o->init = optarg; break;
         case OPT_INIT_SKIP: o->init_skip = optarg; break;
+        case OPT_FREEZE: o->freeze = optarg; break;
         case 'd': o->data.kind = optarg; break;
         case OPT_DATA_DIR: o->data.dir = optarg; break;
         case OPT_LABEL: o->data.label = optarg; break;
@@ -269,6 +274,12 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
     }
     if (ok && o->init_skip && !o->init) {
         cli_error("--init-skip names layers --init leaves out: give --init FILE");
+        ok = false;
+    }
+    if (ok && strcmp(o->freeze, "backbone") == 0 && !o->init_skip) {
+        cli_error(
+            "--freeze backbone freezes every layer but the new head --init-skip names: give --init FILE "
+            "and --init-skip NAMES, or name the layers to freeze");
         ok = false;
     }
     if (ok && o->save_every && !o->save && !o->resume) {

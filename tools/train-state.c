@@ -54,6 +54,7 @@ static const struct train_setting {
     {"gamma", "ember.gamma", SETTING_FLOAT, offsetof(struct train_options, gamma), 0, 1},
     {"min-lr", "ember.min_lr", SETTING_FLOAT, offsetof(struct train_options, min_lr), 0, 1e6},
     {"augment", "ember.augment", SETTING_STRING, offsetof(struct train_options, augment)},
+    {"freeze", "ember.freeze", SETTING_STRING, offsetof(struct train_options, freeze)},
     {"run-id", "ember.run", SETTING_STRING, offsetof(struct train_options, run_id)},
     {"clip", "ember.clip", SETTING_FLOAT, offsetof(struct train_options, clip), 0, 1e12},
     {"epochs", "ember.epochs", SETTING_INT, offsetof(struct train_options, epochs), 1, TRAIN_MAX_EPOCHS},

@@ -44,6 +44,7 @@ struct train_options {
     bool stop_if_diverging;           /* --stop-if-diverging (tools/train-watch.c) */
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
+    const char *freeze;               /* --freeze NAME,NAME, except:NAME,NAME or backbone; "none" */
     bool model_given;
     /* --epochs on the command line (otherwise text data's are chosen) */
     bool epochs_given;
@@ -105,6 +106,13 @@ int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *
  * but for --init-skip's layers. NULL after saying what is wrong (*rc). */
 ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train,
                               int *rc);
+
+/* --freeze: the parameters of the layers it names (or, with except:, of
+ * every other layer; backbone: every layer but --init-skip's, written back
+ * into o->freeze as except:NAMES for the checkpoint) get requires_grad
+ * off, so the optimizer leaves them; says what is frozen. EXIT_OK, or
+ * EXIT_USAGE after naming a name that is no layer's. */
+int train_freeze(struct train_options *o, ember_model *model, bool say);
 
 /* --resume: the settings from o->resume's metadata where not given, and a
  * clear error (exit 3) where given and different; returns an exit status.

@@ -30,7 +30,8 @@ Fine-tuning: each of the five at 3x64x64 with a new two-class head
     two steps on the CPU and on PoCL, and MobileNetV2 and ShuffleNetV2 one
     step on a simulated Tesla K40m (the CUDA test double running the
     built-in PTX in ember's simulator): every device's weights after the
-    steps equal the CPU's within 1e-4. The steps are SGD's, so that a
+    steps equal the CPU's within 1e-4; with --freeze backbone every weight
+    but the new head's stays as imported. The steps are SGD's, so that a
     difference in the weights is one in the gradients: Adam's first steps
     move each weight by about the rate whatever its gradient's size, and a
     gradient near zero that rounds to the other sign on another device
@@ -166,6 +167,8 @@ def fine_tune(ember, tmp, opencl, quick):
                        "--steps", steps, "--batch", 4, "--optim", "sgd", "--lr", 0.01, "--no-eval", "--quiet", "--seed", 1,
                        "--device", device, "--save", saved, env=env).returncode:
                 weights[(device, steps)] = load_file(saved)
+        if name == "mobilenet_v2":
+            frozen(ember, tmp, path, head, folder)
         new_head = weights.get(("cpu", 2), {}).get(f"{head}.weight")
         check(new_head is not None and new_head.shape[:2] == (2, width),
               f"{name}: the new head is {None if new_head is None else new_head.shape}, not (2, {width}, ...)")
@@ -178,6 +181,20 @@ def fine_tune(ember, tmp, opencl, quick):
                                 f"by {diff:.3g}")
             print(f"torchvision_onnx: {name:18} fine-tuned {steps} step(s) on {device:6}: weights within {diff:.2g} "
                   f"of the CPU's")
+
+
+def frozen(ember, tmp, path, head, folder):
+    """--freeze backbone: two AdamW steps with weight decay leave every weight but the new head's as imported"""
+    imported, tuned = os.path.join(tmp, "imported.safetensors"), os.path.join(tmp, "frozen.safetensors")
+    if run(ember, "import", path, "-o", imported).returncode or run(
+            ember, "train", "--init", path, "--init-skip", head, "--freeze", "backbone", "--data", "folder",
+            "--data-dir", folder, "--steps", 2, "--batch", 4, "--optim", "adamw", "--weight-decay", 0.1,
+            "--no-eval", "--quiet", "--save", tuned).returncode:
+        return
+    before, after = load_file(imported), load_file(tuned)
+    moved = [k for k in after if not k.startswith(head + ".") and not np.array_equal(after[k], before[k])]
+    check(not moved, f"--freeze backbone: {len(moved)} frozen tensors moved, {moved[:3]}")
+    print(f"torchvision_onnx: --freeze backbone: {len(after) - 2} tensors as imported, the head trained")
 
 
 # a network of every block: a fire module, a squeeze-and-excitation gate, a ShuffleNet unit, a DenseNet join;

@@ -790,6 +790,65 @@ static void test_layer_info(ember_ctx *ctx)
     ember_model_free(m);
 }
 
+/* A frozen layer (its parameters' requires_grad off) between two that train
+ * stays bit for bit under every optimizer, weight decay and momentum
+ * included, while the others move: the step's runs skip it on every device. */
+static void test_frozen_layer(ember_ctx *ctx)
+{
+    static const int64_t shape[1] = {5};
+    const char *text = "a: linear 6\nrelu\nb: linear 4\nrelu\nc: linear classes\n";
+    float xs[8 * 5];
+    int32_t ys[8];
+    ember_rng rng = ember_rng_seed(5);
+    for (int i = 0; i < COUNT(xs); i++)
+        xs[i] = ember_rng_uniform(&rng, -1.0f, 1.0f);
+    for (int i = 0; i < COUNT(ys); i++)
+        ys[i] = i % 3;
+    for (int kind = 0; kind < 3; kind++) { /* sgd with momentum, adamw, adam: each with weight decay */
+        ember_model *m = ember_model_parse(ctx, "frozen", text, 1, shape, 3, 9);
+        ember_params *p = m ? ember_model_params(m) : NULL;
+        ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, (const int64_t[]){8, 5});
+        ember_tensor *y = ember_tensor_new(ctx, EMBER_I32, 1, (const int64_t[]){8});
+        ember_sgd_options so = ember_sgd_defaults(0.1f);
+        ember_adam_options ao = ember_adam_defaults(0.01f);
+        so.momentum = 0.9f, so.weight_decay = ao.weight_decay = 0.1f;
+        ember_optim *opt = !p          ? NULL
+                           : kind == 0 ? ember_sgd_new(p, so)
+                           : kind == 1 ? ember_adamw_new(p, ao)
+                                       : ember_adam_new(p, ao);
+        float before[3][4 * 6], after[3][4 * 6];
+        const char *names[3] = {"a.weight", "b.weight", "c.weight"};
+        bool ready = opt && x && y && ember_tensor_write(x, xs, sizeof xs) == EMBER_OK &&
+                     ember_tensor_write(y, ys, sizeof ys) == EMBER_OK &&
+                     ember_tensor_set_requires_grad(ember_params_find(p, "b.weight"), false) == EMBER_OK &&
+                     ember_tensor_set_requires_grad(ember_params_find(p, "b.bias"), false) == EMBER_OK;
+        for (int k = 0; ready && k < 3; k++) {
+            ember_tensor *w = ember_params_find(p, names[k]);
+            ready = ember_tensor_read(w, before[k], ember_tensor_bytes(w)) == EMBER_OK;
+        }
+        for (int step = 0; ready && step < 2; step++) {
+            ready = ember_optim_zero_grad(opt) == EMBER_OK &&
+                    ember_backward(ember_cross_entropy(ember_model_forward(m, x), y)) == EMBER_OK &&
+                    ember_optim_step(opt) == EMBER_OK;
+            ember_tape_clear(ctx);
+        }
+        for (int k = 0; ready && k < 3; k++) {
+            ember_tensor *w = ember_params_find(p, names[k]);
+            ready = ember_tensor_read(w, after[k], ember_tensor_bytes(w)) == EMBER_OK;
+        }
+        CHECK(ready, "optimizer %d with a frozen layer: %s", kind, ember_last_error(ctx));
+        if (ready)
+            CHECK(memcmp(before[1], after[1], 4 * 6 * sizeof(float)) == 0 &&
+                      memcmp(before[0], after[0], 6 * 5 * sizeof(float)) != 0 &&
+                      memcmp(before[2], after[2], 3 * 4 * sizeof(float)) != 0,
+                  "optimizer %d: the frozen layer b stays, a and c train", kind);
+        ember_optim_free(opt);
+        ember_tensor_free(x);
+        ember_tensor_free(y);
+        ember_model_free(m);
+    }
+}
+
 int main(void)
 {
     ember_ctx *ctx = test_ctx(NULL);
@@ -811,6 +870,7 @@ int main(void)
     test_rms_norm_layer(ctx);
     test_batch_norm_folding(ctx);
     test_layer_info(ctx);
+    test_frozen_layer(ctx);
     test_cleanup_dir(dir);
     ember_ctx_free(ctx);
     return test_finish("test_models");
