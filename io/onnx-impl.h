@@ -70,6 +70,7 @@ enum onnx_type {
     ONNX_FLOAT = 1,
     ONNX_INT32 = 6,
     ONNX_INT64 = 7,
+    ONNX_BOOL = 9, /* read as ints of 0 and 1 */
     ONNX_FLOAT16 = 10,
     ONNX_DOUBLE = 11,
     ONNX_BFLOAT16 = 16,

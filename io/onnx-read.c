@@ -248,11 +248,12 @@ static ember_status tensor_data(struct rd *rd, const struct pb_reader *at, struc
     case ONNX_BFLOAT16: kind = EMBER_NUM_BF16; break;
     case ONNX_DOUBLE: kind = EMBER_NUM_F64; break;
     case ONNX_INT64: kind = EMBER_NUM_I64; break;
-    case ONNX_INT32: kind = EMBER_NUM_I32; break;
+    case ONNX_INT32:
+    case ONNX_BOOL: kind = EMBER_NUM_I32; break; /* a bool's int32_data, or raw bytes of one */
     default: return EMBER_OK; /* kept by type alone: the importer names it if a node needs it */
     }
     bool integer = kind == EMBER_NUM_I64 || kind == EMBER_NUM_I32;
-    size_t n = (size_t)t->numel, width = ember_convert_width(kind);
+    size_t n = (size_t)t->numel, width = t->type == ONNX_BOOL ? 1 : ember_convert_width(kind);
     size_t given = raw                     ? (size_t)(raw->end - raw->at) / width
                    : kind == EMBER_NUM_F32 ? c->fixed32
                    : kind == EMBER_NUM_F64 ? c->fixed64

@@ -482,9 +482,27 @@ static bool skip_standardization(struct importer *im, const struct onnx_model *o
     return false;
 }
 
-static const char *const own_keys[] = {
-    "ember.model",    "ember.input",      "ember.classes", "ember.model_text",
-    "ember.forwards", "ember.model_seed", "format"};
+/* Whether PyTorch folded the BatchNorm layers into the convolutions, as its
+ * export in evaluation mode does: no BatchNormalization left, and Conv
+ * weights that lost their module's name to "onnx::Conv_N", the constant
+ * the folding made. The network then fine-tunes as convolutions with a
+ * bias, not as BatchNorm; `ember train --init` says so. */
+static bool batch_norm_folded(const struct importer *im)
+{
+    int renamed = 0;
+    for (int i = 0; i < im->g->node_count; i++) {
+        const struct onnx_node *n = &im->g->nodes[i];
+        if (strcmp(n->op_type, "BatchNormalization") == 0)
+            return false;
+        renamed += strcmp(n->op_type, "Conv") == 0 && n->input_count > 1 &&
+                   strncmp(n->inputs[1], "onnx::Conv_", 11) == 0;
+    }
+    return renamed > 0;
+}
+
+static const char *const own_keys[] = {"ember.model",      "ember.input",          "ember.classes",
+                                       "ember.model_text", "ember.forwards",       "ember.model_seed",
+                                       "format",           "ember.onnx_batch_norm"};
 
 static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_model *om, void **data,
                            size_t *size)
@@ -574,7 +592,7 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
     if (st == EMBER_OK)
         st = load_weights(&im, &model->file.root, &root);
     if (st == EMBER_OK) { /* the file's own metadata (class names, scaling) goes along */
-        if (!(meta = calloc(2 * (size_t)om->meta_count + 1, sizeof *meta)))
+        if (!(meta = calloc(2 * (size_t)om->meta_count + 3, sizeof *meta)))
             st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", what);
         int k = 0;
         for (int i = 0; meta && i < om->meta_count; i++) {
@@ -590,6 +608,10 @@ static ember_status import(ember_ctx *ctx, const char *what, const struct onnx_m
                 meta[k++] =
                     normalize ? "(value - ember.feature_mean) / ember.feature_std" : om->meta_values[i];
         }
+        if (meta && batch_norm_folded(&im))
+            meta[k++] = "ember.onnx_batch_norm",
+            meta[k++] = "folded: torch.onnx.export in evaluation mode folded each BatchNorm into the "
+                        "convolution before it";
     }
     if (st == EMBER_OK)
         st = ember_model_save_memory(model, meta, data, size);

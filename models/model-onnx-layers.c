@@ -264,8 +264,15 @@ static ember_status batch_norm_layer(struct importer *im, struct imp_block *bloc
         if (n->input_count < 5 || !(p[i] = imp_constant(im, n->inputs[i + 1])) || !p[i]->values ||
             p[i]->numel != p[0]->numel)
             return imp_fail_node(im, n, "scale, B, mean and var must be constants of one value per channel");
-    if (imp_attr_int(n, "training_mode", 0) || n->output_count > 1)
-        return imp_fail_node(im, n, "in training mode; export the model in evaluation mode (model.eval())");
+    /* a training-mode export's (model.train(), TrainingMode.PRESERVE) also gives the batch's statistics,
+     * which nothing may read: ember's layer keeps its running statistics itself, as PyTorch's */
+    for (int i = 1; i < n->output_count; i++)
+        for (int k = 0; n->outputs[i][0] && k < im->g->node_count; k++)
+            for (int j = 0; j < im->g->nodes[k].input_count; j++)
+                if (strcmp(im->g->nodes[k].inputs[j], n->outputs[i]) == 0)
+                    return imp_fail_node(im, n,
+                                         "its batch statistics (output %d) are read by node \"%.200s\"", i,
+                                         im->g->nodes[k].name);
     for (int64_t c = 0; c < p[3]->numel; c++)
         if (p[3]->values[c] < 0.0f)
             return imp_fail_node(im, n, "channel %lld's variance is negative", (long long)c);
@@ -279,6 +286,31 @@ static ember_status batch_norm_layer(struct importer *im, struct imp_block *bloc
         add_values(l, p[i]->values, p[i]->numel, NULL);
     onnx_name_layer(l, p[0]->name);
     *x = n->inputs[0];
+    return EMBER_OK;
+}
+
+/* Identity, and Dropout: nothing in an evaluation export; a training-mode
+ * export's (its training_mode input true) a dropout layer of its ratio */
+static ember_status dropout_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                                  const char **x)
+{
+    *x = n->inputs[0];
+    const struct onnx_tensor *mode =
+        n->input_count > 2 && n->inputs[2][0] ? imp_constant(im, n->inputs[2]) : NULL;
+    const struct onnx_tensor *ratio =
+        n->input_count > 1 && n->inputs[1][0] ? imp_constant(im, n->inputs[1]) : NULL;
+    bool training = mode && mode->numel == 1 &&
+                    (mode->ints ? mode->ints[0] != 0 : mode->values && mode->values[0] != 0.0f);
+    if (strcmp(n->op_type, "Dropout") != 0 || !training)
+        return EMBER_OK;
+    float p =
+        ratio && ratio->numel == 1 && ratio->values ? ratio->values[0] : imp_attr_float(n, "ratio", 0.5f);
+    if (!(p >= 0.0f && p <= 1.0f))
+        return imp_fail_node(im, n, "a Dropout of ratio %g; it is a probability, 0 to 1", (double)p);
+    struct imp_layer *l = imp_block_add(im, block, "dropout", n);
+    if (!l)
+        return EMBER_ERR_NOMEM;
+    snprintf(l->options, sizeof l->options, "%.7g", (double)p);
     return EMBER_OK;
 }
 
@@ -496,10 +528,8 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
 {
     const char *op = n->op_type;
     struct imp_layer *l;
-    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
+    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0)
+        return dropout_layer(im, block, n, x);
     if (strcmp(op, "Pad") == 0) { /* PyTorch writes a Pad of zeros before AveragePool: nothing */
         const struct onnx_attr *attr = onnx_attr_find(n, "pads");
         const struct onnx_tensor *pads = n->input_count > 1 ? imp_constant(im, n->inputs[1]) : NULL;

@@ -51,6 +51,13 @@ ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, con
     }
     fprintf(stderr, "ember: starting from %s%s%s\n", o->init, n ? ", leaving freshly initialised: " : "",
             n ? o->init_skip : "");
+    if (ember_checkpoint_meta(ck, "ember.onnx_batch_norm"))
+        fprintf(stderr,
+                "ember: note: %s's BatchNorm layers were folded into its convolutions (torch.onnx.export in "
+                "evaluation mode), so they train as convolutions with a bias; for BatchNorm layers that "
+                "train, export the model after model.train() with training=torch.onnx.TrainingMode.PRESERVE "
+                "(docs/interop.md)\n",
+                o->init);
     if (!text && !name) /* a bare state_dict: which network its weights went into is this run's guess */
         fprintf(stderr,
                 "ember: %s names no model (a state_dict without ember's metadata): its weights were read "

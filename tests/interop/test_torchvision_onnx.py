@@ -31,7 +31,11 @@ Fine-tuning: each of the five at 3x64x64 with a new two-class head
     step on a simulated Tesla K40m (the CUDA test double running the
     built-in PTX in ember's simulator): every device's weights after the
     steps equal the CPU's within 1e-4; with --freeze backbone every weight
-    but the new head's stays as imported. The steps are SGD's, so that a
+    but the new head's stays as imported. MobileNetV2 exported after
+    model.train() with training=TrainingMode.PRESERVE imports with its 52
+    BatchNorm layers and its dropout, and predicts ONNX Runtime's logits of
+    the same network in evaluation mode; `ember train --init` on the
+    evaluation export, whose BatchNorm PyTorch folded, says so. The steps are SGD's, so that a
     difference in the weights is one in the gradients: Adam's first steps
     move each weight by about the rate whatever its gradient's size, and a
     gradient near zero that rounds to the other sign on another device
@@ -45,6 +49,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
+
+warnings.filterwarnings("ignore", category=UserWarning)  # torch.onnx.export's notes on every traced module
 
 try:
     import numpy as np
@@ -169,6 +176,7 @@ def fine_tune(ember, tmp, opencl, quick):
                 weights[(device, steps)] = load_file(saved)
         if name == "mobilenet_v2":
             frozen(ember, tmp, path, head, folder)
+            preserved(ember, tmp, folder)
         new_head = weights.get(("cpu", 2), {}).get(f"{head}.weight")
         check(new_head is not None and new_head.shape[:2] == (2, width),
               f"{name}: the new head is {None if new_head is None else new_head.shape}, not (2, {width}, ...)")
@@ -181,6 +189,43 @@ def fine_tune(ember, tmp, opencl, quick):
                                 f"by {diff:.3g}")
             print(f"torchvision_onnx: {name:18} fine-tuned {steps} step(s) on {device:6}: weights within {diff:.2g} "
                   f"of the CPU's")
+
+
+def preserved(ember, tmp, folder):
+    """MobileNetV2 exported after model.train() with TrainingMode.PRESERVE keeps its BatchNorm layers (and the
+    classifier's dropout) learnable; the evaluation-mode export, whose BatchNorm PyTorch folds, says so"""
+    import copy
+    net = copy.deepcopy(randomise(torchvision.models.mobilenet_v2(weights=None))).train()
+    x = torch.rand(2, 3, 64, 64)
+    kept, folded = os.path.join(tmp, "mv2-preserve.onnx"), os.path.join(tmp, "mv2-folded.onnx")
+    torch.onnx.export(net, x, kept, input_names=["input"], output_names=["logits"], opset_version=13,
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    net.eval()  # the same weights and statistics (the export's forward moved them), in evaluation mode
+    torch.onnx.export(net, x, folded, input_names=["input"], output_names=["logits"], opset_version=13,
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    want = ort.InferenceSession(folded, providers=["CPUExecutionProvider"]).run(None, {"input": x.numpy()})[0]
+    model, xs, out = (os.path.join(tmp, f) for f in ("mv2-preserve.model", "mv2-x.npy", "mv2-logits.npy"))
+    np.save(xs, x.numpy())
+    if run(ember, "import", kept, "-o", os.path.join(tmp, "mv2-preserve.safetensors"), "--model-out",
+           model).returncode:
+        return
+    with open(model) as f:
+        text = f.read()
+    check(text.count("batch_norm2d") == 52 and "dropout 0.2" in text,
+          f"the PRESERVE export imported {text.count('batch_norm2d')} batch_norm2d layers, not 52, or no dropout")
+    if not run(ember, "predict", "--load", kept, "--logits", "--output", out, xs).returncode:
+        diff = float(np.abs(np.load(out) - want).max())
+        check(diff <= 1e-4 * max(float(np.abs(want).max()), 1.0),
+              f"MobileNetV2 with its BatchNorm kept: logits {diff:.3g} from ONNX Runtime's")
+        print(f"torchvision_onnx: MobileNetV2 exported with TrainingMode.PRESERVE: 52 batch_norm2d layers, logits "
+              f"within {diff:.2g} of ONNX Runtime's")
+    notes = {}
+    for name, path in [("folded", folded), ("kept", kept)]:
+        notes[name] = run(ember, "train", "--init", path, "--init-skip", "classifier.1", "--data", "folder",
+                          "--data-dir", folder, "--steps", 1, "--batch", 4, "--no-eval", "--quiet").stderr
+    check("were folded into its convolutions" in notes["folded"] and "TrainingMode.PRESERVE" in notes["folded"]
+          and "folded" not in notes["kept"], "the folded export's note is missing, or the kept one has it")
 
 
 def frozen(ember, tmp, path, head, folder):
