@@ -55,7 +55,8 @@ int main(int argc, char **argv)
     if (!ctx || threads < 0 || batch < 1 || steps < 1 || calls < 1)
         return 2;
     ember_ctx_set_threads(ctx, threads);
-    ember_model *m = ember_ctx_use_device(ctx, argv[2]) == EMBER_OK ? ember_model_from_onnx(ctx, argv[1]) : NULL;
+    ember_model *m =
+        ember_ctx_use_device(ctx, argv[2]) == EMBER_OK ? ember_model_from_onnx(ctx, argv[1]) : NULL;
     if (!m)
         return fail(ctx);
     int64_t shape[4];
@@ -97,9 +98,8 @@ int main(int argc, char **argv)
     for (int i = -1; i < steps; i++) { /* the first, unmeasured, sizes everything */
         double t0 = now_ms();
         float loss;
-        ember_tensor *l = ember_optim_zero_grad(opt) == EMBER_OK
-                              ? ember_cross_entropy(ember_model_forward(m, x), y)
-                              : NULL;
+        ember_tensor *l =
+            ember_optim_zero_grad(opt) == EMBER_OK ? ember_cross_entropy(ember_model_forward(m, x), y) : NULL;
         if (!l || ember_backward(l) != EMBER_OK || ember_optim_step(opt) != EMBER_OK ||
             ember_tensor_item(l, &loss) != EMBER_OK)
             return fail(ctx);

@@ -268,6 +268,125 @@ static void attr_ints(struct exporter *ex, struct onnx_node *n, const char *name
     a->int_count = count;
 }
 
+/* an ints attribute of `count` values (a Transpose's perm) */
+static void attr_list(struct exporter *ex, struct onnx_node *n, const char *name, const int64_t *v, int count)
+{
+    struct onnx_attr *a = add_attr(ex, n, name, ONNX_ATTR_INTS);
+    if (!a)
+        return;
+    if (!(a->ints = malloc((size_t)count * sizeof *a->ints))) {
+        ex->nomem = true;
+        return;
+    }
+    memcpy(a->ints, v, (size_t)count * sizeof *v);
+    a->int_count = count;
+}
+
+/* one output of op on inputs, for the chains below */
+static const char *op1(struct exporter *ex, const char *op, const char *base, const char *const *in,
+                       int count)
+{
+    return output_of(add_node(ex, op, base, in, count));
+}
+
+/* a float constant named base.what */
+static const char *constant(struct exporter *ex, const char *base, const char *what, int ndim,
+                            const int64_t *dims, const float *values)
+{
+    char name[MODEL_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s.%s", base, what);
+    return add_init(ex, name, ndim, dims, values);
+}
+
+/* y = x @ w^T + b over the last axis of a sequence (N, T, in), as
+ * torch.onnx.export writes nn.Linear there: MatMul and Add (Gemm takes 2-d
+ * inputs alone); w stays (out, in) under its name, read through a Transpose */
+static const char *linear_positions(struct exporter *ex, const char *base, const char *x, const char *prefix,
+                                    const char *what, ember_tensor *w, ember_tensor *b)
+{
+    char name[MODEL_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s%s%s", prefix, *prefix && *what ? "." : "", what);
+    const char *weight = add_param(ex, name, "weight", w);
+    struct onnx_node *t = add_node(ex, "Transpose", base, &weight, 1);
+    attr_list(ex, t, "perm", (const int64_t[]){1, 0}, 2);
+    const char *y = op1(ex, "MatMul", base, (const char *[]){x, output_of(t)}, 2);
+    return b ? op1(ex, "Add", base, (const char *[]){y, add_param(ex, name, "bias", b)}, 2) : y;
+}
+
+/* (x - mean) / sqrt(var + eps) over the last axis, or x / sqrt(mean(x^2) + eps) (rms), then * weight (+
+ * bias): LayerNormalization is opset 17's, so spelt out as PyTorch writes LayerNorm at 13 */
+static const char *norm_last_axis(struct exporter *ex, const struct model_layer *l, const char *base,
+                                  const char *x, bool rms)
+{
+    const char *centred = x;
+    if (!rms) {
+        struct onnx_node *mean = add_node(ex, "ReduceMean", base, &x, 1);
+        attr_list(ex, mean, "axes", (const int64_t[]){-1}, 1);
+        centred = op1(ex, "Sub", base, (const char *[]){x, output_of(mean)}, 2);
+    }
+    const char *square = op1(ex, "Mul", base, (const char *[]){centred, centred}, 2);
+    struct onnx_node *var = add_node(ex, "ReduceMean", base, &square, 1);
+    attr_list(ex, var, "axes", (const int64_t[]){-1}, 1);
+    const char *eps =
+        constant(ex, base, "eps", 0, NULL, (const float[]){(float)model_layer_option(l, "eps")});
+    const char *shifted = op1(ex, "Add", base, (const char *[]){output_of(var), eps}, 2);
+    const char *root = op1(ex, "Sqrt", base, &shifted, 1);
+    const char *y = op1(ex, "Div", base, (const char *[]){centred, root}, 2);
+    y = l->t[0] ? op1(ex, "Mul", base, (const char *[]){y, add_param(ex, l->full_name, "weight", l->t[0])}, 2)
+                : y;
+    return !rms && l->t[1]
+               ? op1(ex, "Add", base, (const char *[]){y, add_param(ex, l->full_name, "bias", l->t[1])}, 2)
+               : y;
+}
+
+/* nanoGPT's causal self-attention: the projection to q, k, v, split, each
+ * (N, T, H, D) made (N, H, T, D) (k (N, H, D, T)), the scores scaled by
+ * 1 / sqrt(D), the future masked with -inf, softmax, the mix of v, the
+ * heads joined and projected; as torch.onnx.export writes it at opset 13 */
+static const char *attention(struct exporter *ex, const struct model_layer *l, const char *base,
+                             const char *x)
+{
+    int64_t t = l->in_shape[0], c = l->in_shape[1], h = (int64_t)model_layer_option(l, "heads"), d = c / h;
+    const char *qkv = linear_positions(ex, base, x, l->full_name, "c_attn", l->t[0], l->t[1]);
+    char name[MODEL_NAME_MAX + 64];
+    snprintf(name, sizeof name, "%s.split", base);
+    const char *split_sizes = add_ints(ex, name, 3, (const int64_t[]){c, c, c});
+    struct onnx_node *split = add_node(ex, "Split", base, (const char *[]){qkv, split_sizes}, 2);
+    attr_int(ex, split, "axis", 2);
+    if (!(split = add_outputs(ex, split, 3)))
+        return "";
+    snprintf(name, sizeof name, "%s.heads", base);
+    const char *heads = add_ints(ex, name, 4, (const int64_t[]){0, 0, h, d});
+    const char *part[3];
+    static const int64_t perms[3][4] = {{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}}; /* q, k (transposed), v */
+    for (int i = 0; i < 3; i++) {
+        const char *in = split->outputs[i];
+        const char *four = op1(ex, "Reshape", base, (const char *[]){in, heads}, 2);
+        struct onnx_node *p = add_node(ex, "Transpose", base, &four, 1);
+        attr_list(ex, p, "perm", perms[i], 4);
+        part[i] = output_of(p);
+    }
+    float *mask = malloc((size_t)(t * t) * sizeof *mask);
+    for (int64_t i = 0; mask && i < t * t; i++)
+        mask[i] = i % t > i / t ? -INFINITY : 0.0f; /* a query sees the keys up to its own position */
+    ex->nomem |= !mask;
+    const char *future = mask ? constant(ex, base, "causal_mask", 2, (const int64_t[]){t, t}, mask) : "";
+    free(mask);
+    const char *scale = constant(ex, base, "scale", 0, NULL, (const float[]){(float)(1.0 / sqrt((double)d))});
+    const char *scores = op1(ex, "MatMul", base, (const char *[]){part[0], part[1]}, 2);
+    scores = op1(ex, "Mul", base, (const char *[]){scores, scale}, 2);
+    scores = op1(ex, "Add", base, (const char *[]){scores, future}, 2);
+    struct onnx_node *soft = add_node(ex, "Softmax", base, &scores, 1);
+    attr_int(ex, soft, "axis", -1);
+    const char *mixed = op1(ex, "MatMul", base, (const char *[]){output_of(soft), part[2]}, 2);
+    struct onnx_node *back = add_node(ex, "Transpose", base, &mixed, 1);
+    attr_list(ex, back, "perm", (const int64_t[]){0, 2, 1, 3}, 4);
+    snprintf(name, sizeof name, "%s.joined", base);
+    const char *joined = add_ints(ex, name, 3, (const int64_t[]){0, 0, c});
+    const char *y = op1(ex, "Reshape", base, (const char *[]){output_of(back), joined}, 2);
+    return linear_positions(ex, base, y, l->full_name, "c_proj", l->t[2], l->t[3]);
+}
+
 static const char *export_block(struct exporter *ex, const struct model_block *block, const char *x);
 
 static const char *export_layer(struct exporter *ex, const struct model_layer *l, const char *x)
@@ -307,6 +426,19 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         attr_ints(ex, n, "kernel_shape", k, 2);
         attr_ints(ex, n, "pads", p, 4);
         attr_ints(ex, n, "strides", s, 2);
+    } else if (strcmp(type, "linear") == 0 && l->in_ndim >= 2) { /* each position of a sequence */
+        return linear_positions(ex, base, x, l->full_name, "", l->t[0], l->t[1]);
+    } else if (strcmp(type, "embedding") == 0) { /* the rows the tokens name */
+        n = add_node(ex, "Gather", base, (const char *[]){add_param(ex, l->full_name, "weight", l->t[0]), x},
+                     2);
+        attr_int(ex, n, "axis", 0);
+    } else if (strcmp(type, "position_embedding") ==
+               0) { /* a vector per position: (T, C) added to (N, T, C) */
+        n = add_node(ex, "Add", base, (const char *[]){x, add_param(ex, l->full_name, "weight", l->t[0])}, 2);
+    } else if (strcmp(type, "layer_norm") == 0 || strcmp(type, "rms_norm") == 0) {
+        return norm_last_axis(ex, l, base, x, type[0] == 'r');
+    } else if (strcmp(type, "attention") == 0) {
+        return attention(ex, l, base, x);
     } else if (strcmp(type, "linear") == 0) {
         const char *in[3] = {x, add_param(ex, l->full_name, "weight", l->t[0]),
                              l->t[1] ? add_param(ex, l->full_name, "bias", l->t[1]) : ""};
@@ -568,8 +700,12 @@ static ember_status export_bytes(struct ember_model *m, const char *const *metad
     ember_status st = EMBER_OK;
     if (om.graph.inputs && om.graph.outputs) {
         om.graph.input_count = om.graph.output_count = 1;
+        const struct model_block *root = &m->file.root;
+        const struct model_layer *first = &root->layers[0], *end = &root->layers[root->count - 1];
         set_value(&ex, &om.graph.inputs[0], "input", m->sample_ndim, m->sample_shape);
-        set_value(&ex, &om.graph.outputs[0], "logits", 1, (const int64_t[]){m->classes});
+        if (first->type && strcmp(first->type->name, "embedding") == 0)
+            om.graph.inputs[0].type = ONNX_INT64; /* tokens, as PyTorch's nn.Embedding takes them */
+        set_value(&ex, &om.graph.outputs[0], "logits", end->out_ndim, end->out_shape);
         ember_feature_scaling *scaling = NULL;
         const char *x = "input";
         if (ember_feature_scaling_from_meta(m->ctx, metadata, &scaling) != EMBER_OK)

@@ -6,7 +6,8 @@
  *   gpt-export CORPUS OUT_DIR STEPS BATCH [LR]
  *
  * Builds gpt-tiny for the text's vocabulary (context 128, seed 1) and saves
- * it as OUT_DIR/init.safetensors. Then it trains STEPS steps on batches of
+ * it as OUT_DIR/init.safetensors, and as ONNX (ember_model_export_onnx) as
+ * OUT_DIR/init.onnx. Then it trains STEPS steps on batches of
  * BATCH random windows (the batcher's, seed 5): AdamW (lr LR, default
  * 2e-3, betas 0.9 and 0.99, weight decay 0.1 on the weights and
  * embeddings) with the gradients clipped to a global norm of 1. Into
@@ -52,7 +53,10 @@ int main(int argc, char **argv)
     ember_batcher *batches = opt ? ember_batcher_new(train, batch, true, 5) : NULL;
     char path[4096];
     snprintf(path, sizeof path, "%s/init.safetensors", out);
-    if (!batches || ember_model_save(model, path, NULL) != EMBER_OK) {
+    char onnx[4096];
+    snprintf(onnx, sizeof onnx, "%s/init.onnx", out);
+    if (!batches || ember_model_save(model, path, NULL) != EMBER_OK ||
+        ember_model_export_onnx(model, onnx, NULL) != EMBER_OK) {
         fprintf(stderr, "gpt-export: %s\n", ember_last_error(ctx));
         return 1;
     }

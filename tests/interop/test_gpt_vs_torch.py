@@ -15,7 +15,10 @@ PyTorch user would (its names, LayerNorm, GELU's tanh form, the causal mask
 as a buffer that is not saved, the lm_head untied), must
 
   - load ember's initial checkpoint with load_state_dict(strict=True)
-  - give the first batch's logits within 1e-5
+  - give the first batch's logits within 1e-5, as does ONNX Runtime running
+    ember's ONNX export of them (ember_model_export_onnx: Gather, LayerNorm
+    spelt out, attention as MatMul, Softmax and a causal mask) within 1e-4
+    where onnxruntime is installed
   - from those weights and the same batches, with torch.optim.AdamW (decay on
     the parameters of 2 or more dimensions, as nanoGPT's configure_optimizers)
     and clip_grad_norm_, give each of the first 50 steps' losses within 1e-4
@@ -157,6 +160,21 @@ def validation_loss(net, text, context=128):
     return total / windows
 
 
+def onnx_logits(path, tokens, want):
+    """ember's ONNX export of the same weights, run by ONNX Runtime on the first batch (int64 tokens), against
+    ember's logits: within 1e-4 of the largest; None where onnxruntime is missing"""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = torch.from_numpy(session.run(None, {"input": tokens.numpy()})[0])
+    err = (got - want).abs().max().item() if got.shape == want.shape else float("inf")
+    check(err <= 1e-4 * max(want.abs().max().item(), 1.0),
+          f"ember's ONNX export in ONNX Runtime: logits {tuple(got.shape)} differ from ember's by {err:.3g}")
+    return err
+
+
 def main():
     args = [a for a in sys.argv[1:]]
     val_tol = 1e-3
@@ -191,6 +209,7 @@ def main():
         logits = net(x[0])
         err = (logits - io["logits0"]).abs().max().item()
         check(err <= 1e-5, f"the first batch's logits differ from ember's by {err:.3g} (bound 1e-5)")
+        onnx_err = onnx_logits(os.path.join(tmp, "init.onnx"), x[0], io["logits0"])
         decay = [p for p in net.parameters() if p.dim() >= 2]
         no_decay = [p for p in net.parameters() if p.dim() < 2]
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
@@ -215,6 +234,9 @@ def main():
         val_ember = io["val_loss"].item()
         check(abs(val - val_ember) <= val_tol,
               f"validation loss {val:.5f} in PyTorch, {val_ember:.5f} in ember (bound {val_tol})")
+        if onnx_err is not None:
+            print(f"gpt_vs_torch: ember's ONNX export (opset 13) in ONNX Runtime: the first batch's logits within "
+                  f"{onnx_err:.1e} of ember's")
         print(f"gpt_vs_torch: strict load ok; first logits within {err:.1e}; {steps} steps of {batch} x 128 tokens: "
               f"the first {min(steps, STEP_CHECKS)} losses within {worst_loss:.1e} "
               f"({io['loss'][0].item():.4f} -> {io['loss'][steps - 1].item():.4f}), "

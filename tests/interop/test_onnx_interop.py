@@ -6,7 +6,7 @@
 
 ember -> ONNX: every model of the zoo and a model file written here (with
     the layers the zoo leaves out: GELU and its tanh form, ReLU6, HardSwish,
-    Mish, HardSigmoid, LeakyReLU, Sigmoid, average pooling,
+    Mish, HardSigmoid, LeakyReLU, Sigmoid, average pooling, LayerNorm and RMSNorm,
     BatchNorm on features, a strided convolution without bias, a residual
     block without projection) is trained for a few steps on Fashion-MNIST
     (DATA_DIR, default Debian's), exported with `ember export`, checked by
@@ -91,6 +91,8 @@ flatten
 dropout 0.3
 hidden: linear 32
 norm: batch_norm1d
+ln: layer_norm
+rms: rms_norm
 gelu tanh=true
 relu6
 hardswish
