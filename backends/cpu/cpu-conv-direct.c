@@ -668,17 +668,25 @@ static void input_grad_taps(struct direct *j, int64_t *at, int64_t *first, float
 /* ------------------------------------------------------------- the call */
 
 /* Where the vector kernels beat im2col and OpenBLAS (bench/conv_shapes.c;
- * docs/benchmarks.md, "CPU: conv_direct's kernels"): every shape measured
- * but a 1x1 kernel's. Its columns are the input itself (at stride 1) or a
- * quarter of it (at stride 2), so im2col there is little more than
- * OpenBLAS's product, and the kernels ran 0.87 to 1.05 times its speed: a
- * wash, left to im2col. Without AVX2 the plain loops are slower than
- * im2col everywhere. */
+ * docs/benchmarks.md, "CPU: conv_direct's kernels"): the zoo's layers (up
+ * to 64 channels, planes of 7x7 and more, batches of 32 and more) and any
+ * plane of 16x16 outputs or more, but not a 1x1 kernel's. Its columns are
+ * the input itself (at stride 1) or a quarter of it (at stride 2), so
+ * im2col there is little more than OpenBLAS's product, and the kernels ran
+ * 0.87 to 1.05 times its speed: a wash, left to im2col. Nor many channels
+ * on small planes, or one image's small planes (ResNet-18's later stages
+ * at 3x64x64, a single image predicted): there the kernels' work per
+ * plane is too little to fill their blocks, and im2col ran 1.2 to 2.9
+ * times as fast (128 to 512 channels at 8x8 to 2x2, and 64 channels at 8x8
+ * for one image). Without AVX2 the plain loops are slower than im2col
+ * everywhere. */
 bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
 {
     (void)dev;
     bool pointwise = g->kh == 1 && g->kw == 1;
-    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && !pointwise;
+    int64_t plane = g->oh * g->ow;
+    bool enough = plane >= 256 || (g->c <= 64 && g->n * plane >= 1024);
+    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && !pointwise && enough;
 }
 
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)

@@ -16,7 +16,9 @@ ResNet-18 (its padded 3x3 stem max-pool), MobileNetV2 (depthwise
     Reshape): `ember predict --load net.onnx --logits` equals ONNX Runtime's
     logits within 1e-4 (relative to the largest logit, at least 1) at
     3x224x224 (opset 13) and at 3x64x64 (opsets 11 and 17), on the CPU, and
-    at 3x64x64 on OpenCL (PoCL) where it is installed.
+    at 3x64x64 on OpenCL (PoCL) where it is installed. Each imported
+    network written back by `ember export` gives ONNX Runtime the logits
+    PyTorch's file gives it, within the same bound.
 The blocks in a model file: a network written here with a fire module
     (concat), a squeeze-and-excitation gate, a ShuffleNet unit (chunk,
     concat, channel_shuffle), a DenseNet-style concat with its input,
@@ -25,11 +27,15 @@ The blocks in a model file: a network written here with a fire module
     the twin's state_dict, ONNX Runtime's on `ember export`'s file, ember's
     on that file read back, and ember's on torch.onnx.export's file of the
     twin all equal the twin's within 1e-4.
-Fine-tuning: each of the five at 3x64x64 with a new two-class head
+Fine-tuning: each of the five at 3x32x32 with a new two-class head
     (--init-skip the classifier) trains on a folder of generated photos for
-    two steps on the CPU and on PoCL, and MobileNetV2 and ShuffleNetV2 one
-    step on a simulated Tesla K40m (the CUDA test double running the
-    built-in PTX in ember's simulator): every device's weights after the
+    two steps on the CPU and on PoCL; MobileNetV3, SqueezeNet and
+    ShuffleNetV2 one step on the CUDA test double (an H100, ember's kernels
+    compiled for the host, which runs them thread by thread: ResNet-18's
+    step took it 34 s, MobileNetV2's 7, so they are left to the next), and
+    MobileNetV2 and ShuffleNetV2 one step on a simulated Tesla K40m (the
+    double running the built-in PTX in ember's simulator), so that each
+    block and layer the five add runs on a CUDA path: every device's weights after the
     steps equal the CPU's within 1e-4; with --freeze backbone every weight
     but the new head's stays as imported. MobileNetV2 exported after
     model.train() with training=TrainingMode.PRESERVE imports with its 52
@@ -43,7 +49,7 @@ Fine-tuning: each of the five at 3x64x64 with a new two-class head
     GPU out.
 
 Needs torch, torchvision, onnxruntime and Pillow; exits 77 (CTest's
-"skipped") without them. About 90 s on two cores.
+"skipped") without them. About 80 s on two cores.
 """
 import os
 import subprocess
@@ -131,6 +137,20 @@ def agree(ember, tmp, name, side, opset, device):
           f"(largest logit {scale:.2g})")
 
 
+def round_trip(ember, tmp, name):
+    """the network imported, then written back by `ember export`: ONNX Runtime gives the same logits from
+    ember's file as from PyTorch's"""
+    path, x, want = export(name, 64, 13, tmp)
+    ck, back = os.path.join(tmp, f"{name}-back.safetensors"), os.path.join(tmp, f"{name}-back.onnx")
+    if run(ember, "import", path, "-o", ck).returncode or run(ember, "export", "--load", ck, "-o", back).returncode:
+        return
+    got = ort.InferenceSession(back, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+    diff = float(np.abs(got - want).max())
+    check(got.shape == want.shape and diff <= 1e-4 * max(float(np.abs(want).max()), 1.0),
+          f"{name}: ONNX Runtime on ember's export differs from it on PyTorch's by {diff:.3g}")
+    print(f"torchvision_onnx: {name:18} imported and exported by ember: ONNX Runtime's logits within {diff:.2g}")
+
+
 def photos(folder, side):
     """two classes of eight generated photos each, side x side"""
     rng = np.random.default_rng(0)
@@ -156,23 +176,38 @@ HEADS = {"resnet18": ("fc", 512), "mobilenet_v2": ("classifier.1", 1280), "mobil
          "squeezenet1_1": ("classifier.1", 512), "shufflenet_v2_x0_5": ("fc", 1024)}
 
 
+def cuda_double(ember):
+    """the CUDA test double as an H100 on a CUDA 13 driver, running ember's kernels compiled for the host
+    (tests/gpu/fakes/fake_cuda.h): the CUDA backend's every launch and copy, in seconds"""
+    tests = os.path.join(os.path.dirname(os.path.abspath(ember)), "tests")
+    env = dict(os.environ, EMBER_CUDA_LIBRARY=os.path.join(tests, "libfake-cuda.so"),
+               EMBER_FAKE_CUDA_GPUS="90:H100 (CUDA test double)", EMBER_FAKE_CUDA_DRIVER="13000",
+               EMBER_CUDA_KERNELS="baseline")
+    return env if os.path.exists(env["EMBER_CUDA_LIBRARY"]) else None
+
+
 def fine_tune(ember, tmp, opencl, quick):
     folder = os.path.join(tmp, "photos")
-    photos(folder, 64)
-    sim = None if quick else simulated_k40m(ember)
-    if sim:
-        sim["EMBER_CACHE_DIR"] = os.path.join(tmp, "cache")
+    photos(folder, 32)
+    sim, double = None if quick else simulated_k40m(ember), cuda_double(ember)
+    for env in (sim, double):
+        if env:
+            env["EMBER_CACHE_DIR"] = os.path.join(tmp, "cache")
     for name, (head, width) in HEADS.items():
-        path, _, _ = export(name, 64, 13, tmp)
+        path, _, _ = export(name, 32, 13, tmp)
         runs = [("cpu", 2, None)] + ([("opencl", 2, None)] if opencl else [])
+        if double or sim:
+            runs += [("cpu", 1, None)]
+        if double and name in ("mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x0_5"):
+            runs += [("cuda double", 1, double)]
         if sim and name in ("mobilenet_v2", "shufflenet_v2_x0_5"):
-            runs += [("cpu", 1, None), ("cuda", 1, sim)]
+            runs += [("simulated K40m", 1, sim)]
         weights = {}
         for device, steps, env in runs:
-            saved = os.path.join(tmp, f"{name}-tuned-{device}-{steps}.safetensors")
+            saved = os.path.join(tmp, f"{name}-tuned-{device.replace(' ', '-')}-{steps}.safetensors")
             if not run(ember, "train", "--init", path, "--init-skip", head, "--data", "folder", "--data-dir", folder,
                        "--steps", steps, "--batch", 4, "--optim", "sgd", "--lr", 0.01, "--no-eval", "--quiet", "--seed", 1,
-                       "--device", device, "--save", saved, env=env).returncode:
+                       "--device", "cuda" if env else device, "--save", saved, env=env).returncode:
                 weights[(device, steps)] = load_file(saved)
         if name == "mobilenet_v2":
             frozen(ember, tmp, path, head, folder)
@@ -187,7 +222,7 @@ def fine_tune(ember, tmp, opencl, quick):
             diff = max(float(np.abs(w[k] - cpu[k]).max()) for k in cpu)
             check(diff <= 1e-4, f"{name} fine-tuned {steps} steps on {device}: weights differ from the CPU's "
                                 f"by {diff:.3g}")
-            print(f"torchvision_onnx: {name:18} fine-tuned {steps} step(s) on {device:6}: weights within {diff:.2g} "
+            print(f"torchvision_onnx: {name:18} fine-tuned {steps} step(s) on {device:14}: weights within {diff:.2g} "
                   f"of the CPU's")
 
 
@@ -196,7 +231,7 @@ def preserved(ember, tmp, folder):
     classifier's dropout) learnable; the evaluation-mode export, whose BatchNorm PyTorch folds, says so"""
     import copy
     net = copy.deepcopy(randomise(torchvision.models.mobilenet_v2(weights=None))).train()
-    x = torch.rand(2, 3, 64, 64)
+    x = torch.rand(2, 3, 32, 32)
     kept, folded = os.path.join(tmp, "mv2-preserve.onnx"), os.path.join(tmp, "mv2-folded.onnx")
     torch.onnx.export(net, x, kept, input_names=["input"], output_names=["logits"], opset_version=13,
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
@@ -369,6 +404,7 @@ def main():
                 agree(ember, tmp, name, 64, opset, "cpu")
             if opencl:
                 agree(ember, tmp, name, 64, 13, "opencl")
+            round_trip(ember, tmp, name)
         blocks(ember, tmp)
         fine_tune(ember, tmp, opencl, quick)
     print("torchvision_onnx: " + ("ok" if failures == 0 else f"{failures} failures"))
