@@ -253,21 +253,6 @@ static void attr_float(struct exporter *ex, struct onnx_node *n, const char *nam
         a->f = v;
 }
 
-/* an ints attribute of `count` copies of v */
-static void attr_ints(struct exporter *ex, struct onnx_node *n, const char *name, int64_t v, int count)
-{
-    struct onnx_attr *a = add_attr(ex, n, name, ONNX_ATTR_INTS);
-    if (!a)
-        return;
-    if (!(a->ints = malloc((size_t)count * sizeof *a->ints))) {
-        ex->nomem = true;
-        return;
-    }
-    for (int i = 0; i < count; i++)
-        a->ints[i] = v;
-    a->int_count = count;
-}
-
 /* an ints attribute of `count` values (a Transpose's perm) */
 static void attr_list(struct exporter *ex, struct onnx_node *n, const char *name, const int64_t *v, int count)
 {
@@ -385,6 +370,12 @@ static const char *attention(struct exporter *ex, const struct model_layer *l, c
     const char *joined = add_ints(ex, name, 3, (const int64_t[]){0, 0, c});
     const char *y = op1(ex, "Reshape", base, (const char *[]){output_of(back), joined}, 2);
     return linear_positions(ex, base, y, l->full_name, "c_proj", l->t[2], l->t[3]);
+}
+
+/* an ints attribute of `count` (at most 4) copies of v: a kernel's sides, a pool's pads */
+static void attr_ints(struct exporter *ex, struct onnx_node *n, const char *name, int64_t v, int count)
+{
+    attr_list(ex, n, name, (const int64_t[]){v, v, v, v}, count);
 }
 
 static const char *export_block(struct exporter *ex, const struct model_block *block, const char *x);
@@ -590,12 +581,7 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
         const char *shuffled = add_ints(ex, name, 4, (const int64_t[]){0, c, h, w});
         const char *split = output_of(add_node(ex, "Reshape", base, (const char *[]){x, grouped}, 2));
         struct onnx_node *t = add_node(ex, "Transpose", base, &split, 1);
-        struct onnx_attr *perm = add_attr(ex, t, "perm", ONNX_ATTR_INTS);
-        if (perm && (perm->ints = malloc(5 * sizeof *perm->ints))) {
-            memcpy(perm->ints, (const int64_t[]){0, 2, 1, 3, 4}, 5 * sizeof *perm->ints);
-            perm->int_count = 5;
-        }
-        ex->nomem |= perm && !perm->ints;
+        attr_list(ex, t, "perm", (const int64_t[]){0, 2, 1, 3, 4}, 5);
         const char *swapped = output_of(t);
         n = add_node(ex, "Reshape", base, (const char *[]){swapped, shuffled}, 2);
     } else if (strcmp(type, "flatten") == 0) {
