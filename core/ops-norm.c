@@ -114,6 +114,8 @@ static ember_tensor *batch_norm(const char *name, ember_tensor *x, ember_tensor 
         return NULL;
     if (training) { /* the batch's statistics; the running ones blended in place */
         struct ember_tensor *work = plane_work(x);
+        running_mean->storage->writes++;
+        running_var->storage->writes++;
         mean = work ? channel_new(x) : NULL;
         if (!mean || ctx->ops->batch_norm_stats(ctx->dev, &b, ember_tensor_ptr(cx), ember_tensor_ptr(work),
                                                 ember_tensor_ptr(mean), ember_tensor_ptr(invstd),

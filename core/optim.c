@@ -182,6 +182,7 @@ ember_status ember_optim_step(ember_optim *opt)
                           "parameters were added to the set after its optimizer was "
                           "made; make the optimizer last");
     opt->steps++;
+    p->flat->storage->writes++;
     static const char *const names[] = {"adam", "adamw", "sgd"};
     ember_profile_label(ctx, names[opt->kind], "step");
     if (opt->kind == OPTIM_ADAM || opt->kind == OPTIM_ADAMW) {

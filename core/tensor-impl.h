@@ -28,6 +28,9 @@ struct ember_storage {
      * network adds, whose old sizes never come back */
     bool uncached;
     struct ember_storage *next_free;
+    /* in-place writes since it was made (ember_tensor_writes): a cache of
+     * something computed from it is good while this stays */
+    uint64_t writes;
 };
 
 enum ember_owner {

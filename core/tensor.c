@@ -310,6 +310,7 @@ void ember_ewise_init(struct ember_ewise *e, const struct ember_tensor *out, con
 ember_status ember_tensor_fill(struct ember_tensor *t, float value)
 {
     ember_ctx *ctx = t->ctx;
+    t->storage->writes++;
     return ctx->ops->fill(ctx->dev, ember_tensor_ptr(t), (size_t)ember_shape_numel(t->ndim, t->shape), value);
 }
 
@@ -442,6 +443,7 @@ ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes)
     ember_status st = check_bytes(t, bytes, "ember_tensor_write");
     if (st != EMBER_OK)
         return st;
+    t->storage->writes++;
     if (ember_tensor_is_contiguous(t))
         return ctx->ops->write(ctx->dev, ember_tensor_ptr(t), src, bytes);
     /* strided: stage contiguously on the device, then scatter by strides */
@@ -454,6 +456,8 @@ ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes)
     ember_tensor_release(tmp);
     return st;
 }
+
+uint64_t ember_tensor_writes(const ember_tensor *t) { return t ? t->storage->writes : 0; }
 
 ember_status ember_tensor_read(const ember_tensor *t, void *dst, size_t bytes)
 {

@@ -323,6 +323,12 @@ EMBER_API size_t ember_tensor_bytes(const ember_tensor *t);
 /* "F32", "Q4_K", ...: a dtype's name, as GGUF and safetensors spell it. */
 EMBER_API const char *ember_dtype_name(ember_dtype dtype);
 
+/* How many times t's storage has been written in place since it was made:
+ * by ember_tensor_write, an optimizer's step (parameters) or batch norm in
+ * training (its running statistics). A cache of something computed from t
+ * (a model's batch norm folded into a convolution) stays good while the
+ * count is what it was. */
+EMBER_API uint64_t ember_tensor_writes(const ember_tensor *t);
 /* Copy between host memory and the tensor, in row-major order whatever the
  * tensor's strides; `bytes` must equal ember_tensor_bytes. */
 EMBER_API ember_status ember_tensor_write(ember_tensor *t, const void *src, size_t bytes);

@@ -401,6 +401,8 @@ void model_block_free(struct model_block *block)
     for (int i = 0; i < block->count; i++) {
         model_block_free(&block->layers[i].body);
         model_block_free(&block->layers[i].second);
+        ember_tensor_free(block->layers[i].folded[0]);
+        ember_tensor_free(block->layers[i].folded[1]);
     }
     free(block->layers);
     *block = (struct model_block){0};

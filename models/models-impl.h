@@ -163,6 +163,12 @@ struct model_layer {
      * key/value cache (2, 1, heads, context, head size) while it has one */
     int64_t position;
     ember_tensor *cache;
+    /* a conv2d or linear layer's weight and bias with the batch norm after it
+     * folded in, kept from one prediction to the next (model-layers.c,
+     * model_folded_batch_norm_forward), and the writes into their sources
+     * when they were made (ember_tensor_writes); NULL: none */
+    ember_tensor *folded[2];
+    uint64_t folded_writes;
 };
 
 /* The parsed file. */

@@ -709,6 +709,81 @@ static void test_batch_norm_folding(ember_ctx *ctx)
     ember_model_free(m);
 }
 
+/* the folding model's logits computed layer by layer from its parameters, nothing kept */
+static bool unfolded_logits(ember_ctx *ctx, ember_params *p, ember_tensor *x, float *out, size_t bytes)
+{
+#define P(name) ember_params_find(p, name)
+    ember_tensor *h =
+        ember_batch_norm(ember_conv2d(x, P("conv.weight"), P("conv.bias"), 1, 1), P("bn.weight"),
+                         P("bn.bias"), P("bn.running_mean"), P("bn.running_var"), false, 0.1f, 1e-5f);
+    h = ember_batch_norm(ember_linear(ember_flatten(ember_relu(h)), P("fc.weight"), NULL), P("bn1.weight"),
+                         P("bn1.bias"), P("bn1.running_mean"), P("bn1.running_var"), false, 0.1f, 1e-5f);
+    h = ember_linear(h, P("out.weight"), P("out.bias"));
+#undef P
+    bool ok = h && ember_tensor_read(h, out, bytes) == EMBER_OK;
+    ember_tape_clear(ctx);
+    return ok;
+}
+
+/* Prediction keeps each fold from one call to the next, and makes it again
+ * after anything writes what it was made from: a weight written, an
+ * optimizer's step, running statistics moved by a training forward, a
+ * checkpoint loaded. Each time the logits are the unfolded layers'. */
+static void test_kept_fold(ember_ctx *ctx, const char *dir)
+{
+    static const int64_t shape[3] = {2, 5, 5};
+    ember_model *m = ember_model_parse(ctx, "kept-fold",
+                                       "conv: conv2d 4 kernel=3 padding=1\nbn: batch_norm2d\nrelu\nflatten\n"
+                                       "fc: linear 6 bias=false\nbn1: batch_norm1d\nout: linear classes\n",
+                                       3, shape, 3, 7);
+    ember_params *p = m ? ember_model_params(m) : NULL;
+    ember_tensor *x = random_batch(ctx, 3, shape, 23);
+    ember_tensor *y = ember_tensor_new(ctx, EMBER_I32, 1, (const int64_t[]){3});
+    ember_optim *opt = p ? ember_sgd_new(p, ember_sgd_defaults(0.5f)) : NULL;
+    float in[3 * 2 * 5 * 5], got[9], want[9], weights[4 * 2 * 3 * 3];
+    char path[2200];
+    snprintf(path, sizeof path, "%s/kept-fold.safetensors", dir);
+    bool ready = m && x && y && opt && ember_tensor_read(x, in, sizeof in) == EMBER_OK &&
+                 ember_tensor_write(y, (const int32_t[]){0, 1, 2}, 3 * sizeof(int32_t)) == EMBER_OK &&
+                 ember_model_save(m, path, NULL) == EMBER_OK;
+    CHECK(ready, "the kept-fold model: %s", ember_last_error(ctx));
+    if (ready)
+        randomise_batch_norm(p, "bn", 21);
+    static const char *const after[] = {"the first prediction", "the same again",     "conv.weight written",
+                                        "an optimizer's step",  "a training forward", "a checkpoint loaded"};
+    for (int k = 0; ready && k < 6; k++) {
+        if (k == 2) { /* each weight doubled */
+            ember_tensor *w = ember_params_find(p, "conv.weight");
+            ready = ember_tensor_read(w, weights, sizeof weights) == EMBER_OK;
+            for (int i = 0; i < (int)(sizeof weights / sizeof *weights); i++)
+                weights[i] *= 2.0f;
+            ready = ready && ember_tensor_write(w, weights, sizeof weights) == EMBER_OK;
+        } else if (k == 3 ||
+                   k == 4) { /* a step (its forward moves the statistics too), then a forward alone */
+            ready = ember_model_set_training(m, true) == EMBER_OK && ember_optim_zero_grad(opt) == EMBER_OK;
+            ember_tensor *loss = ready ? ember_cross_entropy(ember_model_forward(m, x), y) : NULL;
+            ready =
+                loss && (k == 4 || (ember_backward(loss) == EMBER_OK && ember_optim_step(opt) == EMBER_OK));
+            ember_tape_clear(ctx);
+        } else if (k == 5) {
+            ready = ember_model_load(m, path) == EMBER_OK;
+        }
+        ready = ready && ember_model_set_training(m, false) == EMBER_OK &&
+                ember_model_predict(m, in, 3, got) == EMBER_OK;
+        bool was = ember_set_grad_enabled(ctx, false);
+        ready = ready && unfolded_logits(ctx, p, x, want, sizeof want);
+        ember_set_grad_enabled(ctx, was);
+        CHECK(ready && max_diff(got, want, 9) <= 1e-5f,
+              "after %s, the kept fold's logits are %g from the layers'", after[k],
+              ready ? max_diff(got, want, 9) : -1.0f);
+    }
+    CHECK(!ready || ember_last_status(ctx) == EMBER_OK, "kept fold: %s", ember_last_error(ctx));
+    ember_optim_free(opt);
+    ember_tensor_free(x);
+    ember_tensor_free(y);
+    ember_model_free(m);
+}
+
 /* rms_norm: each position's vector over its root mean square, times the weight "n.weight" (1 at first) */
 static void test_rms_norm_layer(ember_ctx *ctx)
 {
@@ -869,6 +944,7 @@ int main(void)
     test_silu_layer(ctx);
     test_rms_norm_layer(ctx);
     test_batch_norm_folding(ctx);
+    test_kept_fold(ctx, dir);
     test_layer_info(ctx);
     test_frozen_layer(ctx);
     test_cleanup_dir(dir);
