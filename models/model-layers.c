@@ -528,6 +528,34 @@ static void global_pool_describe(const struct model_layer *l, char *out, size_t 
     snprintf(out, len, "%s", l->value[0] != 0.0 ? "AdaptiveAvgPool2d(1)" : "AdaptiveAvgPool2d(1), Flatten()");
 }
 
+/* --------------------------------------------------------------------- pad */
+
+/* `padding` positions of `value` on each side of H and W (nn.ConstantPad2d, nn.ZeroPad2d) */
+static bool pad_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim, int64_t *out,
+                      char *why, size_t why_len)
+{
+    if (ndim != 3)
+        return WHY("pad takes images (C, H, W)");
+    int64_t p = (int64_t)l->value[0];
+    if (in[1] + 2 * p > EMBER_MAX_SAMPLE_SIDE || in[2] + 2 * p > EMBER_MAX_SAMPLE_SIDE)
+        return WHY("%lldx%lld padded by %lld is over %d a side", (long long)in[1], (long long)in[2],
+                   (long long)p, EMBER_MAX_SAMPLE_SIDE);
+    *out_ndim = 3;
+    out[0] = in[0], out[1] = in[1] + 2 * p, out[2] = in[2] + 2 * p;
+    return true;
+}
+
+static ember_tensor *pad_forward(struct model_layer *l, ember_tensor *x, bool training, uint64_t seed)
+{
+    int64_t p = (int64_t)l->value[0], sides[4] = {0, 0, p, p};
+    return ember_pad(x, sides, sides, (float)l->value[1]);
+}
+
+static void pad_describe(const struct model_layer *l, char *out, size_t len)
+{
+    snprintf(out, len, "ConstantPad2d(%g, %g)", l->value[0], l->value[1]);
+}
+
 /* ----------------------------------------------------------------- upsample */
 
 static bool upsample_infer(const struct model_layer *l, int ndim, const int64_t *in, int *out_ndim,
@@ -753,6 +781,10 @@ const struct model_layer_type model_layer_types[] = {
     {"global_avg_pool2d", "the mean of each channel's plane: (C, H, W) -> (C), or (C, 1, 1) with keepdim=true",
      NULL, {BOOL_OPTION("keepdim", 0, "keep H and W, as 1 and 1")}, global_pool_infer,
      NULL, global_pool_forward, global_pool_flops, global_pool_describe},
+    {"pad", "PADDING positions of VALUE around each plane: pad PADDING [value=0]", "padding",
+     {INT_OPTION("padding", true, 0, 0, 4096, NULL, 0, "positions added on each side of H and W"),
+      FLOAT_OPTION("value", 0.0, -1e30, 1e30, "what the added positions hold")},
+     pad_infer, NULL, pad_forward, no_flops, pad_describe},
     {"upsample", "each plane made SCALE times larger: upsample SCALE [bilinear=false] (nearest otherwise)", "scale",
      {INT_OPTION("scale", true, 0, 1, 64, NULL, 0, "how many times larger"),
       BOOL_OPTION("bilinear", 0, "mix the two nearest inputs on each axis (align_corners=False)")},

@@ -21,6 +21,7 @@
  *   max/avg_pool2d     MaxPool, AveragePool (kernel_shape, strides, pads, ceil_mode,
  *                      count_include_pad)
  *   global_avg_pool2d  GlobalAveragePool, Flatten (not with keepdim)
+ *   pad                Pad (constant mode, H and W alike)
  *   upsample           Resize (scales [1, 1, s, s]; nearest: asymmetric, floor; bilinear:
  *                      linear, pytorch_half_pixel)
  *   softmax, log_softmax  Softmax, LogSoftmax (axis 1: channels or features; -1 on a sequence)
@@ -536,6 +537,14 @@ static const char *export_layer(struct exporter *ex, const struct model_layer *l
             n = add_node(ex, "Flatten", base, &pooled, 1);
             attr_int(ex, n, "axis", 1);
         }
+    } else if (strcmp(type, "pad") == 0) { /* Pad, constant mode: pads and value as inputs (opset 11 on) */
+        int64_t p = (int64_t)model_layer_option(l, "padding");
+        char name[MODEL_NAME_MAX + 64];
+        snprintf(name, sizeof name, "%s.pads", base);
+        const char *pads = add_ints(ex, name, 8, (const int64_t[]){0, 0, p, p, 0, 0, p, p});
+        const char *value =
+            constant(ex, base, "value", 0, NULL, (const float[]){(float)model_layer_option(l, "value")});
+        n = add_node(ex, "Pad", base, (const char *[]){x, pads, value}, 3);
     } else if (strcmp(type, "upsample") == 0) { /* Resize as PyTorch writes nn.Upsample at opset 13 */
         char name[MODEL_NAME_MAX + 64];
         float s = (float)model_layer_option(l, "scale");

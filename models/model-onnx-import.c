@@ -35,6 +35,7 @@
  *   (batch, -1), Squeeze          by Shape, Gather, Unsqueeze, Concat: the
  *                                 constants are folded here)
  *   Dropout, Identity, Pad of 0  nothing
+ *   Pad alike around H and W     pad (nn.ConstantPad2d)
  *   Add of two branches          a residual block
  *   Concat of channels           a concat block (more than two branches nested)
  *   Mul of two branches          a gate block: x * body(x), squeeze-and-excitation

@@ -32,7 +32,7 @@ const char imp_supported[] =
     "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Flatten, Reshape to (batch, -1), "
     "Squeeze, "
     "Resize and Upsample by a whole scale (nearest, bilinear), Softmax, LogSoftmax, Dropout, Identity, "
-    "Constant, Pad of zeros, Add of two branches (residual blocks), "
+    "Constant, Pad alike around H and W, Add of two branches (residual blocks), "
     "Concat of channels "
     "(concat blocks), Mul of two branches (gate blocks: squeeze-and-excitation), Split or Slice into equal "
     "parts of the channels (x.chunk), and ShuffleNet's channel shuffle (Reshape, Transpose, Reshape)";
@@ -289,6 +289,41 @@ static ember_status batch_norm_layer(struct importer *im, struct imp_block *bloc
     return EMBER_OK;
 }
 
+/* Pad in constant mode: of nothing (PyTorch writes one before AveragePool)
+ * nothing; of the same count on each side of H and W alone, a pad layer
+ * (nn.ZeroPad2d, nn.ConstantPad2d, F.pad) */
+static ember_status pad_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
+                              const char **x)
+{
+    const struct onnx_attr *attr = onnx_attr_find(n, "pads");
+    const struct onnx_tensor *pads =
+        n->input_count > 1 && n->inputs[1][0] ? imp_constant(im, n->inputs[1]) : NULL;
+    const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
+    int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
+    const struct onnx_tensor *v =
+        n->input_count > 2 && n->inputs[2][0] ? imp_constant(im, n->inputs[2]) : NULL;
+    float value = v && v->values && v->numel == 1 ? v->values[0] : imp_attr_float(n, "value", 0.0f);
+    bool none = p != NULL, planes = p && count == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0;
+    for (int64_t i = 0; p && i < count; i++)
+        none = none && p[i] == 0;
+    for (int i = 3; planes && i < 8; i++)
+        planes = i == 4 || i == 5 || p[i] == p[2];
+    const struct onnx_attr *mode = onnx_attr_find(n, "mode");
+    if ((mode && mode->s && strcmp(mode->s, "constant") != 0) || (!none && !planes) ||
+        (n->input_count > 2 && n->inputs[2][0] && !(v && v->values)))
+        return imp_fail_node(im, n,
+                             "padding other than constant and alike on every side of H and W "
+                             "(nn.ConstantPad2d(p, value))");
+    *x = n->inputs[0];
+    if (none)
+        return EMBER_OK;
+    struct imp_layer *l = imp_block_add(im, block, "pad", n);
+    if (!l)
+        return EMBER_ERR_NOMEM;
+    snprintf(l->options, sizeof l->options, "%lld value=%.9g", (long long)p[2], (double)value);
+    return EMBER_OK;
+}
+
 /* Identity, and Dropout: nothing in an evaluation export; a training-mode
  * export's (its training_mode input true) a dropout layer of its ratio */
 static ember_status dropout_layer(struct importer *im, struct imp_block *block, const struct onnx_node *n,
@@ -530,22 +565,8 @@ ember_status imp_convert_layer(struct importer *im, struct imp_block *block, con
     struct imp_layer *l;
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0)
         return dropout_layer(im, block, n, x);
-    if (strcmp(op, "Pad") == 0) { /* PyTorch writes a Pad of zeros before AveragePool: nothing */
-        const struct onnx_attr *attr = onnx_attr_find(n, "pads");
-        const struct onnx_tensor *pads = n->input_count > 1 ? imp_constant(im, n->inputs[1]) : NULL;
-        const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
-        int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
-        for (int64_t i = 0; p && i < count; i++)
-            if (p[i] != 0)
-                p = NULL;
-        if (!p)
-            return imp_fail_node(im, n, "padding other than zeros of nothing; ember pads only inside conv2d");
-        for (int i = 2; i < n->input_count; i++) /* the constant value */
-            if (n->inputs[i][0])
-                imp_constant(im, n->inputs[i]);
-        *x = n->inputs[0];
-        return EMBER_OK;
-    }
+    if (strcmp(op, "Pad") == 0)
+        return pad_layer(im, block, n, x);
     if (strcmp(op, "Conv") == 0)
         return conv_layer(im, block, n, x);
     if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)

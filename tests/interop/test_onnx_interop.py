@@ -6,7 +6,7 @@
 
 ember -> ONNX: every model of the zoo and a model file written here (with
     the layers the zoo leaves out: GELU and its tanh form, ReLU6, HardSwish,
-    Mish, HardSigmoid, LeakyReLU, Sigmoid, average pooling, LayerNorm and RMSNorm,
+    Mish, HardSigmoid, LeakyReLU, Sigmoid, average pooling, LayerNorm and RMSNorm, a constant pad,
     BatchNorm on features, a strided convolution without bias, a residual
     block without projection) is trained for a few steps on Fashion-MNIST
     (DATA_DIR, default Debian's), exported with `ember export`, checked by
@@ -80,6 +80,7 @@ input 1x28x28
 stem: conv2d 8 kernel=3 stride=2 padding=1 bias=false
 stem_bn: batch_norm2d
 gelu
+pad 1 value=0.25
 block: residual
     conv: conv2d 8 kernel=3 padding=same
     leaky_relu 0.2
