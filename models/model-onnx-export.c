@@ -105,14 +105,15 @@ static const char *add_init(struct exporter *ex, const char *name, int ndim, con
 /* an INT64 initializer `name` of `count` values (copied): a shape, a split */
 static const char *add_ints(struct exporter *ex, const char *name, int count, const int64_t *values)
 {
-    int64_t dims[1] = {count};
-    const char *added = add_init(ex, name, 1, dims, (const float[]){0});
+    const char *added = add_init(ex, name, 0, NULL, (const float[]){0}); /* a slot, then made INT64 (count) */
     if (!*added)
         return added;
     struct onnx_tensor *t = &ex->g->initializers[ex->g->initializer_count - 1];
     free(t->values);
     t->values = NULL;
     t->type = ONNX_INT64;
+    t->ndim = 1;
+    t->dims[0] = t->numel = count;
     if ((t->ints = malloc((size_t)count * sizeof *t->ints)))
         memcpy(t->ints, values, (size_t)count * sizeof *values);
     ex->nomem |= !t->ints;
