@@ -95,9 +95,13 @@ int train_freeze(struct train_options *o, ember_model *model, bool say)
     }
     bool except = strncmp(o->freeze, "except:", 7) == 0;
     char *copy = strdup(o->freeze + (except ? 7 : 0));
+    if (!copy) {
+        cli_error("out of host memory");
+        return EXIT_FAILURE_OTHER;
+    }
     const char *names[64];
     int count = 0;
-    for (char *part = copy ? strtok(copy, ",") : NULL; part && count < 64; part = strtok(NULL, ","))
+    for (char *part = strtok(copy, ","); part && count < 64; part = strtok(NULL, ","))
         names[count++] = part;
     ember_params *params = ember_model_params(model);
     int total = ember_params_count(params), rc = EXIT_OK;
