@@ -879,7 +879,8 @@ EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int inde
  * seed (an epoch: as many as fit in the split side by side); unshuffled
  * ones the side-by-side windows in order. The classes are the vocabulary's
  * tokens. Fills vocab (256 bytes, or NULL) and returns its size: 0 for
- * data that is not text. */
+ * data that is not text, and for a tokenizer's tokens
+ * (ember_dataset_from_tokens), whose vocabulary is the tokenizer's. */
 EMBER_API int ember_dataset_vocab(const ember_dataset *ds, uint8_t *vocab);
 /* How a sample's stored values became the model's inputs: "pixel / 255"
  * (bytes: images, and uint8 arrays), "none" (floats used as they are),
@@ -935,6 +936,24 @@ typedef struct ember_array_data {
 } ember_array_data;
 /* Checks every label and the shape; NULL with the reason on a mistake. */
 EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_array_data *arrays);
+
+/* A stream of tokens as a data set, as text's (ember_dataset_vocab): the
+ * first 90% the training split, the last 10% the validation split
+ * (EMBER_TEST), a sample a window of `context` tokens x and y the same
+ * window one token on, batches x and y (B, context) I32. The classes are
+ * the `vocab` token ids, without names. The split's tokens are copied.
+ * ember_lm_dataset makes one from a text file and a model's tokenizer. */
+typedef struct ember_token_data {
+    const int32_t *tokens; /* (count), each in [0, vocab) */
+    int64_t count;
+    int32_t vocab;
+    int64_t context;  /* a window's tokens */
+    const char *name; /* in messages and ember_dataset_describe; NULL: "tokens" */
+} ember_token_data;
+/* NULL with the reason: a token out of range, or a split too short to hold
+ * a window and the token after it. */
+EMBER_API ember_dataset *ember_dataset_from_tokens(ember_ctx *ctx, const ember_token_data *data,
+                                                   ember_split split);
 
 /* An image file (PNG, JPEG, BMP) as one sample, as a folder data set
  * would load it: converted to `channels` (1: gray, 3: RGB), planar
@@ -1286,6 +1305,42 @@ EMBER_API char *ember_lm_chat_prompt(ember_lm *lm, const ember_chat_message *mes
 /* The scores of every position of tokens (B, T) I32, (B, T, vocab), on
  * the tape (no cache): for training, and for checking against a twin. */
 EMBER_API ember_tensor *ember_lm_forward(ember_lm *lm, ember_tensor *tokens);
+
+/* Fine-tuning (docs/models.md, "Fine-tuning a pretrained model"). LoRA
+ * adds to projections q, k, v, o (attention) and gate, up, down (the MLP)
+ * a learnt low-rank change, y = x W^T + (alpha / rank) dropout(x) A^T B^T,
+ * while W stays frozen (and quantised). A (rank, in) starts uniform in
+ * +-1/sqrt(in) as PEFT's, B (out, rank) at zero, so the model starts as
+ * the pretrained one. The adapters are a parameter set under PEFT's names
+ * (base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight ...),
+ * owned by the model: give it to an optimizer, and save it with
+ * ember_params_save and "lora_alpha" in the metadata (ember train
+ * --lora does, with PEFT's adapter_config.json beside it). */
+typedef struct ember_lora_options {
+    int rank;            /* r, 1 to 1024; 0: 8 */
+    float alpha;         /* the product is scaled by alpha / rank; 0: 16 */
+    float dropout;       /* on each adapter's input while training, in [0, 1) */
+    const char *targets; /* "q,k,v,o,gate,up,down" (or PEFT's q_proj ...); NULL or "all": all seven */
+    uint64_t seed;       /* A's values, and dropout's masks */
+} ember_lora_options;
+/* The adapters' set, or NULL with the reason (bad options, adapters there already). */
+EMBER_API ember_params *ember_lm_lora(ember_lm *lm, const ember_lora_options *options);
+/* Adapters from a file of PEFT's names (ember's, or PEFT's
+ * adapter_model.safetensors): the projections and rank from its tensors,
+ * alpha from its "lora_alpha" metadata or the adapter_config.json beside
+ * it. A file that does not fit the model changes nothing. */
+EMBER_API ember_status ember_lm_load_adapter(ember_lm *lm, const char *path);
+/* The adapters' set (NULL without), and a line about them. */
+EMBER_API ember_params *ember_lm_adapter(ember_lm *lm);
+EMBER_API const char *ember_lm_lora_describe(const ember_lm *lm, char *out, size_t len);
+/* Training mode: LoRA's dropout drops (a fresh mask each ember_lm_forward).
+ * Off for a new model. */
+EMBER_API ember_status ember_lm_set_training(ember_lm *lm, bool training);
+/* A text file as the model's tokens, a data set as ember_dataset_from_tokens
+ * makes (the first 90% for training, the last 10% for validation, windows
+ * of `context` tokens), tokenised as ember_lm_tokenize does without
+ * special tokens (text that spells "<|im_end|>" is those characters). */
+EMBER_API ember_dataset *ember_lm_dataset(ember_lm *lm, const char *path, int64_t context, ember_split split);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * block (residual, concat, gate) before its layers; `depth` is how deep

@@ -26,6 +26,7 @@
  *     data-random.c   random: seeded bytes, for benchmarks
  *     data-arrays.c   arrays: the caller's own, borrowed
  *     data-text.c     text: a file's bytes as tokens, in windows
+ *     data-tokens.c   tokens: a tokenizer's stream, in windows as text's
  *     data-npy.c      npy: NumPy arrays, a folder of .npy files or a .npz
  *                     (npy.c, npz.c: npy-impl.h)
  *     data-csv.c      csv: a CSV table, standardised (csv.c: csv-impl.h;
@@ -73,6 +74,7 @@ struct ember_dataset {
      * sample is a window of sample_shape[0] tokens (ember_text_window) */
     bool text;
     int64_t token_count;
+    int32_t *tokens; /* a token stream's (data-tokens.c), in place of pixels; vocab unused */
     uint8_t vocab[256];
     int vocab_size;
 

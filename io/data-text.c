@@ -139,6 +139,11 @@ void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *
         uint64_t r = (uint64_t)ember_rng_u32(&rng) << 32 | ember_rng_u32(&rng);
         start = (int64_t)(r % (uint64_t)(ds->token_count - context));
     }
+    if (ds->tokens) { /* a tokenizer's stream (data-tokens.c) */
+        memcpy(x, ds->tokens + start, (size_t)context * sizeof *x);
+        memcpy(y, ds->tokens + start + 1, (size_t)context * sizeof *y);
+        return;
+    }
     const uint8_t *tokens = ds->pixels + start;
     for (int64_t t = 0; t < context; t++) {
         x[t] = tokens[t];

@@ -100,6 +100,7 @@ void ember_dataset_free(ember_dataset *ds)
         free(ds->labels);
     }
     free(ds->owned_floats);
+    free(ds->tokens);
     ember_feature_scaling_free(ds->table);
     free_class_names(ds);
     free(ds);
@@ -115,6 +116,7 @@ const char *ember_dataset_normalize(const ember_dataset *ds)
 {
     return !ds          ? ""
            : ds->table  ? "(value - ember.feature_mean) / ember.feature_std"
+           : ds->tokens ? "none (token indices into the tokenizer's vocabulary)"
            : ds->text   ? "none (token indices into ember.vocab)"
            : ds->floats ? "none"
                         : "pixel / 255";

@@ -72,11 +72,17 @@ ember_status lm_pretokenize(enum lm_pre pre, const char *text, size_t len, lm_pi
 
 /* ---------------------------------------------------------------- models */
 
+/* the projections of a block LoRA may adapt (lm-lora.c) */
+enum lm_proj { LM_Q, LM_K, LM_V, LM_O, LM_GATE, LM_UP, LM_DOWN, LM_PROJS };
+
 /* one block's weights (GGUF's blk.N.*) and its key/value cache */
 struct lm_block {
     ember_tensor *attn_norm, *wq, *wk, *wv, *wo, *bq, *bk, *bv; /* biases: qwen2's, else NULL */
     ember_tensor *ffn_norm, *gate, *up, *down;
     ember_tensor *k_cache, *v_cache; /* (1, kv_heads, context, head_dim) */
+    /* LoRA's A (r, in) and B (out, r) of each projection, NULL where none
+     * (they belong to the model's lora set) */
+    ember_tensor *lora_a[LM_PROJS], *lora_b[LM_PROJS];
 };
 
 struct ember_lm {
@@ -93,8 +99,21 @@ struct ember_lm {
     ember_tensor *rope;                              /* (context, rot / 2, 2) */
     struct lm_block *block;
     int64_t position; /* positions fed */
+    /* LoRA (lm-lora.c): the adapters' set, NULL without; y gains scale * B A x */
+    ember_params *lora;
+    int lora_rank;
+    unsigned lora_targets; /* a bit per enum lm_proj */
+    float lora_alpha, lora_scale, lora_dropout;
+    uint64_t lora_seed, forwards; /* dropout's masks: from the seed and the training forwards run */
+    bool training;
     size_t weight_bytes, cache_bytes;
     char describe[512];
 };
+
+/* x @ W^T (+ bias) for projection p of a block, with its LoRA adapter's
+ * scaled product added where it has one (dropout first, when training) */
+ember_tensor *lm_project(ember_lm *lm, int64_t block, int p, ember_tensor *h, ember_tensor *bias);
+/* drops the adapters */
+void lm_lora_free(ember_lm *lm);
 
 #endif /* EMBER_LM_IMPL_H */

@@ -275,6 +275,7 @@ void ember_lm_free(ember_lm *lm)
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             ember_tensor_free(all[k]);
     }
+    lm_lora_free(lm);
     free(lm->block);
     ember_tensor_free(lm->token_embd);
     ember_tensor_free(lm->output_norm);
@@ -391,11 +392,11 @@ static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, b
         ember_tape_mark mark = ember_tape_mark_now(lm->ctx);
         const struct lm_block *blk = &lm->block[i];
         ember_tensor *h = ember_rms_norm(x, blk->attn_norm, lm->eps);
-        ember_tensor *q = ember_rope(ember_reshape(ember_linear(h, blk->wq, blk->bq), 4, qshape), lm->rope,
+        ember_tensor *q = ember_rope(ember_reshape(lm_project(lm, i, LM_Q, h, blk->bq), 4, qshape), lm->rope,
                                      position, lm->neox);
-        ember_tensor *k = ember_rope(ember_reshape(ember_linear(h, blk->wk, blk->bk), 4, kvshape), lm->rope,
+        ember_tensor *k = ember_rope(ember_reshape(lm_project(lm, i, LM_K, h, blk->bk), 4, kvshape), lm->rope,
                                      position, lm->neox);
-        ember_tensor *v = ember_reshape(ember_linear(h, blk->wv, blk->bv), 4, kvshape);
+        ember_tensor *v = ember_reshape(lm_project(lm, i, LM_V, h, blk->bv), 4, kvshape);
         k = ember_transpose(k, 1, 2);
         v = ember_transpose(v, 1, 2);
         if (cache) { /* the new keys and values into their places, then all of them */
@@ -406,11 +407,11 @@ static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, b
             k = ember_narrow(blk->k_cache, 2, 0, position + t);
             v = ember_narrow(blk->v_cache, 2, 0, position + t);
         }
-        x = ember_add(x, ember_linear(attention(lm, q, k, v), blk->wo, NULL));
+        x = ember_add(x, lm_project(lm, i, LM_O, attention(lm, q, k, v), NULL));
         h = ember_rms_norm(x, blk->ffn_norm, lm->eps);
         ember_tensor *mlp =
-            ember_mul(ember_silu(ember_linear(h, blk->gate, NULL)), ember_linear(h, blk->up, NULL));
-        x = ember_add(x, ember_linear(mlp, blk->down, NULL));
+            ember_mul(ember_silu(lm_project(lm, i, LM_GATE, h, NULL)), lm_project(lm, i, LM_UP, h, NULL));
+        x = ember_add(x, lm_project(lm, i, LM_DOWN, mlp, NULL));
         if (cache && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)
             return NULL;
     }
@@ -431,6 +432,8 @@ ember_tensor *ember_lm_forward(ember_lm *lm, ember_tensor *tokens)
                         (long long)lm->context);
         return NULL;
     }
+    if (lm->training)
+        lm->forwards++;
     return run(lm, tokens, 0, false, false);
 }
 

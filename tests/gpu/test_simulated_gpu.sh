@@ -86,7 +86,9 @@ lm) # tiny GGUF language models against their PyTorch twin (tests/interop/test_l
         echo "skipped: no PyTorch, gguf or NumPy for the language models' twin (scripts/setup.sh --tests)"
         exit 77
     fi
-    "$python" "$(dirname "$0")/../interop/test_lm_vs_torch.py" "$tests/lm-run" none --tiny-only --quick >"$out" 2>&1 ;;
+    "$python" "$(dirname "$0")/../interop/test_lm_vs_torch.py" "$tests/lm-run" none --tiny-only --quick >"$out" 2>&1 &&
+        # and LoRA's training steps on them (tests/interop/test_lora_vs_torch.py)
+        "$python" "$(dirname "$0")/../interop/test_lora_vs_torch.py" "$tests/lora-run" --steps 2 --quick >>"$out" 2>&1 ;;
 *) echo "unknown suite $suite" >&2; exit 2 ;;
 esac
 status=$?

@@ -91,6 +91,13 @@ class Twin:
     def norm(self, x, w):
         return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * w
 
+    def project(self, i, name, h):
+        """h through block i's projection `name` (GGUF's: attn_q ... ffn_down), with its bias if any: a
+        subclass adds LoRA here (test_lora_vs_torch.py)"""
+        p = f"blk.{i}.{name}"
+        y = h @ self.w[p + ".weight"].T
+        return y + self.w[p + ".bias"] if p + ".bias" in self.w else y
+
     def forward(self, tokens):
         """every position's scores, (T, vocab), in double"""
         w, t = self.w, len(tokens)
@@ -100,22 +107,17 @@ class Twin:
         for i in range(self.blocks):
             p = f"blk.{i}."
             h = self.norm(x, w[p + "attn_norm.weight"])
-
-            def proj(name):
-                y = h @ w[p + name + ".weight"].T
-                return y + w[p + name + ".bias"] if p + name + ".bias" in w else y
-
-            q = self.rope(proj("attn_q").view(t, self.heads, self.head_dim), 0)
-            k = self.rope(proj("attn_k").view(t, self.kv_heads, self.head_dim), 0)
-            v = proj("attn_v").view(t, self.kv_heads, self.head_dim)
+            q = self.rope(self.project(i, "attn_q", h).view(t, self.heads, self.head_dim), 0)
+            k = self.rope(self.project(i, "attn_k", h).view(t, self.kv_heads, self.head_dim), 0)
+            v = self.project(i, "attn_v", h).view(t, self.kv_heads, self.head_dim)
             k = k.repeat_interleave(group, dim=1)
             v = v.repeat_interleave(group, dim=1)
             s = torch.einsum("thd,shd->hts", q, k) / self.head_dim ** 0.5 + mask
             o = torch.einsum("hts,shd->thd", torch.softmax(s, -1), v).reshape(t, self.width)
-            x = x + o @ w[p + "attn_output.weight"].T
+            x = x + self.project(i, "attn_output", o)
             h = self.norm(x, w[p + "ffn_norm.weight"])
-            g = h @ w[p + "ffn_gate.weight"].T
-            x = x + (torch.nn.functional.silu(g) * (h @ w[p + "ffn_up.weight"].T)) @ w[p + "ffn_down.weight"].T
+            g = torch.nn.functional.silu(self.project(i, "ffn_gate", h))
+            x = x + self.project(i, "ffn_down", g * self.project(i, "ffn_up", h))
         x = self.norm(x, w["output_norm.weight"])
         return x @ w.get("output.weight", w["token_embd.weight"]).T
 

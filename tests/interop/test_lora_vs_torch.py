@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tests/interop/test_lora_vs_torch.py — LoRA fine-tuning of a GGUF language model (models/lm-lora.c)
+against a PyTorch twin.
+
+    test_lora_vs_torch.py LORA_RUN [--steps N] [--quick]
+
+For tiny models written with the `gguf` package (a llama one with Q8_0 weights and an untied output, a
+qwen2 one with Q4_0 weights and biases), ember's lora-run adds adapters, saves them as they start, and
+trains them with AdamW for N steps (20 by default) on batches of windows of a text; the twin (test_lm_vs_
+torch.py's, in double) takes the same starting adapters from that file, by PEFT's names, and trains them on
+the same batches with torch.optim.AdamW. Checked: every step's loss within 1e-4 relative of the twin's,
+the loss falling, B zero at the start, and the trained adapters near the twin's (--quick: the llama one
+alone, for the simulated GPUs). The device is
+$EMBER_TEST_DEVICE (cpu by default). Exit 77 without PyTorch, numpy, gguf or safetensors.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import gguf
+    from safetensors.numpy import load_file
+except ImportError as e:
+    print(f"skipped: {e} (scripts/setup.sh --tests installs them)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_lm_vs_torch import Twin, write_tiny, norms_to_one  # noqa: E402
+
+torch.set_grad_enabled(True)  # test_lm_vs_torch turns it off
+Q = gguf.GGMLQuantizationType
+failures = []
+
+# GGUF's projection names and PEFT's
+PEFT = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+        "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+        "ffn_down": "mlp.down_proj"}
+SHORT = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "gate": "ffn_gate", "up": "ffn_up",
+         "down": "ffn_down"}
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+class LoraTwin(Twin):
+    """the twin with PEFT's LoRA: y = W h (+ b) + (alpha / r) * B A h"""
+
+    def __init__(self, path, adapters, alpha):
+        super().__init__(path)
+        self.a, self.b = {}, {}
+        for i in range(self.blocks):
+            for name, peft in PEFT.items():
+                key = f"base_model.model.model.layers.{i}.{peft}.lora_"
+                if key + "A.weight" in adapters:
+                    self.a[i, name] = torch.tensor(adapters[key + "A.weight"], dtype=torch.float64, requires_grad=True)
+                    self.b[i, name] = torch.tensor(adapters[key + "B.weight"], dtype=torch.float64, requires_grad=True)
+        self.rank = next(iter(self.a.values())).shape[0]
+        self.scale = alpha / self.rank
+
+    def project(self, i, name, h):
+        y = super().project(i, name, h)
+        if (i, name) in self.a:
+            y = y + (h @ self.a[i, name].T @ self.b[i, name].T) * self.scale
+        return y
+
+    def params(self):
+        return list(self.a.values()) + list(self.b.values())
+
+
+def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, what):
+    rng = np.random.default_rng(7)
+    starts = rng.integers(0, len(text) - context - 1, size=steps * batch)
+    windows = np.stack([np.frombuffer(text[s:s + context + 1], dtype=np.uint8) for s in starts]).astype(np.int32)
+    with tempfile.TemporaryDirectory() as tmp:
+        wpath = os.path.join(tmp, "windows.i32")
+        windows.tofile(wpath)
+        r = subprocess.run([lora_run, path, wpath, str(steps), str(batch), str(context), str(lr), tmp, targets,
+                            str(rank), str(alpha)], capture_output=True, text=True, timeout=600)
+        if r.returncode == 77:
+            print(f"skipped: {r.stderr.strip()}")
+            sys.exit(77)
+        if r.returncode != 0:
+            check(False, f"{what}: lora-run exited {r.returncode}: {r.stderr.strip()[-400:]}")
+            return
+        print(r.stderr.strip().splitlines()[-1])
+        ours = [float(v) for v in r.stdout.split()]
+        initial = load_file(os.path.join(tmp, "initial.safetensors"))
+        final = load_file(os.path.join(tmp, "final.safetensors"))
+    want = [SHORT[t] for t in targets.split(",")]
+    twin = LoraTwin(path, initial, alpha)
+    check(sorted({name for _, name in twin.a}) == sorted(want), f"{what}: the adapters are on {sorted(twin.a)}")
+    check(all(not b.detach().any() for b in twin.b.values()), f"{what}: B does not start at zero")
+    opt = torch.optim.AdamW(twin.params(), lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    theirs = []
+    for s in range(steps):
+        opt.zero_grad()
+        batch_windows = windows[s * batch:(s + 1) * batch]
+        loss = sum(torch.nn.functional.cross_entropy(twin.forward([int(t) for t in w[:-1]]), torch.tensor(w[1:], dtype=torch.long))
+                   for w in batch_windows) / batch
+        loss.backward()
+        opt.step()
+        theirs.append(loss.item())
+    worst = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs)) if len(ours) == steps else float("inf")
+    check(worst <= 1e-4, f"{what}: a step's loss differs from the twin's by {worst:.2e} relative "
+                         f"(ours {ours[:3]}..., the twin's {theirs[:3]}...)")
+    check(len(ours) == steps and ours[-1] < ours[0] - 0.1,
+          f"{what}: the loss did not fall: {ours[0] if ours else None} to {ours[-1] if ours else None}")
+    # the trained adapters: Adam's steps are lr-sized, so the differences are measured in lr
+    diff = 0.0
+    for (i, name), a in twin.a.items():
+        key = f"base_model.model.model.layers.{i}.{PEFT[name]}.lora_"
+        diff = max(diff, np.abs(final[key + "A.weight"] - a.detach().numpy()).max(),
+                   np.abs(final[key + "B.weight"] - twin.b[i, name].detach().numpy()).max())
+    check(diff <= 0.05 * lr * steps, f"{what}: the trained adapters differ from the twin's by {diff:.2e}")
+    print(f"{what}: {steps} steps, losses {ours[0]:.4f} -> {ours[-1]:.4f}, within {worst:.1e} relative of the "
+          f"twin's; adapters within {diff:.1e}")
+
+
+def main():
+    args = sys.argv[1:]
+    lora_run = args[0]
+    steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 20
+    text = (b"The quick brown fox jumps over the lazy dog. A stitch in time saves nine. "
+            b"All that glitters is not gold. Where there is smoke there is fire. ") * 8
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        models = (("llama", Q.Q8_0, True, False, "q,k,v,o,gate,up,down", 8, 16.0),
+                  ("qwen2", Q.Q4_0, False, True, "q,v,down", 4, 8.0))
+        for arch, qtype, untied, biases, targets, rank, alpha in models[:1] if "--quick" in args else models:
+            path = os.path.join(tmp, f"tiny-{arch}.gguf")
+            write_tiny(path, arch, qtype, rng, untied, biases)
+            norms_to_one(path)
+            run(lora_run, path, text, steps, 4, 32, 1e-2, targets, rank, alpha,
+                f"tiny {arch} {qtype.name} LoRA {targets} r={rank}")
+    if failures:
+        print(f"{len(failures)} failures")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
