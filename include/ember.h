@@ -882,6 +882,9 @@ EMBER_API const char *ember_dataset_class_name(const ember_dataset *ds, int inde
  * data that is not text, and for a tokenizer's tokens
  * (ember_dataset_from_tokens), whose vocabulary is the tokenizer's. */
 EMBER_API int ember_dataset_vocab(const ember_dataset *ds, uint8_t *vocab);
+/* Whether a sample is a sequence with a target at every position (text,
+ * and a tokenizer's tokens): its batches' y is (B, T), not (B). */
+EMBER_API bool ember_dataset_is_sequence(const ember_dataset *ds);
 /* How a sample's stored values became the model's inputs: "pixel / 255"
  * (bytes: images, and uint8 arrays), "none" (floats used as they are),
  * "none (token indices into ember.vocab)" (text), or
@@ -1333,6 +1336,12 @@ EMBER_API ember_status ember_lm_load_adapter(ember_lm *lm, const char *path);
 /* The adapters' set (NULL without), and a line about them. */
 EMBER_API ember_params *ember_lm_adapter(ember_lm *lm);
 EMBER_API const char *ember_lm_lora_describe(const ember_lm *lm, char *out, size_t len);
+/* The model with its adapters as an ember_model, for the loops, evaluation
+ * and checkpoints that take one (ember train --lora uses it): samples are
+ * windows of `context` tokens (up to the positions the model keeps), its
+ * output every position's scores (N, context, vocab), its parameters the
+ * adapters. It belongs to the language model: ember_lm_free frees it. */
+EMBER_API ember_model *ember_lm_model(ember_lm *lm, int64_t context);
 /* Training mode: LoRA's dropout drops (a fresh mask each ember_lm_forward).
  * Off for a new model. */
 EMBER_API ember_status ember_lm_set_training(ember_lm *lm, bool training);

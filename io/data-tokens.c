@@ -21,12 +21,13 @@ ember_dataset *ember_dataset_from_tokens(ember_ctx *ctx, const ember_token_data 
 {
     if (!ctx)
         return NULL;
-    if (!data || !data->tokens || data->vocab < 2 || data->context < 1 || data->context > EMBER_DATA_MAX_DIM ||
-        (split != EMBER_TRAIN && split != EMBER_TEST)) {
-        ember_fail(ctx, EMBER_ERR_ARG,
-                   "ember_dataset_from_tokens takes tokens, a vocabulary of at least 2, a context of 1 to %lld "
-                   "and a split",
-                   (long long)EMBER_DATA_MAX_DIM);
+    if (!data || !data->tokens || data->vocab < 2 || data->context < 1 ||
+        data->context > EMBER_DATA_MAX_DIM || (split != EMBER_TRAIN && split != EMBER_TEST)) {
+        ember_fail(
+            ctx, EMBER_ERR_ARG,
+            "ember_dataset_from_tokens takes tokens, a vocabulary of at least 2, a context of 1 to %lld "
+            "and a split",
+            (long long)EMBER_DATA_MAX_DIM);
         return NULL;
     }
     const char *name = data->name ? data->name : "tokens";

@@ -107,6 +107,7 @@ void ember_dataset_free(ember_dataset *ds)
 }
 
 int64_t ember_dataset_count(const ember_dataset *ds) { return ds ? ds->count : 0; }
+bool ember_dataset_is_sequence(const ember_dataset *ds) { return ds && ds->text; }
 int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0; }
 int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lm-impl.h"
 #include "files-impl.h"
+#include "lm-impl.h"
 
 #define MAX_TEXT_BYTES ((int64_t)1 << 30) /* the tokens of 1 GiB of text: 4 GiB at most */
 
@@ -36,8 +36,9 @@ static ember_status read_text(ember_ctx *ctx, const char *path, char **text, siz
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for the %lld bytes of %s",
                              (long long)info.st_size, path);
     else if ((*len = fread(*text, 1, (size_t)info.st_size, f)) != (size_t)info.st_size || ferror(f))
-        st = ember_set_error(ctx, EMBER_ERR_IO, "cannot read the %lld bytes of %s: %s", (long long)info.st_size,
-                             path, ferror(f) ? strerror(errno) : "it changed while it was read");
+        st = ember_set_error(ctx, EMBER_ERR_IO, "cannot read the %lld bytes of %s: %s",
+                             (long long)info.st_size, path,
+                             ferror(f) ? strerror(errno) : "it changed while it was read");
     fclose(f);
     if (st != EMBER_OK) {
         free(*text);
@@ -62,14 +63,15 @@ ember_dataset *ember_lm_dataset(ember_lm *lm, const char *path, int64_t context,
         return NULL;
     /* byte-level BPE: never more tokens than bytes (no special tokens are matched) */
     int32_t *tokens = malloc((len + 1) * sizeof *tokens);
-    int64_t n = tokens ? lm_tokenize(lm->ctx, lm->tok, text, len, false, tokens, (int64_t)len + 1)
-                       : (ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for the tokens of %s",
-                                          path),
-                          -1);
+    int64_t n =
+        tokens ? lm_tokenize(lm->ctx, lm->tok, text, len, false, tokens, (int64_t)len + 1)
+               : (ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for the tokens of %s", path),
+                  -1);
     free(text);
     ember_dataset *ds = NULL;
     if (n > (int64_t)len + 1)
-        ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s gave more tokens (%lld) than bytes", path, (long long)n);
+        ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s gave more tokens (%lld) than bytes", path,
+                        (long long)n);
     else if (n >= 0) {
         ember_token_data data = {
             .tokens = tokens, .count = n, .vocab = (int32_t)lm->vocab, .context = context, .name = path};

@@ -101,6 +101,7 @@ struct ember_lm {
     int64_t position; /* positions fed */
     /* LoRA (lm-lora.c): the adapters' set, NULL without; y gains scale * B A x */
     ember_params *lora;
+    ember_model *model; /* ember_lm_model's, which then owns the lora set */
     int lora_rank;
     unsigned lora_targets; /* a bit per enum lm_proj */
     float lora_alpha, lora_scale, lora_dropout;

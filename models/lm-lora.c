@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lm-impl.h"
+#include "models-impl.h"
 
 #define DEFAULT_RANK  8
 #define DEFAULT_ALPHA 16.0f
@@ -31,9 +32,9 @@
 static const struct {
     const char *name, *peft, *parent;
 } PROJ[LM_PROJS] = {
-    [LM_Q] = {"q", "q_proj", "self_attn"},      [LM_K] = {"k", "k_proj", "self_attn"},
-    [LM_V] = {"v", "v_proj", "self_attn"},      [LM_O] = {"o", "o_proj", "self_attn"},
-    [LM_GATE] = {"gate", "gate_proj", "mlp"},   [LM_UP] = {"up", "up_proj", "mlp"},
+    [LM_Q] = {"q", "q_proj", "self_attn"},    [LM_K] = {"k", "k_proj", "self_attn"},
+    [LM_V] = {"v", "v_proj", "self_attn"},    [LM_O] = {"o", "o_proj", "self_attn"},
+    [LM_GATE] = {"gate", "gate_proj", "mlp"}, [LM_UP] = {"up", "up_proj", "mlp"},
     [LM_DOWN] = {"down", "down_proj", "mlp"},
 };
 
@@ -65,10 +66,11 @@ static ember_status parse_targets(ember_ctx *ctx, const char *spec, unsigned *ta
                 (strlen(PROJ[p].peft) == len && strncmp(at, PROJ[p].peft, len) == 0))
                 found = p;
         if (found < 0)
-            return ember_set_error(ctx, EMBER_ERR_ARG,
-                                   "LoRA targets \"%.*s\", which is no projection: the targets are q, k, v, o, "
-                                   "gate, up and down (or PEFT's q_proj ... down_proj), or all",
-                                   (int)(len > 40 ? 40 : len), at);
+            return ember_set_error(
+                ctx, EMBER_ERR_ARG,
+                "LoRA targets \"%.*s\", which is no projection: the targets are q, k, v, o, "
+                "gate, up and down (or PEFT's q_proj ... down_proj), or all",
+                (int)(len > 40 ? 40 : len), at);
         *targets |= 1u << found;
         at += len + (at[len] == ',');
     }
@@ -116,7 +118,11 @@ static ember_status start_lora(ember_lm *lm, unsigned targets, int rank, float a
 
 void lm_lora_free(ember_lm *lm)
 {
-    ember_params_free(lm->lora);
+    if (lm->model) /* it owns the set */
+        ember_model_free(lm->model);
+    else
+        ember_params_free(lm->lora);
+    lm->model = NULL;
     lm->lora = NULL;
     for (int64_t i = 0; lm->block && i < lm->blocks; i++)
         for (int p = 0; p < LM_PROJS; p++)
@@ -131,7 +137,8 @@ ember_params *ember_lm_lora(ember_lm *lm, const ember_lora_options *options)
     int rank = o.rank ? o.rank : DEFAULT_RANK;
     float alpha = o.alpha != 0.0f ? o.alpha : DEFAULT_ALPHA;
     unsigned targets;
-    if (rank < 1 || rank > MAX_RANK || !(alpha > 0.0f && alpha < 1e6f) || !(o.dropout >= 0.0f && o.dropout < 1.0f)) {
+    if (rank < 1 || rank > MAX_RANK || !(alpha > 0.0f && alpha < 1e6f) ||
+        !(o.dropout >= 0.0f && o.dropout < 1.0f)) {
         ember_set_error(lm->ctx, EMBER_ERR_ARG,
                         "LoRA takes a rank of 1 to %d, an alpha above 0 and a dropout in [0, 1); not r=%d, "
                         "alpha=%g, dropout=%g",
@@ -181,9 +188,9 @@ static ember_status adapter_alpha(ember_lm *lm, const ember_checkpoint *ck, cons
     const char *meta = ember_checkpoint_meta(ck, "lora_alpha");
     if (meta) {
         *alpha = strtof(meta, NULL);
-        return *alpha > 0.0f ? EMBER_OK
-                             : ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s: lora_alpha is \"%.40s\"", path,
-                                               meta);
+        return *alpha > 0.0f
+                   ? EMBER_OK
+                   : ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s: lora_alpha is \"%.40s\"", path, meta);
     }
     char config[4096];
     const char *slash = strrchr(path, '/');
@@ -198,8 +205,8 @@ static ember_status adapter_alpha(ember_lm *lm, const ember_checkpoint *ck, cons
     double a, rslora;
     if (!f || !json_number(text, "lora_alpha", &a) || !(a > 0.0))
         return ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
-                               "%s does not say its lora_alpha, and %s %s: the adapter's scale is unknown", path,
-                               config, f ? "has no positive \"lora_alpha\"" : "cannot be read");
+                               "%s does not say its lora_alpha, and %s %s: the adapter's scale is unknown",
+                               path, config, f ? "has no positive \"lora_alpha\"" : "cannot be read");
     if (strstr(text, "\"use_rslora\": true") || (json_number(text, "use_rslora", &rslora) && rslora != 0))
         return ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED,
                                "%s was trained with use_rslora (a scale of alpha / sqrt(r)), which ember "
@@ -233,18 +240,23 @@ ember_status ember_lm_load_adapter(ember_lm *lm, const char *path)
     float alpha = 0.0f;
     ember_status st = EMBER_OK;
     if (!targets || rank < 1 || rank > MAX_RANK)
-        st = ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
-                             "%s holds no LoRA adapter of this model's block 0 (%s, rank 1 to %d)", path,
-                             "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight and the like",
-                             MAX_RANK);
+        st = ember_set_error(
+            lm->ctx, EMBER_ERR_FORMAT, "%s holds no LoRA adapter of this model's block 0 (%s, rank 1 to %d)",
+            path, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight and the like", MAX_RANK);
     if (st == EMBER_OK)
         st = adapter_alpha(lm, ck, path, &alpha);
     ember_checkpoint_close(ck);
     /* the set the file must match, tensor for tensor; then its values */
     if (st == EMBER_OK)
         st = start_lora(lm, targets, rank, alpha, 0.0f);
-    if (st == EMBER_OK && (st = ember_params_load(lm->lora, path)) != EMBER_OK)
+    if (st == EMBER_OK && (st = ember_params_load(lm->lora, path)) != EMBER_OK) {
         lm_lora_free(lm);
+        if (st == EMBER_ERR_ARG) { /* tensors that do not fit this model: the file's fault, not the call's */
+            char said[1024];
+            snprintf(said, sizeof said, "%s", ember_last_error(lm->ctx));
+            st = ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s", said);
+        }
+    }
     return st;
 }
 

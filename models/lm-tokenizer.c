@@ -356,7 +356,7 @@ struct encoder {
     const struct lm_tokenizer *t;
     struct symbol *sym;
     struct candidate *heap;
-    size_t cap; /* symbols and heap entries allocated */
+    size_t cap; /* symbols allocated (and three times as many heap entries) */
     int32_t *out;
     int64_t count, out_cap;
     ember_status status;
@@ -389,11 +389,13 @@ static void encode_piece(const unsigned char *s, size_t n, void *arg)
     if (e->status != EMBER_OK || n == 0)
         return;
     if (n > e->cap) {
+        /* the heap holds every pair ever queued, stale ones too: n - 1 at
+         * first, and at most two more for each of the n - 1 merges */
         size_t cap = n * 2;
         struct symbol *sym = realloc(e->sym, cap * sizeof *sym);
         if (sym)
             e->sym = sym;
-        struct candidate *heap = sym ? realloc(e->heap, cap * sizeof *heap) : NULL;
+        struct candidate *heap = sym ? realloc(e->heap, 3 * cap * sizeof *heap) : NULL;
         if (heap)
             e->heap = heap;
         if (!sym || !heap) {

@@ -651,7 +651,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         return ember_last_status(ctx);
     /* a sequence model scores every position of a sample (text: each of its tokens) */
     int64_t classes = m->classes, correct = 0, seen = 0, scored = 0;
-    int64_t positions = ember_dataset_vocab(data, NULL) ? ember_dataset_sample_shape(data)[0] : 1;
+    int64_t positions = ember_dataset_is_sequence(data) ? ember_dataset_sample_shape(data)[0] : 1;
     double loss_sum = 0.0;
     float *logits = malloc((size_t)(batch * positions * classes) * sizeof *logits);
     int32_t *labels = malloc((size_t)(batch * positions) * sizeof *labels);

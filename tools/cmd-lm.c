@@ -22,7 +22,7 @@
 
 /* the options the three commands share */
 struct lm_args {
-    const char *load, *device, *fallback, *prompt, *system;
+    const char *load, *adapter, *device, *fallback, *prompt, *system;
     int64_t tokens, threads, context, top_k;
     double temperature, top_p;
     uint64_t seed;
@@ -32,6 +32,8 @@ struct lm_args {
 static const char common_usage[] =
     "  --load FILE         the model: a GGUF file (llama, qwen2; scripts/fetch-model.sh fetches\n"
     "                      SmolLM2-135M-Instruct into build/models) (required)\n"
+    "  --adapter FILE      LoRA adapters on the model: ember train --lora's --save, or PEFT's\n"
+    "                      adapter_model.safetensors (its adapter_config.json beside it)\n"
     "  --context N         positions the model keeps (default 2048, or the model's own if fewer)\n"
     "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
@@ -59,6 +61,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
 {
     static const struct option longopts[] = {
         {"load", required_argument, NULL, 'l'},
+        {"adapter", required_argument, NULL, 'A'},
         {"prompt", required_argument, NULL, 'p'},
         {"system", required_argument, NULL, 'S'},
         {"tokens", required_argument, NULL, 'n'},
@@ -83,6 +86,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
     while (ok && (c = cli_getopt(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': a->load = optarg; break;
+        case 'A': a->adapter = optarg; break;
         case 'p': a->prompt = optarg; break;
         case 'S': a->system = optarg; break;
         case 'n': ok = cli_parse_int("tokens", optarg, 0, 1 << 24, &a->tokens); break;
@@ -170,8 +174,12 @@ static int open_session(struct session *s, const struct lm_args *a)
     ember_lm_options o = {.context = a->context};
     if (!(s->lm = ember_lm_load(s->ctx, a->load, &o)))
         return cli_fail(s->ctx, "cannot load the model");
+    if (a->adapter && ember_lm_load_adapter(s->lm, a->adapter) != EMBER_OK)
+        return cli_fail(s->ctx, "cannot load the adapters");
+    char lora[256];
     if (a->verbose)
-        fprintf(stderr, "ember: %s\n", ember_lm_describe(s->lm));
+        fprintf(stderr, "ember: %s%s%s\n", ember_lm_describe(s->lm), a->adapter ? "; " : "",
+                a->adapter ? ember_lm_lora_describe(s->lm, lora, sizeof lora) : "");
     s->logits = malloc((size_t)ember_lm_vocab(s->lm) * sizeof *s->logits);
     s->fed = malloc((size_t)ember_lm_context(s->lm) * sizeof *s->fed);
     if (!s->logits || !s->fed) {

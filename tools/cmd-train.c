@@ -267,13 +267,15 @@ struct train_run {
     ember_ctx *ctx;
     ember_dataset *train, *test;
     ember_model *model;
+    ember_lm *lm; /* --init MODEL.gguf: the language model, which owns the model (tools/train-lm.c) */
     ember_optim *opt;
     ember_batcher *batches;
     ember_parallel *par;
     struct train_position pos;
     int64_t per_full_epoch, classes;
-    /* text: every position of a window is scored, and its loss in bits per byte too */
-    bool text;
+    /* text: every position of a window is scored, and its loss in bits per byte too (bytes' text; a
+     * language model's tokens are scored per token) */
+    bool text, bytes;
     int64_t positions;
     float *scratch; /* count_correct's */
     int32_t *labels;
@@ -338,8 +340,18 @@ static int train_setup(struct train_run *run)
         snprintf(run->run_id + at, sizeof run->run_id - at, "-%ld", (long)getpid());
         run->o.run_id = run->run_id;
     }
-    if (!(run->train = ember_dataset_open(run->ctx, &run->o.data, EMBER_TRAIN)) ||
-        (run->o.eval && !(run->test = ember_dataset_open(run->ctx, &run->o.data, EMBER_TEST)))) {
+    if (run->o.base && run->device_count > 1) {
+        cli_error("a language model fine-tunes on one device in one process; give one --device");
+        return EXIT_USAGE;
+    }
+    if (run->o.base &&
+        (rc = train_lm_setup(&run->o, run->ctx, &run->lm, &run->train, &run->test, &run->model)) != EXIT_OK)
+        return rc;
+    if (run->lm) /* the metrics' "model" */
+        run->o.model = ember_model_name(run->model);
+    if (!run->lm &&
+        (!(run->train = ember_dataset_open(run->ctx, &run->o.data, EMBER_TRAIN)) ||
+         (run->o.eval && !(run->test = ember_dataset_open(run->ctx, &run->o.data, EMBER_TEST))))) {
         rc = cli_fail(run->ctx, "cannot load the data");
         if (rc == EXIT_USAGE && run->o.resume) /* the kind or shape came from the checkpoint */
             rc = EXIT_DATA;
@@ -360,13 +372,13 @@ static int train_setup(struct train_run *run)
     /* a resumed model is the checkpoint's: its text, parameters, seed and dropout count */
     if (run->o.init && !(run->model = train_init_model(run->ctx, &run->o, run->train, &rc)))
         return rc;
-    if (!run->model &&
+    if (!run->model && !run->lm &&
         !(run->model = run->o.resume ? ember_model_from_checkpoint(run->ctx, run->o.resume)
                                      : ember_model_new(run->ctx, run->o.model, run->train, run->o.seed))) {
         rc = cli_fail(run->ctx, run->o.resume ? "cannot load the model to resume" : "cannot build the model");
         return rc;
     }
-    if ((rc = train_freeze(&run->o, run->model, run->lead)) != EXIT_OK)
+    if (!run->lm && (rc = train_freeze(&run->o, run->model, run->lead)) != EXIT_OK)
         return rc;
     /* found now, not after the training, which would be lost */
     if ((rc = train_check_outputs(&run->o, run->ctx, run->model, run->train)) != EXIT_OK)
@@ -416,7 +428,8 @@ static int train_setup(struct train_run *run)
     run->per_full_epoch = ember_batcher_steps(run->batches);
     run->classes = ember_dataset_classes(run->train);
     /* text: every position of a window is scored, and its loss in bits per byte too */
-    run->text = ember_dataset_vocab(run->train, NULL) > 0;
+    run->bytes = ember_dataset_vocab(run->train, NULL) > 0;
+    run->text = run->bytes || run->lm;
     run->positions = run->text ? ember_dataset_sample_shape(run->train)[0] : 1;
     run->scratch = malloc((size_t)(run->o.batch * run->positions * run->classes) * sizeof *run->scratch);
     run->labels = malloc((size_t)(run->o.batch * run->positions) * sizeof *run->labels);
@@ -429,7 +442,7 @@ static int train_setup(struct train_run *run)
         rc = EXIT_FAILURE_OTHER;
         return rc;
     }
-    if (run->text && !run->o.resume && !run->o.epochs_given && !run->o.steps)
+    if (run->bytes && !run->o.resume && !run->o.epochs_given && !run->o.steps)
         choose_text_epochs(run);
     run->window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
     run->schedule = train_schedule(&run->o, run->per_full_epoch);
@@ -547,7 +560,7 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
     int64_t first = run->pos.step_in_epoch, limit = run->per_full_epoch - first;
     if (run->o.steps && run->o.steps - run->pos.total_steps < limit)
         limit = run->o.steps - run->pos.total_steps;
-    struct epoch_result r = {.epoch = (int)epoch, .text = run->text};
+    struct epoch_result r = {.epoch = (int)epoch, .text = run->bytes};
     struct progress bar;
     /* numbered as the epoch's steps (a resumed run's too); --steps ends it sooner: the ETA says so */
     progress_begin(&bar, &run->progress, (int)epoch, (int)run->o.epochs, first, first + limit,
@@ -642,7 +655,13 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
             goto end;
         }
         r.eval_seconds = cli_now() - t0;
-        if (run->lead && run->text)
+        if (run->lead && run->lm)
+            fprintf(stderr,
+                    "epoch %lld/%lld: train loss %.4f, validation loss %.4f (perplexity %.2f), next-token "
+                    "accuracy %.4f, %.0f tokens/s, %.1f s\n",
+                    (long long)epoch, (long long)run->o.epochs, r.train_loss, r.test_loss, exp(r.test_loss),
+                    r.test_acc, (double)(r.images * run->positions) / r.seconds, r.seconds);
+        else if (run->lead && run->text)
             fprintf(stderr,
                     "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), validation loss %.4f (%.3f bits "
                     "per byte), next-byte accuracy %.4f, %.0f tokens/s, %.1f s\n",
@@ -655,6 +674,10 @@ static int train_epoch(struct train_run *run, int64_t epoch, bool *end_run)
                     "%.4f, %.0f images/s, %.1f s\n",
                     (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_acc, r.test_loss,
                     r.test_acc, (double)r.images / r.seconds, r.seconds);
+    } else if (run->lead && run->lm) {
+        fprintf(stderr, "epoch %lld/%lld: train loss %.4f, %.0f tokens/s, %.1f s\n", (long long)epoch,
+                (long long)run->o.epochs, r.train_loss, (double)(r.images * run->positions) / r.seconds,
+                r.seconds);
     } else if (run->lead && run->text) {
         fprintf(stderr, "epoch %lld/%lld: train loss %.4f (%.3f bits per byte), %.0f tokens/s, %.1f s\n",
                 (long long)epoch, (long long)run->o.epochs, r.train_loss, r.train_loss / M_LN2,
@@ -774,7 +797,10 @@ done:
     ember_parallel_free(run->par);
     ember_batcher_free(run->batches);
     ember_optim_free(run->opt);
-    ember_model_free(run->model);
+    if (run->lm)
+        ember_lm_free(run->lm); /* and its model */
+    else
+        ember_model_free(run->model);
     ember_dataset_free(run->train);
     ember_dataset_free(run->test);
     ember_ctx_free(run->ctx);

@@ -66,6 +66,11 @@ static const char usage[] =
     "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
     "                      model, unless --model is given), with a fresh optimizer and schedule\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
+    "  --init MODEL.gguf   fine-tune a pretrained language model on --data text FILE (cut by\n"
+    "                      its own tokenizer; --context 256 and --batch 4 by default) with\n"
+    "  --lora SPEC         LoRA adapters, PEFT's: r=8,alpha=16,dropout=0.05,targets=q,k,v,o,\n"
+    "                      gate,up,down (these are the defaults; the model stays frozen); --save\n"
+    "                      writes the adapters (PEFT's names) and PEFT's adapter_config.json\n"
     "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
     "                      but fc; backbone for all but --init-skip's (the new head trains)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
@@ -93,7 +98,7 @@ static const char usage[] =
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
        OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_FREEZE, OPT_LABEL, OPT_STOP_DIVERGING,
-       OPT_CONTEXT, OPT_CLIP };
+       OPT_CONTEXT, OPT_CLIP, OPT_LORA };
 /* clang-format on */
 
 /* "500" steps or "2e" epochs */
@@ -145,6 +150,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         {"trace", required_argument, NULL, OPT_TRACE},
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"clip", required_argument, NULL, OPT_CLIP},
+        {"lora", required_argument, NULL, OPT_LORA},
         {"seed", required_argument, NULL, 's'},
         {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
@@ -226,6 +232,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
             o->data.sample_ndim = 1;
             break;
         case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
+        case OPT_LORA: o->lora = optarg; break;
         case 't':
             ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads);
             o->threads_given = true;
@@ -268,7 +275,22 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--early-stop watches the test accuracy, which --no-eval turns off");
         ok = false;
     }
-    if (ok && o->init && o->resume) {
+    if (ok && o->init && train_is_gguf(o->init)) { /* a pretrained language model (tools/train-lm.c) */
+        o->base = o->init;
+        o->init = NULL;
+        if (!train_given(o, "batch"))
+            o->batch = 4; /* windows of 256 tokens, each scored over the whole vocabulary */
+    }
+    if (ok && o->lora && !o->base && !o->resume) {
+        cli_error("--lora adapts a pretrained language model: give --init MODEL.gguf");
+        ok = false;
+    }
+    if (ok && o->lora) { /* said now, not after the model has loaded */
+        ember_lora_options lo;
+        char targets[128];
+        ok = train_parse_lora(o->lora, &lo, targets, sizeof targets);
+    }
+    if (ok && (o->init || o->base) && o->resume) {
         cli_error("--init starts a new run from weights; --resume goes on with a run: give one of them");
         ok = false;
     }

@@ -68,6 +68,14 @@ void train_options_free(struct train_options *o)
     o->n_owned = 0;
 }
 
+bool train_given(const struct train_options *o, const char *option)
+{
+    for (int i = 0; i < SETTING_COUNT; i++)
+        if (strcmp(train_settings[i].option, option) == 0)
+            return (o->given >> i) & 1u;
+    return false;
+}
+
 /* a copy the options own */
 static char *own(struct train_options *o, const char *s)
 {
@@ -228,6 +236,7 @@ struct meta {
     const char *kv[2 * (SETTING_COUNT + 16) + 1];
     char values[SETTING_COUNT + 16][48];
     char vocab[2 * 256 + 1];
+    char base[4096]; /* a language model's file, absolute */
     int n, owned;
 };
 
@@ -308,7 +317,15 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
         setting_str(o, &train_settings[i], m->values[m->owned], sizeof m->values[0]);
         meta_add(m, train_settings[i].key, m->values[m->owned++]);
     }
-    meta_add(m, "ember.class_names", *names);
+    if (ember_dataset_class_name(train, 0)) /* a tokenizer's tokens have no names */
+        meta_add(m, "ember.class_names", *names);
+    if (o->base) { /* a language model's adapters: what --resume and generate --adapter need */
+        meta_add(m, "ember.base_model",
+                 ember_absolute_path(o->base, m->base, sizeof m->base) ? m->base : o->base);
+        meta_add(m, "ember.lora", o->lora ? o->lora : "");
+        train_lm_meta(o, m->values[m->owned], sizeof m->values[0]);
+        meta_add(m, "lora_alpha", m->values[m->owned++]);
+    }
     /* text: the vocabulary, byte k of the token k, in hex (the bytes need not be UTF-8) */
     uint8_t vocab[256];
     int tokens = ember_dataset_vocab(train, vocab);
@@ -352,6 +369,8 @@ static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model
         meta_add(&m, "ember.save_id", save_id);
     if (rc == EXIT_OK && ember_model_save(model, path, m.kv) != EMBER_OK)
         rc = cli_fail(ctx, "cannot save the checkpoint");
+    if (rc == EXIT_OK && o->base && o->save && strcmp(path, o->save) == 0)
+        rc = train_lm_write_config(o, path); /* PEFT's adapter_config.json beside the adapters */
     for (int i = 1; i < 9; i += 2)
         free(scaling[i]);
     free(names);
@@ -442,6 +461,9 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
     for (size_t i = 0; o->save && rc == EXIT_OK && i < sizeof siblings / sizeof siblings[0]; i++)
         rc = cli_check_output(train_sibling_path(o->save, siblings[i].sibling, path, sizeof path),
                               siblings[i].what, true);
+    if (rc == EXIT_OK && o->save && o->base)
+        rc = cli_check_output(train_lm_config_path(o->save, path, sizeof path),
+                              "--save's adapter_config.json", true);
     if (rc == EXIT_OK && o->metrics)
         rc = cli_check_output(o->metrics, "--metrics", false);
     if (rc == EXIT_OK && o->trace)
@@ -477,6 +499,24 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
 }
 
 /* ---------------------------------------------------------------- resuming */
+
+/* --resume of a language model's run: o->base and o->lora from its checkpoint */
+static int lm_resume_settings(ember_ctx *ctx, struct train_options *o, const ember_checkpoint *ck)
+{
+    const char *base = ember_checkpoint_meta(ck, "ember.base_model"),
+               *lora = ember_checkpoint_meta(ck, "ember.lora");
+    (void)ctx;
+    if (!base)
+        return EXIT_OK; /* not a language model's run */
+    if (o->lora && (!lora || strcmp(o->lora, lora) != 0)) {
+        cli_error("--lora %s, but %s was trained with --lora %s; leave --lora out to go on as it was",
+                  o->lora, o->resume, lora ? lora : "(none)");
+        return EXIT_DATA;
+    }
+    if (!(o->base = own(o, base)) || (lora && !(o->lora = own(o, lora))))
+        return EXIT_FAILURE_OTHER;
+    return EXIT_OK;
+}
 
 int train_resume_settings(ember_ctx *ctx, struct train_options *o)
 {
@@ -563,6 +603,8 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
         rc = EXIT_DATA;
     }
     o->data.seed = o->seed;
+    if (rc == EXIT_OK)
+        rc = lm_resume_settings(ctx, o, ck); /* a language model's adapters: its file and --lora */
     if (rc == EXIT_OK && !o->save)
         o->save = o->resume; /* go on writing where it was written */
     ember_checkpoint_close(ck);

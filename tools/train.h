@@ -45,6 +45,8 @@ struct train_options {
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */
     const char *freeze;               /* --freeze NAME,NAME, except:NAME,NAME or backbone; "none" */
+    const char *base; /* --init MODEL.gguf: a language model to fine-tune (tools/train-lm.c) */
+    const char *lora; /* --lora r=8,alpha=16,...: its adapters; NULL: the defaults */
     bool model_given;
     /* --epochs on the command line (otherwise text data's are chosen) */
     bool epochs_given;
@@ -57,6 +59,8 @@ struct train_options {
 #define TRAIN_MAX_EPOCHS 1000000
 
 void train_options_free(struct train_options *o);
+/* whether `option` (a setting's, as "batch") was on the command line */
+bool train_given(const struct train_options *o, const char *option);
 
 /* The command line (tools/train-options.c): EXIT_OK, EXIT_USAGE after
  * saying what is wrong, or -1 after printing --help. */
@@ -164,5 +168,23 @@ int train_watch_stop(struct train_watch *w, const struct train_options *o, ember
  * checkpoint's metadata can be stored; returns an exit status. */
 int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_model *model,
                         const ember_dataset *train);
+
+/* A pretrained language model fine-tuned with LoRA (tools/train-lm.c). */
+/* whether the file starts as a GGUF file does */
+bool train_is_gguf(const char *path);
+/* --lora's r=8,alpha=16,dropout=0.05,targets=q,k,v,o (targets' names into
+ * targets[len]); false after saying what is wrong */
+bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, size_t len);
+/* The model (o->base, with --lora's adapters, or --resume's), its data
+ * (--data text FILE through its tokenizer) and the model train's loop
+ * trains; a context of 256 unless --context. Returns an exit status. */
+int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember_dataset **train,
+                   ember_dataset **test, ember_model **model);
+/* the adapters' alpha as the checkpoint's "lora_alpha" says it */
+void train_lm_meta(const struct train_options *o, char *alpha, size_t len);
+/* PEFT's adapter_config.json beside the adapters at `path` (its path:
+ * train_lm_config_path); an exit status */
+int train_lm_write_config(const struct train_options *o, const char *path);
+const char *train_lm_config_path(const char *path, char *out, size_t len);
 
 #endif /* EMBER_TRAIN_H */

@@ -28,7 +28,8 @@ static int fail(ember_ctx *ctx, const char *what)
 int main(int argc, char **argv)
 {
     if (argc != 11) {
-        fprintf(stderr, "usage: lora-run MODEL.gguf WINDOWS.i32 STEPS BATCH CONTEXT LR OUT_DIR TARGETS RANK ALPHA\n");
+        fprintf(stderr,
+                "usage: lora-run MODEL.gguf WINDOWS.i32 STEPS BATCH CONTEXT LR OUT_DIR TARGETS RANK ALPHA\n");
         return 2;
     }
     int steps = atoi(argv[3]), batch = atoi(argv[4]), context = atoi(argv[5]);
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
     int32_t *w = malloc(per * sizeof *w), *x = malloc((size_t)batch * context * sizeof *x),
             *y = malloc((size_t)batch * context * sizeof *y);
     const int64_t shape[2] = {batch, context};
-    ember_tensor *tx = ember_tensor_new(ctx, EMBER_I32, 2, shape), *ty = ember_tensor_new(ctx, EMBER_I32, 2, shape);
+    ember_tensor *tx = ember_tensor_new(ctx, EMBER_I32, 2, shape),
+                 *ty = ember_tensor_new(ctx, EMBER_I32, 2, shape);
     if (!f || !opt || !w || !x || !y || !tx || !ty || ember_lm_set_training(lm, true) != EMBER_OK)
         return fail(ctx, "setup");
     for (int s = 0; s < steps; s++) {

@@ -38,6 +38,9 @@ QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{
 
 STRINGS = [
     "Hello, world!",
+    # long pieces that merge and merge again (a fortune's rule of dashes, an indented block): the merge
+    # queue holds up to three entries a byte
+    "-" * 700 + " " + "=" * 300 + " " * 900 + "x" + "\n" * 400,
     "What is the capital of France?",
     "  leading and trailing spaces   ",
     "tabs\tand\nnewlines\n\n\nand\r\nwindows line ends \n \n",

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * models/lm-model.c — a language model with its LoRA adapters as an
+ * ember_model (ember_lm_model), so that `ember train`'s loop, evaluation
+ * and checkpoints take it as they take any model: samples are windows of
+ * tokens, the output every position's scores, the parameters the adapters.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lm-impl.h"
+#include "models-impl.h"
+
+static ember_tensor *model_forward(void *user, ember_params *params, ember_tensor *x, bool training)
+{
+    ember_lm *lm = user;
+    (void)params; /* the adapters, which the forward pass finds in the blocks */
+    lm->training = training;
+    return ember_lm_forward(lm, x);
+}
+
+ember_model *ember_lm_model(ember_lm *lm, int64_t context)
+{
+    if (!lm)
+        return NULL;
+    if (lm->model)
+        return lm->model;
+    if (!lm->lora) {
+        ember_set_error(lm->ctx, EMBER_ERR_ARG,
+                        "ember_lm_model: the model has no adapters to train (ember_lm_lora)");
+        return NULL;
+    }
+    if (context < 1 || context > lm->context) {
+        ember_set_error(lm->ctx, EMBER_ERR_ARG, "ember_lm_model: a context of %lld, not 1 to the %lld kept",
+                        (long long)context, (long long)lm->context);
+        return NULL;
+    }
+    char name[MODEL_NAME_MAX], lora[256];
+    const char *said = lm->describe, *paren = strstr(said, " (");
+    snprintf(name, sizeof name, "%.*s+lora", paren ? (int)(paren - said > 40 ? 40 : paren - said) : 2,
+             paren ? said : "lm");
+    if (!(lm->model =
+              ember_model_wrap(lm->ctx, name, lm->lora, 1, &context, (int)lm->vocab, model_forward, lm)))
+        return NULL;
+    snprintf(lm->model->describe, sizeof lm->model->describe, "%.300s; %s", lm->describe,
+             ember_lm_lora_describe(lm, lora, sizeof lora));
+    return lm->model;
+}

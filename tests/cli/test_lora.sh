@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/cli/test_lora.sh — fine-tuning a pretrained language model from the
+# command line (tools/train-lm.c), on a tiny GGUF model the `gguf` package
+# writes: `ember train --init MODEL.gguf --lora ...` lowers the validation
+# loss, writes the adapters under PEFT's names with PEFT's
+# adapter_config.json beside them, resumes bit for bit (10 steps, then 10
+# more, end where 20 straight do), `ember generate --adapter` runs them
+# (and changes what the model writes), and mistakes are said: --lora
+# without a GGUF model, a bad --lora, data that is not text, adapters of
+# another width.
+#
+#   test_lora.sh path/to/ember PYTHON
+set -u
+EMBER=$1 PY=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/../common/cli-util.sh"
+if ! "$PY" -c "import gguf, numpy, safetensors" 2>/dev/null; then
+    echo "skipped: no gguf, numpy or safetensors in $PY (scripts/setup.sh --tests)"
+    exit 77
+fi
+HERE=$(cd "$(dirname "$0")" && pwd)
+"$PY" - "$TMP" <<PYEOF || { echo "FAILED: the tiny models could not be written"; exit 1; }
+import sys
+sys.path.insert(0, "$HERE/../interop")
+import numpy as np
+import gguf
+from test_lm_vs_torch import write_tiny, norms_to_one
+rng = np.random.default_rng(0)
+for name, arch, q in (("tiny", "llama", gguf.GGMLQuantizationType.Q8_0), ("other", "qwen2", gguf.GGMLQuantizationType.Q4_0)):
+    path = f"{sys.argv[1]}/{name}.gguf"
+    write_tiny(path, arch, q, rng, untied=True, biases=arch == "qwen2")
+    norms_to_one(path)
+PYEOF
+MODEL=$TMP/tiny.gguf
+i=0
+while [ $i -lt 40 ]; do
+    echo "The quick brown fox jumps over the lazy dog. All that glitters is not gold." >>"$TMP/text.txt"
+    i=$((i + 1))
+done
+common="--data text --data-dir $TMP/text.txt --context 32 --batch 4 --optim adamw --lr 0.01 --device cpu --threads 1"
+
+# 20 steps: the loss falls, the adapters and their config are PEFT's
+run -- train --init "$MODEL" --lora r=4,alpha=8,targets=q,v,down $common --steps 20 --save "$TMP/a/adapter_model.safetensors" --metrics "$TMP/m.jsonl"
+expect_status 3 "a --save into a folder that is not there"
+mkdir -p "$TMP/a" "$TMP/b"
+run -- train --init "$MODEL" --lora r=4,alpha=8,targets=q,v,down $common --steps 20 --save "$TMP/a/adapter_model.safetensors" --metrics "$TMP/m.jsonl"
+expect_status 0 "train --init MODEL.gguf --lora"
+expect_text "LoRA r=4 alpha=8 dropout=0 on q,v,down of 2 blocks" "the adapters said"
+expect_text "validation loss" "the validation loss said"
+[ -f "$TMP/a/adapter_config.json" ] || fail "no adapter_config.json beside the adapters"
+"$PY" - "$TMP" <<'PYEOF' || fail "the adapters, their config or the metrics are not what PEFT and a plot expect"
+import json, sys
+from safetensors.numpy import load_file
+tmp = sys.argv[1]
+t = load_file(f"{tmp}/a/adapter_model.safetensors")
+names = sorted(t)
+assert len(names) == 2 * 2 * 3, names
+assert "base_model.model.model.layers.1.mlp.down_proj.lora_B.weight" in t, names
+assert t["base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"].shape == (4, 256)
+assert t["base_model.model.model.layers.0.self_attn.v_proj.lora_B.weight"].shape == (128, 4)
+assert abs(t["base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight"]).max() > 0, "B did not train"
+c = json.load(open(f"{tmp}/a/adapter_config.json"))
+assert c["peft_type"] == "LORA" and c["r"] == 4 and c["lora_alpha"] == 8, c
+assert c["target_modules"] == ["q_proj", "v_proj", "down_proj"], c
+m = [json.loads(line) for line in open(f"{tmp}/m.jsonl")]
+assert m[-1]["total_steps"] == 20 and m[-1]["test_loss"] < 5.0, m[-1]
+PYEOF
+
+# 10 steps, then 10 more from the checkpoint: the same adapters as 20 straight
+run -- train --init "$MODEL" --lora r=4,alpha=8,targets=q,v,down $common --steps 10 --save "$TMP/b/run.safetensors"
+expect_status 0 "the first 10 steps"
+[ -f "$TMP/b/run.adapter_config.json" ] || fail "no run.adapter_config.json beside run.safetensors"
+run -- train --resume "$TMP/b/run.safetensors" --steps 20 --device cpu
+expect_status 0 "train --resume of a LoRA run"
+expect_text "resuming" "the resume said"
+"$PY" - "$TMP" <<'PYEOF' || fail "10 + 10 resumed steps do not end where 20 straight do"
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+a = load_file(f"{sys.argv[1]}/a/adapter_model.safetensors")
+b = load_file(f"{sys.argv[1]}/b/run.safetensors")
+assert sorted(a) == sorted(b)
+bad = [k for k in a if not np.array_equal(a[k], b[k])]
+assert not bad, bad[:3]
+PYEOF
+
+# the adapters at work: generation changes, and the adapters of another model are refused
+run -- generate --load "$MODEL" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
+expect_status 0 "generate without the adapters"
+cp "$TMP/out" "$TMP/plain"
+run -- generate --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu --verbose
+expect_status 0 "generate --adapter"
+expect_text "LoRA r=4 alpha=8" "generate --verbose names the adapters"
+cmp -s "$TMP/out" "$TMP/plain" && fail "the adapters changed nothing: $(cat "$TMP/out")"
+run -- generate --load "$TMP/other.gguf" --adapter "$TMP/a/adapter_model.safetensors" --prompt "The" --tokens 4 --device cpu
+expect_status 0 "adapters of a model of the same shapes"
+"$PY" - "$TMP" <<'PYEOF' || fail "the adapters of another width could not be written"
+import sys
+import numpy as np
+from safetensors.numpy import load_file, save_file
+t = load_file(f"{sys.argv[1]}/a/adapter_model.safetensors")
+t = {k: (np.zeros((v.shape[0], 128), np.float32) if k.endswith("q_proj.lora_A.weight") else v) for k, v in t.items()}
+save_file(t, f"{sys.argv[1]}/narrow.safetensors", metadata={"lora_alpha": "8"})
+PYEOF
+run -- generate --load "$MODEL" --adapter "$TMP/narrow.safetensors" --prompt "The" --tokens 4 --device cpu
+expect_status 3 "adapters of another model's width"
+expect_text "cannot load the adapters" "adapters of another width"
+
+# mistakes, said before any work
+run -- train --lora r=8 --data text --data-dir "$TMP/text.txt"
+expect_status 2 "--lora without a language model"
+expect_text "--lora adapts a pretrained language model" "--lora without --init MODEL.gguf"
+run -- train --init "$MODEL" --lora r=0 $common --steps 1
+expect_status 2 "--lora r=0"
+expect_text "is not r (1 to 1024)" "--lora r=0"
+run -- train --init "$MODEL" --lora targets=q,x $common --steps 1
+[ "$status" -ne 0 ] || fail "--lora targets=q,x was taken"
+expect_text "which is no projection" "an unknown target"
+run -- train --init "$MODEL" --data random --steps 1 --device cpu
+expect_status 2 "--init MODEL.gguf on data that is not text"
+expect_text "give --data text FILE" "data that is not text"
+finish test_lora

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/train-lm.c — `ember train --init MODEL.gguf`: a pretrained language
+ * model fine-tuned by the same loop as every other run (tools/cmd-train.c),
+ * with LoRA adapters (docs/models.md, "Fine-tuning a pretrained model").
+ *
+ * The set-up differs: the data is a text file cut by the model's own
+ * tokenizer (ember_lm_dataset), the model is the language model with its
+ * adapters as an ember_model (ember_lm_model), whose parameters, and so
+ * whose checkpoint, are the adapters alone under PEFT's names. The
+ * checkpoint's metadata adds "ember.base_model" (the GGUF file),
+ * "ember.lora" (--lora as given) and "lora_alpha", so that --resume
+ * (tools/train-state.c) and `ember generate --adapter` find what they need
+ * in it; and beside --save goes PEFT's adapter_config.json.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+
+#define DEFAULT_CONTEXT 256
+
+bool train_is_gguf(const char *path)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    char magic[4] = {0};
+    bool gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    if (f)
+        fclose(f);
+    return gguf;
+}
+
+bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, size_t len)
+{
+    *lo = (ember_lora_options){0};
+    targets[0] = 0;
+    const char *key = NULL;
+    size_t key_len = 0;
+    for (const char *at = spec ? spec : ""; *at;) {
+        size_t n = strcspn(at, ","), eq = strcspn(at, "=");
+        const char *value = at;
+        size_t value_len = n;
+        if (eq < n) { /* key=value; a part without "=" adds to the targets before it */
+            key = at;
+            key_len = eq;
+            value = at + eq + 1;
+            value_len = n - eq - 1;
+        } else if (!key || strncmp(key, "targets", key_len) != 0) {
+            cli_error("--lora takes r=8,alpha=16,dropout=0.05,targets=q,k,v,o,gate,up,down; not \"%.*s\"", (int)n,
+                      at);
+            return false;
+        }
+        char text[64];
+        snprintf(text, sizeof text, "%.*s", (int)(value_len < 63 ? value_len : 63), value);
+        bool is_targets = key_len == 7 && strncmp(key, "targets", 7) == 0;
+        double number = 0.0;
+        char *end = text + strlen(text);
+        if (!is_targets)
+            number = strtod(text, &end);
+        bool ok = value_len > 0 && *end == 0;
+        if (ok && key_len == 1 && *key == 'r')
+            ok = number >= 1 && number <= 1024 && number == (int)number, lo->rank = (int)number;
+        else if (ok && key_len == 5 && strncmp(key, "alpha", 5) == 0)
+            ok = number > 0 && number < 1e6, lo->alpha = (float)number;
+        else if (ok && key_len == 7 && strncmp(key, "dropout", 7) == 0)
+            ok = number >= 0 && number < 1, lo->dropout = (float)number;
+        else if (ok && is_targets) {
+            size_t used = strlen(targets);
+            ok = used + value_len + 2 < len;
+            if (ok)
+                snprintf(targets + used, len - used, "%s%.*s", used ? "," : "", (int)value_len, value);
+        } else
+            ok = false;
+        if (!ok) {
+            cli_error("--lora: \"%.*s\" is not r (1 to 1024), alpha (above 0), dropout (0 to 1) or targets "
+                      "(q,k,v,o,gate,up,down)",
+                      (int)n, at);
+            return false;
+        }
+        at += n + (at[n] == ',');
+    }
+    lo->targets = targets[0] ? targets : NULL;
+    return true;
+}
+
+int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember_dataset **train,
+                   ember_dataset **test, ember_model **model)
+{
+    if (strcmp(o->data.kind, "text") != 0 || !o->data.dir) {
+        cli_error("--init %s fine-tunes a language model on text: give --data text FILE", o->base);
+        return EXIT_USAGE;
+    }
+    if (strcmp(o->freeze, "none") != 0 || o->init_skip || o->model_given || strcmp(o->augment, "none") != 0) {
+        cli_error("--init %s fine-tunes its LoRA adapters alone: --model, --freeze, --init-skip and --augment "
+                  "do not apply",
+                  o->base);
+        return EXIT_USAGE;
+    }
+    /* --context, or a resumed run's (its checkpoint's ember.input) */
+    int64_t context = o->data.sample_ndim == 1 ? o->data.sample_shape[0] : DEFAULT_CONTEXT;
+    if (!(*lm = ember_lm_load(ctx, o->base, &(ember_lm_options){.context = context})))
+        return cli_fail(ctx, "cannot load the model to fine-tune");
+    if (context > ember_lm_context(*lm)) {
+        cli_error("--context %lld is more than %s's %lld positions", (long long)context, o->base,
+                  (long long)ember_lm_context(*lm));
+        return EXIT_USAGE;
+    }
+    ember_lora_options lo;
+    char targets[128];
+    if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
+        return EXIT_USAGE;
+    lo.seed = o->seed;
+    if (!(*train = ember_lm_dataset(*lm, o->data.dir, context, EMBER_TRAIN)) ||
+        (o->eval && !(*test = ember_lm_dataset(*lm, o->data.dir, context, EMBER_TEST))))
+        return cli_fail(ctx, "cannot load the data");
+    if (!ember_lm_lora(*lm, &lo) || !(*model = ember_lm_model(*lm, context)))
+        return cli_fail(ctx, "cannot add the LoRA adapters");
+    /* --resume: the adapters as they were (the optimizer's state comes later, as every run's) */
+    if (o->resume && ember_params_load(ember_model_params(*model), o->resume) != EMBER_OK)
+        return cli_fail(ctx, "cannot resume the adapters");
+    return EXIT_OK;
+}
+
+void train_lm_meta(const struct train_options *o, char *alpha, size_t len)
+{
+    ember_lora_options lo;
+    char targets[128];
+    snprintf(alpha, len, "16");
+    if (train_parse_lora(o->lora, &lo, targets, sizeof targets) && lo.alpha > 0)
+        snprintf(alpha, len, "%.9g", (double)lo.alpha);
+}
+
+/* PEFT's adapter_config.json for the adapters in `path` */
+int train_lm_write_config(const struct train_options *o, const char *path)
+{
+    char config[4096];
+    train_lm_config_path(path, config, sizeof config);
+    ember_lora_options lo;
+    char targets[128];
+    if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
+        return EXIT_USAGE;
+    static const char *const peft[][2] = {{"q", "q_proj"},       {"k", "k_proj"},   {"v", "v_proj"},
+                                          {"o", "o_proj"},       {"gate", "gate_proj"}, {"up", "up_proj"},
+                                          {"down", "down_proj"}};
+    struct cli_output out;
+    if (cli_output_open(&out, config, "the adapter's config") != EXIT_OK)
+        return EXIT_DATA;
+    FILE *f = out.f;
+    fprintf(f, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
+    cli_json_string(f, o->base);
+    fprintf(f, ",\n  \"r\": %d,\n  \"lora_alpha\": %.9g,\n  \"lora_dropout\": %.9g,\n  \"target_modules\": [",
+            lo.rank ? lo.rank : 8, (double)(lo.alpha > 0 ? lo.alpha : 16.0f), (double)lo.dropout);
+    int n = 0;
+    for (size_t i = 0; i < sizeof peft / sizeof peft[0]; i++) {
+        bool on = !lo.targets || strcmp(lo.targets, "all") == 0;
+        for (const char *at = lo.targets; at && *at && !on;) {
+            size_t len = strcspn(at, ",");
+            on = (strlen(peft[i][0]) == len && strncmp(at, peft[i][0], len) == 0) ||
+                 (strlen(peft[i][1]) == len && strncmp(at, peft[i][1], len) == 0);
+            at += len + (at[len] == ',');
+        }
+        if (on)
+            fprintf(f, "%s\"%s\"", n++ ? ", " : "", peft[i][1]);
+    }
+    fprintf(f, "],\n  \"bias\": \"none\",\n  \"fan_in_fan_out\": false,\n  \"inference_mode\": true,\n"
+               "  \"init_lora_weights\": true,\n  \"use_rslora\": false,\n  \"use_dora\": false,\n"
+               "  \"modules_to_save\": null\n}\n");
+    return cli_output_close(&out, !ferror(f));
+}
+
+const char *train_lm_config_path(const char *path, char *out, size_t len)
+{
+    /* PEFT's own layout, DIR/adapter_model.safetensors, gets DIR/adapter_config.json; RUN.safetensors
+     * gets RUN.adapter_config.json */
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path, *ext = ".safetensors";
+    size_t n = strlen(path), stem = n > strlen(ext) && strcmp(path + n - strlen(ext), ext) == 0 ? n - strlen(ext) : n;
+    if (strcmp(base, "adapter_model.safetensors") == 0)
+        snprintf(out, len, "%.*sadapter_config.json", (int)(base - path), path);
+    else
+        snprintf(out, len, "%.*s.adapter_config.json", (int)stem, path);
+    return out;
+}
