@@ -299,6 +299,8 @@ ember_tensor *lm_project(ember_lm *lm, int64_t block, int p, ember_tensor *h, em
         in = ember_dropout(h, lm->lora_dropout, true,
                            lm->lora_seed ^ (lm->forwards * 0x9e3779b97f4a7c15ull) ^
                                (uint64_t)(block * LM_PROJS + p + 1) * 0xbf58476d1ce4e5b9ull);
-    ember_tensor *change = ember_linear(ember_linear(in, b->lora_a[p], NULL), b->lora_b[p], NULL);
-    return ember_add(y, ember_scale(change, lm->lora_scale));
+    /* scaled at rank r, not at the output's width: one tensor of r values a position fewer to keep for
+     * the backward pass than scaling B's product would take (the same sum, within float rounding) */
+    ember_tensor *low = ember_scale(ember_linear(in, b->lora_a[p], NULL), lm->lora_scale);
+    return ember_add(y, ember_linear(low, b->lora_b[p], NULL));
 }
