@@ -444,13 +444,15 @@ static int train_setup(struct train_run *run)
     }
     if (run->bytes && !run->o.resume && !run->o.epochs_given && !run->o.steps)
         choose_text_epochs(run);
-    if (run->lm && run->o.eval && !run->o.resume) { /* where fine-tuning starts from, to hold the end against */
+    /* where fine-tuning starts from, to hold the end against */
+    if (run->lm && run->o.eval && !run->o.resume) {
         double acc = 0.0, loss = 0.0;
         if (ember_model_evaluate(run->model, run->test, run->o.batch, &acc, &loss) != EMBER_OK)
             return cli_fail(run->ctx, "evaluation failed");
-        fprintf(stderr,
-                "ember: before fine-tuning: validation loss %.4f (perplexity %.2f), next-token accuracy %.4f\n",
-                loss, exp(loss), acc);
+        fprintf(
+            stderr,
+            "ember: before fine-tuning: validation loss %.4f (perplexity %.2f), next-token accuracy %.4f\n",
+            loss, exp(loss), acc);
     }
     run->window = (struct window){.start = cli_now(), .cpu_start = cpu_seconds()};
     run->schedule = train_schedule(&run->o, run->per_full_epoch);

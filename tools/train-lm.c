@@ -47,8 +47,8 @@ bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, s
             value = at + eq + 1;
             value_len = n - eq - 1;
         } else if (!key || strncmp(key, "targets", key_len) != 0) {
-            cli_error("--lora takes r=8,alpha=16,dropout=0.05,targets=q,k,v,o,gate,up,down; not \"%.*s\"", (int)n,
-                      at);
+            cli_error("--lora takes r=8,alpha=16,dropout=0.05,targets=q,k,v,o,gate,up,down; not \"%.*s\"",
+                      (int)n, at);
             return false;
         }
         char text[64];
@@ -92,9 +92,10 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
         return EXIT_USAGE;
     }
     if (strcmp(o->freeze, "none") != 0 || o->init_skip || o->model_given || strcmp(o->augment, "none") != 0) {
-        cli_error("--init %s fine-tunes its LoRA adapters alone: --model, --freeze, --init-skip and --augment "
-                  "do not apply",
-                  o->base);
+        cli_error(
+            "--init %s fine-tunes its LoRA adapters alone: --model, --freeze, --init-skip and --augment "
+            "do not apply",
+            o->base);
         return EXIT_USAGE;
     }
     /* --context, or a resumed run's (its checkpoint's ember.input) */
@@ -140,14 +141,15 @@ int train_lm_write_config(const struct train_options *o, const char *path)
     char targets[128];
     if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
         return EXIT_USAGE;
-    static const char *const peft[][2] = {{"q", "q_proj"},       {"k", "k_proj"},   {"v", "v_proj"},
-                                          {"o", "o_proj"},       {"gate", "gate_proj"}, {"up", "up_proj"},
+    static const char *const peft[][2] = {{"q", "q_proj"},      {"k", "k_proj"},       {"v", "v_proj"},
+                                          {"o", "o_proj"},      {"gate", "gate_proj"}, {"up", "up_proj"},
                                           {"down", "down_proj"}};
     struct cli_output out;
     if (cli_output_open(&out, config, "the adapter's config") != EXIT_OK)
         return EXIT_DATA;
     FILE *f = out.f;
-    fprintf(f, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
+    fprintf(
+        f, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
     cli_json_string(f, o->base);
     fprintf(f, ",\n  \"r\": %d,\n  \"lora_alpha\": %.9g,\n  \"lora_dropout\": %.9g,\n  \"target_modules\": [",
             lo.rank ? lo.rank : 8, (double)(lo.alpha > 0 ? lo.alpha : 16.0f), (double)lo.dropout);
@@ -174,7 +176,8 @@ const char *train_lm_config_path(const char *path, char *out, size_t len)
     /* PEFT's own layout, DIR/adapter_model.safetensors, gets DIR/adapter_config.json; RUN.safetensors
      * gets RUN.adapter_config.json */
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path, *ext = ".safetensors";
-    size_t n = strlen(path), stem = n > strlen(ext) && strcmp(path + n - strlen(ext), ext) == 0 ? n - strlen(ext) : n;
+    size_t n = strlen(path),
+           stem = n > strlen(ext) && strcmp(path + n - strlen(ext), ext) == 0 ? n - strlen(ext) : n;
     if (strcmp(base, "adapter_model.safetensors") == 0)
         snprintf(out, len, "%.*sadapter_config.json", (int)(base - path), path);
     else
