@@ -22,4 +22,11 @@ int ember_open_regular_file(const char *path, struct stat *info, char *why, size
  * ~/.cache/ember/<kind> when the home folder exists. False, with the reason
  * in why, when there is none. */
 bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size_t why_len);
+/* Writes `size` bytes to path whole or not at all: into a temporary file
+ * beside it (path.tmp.XXXXXX), flushed to disk and renamed over it. 0, or
+ * the errno of what failed; with EBUSY (Windows replaces no file another
+ * program has open) the new contents are whole in the file named in
+ * kept[len], which the message should name. */
+int ember_write_file_whole(const char *path, const void *data, size_t size, char *kept, size_t len);
+
 #endif /* EMBER_FILES_IMPL_H */

@@ -135,3 +135,40 @@ bool ember_cache_folder(const char *kind, char *out, size_t len, char *why, size
     }
     return true;
 }
+
+int ember_write_file_whole(const char *path, const void *data, size_t size, char *kept, size_t len)
+{
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
+        return ENAMETOOLONG;
+    int fd = ember_make_temporary_file(tmp);
+    if (fd < 0)
+        return errno;
+    struct stat info; /* the mode of the file it replaces, else rw-r--r-- */
+    ember_set_file_mode(fd, ember_stat(path, &info) == 0 && S_ISREG(info.st_mode) ? (int)(info.st_mode & 0777)
+                                                                                  : 0644);
+    const char *at = data;
+    int err = 0;
+    for (size_t done = 0; done < size && !err;) {
+        ssize_t put = write(fd, at + done, size - done > (1u << 30) ? (1u << 30) : size - done);
+        if (put <= 0)
+            err = put < 0 ? errno : EIO;
+        else
+            done += (size_t)put;
+    }
+    if (!err && !ember_flush_to_disk(fd))
+        err = errno;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (!err && ember_replace_file(tmp, path)) {
+        ember_flush_folder_of(path);
+        return 0;
+    }
+    err = err ? err : errno;
+    if (err == EBUSY) { /* the new contents are whole: kept, not lost */
+        snprintf(kept, len, "%s", tmp);
+        return err;
+    }
+    unlink(tmp);
+    return err ? err : EIO;
+}

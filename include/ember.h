@@ -1336,6 +1336,13 @@ EMBER_API ember_status ember_lm_load_adapter(ember_lm *lm, const char *path);
 /* The adapters' set (NULL without), and a line about them. */
 EMBER_API ember_params *ember_lm_adapter(ember_lm *lm);
 EMBER_API const char *ember_lm_lora_describe(const ember_lm *lm, char *out, size_t len);
+/* The model with its adapters merged into its weights, W + (alpha / rank)
+ * B A, as a GGUF file llama.cpp and ollama run: the file the model was
+ * loaded from with each adapted projection in `type` ("F32", "F16", "Q8_0"
+ * or "Q4_0", quantised as ggml's reference code does) and everything else
+ * (metadata, tokenizer, other tensors) as it was. Written beside `path`
+ * and renamed over it: whole or not at all. */
+EMBER_API ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *type);
 /* The model with its adapters as an ember_model, for the loops, evaluation
  * and checkpoints that take one (ember train --lora uses it): samples are
  * windows of `context` tokens (up to the positions the model keeps), its

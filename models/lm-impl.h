@@ -87,6 +87,7 @@ struct lm_block {
 
 struct ember_lm {
     ember_ctx *ctx;
+    char *path;   /* the file it was loaded from (lm-export.c reads it again) */
     char arch[8]; /* "llama", "qwen2" */
     bool neox;    /* RoPE's pairs are halves (qwen2), not neighbours (llama as GGUF keeps it) */
     int64_t blocks, width, heads, kv_heads, head_dim, ffn, vocab, rot;

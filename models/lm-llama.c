@@ -283,6 +283,7 @@ void ember_lm_free(ember_lm *lm)
     ember_tensor_free(lm->rope);
     lm_tokenizer_free(lm->tok);
     free(lm->chat_template);
+    free(lm->path);
     free(lm);
 }
 
@@ -306,6 +307,8 @@ ember_lm *ember_lm_load(ember_ctx *ctx, const char *path, const ember_lm_options
     struct gguf_string arch = {0}, template = {0};
     ember_status st = !lm ? ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for a model")
                           : gguf_get_string(ctx, &f, "general.architecture", &arch);
+    if (st == EMBER_OK && !(lm->path = strdup(path)))
+        st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for a model");
     if (st == EMBER_OK) {
         lm->ctx = ctx;
         bool known = arch.data && ((arch.len == 5 && memcmp(arch.data, "llama", 5) == 0) ||

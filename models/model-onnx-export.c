@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "elementwise-impl.h"
+#include "files-impl.h"
 #include "models-impl.h"
 #include "onnx-impl.h"
 #include "platform.h"
@@ -742,29 +743,14 @@ ember_status ember_model_export_onnx(ember_model *m, const char *path, const cha
     if (st != EMBER_OK)
         return st;
     /* written beside the target and renamed over it: whole or not at all */
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int err = errno;
-        free(data);
-        return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s: cannot create %s beside it: %s", path,
-                               tmp, strerror(err));
-    }
-    bool ok = fwrite(data, 1, size, f) == size;
-    int err = ok ? 0 : errno;
-    if (fclose(f) != 0 && ok)
-        ok = false, err = errno;
+    char kept[4200];
+    int err = ember_write_file_whole(path, data, size, kept, sizeof kept);
     free(data);
-    if (ok && ember_replace_file(tmp, path))
-        return EMBER_OK;
-    if (ok && errno == EBUSY) /* the new file is whole: kept, not lost */
+    if (err == EBUSY)
         return ember_set_error(m->ctx, EMBER_ERR_IO,
                                "cannot replace %s: another program has it open, and Windows replaces no file "
                                "that is open; it is unchanged, and the new ONNX file is %s (close the other "
                                "program and rename that file, or export elsewhere)",
-                               path, tmp);
-    err = ok ? errno : err;
-    unlink(tmp);
-    return ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s: %s", path, strerror(err ? err : EIO));
+                               path, kept);
+    return err ? ember_set_error(m->ctx, EMBER_ERR_IO, "cannot write %s: %s", path, strerror(err)) : EMBER_OK;
 }

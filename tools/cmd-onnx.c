@@ -28,7 +28,10 @@ static const char export_usage[] =
     "  --shape S           with --model: one sample's shape (default: the model file's\n"
     "                      input line, or 1x28x28)\n"
     "  --classes N         with --model: the class count (default 10)\n"
-    "  -h, --help          this text\n";
+    "  -h, --help          this text\n"
+    "\n"
+    "With --load MODEL.gguf and --adapter, a language model's LoRA adapters merged into a\n"
+    "GGUF file instead: see `ember export --load MODEL.gguf --help`.\n";
 
 /* what a deployed model needs to know besides its layers */
 static const char *const carried[] = {"ember.class_names",  "ember.normalize",  "ember.data",
@@ -47,6 +50,8 @@ int cmd_export(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    if (cli_loads_gguf(argc, argv)) /* a language model and its adapters: tools/cmd-lm.c */
+        return cmd_lm_export(argc, argv);
     const char *load = NULL, *output = NULL;
     struct cli_bare_model bare = {0};
     bool ok = true;

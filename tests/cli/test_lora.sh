@@ -6,7 +6,8 @@
 # loss, writes the adapters under PEFT's names with PEFT's
 # adapter_config.json beside them, resumes bit for bit (10 steps, then 10
 # more, end where 20 straight do), `ember generate --adapter` runs them
-# (and changes what the model writes), and mistakes are said: --lora
+# (and changes what the model writes), `ember export --adapter` merges
+# them into a GGUF file that writes the same, and mistakes are said: --lora
 # without a GGUF model, a bad --lora, data that is not text, adapters of
 # another width.
 #
@@ -95,6 +96,7 @@ run -- generate --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --p
 expect_status 0 "generate --adapter"
 expect_text "LoRA r=4 alpha=8" "generate --verbose names the adapters"
 cmp -s "$TMP/out" "$TMP/plain" && fail "the adapters changed nothing: $(cat "$TMP/out")"
+cp "$TMP/out" "$TMP/adapted"
 run -- generate --load "$TMP/other.gguf" --adapter "$TMP/a/adapter_model.safetensors" --prompt "The" --tokens 4 --device cpu
 expect_status 0 "adapters of a model of the same shapes"
 "$PY" - "$TMP" <<'PYEOF' || fail "the adapters of another width could not be written"
@@ -108,6 +110,19 @@ PYEOF
 run -- generate --load "$MODEL" --adapter "$TMP/narrow.safetensors" --prompt "The" --tokens 4 --device cpu
 expect_status 3 "adapters of another model's width"
 expect_text "cannot load the adapters" "adapters of another width"
+
+# the adapters merged into a GGUF file: it runs as the model with the adapters does (greedy, the same text)
+run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --type q8_0 -o "$TMP/merged.gguf"
+expect_status 0 "export --load MODEL.gguf --adapter"
+expect_text "merged into its q8_0 projections" "the merge said"
+run -- generate --load "$TMP/merged.gguf" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
+expect_status 0 "generate from the merged file"
+cmp -s "$TMP/out" "$TMP/adapted" || fail "the merged file writes $(cat "$TMP/out"), the adapters $(cat "$TMP/adapted")"
+run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --type q5_k -o "$TMP/merged.gguf"
+expect_status 2 "export --type q5_k"
+expect_text "F32, F16, Q8_0 or Q4_0" "an unknown --type"
+run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" -o "$MODEL"
+[ "$status" -ne 0 ] || fail "export over its own input was taken"
 
 # mistakes, said before any work
 run -- train --lora r=8 --data text --data-dir "$TMP/text.txt"

@@ -10,8 +10,9 @@
  * defaults, weight decay 0.01) for STEPS steps, step s on the batch of
  * BATCH windows of CONTEXT + 1 tokens at s * BATCH in WINDOWS.i32 (x the
  * first CONTEXT tokens of a window, y the last CONTEXT), printing each
- * step's loss; then saves them to OUT_DIR/final.safetensors. The device
- * is $EMBER_TEST_DEVICE (cpu by default).
+ * step's loss; then saves them to OUT_DIR/final.safetensors, and the model
+ * with them merged to OUT_DIR/merged-TYPE.gguf for TYPE F32, F16, Q8_0 and
+ * Q4_0. The device is $EMBER_TEST_DEVICE (cpu by default).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,12 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/final.safetensors", argv[7]);
     if (ember_params_save(adapters, path, meta) != EMBER_OK)
         return fail(ctx, "save");
+    static const char *const types[] = {"F32", "F16", "Q8_0", "Q4_0"};
+    for (int i = 0; i < 4; i++) { /* the adapters merged into the model's own file */
+        snprintf(path, sizeof path, "%s/merged-%s.gguf", argv[7], types[i]);
+        if (ember_lm_save_merged(lm, path, types[i]) != EMBER_OK)
+            return fail(ctx, "save merged");
+    }
     free(w);
     free(x);
     free(y);

@@ -10,6 +10,8 @@ qwen2 one with Q4_0 weights and biases), ember's lora-run adds adapters, saves t
 trains them with AdamW for N steps (20 by default) on batches of windows of a text; the twin (test_lm_vs_
 torch.py's, in double) takes the same starting adapters from that file, by PEFT's names, and trains them on
 the same batches with torch.optim.AdamW. Checked: every step's loss within 1e-4 relative of the twin's,
+the merged GGUF files (F32, F16, Q8_0, Q4_0) as the gguf package reads them equal to W + (alpha / r) B A
+in each type (the quantised ones block for block as gguf.quants quantises it), the rest the base's,
 the loss falling, B zero at the start, and the trained adapters near the twin's (--quick: the llama one
 alone, for the simulated GPUs). The device is
 $EMBER_TEST_DEVICE (cpu by default). Exit 77 without PyTorch, numpy, gguf or safetensors.
@@ -74,6 +76,53 @@ class LoraTwin(Twin):
         return list(self.a.values()) + list(self.b.values())
 
 
+def check_merged(base_path, adapters, alpha, tmp, what):
+    """the merged GGUF files, read by the gguf package: the base's metadata and other tensors byte for byte, and
+    each adapted projection W + (alpha / r) B A (computed here in float32) in its type: F32 within float
+    rounding, F16 as NumPy rounds it, Q8_0 and Q4_0 as gguf.quants quantises it"""
+    base = gguf.GGUFReader(base_path)
+    base_t = {t.name: t for t in base.tensors}
+    for qtype in ("F32", "F16", "Q8_0", "Q4_0"):
+        merged = gguf.GGUFReader(os.path.join(tmp, f"merged-{qtype}.gguf"))
+        check(sorted(merged.fields) == sorted(base.fields) and
+              all(merged.fields[k].contents() == base.fields[k].contents() for k in base.fields),
+              f"{what}: merged {qtype}: the metadata is not the base's")
+        worst, blocks, same_blocks = 0.0, 0, 0
+        for t in merged.tensors:
+            b = base_t[t.name]
+            parts = t.name.split(".")
+            key = f"base_model.model.model.layers.{parts[1]}.{PEFT.get(parts[2], '')}.lora_" if len(parts) == 4 and parts[3] == "weight" else ""
+            if key + "A.weight" not in adapters:
+                check(t.tensor_type == b.tensor_type and bytes(t.data) == bytes(b.data),
+                      f"{what}: merged {qtype}: {t.name}, which no adapter changes, is not the base's")
+                continue
+            w = gguf.quants.dequantize(b.data, b.tensor_type).astype(np.float32)
+            a, bb = adapters[key + "A.weight"], adapters[key + "B.weight"]
+            want = (w + np.float32(alpha / a.shape[0]) * (bb @ a)).astype(np.float32)
+            check(t.tensor_type.name == qtype, f"{what}: merged {qtype}: {t.name} is {t.tensor_type.name}")
+            ours = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(want.shape)
+            if qtype == "F32":
+                worst = max(worst, float(np.abs(ours - want).max() / np.abs(want).max()))
+            elif qtype == "F16":
+                step = np.abs(want).max() * 2.0 ** -10  # a half's spacing near the largest
+                worst = max(worst, float(np.abs(ours - want.astype(np.float16).astype(np.float32)).max() / step))
+            else:
+                theirs = gguf.quants.quantize(want, t.tensor_type)
+                mine = np.asarray(t.data).reshape(theirs.shape)
+                blocks += theirs.shape[0] * theirs.shape[1] // (34 if qtype == "Q8_0" else 18)
+                per = 34 if qtype == "Q8_0" else 18
+                same_blocks += int((mine.reshape(-1, per) == theirs.reshape(-1, per)).all(axis=1).sum())
+        if qtype == "F32":
+            check(worst <= 1e-6, f"{what}: merged F32 differs from W + scale B A by {worst:.1e} of the largest")
+        elif qtype == "F16":
+            check(worst <= 1.0, f"{what}: merged F16 differs from NumPy's halves by {worst:.2f} of a half's step")
+        else:  # a block whose float32 sum rounds the other way at a quantiser's tie may differ
+            check(same_blocks >= 0.99 * blocks,
+                  f"{what}: merged {qtype}: {blocks - same_blocks} of {blocks} blocks differ from gguf.quants'")
+        print(f"{what}: merged {qtype}: " + (f"within {worst:.1e}" if qtype in ("F32", "F16") else
+                                              f"{same_blocks} of {blocks} blocks gguf.quants' own"))
+
+
 def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, what):
     rng = np.random.default_rng(7)
     starts = rng.integers(0, len(text) - context - 1, size=steps * batch)
@@ -93,6 +142,7 @@ def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, w
         ours = [float(v) for v in r.stdout.split()]
         initial = load_file(os.path.join(tmp, "initial.safetensors"))
         final = load_file(os.path.join(tmp, "final.safetensors"))
+        check_merged(path, final, alpha, tmp, what)
     want = [SHORT[t] for t in targets.split(",")]
     twin = LoraTwin(path, initial, alpha)
     check(sorted({name for _, name in twin.a}) == sorted(want), f"{what}: the adapters are on {sorted(twin.a)}")
