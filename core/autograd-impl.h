@@ -94,6 +94,9 @@ struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, stru
  * gradient, or becomes or replaces an interior tensor's. */
 struct ember_tensor *ember_grad_target(struct ember_tensor *t, float *beta);
 ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g);
+/* One interior tensor done with gradient g (its node has run, or a sum
+ * replaced it): when none is left that will read it, its storage goes back. */
+void ember_grad_spent(struct ember_tensor *g);
 
 /* Sums g (contiguous, broadcast shape) down to t's shape, as the gradient
  * of a broadcast must be, and commits it to t. */

@@ -84,6 +84,12 @@ static ember_status add_into(struct ember_tensor *out, struct ember_tensor *a, s
                             ember_tensor_ptr(b), 0.0f);
 }
 
+void ember_grad_spent(struct ember_tensor *g)
+{
+    if (g && --g->grad_holders == 0) /* no tensor still to be differentiated reads it */
+        ember_tensor_drop_storage(g);
+}
+
 ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g)
 {
     if (!g)
@@ -96,6 +102,7 @@ ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g)
     }
     if (!t->grad) {
         t->grad = g;
+        g->grad_holders++;
         return EMBER_OK;
     }
     /* another contribution: a new sum, so that a gradient shared with
@@ -104,7 +111,9 @@ ember_status ember_grad_commit(struct ember_tensor *t, struct ember_tensor *g)
     if (!sum)
         return t->ctx->status;
     ember_status st = add_into(sum, t->grad, g);
+    ember_grad_spent(t->grad);
     t->grad = sum;
+    sum->grad_holders++;
     return st;
 }
 

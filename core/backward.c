@@ -58,7 +58,7 @@ ember_status ember_backward(ember_tensor *loss)
 
     /* interior gradients from an earlier pass over this tape are stale */
     for (int64_t i = 0; i < ctx->tape_len; i++)
-        ctx->tape_tensors[i]->grad = NULL;
+        ctx->tape_tensors[i]->grad = NULL, ctx->tape_tensors[i]->grad_holders = 0;
 
     /* d loss / d loss = 1 */
     ember_profile_label(ctx, "backward", "seed");
@@ -79,6 +79,12 @@ ember_status ember_backward(ember_tensor *loss)
             st = op_backward[n->op](n);
             if (st != EMBER_OK && ctx->status == EMBER_OK)
                 st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));
+            /* its output's gradient is used up: its memory serves the gradients still to come (a
+             * language model's step holds one block's, not thirty's) */
+            if (st == EMBER_OK && !ember_is_leaf(n->out)) {
+                ember_grad_spent(n->out->grad);
+                n->out->grad = NULL;
+            }
         }
         for (int k = 0; k < 3 && st == EMBER_OK && ctx->grad_ready; k++)
             if ((n->final_inputs >> k & 1) && n->in[k]->grad)

@@ -58,6 +58,10 @@ struct ember_tensor {
     bool requires_grad;
     bool grad_seen; /* ember_backward's scratch: a node using this leaf was found */
     struct ember_tensor *grad;
+    /* a gradient tape tensor's: how many interior tensors have it as their
+     * gradient still to be used; at 0 ember_backward gives its storage back
+     * (core/backward.c), as PyTorch keeps no gradient of a non-leaf */
+    int grad_holders;
 
     struct ember_tensor *next_free;
 };
@@ -72,6 +76,10 @@ struct ember_tensor *ember_tensor_view(struct ember_tensor *t, int ndim, const i
 /* Drops the tensor's record and its hold on the storage (not its owner's
  * business: called by the owner). Also releases a leaf's own gradient. */
 void ember_tensor_release(struct ember_tensor *t);
+/* Gives a tape tensor's storage back to the pool before the tape is
+ * cleared (its record stays on the tape, holding nothing): for a gradient
+ * nothing will read again. */
+void ember_tensor_drop_storage(struct ember_tensor *t);
 
 /* Where the tensor's first element lives, for the backend. */
 static inline ember_ptr ember_tensor_ptr(const struct ember_tensor *t)

@@ -216,8 +216,17 @@ void ember_tensor_release(struct ember_tensor *t)
         return;
     if (t->owner != EMBER_OWNER_TAPE && t->grad)
         ember_tensor_release(t->grad);
-    storage_unref(t->storage);
+    if (t->storage)
+        storage_unref(t->storage);
     tensor_record_free(t);
+}
+
+void ember_tensor_drop_storage(struct ember_tensor *t)
+{
+    if (t && t->storage) {
+        storage_unref(t->storage);
+        t->storage = NULL;
+    }
 }
 
 void ember_tape_clear(ember_ctx *ctx)

@@ -339,7 +339,10 @@ EMBER_API ember_status ember_tensor_item(const ember_tensor *t, float *value);
 /* Gradients: a tensor that requires grad gets .grad filled by ember_backward. */
 EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor *t, bool requires_grad);
 EMBER_API bool ember_tensor_requires_grad(const ember_tensor *t);
-/* The accumulated gradient, same shape as t, or NULL if none was computed. */
+/* The accumulated gradient, same shape as t, or NULL if none was computed.
+ * Only a leaf (a tensor the caller made, a parameter) keeps one after
+ * ember_backward: an op's output's gradient is given back once the op's own
+ * backward pass has used it, as PyTorch keeps none for a non-leaf. */
 EMBER_API ember_tensor *ember_tensor_grad(const ember_tensor *t);
 
 /* --------------------------------------------------------------------- ops

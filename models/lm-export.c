@@ -17,8 +17,8 @@
  * and min(15, trunc(x / d + 8.5)), two to a byte (weight i in the low half
  * of byte i, weight i + 16 in its high half).
  */
-#include <errno.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +92,10 @@ static void encode(uint32_t type, const float *x, int64_t n, uint8_t *out)
 
 static int64_t encoded_bytes(uint32_t type, int64_t n)
 {
-    return type == GGML_F32 ? 4 * n : type == GGML_F16 ? 2 * n : type == GGML_Q8_0 ? n / 32 * 34 : n / 32 * 18;
+    return type == GGML_F32    ? 4 * n
+           : type == GGML_F16  ? 2 * n
+           : type == GGML_Q8_0 ? n / 32 * 34
+                               : n / 32 * 18;
 }
 
 /* which adapted projection tensor `name` is: its block and projection, or false */
@@ -119,8 +122,9 @@ static ember_status merge(ember_lm *lm, int64_t block, int p, float *w, int64_t 
 {
     int64_t r = lm->lora_rank;
     float *a = malloc((size_t)(r * cols) * sizeof *a), *b = malloc((size_t)(rows * r) * sizeof *b);
-    ember_status st = !a || !b ? ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory merging adapters")
-                               : ember_tensor_read(lm->block[block].lora_a[p], a, (size_t)(r * cols) * sizeof *a);
+    ember_status st = !a || !b
+                          ? ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory merging adapters")
+                          : ember_tensor_read(lm->block[block].lora_a[p], a, (size_t)(r * cols) * sizeof *a);
     if (st == EMBER_OK)
         st = ember_tensor_read(lm->block[block].lora_b[p], b, (size_t)(rows * r) * sizeof *b);
     for (int64_t o = 0; st == EMBER_OK && o < rows; o++)
@@ -177,7 +181,8 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
     uint32_t *new_type = calloc((size_t)f.tensor_count + 1, sizeof *new_type);
     if (!bytes || !new_type || !f.tensor_count)
         st = ember_set_error(lm->ctx, !f.tensor_count ? EMBER_ERR_FORMAT : EMBER_ERR_NOMEM,
-                             !f.tensor_count ? "%s has no tensors" : "out of host memory for %s's table", lm->path);
+                             !f.tensor_count ? "%s has no tensors" : "out of host memory for %s's table",
+                             lm->path);
     for (int64_t i = 0; st == EMBER_OK && i < f.tensor_count; i++) {
         const struct gguf_tensor *x = &f.tensors[i];
         int64_t block;
@@ -186,8 +191,9 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
         bytes[i] = x->bytes;
         if (adapted(lm, &x->name, &block, &p)) {
             if (type != GGML_F32 && type != GGML_F16 && x->shape[x->ndim - 1] % 32 != 0)
-                st = ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED, "%.*s's rows are not whole blocks of 32 for %s",
-                                     (int)x->name.len, x->name.data, types[t].name);
+                st = ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED,
+                                     "%.*s's rows are not whole blocks of 32 for %s", (int)x->name.len,
+                                     x->name.data, types[t].name);
             new_type[i] = type;
             bytes[i] = (uint64_t)encoded_bytes(type, x->numel);
         }
@@ -197,7 +203,8 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
     size_t start = (head + table + f.alignment - 1) / f.alignment * f.alignment, size = start + data_bytes;
     uint8_t *out = st == EMBER_OK ? calloc(1, size) : NULL;
     if (st == EMBER_OK && !out)
-        st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for the %zu bytes of %s", size, path);
+        st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for the %zu bytes of %s", size,
+                             path);
     float *w = NULL;
     if (st == EMBER_OK) {
         uint8_t *at = out;
@@ -227,8 +234,8 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
         } else {
             free(w);
             if (!(w = malloc((size_t)x->numel * sizeof *w)))
-                st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory merging %.*s", (int)x->name.len,
-                                     x->name.data);
+                st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory merging %.*s",
+                                     (int)x->name.len, x->name.data);
             if (st == EMBER_OK && (st = gguf_tensor_to_f32(lm->ctx, x, w)) == EMBER_OK &&
                 (st = merge(lm, block, p, w, x->shape[0], x->shape[1])) == EMBER_OK)
                 encode(type, w, x->numel, out + start + offset);
@@ -243,10 +250,11 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
         char kept[4200];
         int err = ember_write_file_whole(path, out, size, kept, sizeof kept);
         if (err == EBUSY)
-            st = ember_set_error(lm->ctx, EMBER_ERR_IO,
-                                 "cannot replace %s: another program has it open, and Windows replaces no file "
-                                 "that is open; it is unchanged, and the merged model is %s",
-                                 path, kept);
+            st = ember_set_error(
+                lm->ctx, EMBER_ERR_IO,
+                "cannot replace %s: another program has it open, and Windows replaces no file "
+                "that is open; it is unchanged, and the merged model is %s",
+                path, kept);
         else if (err)
             st = ember_set_error(lm->ctx, EMBER_ERR_IO, "cannot write %s: %s", path, strerror(err));
     }
