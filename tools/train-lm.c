@@ -13,6 +13,7 @@
  * (tools/train-state.c) and `ember generate --adapter` find what they need
  * in it; and beside --save goes PEFT's adapter_config.json.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,9 @@ bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, s
             number = strtod(text, &end);
         bool ok = value_len > 0 && *end == 0;
         if (ok && key_len == 1 && *key == 'r')
-            ok = number >= 1 && number <= 1024 && number == (int)number, lo->rank = (int)number;
+            ok = number >= 1 && number <= 1024 && number == floor(number), lo->rank = ok ? (int)number : 0;
         else if (ok && key_len == 5 && strncmp(key, "alpha", 5) == 0)
-            ok = number > 0 && number < 1e6, lo->alpha = (float)number;
+            ok = number > 0 && number < 1e6, lo->alpha = ok ? (float)number : 0.0f;
         else if (ok && key_len == 7 && strncmp(key, "dropout", 7) == 0)
             ok = number >= 0 && number < 1, lo->dropout = (float)number;
         else if (ok && is_targets) {

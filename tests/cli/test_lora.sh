@@ -131,6 +131,8 @@ expect_text "--lora adapts a pretrained language model" "--lora without --init M
 run -- train --init "$MODEL" --lora r=0 $common --steps 1
 expect_status 2 "--lora r=0"
 expect_text "is not r (1 to 1024)" "--lora r=0"
+run -- train --init "$MODEL" --lora r=1e20 $common --steps 1
+expect_status 2 "--lora r=1e20"
 run -- train --init "$MODEL" --lora targets=q,x $common --steps 1
 [ "$status" -ne 0 ] || fail "--lora targets=q,x was taken"
 expect_text "which is no projection" "an unknown target"
