@@ -228,7 +228,7 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
 
 bool cli_data_takes_path(const char *kind)
 {
-    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0);
+    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0 || strcmp(kind, "text") == 0);
 }
 
 void cli_settings_free(struct cli_settings *s)

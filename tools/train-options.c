@@ -27,6 +27,7 @@ static const char usage[] =
     "                      /usr/share/datasets/fashion-mnist, from Debian's dataset-fashion-mnist);\n"
 #endif
     "                      text: the file, every byte a token, its last tenth held out\n"
+    "  --data text FILE    the same as --data text --data-dir FILE\n"
     "  --context T         text: tokens per window (default 128)\n"
     "  --data npy PATH     NumPy arrays: a folder of x_train.npy, y_train.npy, x_test.npy,\n"
     "                      y_test.npy, or one .npz holding them (docs/interop.md)\n"
@@ -64,13 +65,14 @@ static const char usage[] =
     "                      FILE.best.safetensors (the epoch of the best test accuracy)\n"
     "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
     "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
-    "                      model, unless --model is given), with a fresh optimizer and schedule\n"
+    "                      model, unless --model is given), with a fresh optimizer and schedule;\n"
+    "                      or a pretrained language model's GGUF file, fine-tuned with --lora on\n"
+    "                      --data text FILE (cut by its own tokenizer; --context 256 and --batch 4\n"
+    "                      by default)\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
-    "  --init MODEL.gguf   fine-tune a pretrained language model on --data text FILE (cut by\n"
-    "                      its own tokenizer; --context 256 and --batch 4 by default) with\n"
-    "  --lora SPEC         LoRA adapters, PEFT's: r=8,alpha=16,dropout=0.05,targets=q,k,v,o,\n"
-    "                      gate,up,down (these are the defaults; the model stays frozen); --save\n"
-    "                      writes the adapters (PEFT's names) and PEFT's adapter_config.json\n"
+    "  --lora SPEC         with --init MODEL.gguf: PEFT's LoRA adapters, r=8,alpha=16,dropout=0.05,\n"
+    "                      targets=q,k,v,o,gate,up,down (the defaults; the model stays frozen);\n"
+    "                      --save writes them (PEFT's names) and PEFT's adapter_config.json\n"
     "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
     "                      but fc; backbone for all but --init-skip's (the new head trains)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
@@ -246,7 +248,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         default: ok = false; break;
         }
     }
-    /* --data npy PATH, --data csv PATH: the data's path follows its kind */
+    /* --data npy PATH, --data csv PATH, --data text FILE: the data's path follows its kind */
     if (ok && optind + 1 == argc && !o->data.dir && cli_data_takes_path(o->data.kind))
         o->data.dir = argv[optind++];
     if (ok && optind < argc) {

@@ -40,7 +40,7 @@ while [ $i -lt 40 ]; do
     echo "The quick brown fox jumps over the lazy dog. All that glitters is not gold." >>"$TMP/text.txt"
     i=$((i + 1))
 done
-common="--data text --data-dir $TMP/text.txt --context 32 --batch 4 --optim adamw --lr 0.01 --device cpu --threads 1"
+common="--data text $TMP/text.txt --context 32 --batch 4 --optim adamw --lr 0.01 --device cpu --threads 1"
 
 # 20 steps: the loss falls, the adapters and their config are PEFT's
 run -- train --init "$MODEL" --lora r=4,alpha=8,targets=q,v,down $common --steps 20 --save "$TMP/a/adapter_model.safetensors" --metrics "$TMP/m.jsonl"
