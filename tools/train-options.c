@@ -70,7 +70,7 @@ static const char usage[] =
     "                      --data text FILE (cut by its own tokenizer; --context 256 and --batch 4\n"
     "                      by default)\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
-    "  --lora SPEC         with --init MODEL.gguf: PEFT's LoRA adapters, r=8,alpha=16,dropout=0.05,\n"
+    "  --lora SPEC         with --init MODEL.gguf: PEFT's LoRA adapters, r=8,alpha=16,dropout=0,\n"
     "                      targets=q,k,v,o,gate,up,down (the defaults; the model stays frozen);\n"
     "                      --save writes them (PEFT's names) and PEFT's adapter_config.json\n"
     "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
