@@ -220,6 +220,8 @@ int cmd_chat(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_generate_lm(int argc, char **argv);
 bool cli_loads_gguf(int argc, char **argv);
+/* whether a file is a GGUF file: by its name (.gguf), or its first four bytes */
+bool cli_is_gguf(const char *path);
 /* `ember export --load MODEL.gguf --adapter FILE`: the adapters merged into a GGUF file */
 int cmd_lm_export(int argc, char **argv);
 int cmd_export(int argc, char **argv);

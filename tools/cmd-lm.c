@@ -573,24 +573,28 @@ int cmd_tokenize(int argc, char **argv)
     return rc;
 }
 
-/* whether --load names a GGUF file: by its name, or its first four bytes */
+bool cli_is_gguf(const char *path)
+{
+    size_t len = path ? strlen(path) : 0;
+    if (len > 5 && (strcmp(path + len - 5, ".gguf") == 0 || strcmp(path + len - 5, ".GGUF") == 0))
+        return true;
+    char magic[4] = {0};
+    FILE *f = path ? cli_open_input(path, INT64_MAX, NULL, false) : NULL; /* never waits on a FIFO */
+    bool gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    if (f)
+        fclose(f);
+    return gguf;
+}
+
+/* whether --load names a GGUF file */
 bool cli_loads_gguf(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *path = strcmp(argv[i], "--load") == 0 && i + 1 < argc ? argv[i + 1]
                            : strncmp(argv[i], "--load=", 7) == 0          ? argv[i] + 7
                                                                           : NULL;
-        if (!path)
-            continue;
-        size_t len = strlen(path);
-        if (len > 5 && (strcmp(path + len - 5, ".gguf") == 0 || strcmp(path + len - 5, ".GGUF") == 0))
-            return true;
-        char magic[4] = {0};
-        FILE *f = cli_open_input(path, INT64_MAX, NULL, false);
-        bool gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
-        if (f)
-            fclose(f);
-        return gguf;
+        if (path)
+            return cli_is_gguf(path);
     }
     return false;
 }

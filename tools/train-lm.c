@@ -22,16 +22,6 @@
 
 #define DEFAULT_CONTEXT 256
 
-bool train_is_gguf(const char *path)
-{
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    char magic[4] = {0};
-    bool gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
-    if (f)
-        fclose(f);
-    return gguf;
-}
-
 bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, size_t len)
 {
     *lo = (ember_lora_options){0};
@@ -133,18 +123,18 @@ void train_lm_meta(const struct train_options *o, char *alpha, size_t len)
         snprintf(alpha, len, "%.9g", (double)lo.alpha);
 }
 
-/* PEFT's adapter_config.json for the adapters in `path` */
-int train_lm_write_config(const struct train_options *o, const char *path)
+/* PEFT's adapter_config.json for the adapters in `path`: the rank and the
+ * projections (PEFT's module names) read off the adapters themselves,
+ * block 0's ...self_attn.q_proj.lora_A.weight (rank, in) and the like */
+int train_lm_write_config(const struct train_options *o, ember_model *model, const char *path)
 {
-    char config[4096];
+    char config[4096], alpha[48];
     train_lm_config_path(path, config, sizeof config);
+    train_lm_meta(o, alpha, sizeof alpha);
     ember_lora_options lo;
     char targets[128];
     if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
         return EXIT_USAGE;
-    static const char *const peft[][2] = {{"q", "q_proj"},      {"k", "k_proj"},       {"v", "v_proj"},
-                                          {"o", "o_proj"},      {"gate", "gate_proj"}, {"up", "up_proj"},
-                                          {"down", "down_proj"}};
     struct cli_output out;
     if (cli_output_open(&out, config, "the adapter's config") != EXIT_OK)
         return EXIT_DATA;
@@ -152,19 +142,25 @@ int train_lm_write_config(const struct train_options *o, const char *path)
     fprintf(
         f, "{\n  \"peft_type\": \"LORA\",\n  \"task_type\": \"CAUSAL_LM\",\n  \"base_model_name_or_path\": ");
     cli_json_string(f, o->base);
-    fprintf(f, ",\n  \"r\": %d,\n  \"lora_alpha\": %.9g,\n  \"lora_dropout\": %.9g,\n  \"target_modules\": [",
-            lo.rank ? lo.rank : 8, (double)(lo.alpha > 0 ? lo.alpha : 16.0f), (double)lo.dropout);
-    int n = 0;
-    for (size_t i = 0; i < sizeof peft / sizeof peft[0]; i++) {
-        bool on = !lo.targets || strcmp(lo.targets, "all") == 0;
-        for (const char *at = lo.targets; at && *at && !on;) {
-            size_t len = strcspn(at, ",");
-            on = (strlen(peft[i][0]) == len && strncmp(at, peft[i][0], len) == 0) ||
-                 (strlen(peft[i][1]) == len && strncmp(at, peft[i][1], len) == 0);
-            at += len + (at[len] == ',');
-        }
-        if (on)
-            fprintf(f, "%s\"%s\"", n++ ? ", " : "", peft[i][1]);
+    ember_params *params = ember_model_params(model);
+    const char *first = "base_model.model.model.layers.0.", *a = ".lora_A.weight";
+    int64_t rank = 0;
+    for (int i = 0; i < ember_params_count(params) && !rank; i++)
+        if (strncmp(ember_params_name(params, i), first, strlen(first)) == 0)
+            rank = ember_tensor_dim(ember_params_at(params, i), 0);
+    fprintf(f, ",\n  \"r\": %lld,\n  \"lora_alpha\": %s,\n  \"lora_dropout\": %.9g,\n  \"target_modules\": [",
+            (long long)rank, alpha, (double)lo.dropout);
+    for (int i = 0, n = 0; i < ember_params_count(params);
+         i++) { /* "...layers.0.self_attn.q_proj.lora_A.weight" */
+        const char *name = ember_params_name(params, i);
+        size_t len = strlen(name);
+        if (strncmp(name, first, strlen(first)) != 0 || len < strlen(a) ||
+            strcmp(name + len - strlen(a), a) != 0)
+            continue;
+        const char *end = name + len - strlen(a), *module = end;
+        while (module > name && module[-1] != '.')
+            module--;
+        fprintf(f, "%s\"%.*s\"", n++ ? ", " : "", (int)(end - module), module);
     }
     fprintf(f, "],\n  \"bias\": \"none\",\n  \"fan_in_fan_out\": false,\n  \"inference_mode\": true,\n"
                "  \"init_lora_weights\": true,\n  \"use_rslora\": false,\n  \"use_dora\": false,\n"

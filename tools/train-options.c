@@ -277,7 +277,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--early-stop watches the test accuracy, which --no-eval turns off");
         ok = false;
     }
-    if (ok && o->init && train_is_gguf(o->init)) { /* a pretrained language model (tools/train-lm.c) */
+    if (ok && o->init && cli_is_gguf(o->init)) { /* a pretrained language model (tools/train-lm.c) */
         o->base = o->init;
         o->init = NULL;
         if (!train_given(o, "batch"))

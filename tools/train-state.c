@@ -370,7 +370,7 @@ static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model
     if (rc == EXIT_OK && ember_model_save(model, path, m.kv) != EMBER_OK)
         rc = cli_fail(ctx, "cannot save the checkpoint");
     if (rc == EXIT_OK && o->base && o->save && strcmp(path, o->save) == 0)
-        rc = train_lm_write_config(o, path); /* PEFT's adapter_config.json beside the adapters */
+        rc = train_lm_write_config(o, model, path); /* PEFT's adapter_config.json beside the adapters */
     for (int i = 1; i < 9; i += 2)
         free(scaling[i]);
     free(names);

@@ -170,8 +170,6 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
                         const ember_dataset *train);
 
 /* A pretrained language model fine-tuned with LoRA (tools/train-lm.c). */
-/* whether the file starts as a GGUF file does */
-bool train_is_gguf(const char *path);
 /* --lora's r=8,alpha=16,dropout=0.05,targets=q,k,v,o (targets' names into
  * targets[len]); false after saying what is wrong */
 bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, size_t len);
@@ -182,9 +180,9 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
                    ember_dataset **test, ember_model **model);
 /* the adapters' alpha as the checkpoint's "lora_alpha" says it */
 void train_lm_meta(const struct train_options *o, char *alpha, size_t len);
-/* PEFT's adapter_config.json beside the adapters at `path` (its path:
- * train_lm_config_path); an exit status */
-int train_lm_write_config(const struct train_options *o, const char *path);
+/* PEFT's adapter_config.json beside the adapters of `model` saved at
+ * `path` (its path: train_lm_config_path); an exit status */
+int train_lm_write_config(const struct train_options *o, ember_model *model, const char *path);
 const char *train_lm_config_path(const char *path, char *out, size_t len);
 
 #endif /* EMBER_TRAIN_H */

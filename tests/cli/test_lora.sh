@@ -139,4 +139,7 @@ expect_text "which is no projection" "an unknown target"
 run -- train --init "$MODEL" --data random --steps 1 --device cpu
 expect_status 2 "--init MODEL.gguf on data that is not text"
 expect_text "give --data text FILE" "data that is not text"
+if mkfifo "$TMP/fifo" 2>/dev/null; then # --init is looked at for GGUF's magic without waiting on a FIFO
+    expect 3 "not a regular file" -- timeout 20 "$EMBER" train --init "$TMP/fifo" $common --steps 1
+fi
 finish test_lora
