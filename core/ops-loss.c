@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* core/ops-loss.c — cross-entropy through the fused softmax primitive, over samples or over
- * every position of sequences. */
+ * every position of sequences, and with some targets left out (a chat's
+ * assistant-only loss). */
+#include <stdlib.h>
+
 #include "ops-impl.h"
 
 /* Sequences, logits (N, T, classes) and targets (N, T): every position a
@@ -80,4 +83,60 @@ ember_status ember_backward_cross_entropy(struct ember_node *n)
         ctx->dev, rows, classes, ember_tensor_ptr(prob), ember_tensor_ptr(target),
         ember_tensor_ptr(n->out->grad), 1.0f / (float)rows, ember_tensor_ptr(dx));
     return st == EMBER_OK ? ember_grad_commit(x, dx) : st;
+}
+
+/* The mean over the targets that are not EMBER_IGNORE_INDEX: those rows
+ * of the logits gathered (an embedding lookup whose table is the logits,
+ * so the gradient scatters back to them) and scored as ember_cross_entropy
+ * scores every row. The targets are read to the host to find the rows: a
+ * step's few kilobytes. */
+ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *target)
+{
+    ember_ctx *ctx = ember_op_begin("ember_cross_entropy_ignore", logits, NULL, NULL);
+    if (!ctx || !target)
+        return NULL;
+    bool sequence = logits->ndim == 3 && target->ndim == 2;
+    if (!(sequence || (logits->ndim == 2 && target->ndim == 1)) || target->dtype != EMBER_I32 ||
+        target->ctx != ctx || !ember_tensor_is_contiguous(target) ||
+        ember_tensor_numel(target) != ember_tensor_numel(logits) / logits->shape[logits->ndim - 1])
+        return ember_cross_entropy(logits, target); /* its message says what it takes */
+    int64_t rows = ember_tensor_numel(target), classes = logits->shape[logits->ndim - 1], kept = 0;
+    int32_t *t = malloc((size_t)rows * sizeof *t), *at = malloc((size_t)rows * sizeof *at);
+    if (!t || !at) {
+        free(t);
+        free(at);
+        ember_fail(ctx, EMBER_ERR_NOMEM, "ember_cross_entropy_ignore: out of host memory for %lld targets",
+                   (long long)rows);
+        return NULL;
+    }
+    ember_tensor *loss = NULL;
+    if (ember_tensor_read(target, t, (size_t)rows * sizeof *t) != EMBER_OK)
+        goto done;
+    for (int64_t i = 0; i < rows; i++)
+        if (t[i] != EMBER_IGNORE_INDEX) {
+            at[kept] = (int32_t)i;
+            t[kept++] = t[i];
+        }
+    if (kept == rows) {
+        loss = ember_cross_entropy(logits, target);
+        goto done;
+    }
+    /* nothing to score: the loss of row 0 times 0, a 0 whose gradient is 0 everywhere */
+    bool none = kept == 0;
+    if (none)
+        at[0] = t[0] = 0, kept = 1;
+    int64_t shape[2] = {rows, classes};
+    struct ember_tensor *index = ember_tensor_alloc(ctx, EMBER_I32, 1, &kept, EMBER_OWNER_TAPE);
+    struct ember_tensor *kept_target =
+        index ? ember_tensor_alloc(ctx, EMBER_I32, 1, &kept, EMBER_OWNER_TAPE) : NULL;
+    if (!kept_target || ember_tensor_write(index, at, (size_t)kept * sizeof *at) != EMBER_OK ||
+        ember_tensor_write(kept_target, t, (size_t)kept * sizeof *t) != EMBER_OK)
+        goto done;
+    loss = ember_cross_entropy(ember_embedding(index, ember_reshape(logits, 2, shape)), kept_target);
+    if (none)
+        loss = ember_scale(loss, 0.0f);
+done:
+    free(t);
+    free(at);
+    return loss;
 }

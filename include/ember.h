@@ -409,6 +409,16 @@ EMBER_API ember_tensor *ember_log_softmax(ember_tensor *x, int axis);
  * logits is (N, classes) F32, target is (N) I32 with values in [0, classes);
  * an index outside that range gives a NaN loss. */
 EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target);
+/* A target that takes no part in ember_cross_entropy_ignore's loss:
+ * PyTorch's ignore_index default, the label Hugging Face's trainers give
+ * the tokens a model is not taught to write (a chat's prompt). */
+#define EMBER_IGNORE_INDEX    (-100)
+/* ember_cross_entropy over the targets that are not EMBER_IGNORE_INDEX
+ * alone: their mean, and no gradient to the other rows, as PyTorch's
+ * F.cross_entropy(..., ignore_index=-100). Every target ignored gives a
+ * loss of 0 (PyTorch's is NaN) with a gradient of 0. It reads the targets
+ * back to the host to find the rows it scores. */
+EMBER_API ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *target);
 
 /* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is
  * (N, out). x (N, T, in) (or more axes) gives y (N, T, out): every
@@ -888,6 +898,10 @@ EMBER_API int ember_dataset_vocab(const ember_dataset *ds, uint8_t *vocab);
 /* Whether a sample is a sequence with a target at every position (text,
  * and a tokenizer's tokens): its batches' y is (B, T), not (B). */
 EMBER_API bool ember_dataset_is_sequence(const ember_dataset *ds);
+/* Whether some of its targets are EMBER_IGNORE_INDEX (a chat's prompts,
+ * ember_lm_chat_dataset): its loss is ember_cross_entropy_ignore's, and
+ * its accuracy counts the other targets alone. */
+EMBER_API bool ember_dataset_ignores(const ember_dataset *ds);
 /* How a sample's stored values became the model's inputs: "pixel / 255"
  * (bytes: images, and uint8 arrays), "none" (floats used as they are),
  * "none (token indices into ember.vocab)" (text), or
@@ -948,13 +962,23 @@ EMBER_API ember_dataset *ember_dataset_from_arrays(ember_ctx *ctx, const ember_a
  * (EMBER_TEST), a sample a window of `context` tokens x and y the same
  * window one token on, batches x and y (B, context) I32. The classes are
  * the `vocab` token ids, without names. The split's tokens are copied.
- * ember_lm_dataset makes one from a text file and a model's tokenizer. */
+ * ember_lm_dataset makes one from a text file and a model's tokenizer,
+ * ember_lm_chat_dataset from conversations, with labels: a token labelled
+ * EMBER_IGNORE_INDEX is read but never a target the loss counts (the
+ * user's turns), and ember_dataset_ignores says to score with
+ * ember_cross_entropy_ignore. */
 typedef struct ember_token_data {
     const int32_t *tokens; /* (count), each in [0, vocab) */
     int64_t count;
     int32_t vocab;
     int64_t context;  /* a window's tokens */
     const char *name; /* in messages and ember_dataset_describe; NULL: "tokens" */
+    /* (count) or NULL: token i's label when it is a target, tokens[i] or
+     * EMBER_IGNORE_INDEX; NULL: every token its own */
+    const int32_t *labels;
+    /* the validation split's first token (a conversation's start); 0: the
+     * last tenth's */
+    int64_t validation_start;
 } ember_token_data;
 /* NULL with the reason: a token out of range, or a split too short to hold
  * a window and the token after it. */
@@ -1360,6 +1384,18 @@ EMBER_API ember_status ember_lm_set_training(ember_lm *lm, bool training);
  * of `context` tokens), tokenised as ember_lm_tokenize does without
  * special tokens (text that spells "<|im_end|>" is those characters). */
 EMBER_API ember_dataset *ember_lm_dataset(ember_lm *lm, const char *path, int64_t context, ember_split split);
+/* Conversations as the model's tokens: a JSON Lines file, one a line,
+ * {"messages": [{"role": "user", "content": ...}, {"role": "assistant",
+ * "content": ...}, ...]}, each rendered with the model's chat template as
+ * ember_lm_chat_prompt renders it, one after another in a stream cut into
+ * windows of `context` tokens. Only the assistant's replies (and the
+ * marker that ends each) are targets the loss counts, the rest labelled
+ * EMBER_IGNORE_INDEX (ember_dataset_ignores): TRL's assistant-only loss.
+ * The last tenth of the conversations (one at least) is the validation
+ * split. A line that is not such a conversation is EMBER_ERR_FORMAT
+ * naming the line and the byte. */
+EMBER_API ember_dataset *ember_lm_chat_dataset(ember_lm *lm, const char *path, int64_t context,
+                                               ember_split split);
 
 /* One row of a Keras-style summary. Layers are numbered depth-first, a
  * block (residual, concat, gate) before its layers; `depth` is how deep

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "json-impl.h"
 #include "safetensors-impl.h"
 
 /* Host copies of a set's two flat tensors, parameters and buffers. */

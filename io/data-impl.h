@@ -74,7 +74,8 @@ struct ember_dataset {
      * sample is a window of sample_shape[0] tokens (ember_text_window) */
     bool text;
     int64_t token_count;
-    int32_t *tokens; /* a token stream's (data-tokens.c), in place of pixels; vocab unused */
+    int32_t *tokens;       /* a token stream's (data-tokens.c), in place of pixels; vocab unused */
+    int32_t *token_labels; /* its labels (EMBER_IGNORE_INDEX: not a target the loss counts), or NULL */
     uint8_t vocab[256];
     int vocab_size;
 

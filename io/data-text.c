@@ -141,7 +141,8 @@ void ember_text_window(const ember_dataset *ds, int64_t index, const ember_rng *
     }
     if (ds->tokens) { /* a tokenizer's stream (data-tokens.c) */
         memcpy(x, ds->tokens + start, (size_t)context * sizeof *x);
-        memcpy(y, ds->tokens + start + 1, (size_t)context * sizeof *y);
+        memcpy(y, (ds->token_labels ? ds->token_labels : ds->tokens) + start + 1,
+               (size_t)context * sizeof *y);
         return;
     }
     const uint8_t *tokens = ds->pixels + start;

@@ -101,6 +101,7 @@ void ember_dataset_free(ember_dataset *ds)
     }
     free(ds->owned_floats);
     free(ds->tokens);
+    free(ds->token_labels);
     ember_feature_scaling_free(ds->table);
     free_class_names(ds);
     free(ds);
@@ -108,6 +109,7 @@ void ember_dataset_free(ember_dataset *ds)
 
 int64_t ember_dataset_count(const ember_dataset *ds) { return ds ? ds->count : 0; }
 bool ember_dataset_is_sequence(const ember_dataset *ds) { return ds && ds->text; }
+bool ember_dataset_ignores(const ember_dataset *ds) { return ds && ds->token_labels; }
 int ember_dataset_classes(const ember_dataset *ds) { return ds ? ds->classes : 0; }
 int ember_dataset_sample_ndim(const ember_dataset *ds) { return ds ? ds->sample_ndim : 0; }
 const int64_t *ember_dataset_sample_shape(const ember_dataset *ds) { return ds ? ds->sample_shape : NULL; }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "data-impl.h"
+#include "json-impl.h"
 #include "safetensors-impl.h"
 #include "text-impl.h"
 

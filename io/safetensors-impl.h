@@ -112,16 +112,6 @@ ember_status ember_safetensors_open_memory(ember_ctx *ctx, const char *what, con
 ember_status ember_safetensors_parse(ember_ctx *ctx, const char *what, const unsigned char *json, size_t len,
                                      uint64_t data_bytes, struct ember_safetensors *st);
 
-/* A JSON array of strings (a metadata value such as ember.class_names,
- * ["T-shirt/top", "Trouser"]) as strings to free() and an array to free(),
- * checked as the header's own JSON is. */
-ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items, int *count);
-
-/* True when s is well-formed UTF-8 (no overlong forms, surrogates or code
- * points past U+10FFFF): what the parser accepts in a name, and what the
- * writer checks before it puts one in a header (safetensors-parse.c). */
-bool ember_utf8_valid(const char *s);
-
 /* The entry called `name`, or NULL. */
 const struct ember_safetensors_entry *ember_safetensors_find(const struct ember_safetensors *st,
                                                              const char *name);

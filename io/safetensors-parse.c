@@ -4,7 +4,7 @@
  * the checks on its entries, looking entries and metadata up, and freeing
  * what it made (safetensors-impl.h says what is refused).
  *
- * The JSON parser here reads exactly the header's subset of JSON: one object
+ * The parser here (its pieces in json.c) reads exactly the header's subset of JSON: one object
  * of tensor entries and an optional "__metadata__" object of strings. It is
  * written against that schema, not as a general JSON reader, so nesting is
  * bounded by construction and every unexpected token is an error that says
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-impl.h"
 #include "safetensors-impl.h"
 
 #define METADATA_KEY "__metadata__"
@@ -41,320 +42,51 @@ static const struct dtype *dtype_find(const char *name)
     return NULL;
 }
 
-/* ----------------------------------------------------------------- UTF-8 */
-
-/* The length (1 to 4) of the well-formed UTF-8 sequence at s, or 0: no
- * overlong forms, no surrogates, nothing past U+10FFFF. */
-static int utf8_sequence(const unsigned char *s, const unsigned char *end)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xBF;
-    int n;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else
-        return 0;
-    if (end - s < n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (int i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
-bool ember_utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
-    for (int n; p < end; p += n)
-        if (!(n = utf8_sequence(p, end)))
-            return false;
-    return true;
-}
-
-static size_t utf8_encode(uint32_t cp, char *out)
-{
-    if (cp < 0x80)
-        return out[0] = (char)cp, 1;
-    if (cp < 0x800)
-        return out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), 2;
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F)), out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* ---------------------------------------------------------- JSON parsing */
-
-struct parser {
-    ember_ctx *ctx;
-    const char *what;
-    const unsigned char *start, *p, *end;
-    int64_t entries_cap, meta_cap;
-};
-
-/* Fails with the position as a file offset (the JSON starts at byte 8), so
- * that a hexdump of the file finds it. */
-static ember_status parse_fail(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static ember_status parse_fail(struct parser *ps, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return ember_fail(ps->ctx, EMBER_ERR_FORMAT, "%s: bad safetensors header at byte %zu: %s", ps->what,
-                      (size_t)(ps->p - ps->start) + 8, msg);
-}
-
-/* what is at the cursor, for messages: "'x'", "byte 0xff", "the end" */
-static const char *found(const struct parser *ps, char *buf, size_t len)
-{
-    if (ps->p == ps->end)
-        snprintf(buf, len, "the end of the header");
-    else if (*ps->p >= 0x20 && *ps->p < 0x7F)
-        snprintf(buf, len, "'%c'", *ps->p);
-    else
-        snprintf(buf, len, "byte 0x%02x", *ps->p);
-    return buf;
-}
-
-static void skip_space(struct parser *ps)
-{
-    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
-        ps->p++;
-}
-
-/* true, past it, if the next token is c */
-static bool accept(struct parser *ps, unsigned char c)
-{
-    skip_space(ps);
-    if (ps->p < ps->end && *ps->p == c) {
-        ps->p++;
-        return true;
-    }
-    return false;
-}
-
-static ember_status expect(struct parser *ps, unsigned char c, const char *where)
-{
-    char buf[32];
-    if (accept(ps, c))
-        return EMBER_OK;
-    return parse_fail(ps, "expected '%c' %s, found %s", c, where, found(ps, buf, sizeof buf));
-}
-
-static int hex_digit(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* the four hex digits after "\u" at p (which has at least 6 bytes), or -1 */
-static long hex4(const unsigned char *p)
-{
-    long v = 0;
-    for (int i = 2; i < 6; i++) {
-        int d = hex_digit(p[i]);
-        if (d < 0)
-            return -1;
-        v = v << 4 | d;
-    }
-    return v;
-}
-
-/* Decodes the escape at ps->p (a backslash, inside a string that closes at
- * `close`) into out; returns the bytes written, or 0 after failing. */
-static size_t parse_escape(struct parser *ps, const unsigned char *close, char *out)
-{
-    static const char simple_in[] = "\"\\/bfnrt", simple_out[] = "\"\\/\b\f\n\r\t";
-    const char *simple = memchr(simple_in, ps->p[1], sizeof simple_in - 1);
-    if (simple) {
-        ps->p += 2;
-        out[0] = simple_out[simple - simple_in];
-        return 1;
-    }
-    if (ps->p[1] != 'u') {
-        parse_fail(ps, "unknown escape '\\%c' in a string", ps->p[1]);
-        return 0;
-    }
-    long cp = close - ps->p >= 6 ? hex4(ps->p) : -1;
-    if (cp < 0) {
-        parse_fail(ps, "\\u needs four hex digits");
-        return 0;
-    }
-    if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        parse_fail(ps, "a lone low surrogate \\u%04lx", cp);
-        return 0;
-    }
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        long low = close - ps->p >= 12 && ps->p[6] == '\\' && ps->p[7] == 'u' ? hex4(ps->p + 6) : -1;
-        if (low < 0xDC00 || low > 0xDFFF) {
-            parse_fail(ps, "a high surrogate \\u%04lx without its low half", cp);
-            return 0;
-        }
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        ps->p += 6;
-    }
-    if (cp == 0) {
-        parse_fail(ps, "\\u0000 (a NUL character) is not allowed in a name or value");
-        return 0;
-    }
-    ps->p += 6;
-    return utf8_encode((uint32_t)cp, out);
-}
-
-/* A string, decoded into *out (NUL-terminated, owned by the caller). */
-static ember_status parse_string(struct parser *ps, char **out)
-{
-    char buf[32];
-    *out = NULL;
-    skip_space(ps);
-    if (ps->p == ps->end || *ps->p != '"')
-        return parse_fail(ps, "expected a string, found %s", found(ps, buf, sizeof buf));
-    /* find the closing quote first: the decoded string is never longer than
-     * its source, so that bounds the allocation */
-    const unsigned char *close = ps->p + 1;
-    while (close < ps->end && *close != '"')
-        close += *close == '\\' && close + 1 < ps->end ? 2 : 1;
-    if (close >= ps->end)
-        return parse_fail(ps, "a string is not terminated");
-    char *s = ember_host_alloc(ps->ctx, (size_t)(close - ps->p));
-    if (!s)
-        return EMBER_ERR_NOMEM;
-    size_t n = 0;
-    ps->p++;
-    while (ps->p < close) {
-        unsigned char c = *ps->p;
-        int len;
-        if (c < 0x20) {
-            parse_fail(ps, "a raw control character (0x%02x) in a string; JSON needs it escaped", c);
-            goto fail;
-        } else if (c == '\\') {
-            size_t wrote = parse_escape(ps, close, s + n);
-            if (!wrote)
-                goto fail;
-            n += wrote;
-        } else if ((len = utf8_sequence(ps->p, close)) == 0) {
-            parse_fail(ps, "a string is not valid UTF-8");
-            goto fail;
-        } else {
-            memcpy(s + n, ps->p, (size_t)len);
-            n += (size_t)len;
-            ps->p += len;
-        }
-    }
-    ps->p++;
-    s[n] = '\0';
-    *out = s;
-    return EMBER_OK;
-fail:
-    free(s);
-    return EMBER_ERR_FORMAT;
-}
-
-ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items, int *count)
-{
-    *items = NULL;
-    *count = 0;
-    if (!text)
-        return ember_fail(ctx, EMBER_ERR_FORMAT, "no JSON array");
-    struct parser ps = {.ctx = ctx,
-                        .what = "a metadata value",
-                        .start = (const unsigned char *)text,
-                        .p = (const unsigned char *)text,
-                        .end = (const unsigned char *)text + strlen(text)};
-    int cap = 0;
-    ember_status st = expect(&ps, '[', "to open the array");
-    bool more = st == EMBER_OK && !accept(&ps, ']');
-    while (st == EMBER_OK && more) {
-        if (*count == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **grown = cap <= 1 << 20 ? realloc(*items, (size_t)cap * sizeof **items) : NULL;
-            if (!grown) {
-                st = ember_fail(ctx, EMBER_ERR_NOMEM, "out of host memory reading a list of names");
-                break;
-            }
-            *items = grown;
-        }
-        if ((st = parse_string(&ps, &(*items)[*count])) == EMBER_OK) {
-            ++*count;
-            more = accept(&ps, ',');
-            if (!more)
-                st = expect(&ps, ']', "to close the array");
-        }
-    }
-    skip_space(&ps);
-    if (st == EMBER_OK && ps.p != ps.end)
-        st = parse_fail(&ps, "bytes after the array");
-    if (st != EMBER_OK) {
-        for (int i = 0; i < *count; i++)
-            free((*items)[i]);
-        free(*items);
-        *items = NULL;
-        *count = 0;
-    }
-    return st;
-}
-
 /* A non-negative integer that fits in 64 bits, in JSON's spelling. */
-static ember_status parse_u64(struct parser *ps, uint64_t *out, const char *field)
+static ember_status parse_u64(struct json_parser *ps, uint64_t *out, const char *field)
 {
     char buf[32];
-    skip_space(ps);
+    json_skip_space(ps);
     if (ps->p < ps->end && *ps->p == '-')
-        return parse_fail(ps, "\"%s\" holds a negative number", field);
+        return json_fail(ps, "\"%s\" holds a negative number", field);
     if (ps->p == ps->end || *ps->p < '0' || *ps->p > '9')
-        return parse_fail(ps, "expected a non-negative integer in \"%s\", found %s", field,
-                          found(ps, buf, sizeof buf));
+        return json_fail(ps, "expected a non-negative integer in \"%s\", found %s", field,
+                         json_found(ps, buf, sizeof buf));
     if (*ps->p == '0' && ps->p + 1 < ps->end && ps->p[1] >= '0' && ps->p[1] <= '9')
-        return parse_fail(ps, "\"%s\" holds a number with a leading zero", field);
+        return json_fail(ps, "\"%s\" holds a number with a leading zero", field);
     uint64_t v = 0;
     while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
         unsigned d = (unsigned)(*ps->p - '0');
         if (v > (UINT64_MAX - d) / 10)
-            return parse_fail(ps, "\"%s\" holds a number over 2^64 - 1", field);
+            return json_fail(ps, "\"%s\" holds a number over 2^64 - 1", field);
         v = v * 10 + d;
         ps->p++;
     }
     if (ps->p < ps->end && (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E'))
-        return parse_fail(ps, "\"%s\" holds a number that is not an integer", field);
+        return json_fail(ps, "\"%s\" holds a number that is not an integer", field);
     *out = v;
     return EMBER_OK;
 }
 
 /* [u64, u64, ...] with at most `max` numbers, into vals; *n is the count. */
-static ember_status parse_u64_list(struct parser *ps, uint64_t *vals, int max, int *n, const char *field,
+static ember_status parse_u64_list(struct json_parser *ps, uint64_t *vals, int max, int *n, const char *field,
                                    const char *tensor)
 {
     char buf[32];
-    ember_status st = expect(ps, '[', "to open a list");
+    ember_status st = json_expect(ps, '[', "to open a list");
     *n = 0;
-    if (st != EMBER_OK || accept(ps, ']'))
+    if (st != EMBER_OK || json_accept(ps, ']'))
         return st;
     for (;;) {
         if (*n == max)
-            return parse_fail(ps, "\"%s\" of tensor \"%.200s\" has more than %d numbers", field, tensor, max);
+            return json_fail(ps, "\"%s\" of tensor \"%.200s\" has more than %d numbers", field, tensor, max);
         if ((st = parse_u64(ps, &vals[(*n)++], field)) != EMBER_OK)
             return st;
-        if (accept(ps, ']'))
+        if (json_accept(ps, ']'))
             return EMBER_OK;
-        if (!accept(ps, ','))
-            return parse_fail(ps, "expected ',' or ']' in \"%s\", found %s", field,
-                              found(ps, buf, sizeof buf));
+        if (!json_accept(ps, ','))
+            return json_fail(ps, "expected ',' or ']' in \"%s\", found %s", field,
+                             json_found(ps, buf, sizeof buf));
     }
 }
 
@@ -362,33 +94,34 @@ static ember_status parse_u64_list(struct parser *ps, uint64_t *vals, int max, i
 enum entry_field { FIELD_DTYPE, FIELD_SHAPE, FIELD_OFFSETS, FIELD_COUNT };
 static const char *const entry_fields[FIELD_COUNT] = {"dtype", "shape", "data_offsets"};
 
-static ember_status parse_entry(struct parser *ps, struct ember_safetensors_entry *e)
+static ember_status parse_entry(struct json_parser *ps, struct ember_safetensors_entry *e)
 {
     bool seen[FIELD_COUNT] = {false};
     char *key = NULL, *dtype = NULL, buf[32];
-    ember_status st = expect(ps, '{', "to open a tensor's entry");
-    if (st != EMBER_OK || accept(ps, '}'))
+    ember_status st = json_expect(ps, '{', "to open a tensor's entry");
+    if (st != EMBER_OK || json_accept(ps, '}'))
         goto check;
     for (;;) {
-        if ((st = parse_string(ps, &key)) != EMBER_OK || (st = expect(ps, ':', "after a key")) != EMBER_OK)
+        if ((st = json_string(ps, &key)) != EMBER_OK ||
+            (st = json_expect(ps, ':', "after a key")) != EMBER_OK)
             goto done;
         int f = 0;
         while (f < FIELD_COUNT && strcmp(key, entry_fields[f]) != 0)
             f++;
         if (f == FIELD_COUNT) {
-            st = parse_fail(ps, "tensor \"%.200s\" has an unknown field \"%.200s\"", e->name, key);
+            st = json_fail(ps, "tensor \"%.200s\" has an unknown field \"%.200s\"", e->name, key);
             goto done;
         }
         if (seen[f]) {
-            st = parse_fail(ps, "tensor \"%.200s\" has \"%s\" twice", e->name, key);
+            st = json_fail(ps, "tensor \"%.200s\" has \"%s\" twice", e->name, key);
             goto done;
         }
         seen[f] = true;
         if (f == FIELD_DTYPE) {
-            if ((st = parse_string(ps, &dtype)) != EMBER_OK)
+            if ((st = json_string(ps, &dtype)) != EMBER_OK)
                 goto done;
             if (!dtype_find(dtype)) {
-                st = parse_fail(ps, "tensor \"%.200s\" has an unknown dtype \"%.40s\"", e->name, dtype);
+                st = json_fail(ps, "tensor \"%.200s\" has an unknown dtype \"%.40s\"", e->name, dtype);
                 goto done;
             }
             strcpy(e->dtype, dtype); /* fits: every known name is short */
@@ -401,23 +134,23 @@ static ember_status parse_entry(struct parser *ps, struct ember_safetensors_entr
             int n;
             st = parse_u64_list(ps, offsets, 2, &n, "data_offsets", e->name);
             if (st == EMBER_OK && n != 2)
-                st = parse_fail(ps, "\"data_offsets\" of tensor \"%.200s\" must be [begin, end]", e->name);
+                st = json_fail(ps, "\"data_offsets\" of tensor \"%.200s\" must be [begin, end]", e->name);
             e->begin = offsets[0], e->end = offsets[1];
         }
         free(key);
         key = NULL;
-        if (st != EMBER_OK || accept(ps, '}'))
+        if (st != EMBER_OK || json_accept(ps, '}'))
             break;
-        if (!accept(ps, ',')) {
-            st = parse_fail(ps, "expected ',' or '}' in tensor \"%.200s\", found %s", e->name,
-                            found(ps, buf, sizeof buf));
+        if (!json_accept(ps, ',')) {
+            st = json_fail(ps, "expected ',' or '}' in tensor \"%.200s\", found %s", e->name,
+                           json_found(ps, buf, sizeof buf));
             goto done;
         }
     }
 check:
     for (int f = 0; f < FIELD_COUNT && st == EMBER_OK; f++)
         if (!seen[f])
-            st = parse_fail(ps, "tensor \"%.200s\" has no \"%s\"", e->name, entry_fields[f]);
+            st = json_fail(ps, "tensor \"%.200s\" has no \"%s\"", e->name, entry_fields[f]);
 done:
     free(key);
     free(dtype);
@@ -425,62 +158,64 @@ done:
 }
 
 /* {"key": "value", ...} */
-static ember_status parse_metadata(struct parser *ps, struct ember_safetensors *st)
+static ember_status parse_metadata(struct json_parser *ps, struct ember_safetensors *st)
 {
     char buf[32];
-    ember_status status = expect(ps, '{', "to open \"" METADATA_KEY "\"");
-    if (status != EMBER_OK || accept(ps, '}'))
+    int64_t meta_cap = 0;
+    ember_status status = json_expect(ps, '{', "to open \"" METADATA_KEY "\"");
+    if (status != EMBER_OK || json_accept(ps, '}'))
         return status;
     for (;;) {
         status =
-            ember_host_grow(ps->ctx, (void **)&st->meta, &ps->meta_cap, st->meta_count + 1, sizeof *st->meta);
+            ember_host_grow(ps->ctx, (void **)&st->meta, &meta_cap, st->meta_count + 1, sizeof *st->meta);
         if (status != EMBER_OK)
             return status;
         struct ember_safetensors_meta *m = &st->meta[st->meta_count++];
         *m = (struct ember_safetensors_meta){0};
-        if ((status = parse_string(ps, &m->key)) != EMBER_OK ||
-            (status = expect(ps, ':', "after a key")) != EMBER_OK)
+        if ((status = json_string(ps, &m->key)) != EMBER_OK ||
+            (status = json_expect(ps, ':', "after a key")) != EMBER_OK)
             return status;
-        skip_space(ps);
+        json_skip_space(ps);
         if (ps->p < ps->end && *ps->p != '"')
-            return parse_fail(ps, "the value of \"" METADATA_KEY "\" key \"%.200s\" is not a string", m->key);
-        if ((status = parse_string(ps, &m->value)) != EMBER_OK)
+            return json_fail(ps, "the value of \"" METADATA_KEY "\" key \"%.200s\" is not a string", m->key);
+        if ((status = json_string(ps, &m->value)) != EMBER_OK)
             return status;
-        if (accept(ps, '}'))
+        if (json_accept(ps, '}'))
             return EMBER_OK;
-        if (!accept(ps, ','))
-            return parse_fail(ps, "expected ',' or '}' in \"" METADATA_KEY "\", found %s",
-                              found(ps, buf, sizeof buf));
+        if (!json_accept(ps, ','))
+            return json_fail(ps, "expected ',' or '}' in \"" METADATA_KEY "\", found %s",
+                             json_found(ps, buf, sizeof buf));
     }
 }
 
 /* the whole header: {"name": entry, ..., "__metadata__": {...}} and nothing after */
-static ember_status parse_header(struct parser *ps, struct ember_safetensors *st)
+static ember_status parse_header(struct json_parser *ps, struct ember_safetensors *st)
 {
     char buf[32];
     bool has_meta = false;
+    int64_t entries_cap = 0;
     ember_status status;
     /* the reference implementation insists on '{' first, so no space before it */
     if (ps->p == ps->end || *ps->p != '{')
-        return parse_fail(ps, "the header must start with '{', not %s", found(ps, buf, sizeof buf));
+        return json_fail(ps, "the header must start with '{', not %s", json_found(ps, buf, sizeof buf));
     ps->p++;
-    if (!accept(ps, '}')) {
+    if (!json_accept(ps, '}')) {
         for (;;) {
             char *key;
-            if ((status = parse_string(ps, &key)) != EMBER_OK)
+            if ((status = json_string(ps, &key)) != EMBER_OK)
                 return status;
-            if ((status = expect(ps, ':', "after a key")) != EMBER_OK) {
+            if ((status = json_expect(ps, ':', "after a key")) != EMBER_OK) {
                 free(key);
                 return status;
             }
             if (strcmp(key, METADATA_KEY) == 0) {
                 free(key);
                 if (has_meta)
-                    return parse_fail(ps, "\"" METADATA_KEY "\" appears twice");
+                    return json_fail(ps, "\"" METADATA_KEY "\" appears twice");
                 has_meta = true;
                 status = parse_metadata(ps, st);
             } else {
-                status = ember_host_grow(ps->ctx, (void **)&st->entries, &ps->entries_cap, st->count + 1,
+                status = ember_host_grow(ps->ctx, (void **)&st->entries, &entries_cap, st->count + 1,
                                          sizeof *st->entries);
                 if (status != EMBER_OK) {
                     free(key);
@@ -490,19 +225,19 @@ static ember_status parse_header(struct parser *ps, struct ember_safetensors *st
                 *e = (struct ember_safetensors_entry){.name = key};
                 status = parse_entry(ps, e);
             }
-            if (status != EMBER_OK || accept(ps, '}'))
+            if (status != EMBER_OK || json_accept(ps, '}'))
                 break;
-            if (!accept(ps, ','))
-                return parse_fail(ps, "expected ',' or '}' after a tensor, found %s",
-                                  found(ps, buf, sizeof buf));
+            if (!json_accept(ps, ','))
+                return json_fail(ps, "expected ',' or '}' after a tensor, found %s",
+                                 json_found(ps, buf, sizeof buf));
         }
         if (status != EMBER_OK)
             return status;
     }
-    skip_space(ps);
+    json_skip_space(ps);
     if (ps->p != ps->end)
-        return parse_fail(ps, "%s after the header's JSON object (only whitespace may pad it)",
-                          found(ps, buf, sizeof buf));
+        return json_fail(ps, "%s after the header's JSON object (only whitespace may pad it)",
+                         json_found(ps, buf, sizeof buf));
     return EMBER_OK;
 }
 
@@ -640,7 +375,14 @@ ember_status ember_safetensors_parse(ember_ctx *ctx, const char *what, const uns
                                      uint64_t data_bytes, struct ember_safetensors *st)
 {
     *st = (struct ember_safetensors){.data_bytes = data_bytes};
-    struct parser ps = {.ctx = ctx, .what = what, .start = json, .p = json, .end = json + len};
+    /* the JSON starts at byte 8, after the header's length */
+    struct json_parser ps = {.ctx = ctx,
+                             .what = what,
+                             .kind = "safetensors header",
+                             .start = json,
+                             .p = json,
+                             .end = json + len,
+                             .base = 8};
     ember_status status = parse_header(&ps, st);
     for (int i = 0; i < st->count && status == EMBER_OK; i++)
         status = check_entry(ctx, what, &st->entries[i], data_bytes);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-impl.h"
 #include "platform.h"
 #include "safetensors-impl.h"
 #include "text-impl.h"

@@ -15,8 +15,7 @@
 
 #define MAX_TEXT_BYTES ((int64_t)1 << 30) /* the tokens of 1 GiB of text: 4 GiB at most */
 
-/* the file's bytes, NUL-terminated, into *text (to free) */
-static ember_status read_text(ember_ctx *ctx, const char *path, char **text, size_t *len)
+ember_status lm_read_text(ember_ctx *ctx, const char *path, char **text, size_t *len)
 {
     struct stat info;
     char why[600];
@@ -59,7 +58,7 @@ ember_dataset *ember_lm_dataset(ember_lm *lm, const char *path, int64_t context,
     }
     char *text = NULL;
     size_t len = 0;
-    if (read_text(lm->ctx, path, &text, &len) != EMBER_OK)
+    if (lm_read_text(lm->ctx, path, &text, &len) != EMBER_OK)
         return NULL;
     /* byte-level BPE: never more tokens than bytes (no special tokens are matched) */
     int32_t *tokens = malloc((len + 1) * sizeof *tokens);

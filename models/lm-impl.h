@@ -66,6 +66,21 @@ int64_t lm_tokenize(ember_ctx *ctx, const struct lm_tokenizer *t, const char *te
 size_t lm_token_bytes(const struct lm_tokenizer *t, int32_t id, char *out, size_t cap);
 int32_t lm_token_find(const struct lm_tokenizer *t, const char *s, size_t n);
 
+/* A conversation as the model's chat template writes it (ChatML or Llama
+ * 3's, lm-text.c), in pieces through piece() in order, each of a kind:
+ * the template's markup (special tokens, roles, the newlines between), a
+ * message's text, and the assistant's, its reply and the marker that ends
+ * it, which a chat's loss scores (lm-chat.c). EMBER_ERR_UNSUPPORTED for
+ * any other template. */
+enum lm_piece { LM_PIECE_MARKUP, LM_PIECE_TEXT, LM_PIECE_REPLY, LM_PIECE_REPLY_END };
+ember_status lm_chat_render(ember_lm *lm, const ember_chat_message *messages, int count, bool reply,
+                            void (*piece)(void *user, const char *text, size_t len, enum lm_piece kind),
+                            void *user);
+
+/* A file's bytes, NUL-terminated, into *text (to free()): a regular file
+ * up to 1 GiB (lm-data.c). */
+ember_status lm_read_text(ember_ctx *ctx, const char *path, char **text, size_t *len);
+
 typedef void (*lm_piece_fn)(const unsigned char *piece, size_t len, void *arg);
 /* Calls piece() on each piece of text, in order; EMBER_ERR_NOMEM when out of memory. */
 ember_status lm_pretokenize(enum lm_pre pre, const char *text, size_t len, lm_piece_fn piece, void *arg);

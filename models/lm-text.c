@@ -199,44 +199,64 @@ static char *default_system(const char *template)
     return NULL;
 }
 
+ember_status lm_chat_render(ember_lm *lm, const ember_chat_message *messages, int count, bool reply,
+                            void (*piece)(void *user, const char *text, size_t len, enum lm_piece kind),
+                            void *user)
+{
+    if (count < 0 || (count > 0 && !messages))
+        return ember_set_error(lm->ctx, EMBER_ERR_ARG, "a conversation of %d messages", count);
+    for (int i = 0; i < count; i++)
+        if (!messages[i].role || !messages[i].content || !*messages[i].role)
+            return ember_set_error(lm->ctx, EMBER_ERR_ARG, "message %d has no role or content", i);
+    const char *t = lm->chat_template;
+    bool chatml = t ? strstr(t, "<|im_start|>") != NULL : lm_token_find(lm->tok, "<|im_start|>", 12) >= 0;
+    bool llama3 = t && strstr(t, "<|start_header_id|>");
+    if (!chatml && !llama3)
+        return ember_set_error(
+            lm->ctx, EMBER_ERR_UNSUPPORTED,
+            "the model's chat template is neither ChatML nor Llama 3's, the two ember renders%s",
+            t ? "" : " (it has none)");
+    /* each message: what opens it, its content, what closes it */
+    const char *open = chatml ? "<|im_start|>" : "<|start_header_id|>",
+               *after_role = chatml ? "\n" : "<|end_header_id|>\n\n";
+    const char *end = chatml ? "<|im_end|>" : "<|eot_id|>", *after_end = chatml ? "\n" : "";
+    if (llama3)
+        piece(user, "<|begin_of_text|>", strlen("<|begin_of_text|>"), LM_PIECE_MARKUP);
+    char *system = chatml ? default_system(t) : NULL;
+    ember_chat_message first = {.role = "system", .content = system};
+    bool add_system = system && (count == 0 || strcmp(messages[0].role, "system") != 0);
+    for (int i = add_system ? -1 : 0; i < count; i++) {
+        const ember_chat_message *m = i < 0 ? &first : &messages[i];
+        bool reply_turn = strcmp(m->role, "assistant") == 0;
+        piece(user, open, strlen(open), LM_PIECE_MARKUP);
+        piece(user, m->role, strlen(m->role), LM_PIECE_MARKUP);
+        piece(user, after_role, strlen(after_role), LM_PIECE_MARKUP);
+        piece(user, m->content, strlen(m->content), reply_turn ? LM_PIECE_REPLY : LM_PIECE_TEXT);
+        piece(user, end, strlen(end), reply_turn ? LM_PIECE_REPLY_END : LM_PIECE_MARKUP);
+        piece(user, after_end, strlen(after_end), LM_PIECE_MARKUP);
+    }
+    free(system);
+    if (reply) {
+        piece(user, open, strlen(open), LM_PIECE_MARKUP);
+        piece(user, "assistant", strlen("assistant"), LM_PIECE_MARKUP);
+        piece(user, after_role, strlen(after_role), LM_PIECE_MARKUP);
+    }
+    return EMBER_OK;
+}
+
+static void add_piece(void *user, const char *text, size_t len, enum lm_piece kind)
+{
+    (void)kind;
+    ember_text_add(user, text, len);
+}
+
 char *ember_lm_chat_prompt(ember_lm *lm, const ember_chat_message *messages, int count, bool reply)
 {
     if (!lm)
         return NULL;
-    if (count < 0 || (count > 0 && !messages)) {
-        ember_set_error(lm->ctx, EMBER_ERR_ARG, "ember_lm_chat_prompt: %d messages", count);
-        return NULL;
-    }
-    for (int i = 0; i < count; i++)
-        if (!messages[i].role || !messages[i].content || !*messages[i].role) {
-            ember_set_error(lm->ctx, EMBER_ERR_ARG, "ember_lm_chat_prompt: message %d has no role or content",
-                            i);
-            return NULL;
-        }
-    const char *t = lm->chat_template;
-    bool chatml = t ? strstr(t, "<|im_start|>") != NULL : lm_token_find(lm->tok, "<|im_start|>", 12) >= 0;
-    bool llama3 = t && strstr(t, "<|start_header_id|>");
     struct ember_text out = {0};
-    if (chatml) {
-        char *system = default_system(t);
-        if (system && (count == 0 || strcmp(messages[0].role, "system") != 0))
-            ember_text_printf(&out, "<|im_start|>system\n%s<|im_end|>\n", system);
-        free(system);
-        for (int i = 0; i < count; i++)
-            ember_text_printf(&out, "<|im_start|>%s\n%s<|im_end|>\n", messages[i].role, messages[i].content);
-        if (reply)
-            ember_text_printf(&out, "<|im_start|>assistant\n");
-    } else if (llama3) {
-        ember_text_printf(&out, "<|begin_of_text|>");
-        for (int i = 0; i < count; i++)
-            ember_text_printf(&out, "<|start_header_id|>%s<|end_header_id|>\n\n%s<|eot_id|>",
-                              messages[i].role, messages[i].content);
-        if (reply)
-            ember_text_printf(&out, "<|start_header_id|>assistant<|end_header_id|>\n\n");
-    } else {
-        ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED,
-                        "the model's chat template is neither ChatML nor Llama 3's, the two ember renders%s",
-                        t ? "" : " (it has none)");
+    if (lm_chat_render(lm, messages, count, reply, add_piece, &out) != EMBER_OK) {
+        free(ember_text_take(&out));
         return NULL;
     }
     char *s = ember_text_take(&out);

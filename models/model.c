@@ -652,6 +652,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
     /* a sequence model scores every position of a sample (text: each of its tokens) */
     int64_t classes = m->classes, correct = 0, seen = 0, scored = 0;
     int64_t positions = ember_dataset_is_sequence(data) ? ember_dataset_sample_shape(data)[0] : 1;
+    bool ignores = ember_dataset_ignores(data); /* a chat's: scored on the replies alone */
     double loss_sum = 0.0;
     float *logits = malloc((size_t)(batch * positions * classes) * sizeof *logits);
     int32_t *labels = malloc((size_t)(batch * positions) * sizeof *labels);
@@ -671,7 +672,7 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
     while (st == EMBER_OK && (st = ember_batcher_next(batches, &x, &y)) == EMBER_OK && x) {
         int64_t n = ember_tensor_dim(x, 0), rows = ember_tensor_numel(y);
         ember_tensor *out = ember_model_forward(m, x);
-        ember_tensor *l = ember_cross_entropy(out, y);
+        ember_tensor *l = ignores ? ember_cross_entropy_ignore(out, y) : ember_cross_entropy(out, y);
         float value;
         if (!l || (st = ember_tensor_item(l, &value)) != EMBER_OK ||
             (st = ember_tensor_read(out, logits, (size_t)(rows * classes) * sizeof *logits)) != EMBER_OK ||
@@ -680,7 +681,11 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
                 st = ember_last_status(ctx);
             break;
         }
+        int64_t kept = 0; /* the targets the loss counts: a chat's ignored ones are not */
         for (int64_t i = 0; i < rows; i++) {
+            if (labels[i] == EMBER_IGNORE_INDEX)
+                continue;
+            kept++;
             const float *row = logits + i * classes;
             int64_t best = 0;
             for (int64_t k = 1; k < classes; k++)
@@ -690,9 +695,10 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
             if (confusion && labels[i] >= 0 && labels[i] < classes)
                 confusion[labels[i] * classes + best]++;
         }
-        loss_sum += (double)value * (double)n;
+        /* each batch's mean weighted by what it scored: the mean over every target */
+        loss_sum += (double)value * (double)(ignores ? kept : n);
         seen += n;
-        scored += rows;
+        scored += kept;
         ember_tape_release_since(ctx, mark, NULL);
     }
     ember_tape_release_since(ctx, mark, NULL);
@@ -702,9 +708,9 @@ ember_status ember_model_evaluate_confusion(ember_model *m, ember_dataset *data,
         st = ember_last_status(ctx) != EMBER_OK ? ember_last_status(ctx) : EMBER_ERR_DEVICE;
     if (st == EMBER_OK && seen > 0) {
         if (accuracy)
-            *accuracy = (double)correct / (double)scored;
+            *accuracy = scored ? (double)correct / (double)scored : 0.0;
         if (loss)
-            *loss = loss_sum / (double)seen;
+            *loss = ignores ? (scored ? loss_sum / (double)scored : 0.0) : loss_sum / (double)seen;
     }
 done:
     free(logits);

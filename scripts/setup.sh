@@ -85,14 +85,16 @@ if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
         echo "setup: could not install Python's safetensors, onnx or onnxruntime (no PyPI?); the interop tests will say skipped"
     fi
 fi
-# the language-model tests' peers: llama.cpp's own GGUF reader (`gguf`) and
-# Hugging Face's `tokenizers`, to hold ember's reader and tokenizer to them
+# the language-model tests' peers: llama.cpp's own GGUF reader (`gguf`),
+# Hugging Face's `tokenizers`, and Jinja (which runs a model's chat template
+# as Hugging Face's apply_chat_template does), to hold ember's reader,
+# tokenizer and chat rendering to them
 if [ $want_tests = yes ] && [ -x build/pyenv/bin/python ] &&
-    ! build/pyenv/bin/python -c "import gguf, tokenizers" 2>/dev/null; then
-    if build/pyenv/bin/python -m pip install -q gguf==0.19.0 tokenizers==0.23.3 "numpy<2"; then
-        echo "setup: build/pyenv has gguf and tokenizers"
+    ! build/pyenv/bin/python -c "import gguf, tokenizers, jinja2" 2>/dev/null; then
+    if build/pyenv/bin/python -m pip install -q gguf==0.19.0 tokenizers==0.23.3 jinja2==3.1.6 "numpy<2"; then
+        echo "setup: build/pyenv has gguf, tokenizers and jinja2"
     else
-        echo "setup: could not install Python's gguf or tokenizers (no PyPI?); the GGUF tests will say skipped"
+        echo "setup: could not install Python's gguf, tokenizers or jinja2 (no PyPI?); the GGUF tests will say skipped"
     fi
 fi
 # a real pretrained language model, SmolLM2-135M-Instruct as a Q4_1 GGUF

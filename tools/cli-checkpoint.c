@@ -173,7 +173,7 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     /* folders load at the size trained on, random data is made in it, text is read in its windows */
     if (input && s->data.kind &&
         (strcmp(s->data.kind, "folder") == 0 || strcmp(s->data.kind, "random") == 0 ||
-         strcmp(s->data.kind, "text") == 0)) {
+         cli_data_is_text(s->data.kind))) {
         int ndim = 0;
         int64_t shape[3];
         if (!cli_parse_shape_quiet(input, &ndim, shape)) {
@@ -224,11 +224,6 @@ int cli_settings_from_checkpoint(ember_ctx *ctx, const ember_checkpoint *ck, con
     if (resize && !s->resize_given)
         s->data.resize = strcmp(resize, "true") == 0;
     return EXIT_OK;
-}
-
-bool cli_data_takes_path(const char *kind)
-{
-    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0 || strcmp(kind, "text") == 0);
 }
 
 void cli_settings_free(struct cli_settings *s)

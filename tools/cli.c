@@ -389,3 +389,13 @@ int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct 
         say_refused(argv, shortopts, longopts);
     return c;
 }
+
+bool cli_data_takes_path(const char *kind)
+{
+    return kind && (strcmp(kind, "csv") == 0 || strcmp(kind, "npy") == 0 || cli_data_is_text(kind));
+}
+
+bool cli_data_is_text(const char *kind)
+{
+    return kind && (strcmp(kind, "text") == 0 || strcmp(kind, "chat") == 0);
+}

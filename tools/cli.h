@@ -80,8 +80,12 @@ bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *sha
 bool cli_parse_shape_quiet(const char *text, int *ndim, int64_t *shape);
 
 /* Whether a data kind's files are named by a path after it: --data csv
- * table.csv, --data npy arrays.npz, --data text book.txt (else --data-dir). */
+ * table.csv, --data npy arrays.npz, --data text book.txt, --data chat
+ * talk.jsonl (else --data-dir). */
 bool cli_data_takes_path(const char *kind);
+/* Whether it is a text's: windows of tokens, a target at every position
+ * (text, and chat: a pretrained model's conversations) */
+bool cli_data_is_text(const char *kind);
 /* Files the subcommands read and write themselves (tools/cli-files.c).
  * An input: opened only when it is a regular file of at most `limit`
  * bytes (*size set when not NULL), else NULL, after saying why when `say`;

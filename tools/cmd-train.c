@@ -74,20 +74,25 @@ static bool write_window(const struct train_options *o, int64_t epoch, int64_t s
 
 /* How many of a batch's predictions are right: logits (n, classes) against
  * y (n), or a sequence's (n, T, classes) against (n, T), every position */
+/* the predictions that hit their target, out of *scored targets (a chat's
+ * ignored ones, EMBER_IGNORE_INDEX, are neither) */
 static ember_status count_correct(ember_tensor *logits, ember_tensor *y, float *scratch, int32_t *labels,
-                                  int64_t *correct)
+                                  int64_t *correct, int64_t *scored)
 {
     int64_t n = ember_tensor_numel(y), classes = ember_tensor_dim(logits, -1);
     ember_status st = ember_tensor_read(logits, scratch, (size_t)(n * classes) * sizeof *scratch);
     if (st == EMBER_OK)
         st = ember_tensor_read(y, labels, (size_t)n * sizeof *labels);
     for (int64_t i = 0; st == EMBER_OK && i < n; i++) {
+        if (labels[i] == EMBER_IGNORE_INDEX)
+            continue;
         const float *row = scratch + i * classes;
         int64_t best = 0;
         for (int64_t k = 1; k < classes; k++)
             if (row[k] > row[best])
                 best = k;
         *correct += best == labels[i];
+        ++*scored;
     }
     return st;
 }
@@ -234,11 +239,16 @@ static int device_list(const char *spec, int64_t threads, char names[MAX_DEVICES
 /* With several devices, or as one of several ranks: the data-parallel
  * trainer over the model (docs/parallel.md); NULL when neither. */
 static int start_parallel(const struct train_options *o, ember_ctx *ctx, ember_model *model, ember_optim *opt,
-                          char names[MAX_DEVICES][32], int devices, ember_parallel **par)
+                          char names[MAX_DEVICES][32], int devices, const ember_dataset *train,
+                          ember_parallel **par)
 {
     *par = NULL;
     if (devices < 2 && !cli_mpi_collective())
         return EXIT_OK;
+    if (ember_dataset_ignores(train)) {
+        cli_error("a chat's loss on the replies alone works on one device in one process; train on one");
+        return EXIT_USAGE;
+    }
     if (o->clip > 0) {
         cli_error("--clip works on one device in one process; train without it, or on one device");
         return EXIT_USAGE;
@@ -416,7 +426,7 @@ static int train_setup(struct train_run *run)
     }
     /* after the resume: every replica and rank starts from the master's state */
     if ((rc = start_parallel(&run->o, run->ctx, run->model, run->opt, run->devices, run->device_count,
-                             &run->par)) != EXIT_OK)
+                             run->train, &run->par)) != EXIT_OK)
         return rc;
     if (run->lead)
         fprintf(stderr, "ember: %s\nember: %s on %s, %s lr %g%s%s, batch %lld\n",
@@ -483,7 +493,7 @@ static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, emb
 {
     int rc = EXIT_OK;
     float value = NAN;
-    int64_t correct = 0;
+    int64_t correct = 0, scored = 0;
     r->lr = ember_lr_at(&run->schedule, run->pos.total_steps);
     if (ember_optim_set_lr(run->opt, r->lr) != EMBER_OK) {
         rc = cli_fail(run->ctx, "training failed");
@@ -496,15 +506,18 @@ static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, emb
             rc = cli_fail(run->ctx, "training failed");
             goto end;
         }
+        scored = ember_tensor_numel(y);
     } else {
         ember_status zeroed = ember_optim_zero_grad(run->opt);
-        ember_tensor *logits = ember_model_forward(run->model, x); /* (B, classes) or (B, T, classes) */
-        ember_tensor *loss = ember_cross_entropy(logits, y);       /* scalar */
+        ember_tensor *logits = ember_model_forward(run->model, x);       /* (B, classes) or (B, T, classes) */
+        ember_tensor *loss = ember_dataset_ignores(run->train)           /* scalar */
+                                 ? ember_cross_entropy_ignore(logits, y) /* a chat's replies alone */
+                                 : ember_cross_entropy(logits, y);
         if (zeroed != EMBER_OK || ember_backward(loss) != EMBER_OK ||
             (run->o.clip > 0 &&
              ember_clip_grad_norm(ember_model_params(run->model), (float)run->o.clip, NULL) != EMBER_OK) ||
             ember_optim_step(run->opt) != EMBER_OK || ember_tensor_item(loss, &value) != EMBER_OK ||
-            count_correct(logits, y, run->scratch, run->labels, &correct) != EMBER_OK) {
+            count_correct(logits, y, run->scratch, run->labels, &correct, &scored) != EMBER_OK) {
             rc = cli_fail(run->ctx, "training failed");
             goto end;
         }
@@ -526,11 +539,11 @@ static int train_step(struct train_run *run, int64_t epoch, ember_tensor *x, emb
     run->pos.step_in_epoch++;
     run->pos.loss_sum += value;
     run->pos.correct += correct;
-    run->pos.seen += ember_tensor_numel(y); /* images, or text's tokens */
+    run->pos.seen += scored; /* images, or text's tokens */
     run->window.steps++;
     run->window.loss_sum += value;
     run->window.correct += correct;
-    run->window.seen += ember_tensor_numel(y);
+    run->window.seen += scored;
     if (run->o.log_every && run->o.metrics && run->pos.total_steps % run->o.log_every == 0) {
         if (!write_window(&run->o, epoch, run->pos.total_steps, r->lr, &run->window)) {
             rc = EXIT_DATA;

@@ -5,7 +5,8 @@
  * with LoRA adapters (docs/models.md, "Fine-tuning a pretrained model").
  *
  * The set-up differs: the data is a text file cut by the model's own
- * tokenizer (ember_lm_dataset), the model is the language model with its
+ * tokenizer (ember_lm_dataset), or conversations in its chat template
+ * with the loss on the replies alone (ember_lm_chat_dataset), the model is the language model with its
  * adapters as an ember_model (ember_lm_model), whose parameters, and so
  * whose checkpoint, are the adapters alone under PEFT's names. The
  * checkpoint's metadata adds "ember.base_model" (the GGUF file),
@@ -78,8 +79,10 @@ bool train_parse_lora(const char *spec, ember_lora_options *lo, char *targets, s
 int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember_dataset **train,
                    ember_dataset **test, ember_model **model)
 {
-    if (strcmp(o->data.kind, "text") != 0 || !o->data.dir) {
-        cli_error("--init %s fine-tunes a language model on text: give --data text FILE", o->base);
+    if (!cli_data_is_text(o->data.kind) || !o->data.dir) {
+        cli_error("--init %s fine-tunes a language model on text or conversations: give --data text FILE or "
+                  "--data chat FILE.jsonl",
+                  o->base);
         return EXIT_USAGE;
     }
     if (strcmp(o->freeze, "none") != 0 || o->init_skip || o->model_given || strcmp(o->augment, "none") != 0) {
@@ -103,8 +106,11 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
     if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
         return EXIT_USAGE;
     lo.seed = o->seed;
-    if (!(*train = ember_lm_dataset(*lm, o->data.dir, context, EMBER_TRAIN)) ||
-        (o->eval && !(*test = ember_lm_dataset(*lm, o->data.dir, context, EMBER_TEST))))
+    /* a chat's conversations score the assistant's replies alone */
+    ember_dataset *(*open)(ember_lm *, const char *, int64_t, ember_split) =
+        strcmp(o->data.kind, "chat") == 0 ? ember_lm_chat_dataset : ember_lm_dataset;
+    if (!(*train = open(*lm, o->data.dir, context, EMBER_TRAIN)) ||
+        (o->eval && !(*test = open(*lm, o->data.dir, context, EMBER_TEST))))
         return cli_fail(ctx, "cannot load the data");
     if (!ember_lm_lora(*lm, &lo) || !(*model = ember_lm_model(*lm, context)))
         return cli_fail(ctx, "cannot add the LoRA adapters");

@@ -19,7 +19,7 @@ static const char usage[] =
     "  --model NAME|FILE   a built-in model (simplecnn, the default; ember summary --list\n"
     "                      names them all) or a model file (docs/models.md)\n"
     "  --data KIND         fashion-mnist (default), mnist, cifar10, cifar100, folder, random,\n"
-    "                      npy, csv, text\n"
+    "                      npy, csv, text, chat (with --init MODEL.gguf)\n"
     "  --data-dir DIR      where the data set's files are (fashion-mnist defaults to\n"
 #ifdef _WIN32
     "                      the folder fashion-mnist in the current folder);\n"
@@ -28,6 +28,9 @@ static const char usage[] =
 #endif
     "                      text: the file, every byte a token, its last tenth held out\n"
     "  --data text FILE    the same as --data text --data-dir FILE\n"
+    "  --data chat FILE    conversations, JSON Lines of {\"messages\": [{\"role\": ..., \"content\":\n"
+    "                      ...}, ...]} in the model's chat template, the loss on the\n"
+    "                      assistant's replies alone (docs/models.md)\n"
     "  --context T         text: tokens per window (default 128)\n"
     "  --data npy PATH     NumPy arrays: a folder of x_train.npy, y_train.npy, x_test.npy,\n"
     "                      y_test.npy, or one .npz holding them (docs/interop.md)\n"
@@ -67,8 +70,8 @@ static const char usage[] =
     "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
     "                      model, unless --model is given), with a fresh optimizer and schedule;\n"
     "                      or a pretrained language model's GGUF file, fine-tuned with --lora on\n"
-    "                      --data text FILE (cut by its own tokenizer; --context 256 and --batch 4\n"
-    "                      by default)\n"
+    "                      --data text FILE or --data chat FILE (cut by its own tokenizer;\n"
+    "                      --context 256 and --batch 4 by default)\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
     "  --lora SPEC         with --init MODEL.gguf: PEFT's LoRA adapters, r=8,alpha=16,dropout=0,\n"
     "                      targets=q,k,v,o,gate,up,down (the defaults; the model stays frozen);\n"
@@ -248,7 +251,8 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         default: ok = false; break;
         }
     }
-    /* --data npy PATH, --data csv PATH, --data text FILE: the data's path follows its kind */
+    /* --data npy PATH, --data csv PATH, --data text FILE, --data chat FILE: the data's path follows its kind
+     */
     if (ok && optind + 1 == argc && !o->data.dir && cli_data_takes_path(o->data.kind))
         o->data.dir = argv[optind++];
     if (ok && optind < argc) {
@@ -282,6 +286,10 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         o->init = NULL;
         if (!train_given(o, "batch"))
             o->batch = 4; /* windows of 256 tokens, each scored over the whole vocabulary */
+    }
+    if (ok && strcmp(o->data.kind, "chat") == 0 && !o->base && !o->resume) {
+        cli_error("--data chat is conversations for a pretrained language model: give --init MODEL.gguf");
+        ok = false;
     }
     if (ok && o->lora && !o->base && !o->resume) {
         cli_error("--lora adapts a pretrained language model: give --init MODEL.gguf");

@@ -597,7 +597,7 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
         o->data.label = own(o, label);
     if (rc == EXIT_OK && input && !o->shape_given &&
         (strcmp(o->data.kind, "folder") == 0 || strcmp(o->data.kind, "random") == 0 ||
-         strcmp(o->data.kind, "text") == 0) &&
+         cli_data_is_text(o->data.kind)) &&
         !cli_parse_shape_quiet(input, &o->data.sample_ndim, o->data.sample_shape)) {
         cli_error("%s: ember.input is \"%s\", not a shape", o->resume, cli_printable(input, shown, 64));
         rc = EXIT_DATA;
@@ -642,8 +642,7 @@ static int64_t answers_per_sample(const ember_checkpoint *model_ck)
     const char *input = ember_checkpoint_meta(model_ck, "ember.input");
     int ndim = 0;
     int64_t shape[3];
-    if (!kind || strcmp(kind, "text") != 0 || !input || !cli_parse_shape_quiet(input, &ndim, shape) ||
-        ndim != 1)
+    if (!cli_data_is_text(kind) || !input || !cli_parse_shape_quiet(input, &ndim, shape) || ndim != 1)
         return 1;
     return shape[0];
 }

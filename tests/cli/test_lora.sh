@@ -7,7 +7,9 @@
 # adapter_config.json beside them, resumes bit for bit (10 steps, then 10
 # more, end where 20 straight do), `ember generate --adapter` runs them
 # (and changes what the model writes), `ember export --adapter` merges
-# them into a GGUF file that writes the same, and mistakes are said: --lora
+# them into a GGUF file that writes the same, a chat's conversations
+# (--data chat) lower its validation loss and resume, and mistakes are
+# said: a malformed chat line, --data chat without a model or on two devices, --lora
 # without a GGUF model, a bad --lora, data that is not text, adapters of
 # another width.
 #
@@ -87,6 +89,37 @@ assert sorted(a) == sorted(b)
 bad = [k for k in a if not np.array_equal(a[k], b[k])]
 assert not bad, bad[:3]
 PYEOF
+
+# a chat's conversations (ChatML: the tiny model has <|im_start|> and <|im_end|>), the loss on the replies alone
+i=0
+while [ $i -lt 30 ]; do
+    printf '%s\n' '{"messages": [{"role": "user", "content": "Say it."}, {"role": "assistant", "content": "The quick brown fox jumps over the lazy dog."}]}' >>"$TMP/chat.jsonl"
+    i=$((i + 1))
+done
+chat="--data chat $TMP/chat.jsonl --context 32 --batch 4 --optim adamw --lr 0.01 --device cpu --threads 1"
+run -- train --init "$MODEL" --lora r=4,alpha=8 $chat --steps 12 --save "$TMP/c/run.safetensors"
+expect_status 3 "a chat run's --save into a folder that is not there"
+mkdir -p "$TMP/c"
+run -- train --init "$MODEL" --lora r=4,alpha=8 $chat --steps 12 --save "$TMP/c/run.safetensors"
+expect_status 0 "train --data chat"
+expect_text "(30 conversations)" "the conversations counted"
+before=$(sed -n 's/.*before fine-tuning: validation loss \([0-9.]*\).*/\1/p' "$TMP/err")
+after=$(sed -n 's/.*, validation loss \([0-9.]*\).*/\1/p' "$TMP/err" | tail -1)
+awk -v a="$before" -v b="$after" 'BEGIN { exit !(a != "" && b != "" && b < a - 0.5) }' ||
+    fail "a chat's validation loss did not fall: $before to $after"
+run -- train --resume "$TMP/c/run.safetensors" --steps 16 --device cpu
+expect_status 0 "train --resume of a chat run"
+expect_text "(30 conversations)" "the resumed run's conversations"
+printf '{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": [{"role": "user"}, 5]}\n' >"$TMP/bad.jsonl"
+run -- train --init "$MODEL" --lora r=4 --data chat "$TMP/bad.jsonl" --steps 1 --device cpu
+expect_status 3 "a malformed chat"
+expect_text "bad.jsonl line 2: bad conversation at byte" "the malformed line named"
+run -- train --data chat "$TMP/chat.jsonl" --steps 1
+expect_status 2 "--data chat without a language model"
+expect_text "give --init MODEL.gguf" "--data chat without --init MODEL.gguf"
+run -- train --init "$MODEL" --lora r=4 $chat --device cpu,cpu --steps 1
+expect_status 2 "a chat on two devices"
+expect_text "on one device" "a chat on two devices"
 
 # the adapters at work: generation changes, and the adapters of another model are refused
 run -- generate --load "$MODEL" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu

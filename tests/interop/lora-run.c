@@ -9,7 +9,9 @@
  * OUT_DIR/initial.safetensors, then trains them with AdamW (PyTorch's
  * defaults, weight decay 0.01) for STEPS steps, step s on the batch of
  * BATCH windows of CONTEXT + 1 tokens at s * BATCH in WINDOWS.i32 (x the
- * first CONTEXT tokens of a window, y the last CONTEXT), printing each
+ * first CONTEXT tokens of a window, y the last CONTEXT; a token written
+ * as -(t + 1) is t in x and, as a target, EMBER_IGNORE_INDEX, which a batch
+ * holding one scores with ember_cross_entropy_ignore), printing each
  * step's loss; then saves them to OUT_DIR/final.safetensors, and the model
  * with them merged to OUT_DIR/merged-TYPE.gguf for TYPE F32, F16, Q8_0 and
  * Q4_0. The device is $EMBER_TEST_DEVICE (cpu by default).
@@ -68,18 +70,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "lora-run: %s holds fewer than %d batches\n", argv[2], steps);
             return 1;
         }
+        bool ignores = false;
         for (int b = 0; b < batch; b++)
             for (int t = 0; t < context; t++) {
-                x[b * context + t] = w[b * (context + 1) + t];
-                y[b * context + t] = w[b * (context + 1) + t + 1];
+                int32_t in = w[b * (context + 1) + t], out = w[b * (context + 1) + t + 1];
+                x[b * context + t] = in < 0 ? -in - 1 : in;
+                y[b * context + t] = out < 0 ? EMBER_IGNORE_INDEX : out;
+                ignores |= out < 0;
             }
         float loss_value;
         ember_tensor *loss = NULL;
         if (ember_tensor_write(tx, x, (size_t)batch * context * sizeof *x) != EMBER_OK ||
             ember_tensor_write(ty, y, (size_t)batch * context * sizeof *y) != EMBER_OK ||
             ember_optim_zero_grad(opt) != EMBER_OK ||
-            !(loss = ember_cross_entropy(ember_lm_forward(lm, tx), ty)) || ember_backward(loss) != EMBER_OK ||
-            ember_tensor_item(loss, &loss_value) != EMBER_OK || ember_optim_step(opt) != EMBER_OK)
+            !(loss = (ignores ? ember_cross_entropy_ignore : ember_cross_entropy)(ember_lm_forward(lm, tx),
+                                                                                  ty)) ||
+            ember_backward(loss) != EMBER_OK || ember_tensor_item(loss, &loss_value) != EMBER_OK ||
+            ember_optim_step(opt) != EMBER_OK)
             return fail(ctx, "step");
         printf("%.9g\n", (double)loss_value);
         ember_tape_clear(ctx);

@@ -9,7 +9,8 @@ For tiny models written with the `gguf` package (a llama one with Q8_0 weights a
 qwen2 one with Q4_0 weights and biases), ember's lora-run adds adapters, saves them as they start, and
 trains them with AdamW for N steps (20 by default) on batches of windows of a text; the twin (test_lm_vs_
 torch.py's, in double) takes the same starting adapters from that file, by PEFT's names, and trains them on
-the same batches with torch.optim.AdamW. Checked: every step's loss within 1e-4 relative of the twin's,
+the same batches with torch.optim.AdamW; the llama one's targets partly ignored (-100), as a chat's prompts
+are, its loss F.cross_entropy(..., ignore_index=-100)'s over the batch. Checked: every step's loss within 1e-4 relative of the twin's,
 the merged GGUF files (F32, F16, Q8_0, Q4_0) as the gguf package reads them equal to W + (alpha / r) B A
 in each type (the quantised ones block for block as gguf.quants quantises it), the rest the base's,
 the loss falling, B zero at the start, and the trained adapters near the twin's (--quick: the llama one
@@ -123,13 +124,21 @@ def check_merged(base_path, adapters, alpha, tmp, what):
                                               f"{same_blocks} of {blocks} blocks gguf.quants' own"))
 
 
-def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, what):
+def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, what, masked):
     rng = np.random.default_rng(7)
     starts = rng.integers(0, len(text) - context - 1, size=steps * batch)
     windows = np.stack([np.frombuffer(text[s:s + context + 1], dtype=np.uint8) for s in starts]).astype(np.int32)
+    # masked: a chat's prompt, the targets before a point drawn for each window ignored (-100, as TRL labels
+    # them), and one window of every fourth batch ignored whole; lora-run reads an ignored target as -(t + 1)
+    labels = windows[:, 1:].copy()
+    if masked:
+        for i in range(len(labels)):
+            labels[i, :context if i % (4 * batch) == 1 else int(rng.integers(0, context))] = -100
+    written = windows.copy()
+    written[:, 1:] = np.where(labels == -100, -windows[:, 1:] - 1, windows[:, 1:])
     with tempfile.TemporaryDirectory() as tmp:
         wpath = os.path.join(tmp, "windows.i32")
-        windows.tofile(wpath)
+        written.tofile(wpath)
         r = subprocess.run([lora_run, path, wpath, str(steps), str(batch), str(context), str(lr), tmp, targets,
                             str(rank), str(alpha)], capture_output=True, text=True, timeout=600)
         if r.returncode == 77:
@@ -151,9 +160,11 @@ def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, w
     theirs = []
     for s in range(steps):
         opt.zero_grad()
-        batch_windows = windows[s * batch:(s + 1) * batch]
-        loss = sum(torch.nn.functional.cross_entropy(twin.forward([int(t) for t in w[:-1]]), torch.tensor(w[1:], dtype=torch.long))
-                   for w in batch_windows) / batch
+        # the mean over the batch's every target that counts, as TRL's SFT trainer takes it
+        rows = range(s * batch, (s + 1) * batch)
+        logits = torch.cat([twin.forward([int(t) for t in windows[i, :-1]]) for i in rows])
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(labels[s * batch:(s + 1) * batch].reshape(-1), dtype=torch.long),
+                                                 ignore_index=-100)
         loss.backward()
         opt.step()
         theirs.append(loss.item())
@@ -181,14 +192,16 @@ def main():
             b"All that glitters is not gold. Where there is smoke there is fire. ") * 8
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
-        models = (("llama", Q.Q8_0, True, False, "q,k,v,o,gate,up,down", 8, 16.0),
-                  ("qwen2", Q.Q4_0, False, True, "q,v,down", 4, 8.0))
-        for arch, qtype, untied, biases, targets, rank, alpha in models[:1] if "--quick" in args else models:
+        # the llama one's targets partly ignored, as a chat's prompts are (ember_cross_entropy_ignore)
+        models = (("llama", Q.Q8_0, True, False, "q,k,v,o,gate,up,down", 8, 16.0, True),
+                  ("qwen2", Q.Q4_0, False, True, "q,v,down", 4, 8.0, False))
+        for arch, qtype, untied, biases, targets, rank, alpha, masked in models[:1] if "--quick" in args else models:
             path = os.path.join(tmp, f"tiny-{arch}.gguf")
             write_tiny(path, arch, qtype, rng, untied, biases)
             norms_to_one(path)
             run(lora_run, path, text, steps, 4, 32, 1e-2, targets, rank, alpha,
-                f"tiny {arch} {qtype.name} LoRA {targets} r={rank}")
+                f"tiny {arch} {qtype.name} LoRA {targets} r={rank}" + (", prompts ignored" if masked else ""),
+                masked)
     if failures:
         print(f"{len(failures)} failures")
         return 1

@@ -91,6 +91,22 @@ static ember_tensor *f_softmax_axis0(ember_tensor **x) { return ember_softmax(x[
 static ember_tensor *f_log_softmax_last(ember_tensor **x) { return ember_log_softmax(x[0], -1); }
 static ember_tensor *f_log_softmax_mid(ember_tensor **x) { return ember_log_softmax(x[0], 1); }
 static ember_tensor *f_cross_entropy(ember_tensor **x) { return ember_cross_entropy(x[0], x[1]); }
+/* the targets at odd positions (or all of them) ignored, as a chat's prompt is: written into the
+ * targets in place, the same each call */
+static ember_tensor *cross_entropy_ignoring(ember_tensor **x, bool all)
+{
+    int32_t t[16];
+    int64_t n = ember_tensor_numel(x[1]);
+    if (n > 16 || ember_tensor_read(x[1], t, (size_t)n * sizeof *t) != EMBER_OK)
+        return NULL;
+    for (int64_t i = all ? 0 : 1; i < n; i += all ? 1 : 2)
+        t[i] = EMBER_IGNORE_INDEX;
+    return ember_tensor_write(x[1], t, (size_t)n * sizeof *t) == EMBER_OK
+               ? ember_cross_entropy_ignore(x[0], x[1])
+               : NULL;
+}
+static ember_tensor *f_cross_entropy_ignore(ember_tensor **x) { return cross_entropy_ignoring(x, false); }
+static ember_tensor *f_cross_entropy_ignore_all(ember_tensor **x) { return cross_entropy_ignoring(x, true); }
 static ember_tensor *f_matmul(ember_tensor **x) { return ember_matmul(x[0], x[1]); }
 static ember_tensor *f_matmul_transposed(ember_tensor **x)
 {
@@ -395,6 +411,11 @@ static const struct gcase cases[] = {
     {"attention_dropout", 1, {{3, T(2, 5, 18)}}, f_attention_dropout},
     {"attention_leaf_twice", 1, {{3, T(1, 3, 12)}}, f_attention_leaf_twice},
     {"cross_entropy_sequence", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy},
+    {"cross_entropy_ignore", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy_ignore},
+    {"cross_entropy_ignore_all",
+     2,
+     {{2, T(3, 4)}, {1, T(3), FILL_TARGETS, true}},
+     f_cross_entropy_ignore_all},
 };
 #undef T
 
