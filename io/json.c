@@ -65,7 +65,6 @@ static size_t utf8_encode(uint32_t cp, char *out)
 
 /* ---------------------------------------------------------- JSON parsing */
 
-
 /* Fails with the position as an offset in the file (ps->base: where the
  * JSON starts), so that a hexdump of the file finds it. */
 ember_status json_fail(struct json_parser *ps, const char *fmt, ...)
@@ -239,9 +238,9 @@ ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items,
     struct json_parser ps = {.ctx = ctx,
                              .what = "a metadata value",
                              .kind = "JSON array",
-                        .start = (const unsigned char *)text,
-                        .p = (const unsigned char *)text,
-                        .end = (const unsigned char *)text + strlen(text)};
+                             .start = (const unsigned char *)text,
+                             .p = (const unsigned char *)text,
+                             .end = (const unsigned char *)text + strlen(text)};
     int cap = 0;
     ember_status st = json_expect(&ps, '[', "to open the array");
     bool more = st == EMBER_OK && !json_accept(&ps, ']');
@@ -274,7 +273,6 @@ ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items,
     }
     return st;
 }
-
 
 /* a number as JSON spells it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool skip_number(struct json_parser *ps)

@@ -82,9 +82,9 @@ static void add_piece(void *user, const char *text, size_t len, enum lm_piece ki
         }
         int64_t cap = s->cap;
         if ((s->status = grow(s->lm->ctx, (void **)&s->tokens, &cap, s->count + n + 4096,
-                                         sizeof *s->tokens)) != EMBER_OK ||
+                              sizeof *s->tokens)) != EMBER_OK ||
             (s->status = grow(s->lm->ctx, (void **)&s->labels, &s->cap, s->count + n + 4096,
-                                         sizeof *s->labels)) != EMBER_OK)
+                              sizeof *s->labels)) != EMBER_OK)
             return;
     }
 }
@@ -96,7 +96,8 @@ static ember_status parse_message(struct json_parser *ps, int index, ember_chat_
     ember_status st = json_expect(ps, '{', "to open a message");
     bool more = st == EMBER_OK && !json_accept(ps, '}');
     while (st == EMBER_OK && more) {
-        if ((st = json_string(ps, &key)) != EMBER_OK || (st = json_expect(ps, ':', "after a key")) != EMBER_OK)
+        if ((st = json_string(ps, &key)) != EMBER_OK ||
+            (st = json_expect(ps, ':', "after a key")) != EMBER_OK)
             break;
         char **field = strcmp(key, "role") == 0 ? &role : strcmp(key, "content") == 0 ? &content : NULL;
         json_skip_space(ps);
@@ -124,7 +125,7 @@ static ember_status parse_message(struct json_parser *ps, int index, ember_chat_
     return EMBER_OK;
 }
 
-static void free_messages(ember_chat_message *messages, int count)
+void lm_chat_free(ember_chat_message *messages, int count)
 {
     for (int i = 0; i < count; i++) {
         free((char *)messages[i].role);
@@ -133,7 +134,7 @@ static void free_messages(ember_chat_message *messages, int count)
     free(messages);
 }
 
-/* one line, {"messages": [...], ...}, into its messages (to free_messages) */
+/* one line, {"messages": [...], ...}, into its messages (to lm_chat_free) */
 static ember_status parse_conversation(struct json_parser *ps, ember_chat_message **messages, int *count)
 {
     char *key = NULL;
@@ -144,7 +145,8 @@ static ember_status parse_conversation(struct json_parser *ps, ember_chat_messag
     ember_status st = json_expect(ps, '{', "to open the conversation");
     bool more = st == EMBER_OK && !json_accept(ps, '}');
     while (st == EMBER_OK && more) {
-        if ((st = json_string(ps, &key)) != EMBER_OK || (st = json_expect(ps, ':', "after a key")) != EMBER_OK)
+        if ((st = json_string(ps, &key)) != EMBER_OK ||
+            (st = json_expect(ps, ':', "after a key")) != EMBER_OK)
             break;
         if (strcmp(key, "messages") != 0)
             st = json_skip_value(ps, 1);
@@ -158,9 +160,11 @@ static ember_status parse_conversation(struct json_parser *ps, ember_chat_messag
                     break;
                 }
                 if (*count == cap) {
-                    ember_chat_message *grown = realloc(*messages, (size_t)(cap = cap ? 2 * cap : 8) * sizeof *grown);
+                    ember_chat_message *grown =
+                        realloc(*messages, (size_t)(cap = cap ? 2 * cap : 8) * sizeof *grown);
                     if (!grown) {
-                        st = ember_set_error(ps->ctx, EMBER_ERR_NOMEM, "out of host memory for a conversation");
+                        st = ember_set_error(ps->ctx, EMBER_ERR_NOMEM,
+                                             "out of host memory for a conversation");
                         break;
                     }
                     *messages = grown;
@@ -184,11 +188,24 @@ static ember_status parse_conversation(struct json_parser *ps, ember_chat_messag
     if (st == EMBER_OK && !found)
         st = json_fail(ps, "no \"messages\"");
     if (st != EMBER_OK) {
-        free_messages(*messages, *count);
+        lm_chat_free(*messages, *count);
         *messages = NULL;
         *count = 0;
     }
     return st;
+}
+
+ember_status lm_chat_parse(ember_ctx *ctx, const char *what, const char *line, size_t len, size_t base,
+                           ember_chat_message **messages, int *count)
+{
+    struct json_parser ps = {.ctx = ctx,
+                             .what = what,
+                             .kind = "conversation",
+                             .start = (const unsigned char *)line,
+                             .p = (const unsigned char *)line,
+                             .end = (const unsigned char *)line + len,
+                             .base = base};
+    return parse_conversation(&ps, messages, count);
 }
 
 /* every line of the file onto the stream */
@@ -208,25 +225,19 @@ static ember_status read_conversations(ember_lm *lm, const char *path, const cha
             continue;
         char what[300];
         snprintf(what, sizeof what, "%.240s line %lld", path, (long long)line);
-        struct json_parser ps = {.ctx = lm->ctx,
-                                 .what = what,
-                                 .kind = "conversation",
-                                 .start = (const unsigned char *)start,
-                                 .p = (const unsigned char *)start,
-                                 .end = (const unsigned char *)start + n,
-                                 .base = (size_t)(start - text)};
         ember_chat_message *messages;
         int count;
-        if ((s->status = parse_conversation(&ps, &messages, &count)) != EMBER_OK)
+        if ((s->status = lm_chat_parse(lm->ctx, what, start, n, (size_t)(start - text), &messages, &count)) !=
+            EMBER_OK)
             break;
         if ((s->status = grow(lm->ctx, (void **)&s->starts, &s->starts_cap, s->conversations + 1,
-                                         sizeof *s->starts)) == EMBER_OK) {
+                              sizeof *s->starts)) == EMBER_OK) {
             s->starts[s->conversations++] = s->count;
             ember_status st = lm_chat_render(lm, messages, count, false, add_piece, s);
             if (s->status == EMBER_OK)
                 s->status = st;
         }
-        free_messages(messages, count);
+        lm_chat_free(messages, count);
     }
     return s->status;
 }

@@ -117,7 +117,8 @@ static bool adapted(const ember_lm *lm, const struct gguf_string *name, int64_t 
     return false;
 }
 
-/* W + scale B A into w (rows, cols), the adapters read from the device */
+/* W + scale B A into w (rows, cols), the adapters read from the device,
+ * B's rows (PEFT's order) taken in the file's (lm_hf_row) */
 static ember_status merge(ember_lm *lm, int64_t block, int p, float *w, int64_t rows, int64_t cols)
 {
     int64_t r = lm->lora_rank;
@@ -129,7 +130,7 @@ static ember_status merge(ember_lm *lm, int64_t block, int p, float *w, int64_t 
         st = ember_tensor_read(lm->block[block].lora_b[p], b, (size_t)(rows * r) * sizeof *b);
     for (int64_t o = 0; st == EMBER_OK && o < rows; o++)
         for (int64_t k = 0; k < r; k++) {
-            float s = lm->lora_scale * b[o * r + k];
+            float s = lm->lora_scale * b[lm_hf_row(lm, p, o) * r + k];
             const float *ak = a + k * cols;
             float *wo = w + o * cols;
             for (int64_t i = 0; i < cols; i++)

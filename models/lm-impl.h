@@ -77,6 +77,14 @@ ember_status lm_chat_render(ember_lm *lm, const ember_chat_message *messages, in
                             void (*piece)(void *user, const char *text, size_t len, enum lm_piece kind),
                             void *user);
 
+/* One line of a chat's JSON Lines (lm-chat.c), {"messages": [{"role":
+ * ..., "content": ...}, ...], ...}, into its messages (to lm_chat_free;
+ * their strings are the line's, decoded); EMBER_ERR_FORMAT naming `what`
+ * and the byte (base: the line's offset in its file) otherwise. */
+ember_status lm_chat_parse(ember_ctx *ctx, const char *what, const char *line, size_t len, size_t base,
+                           ember_chat_message **messages, int *count);
+void lm_chat_free(ember_chat_message *messages, int count);
+
 /* A file's bytes, NUL-terminated, into *text (to free()): a regular file
  * up to 1 GiB (lm-data.c). */
 ember_status lm_read_text(ember_ctx *ctx, const char *path, char **text, size_t *len);
@@ -117,6 +125,10 @@ struct ember_lm {
     int64_t position; /* positions fed */
     /* LoRA (lm-lora.c): the adapters' set, NULL without; y gains scale * B A x */
     ember_params *lora;
+    /* llama's q and k rows in GGUF's order, as indices into Hugging Face's
+     * (in which B is kept, as PEFT's files have it): I32 (out), NULL where
+     * the two orders are one (qwen2) or the projection has no adapter */
+    ember_tensor *lora_rows[2];
     ember_model *model; /* ember_lm_model's, which then owns the lora set */
     int lora_rank;
     unsigned lora_targets; /* a bit per enum lm_proj */
@@ -126,6 +138,12 @@ struct ember_lm {
     size_t weight_bytes, cache_bytes;
     char describe[512];
 };
+
+/* Hugging Face's row of projection p's output for GGUF's `row`: llama's
+ * converter permutes q's and k's rows so that each RoPE pair is
+ * neighbours (2i, 2i + 1 of a head) where Hugging Face keeps halves (i,
+ * i + head_dim / 2); every other row, and qwen2's, is where it was. */
+int64_t lm_hf_row(const ember_lm *lm, int p, int64_t row);
 
 /* x @ W^T (+ bias) for projection p of a block, with its LoRA adapter's
  * scaled product added where it has one (dropout first, when training) */

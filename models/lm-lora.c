@@ -13,8 +13,12 @@
  * pretrained one and only the adapters' 2 r (in + out) numbers a
  * projection learn. The projections are PEFT's for LlamaForCausalLM, and
  * so are the tensors' names: base_model.model.model.layers.N.self_attn.
- * q_proj.lora_A.weight and the like, as PEFT's adapter files name them.
- * The forward pass (lm-llama.c) adds each adapter through lm_project.
+ * q_proj.lora_A.weight and the like, as PEFT's adapter files name them,
+ * and B's rows are in PEFT's order: where a GGUF file holds llama's q and
+ * k permuted (lm_hf_row), the forward pass reads B's rows in the file's
+ * order through an index, so that a file of adapters means the same to
+ * PEFT on the Hugging Face model as to ember. The forward pass
+ * (lm-llama.c) adds each adapter through lm_project.
  */
 #include <math.h>
 #include <stdio.h>
@@ -99,6 +103,38 @@ static ember_status add_adapters(ember_lm *lm, unsigned targets, int rank)
     return EMBER_OK;
 }
 
+int64_t lm_hf_row(const ember_lm *lm, int p, int64_t row)
+{
+    if (lm->neox || (p != LM_Q && p != LM_K))
+        return row;
+    int64_t half = lm->head_dim / 2, head = row / lm->head_dim, at = row % lm->head_dim;
+    return head * lm->head_dim + (at % 2) * half +
+           at / 2; /* neighbours (2i, 2i + 1) are halves (i, i + half) */
+}
+
+/* q's and k's rows in GGUF's order, where it is not Hugging Face's */
+static ember_status add_row_orders(ember_lm *lm)
+{
+    for (int p = LM_Q; p <= LM_K; p++) {
+        if (lm->neox || !(lm->lora_targets & (1u << p)))
+            continue;
+        int64_t rows = ember_tensor_dim(lm->block[0].lora_b[p], 0);
+        int32_t *order = malloc((size_t)rows * sizeof *order);
+        if (!order)
+            return ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for LoRA's row order");
+        for (int64_t r = 0; r < rows; r++)
+            order[r] = (int32_t)lm_hf_row(lm, p, r);
+        lm->lora_rows[p] = ember_tensor_new(lm->ctx, EMBER_I32, 1, &rows);
+        ember_status st = lm->lora_rows[p]
+                              ? ember_tensor_write(lm->lora_rows[p], order, (size_t)rows * sizeof *order)
+                              : ember_last_status(lm->ctx);
+        free(order);
+        if (st != EMBER_OK)
+            return st;
+    }
+    return EMBER_OK;
+}
+
 static ember_status start_lora(ember_lm *lm, unsigned targets, int rank, float alpha, float dropout)
 {
     if (lm->lora)
@@ -111,6 +147,8 @@ static ember_status start_lora(ember_lm *lm, unsigned targets, int rank, float a
     lm->lora_dropout = dropout;
     lm->lora_targets = targets;
     ember_status st = add_adapters(lm, targets, rank);
+    if (st == EMBER_OK)
+        st = add_row_orders(lm);
     if (st != EMBER_OK)
         lm_lora_free(lm);
     return st;
@@ -124,6 +162,10 @@ void lm_lora_free(ember_lm *lm)
         ember_params_free(lm->lora);
     lm->model = NULL;
     lm->lora = NULL;
+    for (int p = 0; p < 2; p++) {
+        ember_tensor_free(lm->lora_rows[p]);
+        lm->lora_rows[p] = NULL;
+    }
     for (int64_t i = 0; lm->block && i < lm->blocks; i++)
         for (int p = 0; p < LM_PROJS; p++)
             lm->block[i].lora_a[p] = lm->block[i].lora_b[p] = NULL;
@@ -302,5 +344,8 @@ ember_tensor *lm_project(ember_lm *lm, int64_t block, int p, ember_tensor *h, em
     /* scaled at rank r, not at the output's width: one tensor of r values a position fewer to keep for
      * the backward pass than scaling B's product would take (the same sum, within float rounding) */
     ember_tensor *low = ember_scale(ember_linear(in, b->lora_a[p], NULL), lm->lora_scale);
-    return ember_add(y, ember_linear(low, b->lora_b[p], NULL));
+    /* B's rows in the file's order where llama's q and k are permuted (the gradient scatters back) */
+    ember_tensor *up =
+        p <= LM_K && lm->lora_rows[p] ? ember_embedding(lm->lora_rows[p], b->lora_b[p]) : b->lora_b[p];
+    return ember_add(y, ember_linear(low, up, NULL));
 }

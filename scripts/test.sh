@@ -101,7 +101,7 @@ stage "the Windows build under Wine in build-win/" scripts/windows-test.sh
 # Every loader of untrusted files under libFuzzer for a few seconds each,
 # from seeds made of real files (tests/fuzz; docs/reliability.md has the
 # long runs). Only the harnesses are built (and cpu-limit, which runs them).
-fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace fuzz_onnx fuzz_csv fuzz_npy fuzz_model_checkpoint fuzz_resume fuzz_plot fuzz_predict fuzz_text fuzz_vocab fuzz_output fuzz_gguf"
+fuzzers="fuzz_idx fuzz_cifar fuzz_safetensors fuzz_png fuzz_jpeg fuzz_bmp fuzz_model_file fuzz_trace fuzz_onnx fuzz_csv fuzz_npy fuzz_model_checkpoint fuzz_resume fuzz_plot fuzz_predict fuzz_text fuzz_vocab fuzz_output fuzz_gguf fuzz_chat"
 fuzz() {
     CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
         -DEMBER_WERROR=ON -DEMBER_FUZZ_SECONDS=4 >/dev/null || return 1

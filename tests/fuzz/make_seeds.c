@@ -14,12 +14,12 @@
  * stored and deflated; a text of words and one of every byte, the
  * vocabulary ember train stores for the words with bytes to print, and the
  * output helper's ten cases of what can be in a file's way; a tiny GGUF
- * language model's file.
+ * language model's file; lines of a chat's conversations.
  *
  *   make_seeds OUT [FASHION-MNIST-DIR] [MODEL-FILE...]
  * writes OUT/<harness>/<seed> for idx, cifar, safetensors, onnx, png, jpeg,
  * bmp, trace, model_file, model_checkpoint, resume, plot, predict, csv,
- * npy, text, vocab, output and gguf.
+ * npy, text, vocab, output, gguf and chat.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,6 +617,26 @@ static void g_u64(struct gguf_buf *g, uint64_t v) { g_u32(g, (uint32_t)v), g_u32
 static void g_str(struct gguf_buf *g, const char *s) { g_u64(g, strlen(s)), g_bytes(g, s, strlen(s)); }
 static void g_key(struct gguf_buf *g, const char *key, uint32_t type) { g_str(g, key), g_u32(g, type); }
 
+/* Lines of a chat's JSON Lines (fuzz_chat.c): one turn and many, a system
+ * message, escapes and surrogate pairs, keys passed over, nesting */
+static void chat_seeds(void)
+{
+    static const char *const lines[] = {
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", "
+        "\"content\": \"Hello!\"}]}",
+        "{\"id\": 7, \"meta\": {\"tags\": [\"a\", -1.5e-3, null, true, false, {\"x\": [[]]}]}, \"messages\": "
+        "[{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"name\": \"ann\", "
+        "\"content\": \"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\\\ \\n\\t\"}, {\"role\": \"assistant\", "
+        "\"content\": \"\u65e5\u672c <|im_end|>\"}]}",
+        "{\"messages\": []}",
+    };
+    char name[32];
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        snprintf(name, sizeof name, "line%zu.json", i);
+        put("chat", name, lines[i], strlen(lines[i]));
+    }
+}
+
 static void gguf_seeds(void)
 {
     static struct gguf_buf g;
@@ -700,6 +720,7 @@ int main(int argc, char **argv)
     npy_seeds(pixels, labels);
     text_seeds();
     gguf_seeds();
+    chat_seeds();
     char trace[1200];
     snprintf(trace, sizeof trace, "%s/trace/two-steps.json", out);
     size_t trace_size = 0;

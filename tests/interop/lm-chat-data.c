@@ -65,7 +65,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "lm-chat-data: %s\n", ember_last_error(ctx));
         return 1;
     }
-    int rc = print_split(ctx, lm, argv[2], context, EMBER_TRAIN) || print_split(ctx, lm, argv[2], context, EMBER_TEST);
+    int rc = print_split(ctx, lm, argv[2], context, EMBER_TRAIN) ||
+             print_split(ctx, lm, argv[2], context, EMBER_TEST);
     ember_lm_free(lm);
     ember_ctx_free(ctx);
     return rc;

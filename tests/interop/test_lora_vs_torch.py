@@ -9,7 +9,8 @@ For tiny models written with the `gguf` package (a llama one with Q8_0 weights a
 qwen2 one with Q4_0 weights and biases), ember's lora-run adds adapters, saves them as they start, and
 trains them with AdamW for N steps (20 by default) on batches of windows of a text; the twin (test_lm_vs_
 torch.py's, in double) takes the same starting adapters from that file, by PEFT's names, and trains them on
-the same batches with torch.optim.AdamW; the llama one's targets partly ignored (-100), as a chat's prompts
+the same batches with torch.optim.AdamW, as PEFT trains them on Hugging Face's model (a llama file's q and k
+rows put back in Hugging Face's order, RoPE on halves: so ember's B must be PEFT's, rows and all); the llama one's targets partly ignored (-100), as a chat's prompts
 are, its loss F.cross_entropy(..., ignore_index=-100)'s over the batch. Checked: every step's loss within 1e-4 relative of the twin's,
 the merged GGUF files (F32, F16, Q8_0, Q4_0) as the gguf package reads them equal to W + (alpha / r) B A
 in each type (the quantised ones block for block as gguf.quants quantises it), the rest the base's,
@@ -52,11 +53,38 @@ def check(ok, what):
         print("FAILED:", what)
 
 
+def to_gguf_rows(m, heads):
+    """llama's q or k rows as llama.cpp's converter writes them (its `permute`): each head's RoPE halves
+    (i, i + head_dim / 2) made neighbours (2i, 2i + 1)"""
+    return m.reshape(heads, 2, m.shape[0] // heads // 2, *m.shape[1:]).swapaxes(1, 2).reshape(m.shape)
+
+
+def to_hf_rows(m, heads):
+    """the converter's permutation undone: Hugging Face's rows"""
+    return m.reshape(heads, m.shape[0] // heads // 2, 2, *m.shape[1:]).swapaxes(1, 2).reshape(m.shape)
+
+
+def gguf_order(b, name, twin):
+    """a B of PEFT's (Hugging Face's rows) in the GGUF file's row order"""
+    if twin.arch != "llama" or name not in ("attn_q", "attn_k"):
+        return b
+    return to_gguf_rows(b, twin.heads if name == "attn_q" else twin.kv_heads)
+
+
 class LoraTwin(Twin):
-    """the twin with PEFT's LoRA: y = W h (+ b) + (alpha / r) * B A h"""
+    """the twin with PEFT's LoRA, y = W h (+ b) + (alpha / r) * B A h, as PEFT runs it on Hugging Face's
+    model: a llama file's q and k rows put back in Hugging Face's order and RoPE on halves, as
+    transformers' LlamaAttention does it, so that PEFT's B (its rows Hugging Face's) means what it means
+    there"""
 
     def __init__(self, path, adapters, alpha):
         super().__init__(path)
+        if not self.neox:
+            for i in range(self.blocks):
+                for name, heads in (("attn_q", self.heads), ("attn_k", self.kv_heads)):
+                    key = f"blk.{i}.{name}.weight"
+                    self.w[key] = to_hf_rows(self.w[key], heads)
+            self.neox = True
         self.a, self.b = {}, {}
         for i in range(self.blocks):
             for name, peft in PEFT.items():
@@ -77,10 +105,10 @@ class LoraTwin(Twin):
         return list(self.a.values()) + list(self.b.values())
 
 
-def check_merged(base_path, adapters, alpha, tmp, what):
+def check_merged(base_path, adapters, alpha, tmp, what, twin):
     """the merged GGUF files, read by the gguf package: the base's metadata and other tensors byte for byte, and
-    each adapted projection W + (alpha / r) B A (computed here in float32) in its type: F32 within float
-    rounding, F16 as NumPy rounds it, Q8_0 and Q4_0 as gguf.quants quantises it"""
+    each adapted projection W + (alpha / r) B A (computed here in float32, B's rows in the file's order) in its
+    type: F32 within float rounding, F16 as NumPy rounds it, Q8_0 and Q4_0 as gguf.quants quantises it"""
     base = gguf.GGUFReader(base_path)
     base_t = {t.name: t for t in base.tensors}
     for qtype in ("F32", "F16", "Q8_0", "Q4_0"):
@@ -98,7 +126,7 @@ def check_merged(base_path, adapters, alpha, tmp, what):
                       f"{what}: merged {qtype}: {t.name}, which no adapter changes, is not the base's")
                 continue
             w = gguf.quants.dequantize(b.data, b.tensor_type).astype(np.float32)
-            a, bb = adapters[key + "A.weight"], adapters[key + "B.weight"]
+            a, bb = adapters[key + "A.weight"], gguf_order(adapters[key + "B.weight"], parts[2], twin)
             want = (w + np.float32(alpha / a.shape[0]) * (bb @ a)).astype(np.float32)
             check(t.tensor_type.name == qtype, f"{what}: merged {qtype}: {t.name} is {t.tensor_type.name}")
             ours = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(want.shape)
@@ -151,9 +179,9 @@ def run(lora_run, path, text, steps, batch, context, lr, targets, rank, alpha, w
         ours = [float(v) for v in r.stdout.split()]
         initial = load_file(os.path.join(tmp, "initial.safetensors"))
         final = load_file(os.path.join(tmp, "final.safetensors"))
-        check_merged(path, final, alpha, tmp, what)
+        twin = LoraTwin(path, initial, alpha)
+        check_merged(path, final, alpha, tmp, what, twin)
     want = [SHORT[t] for t in targets.split(",")]
-    twin = LoraTwin(path, initial, alpha)
     check(sorted({name for _, name in twin.a}) == sorted(want), f"{what}: the adapters are on {sorted(twin.a)}")
     check(all(not b.detach().any() for b in twin.b.values()), f"{what}: B does not start at zero")
     opt = torch.optim.AdamW(twin.params(), lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
