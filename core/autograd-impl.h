@@ -51,7 +51,8 @@
     X(ATTENTION, attention)                                                                                  \
     X(RMS_NORM, rms_norm)                                                                                    \
     X(LINEAR_QUANT, linear_quant)                                                                            \
-    X(ROPE, rope)
+    X(ROPE, rope)                                                                                            \
+    X(RECOMPUTE, recompute)
 
 #define EMBER_OP_ENUM(NAME, name, ...) EMBER_OP_##NAME,
 enum ember_op { EMBER_OPS(EMBER_OP_ENUM) EMBER_OP_COUNT };
@@ -85,6 +86,16 @@ bool ember_grad_needed(ember_ctx *ctx, const struct ember_tensor *a, const struc
  * node for the op to fill saved[] and arg[]; NULL when out of memory. */
 struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
                                 struct ember_tensor *b, struct ember_tensor *c);
+
+/* A recomputation's backward (core/ops-recompute.c), which the walk in
+ * core/backward.c runs around a walk of its own: _again runs the function
+ * once more with grad on, on a copy of the input (returned; NULL on
+ * failure) whose gradient the walk over the nodes since *mark gives, the
+ * output's gradient seeding it; _done hands that gradient to the input
+ * and drops everything made since the mark. */
+struct ember_tensor *ember_recompute_again(struct ember_node *n, ember_tape_mark *mark);
+ember_status ember_recompute_done(struct ember_node *n, ember_tape_mark mark, struct ember_tensor *again,
+                                  ember_status st);
 
 /* Backward helpers. ember_grad_target says where a backward function
  * should write t's gradient: into a leaf's own gradient with *beta = 1 (add

@@ -11,6 +11,12 @@
 static ember_status (*const op_backward[])(struct ember_node *) = {EMBER_OPS(EMBER_OP_BACKWARD)};
 #undef EMBER_OP_BACKWARD
 
+/* the backward pass over the nodes from the last down to `first`: each
+ * whose output has a gradient runs its backward function, then that
+ * gradient is spent; ember_backward walks the whole tape, a recomputation
+ * the nodes it has just recorded */
+static ember_status walk(ember_ctx *ctx, int64_t first);
+
 void ember_set_grad_ready(ember_ctx *ctx, ember_grad_ready_fn fn, void *user)
 {
     if (!ctx)
@@ -71,14 +77,31 @@ ember_status ember_backward(ember_tensor *loss)
 
     if (ctx->grad_ready)
         mark_final_inputs(ctx);
-    for (int64_t i = ctx->node_len - 1; i >= 0 && st == EMBER_OK; i--) {
+    return st == EMBER_OK ? walk(ctx, 0) : st;
+}
+
+/* node i an ember_recompute: its function run again, then a walk over
+ * what that recorded */
+static ember_status recompute(ember_ctx *ctx, int64_t i)
+{
+    ember_tape_mark mark;
+    struct ember_tensor *again = ember_recompute_again(&ctx->nodes[i], &mark);
+    ember_status st = again ? walk(ctx, mark.nodes) : ctx->status;
+    return ember_recompute_done(&ctx->nodes[i], mark, again, st);
+}
+
+static ember_status walk(ember_ctx *ctx, int64_t first)
+{
+    ember_status st = EMBER_OK;
+    for (int64_t i = ctx->node_len - 1; i >= first && st == EMBER_OK; i--) {
         struct ember_node *n = &ctx->nodes[i];
         if (n->out->grad) { /* else the loss does not depend on this node */
             ember_profile_label(ctx, ember_op_name(n->op), "backward");
             ember_profile_inputs(ctx, (const struct ember_tensor *const *)n->in);
-            st = op_backward[n->op](n);
+            st = n->op == EMBER_OP_RECOMPUTE ? recompute(ctx, i) : op_backward[n->op](n);
             if (st != EMBER_OK && ctx->status == EMBER_OK)
                 st = ember_fail(ctx, st, "backward of %s failed", ember_op_name(n->op));
+            n = &ctx->nodes[i]; /* a recomputation records nodes, and the array may have moved */
             /* its output's gradient is used up: its memory serves the gradients still to come (a
              * language model's step holds one block's, not thirty's) */
             if (st == EMBER_OK && !ember_is_leaf(n->out)) {

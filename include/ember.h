@@ -420,6 +420,17 @@ EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *
  * back to the host to find the rows it scores. */
 EMBER_API ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *target);
 
+/* y = fn(user, x), its activations recomputed in the backward pass
+ * instead of kept (gradient checkpointing, PyTorch's
+ * torch.utils.checkpoint): fn runs with grad off now, and again with grad
+ * on when the backward pass reaches y; the gradients of x and of the
+ * parameters fn uses come out as without it. The memory of everything fn
+ * makes but its output, for one more run of fn. fn must compute the same
+ * both times (dropout from a seed it is given), return a tensor an op
+ * made, and `user` must outlive the backward pass. */
+typedef ember_tensor *(*ember_recompute_fn)(void *user, ember_tensor *x);
+EMBER_API ember_tensor *ember_recompute(ember_tensor *x, ember_recompute_fn fn, void *user);
+
 /* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is
  * (N, out). x (N, T, in) (or more axes) gives y (N, T, out): every
  * position through the layer, as PyTorch's Linear. w may be quantised
@@ -1285,6 +1296,11 @@ EMBER_API ember_status ember_model_generate(ember_model *model, const ember_gene
 typedef struct ember_lm ember_lm;
 typedef struct ember_lm_options {
     int64_t context; /* positions the cache holds (0: 2048, or the model's own if fewer) */
+    /* training (ember_lm_forward with grad on) keeps every block's
+     * activations for the backward pass, instead of each block's input
+     * alone and the rest recomputed then (ember_recompute): a quarter less
+     * compute a step, several times the memory */
+    bool keep_activations;
 } ember_lm_options;
 /* NULL with the reason for a file that is not such a model (the
  * architecture, a tensor or a tokenizer ember does not run, named). */
@@ -1363,18 +1379,32 @@ EMBER_API ember_status ember_lm_load_adapter(ember_lm *lm, const char *path);
 /* The adapters' set (NULL without), and a line about them. */
 EMBER_API ember_params *ember_lm_adapter(ember_lm *lm);
 EMBER_API const char *ember_lm_lora_describe(const ember_lm *lm, char *out, size_t len);
-/* The model with its adapters merged into its weights, W + (alpha / rank)
- * B A, as a GGUF file llama.cpp and ollama run: the file the model was
- * loaded from with each adapted projection in `type` ("F32", "F16", "Q8_0"
- * or "Q4_0", quantised as ggml's reference code does) and everything else
- * (metadata, tokenizer, other tensors) as it was. Written beside `path`
- * and renamed over it: whole or not at all. */
+/* Full fine-tuning instead: every weight (the embedding, each block's
+ * norms, projections and biases, the final norm, an untied output)
+ * dequantised to F32 and made a parameter, named as the GGUF file names
+ * it (token_embd.weight, blk.N.attn_q.weight ...) in its layout. The set,
+ * owned by the model; NULL with the reason (adapters there already, out
+ * of memory: the model is then as it was). For small models: the
+ * optimizer keeps two moments of every weight. */
+EMBER_API ember_params *ember_lm_full(ember_lm *lm);
+/* Weights a full fine-tuning saved (ember_params_save of that set), in
+ * place of the file's: ember_lm_full, then the file's tensors by name. */
+EMBER_API ember_status ember_lm_load_weights(ember_lm *lm, const char *path);
+/* The fine-tuned model as a GGUF file llama.cpp and ollama run: the file
+ * the model was loaded from with each adapted projection merged, W +
+ * (alpha / rank) B A, or after full fine-tuning every weight of two axes
+ * its trained value (the norms and biases in F32), in `type` ("F32",
+ * "F16", "Q8_0" or "Q4_0", quantised as ggml's reference code does), and
+ * everything else (metadata, tokenizer, other tensors) as it was. Written
+ * beside `path` and renamed over it: whole or not at all. */
 EMBER_API ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *type);
-/* The model with its adapters as an ember_model, for the loops, evaluation
- * and checkpoints that take one (ember train --lora uses it): samples are
- * windows of `context` tokens (up to the positions the model keeps), its
- * output every position's scores (N, context, vocab), its parameters the
- * adapters. It belongs to the language model: ember_lm_free frees it. */
+/* The model with its adapters (or all its weights, ember_lm_full) as an
+ * ember_model, for the loops, evaluation and checkpoints that take one
+ * (ember train --init MODEL.gguf uses it): samples are windows of
+ * `context` tokens (up to the positions the model keeps), its output
+ * every position's scores (N, context, vocab), its parameters the
+ * adapters or the weights. It belongs to the language model: ember_lm_free
+ * frees it. */
 EMBER_API ember_model *ember_lm_model(ember_lm *lm, int64_t context);
 /* Training mode: LoRA's dropout drops (a fresh mask each ember_lm_forward).
  * Off for a new model. */

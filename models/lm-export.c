@@ -5,7 +5,9 @@
  *
  *     W' = W + (alpha / r) B A
  *
- * in the type asked for (F32, F16, Q8_0 or Q4_0), and everything else, the
+ * (after full fine-tuning, lm-full.c, every weight is its trained value)
+ * in the type asked for (F32, F16, Q8_0 or Q4_0; a fully trained norm or
+ * bias in F32, as llama.cpp wants them), and everything else, the
  * metadata (tokenizer, chat template, shapes) and every other tensor, is
  * the file the model was loaded from, byte for byte. The file is built in
  * memory, then written beside its path and renamed over it.
@@ -98,13 +100,18 @@ static int64_t encoded_bytes(uint32_t type, int64_t n)
                                : n / 32 * 18;
 }
 
-/* which adapted projection tensor `name` is: its block and projection, or false */
+/* which adapted projection tensor `name` is: its block and projection, or
+ * false; after full fine-tuning, whether it is trained (*block -1) */
 static bool adapted(const ember_lm *lm, const struct gguf_string *name, int64_t *block, int *proj)
 {
     static const char *const gguf_name[LM_PROJS] = {"attn_q",   "attn_k", "attn_v",  "attn_output",
                                                     "ffn_gate", "ffn_up", "ffn_down"};
     char text[GGUF_MAX_NAME + 1];
     snprintf(text, sizeof text, "%.*s", (int)name->len, name->data);
+    if (lm->full) {
+        *block = -1, *proj = -1;
+        return ember_params_find(lm->full, text) != NULL;
+    }
     for (int64_t i = 0; i < lm->blocks; i++)
         for (int p = 0; p < LM_PROJS; p++) {
             char want[64];
@@ -191,12 +198,12 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
         new_type[i] = x->type;
         bytes[i] = x->bytes;
         if (adapted(lm, &x->name, &block, &p)) {
-            if (type != GGML_F32 && type != GGML_F16 && x->shape[x->ndim - 1] % 32 != 0)
+            new_type[i] = x->ndim == 2 ? type : GGML_F32; /* a norm or a bias stays F32 */
+            if (new_type[i] != GGML_F32 && new_type[i] != GGML_F16 && x->shape[x->ndim - 1] % 32 != 0)
                 st = ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED,
                                      "%.*s's rows are not whole blocks of 32 for %s", (int)x->name.len,
                                      x->name.data, types[t].name);
-            new_type[i] = type;
-            bytes[i] = (uint64_t)encoded_bytes(type, x->numel);
+            bytes[i] = (uint64_t)encoded_bytes(new_type[i], x->numel);
         }
         table += 8 + x->name.len + 4 + 8 * (size_t)x->ndim + 4 + 8;
         data_bytes = (data_bytes + f.alignment - 1) / f.alignment * f.alignment + bytes[i];
@@ -237,9 +244,15 @@ ember_status ember_lm_save_merged(ember_lm *lm, const char *path, const char *ty
             if (!(w = malloc((size_t)x->numel * sizeof *w)))
                 st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory merging %.*s",
                                      (int)x->name.len, x->name.data);
-            if (st == EMBER_OK && (st = gguf_tensor_to_f32(lm->ctx, x, w)) == EMBER_OK &&
-                (st = merge(lm, block, p, w, x->shape[0], x->shape[1])) == EMBER_OK)
-                encode(type, w, x->numel, out + start + offset);
+            if (st == EMBER_OK && block < 0) { /* fully trained: its value as trained */
+                char text[GGUF_MAX_NAME + 1];
+                snprintf(text, sizeof text, "%.*s", (int)x->name.len, x->name.data);
+                if ((st = ember_tensor_read(ember_params_find(lm->full, text), w,
+                                            (size_t)x->numel * sizeof *w)) == EMBER_OK)
+                    encode(new_type[i], w, x->numel, out + start + offset);
+            } else if (st == EMBER_OK && (st = gguf_tensor_to_f32(lm->ctx, x, w)) == EMBER_OK &&
+                       (st = merge(lm, block, p, w, x->shape[0], x->shape[1])) == EMBER_OK)
+                encode(new_type[i], w, x->numel, out + start + offset);
         }
         offset += (int64_t)bytes[i];
     }

@@ -106,6 +106,8 @@ struct lm_block {
     /* LoRA's A (r, in) and B (out, r) of each projection, NULL where none
      * (they belong to the model's lora set) */
     ember_tensor *lora_a[LM_PROJS], *lora_b[LM_PROJS];
+    ember_lm *lm; /* its model, and its place there: what a recomputation of it needs */
+    int64_t index;
 };
 
 struct ember_lm {
@@ -129,15 +131,23 @@ struct ember_lm {
      * (in which B is kept, as PEFT's files have it): I32 (out), NULL where
      * the two orders are one (qwen2) or the projection has no adapter */
     ember_tensor *lora_rows[2];
-    ember_model *model; /* ember_lm_model's, which then owns the lora set */
+    ember_model *model; /* ember_lm_model's, which then owns the lora set (or the full one) */
+    /* full fine-tuning (lm-full.c): every weight as an F32 parameter under
+     * its GGUF name, the block's slots pointing into it; NULL without */
+    ember_params *full;
     int lora_rank;
     unsigned lora_targets; /* a bit per enum lm_proj */
     float lora_alpha, lora_scale, lora_dropout;
     uint64_t lora_seed, forwards; /* dropout's masks: from the seed and the training forwards run */
     bool training;
+    bool keep_activations; /* training keeps every block's activations (else recomputes them) */
     size_t weight_bytes, cache_bytes;
     char describe[512];
 };
+
+/* the full set given back (and the model that owns it), the slots emptied
+ * so that ember_lm_free does not free its tensors again */
+void lm_full_free(ember_lm *lm);
 
 /* Hugging Face's row of projection p's output for GGUF's `row`: llama's
  * converter permutes q's and k's rows so that each RoPE pair is

@@ -268,6 +268,7 @@ void ember_lm_free(ember_lm *lm)
 {
     if (!lm)
         return;
+    lm_full_free(lm);
     for (int64_t i = 0; lm->block && i < lm->blocks; i++) {
         struct lm_block *b = &lm->block[i];
         ember_tensor *all[] = {b->attn_norm, b->wq,       b->wk,   b->wv, b->wo,   b->bq,      b->bk,
@@ -329,6 +330,7 @@ ember_lm *ember_lm_load(ember_ctx *ctx, const char *path, const ember_lm_options
     if (st == EMBER_OK) {
         int64_t want = options && options->context ? options->context : DEFAULT_CONTEXT;
         lm->context = want < lm->train_context ? want : lm->train_context;
+        lm->keep_activations = options && options->keep_activations;
         lm->tok = lm_tokenizer_load(ctx, &f);
         st =
             lm->tok ? gguf_get_string(ctx, &f, "tokenizer.chat_template", &template) : ember_last_status(ctx);
@@ -342,7 +344,10 @@ ember_lm *ember_lm_load(ember_ctx *ctx, const char *path, const ember_lm_options
             lm->chat_template[template.len] = 0;
         }
     }
-    if (st == EMBER_OK && !(lm->block = calloc((size_t)lm->blocks, sizeof *lm->block)))
+    if (st == EMBER_OK && (lm->block = calloc((size_t)lm->blocks, sizeof *lm->block)) != NULL)
+        for (int64_t i = 0; i < lm->blocks; i++)
+            lm->block[i].lm = lm, lm->block[i].index = i;
+    if (st == EMBER_OK && !lm->block)
         st = ember_set_error(ctx, EMBER_ERR_NOMEM, "out of host memory for %lld blocks",
                              (long long)lm->blocks);
     if (st == EMBER_OK)
@@ -380,41 +385,62 @@ static ember_tensor *attention(const ember_lm *lm, ember_tensor *q, ember_tensor
     return ember_reshape(ember_contiguous(ember_transpose(o, 1, 2)), 3, out);
 }
 
+/* Block i on x (B, T, width) at positions [position, position + T); with
+ * `cache` the keys and values go into the cache and the attention reads
+ * it. */
+static ember_tensor *block_forward(ember_lm *lm, int64_t i, ember_tensor *x, int64_t position, bool cache)
+{
+    int64_t b = ember_tensor_dim(x, 0), t = ember_tensor_dim(x, 1), d = lm->head_dim;
+    const int64_t qshape[4] = {b, t, lm->heads, d}, kvshape[4] = {b, t, lm->kv_heads, d};
+    const struct lm_block *blk = &lm->block[i];
+    ember_tensor *h = ember_rms_norm(x, blk->attn_norm, lm->eps);
+    ember_tensor *q = ember_rope(ember_reshape(lm_project(lm, i, LM_Q, h, blk->bq), 4, qshape), lm->rope,
+                                 position, lm->neox);
+    ember_tensor *k = ember_rope(ember_reshape(lm_project(lm, i, LM_K, h, blk->bk), 4, kvshape), lm->rope,
+                                 position, lm->neox);
+    ember_tensor *v = ember_reshape(lm_project(lm, i, LM_V, h, blk->bv), 4, kvshape);
+    k = ember_transpose(k, 1, 2);
+    v = ember_transpose(v, 1, 2);
+    if (cache) { /* the new keys and values into their places, then all of them */
+        if (!k || !v || ember_tensor_copy_from(ember_narrow(blk->k_cache, 2, position, t), k) != EMBER_OK ||
+            ember_tensor_copy_from(ember_narrow(blk->v_cache, 2, position, t), v) != EMBER_OK)
+            return NULL;
+        k = ember_narrow(blk->k_cache, 2, 0, position + t);
+        v = ember_narrow(blk->v_cache, 2, 0, position + t);
+    }
+    x = ember_add(x, lm_project(lm, i, LM_O, attention(lm, q, k, v), NULL));
+    h = ember_rms_norm(x, blk->ffn_norm, lm->eps);
+    ember_tensor *mlp =
+        ember_mul(ember_silu(lm_project(lm, i, LM_GATE, h, NULL)), lm_project(lm, i, LM_UP, h, NULL));
+    return ember_add(x, lm_project(lm, i, LM_DOWN, mlp, NULL));
+}
+
+/* a block of a training forward pass, for ember_recompute */
+static ember_tensor *recomputed_block(void *user, ember_tensor *x)
+{
+    struct lm_block *blk = user;
+    return block_forward(blk->lm, blk->index, x, 0, false);
+}
+
 /* Runs tokens (B, T) I32 at positions [position, position + T): the
  * scores of every position (B, T, vocab), or of the last one (B, 1,
- * vocab); with `cache` the keys and values go into the cache and the
- * attention reads it, and each block's tensors are released as soon as it
- * is done (only x goes on: nothing is recorded for a backward pass), so a
- * long prompt holds one block's activations at a time. */
+ * vocab). With `cache` the keys and values go into the cache and each
+ * block's tensors are released as soon as it is done (only x goes on:
+ * nothing is recorded for a backward pass), so a long prompt holds one
+ * block's activations at a time. Training (no cache) keeps each block's
+ * input alone and recomputes its activations in the backward pass
+ * (ember_recompute), unless keep_activations: a step of SmolLM2 then holds
+ * one block's activations, not thirty's. */
 static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, bool cache, bool last_only)
 {
-    int64_t b = ember_tensor_dim(tokens, 0), t = ember_tensor_dim(tokens, 1), d = lm->head_dim;
-    const int64_t qshape[4] = {b, t, lm->heads, d}, kvshape[4] = {b, t, lm->kv_heads, d};
+    int64_t t = ember_tensor_dim(tokens, 1);
     ember_tensor *x = ember_embedding(tokens, lm->token_embd);
     for (int64_t i = 0; i < lm->blocks && x; i++) {
         ember_tape_mark mark = ember_tape_mark_now(lm->ctx);
-        const struct lm_block *blk = &lm->block[i];
-        ember_tensor *h = ember_rms_norm(x, blk->attn_norm, lm->eps);
-        ember_tensor *q = ember_rope(ember_reshape(lm_project(lm, i, LM_Q, h, blk->bq), 4, qshape), lm->rope,
-                                     position, lm->neox);
-        ember_tensor *k = ember_rope(ember_reshape(lm_project(lm, i, LM_K, h, blk->bk), 4, kvshape), lm->rope,
-                                     position, lm->neox);
-        ember_tensor *v = ember_reshape(lm_project(lm, i, LM_V, h, blk->bv), 4, kvshape);
-        k = ember_transpose(k, 1, 2);
-        v = ember_transpose(v, 1, 2);
-        if (cache) { /* the new keys and values into their places, then all of them */
-            if (!k || !v ||
-                ember_tensor_copy_from(ember_narrow(blk->k_cache, 2, position, t), k) != EMBER_OK ||
-                ember_tensor_copy_from(ember_narrow(blk->v_cache, 2, position, t), v) != EMBER_OK)
-                return NULL;
-            k = ember_narrow(blk->k_cache, 2, 0, position + t);
-            v = ember_narrow(blk->v_cache, 2, 0, position + t);
-        }
-        x = ember_add(x, lm_project(lm, i, LM_O, attention(lm, q, k, v), NULL));
-        h = ember_rms_norm(x, blk->ffn_norm, lm->eps);
-        ember_tensor *mlp =
-            ember_mul(ember_silu(lm_project(lm, i, LM_GATE, h, NULL)), lm_project(lm, i, LM_UP, h, NULL));
-        x = ember_add(x, lm_project(lm, i, LM_DOWN, mlp, NULL));
+        if (!cache && !lm->keep_activations)
+            x = ember_recompute(x, recomputed_block, &lm->block[i]);
+        else
+            x = block_forward(lm, i, x, position, cache);
         if (cache && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)
             return NULL;
     }

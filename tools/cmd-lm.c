@@ -22,7 +22,7 @@
 
 /* the options the three commands share */
 struct lm_args {
-    const char *load, *adapter, *device, *fallback, *prompt, *system;
+    const char *load, *adapter, *weights, *device, *fallback, *prompt, *system;
     int64_t tokens, threads, context, top_k;
     double temperature, top_p;
     uint64_t seed;
@@ -34,6 +34,8 @@ static const char common_usage[] =
     "                      SmolLM2-135M-Instruct into build/models) (required)\n"
     "  --adapter FILE      LoRA adapters on the model: ember train --lora's --save, or PEFT's\n"
     "                      adapter_model.safetensors (its adapter_config.json beside it)\n"
+    "  --weights FILE      the weights of a full fine-tuning in place of the file's: ember train\n"
+    "                      --init MODEL.gguf's --save without --lora\n"
     "  --context N         positions the model keeps (default 2048, or the model's own if fewer)\n"
     "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
@@ -62,6 +64,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
     static const struct option longopts[] = {
         {"load", required_argument, NULL, 'l'},
         {"adapter", required_argument, NULL, 'A'},
+        {"weights", required_argument, NULL, 'W'},
         {"prompt", required_argument, NULL, 'p'},
         {"system", required_argument, NULL, 'S'},
         {"tokens", required_argument, NULL, 'n'},
@@ -87,6 +90,7 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
         switch (c) {
         case 'l': a->load = optarg; break;
         case 'A': a->adapter = optarg; break;
+        case 'W': a->weights = optarg; break;
         case 'p': a->prompt = optarg; break;
         case 'S': a->system = optarg; break;
         case 'n': ok = cli_parse_int("tokens", optarg, 0, 1 << 24, &a->tokens); break;
@@ -112,6 +116,11 @@ static bool parse(int argc, char **argv, struct lm_args *a, const char *head, co
     if (ok && !a->load) {
         cli_error(
             "--load FILE is required: a language model's GGUF file (scripts/fetch-model.sh fetches one)");
+        ok = false;
+    }
+    if (ok && a->adapter && a->weights) {
+        cli_error(
+            "--adapter adds LoRA's adapters, --weights puts a full fine-tuning's weights in place: give one");
         ok = false;
     }
     *rc = ok ? EXIT_OK : EXIT_USAGE;
@@ -176,10 +185,13 @@ static int open_session(struct session *s, const struct lm_args *a)
         return cli_fail(s->ctx, "cannot load the model");
     if (a->adapter && ember_lm_load_adapter(s->lm, a->adapter) != EMBER_OK)
         return cli_fail(s->ctx, "cannot load the adapters");
+    if (a->weights && ember_lm_load_weights(s->lm, a->weights) != EMBER_OK)
+        return cli_fail(s->ctx, "cannot load the fine-tuned weights");
     char lora[256];
     if (a->verbose)
-        fprintf(stderr, "ember: %s%s%s\n", ember_lm_describe(s->lm), a->adapter ? "; " : "",
-                a->adapter ? ember_lm_lora_describe(s->lm, lora, sizeof lora) : "");
+        fprintf(stderr, "ember: %s%s%s%s\n", ember_lm_describe(s->lm), a->adapter ? "; " : "",
+                a->adapter ? ember_lm_lora_describe(s->lm, lora, sizeof lora) : "",
+                a->weights ? "; the weights fine-tuned, in F32" : "");
     s->logits = malloc((size_t)ember_lm_vocab(s->lm) * sizeof *s->logits);
     s->fed = malloc((size_t)ember_lm_context(s->lm) * sizeof *s->fed);
     if (!s->logits || !s->fed) {
@@ -601,14 +613,17 @@ bool cli_loads_gguf(int argc, char **argv)
 
 static const char export_usage[] =
     "usage: ember export --load MODEL.gguf --adapter ADAPTER.safetensors -o MERGED.gguf [--type Q8_0]\n"
+    "       ember export --load MODEL.gguf --weights WEIGHTS.safetensors -o TUNED.gguf [--type Q8_0]\n"
     "\n"
     "Writes a language model with its LoRA adapters merged into its weights, W + (alpha / r) B A,\n"
     "as a GGUF file llama.cpp and ollama run: the model's own file with each adapted projection\n"
-    "in --type, and its metadata, tokenizer and other tensors as they were.\n"
+    "in --type, and its metadata, tokenizer and other tensors as they were. With --weights, a\n"
+    "full fine-tuning's: every weight its trained value (its norms and biases in F32).\n"
     "\n"
     "  --load FILE         the model the adapters were trained on (a GGUF file)\n"
     "  --adapter FILE      the adapters: ember train --lora's --save, or PEFT's\n"
     "                      adapter_model.safetensors (its adapter_config.json beside it)\n"
+    "  --weights FILE      or the weights: ember train --init MODEL.gguf's --save without --lora\n"
     "  --type TYPE         the merged projections' type: F32, F16, Q8_0 (default) or Q4_0\n"
     "  -o, --output FILE   the GGUF file to write\n"
     "  -h, --help          this text\n";
@@ -616,11 +631,15 @@ static const char export_usage[] =
 int cmd_lm_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'l'}, {"adapter", required_argument, NULL, 'A'},
-        {"type", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'l'},
+        {"adapter", required_argument, NULL, 'A'},
+        {"weights", required_argument, NULL, 'W'},
+        {"type", required_argument, NULL, 'T'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *load = NULL, *adapter = NULL, *type = "Q8_0", *output = NULL;
+    const char *load = NULL, *adapter = NULL, *weights = NULL, *type = "Q8_0", *output = NULL;
     bool ok = true;
     int c;
     optind = 1;
@@ -628,21 +647,24 @@ int cmd_lm_export(int argc, char **argv)
         switch (c) {
         case 'l': load = optarg; break;
         case 'A': adapter = optarg; break;
+        case 'W': weights = optarg; break;
         case 'T': type = optarg; break;
         case 'o': output = optarg; break;
         case 'h': fputs(export_usage, stdout); return EXIT_OK;
         default: ok = false; break;
         }
     }
-    if (ok && (!load || !adapter || !output || optind < argc)) {
-        cli_error("ember export --load MODEL.gguf needs --adapter FILE and -o MERGED.gguf, and nothing else");
+    if (ok && (!load || !adapter == !weights || !output || optind < argc)) {
+        cli_error(
+            "ember export --load MODEL.gguf needs --adapter FILE or --weights FILE (one of them) and -o "
+            "MERGED.gguf, and nothing else");
         ok = false;
     }
     if (!ok) {
         fputs("try: ember export --load MODEL.gguf --help\n", stderr);
         return EXIT_USAGE;
     }
-    const char *inputs[] = {load, adapter, NULL};
+    const char *inputs[] = {load, adapter ? adapter : weights, NULL};
     int rc = cli_output_check(output, "-o", inputs);
     if (rc != EXIT_OK)
         return rc;
@@ -653,14 +675,19 @@ int cmd_lm_export(int argc, char **argv)
     rc = cli_open_device(ctx, "cpu", NULL);
     if (rc == EXIT_OK && !(lm = ember_lm_load(ctx, load, &(ember_lm_options){.context = 16})))
         rc = cli_fail(ctx, "cannot load the model");
-    if (rc == EXIT_OK && ember_lm_load_adapter(lm, adapter) != EMBER_OK)
+    if (rc == EXIT_OK && adapter && ember_lm_load_adapter(lm, adapter) != EMBER_OK)
         rc = cli_fail(ctx, "cannot load the adapters");
+    if (rc == EXIT_OK && weights && ember_lm_load_weights(lm, weights) != EMBER_OK)
+        rc = cli_fail(ctx, "cannot load the fine-tuned weights");
     if (rc == EXIT_OK && ember_lm_save_merged(lm, output, type) != EMBER_OK)
         rc = cli_fail(ctx, "cannot write the merged model");
     char lora[256];
-    if (rc == EXIT_OK)
+    if (rc == EXIT_OK && adapter)
         fprintf(stderr, "ember: wrote %s: %s, merged into its %s projections\n", output,
                 ember_lm_lora_describe(lm, lora, sizeof lora), type);
+    else if (rc == EXIT_OK)
+        fprintf(stderr, "ember: wrote %s: every weight as fine-tuned, in %s (norms and biases in F32)\n",
+                output, type);
     ember_lm_free(lm);
     ember_ctx_free(ctx);
     return rc;

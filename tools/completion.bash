@@ -50,7 +50,7 @@ _ember() {
         ;;
     --gpu) words=$(_ember_ask "$program" ptx --gpus 's/^[0-9][0-9]*  *\([a-z0-9][a-z0-9]*\) .*/\1/p') ;;
     --arch) words="sm_30 sm_35 sm_37 sm_50 sm_52 sm_53 sm_60 sm_61 sm_62 sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90" ;;
-    --data) words="fashion-mnist mnist cifar10 cifar100 folder random npy csv text" ;;
+    --data) words="fashion-mnist mnist cifar10 cifar100 folder random npy csv text chat" ;;
     --optim) words="adam adamw sgd" ;;
     --schedule) words="constant step cosine" ;;
     --augment) words="none flip crop:4 crop:4,flip" ;;

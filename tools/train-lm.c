@@ -2,17 +2,21 @@
 /*
  * tools/train-lm.c — `ember train --init MODEL.gguf`: a pretrained language
  * model fine-tuned by the same loop as every other run (tools/cmd-train.c),
- * with LoRA adapters (docs/models.md, "Fine-tuning a pretrained model").
+ * with LoRA adapters or all its weights (docs/models.md, "Fine-tuning a
+ * pretrained model").
  *
  * The set-up differs: the data is a text file cut by the model's own
  * tokenizer (ember_lm_dataset), or conversations in its chat template
- * with the loss on the replies alone (ember_lm_chat_dataset), the model is the language model with its
- * adapters as an ember_model (ember_lm_model), whose parameters, and so
- * whose checkpoint, are the adapters alone under PEFT's names. The
- * checkpoint's metadata adds "ember.base_model" (the GGUF file),
- * "ember.lora" (--lora as given) and "lora_alpha", so that --resume
- * (tools/train-state.c) and `ember generate --adapter` find what they need
- * in it; and beside --save goes PEFT's adapter_config.json.
+ * with the loss on the replies alone (ember_lm_chat_dataset); the model
+ * is the language model as an ember_model (ember_lm_model) whose
+ * parameters, and so whose checkpoint, are with --lora the adapters alone
+ * under PEFT's names, and without it every weight in F32 under the GGUF
+ * file's names (ember_lm_full). The checkpoint's metadata adds
+ * "ember.base_model" (the GGUF file) and either "ember.lora" (--lora as
+ * given) and "lora_alpha", or "ember.finetune": "full", so that --resume
+ * (tools/train-state.c) and `ember generate --adapter` or `--weights` find
+ * what they need in it; and beside a LoRA run's --save goes PEFT's
+ * adapter_config.json.
  */
 #include <math.h>
 #include <stdio.h>
@@ -86,15 +90,16 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
         return EXIT_USAGE;
     }
     if (strcmp(o->freeze, "none") != 0 || o->init_skip || o->model_given || strcmp(o->augment, "none") != 0) {
-        cli_error(
-            "--init %s fine-tunes its LoRA adapters alone: --model, --freeze, --init-skip and --augment "
-            "do not apply",
-            o->base);
+        cli_error("--init %s fine-tunes a language model (its LoRA adapters, or all its weights): --model, "
+                  "--freeze, --init-skip and --augment do not apply",
+                  o->base);
         return EXIT_USAGE;
     }
     /* --context, or a resumed run's (its checkpoint's ember.input) */
     int64_t context = o->data.sample_ndim == 1 ? o->data.sample_shape[0] : DEFAULT_CONTEXT;
-    if (!(*lm = ember_lm_load(ctx, o->base, &(ember_lm_options){.context = context})))
+    if (!(*lm = ember_lm_load(
+              ctx, o->base,
+              &(ember_lm_options){.context = context, .keep_activations = o->keep_activations})))
         return cli_fail(ctx, "cannot load the model to fine-tune");
     if (context > ember_lm_context(*lm)) {
         cli_error("--context %lld is more than %s's %lld positions", (long long)context, o->base,
@@ -103,7 +108,7 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
     }
     ember_lora_options lo;
     char targets[128];
-    if (!train_parse_lora(o->lora, &lo, targets, sizeof targets))
+    if (o->lora && !train_parse_lora(o->lora, &lo, targets, sizeof targets))
         return EXIT_USAGE;
     lo.seed = o->seed;
     /* a chat's conversations score the assistant's replies alone */
@@ -112,11 +117,14 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
     if (!(*train = open(*lm, o->data.dir, context, EMBER_TRAIN)) ||
         (o->eval && !(*test = open(*lm, o->data.dir, context, EMBER_TEST))))
         return cli_fail(ctx, "cannot load the data");
-    if (!ember_lm_lora(*lm, &lo) || !(*model = ember_lm_model(*lm, context)))
-        return cli_fail(ctx, "cannot add the LoRA adapters");
-    /* --resume: the adapters as they were (the optimizer's state comes later, as every run's) */
+    /* --lora: adapters on the frozen model; without it, every weight trained in F32 */
+    if (o->lora ? !ember_lm_lora(*lm, &lo) : !ember_lm_full(*lm))
+        return cli_fail(ctx, o->lora ? "cannot add the LoRA adapters" : "cannot make the weights trainable");
+    if (!(*model = ember_lm_model(*lm, context)))
+        return cli_fail(ctx, "cannot fine-tune the model");
+    /* --resume: the adapters or weights as they were (the optimizer's state comes later, as every run's) */
     if (o->resume && ember_params_load(ember_model_params(*model), o->resume) != EMBER_OK)
-        return cli_fail(ctx, "cannot resume the adapters");
+        return cli_fail(ctx, o->lora ? "cannot resume the adapters" : "cannot resume the weights");
     return EXIT_OK;
 }
 

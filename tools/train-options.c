@@ -69,13 +69,18 @@ static const char usage[] =
     "  --save-every N      also save every N steps, or every N epochs written as Ne (2e)\n"
     "  --init FILE         start from the weights of a checkpoint or an ONNX model (and its\n"
     "                      model, unless --model is given), with a fresh optimizer and schedule;\n"
-    "                      or a pretrained language model's GGUF file, fine-tuned with --lora on\n"
-    "                      --data text FILE or --data chat FILE (cut by its own tokenizer;\n"
-    "                      --context 256 and --batch 4 by default)\n"
+    "                      or a pretrained language model's GGUF file, fine-tuned on --data text\n"
+    "                      FILE or --data chat FILE (cut by its own tokenizer; --context 256 and\n"
+    "                      --batch 4 by default): with --lora, its adapters; without, every\n"
+    "                      weight in F32 (--save writes them all; generate --weights reads them)\n"
     "  --init-skip NAMES   layers to leave freshly initialised (a new head): fc or fc,layer4\n"
     "  --lora SPEC         with --init MODEL.gguf: PEFT's LoRA adapters, r=8,alpha=16,dropout=0,\n"
-    "                      targets=q,k,v,o,gate,up,down (the defaults; the model stays frozen);\n"
+    "                      targets=q,k,v,o,gate,up,down (the defaults: --lora \"\"; the model\n"
+    "                      stays frozen);\n"
     "                      --save writes them (PEFT's names) and PEFT's adapter_config.json\n"
+    "  --keep-activations  with --init MODEL.gguf: keep every block's activations for the\n"
+    "                      backward pass instead of recomputing them there: a quarter less\n"
+    "                      compute, four times the memory (docs/models.md, \"Memory\")\n"
     "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
     "                      but fc; backbone for all but --init-skip's (the new head trains)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
@@ -103,7 +108,7 @@ static const char usage[] =
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
        OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_FREEZE, OPT_LABEL, OPT_STOP_DIVERGING,
-       OPT_CONTEXT, OPT_CLIP, OPT_LORA };
+       OPT_CONTEXT, OPT_CLIP, OPT_LORA, OPT_KEEP_ACTIVATIONS };
 /* clang-format on */
 
 /* "500" steps or "2e" epochs */
@@ -156,6 +161,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         {"context", required_argument, NULL, OPT_CONTEXT},
         {"clip", required_argument, NULL, OPT_CLIP},
         {"lora", required_argument, NULL, OPT_LORA},
+        {"keep-activations", no_argument, NULL, OPT_KEEP_ACTIVATIONS},
         {"seed", required_argument, NULL, 's'},
         {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
@@ -238,6 +244,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
             break;
         case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
         case OPT_LORA: o->lora = optarg; break;
+        case OPT_KEEP_ACTIVATIONS: o->keep_activations = true; break;
         case 't':
             ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads);
             o->threads_given = true;
@@ -289,6 +296,10 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
     }
     if (ok && strcmp(o->data.kind, "chat") == 0 && !o->base && !o->resume) {
         cli_error("--data chat is conversations for a pretrained language model: give --init MODEL.gguf");
+        ok = false;
+    }
+    if (ok && o->keep_activations && !o->base && !o->resume) {
+        cli_error("--keep-activations is for fine-tuning a language model: give --init MODEL.gguf");
         ok = false;
     }
     if (ok && o->lora && !o->base && !o->resume) {

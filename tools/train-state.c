@@ -319,12 +319,15 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
     }
     if (ember_dataset_class_name(train, 0)) /* a tokenizer's tokens have no names */
         meta_add(m, "ember.class_names", *names);
-    if (o->base) { /* a language model's adapters: what --resume and generate --adapter need */
+    if (o->base) { /* a language model's adapters or weights: what --resume and generate need */
         meta_add(m, "ember.base_model",
                  ember_absolute_path(o->base, m->base, sizeof m->base) ? m->base : o->base);
-        meta_add(m, "ember.lora", o->lora ? o->lora : "");
-        train_lm_meta(o, m->values[m->owned], sizeof m->values[0]);
-        meta_add(m, "lora_alpha", m->values[m->owned++]);
+        if (o->lora) {
+            meta_add(m, "ember.lora", o->lora);
+            train_lm_meta(o, m->values[m->owned], sizeof m->values[0]);
+            meta_add(m, "lora_alpha", m->values[m->owned++]);
+        } else
+            meta_add(m, "ember.finetune", "full");
     }
     /* text: the vocabulary, byte k of the token k, in hex (the bytes need not be UTF-8) */
     uint8_t vocab[256];
@@ -369,7 +372,7 @@ static int save_model(const struct train_options *o, ember_ctx *ctx, ember_model
         meta_add(&m, "ember.save_id", save_id);
     if (rc == EXIT_OK && ember_model_save(model, path, m.kv) != EMBER_OK)
         rc = cli_fail(ctx, "cannot save the checkpoint");
-    if (rc == EXIT_OK && o->base && o->save && strcmp(path, o->save) == 0)
+    if (rc == EXIT_OK && o->base && o->lora && o->save && strcmp(path, o->save) == 0)
         rc = train_lm_write_config(o, model, path); /* PEFT's adapter_config.json beside the adapters */
     for (int i = 1; i < 9; i += 2)
         free(scaling[i]);
@@ -461,7 +464,7 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
     for (size_t i = 0; o->save && rc == EXIT_OK && i < sizeof siblings / sizeof siblings[0]; i++)
         rc = cli_check_output(train_sibling_path(o->save, siblings[i].sibling, path, sizeof path),
                               siblings[i].what, true);
-    if (rc == EXIT_OK && o->save && o->base)
+    if (rc == EXIT_OK && o->save && o->base && o->lora)
         rc = cli_check_output(train_lm_config_path(o->save, path, sizeof path),
                               "--save's adapter_config.json", true);
     if (rc == EXIT_OK && o->metrics)
@@ -500,7 +503,9 @@ int train_check_outputs(const struct train_options *o, ember_ctx *ctx, ember_mod
 
 /* ---------------------------------------------------------------- resuming */
 
-/* --resume of a language model's run: o->base and o->lora from its checkpoint */
+/* --resume of a language model's run: o->base and o->lora from its
+ * checkpoint (a LoRA run's "ember.lora", "" for the defaults; none for a
+ * full fine-tuning) */
 static int lm_resume_settings(ember_ctx *ctx, struct train_options *o, const ember_checkpoint *ck)
 {
     const char *base = ember_checkpoint_meta(ck, "ember.base_model"),
@@ -511,6 +516,14 @@ static int lm_resume_settings(ember_ctx *ctx, struct train_options *o, const emb
     if (o->lora && (!lora || strcmp(o->lora, lora) != 0)) {
         cli_error("--lora %s, but %s was trained with --lora %s; leave --lora out to go on as it was",
                   o->lora, o->resume, lora ? lora : "(none)");
+        return EXIT_DATA;
+    }
+    if (!o->lora && !lora &&
+        (!ember_checkpoint_meta(ck, "ember.finetune") ||
+         strcmp(ember_checkpoint_meta(ck, "ember.finetune"), "full") != 0)) {
+        cli_error("%s names its base model but neither LoRA (ember.lora) nor a full fine-tuning "
+                  "(ember.finetune)",
+                  o->resume);
         return EXIT_DATA;
     }
     if (!(o->base = own(o, base)) || (lora && !(o->lora = own(o, lora))))

@@ -8,7 +8,9 @@
 # more, end where 20 straight do), `ember generate --adapter` runs them
 # (and changes what the model writes), `ember export --adapter` merges
 # them into a GGUF file that writes the same, a chat's conversations
-# (--data chat) lower its validation loss and resume, and mistakes are
+# (--data chat) lower its validation loss and resume, full fine-tuning (no
+# --lora) lowers it, is read back by generate --weights and exported as a
+# GGUF file that writes the same, and resumes, and mistakes are
 # said: a malformed chat line, --data chat without a model or on two devices, --lora
 # without a GGUF model, a bad --lora, data that is not text, adapters of
 # another width.
@@ -156,6 +158,33 @@ expect_status 2 "export --type q5_k"
 expect_text "F32, F16, Q8_0 or Q4_0" "an unknown --type"
 run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" -o "$MODEL"
 [ "$status" -ne 0 ] || fail "export over its own input was taken"
+
+# full fine-tuning (no --lora): every weight trained in F32, read back by generate --weights, exported as a
+# GGUF file that writes the same, resumed
+run -- train --init "$MODEL" $common --lr 0.001 --steps 20 --save "$TMP/full.safetensors"
+expect_status 0 "train --init MODEL.gguf without --lora"
+expect_text "every weight trained in F32" "the full fine-tuning said"
+before=$(sed -n 's/.*before fine-tuning: validation loss \([0-9.]*\).*/\1/p' "$TMP/err")
+after=$(sed -n 's/.*, validation loss \([0-9.]*\).*/\1/p' "$TMP/err" | tail -1)
+awk -v a="$before" -v b="$after" 'BEGIN { exit !(a != "" && b != "" && b < a - 1) }' ||
+    fail "the full fine-tuning's validation loss did not fall: $before to $after"
+[ -f "$TMP/full.adapter_config.json" ] && fail "a full fine-tuning wrote an adapter_config.json"
+run -- generate --load "$MODEL" --weights "$TMP/full.safetensors" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
+expect_status 0 "generate --weights"
+cmp -s "$TMP/out" "$TMP/plain" && fail "the fine-tuned weights changed nothing: $(cat "$TMP/out")"
+cp "$TMP/out" "$TMP/tuned"
+run -- export --load "$MODEL" --weights "$TMP/full.safetensors" --type f32 -o "$TMP/tuned.gguf"
+expect_status 0 "export --weights"
+expect_text "every weight as fine-tuned" "the export of the weights said"
+run -- generate --load "$TMP/tuned.gguf" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
+cmp -s "$TMP/out" "$TMP/tuned" || fail "the exported file writes $(cat "$TMP/out"), the weights $(cat "$TMP/tuned")"
+run -- train --resume "$TMP/full.safetensors" --steps 24 --device cpu
+expect_status 0 "train --resume of a full fine-tuning"
+expect_text "every weight trained in F32" "the resumed full fine-tuning"
+run -- generate --load "$MODEL" --weights "$TMP/a/adapter_model.safetensors" --prompt "The" --tokens 4 --device cpu
+expect_status 3 "--weights given adapters"
+run -- generate --load "$MODEL" --weights "$TMP/full.safetensors" --adapter "$TMP/a/adapter_model.safetensors" --prompt "The" --device cpu
+expect_status 2 "--weights and --adapter together"
 
 # mistakes, said before any work
 run -- train --lora r=8 --data text --data-dir "$TMP/text.txt"

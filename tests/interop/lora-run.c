@@ -5,7 +5,8 @@
  *
  *     lora-run MODEL.gguf WINDOWS.i32 STEPS BATCH CONTEXT LR OUT_DIR TARGETS RANK ALPHA
  *
- * adds LoRA adapters (seed 1, no dropout), saves them as they start to
+ * adds LoRA adapters (seed 1, no dropout; TARGETS "full": every weight
+ * trained instead, ember_lm_full), saves them as they start to
  * OUT_DIR/initial.safetensors, then trains them with AdamW (PyTorch's
  * defaults, weight decay 0.01) for STEPS steps, step s on the batch of
  * BATCH windows of CONTEXT + 1 tokens at s * BATCH in WINDOWS.i32 (x the
@@ -18,6 +19,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ember.h"
 #include "test-util.h"
@@ -44,11 +46,13 @@ int main(int argc, char **argv)
         return fail(ctx, "load");
     ember_lora_options lo = {
         .rank = atoi(argv[9]), .alpha = (float)atof(argv[10]), .targets = argv[8], .seed = 1};
-    ember_params *adapters = ember_lm_lora(lm, &lo);
+    bool full = strcmp(argv[8], "full") == 0;
+    ember_params *adapters = full ? ember_lm_full(lm) : ember_lm_lora(lm, &lo);
     if (!adapters)
         return fail(ctx, "lora");
     char line[256], path[4096];
-    fprintf(stderr, "%s\n%s\n", ember_lm_describe(lm), ember_lm_lora_describe(lm, line, sizeof line));
+    fprintf(stderr, "%s\n%s\n", ember_lm_describe(lm),
+            full ? "every weight trained" : ember_lm_lora_describe(lm, line, sizeof line));
     const char *meta[] = {"lora_alpha", argv[10], NULL};
     snprintf(path, sizeof path, "%s/initial.safetensors", argv[7]);
     if (ember_params_save(adapters, path, meta) != EMBER_OK)

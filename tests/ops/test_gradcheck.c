@@ -113,6 +113,19 @@ static ember_tensor *f_matmul_transposed(ember_tensor **x)
     return ember_matmul(ember_transpose(x[0], 0, 1), x[1]);
 }
 static ember_tensor *f_linear(ember_tensor **x) { return ember_linear(x[0], x[1], x[2]); }
+/* tanh(x w^T + b) twice, recomputed in the backward pass: x's gradient and w's and b's (used inside
+ * alone) as without it */
+static ember_tensor *recomputed(void *user, ember_tensor *x)
+{
+    ember_tensor **wb = user;
+    return ember_tanh(ember_linear(ember_tanh(ember_linear(x, wb[0], wb[1])), wb[0], wb[1]));
+}
+static ember_tensor *f_recompute(ember_tensor **x)
+{
+    static ember_tensor *wb[2];
+    wb[0] = x[1], wb[1] = x[2];
+    return ember_recompute(ember_scale(x[0], 2.0f), recomputed, wb);
+}
 static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0], x[1], NULL); }
 static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
 static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
@@ -411,6 +424,7 @@ static const struct gcase cases[] = {
     {"attention_dropout", 1, {{3, T(2, 5, 18)}}, f_attention_dropout},
     {"attention_leaf_twice", 1, {{3, T(1, 3, 12)}}, f_attention_leaf_twice},
     {"cross_entropy_sequence", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy},
+    {"recompute", 3, {{2, T(3, 4)}, {2, T(4, 4)}, {1, T(4)}}, f_recompute},
     {"cross_entropy_ignore", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy_ignore},
     {"cross_entropy_ignore_all",
      2,
