@@ -34,7 +34,8 @@ struct weight {
 static int64_t list_weights(ember_lm *lm, struct weight *w)
 {
     int64_t n = 0;
-#define ADD(slot_, ...) (*(slot_) ? (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), w[n++].slot = (slot_)) : 0)
+#define ADD(slot_, ...)                                                                                      \
+    (*(slot_) ? (snprintf(w[n].name, sizeof w[n].name, __VA_ARGS__), w[n++].slot = (slot_)) : 0)
     ADD(&lm->token_embd, "token_embd.weight");
     ADD(&lm->output_norm, "output_norm.weight");
     ADD(&lm->output, "output.weight"); /* NULL where tied to the embedding */
@@ -83,7 +84,8 @@ ember_params *ember_lm_full(ember_lm *lm)
     if (lm->full)
         return lm->full;
     if (lm->lora) {
-        ember_set_error(lm->ctx, EMBER_ERR_ARG, "ember_lm_full: the model has LoRA adapters; fine-tune one way");
+        ember_set_error(lm->ctx, EMBER_ERR_ARG,
+                        "ember_lm_full: the model has LoRA adapters; fine-tune one way");
         return NULL;
     }
     struct weight *w = malloc((size_t)(3 + 13 * lm->blocks) * sizeof *w);
@@ -91,9 +93,9 @@ ember_params *ember_lm_full(ember_lm *lm)
     ember_params *set = ember_params_new(lm->ctx);
     struct gguf_file f;
     bool opened = false;
-    ember_status st = !w || !fresh || !set
-                          ? ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for the model's weights")
-                          : gguf_open(lm->ctx, lm->path, &f);
+    ember_status st = !w || !fresh || !set ? ember_set_error(lm->ctx, EMBER_ERR_NOMEM,
+                                                             "out of host memory for the model's weights")
+                                           : gguf_open(lm->ctx, lm->path, &f);
     opened = w && fresh && set && st == EMBER_OK;
     int64_t n = st == EMBER_OK ? list_weights(lm, w) : 0;
     float *values = NULL;
@@ -105,8 +107,8 @@ ember_params *ember_lm_full(ember_lm *lm)
         int64_t shape[2] = {ember_tensor_dim(old, 0), ndim > 1 ? ember_tensor_dim(old, 1) : 1};
         float *grown = t ? realloc(values, (size_t)t->numel * sizeof *values) : NULL;
         if (!t || t->numel != shape[0] * shape[1])
-            st = ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s: %s is not the tensor the model loaded", lm->path,
-                                 w[i].name);
+            st = ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s: %s is not the tensor the model loaded",
+                                 lm->path, w[i].name);
         else if (!grown)
             st = ember_set_error(lm->ctx, EMBER_ERR_NOMEM, "out of host memory for %s", w[i].name);
         else if ((values = grown, fresh[i] = ember_params_add(set, w[i].name, ndim, shape)) == NULL)
@@ -144,16 +146,17 @@ ember_status ember_lm_load_weights(ember_lm *lm, const char *path)
         return ember_last_status(lm->ctx);
     int64_t shape[EMBER_MAX_DIMS];
     bool adapters = ember_checkpoint_meta(ck, "lora_alpha") ||
-                    ember_checkpoint_tensor_shape(ck, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
-                                                  shape) > 0 ||
-                    ember_checkpoint_tensor_shape(ck, "base_model.model.model.layers.0.self_attn.v_proj.lora_A.weight",
-                                                  shape) > 0;
+                    ember_checkpoint_tensor_shape(
+                        ck, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", shape) > 0 ||
+                    ember_checkpoint_tensor_shape(
+                        ck, "base_model.model.model.layers.0.self_attn.v_proj.lora_A.weight", shape) > 0;
     ember_checkpoint_close(ck);
     if (adapters)
-        return ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
-                               "%s holds LoRA adapters, not a full fine-tuning's weights: load it as adapters "
-                               "(ember_lm_load_adapter)",
-                               path);
+        return ember_set_error(
+            lm->ctx, EMBER_ERR_FORMAT,
+            "%s holds LoRA adapters, not a full fine-tuning's weights: load it as adapters "
+            "(ember_lm_load_adapter)",
+            path);
     ember_params *set = ember_lm_full(lm);
     ember_status st = set ? ember_params_load(set, path) : ember_last_status(lm->ctx);
     if (st == EMBER_ERR_ARG) { /* a file of other tensors: its data, not the caller's call, is wrong */

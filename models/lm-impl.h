@@ -52,6 +52,7 @@ struct lm_tokenizer {
     int32_t byte_token[256]; /* byte -> its token, -1 where the vocabulary has none */
     int32_t bos, eos, eot;   /* -1: none */
     bool add_bos;
+    uint64_t identity; /* a hash of everything that decides its tokens: what a cache of them is keyed by */
 };
 
 /* The tokenizer the file describes; NULL with the reason. */

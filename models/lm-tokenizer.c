@@ -301,6 +301,15 @@ struct lm_tokenizer *lm_tokenizer_load(ember_ctx *ctx, const struct gguf_file *f
         lm_tokenizer_free(t);
         return NULL;
     }
+    /* the vocabulary's texts and kinds, the merges (their table is built the same from the same file), the
+     * pre-tokenizer and how whole pieces are taken: a cache of tokens (lm-data.c) is good for these alone */
+    uint64_t parts[] = {ember_hash_bytes(t->arena, t->text_at[t->count - 1] + t->text_len[t->count - 1]),
+                        ember_hash_bytes(t->text_len, (size_t)t->count * sizeof *t->text_len),
+                        ember_hash_bytes(t->type, (size_t)t->count * sizeof *t->type),
+                        ember_hash_bytes(t->merges, (size_t)(t->merges_mask + 1) * sizeof *t->merges),
+                        (uint64_t)t->pre,
+                        (uint64_t)t->ignore_merges};
+    t->identity = ember_hash_bytes(parts, sizeof parts);
     return t;
 }
 

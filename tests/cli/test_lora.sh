@@ -8,7 +8,8 @@
 # more, end where 20 straight do), `ember generate --adapter` runs them
 # (and changes what the model writes), `ember export --adapter` merges
 # them into a GGUF file that writes the same, a chat's conversations
-# (--data chat) lower its validation loss and resume, full fine-tuning (no
+# (--data chat) lower its validation loss and resume, the token cache is
+# read back and a damaged entry passed over, full fine-tuning (no
 # --lora) lowers it, is read back by generate --weights and exported as a
 # GGUF file that writes the same, and resumes, and mistakes are
 # said: a malformed chat line, --data chat without a model or on two devices, --lora
@@ -20,6 +21,7 @@ set -u
 EMBER=$1 PY=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+export EMBER_CACHE_DIR="$TMP/cache" # the token cache's, not the user's
 . "$(dirname "$0")/../common/cli-util.sh"
 if ! "$PY" -c "import gguf, numpy, safetensors" 2>/dev/null; then
     echo "skipped: no gguf, numpy or safetensors in $PY (scripts/setup.sh --tests)"
@@ -91,6 +93,25 @@ assert sorted(a) == sorted(b)
 bad = [k for k in a if not np.array_equal(a[k], b[k])]
 assert not bad, bad[:3]
 PYEOF
+
+# the token cache: a text is tokenised once for a tokenizer, then read back; a damaged entry is tokenised
+# afresh, the same losses either way; a FIFO where the entry goes is left alone
+rm -rf "$TMP/cache"
+run -- train --init "$MODEL" --lora r=4 $common --steps 2 --verbose
+expect_text "cached 3040 tokens in $TMP/cache/tokens/" "the tokens cached"
+grep -o "validation loss [0-9.]*" "$TMP/err" >"$TMP/losses"
+run -- train --init "$MODEL" --lora r=4 $common --steps 2 --verbose
+expect_text "the tokens of $TMP/text.txt from the cache" "the cached tokens read"
+grep -o "validation loss [0-9.]*" "$TMP/err" | cmp -s - "$TMP/losses" || fail "the cached tokens train otherwise"
+entry=$(ls "$TMP"/cache/tokens/*.tokens)
+printf '\001' | dd of="$entry" bs=1 seek=70 conv=notrunc 2>/dev/null
+run -- train --init "$MODEL" --lora r=4 $common --steps 2 --verbose
+expect_text "does not fit: tokenising afresh" "a damaged cache entry passed over"
+grep -o "validation loss [0-9.]*" "$TMP/err" | cmp -s - "$TMP/losses" || fail "a damaged cache entry changed the run"
+if rm "$entry" && mkfifo "$entry" 2>/dev/null; then
+    expect 0 "not caching tokens: .* is not a regular file" -- timeout 60 "$EMBER" train --init "$MODEL" --lora r=4 $common --steps 1 --verbose
+    [ -p "$entry" ] || fail "the FIFO in the token cache was replaced"
+fi
 
 # a chat's conversations (ChatML: the tiny model has <|im_start|> and <|im_end|>), the loss on the replies alone
 i=0
