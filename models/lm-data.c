@@ -18,18 +18,26 @@
 
 #define MAX_TEXT_BYTES ((int64_t)1 << 30) /* the tokens of 1 GiB of text: 4 GiB at most */
 
+/* a regular file opened to read (ember_open_regular_file's checks), or NULL
+ * with *fd -1 and the reason in why (else out of memory) */
+static FILE *open_regular(const char *path, struct stat *info, int *fd, char *why, size_t len)
+{
+    *fd = ember_open_regular_file(path, info, why, len);
+    FILE *f = *fd >= 0 ? fdopen(*fd, "rb") : NULL;
+    if (!f && *fd >= 0)
+        close(*fd);
+    return f;
+}
+
 ember_status lm_read_text(ember_ctx *ctx, const char *path, char **text, size_t *len)
 {
     struct stat info;
     char why[600];
-    int fd = ember_open_regular_file(path, &info, why, sizeof why);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
+    int fd;
+    FILE *f = open_regular(path, &info, &fd, why, sizeof why);
+    if (!f)
         return ember_set_error(ctx, fd < 0 ? EMBER_ERR_IO : EMBER_ERR_NOMEM, "%s",
                                fd < 0 ? why : "out of host memory opening the text");
-    }
     ember_status st = EMBER_OK;
     if ((int64_t)info.st_size > MAX_TEXT_BYTES)
         st = ember_set_error(ctx, EMBER_ERR_FORMAT, "%s is %lld bytes; ember tokenises text files up to %lld",
@@ -102,13 +110,10 @@ static int64_t cache_read(const ember_lm *lm, const char *path, uint64_t text_ha
 {
     struct stat info;
     char why[600];
-    int fd = ember_open_regular_file(path, &info, why, sizeof why);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
+    int fd;
+    FILE *f = open_regular(path, &info, &fd, why, sizeof why);
+    if (!f)
         return -1;
-    }
     unsigned char head[CACHE_HEAD];
     int64_t count = -1;
     if (fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, CACHE_MAGIC, 8) == 0 &&

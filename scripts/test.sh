@@ -31,16 +31,21 @@ case "${1:-}" in
 *) echo "test: unknown option \"$1\" (scripts/test.sh --help)" >&2; exit 2 ;;
 esac
 jobs=$(nproc)
+began=$(date +%s)
 scripts/setup.sh --tests || { echo "test: scripts/setup.sh --tests failed: nothing to test" >&2; exit 1; }
 
-failed=""
-# stage NAME COMMAND...: runs one stage; a failure is noted and the next stage runs
+failed="" took="
+  $(($(date +%s) - began)) s  the set-up and build/'s build (scripts/setup.sh --tests)"
+# stage NAME COMMAND...: runs one stage; a failure is noted and the next stage runs; its time is kept
 stage() {
     name=$1
     shift
     echo "test: $name"
+    start=$(date +%s)
     "$@" || failed="$failed
   $name"
+    took="$took
+  $(($(date +%s) - start)) s  $name"
 }
 
 # every test but the long ones, each one's CPU seconds in build/test-cpu.log
@@ -121,6 +126,7 @@ sanitized() {
 }
 stage "the sanitizer build (ASan + UBSan) in build-asan/" sanitized
 
+echo "test: the stages' times (the clock's seconds):$took"
 if [ -s "$cpu_log" ]; then
     echo "test: the heaviest tests of build/ (CPU seconds, wall seconds; all in build/test-cpu.log):"
     sort -k2 -n -r "$cpu_log" | head -12 | awk '{ printf "  %-40s %7.1f %7.1f\n", $1, $2, $3 }'
