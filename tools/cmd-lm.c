@@ -625,19 +625,17 @@ static const char export_usage[] =
     "                      adapter_model.safetensors (its adapter_config.json beside it)\n"
     "  --weights FILE      or the weights: ember train --init MODEL.gguf's --save without --lora\n"
     "  --type TYPE         the merged projections' type: F32, F16, Q8_0 (default) or Q4_0\n"
+    "  --format gguf       the format written (the only one for a language model)\n"
     "  -o, --output FILE   the GGUF file to write\n"
     "  -h, --help          this text\n";
 
 int cmd_lm_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'l'},
-        {"adapter", required_argument, NULL, 'A'},
-        {"weights", required_argument, NULL, 'W'},
-        {"type", required_argument, NULL, 'T'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'l'},    {"adapter", required_argument, NULL, 'A'},
+        {"weights", required_argument, NULL, 'W'}, {"type", required_argument, NULL, 'T'},
+        {"output", required_argument, NULL, 'o'},  {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const char *load = NULL, *adapter = NULL, *weights = NULL, *type = "Q8_0", *output = NULL;
     bool ok = true;
@@ -649,6 +647,12 @@ int cmd_lm_export(int argc, char **argv)
         case 'A': adapter = optarg; break;
         case 'W': weights = optarg; break;
         case 'T': type = optarg; break;
+        case 'f': /* said, not needed: a GGUF model is written as GGUF */
+            if (strcmp(optarg, "gguf") != 0) {
+                cli_error("--format %s: a language model is written as GGUF (--format gguf)", optarg);
+                ok = false;
+            }
+            break;
         case 'o': output = optarg; break;
         case 'h': fputs(export_usage, stdout); return EXIT_OK;
         default: ok = false; break;

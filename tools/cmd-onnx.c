@@ -28,9 +28,10 @@ static const char export_usage[] =
     "  --shape S           with --model: one sample's shape (default: the model file's\n"
     "                      input line, or 1x28x28)\n"
     "  --classes N         with --model: the class count (default 10)\n"
+    "  --format onnx       the format written (ONNX; a language model's is GGUF)\n"
     "  -h, --help          this text\n"
     "\n"
-    "With --load MODEL.gguf and --adapter, a language model's LoRA adapters merged into a\n"
+    "With --load MODEL.gguf and --adapter or --weights, a fine-tuned language model as a\n"
     "GGUF file instead: see `ember export --load MODEL.gguf --help`.\n";
 
 /* what a deployed model needs to know besides its layers */
@@ -42,13 +43,10 @@ enum { CARRIED = sizeof carried / sizeof carried[0] };
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"load", required_argument, NULL, 'L'},
-        {"output", required_argument, NULL, 'o'},
-        {"model", required_argument, NULL, 'm'},
-        {"shape", required_argument, NULL, 'S'},
-        {"classes", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"load", required_argument, NULL, 'L'},    {"output", required_argument, NULL, 'o'},
+        {"model", required_argument, NULL, 'm'},   {"shape", required_argument, NULL, 'S'},
+        {"classes", required_argument, NULL, 'C'}, {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     if (cli_loads_gguf(argc, argv)) /* a language model and its adapters: tools/cmd-lm.c */
         return cmd_lm_export(argc, argv);
@@ -61,6 +59,15 @@ int cmd_export(int argc, char **argv)
         switch (c) {
         case 'L': load = optarg; break;
         case 'o': output = optarg; break;
+        case 'f': /* said, not needed: a checkpoint becomes ONNX, a GGUF model GGUF */
+            if (strcmp(optarg, "onnx") != 0) {
+                cli_error(
+                    "--format %s: a checkpoint is written as ONNX; a GGUF file is written from a language "
+                    "model, --load MODEL.gguf with --adapter or --weights",
+                    optarg);
+                ok = false;
+            }
+            break;
         case 'h': fputs(export_usage, stdout); return EXIT_OK;
         default: ok = cli_bare_model_option(c, optarg, &bare); break;
         }

@@ -168,7 +168,7 @@ expect_status 3 "adapters of another model's width"
 expect_text "cannot load the adapters" "adapters of another width"
 
 # the adapters merged into a GGUF file: it runs as the model with the adapters does (greedy, the same text)
-run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --type q8_0 -o "$TMP/merged.gguf"
+run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --type q8_0 --format gguf -o "$TMP/merged.gguf"
 expect_status 0 "export --load MODEL.gguf --adapter"
 expect_text "merged into its q8_0 projections" "the merge said"
 run -- generate --load "$TMP/merged.gguf" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
