@@ -424,24 +424,27 @@ static ember_tensor *recomputed_block(void *user, ember_tensor *x)
 
 /* Runs tokens (B, T) I32 at positions [position, position + T): the
  * scores of every position (B, T, vocab), or of the last one (B, 1,
- * vocab). With `cache` the keys and values go into the cache and each
- * block's tensors are released as soon as it is done (only x goes on:
- * nothing is recorded for a backward pass), so a long prompt holds one
- * block's activations at a time. Training (no cache) keeps each block's
+ * vocab). With `cache` the keys and values go into the cache. With the
+ * cache, or with grad off, each block's tensors are released as soon as it
+ * is done (only x goes on: nothing is recorded for a backward pass), so a
+ * long prompt or a validation pass holds one block's activations at a
+ * time. Training (grad on, no cache) keeps each block's
  * input alone and recomputes its activations in the backward pass
  * (ember_recompute), unless keep_activations: a step of SmolLM2 then holds
  * one block's activations, not thirty's. */
 static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, bool cache, bool last_only)
 {
     int64_t t = ember_tensor_dim(tokens, 1);
+    /* nothing to differentiate (generation, a validation pass): each block's tensors go once it is done */
+    bool release = cache || !ember_grad_enabled(lm->ctx);
     ember_tensor *x = ember_embedding(tokens, lm->token_embd);
     for (int64_t i = 0; i < lm->blocks && x; i++) {
         ember_tape_mark mark = ember_tape_mark_now(lm->ctx);
-        if (!cache && !lm->keep_activations)
+        if (!release && !lm->keep_activations)
             x = ember_recompute(x, recomputed_block, &lm->block[i]);
         else
             x = block_forward(lm, i, x, position, cache);
-        if (cache && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)
+        if (release && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)
             return NULL;
     }
     if (last_only)
