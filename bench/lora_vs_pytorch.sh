@@ -16,13 +16,14 @@
 # MODEL   the GGUF file (default build/models/SmolLM2-135M-Instruct.Q4_1.gguf)
 # PEER_PYTHON  a Python with torch and gguf (default build/pyenv/bin/python)
 # STEPS   timed steps per run (default 4);  THREADS  default "1 2";  ROUNDS  default 2
+# EMBER_ARGS  more options for ember train (--keep-activations: no recomputation)
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
 PY=${PEER_PYTHON:-build/pyenv/bin/python}
 HERE=$(dirname "$0")
 MODEL=${MODEL:-build/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-STEPS=${STEPS:-4} THREADS=${THREADS:-"1 2"} ROUNDS=${ROUNDS:-2}
+STEPS=${STEPS:-4} THREADS=${THREADS:-"1 2"} ROUNDS=${ROUNDS:-2} EMBER_ARGS=${EMBER_ARGS:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 [ -f "$MODEL" ] || { echo "no $MODEL: scripts/fetch-model.sh fetches it" >&2; exit 1; }
@@ -37,7 +38,7 @@ for t in $THREADS; do
     rm -f "$TMP/m.jsonl"
     /usr/bin/time -f "%M" -o "$TMP/rss" "$EMBER" train --init "$MODEL" --lora r=8,alpha=16 --data text \
         --data-dir "$TMP/text.txt" --context 128 --batch 4 --steps $((STEPS + 1)) --optim adamw --lr 1e-3 \
-        --no-eval --quiet --log-every 1 --metrics "$TMP/m.jsonl" --threads "$t" --device cpu 2>/dev/null
+        --no-eval --quiet --log-every 1 --metrics "$TMP/m.jsonl" --threads "$t" --device cpu $EMBER_ARGS 2>/dev/null
     ember=$("$PY" -c "
 import json, sys
 lines = [json.loads(l) for l in open('$TMP/m.jsonl') if '\"step\"' in l][1:]

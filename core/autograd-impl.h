@@ -31,6 +31,7 @@
     X(SOFTMAX, softmax)                                                                                      \
     X(LOG_SOFTMAX, log_softmax)                                                                              \
     X(CROSS_ENTROPY, cross_entropy)                                                                          \
+    X(CROSS_ENTROPY_IGNORE, cross_entropy_ignore)                                                            \
     X(MATMUL, matmul)                                                                                        \
     X(LINEAR, linear)                                                                                        \
     X(CONV2D, conv2d)                                                                                        \

@@ -85,11 +85,15 @@ ember_status ember_backward_cross_entropy(struct ember_node *n)
     return st == EMBER_OK ? ember_grad_commit(x, dx) : st;
 }
 
-/* The mean over the targets that are not EMBER_IGNORE_INDEX: those rows
- * of the logits gathered (an embedding lookup whose table is the logits,
- * so the gradient scatters back to them) and scored as ember_cross_entropy
- * scores every row. The targets are read to the host to find the rows: a
- * step's few kilobytes. */
+/* The mean over the targets that are not EMBER_IGNORE_INDEX: every row
+ * scored by the fused primitive, an ignored one against class 0, then
+ * weighted, 1 / kept for a row that counts and 0 for one that does not;
+ * backward, the primitive's gradient row by row times the same weights.
+ * Every tensor has the logits' shape whatever the mask, so a training
+ * step's buffers are the same each step (rows gathered by the mask would
+ * be of another size each step, and the buffer cache would keep one of
+ * each). The targets are read to the host to make the weights: a step's
+ * few kilobytes. */
 ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *target)
 {
     ember_ctx *ctx = ember_op_begin("ember_cross_entropy_ignore", logits, NULL, NULL);
@@ -101,10 +105,11 @@ ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *tar
         ember_tensor_numel(target) != ember_tensor_numel(logits) / logits->shape[logits->ndim - 1])
         return ember_cross_entropy(logits, target); /* its message says what it takes */
     int64_t rows = ember_tensor_numel(target), classes = logits->shape[logits->ndim - 1], kept = 0;
-    int32_t *t = malloc((size_t)rows * sizeof *t), *at = malloc((size_t)rows * sizeof *at);
-    if (!t || !at) {
+    int32_t *t = malloc((size_t)rows * sizeof *t);
+    float *w = malloc((size_t)rows * sizeof *w);
+    if (!t || !w) {
         free(t);
-        free(at);
+        free(w);
         ember_fail(ctx, EMBER_ERR_NOMEM, "ember_cross_entropy_ignore: out of host memory for %lld targets",
                    (long long)rows);
         return NULL;
@@ -113,30 +118,59 @@ ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *tar
     if (ember_tensor_read(target, t, (size_t)rows * sizeof *t) != EMBER_OK)
         goto done;
     for (int64_t i = 0; i < rows; i++)
-        if (t[i] != EMBER_IGNORE_INDEX) {
-            at[kept] = (int32_t)i;
-            t[kept++] = t[i];
-        }
+        kept += t[i] != EMBER_IGNORE_INDEX;
     if (kept == rows) {
         loss = ember_cross_entropy(logits, target);
         goto done;
     }
-    /* nothing to score: the loss of row 0 times 0, a 0 whose gradient is 0 everywhere */
-    bool none = kept == 0;
-    if (none)
-        at[0] = t[0] = 0, kept = 1;
-    int64_t shape[2] = {rows, classes};
-    struct ember_tensor *index = ember_tensor_alloc(ctx, EMBER_I32, 1, &kept, EMBER_OWNER_TAPE);
-    struct ember_tensor *kept_target =
-        index ? ember_tensor_alloc(ctx, EMBER_I32, 1, &kept, EMBER_OWNER_TAPE) : NULL;
-    if (!kept_target || ember_tensor_write(index, at, (size_t)kept * sizeof *at) != EMBER_OK ||
-        ember_tensor_write(kept_target, t, (size_t)kept * sizeof *t) != EMBER_OK)
+    for (int64_t i = 0; i < rows; i++) { /* none kept: every weight 0, a loss of 0 and no gradient */
+        bool counts = t[i] != EMBER_IGNORE_INDEX;
+        w[i] = counts ? 1.0f / (float)kept : 0.0f;
+        t[i] = counts ? t[i] : 0;
+    }
+    int64_t flat[2] = {rows, classes};
+    struct ember_tensor *x = ember_contiguous(logits->ndim == 2 ? logits : ember_reshape(logits, 2, flat));
+    struct ember_tensor *scored = x ? ember_tensor_alloc(ctx, EMBER_I32, 1, &rows, EMBER_OWNER_TAPE) : NULL;
+    struct ember_tensor *weights = scored ? ember_op_out(ctx, 1, &rows) : NULL;
+    struct ember_tensor *prob = weights ? ember_op_out_like(x) : NULL;
+    struct ember_tensor *losses = prob ? ember_op_out(ctx, 1, &rows) : NULL;
+    struct ember_tensor *out = losses ? ember_op_out(ctx, 0, NULL) : NULL;
+    if (!out || ember_tensor_write(scored, t, (size_t)rows * sizeof *t) != EMBER_OK ||
+        ember_tensor_write(weights, w, (size_t)rows * sizeof *w) != EMBER_OK ||
+        ctx->ops->cross_entropy_forward(ctx->dev, rows, classes, ember_tensor_ptr(x),
+                                        ember_tensor_ptr(scored), ember_tensor_ptr(prob),
+                                        ember_tensor_ptr(losses)) != EMBER_OK ||
+        ember_binary_into(EMBER_MUL, losses, losses, weights, 0.0f) != EMBER_OK ||
+        ember_reduce_into(EMBER_SUM, out, losses, 1, rows, 1, 1.0f, 0.0f) != EMBER_OK)
         goto done;
-    loss = ember_cross_entropy(ember_embedding(index, ember_reshape(logits, 2, shape)), kept_target);
-    if (none)
-        loss = ember_scale(loss, 0.0f);
+    if (ember_grad_needed(ctx, x, NULL, NULL)) {
+        struct ember_node *node = ember_record(EMBER_OP_CROSS_ENTROPY_IGNORE, out, x, scored, weights);
+        if (!node)
+            goto done;
+        node->saved[0] = prob;
+    }
+    loss = out;
 done:
     free(t);
-    free(at);
+    free(w);
     return loss;
+}
+
+/* dlogits = (softmax(logits) - onehot(target)) * dloss * weight, row by row */
+ember_status ember_backward_cross_entropy_ignore(struct ember_node *n)
+{
+    struct ember_tensor *x = n->in[0], *target = n->in[1], *weights = n->in[2], *prob = n->saved[0];
+    ember_ctx *ctx = x->ctx;
+    int64_t rows = x->shape[0], classes = x->shape[1], column[2] = {rows, 1}, stride[2] = {1, 1};
+    struct ember_tensor *dx = ember_op_out_like(x);
+    struct ember_tensor *per_row =
+        dx ? ember_tensor_view(weights, 2, column, stride, weights->offset, EMBER_OWNER_TAPE) : NULL;
+    if (!per_row)
+        return ctx->status;
+    ember_status st = ctx->ops->cross_entropy_backward(
+        ctx->dev, rows, classes, ember_tensor_ptr(prob), ember_tensor_ptr(target),
+        ember_tensor_ptr(n->out->grad), 1.0f, ember_tensor_ptr(dx));
+    if (st == EMBER_OK)
+        st = ember_binary_into(EMBER_MUL, dx, dx, per_row, 0.0f);
+    return st == EMBER_OK ? ember_grad_commit(x, dx) : st;
 }

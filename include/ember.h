@@ -417,7 +417,7 @@ EMBER_API ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *
  * alone: their mean, and no gradient to the other rows, as PyTorch's
  * F.cross_entropy(..., ignore_index=-100). Every target ignored gives a
  * loss of 0 (PyTorch's is NaN) with a gradient of 0. It reads the targets
- * back to the host to find the rows it scores. */
+ * back to the host to weigh the rows. */
 EMBER_API ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *target);
 
 /* y = fn(user, x), its activations recomputed in the backward pass

@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli.h"
 #include "platform.h"
@@ -103,6 +106,13 @@ static void restart_without_blas_threads(char **argv)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+    /* Blocks of a MiB and more straight from the system and back to it when freed. glibc's own
+     * threshold rises to the largest block freed (up to 32 MiB), after which the CPU device's
+     * buffers of tens of MiB come from the heap and stay there: a chat's fine-tuning, whose set-up
+     * freed such a block, peaked at 2.6 GB where its step needs 0.8 (docs/models.md, "Memory"). */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     argv = ember_program_arguments(argc, argv); /* UTF-8, on Windows too */
     restart_without_blas_threads(argv);
     cli_start_time = cli_now();
