@@ -40,6 +40,13 @@ for name, arch, q in (("tiny", "llama", gguf.GGMLQuantizationType.Q8_0), ("other
     write_tiny(path, arch, q, rng, untied=True, biases=arch == "qwen2")
     norms_to_one(path)
 PYEOF
+# loss_fell BY WHAT: the last run's validation loss (in $TMP/err) fell by more than BY from before its first step
+loss_fell() {
+    before=$(sed -n 's/.*before fine-tuning: validation loss \([0-9.]*\).*/\1/p' "$TMP/err")
+    after=$(sed -n 's/.*, validation loss \([0-9.]*\).*/\1/p' "$TMP/err" | tail -1)
+    awk -v a="$before" -v b="$after" -v by="$1" 'BEGIN { exit !(a != "" && b != "" && b < a - by) }' ||
+        fail "$2 validation loss did not fall by $1: $before to $after"
+}
 MODEL=$TMP/tiny.gguf
 i=0
 while [ $i -lt 40 ]; do
@@ -126,10 +133,7 @@ mkdir -p "$TMP/c"
 run -- train --init "$MODEL" --lora r=4,alpha=8 $chat --steps 12 --save "$TMP/c/run.safetensors"
 expect_status 0 "train --data chat"
 expect_text "(30 conversations)" "the conversations counted"
-before=$(sed -n 's/.*before fine-tuning: validation loss \([0-9.]*\).*/\1/p' "$TMP/err")
-after=$(sed -n 's/.*, validation loss \([0-9.]*\).*/\1/p' "$TMP/err" | tail -1)
-awk -v a="$before" -v b="$after" 'BEGIN { exit !(a != "" && b != "" && b < a - 0.5) }' ||
-    fail "a chat's validation loss did not fall: $before to $after"
+loss_fell 0.5 "a chat's"
 run -- train --resume "$TMP/c/run.safetensors" --steps 16 --device cpu
 expect_status 0 "train --resume of a chat run"
 expect_text "(30 conversations)" "the resumed run's conversations"
@@ -185,10 +189,7 @@ run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" -o "$
 run -- train --init "$MODEL" $common --lr 0.001 --steps 20 --save "$TMP/full.safetensors"
 expect_status 0 "train --init MODEL.gguf without --lora"
 expect_text "every weight trained in F32" "the full fine-tuning said"
-before=$(sed -n 's/.*before fine-tuning: validation loss \([0-9.]*\).*/\1/p' "$TMP/err")
-after=$(sed -n 's/.*, validation loss \([0-9.]*\).*/\1/p' "$TMP/err" | tail -1)
-awk -v a="$before" -v b="$after" 'BEGIN { exit !(a != "" && b != "" && b < a - 1) }' ||
-    fail "the full fine-tuning's validation loss did not fall: $before to $after"
+loss_fell 1 "the full fine-tuning's"
 [ -f "$TMP/full.adapter_config.json" ] && fail "a full fine-tuning wrote an adapter_config.json"
 run -- generate --load "$MODEL" --weights "$TMP/full.safetensors" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
 expect_status 0 "generate --weights"
