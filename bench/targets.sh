@@ -38,6 +38,7 @@
 # ROUNDS   runs of the peer comparison (default 2);  STEPS  steps per run (300)
 # CONTENTION_STEPS  steps of each bench/contention.sh run (default 300)
 # POCL_STEPS  steps of the PoCL run (default 40);  ACCURACY_MD  see above
+# PROFILE_STEPS  steps of the profiled run that says where a miss's time goes (60)
 # MODELS   default "simplecnn kerascnn resnet8 vgg8";  THREADS  default "1 2"
 # Everything else (PEERS, TORCH_PYTHON, BENCH_TORCH, ...) as bench/cpu_vs_peers.sh.
 # --help: the comment above, and nothing else done
@@ -85,7 +86,7 @@ verdict() { if ge "$1" "$2"; then echo met; else echo "**missed**"; fi; }
 
 # where ember's time goes: the three largest ops of a short profiled run
 profile_top() { # MODEL THREADS [DEVICE]
-    "$EMBER" train --model "$1" --threads "$2" --steps 60 --no-eval --device "${3:-cpu}" --profile 2>&1 |
+    "$EMBER" train --model "$1" --threads "$2" --steps "${PROFILE_STEPS:-60}" --no-eval --device "${3:-cpu}" --profile 2>&1 |
         awk '/^op \/ primitive/ { inside = 1; next }
              inside && /^[a-z]/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/) share = $i
                                   sub(/ +[0-9].*$/, ""); print share + 0, share, $0 }' |

@@ -40,7 +40,8 @@
 #                 the CPU, stands in for the driver, on a subset of Fashion-MNIST
 #                 and a few steps: a rehearsal of this script (CI runs it); its
 #                 figures are no GPU's, and the test programs run on the first kernel
-#                 path only (the double's ctest suites run them on the others). OpenCL
+#                 path only, memory and models not even there (the double's ctest
+#                 suites run them all). OpenCL
 #                 runs on whatever device there is (PoCL)
 #
 # Every command has a limit of its own (GPU_CHECK_STEP_LIMIT seconds, default 240): a
@@ -302,10 +303,11 @@ check_path() {
     fi
     for t in parity gradcheck memory models backend_e2e; do
         out_of_time $path "test $t" && continue
-        # on the double the first path rehearses the tests; on the others the double's own ctest
-        # suites run them (test_*_cuda_double_*: parity on all four, the rest on the built-in
-        # PTX), and doing it again here took a minute of the rehearsal's three
-        if [ $double = yes ] && [ $path != nvrtc-cubin ]; then
+        # on the double the first path rehearses the tests (memory and models aside, 17 s of its
+        # 90); the double's own ctest suites run them all (test_*_cuda_double_*: parity on all
+        # four paths, the rest on NVRTC's cubin and the built-in PTX), and doing it again here
+        # on every path took a minute of the rehearsal's three
+        if [ $double = yes ] && { [ $path != nvrtc-cubin ] || [ $t = memory ] || [ $t = models ]; }; then
             record $path "test $t" skip "the double: its own ctest suites (test_${t}_cuda_double_*) run it"
             continue
         fi

@@ -21,7 +21,7 @@ command -v cc >/dev/null || {
     echo "test_bench: no C compiler for bench/limits.c: skipped"
     exit 77
 }
-PEERS=none ROUNDS=1 STEPS=5 CONTENTION_STEPS=20 MODELS=simplecnn THREADS="1 2" SIZE=256 LIMIT_SECONDS=0.05 \
+PEERS=none ROUNDS=1 STEPS=5 CONTENTION_STEPS=20 POCL_STEPS=3 PROFILE_STEPS=3 MODELS=simplecnn THREADS="1 2" SIZE=256 LIMIT_SECONDS=0.05 \
     BENCH_BUILD="$TMP/build" "$HERE/../../bench/targets.sh" "$EMBER" >"$TMP/out.md" 2>"$TMP/err" ||
     fail "bench/targets.sh failed: $(tail -n 3 "$TMP/err")"
 grep -q '^## The targets' "$TMP/out.md" || fail "no targets table"

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/gpu/test_cuda_nvrtc.c — every kernel compiles through every NVRTC the
- * CUDA backend finds, for every arch that NVRTC says it supports, exactly as
+ * CUDA backend finds, for the first arch of each generation that NVRTC says it
+ * supports (sm_75, sm_80, sm_90, ... for NVRTC 13; about 4 s each), exactly as
  * the backend compiles them (cuda_nvrtc_compile, the backend's tuning); no
  * GPU needed. Each PTX must target the arch and hold every entry point;
- * each cubin (NVRTC 11.1 and later) must be an ELF image.
+ * each cubin (NVRTC 11.1 and later) must be an ELF image. The kernels have
+ * no code of their own for any arch, so the rest of a generation adds little:
+ * --every-arch compiles for them too (test_cuda_nvrtc_every_arch, label long).
  *
- *   test_cuda_nvrtc [--version X.Y] [--archs 35,37]
+ *   test_cuda_nvrtc [--version X.Y] [--archs 35,37] [--every-arch]
  *
  * --version tests only the NVRTCs of that version (and skips, 77, when the
  * probe finds none: the CUDA 11.8 wheels test uses it); --archs only those
- * archs. Without any NVRTC the test says so and reports skipped (77).
+ * archs, every one. Without any NVRTC the test says so and reports skipped (77).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +53,14 @@ static void check_ptx(const struct cuda_nvrtc *n, int arch, const char *ptx)
 int main(int argc, char **argv)
 {
     const char *version = NULL, *archs = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--version") == 0)
-            version = argv[i + 1];
-        else if (strcmp(argv[i], "--archs") == 0)
-            archs = argv[i + 1];
+    bool every_arch = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--every-arch") == 0)
+            every_arch = true;
+        else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc)
+            version = argv[++i];
+        else if (strcmp(argv[i], "--archs") == 0 && i + 1 < argc)
+            archs = argv[++i];
     }
     const struct cuda_probe *p = cuda_probe();
     struct ember_kernel_tuning tuning = cuda_nvrtc_tuning();
@@ -67,10 +73,12 @@ int main(int argc, char **argv)
             continue;
         printf("NVRTC %s at %s: %d archs, %s\n", v, n->path, n->arch_count,
                n->cubin ? "cubins too" : "PTX only");
+        int generation = -1; /* the last tested arch's: sm_86's is 8 */
         for (int a = 0; a < n->arch_count; a++) {
             int arch = n->archs[a];
-            if (!wanted_arch(archs, arch))
+            if (!wanted_arch(archs, arch) || (!archs && !every_arch && arch / 10 == generation))
                 continue;
+            generation = arch / 10;
             char why[4096];
             size_t size = 0;
             unsigned char *ptx = cuda_nvrtc_compile(n, arch, false, &tuning, &size, why, sizeof why);

@@ -3,7 +3,7 @@
 """tests/interop/test_lm_vs_torch.py — ember's GGUF language models
 (models/lm-llama.c) against a PyTorch twin.
 
-    test_lm_vs_torch.py LM_RUN MODEL.gguf [--tiny-only] [--quick] [--tokens N]
+    test_lm_vs_torch.py LM_RUN MODEL.gguf [--tiny-only] [--quick] [--only NAMES] [--tokens N]
 
 The twin is written here from the file's metadata alone, on weights the
 `gguf` package dequantises: RMSNorm, RoPE as the file keeps q and k (llama:
@@ -19,7 +19,8 @@ fetched, on a prompt tokenised by Hugging Face's `tokenizers`; and tiny
 models written here with the `gguf` package, one per weight type (Q4_0,
 Q4_1, Q8_0, Q4_K, Q6_K, F16, BF16, F32), a qwen2 one with biases and an
 untied output (--quick: Q4_0, Q4_K, Q6_K and the qwen2 one, 4 tokens each,
-for the simulated GPUs). The device is $EMBER_TEST_DEVICE (cpu by default).
+for the simulated GPUs; --only Q4_K,qwen2: the tiny ones named, by type or
+architecture, so that four simulated GPUs share them out). The device is $EMBER_TEST_DEVICE (cpu by default).
 Exit 77 without PyTorch, numpy or gguf.
 """
 import os
@@ -256,6 +257,10 @@ def main():
         types = (Q.Q4_0, Q.Q4_K, Q.Q6_K) if "--quick" in args else (Q.Q4_0, Q.Q4_1, Q.Q8_0, Q.Q4_K, Q.Q6_K, Q.F16,
                                                                     Q.BF16, Q.F32)
         tiny = [("llama", t, False, False) for t in types] + [("qwen2", Q.Q8_0, True, True)]
+        if "--only" in args:
+            only = args[args.index("--only") + 1].split(",")
+            tiny = [m for m in tiny if (m[1].name if m[0] == "llama" else m[0]) in only]
+            assert len(tiny) == len(only), f"--only {only}: not all of them are among the tiny models"
         for arch, qtype, untied, biases in tiny:
             path = os.path.join(tmp, f"tiny-{arch}-{qtype.name}.gguf")
             write_tiny(path, arch, qtype, rng, untied, biases)
