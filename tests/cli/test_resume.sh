@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/cli/test_resume.sh — stopping and going on: a run interrupted or cut
 # short and then resumed ends with the same parameters, bit for bit, as one
-# that never stopped (Fashion-MNIST, simplecnn, the CPU with one thread).
+# that never stopped (the first 9,600 images of Fashion-MNIST, 150 steps an
+# epoch; simplecnn, the CPU with one thread).
 #
 #   test_resume.sh path/to/ember path/to/checkpoint-compare
 #
@@ -13,7 +14,10 @@ EMBER=$1 COMPARE=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 . "$(dirname "$0")/../common/cli-util.sh"
-common="--model simplecnn --seed 7 --device cpu --threads 1 --quiet --no-eval"
+[ -n "$PYTHON" ] || { echo "skipped: no python3 to make the subset of Fashion-MNIST"; exit 77; }
+"$PYTHON" "$(dirname "$0")/../common/fashion_subset.py" "${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}" \
+    "$TMP/data" 9600 1000 || { echo "FAILED: no subset of Fashion-MNIST (Debian's dataset-fashion-mnist)"; exit 1; }
+common="--model simplecnn --data fashion-mnist --data-dir $TMP/data --seed 7 --device cpu --threads 1 --quiet --no-eval"
 
 # the parameters and buffers of two checkpoints are the same bits (what differs is printed)
 same() { "$COMPARE" "$1" "$2" >"$TMP/compare" 2>&1 || { cat "$TMP/compare" >&2; return 1; }; }
@@ -28,17 +32,17 @@ run -- train $common --epochs 1 --save "$TMP/one.safetensors"
 cp "$TMP/one.safetensors" "$TMP/first-epoch.safetensors"
 run -- train --resume "$TMP/one.safetensors" --epochs 2 --device cpu --threads 1 --quiet
 expect_status 0 "resuming after an epoch"
-expect_text "resuming $TMP/one.safetensors at epoch 2, step 0 of 938" "resuming after an epoch"
+expect_text "resuming $TMP/one.safetensors at epoch 2, step 0 of 150" "resuming after an epoch"
 same "$TMP/whole.safetensors" "$TMP/one.safetensors" || fail "one epoch then one more differs from two"
 
 # --- cut inside an epoch (--steps), with --save-every on the way, then resumed
-run -- train $common --epochs 2 --steps 700 --save-every 300 --save "$TMP/cut.safetensors"
-expect_status 0 "stopping at step 700"
-expect_text "saved $TMP/cut.safetensors (--save-every)" "--save-every 300"
+run -- train $common --epochs 2 --steps 110 --save-every 50 --save "$TMP/cut.safetensors"
+expect_status 0 "stopping at step 110"
+expect_text "saved $TMP/cut.safetensors (--save-every)" "--save-every 50"
 run -- train --resume "$TMP/cut.safetensors" --device cpu --threads 1 --quiet
 expect_status 0 "resuming inside an epoch"
-expect_text "at epoch 1, step 700 of 938" "resuming inside an epoch"
-same "$TMP/whole.safetensors" "$TMP/cut.safetensors" || fail "stopped at step 700 and resumed differs from whole"
+expect_text "at epoch 1, step 110 of 150" "resuming inside an epoch"
+same "$TMP/whole.safetensors" "$TMP/cut.safetensors" || fail "stopped at step 110 and resumed differs from whole"
 
 # --- a model of text cut inside an epoch and resumed, as an image run is: its
 # state counts tokens, not windows (every such GPT run was refused, "its
@@ -70,9 +74,11 @@ started() {
     sleep 0.3
 }
 
-# --- Ctrl-C: the step finishes, the run is saved, the status says so; resuming ends where the whole run did
+# --- Ctrl-C: the step finishes, the run is saved, the status says so; resuming ends where the whole run did.
+# Eight epochs (1,200 steps, seconds): the signal comes about 0.4 s after training begins, and must find it running
+run -- train $common --epochs 8 --save "$TMP/whole8.safetensors"
 : >"$TMP/err"
-"$EMBER" train $common --epochs 2 --save "$TMP/int.safetensors" >"$TMP/out" 2>"$TMP/err" &
+"$EMBER" train $common --epochs 8 --save "$TMP/int.safetensors" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 started
 kill -INT $pid
@@ -86,11 +92,11 @@ hint=$(sed -n "s|.*to go on: $EMBER ||p" "$TMP/err")
 # shellcheck disable=SC2086 # the hint is a list of arguments
 run -- $hint --quiet
 expect_status 0 "resuming after Ctrl-C as the hint says ($hint)"
-same "$TMP/whole.safetensors" "$TMP/int.safetensors" || fail "interrupted and resumed differs from whole"
+same "$TMP/whole8.safetensors" "$TMP/int.safetensors" || fail "interrupted and resumed differs from whole"
 
 # --- SIGTERM the same way, with its own status
 : >"$TMP/err"
-"$EMBER" train $common --epochs 1 --save "$TMP/term.safetensors" >"$TMP/out" 2>"$TMP/err" &
+"$EMBER" train $common --epochs 8 --save "$TMP/term.safetensors" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 started
 kill -TERM $pid
@@ -102,7 +108,7 @@ expect_text "stopped (SIGTERM)" "SIGTERM"
 # --- with augmentation (shifted and mirrored images, drawn per epoch and place): the same after a resume
 run -- train $common --epochs 1 --augment crop:2,flip --save "$TMP/aug.safetensors"
 expect_status 0 "one epoch, augmented"
-run -- train $common --epochs 1 --steps 400 --augment crop:2,flip --save "$TMP/aug-cut.safetensors"
+run -- train $common --epochs 1 --steps 60 --augment crop:2,flip --save "$TMP/aug-cut.safetensors"
 run -- train --resume "$TMP/aug-cut.safetensors" --device cpu --threads 1 --quiet
 expect_status 0 "resuming an augmented run"
 same "$TMP/aug.safetensors" "$TMP/aug-cut.safetensors" || fail "an augmented run stopped and resumed differs"
@@ -116,7 +122,7 @@ cp "$TMP/one.safetensors" "$TMP/lonely.safetensors"
 run -- train --resume "$TMP/lonely.safetensors" --device cpu --quiet
 expect_status 3 "no training state"
 expect_text "lonely.state.safetensors" "no training state"
-run -- train $common --steps 100 --save "$TMP/early.safetensors"
+run -- train $common --steps 20 --save "$TMP/early.safetensors"
 cp "$TMP/early.state.safetensors" "$TMP/one.state.safetensors" # a state from another step
 run -- train --resume "$TMP/one.safetensors" --device cpu --quiet
 expect_status 3 "a pair from two steps"
@@ -164,8 +170,8 @@ else
 run -- train $common --epochs 1 --save "$TMP/one.safetensors" # the pair the cases start from
 hostile "epoch 10^12 in the state" state "ember.epoch=1000000000000" \
     'ember.epoch is "1000000000000", not a whole number from 0 to 1000000'
-hostile "a place past the epoch" state "ember.step_in_epoch=939" "ember.step_in_epoch"
-hostile "a place that is no step's" state "ember.epoch=0" "is not one of a run of 938 steps an epoch"
+hostile "a place past the epoch" state "ember.step_in_epoch=151" "ember.step_in_epoch"
+hostile "a place that is no step's" state "ember.epoch=0" "is not one of a run of 150 steps an epoch"
 hostile "a loss that is not a number" state "ember.loss_sum=nan" "ember.loss_sum"
 hostile "more right than seen" state "ember.correct=99" "its counts do not agree"
 hostile "epochs of 2^63-1" model "ember.epochs=9223372036854775807" \
@@ -197,14 +203,14 @@ fi
 
 # --- a kill between the two files of a save leaves the new state beside the
 # old model; the old model's state was kept aside, and resuming takes it
-run -- train $common --epochs 2 --steps 300 --save "$TMP/pair.safetensors"
+run -- train $common --epochs 2 --steps 50 --save "$TMP/pair.safetensors"
 cp "$TMP/pair.state.safetensors" "$TMP/pair.state.previous.safetensors"
-run -- train --resume "$TMP/pair.safetensors" --steps 500 --device cpu --threads 1 --quiet --save "$TMP/later.safetensors"
+run -- train --resume "$TMP/pair.safetensors" --steps 80 --device cpu --threads 1 --quiet --save "$TMP/later.safetensors"
 cp "$TMP/later.state.safetensors" "$TMP/pair.state.safetensors" # the newer state, its model never written
-run -- train --resume "$TMP/pair.safetensors" --steps 700 --device cpu --threads 1 --quiet
+run -- train --resume "$TMP/pair.safetensors" --steps 110 --device cpu --threads 1 --quiet
 expect_status 0 "a state kept aside"
 expect_text "resuming with $TMP/pair.state.previous.safetensors, the state saved with the model" "a state kept aside"
 [ -e "$TMP/pair.state.previous.safetensors" ] && fail "the state kept aside stayed after a whole save"
-run -- train $common --epochs 2 --steps 700 --save "$TMP/ref700.safetensors"
-same "$TMP/ref700.safetensors" "$TMP/pair.safetensors" || fail "resumed with the state kept aside, the run differs"
+run -- train $common --epochs 2 --steps 110 --save "$TMP/ref110.safetensors"
+same "$TMP/ref110.safetensors" "$TMP/pair.safetensors" || fail "resumed with the state kept aside, the run differs"
 finish test_resume
