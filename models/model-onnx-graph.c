@@ -140,6 +140,43 @@ bool imp_attr_uniform(const struct onnx_node *n, const char *name, int64_t fallb
 #define BATCH   IMP_BATCH
 #define UNKNOWN IMP_UNKNOWN
 
+/* F.pad's pads as torch.onnx.export turns them into ONNX's: PyTorch's list
+ * (the last dimension's begin and end first), zeros for the other
+ * dimensions, made pairs (Reshape to -1 x 2), the pairs reversed (Slice,
+ * step -1) and transposed: every begin, first dimension first, then every
+ * end. Folded at the Transpose, the one place the pairs are seen whole. */
+static int fold_pytorch_pads(struct importer *im, const struct onnx_node *t, int64_t *out, int depth)
+{
+    const struct onnx_attr *perm = onnx_attr_find(t, "perm");
+    const struct onnx_node *slice = imp_producer(im, t->inputs[0]);
+    if (!perm || perm->int_count != 2 || perm->ints[0] != 1 || perm->ints[1] != 0 || !slice ||
+        strcmp(slice->op_type, "Slice") != 0 || slice->input_count != 5)
+        return -1;
+    int64_t starts[IMP_FOLD_MAX], axes[IMP_FOLD_MAX], steps[IMP_FOLD_MAX];
+    if (imp_fold(im, slice->inputs[1], starts, depth + 1) != 1 || starts[0] != -1 ||
+        imp_fold(im, slice->inputs[3], axes, depth + 1) != 1 || axes[0] != 0 ||
+        imp_fold(im, slice->inputs[4], steps, depth + 1) != 1 || steps[0] != -1)
+        return -1;
+    if (!imp_constant(im, slice->inputs[2])) /* its end: past the first row, any number far below -rows */
+        return -1;
+    const struct onnx_node *pairs = imp_producer(im, slice->inputs[0]);
+    int64_t shape[IMP_FOLD_MAX], flat[IMP_FOLD_MAX];
+    if (!pairs || strcmp(pairs->op_type, "Reshape") != 0 || pairs->input_count != 2 ||
+        imp_fold(im, pairs->inputs[1], shape, depth + 1) != 2 || shape[0] != -1 || shape[1] != 2)
+        return -1;
+    int count = imp_fold(im, pairs->inputs[0], flat, depth + 1);
+    if (count <= 0 || count % 2 != 0)
+        return -1;
+    imp_take(im, slice);
+    imp_take(im, pairs);
+    int rows = count / 2;
+    for (int j = 0; j < rows; j++) {
+        out[j] = flat[2 * (rows - 1 - j)];
+        out[rows + j] = flat[2 * (rows - 1 - j) + 1];
+    }
+    return count;
+}
+
 int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
 {
     /* each call spends from a budget linear in the graph: Concats of
@@ -163,6 +200,8 @@ int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
             imp_constant(im, n->inputs[i]);
     int64_t a[IMP_FOLD_MAX], b[IMP_FOLD_MAX];
     const char *op = n->op_type;
+    if (strcmp(op, "Transpose") == 0)
+        return fold_pytorch_pads(im, n, out, depth);
     if (strcmp(op, "Shape") ==
         0) { /* only its first element, the batch, is known here, or a probe's channels */
         out[0] = BATCH;
@@ -175,10 +214,21 @@ int imp_fold(struct importer *im, const char *name, int64_t *out, int depth)
     int na = imp_fold(im, n->inputs[0], a, depth + 1);
     if (na < 0)
         return -1;
+    /* a Reshape of folded values keeps them in order: only F.pad's pads
+     * are folded through one (fold_pytorch_pads reads their pairs) */
     if (strcmp(op, "Cast") == 0 || strcmp(op, "Identity") == 0 || strcmp(op, "Unsqueeze") == 0 ||
-        strcmp(op, "Squeeze") == 0) {
+        strcmp(op, "Squeeze") == 0 || strcmp(op, "Reshape") == 0) {
         memcpy(out, a, (size_t)na * sizeof *out);
         return na;
+    }
+    if (strcmp(op, "ConstantOfShape") == 0) { /* zeros, or the one integer of its value */
+        const struct onnx_attr *v = onnx_attr_find(n, "value");
+        int64_t fill = v && v->t && v->t->ints && v->t->numel == 1 ? v->t->ints[0] : 0;
+        if ((v && !(v->t && v->t->ints && v->t->numel == 1)) || na != 1 || a[0] < 0 || a[0] > IMP_FOLD_MAX)
+            return -1;
+        for (int64_t i = 0; i < a[0]; i++)
+            out[i] = fill;
+        return (int)a[0];
     }
     if (strcmp(op, "Gather") == 0 && n->input_count == 2) {
         int nb = imp_fold(im, n->inputs[1], b, depth + 1);

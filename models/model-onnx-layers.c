@@ -300,6 +300,10 @@ static ember_status pad_layer(struct importer *im, struct imp_block *block, cons
         n->input_count > 1 && n->inputs[1][0] ? imp_constant(im, n->inputs[1]) : NULL;
     const int64_t *p = attr ? attr->ints : pads ? pads->ints : NULL;
     int64_t count = attr ? attr->int_count : pads && pads->ints ? pads->numel : -1;
+    int64_t folded[IMP_FOLD_MAX]; /* F.pad's, which torch.onnx.export computes from PyTorch's order */
+    if (!p && !pads && n->input_count > 1 && n->inputs[1][0] &&
+        (count = imp_fold(im, n->inputs[1], folded, 0)) == 8)
+        p = folded;
     const struct onnx_tensor *v =
         n->input_count > 2 && n->inputs[2][0] ? imp_constant(im, n->inputs[2]) : NULL;
     float value = v && v->values && v->numel == 1 ? v->values[0] : imp_attr_float(n, "value", 0.0f);

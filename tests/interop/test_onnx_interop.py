@@ -16,7 +16,8 @@ ember -> ONNX: every model of the zoo and a model file written here (with
 PyTorch -> ONNX -> ember: the PyTorch twins of the zoo (tests/interop/torch_zoo.py)
     and a torchvision-style ResNet-18 for 3x32x32, with random weights and
     BatchNorm statistics, exported by torch.onnx.export (dynamic batch), and
-    a network using x.view(N, -1), GELU, LeakyReLU and a MatMul: ember's
+    a network using x.view(N, -1), GELU, LeakyReLU and a MatMul, and one
+    padded by F.pad and nn.ZeroPad2d (opsets 11 and 17): ember's
     logits (`ember predict --load model.onnx`) equal ONNX Runtime's within
     1e-4. An operator ember lacks exits 3 naming the node and the operator;
     several are listed at once, each with its PyTorch scope and name.
@@ -192,6 +193,20 @@ class Mixed(nn.Module):
         return self.head(torch.sigmoid(x))
 
 
+class Padded(nn.Module):
+    """F.pad and nn.ZeroPad2d, whose pads torch.onnx.export computes in the graph from PyTorch's order."""
+
+    def __init__(self):
+        super().__init__()
+        self.zero = nn.ZeroPad2d(1)
+        self.conv = nn.Conv2d(1, 4, 3, stride=2)
+        self.fc = nn.Linear(4 * 16 * 16, 10)
+
+    def forward(self, x):
+        x = F.pad(self.zero(x), (2, 2, 2, 2), value=0.5)
+        return self.fc(torch.flatten(F.relu(self.conv(x)), 1))
+
+
 def randomise(net):
     """Random weights, and BatchNorm statistics that are not the identity."""
     g = torch.Generator().manual_seed(1)
@@ -214,6 +229,7 @@ def torch_to_ember(ember, tmp, x28):
     nets = [(name, net, x, 13) for name, net, x in nets]
     # opset 13 writes HardSwish as HardSigmoid and Mul, 14 on as HardSwish
     nets += [("mobile-opset13", Mobile().eval(), x28, 13), ("mobile-opset17", Mobile().eval(), x28, 17)]
+    nets += [("padded-opset11", Padded().eval(), x28, 11), ("padded-opset17", Padded().eval(), x28, 17)]
     for name, net, x, opset in nets:
         path = os.path.join(tmp, "torch-" + name + ".onnx")
         torch.onnx.export(net, torch.from_numpy(x[:2]), path, input_names=["input"], output_names=["logits"],
@@ -244,6 +260,21 @@ def torch_to_ember(ember, tmp, x28):
     done = run(ember, "predict", "--load", path, "--device", "cpu", os.path.join(tmp, "x.npy"), expect=3)
     check("ConvTranspose" in done.stderr and "/up/ConvTranspose" in done.stderr and "supports" in done.stderr
           and "nn.ConvTranspose2d" in done.stderr, f"an unsupported operator was not named: {done.stderr.strip()!r}")
+
+    # a pad ember's layer has not (more on one side than the other): refused, naming the node and the layer
+    class Uneven(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(31 * 29, 10)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(F.pad(x, (1, 2, 0, 1)), 1))
+
+    path = os.path.join(tmp, "uneven.onnx")
+    torch.onnx.export(Uneven().eval(), torch.from_numpy(x28[:1]), path, opset_version=13)
+    done = run(ember, "predict", "--load", path, "--device", "cpu", os.path.join(tmp, "x.npy"), expect=3)
+    check("/Pad" in done.stderr and "nn.ConstantPad2d" in done.stderr,
+          f"an uneven F.pad was not refused naming its node: {done.stderr.strip()!r}")
 
     # several: every one listed at once, with its PyTorch scope and PyTorch's name for it
     class Several(nn.Module):
