@@ -340,6 +340,8 @@ static int train_setup(struct train_run *run)
         return rc;
     if (run->o.resume && (rc = train_resume_settings(run->ctx, &run->o)) != EXIT_OK)
         return rc;
+    if ((rc = train_init_shape(run->ctx, &run->o)) != EXIT_OK)
+        return rc;
     if (run->o.resume) /* the threads the run had, on the device already open */
         ember_ctx_set_threads(run->ctx, (int)run->o.threads);
     if (!run->o.run_id) { /* "20261122T235501-4242": when, and which process */

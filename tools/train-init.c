@@ -5,7 +5,8 @@
  * state_dict PyTorch saved as safetensors, or an ONNX model; the model is
  * the one FILE holds, built afresh for this data (its shape, its classes,
  * --seed's initialisation), then given FILE's weights, but for the layers
- * --init-skip names. The optimizer and the schedule start new. And
+ * --init-skip names; a folder of images is loaded at FILE's input. The optimizer and the schedule start new.
+ * And
  * --freeze: the layers whose weights stay (transfer learning's "train
  * only the head"), frozen by their requires_grad, which the optimizer
  * reads (include/ember.h, ember_optim_step).
@@ -15,6 +16,29 @@
 #include <string.h>
 
 #include "train.h"
+
+int train_init_shape(ember_ctx *ctx, struct train_options *o)
+{
+    if (!o->init || o->shape_given || strcmp(o->data.kind, "folder") != 0)
+        return EXIT_OK;
+    ember_checkpoint *ck = NULL;
+    void *data = NULL;
+    size_t size = 0;
+    int rc = cli_open_checkpoint(ctx, o->init, &ck, &data, &size);
+    const char *input = rc == EXIT_OK ? ember_checkpoint_meta(ck, "ember.input") : NULL;
+    char shown[96];
+    if (input && !cli_parse_shape_quiet(input, &o->data.sample_ndim, o->data.sample_shape)) {
+        cli_error("%s: ember.input is \"%s\", not a shape", o->init, cli_printable(input, shown, 64));
+        rc = EXIT_DATA;
+    } else if (input) {
+        fprintf(stderr,
+                "ember: the folder's images are loaded at %s, the input of %s (--shape for another%s)\n",
+                input, o->init, o->data.resize ? "" : "; --resize for images of other sizes");
+    }
+    free(data);
+    ember_checkpoint_close(ck);
+    return rc;
+}
 
 ember_model *train_init_model(ember_ctx *ctx, const struct train_options *o, const ember_dataset *train,
                               int *rc)

@@ -106,6 +106,11 @@ int train_save_model(const struct train_options *o, ember_ctx *ctx, ember_model 
 int train_save_best(const struct train_options *o, ember_ctx *ctx, ember_model *model,
                     const ember_dataset *train, const struct train_position *pos);
 
+/* A folder of images for --init's model is loaded at the model's input
+ * (its ember.input), as --resume's is, unless --shape says otherwise: a
+ * network imported for 3x224x224 trains on the photos at that size, not at
+ * the first photo's. An exit status. */
+int train_init_shape(ember_ctx *ctx, struct train_options *o);
 /* --init: the model FILE holds (built for this data's shape and classes)
  * unless --model is given or FILE holds no model file, with FILE's weights
  * but for --init-skip's layers. NULL after saying what is wrong (*rc). */

@@ -37,7 +37,8 @@ Fine-tuning: each of the five at 3x32x32 with a new two-class head
     double running the built-in PTX in ember's simulator), so that each
     block and layer the five add runs on a CUDA path: every device's weights after the
     steps equal the CPU's within 1e-4; with --freeze backbone every weight
-    but the new head's stays as imported. MobileNetV2 exported after
+    but the new head's stays as imported; photos of four other sizes load at
+    the imported input with --resize and are refused, naming it, without. MobileNetV2 exported after
     model.train() with training=TrainingMode.PRESERVE imports with its 52
     BatchNorm layers and its dropout, and predicts ONNX Runtime's logits of
     the same network in evaluation mode; `ember train --init` on the
@@ -51,7 +52,9 @@ Fine-tuning: each of the five at 3x32x32 with a new two-class head
 Needs torch, torchvision, onnxruntime and Pillow; exits 77 (CTest's
 "skipped") without them. About 80 s on two cores.
 """
+import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -211,6 +214,7 @@ def fine_tune(ember, tmp, opencl, quick):
                 weights[(device, steps)] = load_file(saved)
         if name == "mobilenet_v2":
             frozen(ember, tmp, path, head, folder)
+            own_sizes(ember, tmp, path, head)
             preserved(ember, tmp, folder)
         new_head = weights.get(("cpu", 2), {}).get(f"{head}.weight")
         check(new_head is not None and new_head.shape[:2] == (2, width),
@@ -261,6 +265,31 @@ def preserved(ember, tmp, folder):
                           "--data-dir", folder, "--steps", 1, "--batch", 4, "--no-eval", "--quiet").stderr
     check("were folded into its convolutions" in notes["folded"] and "TrainingMode.PRESERVE" in notes["folded"]
           and "folded" not in notes["kept"], "the folded export's note is missing, or the kept one has it")
+
+
+def own_sizes(ember, tmp, path, head):
+    """photos of the sizes a phone gives, not the network's: loaded at the imported network's input (3x32x32
+    here) with --resize, refused naming --resize without it"""
+    folder = os.path.join(tmp, "own-photos")
+    rng = np.random.default_rng(2)
+    for c, label in enumerate(["warm", "cool"]):
+        os.makedirs(os.path.join(folder, label))
+        for i, (w, h) in enumerate([(48, 36), (36, 48), (40, 40), (60, 45)]):
+            a = rng.integers(0, 200, (h, w, 3), dtype=np.uint8)
+            a[..., 2 * c] += 55
+            Image.fromarray(a).save(os.path.join(folder, label, f"{i}.png"))
+    args = ["train", "--init", path, "--init-skip", head, "--data", "folder", "--data-dir", folder, "--steps", 1,
+            "--batch", 4, "--no-eval", "--quiet"]
+    refused = run(ember, *args, expect=3)
+    check("--resize" in refused.stderr, f"photos of another size without --resize: {refused.stderr.strip()[-300:]!r}")
+    saved = os.path.join(tmp, "own-sizes.safetensors")
+    done = run(ember, *args, "--resize", "--save", saved)
+    if not done.returncode:
+        with open(saved, "rb") as f:
+            head_json = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+        check("loaded at 3x32x32, the input of" in done.stderr and head_json["__metadata__"]["ember.input"] == "3x32x32",
+              f"photos of their own sizes were not loaded at the network's input: {done.stderr.strip()!r}")
+        print("torchvision_onnx: photos of 4 sizes loaded at the imported network's 3x32x32 (--resize)")
 
 
 def frozen(ember, tmp, path, head, folder):
