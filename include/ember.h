@@ -1124,7 +1124,9 @@ EMBER_API ember_model *ember_model_new(ember_ctx *ctx, const char *model, const 
 /* A network of your own as a model: `forward` maps x (N, sample shape...)
  * to logits (N, classes) with the public ops and the parameters of
  * `params`, which the model takes over (ember_model_free frees it). The
- * model then evaluates, saves and loads like any other. */
+ * model then evaluates, saves and loads like any other; its training
+ * forwards are counted, as a model file's are ("ember.forwards"), and
+ * ember_model_load restores the count. */
 typedef ember_tensor *(*ember_model_forward_fn)(void *user, ember_params *params, ember_tensor *x,
                                                 bool training);
 EMBER_API ember_model *ember_model_wrap(ember_ctx *ctx, const char *name, ember_params *params,

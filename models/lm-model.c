@@ -17,6 +17,9 @@ static ember_tensor *model_forward(void *user, ember_params *params, ember_tenso
     ember_lm *lm = user;
     (void)params; /* the adapters or weights, which the forward pass finds in the blocks */
     lm->training = training;
+    /* dropout's masks from the model's count of training forwards, which its
+     * checkpoint keeps: a resumed run draws the masks an unbroken one would */
+    lm->forwards = lm->model->forwards;
     return ember_lm_forward(lm, x);
 }
 

@@ -494,6 +494,8 @@ ember_tensor *ember_model_forward(ember_model *m, ember_tensor *x)
     ember_tensor *y;
     if (m->forward_fn) {
         y = m->forward_fn(m->user, m->params, x, m->training);
+        if (m->training) /* counted as the layers' are: the function's dropout may draw from it */
+            m->forwards++;
     } else {
         if (m->training && !m->counts_known) {
             if (sync_counts(&m->file.root, true) != EMBER_OK)

@@ -123,7 +123,8 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
     if (!(*model = ember_lm_model(*lm, context)))
         return cli_fail(ctx, "cannot fine-tune the model");
     /* --resume: the adapters or weights as they were (the optimizer's state comes later, as every run's) */
-    if (o->resume && ember_params_load(ember_model_params(*model), o->resume) != EMBER_OK)
+    /* (ember_model_load: the count of training forwards too, from which dropout's masks are drawn) */
+    if (o->resume && ember_model_load(*model, o->resume) != EMBER_OK)
         return cli_fail(ctx, o->lora ? "cannot resume the adapters" : "cannot resume the weights");
     return EXIT_OK;
 }

@@ -5,7 +5,7 @@
 # writes: `ember train --init MODEL.gguf --lora ...` lowers the validation
 # loss, writes the adapters under PEFT's names with PEFT's
 # adapter_config.json beside them, resumes bit for bit (10 steps, then 10
-# more, end where 20 straight do), `ember generate --adapter` runs them
+# more, end where 20 straight do, with dropout), `ember generate --adapter` runs them
 # (and changes what the model writes), `ember export --adapter` merges
 # them into a GGUF file that writes the same, a chat's conversations
 # (--data chat) lower its validation loss and resume, the token cache is
@@ -83,8 +83,11 @@ m = [json.loads(line) for line in open(f"{tmp}/m.jsonl")]
 assert m[-1]["total_steps"] == 20 and m[-1]["test_loss"] < 5.0, m[-1]
 PYEOF
 
-# 10 steps, then 10 more from the checkpoint: the same adapters as 20 straight
-run -- train --init "$MODEL" --lora r=4,alpha=8,targets=q,v,down $common --steps 10 --save "$TMP/b/run.safetensors"
+# 10 steps, then 10 more from the checkpoint: the same adapters as 20 straight, dropout's masks and all
+mkdir -p "$TMP/d"
+run -- train --init "$MODEL" --lora r=4,alpha=8,dropout=0.1,targets=q,v,down $common --steps 20 --save "$TMP/d/run.safetensors"
+expect_status 0 "20 steps with dropout"
+run -- train --init "$MODEL" --lora r=4,alpha=8,dropout=0.1,targets=q,v,down $common --steps 10 --save "$TMP/b/run.safetensors"
 expect_status 0 "the first 10 steps"
 [ -f "$TMP/b/run.adapter_config.json" ] || fail "no run.adapter_config.json beside run.safetensors"
 run -- train --resume "$TMP/b/run.safetensors" --steps 20 --device cpu
@@ -94,7 +97,7 @@ expect_text "resuming" "the resume said"
 import sys
 import numpy as np
 from safetensors.numpy import load_file
-a = load_file(f"{sys.argv[1]}/a/adapter_model.safetensors")
+a = load_file(f"{sys.argv[1]}/d/run.safetensors")
 b = load_file(f"{sys.argv[1]}/b/run.safetensors")
 assert sorted(a) == sorted(b)
 bad = [k for k in a if not np.array_equal(a[k], b[k])]
