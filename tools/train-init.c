@@ -5,11 +5,11 @@
  * state_dict PyTorch saved as safetensors, or an ONNX model; the model is
  * the one FILE holds, built afresh for this data (its shape, its classes,
  * --seed's initialisation), then given FILE's weights, but for the layers
- * --init-skip names; a folder of images is loaded at FILE's input. The optimizer and the schedule start new.
- * And
- * --freeze: the layers whose weights stay (transfer learning's "train
- * only the head"), frozen by their requires_grad, which the optimizer
- * reads (include/ember.h, ember_optim_step).
+ * --init-skip names; a folder of images is loaded at FILE's input. The
+ * optimizer and the schedule start new. And --freeze: the layers whose
+ * weights stay (transfer learning's "train only the head"), frozen by
+ * their requires_grad, which the optimizer reads (include/ember.h,
+ * ember_optim_step).
  */
 #include <stdio.h>
 #include <stdlib.h>
