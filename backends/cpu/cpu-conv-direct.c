@@ -27,17 +27,18 @@
  *                 the forward pass's kernel again, reading a dy padded
  *                 with (kh - 1) / s rows and (kw - 1) / s columns of zeros
  *
- * The kernels (cpu_simd: AVX-512 or AVX2, chosen when the library runs)
- * keep their sums in registers: the tap kernel 8 rows (output channels, or
- * input channels for the input gradient) x 32 positions, 16 of AVX-512's
- * 32 registers, loading 2 vectors and broadcasting 8 weights a tap; or
- * 4 x 16 with AVX2. Its steps run over the whole grid, or, for a forward
+ * The kernels (cpu_simd: AVX-512, or eight-float vectors, AVX2's or
+ * NEON's (cpu-vec8.h), chosen when the library runs) keep their sums in
+ * registers: the tap kernel 8 rows (output channels, or input channels for
+ * the input gradient) x 32 positions, 16 of AVX-512's 32 registers,
+ * loading 2 vectors and broadcasting 8 weights a tap; or 4 x 16 with
+ * eight-float vectors. Its steps run over the whole grid, or, for a forward
  * pass of wide outputs, a row of y at a time, stored straight from the
  * registers onto the bias (ROW_STEPS_FROM). The weight gradient's 4 output channels x 6 taps (24
- * registers; 2 x 6 with AVX2), each vector of dy loaded once for 6 sums
- * and each of input for 4 (2), over a chunk of images before a vector's
- * lanes are added up. Without AVX2 the same sums run in plain loops,
- * which the compiler vectorises.
+ * registers; 2 x 6 with eight-float vectors), each vector of dy loaded
+ * once for 6 sums and each of input for 4 (2), over a chunk of images
+ * before a vector's lanes are added up. Without them (EMBER_CPU_SIMD=none)
+ * the same sums run in plain loops, which the compiler vectorises.
  *
  * The forward pass and the input gradient split the batch's images among
  * the threads, the weight gradient the slices of the batch the core asks
@@ -50,15 +51,14 @@
 #include <string.h>
 
 #include "cpu-impl.h"
+#include "cpu-vec8.h"
 #include "platform.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DIRECT_SIMD 1
-#define AVX2        __attribute__((target("avx2,fma")))
-#define AVX512      __attribute__((target("avx512f")))
+#define DIRECT_AVX512 1
+#define AVX512        __attribute__((target("avx512f")))
 #else
-#define DIRECT_SIMD 0
+#define DIRECT_AVX512 0
 #endif
 
 /* positions computed a plane, rounded up to this: a whole number of every
@@ -66,7 +66,7 @@
 #define STEP_ROUND 32
 /* rows of the tap kernel, and how its weights are packed */
 #define ROWS_AVX512 8
-#define ROWS_AVX2   4
+#define ROWS_VEC8   4
 /* The forward pass's outputs at least this wide are written a row at a
  * time straight from the registers (28 of a step's 32 positions used at 28
  * wide); narrower ones would waste most of a step (14 or 7 of 32), so
@@ -98,7 +98,7 @@ struct direct {
     int64_t dy_pitch;      /* from one plane of dy laid out for reading back to the next */
     int64_t outputs;       /* grid positions of an output plane computed: oh * qw, rounded */
     int64_t inputs;        /* of a phase plane (the input gradient's outputs): qh * qw, rounded */
-    int rows;              /* the tap kernel's block: ROWS_AVX512, ROWS_AVX2, or 8 for the plain loops */
+    int rows;              /* the tap kernel's block: ROWS_AVX512, ROWS_VEC8, or 8 for the plain loops */
     enum cpu_simd kernels; /* the vector kernels that run; CPU_SIMD_NONE: the plain loops */
 };
 
@@ -231,7 +231,7 @@ static void weight_sums_plain(const struct chunk *k, const int64_t *at, int64_t 
         }
 }
 
-#if DIRECT_SIMD
+#if DIRECT_AVX512 || CPU_VEC8
 /* Sums kept in arrays indexed by constants only, which the compiler keeps
  * in registers: each line of a kernel's inner step is written once per
  * row or tap through these. */
@@ -239,6 +239,9 @@ static void weight_sums_plain(const struct chunk *k, const int64_t *at, int64_t 
 #define EACH_OF_4(X) EACH_OF_2(X) X(2) X(3)
 #define EACH_OF_6(X) EACH_OF_4(X) X(4) X(5)
 #define EACH_OF_8(X) EACH_OF_6(X) X(6) X(7)
+#endif
+
+#if DIRECT_AVX512
 
 /* lanes [0, 16) that lie before `left` */
 static inline __mmask16 mask_before(int64_t left)
@@ -291,57 +294,6 @@ AVX512 static void taps_avx512(const float *src, const int64_t *at, int64_t taps
     }
 }
 
-/* lanes [0, 8) that lie before `left` */
-AVX2 static inline __m256i lanes_before(int64_t left)
-{
-    int32_t l = left > 8 ? 8 : left < 0 ? 0 : (int32_t)left;
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* taps_plain with AVX2: 4 rows x 16 positions a step, onto y as taps_avx512 */
-AVX2 static void taps_avx2(const float *src, const int64_t *at, int64_t taps, const float *packed, int rows,
-                           const struct landing *to, int64_t positions)
-{
-    int64_t per_row = (to->ow + 15) / 16, steps = to->qw ? to->oh * per_row : positions / 16;
-    for (int64_t step = 0; step < steps; step++) {
-        int64_t q0 = step * 16, left = 16;
-        float *out = to->out + q0;
-        if (to->qw) {
-            int64_t oy = step / per_row, ox = step % per_row * 16;
-            q0 = oy * to->qw + ox, left = to->ow - ox;
-            out = to->out + oy * to->ow + ox;
-        }
-        __m256i m0 = lanes_before(left), m1 = lanes_before(left - 8);
-        bool onto = to->qw && to->add;
-        __m256 acc[4][2];
-#define START(r)                                                                                             \
-    acc[r][0] = onto && r < rows ? _mm256_maskload_ps(out + r * to->ld, m0) : _mm256_setzero_ps();           \
-    acc[r][1] = onto && r < rows ? _mm256_maskload_ps(out + r * to->ld + 8, m1) : _mm256_setzero_ps();
-        EACH_OF_4(START)
-#undef START
-        const float *wk = packed;
-        for (int64_t t = 0; t < taps; t++, wk += 4) {
-            const float *in = src + at[t] + q0;
-            __m256 v0 = _mm256_loadu_ps(in), v1 = _mm256_loadu_ps(in + 8);
-#define STEP(r)                                                                                              \
-    {                                                                                                        \
-        __m256 wv = _mm256_broadcast_ss(wk + r);                                                             \
-        acc[r][0] = _mm256_fmadd_ps(wv, v0, acc[r][0]);                                                      \
-        acc[r][1] = _mm256_fmadd_ps(wv, v1, acc[r][1]);                                                      \
-    }
-            EACH_OF_4(STEP)
-#undef STEP
-        }
-#define STORE(r)                                                                                             \
-    if (r < rows) {                                                                                          \
-        _mm256_maskstore_ps(out + r * to->ld, m0, acc[r][0]);                                                \
-        _mm256_maskstore_ps(out + r * to->ld + 8, m1, acc[r][1]);                                            \
-    }
-        EACH_OF_4(STORE)
-#undef STORE
-    }
-}
-
 /* weight_sums_plain with AVX-512: 4 output channels x 6 taps, 16
  * positions a step, summed over the chunk's images before the sums are
  * added across their lanes (a block's missing channels and taps repeat
@@ -387,16 +339,64 @@ AVX512 static void weight_sums_avx512(const struct chunk *k, const int64_t *at, 
     }
 }
 
-/* weight_sums_plain with AVX2: 2 output channels x 6 taps, 8 positions a step */
-AVX2 static void weight_sums_avx2(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
-                                  int64_t oc, int64_t positions, float *dw)
+#endif
+
+#if CPU_VEC8
+/* taps_plain on eight-float vectors: 4 rows x 16 positions a step, onto y
+ * as taps_avx512 */
+VEC8_FN static void taps_vec8(const float *src, const int64_t *at, int64_t taps, const float *packed,
+                              int rows, const struct landing *to, int64_t positions)
+{
+    int64_t per_row = (to->ow + 15) / 16, steps = to->qw ? to->oh * per_row : positions / 16;
+    for (int64_t step = 0; step < steps; step++) {
+        int64_t q0 = step * 16, left = 16;
+        float *out = to->out + q0;
+        if (to->qw) {
+            int64_t oy = step / per_row, ox = step % per_row * 16;
+            q0 = oy * to->qw + ox, left = to->ow - ox;
+            out = to->out + oy * to->ow + ox;
+        }
+        bool onto = to->qw && to->add;
+        vec8 acc[4][2];
+#define START(r)                                                                                             \
+    acc[r][0] = onto && r < rows ? vec8_load_first(out + r * to->ld, left) : vec8_zero();                    \
+    acc[r][1] = onto && r < rows ? vec8_load_first(out + r * to->ld + 8, left - 8) : vec8_zero();
+        EACH_OF_4(START)
+#undef START
+        const float *wk = packed;
+        for (int64_t t = 0; t < taps; t++, wk += 4) {
+            const float *in = src + at[t] + q0;
+            vec8 v0 = vec8_load(in), v1 = vec8_load(in + 8);
+#define STEP(r)                                                                                              \
+    {                                                                                                        \
+        vec8 wv = vec8_splat(wk + r);                                                                        \
+        acc[r][0] = vec8_fma(wv, v0, acc[r][0]);                                                             \
+        acc[r][1] = vec8_fma(wv, v1, acc[r][1]);                                                             \
+    }
+            EACH_OF_4(STEP)
+#undef STEP
+        }
+#define STORE(r)                                                                                             \
+    if (r < rows) {                                                                                          \
+        vec8_store_first(out + r * to->ld, acc[r][0], left);                                                 \
+        vec8_store_first(out + r * to->ld + 8, acc[r][1], left - 8);                                         \
+    }
+        EACH_OF_4(STORE)
+#undef STORE
+    }
+}
+
+/* weight_sums_plain on eight-float vectors: 2 output channels x 6 taps,
+ * 8 positions a step */
+VEC8_FN static void weight_sums_vec8(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
+                                     int64_t oc, int64_t positions, float *dw)
 {
     for (int64_t o0 = 0; o0 < oc; o0 += 2) {
         int outs = oc - o0 < 2 ? (int)(oc - o0) : 2;
         for (int64_t t0 = 0; t0 < taps; t0 += 6) {
             int count = taps - t0 < 6 ? (int)(taps - t0) : 6;
-            __m256 acc[2][6];
-#define START(u) acc[0][u] = acc[1][u] = _mm256_setzero_ps();
+            vec8 acc[2][6];
+#define START(u) acc[0][u] = acc[1][u] = vec8_zero();
             EACH_OF_6(START)
 #undef START
             for (int64_t i = 0; i < k->n; i++) {
@@ -405,12 +405,12 @@ AVX2 static void weight_sums_avx2(const struct chunk *k, const int64_t *at, int6
                 for (int u = 0; u < 6; u++)
                     in[u] = k->src + i * k->src_next + at[t0 + (u < count ? u : 0)];
                 for (int64_t q = 0; q < positions; q += 8) {
-                    __m256 e0 = _mm256_loadu_ps(d0 + q), e1 = _mm256_loadu_ps(d1 + q);
+                    vec8 e0 = vec8_load(d0 + q), e1 = vec8_load(d1 + q);
 #define STEP(u)                                                                                              \
     {                                                                                                        \
-        __m256 v = _mm256_loadu_ps(in[u] + q);                                                               \
-        acc[0][u] = _mm256_fmadd_ps(e0, v, acc[0][u]);                                                       \
-        acc[1][u] = _mm256_fmadd_ps(e1, v, acc[1][u]);                                                       \
+        vec8 v = vec8_load(in[u] + q);                                                                       \
+        acc[0][u] = vec8_fma(e0, v, acc[0][u]);                                                              \
+        acc[1][u] = vec8_fma(e1, v, acc[1][u]);                                                              \
     }
                     EACH_OF_6(STEP)
 #undef STEP
@@ -418,7 +418,7 @@ AVX2 static void weight_sums_avx2(const struct chunk *k, const int64_t *at, int6
             }
 #define SAVE(u)                                                                                              \
     for (int r = 0; r < outs && u < count; r++)                                                              \
-        dw[(o0 + r) * taps + t0 + u] += cpu_hsum8(acc[r][u]);
+        dw[(o0 + r) * taps + t0 + u] += vec8_sum(acc[r][u]);
             EACH_OF_6(SAVE)
 #undef SAVE
         }
@@ -430,13 +430,15 @@ AVX2 static void weight_sums_avx2(const struct chunk *k, const int64_t *at, int6
 static void taps_run(const struct direct *j, const float *src, const int64_t *at, int64_t taps,
                      const float *packed, int rows, const struct landing *to, int64_t positions)
 {
-#if DIRECT_SIMD
+#if DIRECT_AVX512
     if (j->kernels == CPU_SIMD_AVX512) {
         taps_avx512(src, at, taps, packed, rows, to, positions);
         return;
     }
-    if (j->kernels == CPU_SIMD_AVX2) {
-        taps_avx2(src, at, taps, packed, rows, to, positions);
+#endif
+#if CPU_VEC8
+    if (j->kernels != CPU_SIMD_NONE) {
+        taps_vec8(src, at, taps, packed, rows, to, positions);
         return;
     }
 #endif
@@ -448,13 +450,15 @@ static void weight_sums_run(const struct direct *j, const struct chunk *k, int64
 {
     const struct ember_conv_job *c = j->c;
     int64_t taps = c->g.c * c->g.kh * c->g.kw;
-#if DIRECT_SIMD
+#if DIRECT_AVX512
     if (j->kernels == CPU_SIMD_AVX512) {
         weight_sums_avx512(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
         return;
     }
-    if (j->kernels == CPU_SIMD_AVX2) {
-        weight_sums_avx2(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
+#endif
+#if CPU_VEC8
+    if (j->kernels != CPU_SIMD_NONE) {
+        weight_sums_vec8(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
         return;
     }
 #endif
@@ -679,14 +683,15 @@ static void input_grad_taps(struct direct *j, int64_t *at, int64_t *first, float
  * plane is too little to fill their blocks, and im2col ran 1.2 to 2.9
  * times as fast (128 to 512 channels at 8x8 to 2x2, and 64 channels at 8x8
  * for one image). Without AVX2 the plain loops are slower than im2col
- * everywhere. */
+ * everywhere. On ARM the NEON kernels take the same shapes: no board has
+ * timed them against OpenBLAS there yet (docs/embedded.md). */
 bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
 {
     (void)dev;
     bool pointwise = g->kh == 1 && g->kw == 1;
     int64_t plane = g->oh * g->ow;
     bool enough = plane >= 256 || (g->c <= 64 && g->n * plane >= 1024);
-    return DIRECT_SIMD && cpu_simd() >= CPU_SIMD_AVX2 && !pointwise && enough;
+    return (DIRECT_AVX512 || CPU_VEC8) && cpu_simd() != CPU_SIMD_NONE && !pointwise && enough;
 }
 
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
@@ -694,8 +699,8 @@ ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
     struct direct j = {.c = c, .s = g->stride, .slices = c->slices > 1 ? c->slices : 1};
-    j.kernels = DIRECT_SIMD ? cpu_simd() : CPU_SIMD_NONE;
-    j.rows = j.kernels == CPU_SIMD_AVX2 ? ROWS_AVX2 : ROWS_AVX512;
+    j.kernels = DIRECT_AVX512 || CPU_VEC8 ? cpu_simd() : CPU_SIMD_NONE;
+    j.rows = j.kernels == CPU_SIMD_AVX512 || j.kernels == CPU_SIMD_NONE ? ROWS_AVX512 : ROWS_VEC8;
     int64_t top = (g->kh - 1) / j.s, left = (g->kw - 1) / j.s;
     j.sa = g->kh < j.s ? g->kh : j.s;
     j.sb = g->kw < j.s ? g->kw : j.s;

@@ -29,10 +29,11 @@
  * convolution's forward pass, 676 wide) lost to OpenBLAS (61 against 95
  * GFLOP/s), so those stay there.
  *
- * They need AVX2 and FMA (x86-64 from 2013 on), which the build does not
- * assume: the functions are compiled for them alone and used when the CPU
- * says it has them. Anything else goes to OpenBLAS as before, and
- * EMBER_CPU_GEMM=blas sends everything there (to compare).
+ * They are written on eight-float vectors (cpu-vec8.h): AVX2 and FMA on
+ * x86-64 (from 2013 on), which the build does not assume, so they are used
+ * when the CPU says it has them; NEON on 64-bit ARM. Anything else goes to
+ * OpenBLAS as before, and EMBER_CPU_GEMM=blas (or EMBER_CPU_SIMD=none)
+ * sends everything there (to compare).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,21 +41,18 @@
 #include <string.h>
 
 #include "cpu-impl.h"
+#include "cpu-vec8.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#if CPU_VEC8
 
-#define AVX2        __attribute__((target("avx2,fma")))
-#define INLINE_AVX2 static inline __attribute__((always_inline, target("avx2,fma")))
-
-/* AVX2 and FMA here, and not turned off (EMBER_CPU_GEMM=blas or
- * EMBER_CPU_SIMD=none, to compare) */
+/* the vectors here (AVX2 and FMA, or NEON), and not turned off
+ * (EMBER_CPU_GEMM=blas or EMBER_CPU_SIMD=none, to compare) */
 static bool skinny_usable(void)
 {
     static int known = -1; /* racing threads store the same answer */
     if (known < 0) {
         const char *choice = getenv("EMBER_CPU_GEMM");
-        known = cpu_simd() >= CPU_SIMD_AVX2 && !(choice && strcmp(choice, "blas") == 0);
+        known = cpu_simd() != CPU_SIMD_NONE && !(choice && strcmp(choice, "blas") == 0);
     }
     return known;
 }
@@ -64,12 +62,12 @@ static inline void put(float *c, float v, float alpha, float beta)
     *c = alpha * v + (beta != 0.0f ? beta * *c : 0.0f);
 }
 
-INLINE_AVX2 void put8(float *c, __m256 v, float alpha, float beta)
+VEC8_INLINE void put8(float *c, vec8 v, float alpha, float beta)
 {
-    v = _mm256_mul_ps(v, _mm256_set1_ps(alpha));
+    v = vec8_mul(v, vec8_set1(alpha));
     if (beta != 0.0f)
-        v = _mm256_fmadd_ps(_mm256_loadu_ps(c), _mm256_set1_ps(beta), v);
-    _mm256_storeu_ps(c, v);
+        v = vec8_fma(vec8_load(c), vec8_set1(beta), v);
+    vec8_store(c, v);
 }
 
 /* ---------------------------------------------------------------- dots */
@@ -77,26 +75,26 @@ INLINE_AVX2 void put8(float *c, __m256 v, float alpha, float beta)
 /* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from
  * j, over k entries of A's and B's rows; beta is the block's (g->beta for
  * the first block of k, then 1: the blocks add up). */
-INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b,
+VEC8_INLINE void dots_tile(const struct ember_gemm *g, const float *a0, const float *a1, const float *b,
                            float *c0, float *c1, const int cols, int64_t k, float beta)
 {
     int64_t k8 = k & ~(int64_t)7;
-    __m256 s0[6], s1[6];
+    vec8 s0[6], s1[6];
     const float *bt[6];
     for (int t = 0; t < cols; t++) {
-        s0[t] = s1[t] = _mm256_setzero_ps();
+        s0[t] = s1[t] = vec8_zero();
         bt[t] = b + t * g->ldb;
     }
     for (int64_t p = 0; p < k8; p += 8) {
-        __m256 x0 = _mm256_loadu_ps(a0 + p), x1 = _mm256_loadu_ps(a1 + p);
+        vec8 x0 = vec8_load(a0 + p), x1 = vec8_load(a1 + p);
         for (int t = 0; t < cols; t++) {
-            __m256 y = _mm256_loadu_ps(bt[t] + p);
-            s0[t] = _mm256_fmadd_ps(x0, y, s0[t]);
-            s1[t] = _mm256_fmadd_ps(x1, y, s1[t]);
+            vec8 y = vec8_load(bt[t] + p);
+            s0[t] = vec8_fma(x0, y, s0[t]);
+            s1[t] = vec8_fma(x1, y, s1[t]);
         }
     }
     for (int t = 0; t < cols; t++) {
-        float d0 = cpu_hsum8(s0[t]), d1 = cpu_hsum8(s1[t]);
+        float d0 = vec8_sum(s0[t]), d1 = vec8_sum(s1[t]);
         for (int64_t p = k8; p < k; p++) {
             d0 += a0[p] * bt[t][p];
             d1 += a1[p] * bt[t][p];
@@ -110,8 +108,8 @@ INLINE_AVX2 void dots_tile(const struct ember_gemm *g, const float *a0, const fl
 /* k in blocks of this many: a block of 12 rows of B is 192 KiB, in L2 */
 #define DOTS_K_BLOCK 4096
 
-static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
-                      float *c)
+static VEC8_FN void dots(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                         float *c)
 {
     for (int64_t k0 = 0; k0 < g->k; k0 += DOTS_K_BLOCK) {
         int64_t k = g->k - k0 < DOTS_K_BLOCK ? g->k - k0 : DOTS_K_BLOCK;
@@ -148,26 +146,26 @@ static AVX2 void dots(const struct ember_gemm *g, int64_t m, int64_t n, const fl
 
 /* Every row of C (ROWS of them) by eight columns from j: A^T's rows are
  * A's columns, so row r scales by a[p * lda + r]. */
-INLINE_AVX2 void columns_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
+VEC8_INLINE void columns_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
                               const int rows)
 {
-    __m256 s[12];
+    vec8 s[12];
     for (int r = 0; r < rows; r++)
-        s[r] = _mm256_setzero_ps();
+        s[r] = vec8_zero();
     for (int64_t p = 0; p < g->k; p++) {
         /* a hint only: a line past the end of B is never read */
-        _mm_prefetch((const char *)(b + p * g->ldb + COLUMNS_AHEAD), _MM_HINT_T0);
-        __m256 y = _mm256_loadu_ps(b + p * g->ldb);
+        vec8_prefetch(b + p * g->ldb + COLUMNS_AHEAD);
+        vec8 y = vec8_load(b + p * g->ldb);
         const float *ap = a + p * g->lda;
         for (int r = 0; r < rows; r++)
-            s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + r), y, s[r]);
+            s[r] = vec8_fma(vec8_splat(ap + r), y, s[r]);
     }
     for (int r = 0; r < rows; r++)
         put8(c + r * g->ldc, s[r], g->alpha, g->beta);
 }
 
-static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
-                         float *c)
+static VEC8_FN void columns(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                            float *c)
 {
     int64_t n8 = n & ~(int64_t)7;
     for (int64_t j = 0; j < n8; j += 8) {
@@ -194,18 +192,18 @@ static AVX2 void columns(const struct ember_gemm *g, int64_t m, int64_t n, const
 
 /* ROWS (<= 4) rows of C by 16 columns from j: a sum of k rows of B, each
  * scaled by the rows' entries of A */
-INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
+VEC8_INLINE void short_k_tile(const struct ember_gemm *g, const float *a, const float *b, float *c,
                               const int rows)
 {
-    __m256 s[4][2];
+    vec8 s[4][2];
     for (int r = 0; r < rows; r++)
-        s[r][0] = s[r][1] = _mm256_setzero_ps();
+        s[r][0] = s[r][1] = vec8_zero();
     for (int64_t p = 0; p < g->k; p++) {
-        __m256 y0 = _mm256_loadu_ps(b + p * g->ldb), y1 = _mm256_loadu_ps(b + p * g->ldb + 8);
+        vec8 y0 = vec8_load(b + p * g->ldb), y1 = vec8_load(b + p * g->ldb + 8);
         for (int r = 0; r < rows; r++) {
-            __m256 x = _mm256_broadcast_ss(a + r * g->lda + p);
-            s[r][0] = _mm256_fmadd_ps(x, y0, s[r][0]);
-            s[r][1] = _mm256_fmadd_ps(x, y1, s[r][1]);
+            vec8 x = vec8_splat(a + r * g->lda + p);
+            s[r][0] = vec8_fma(x, y0, s[r][0]);
+            s[r][1] = vec8_fma(x, y1, s[r][1]);
         }
     }
     for (int r = 0; r < rows; r++) {
@@ -218,8 +216,8 @@ INLINE_AVX2 void short_k_tile(const struct ember_gemm *g, const float *a, const 
  * most, stay in L1 while every row of C is written */
 #define SHORT_K_COLUMNS 256
 
-static AVX2 void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
-                         float *c)
+static VEC8_FN void short_k(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+                            float *c)
 {
     int64_t n16 = n & ~(int64_t)15;
     for (int64_t j0 = 0; j0 < n16; j0 += SHORT_K_COLUMNS) {
@@ -260,7 +258,7 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
     return false;
 }
 
-#else /* not x86-64: OpenBLAS (or the plain loop) for every shape */
+#else /* neither: OpenBLAS (or the plain loop) for every shape */
 
 bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
                      float *c)

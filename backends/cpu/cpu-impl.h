@@ -82,23 +82,16 @@ static inline float poly_expf(float x)
 #endif
 
 /* The widest vector instructions ember's hand-written kernels may use
- * (cpu-conv-direct.c, cpu-gemm-skinny.c): what the CPU has, asked once,
- * or less when EMBER_CPU_SIMD says so ("avx2", "none"; to compare, and to
- * run the narrower kernels on a wider CPU in the tests). The loops of
- * CPU_WIDEST_VECTORS are the loader's choice and do not follow it. */
-enum cpu_simd { CPU_SIMD_NONE = 0, CPU_SIMD_AVX2 = 2, CPU_SIMD_AVX512 = 3 };
+ * (cpu-conv-direct.c, cpu-gemm-skinny.c, cpu-quant.c): what the CPU has,
+ * asked once, or less when EMBER_CPU_SIMD says so ("avx2", "none"; to
+ * compare, and to run the narrower kernels on a wider CPU in the tests).
+ * On 64-bit ARM it is NEON, which every ARMv8-A core has, unless
+ * EMBER_CPU_SIMD=none. The loops of CPU_WIDEST_VECTORS are the loader's
+ * choice and do not follow it; on ARM the compiler makes those loops NEON
+ * loops whatever it says. The kernels of eight-float vectors (cpu-vec8.h)
+ * run for every level but CPU_SIMD_NONE. */
+enum cpu_simd { CPU_SIMD_NONE = 0, CPU_SIMD_NEON = 1, CPU_SIMD_AVX2 = 2, CPU_SIMD_AVX512 = 3 };
 enum cpu_simd cpu_simd(void);
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-/* the sum of an AVX2 vector's 8 lanes, for those kernels' last step */
-static inline __attribute__((always_inline, target("avx2,fma"))) float cpu_hsum8(__m256 v)
-{
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
-}
-#endif
 
 /* ------------------------------------------------------------ threads */
 

@@ -28,6 +28,7 @@
 #endif
 
 #include "cpu-impl.h"
+#include "cpu-vec8.h"
 
 /* rows of x taken together: each block of W is unpacked once for them */
 #define X_ROWS 8
@@ -126,7 +127,7 @@ QUANT_INLINE QUANT_AVX2 void rows_avx2_of(const struct quant_job *j, ember_dtype
         }
     }
     for (int64_t i = 0; i < rows; i++)
-        acc[i] += cpu_hsum8(vacc[i]) + offset[i];
+        acc[i] += vec8_sum(vacc[i]) + offset[i];
 }
 
 static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)

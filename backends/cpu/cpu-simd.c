@@ -17,6 +17,8 @@ enum cpu_simd cpu_simd(void)
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             level = __builtin_cpu_supports("avx512f") ? CPU_SIMD_AVX512 : CPU_SIMD_AVX2;
+#elif defined(__aarch64__) && defined(__GNUC__)
+        level = CPU_SIMD_NEON; /* part of ARMv8-A: every 64-bit ARM core has it */
 #endif
         const char *cap = getenv("EMBER_CPU_SIMD");
         if (cap && strcmp(cap, "none") == 0)
