@@ -3,7 +3,7 @@
  * ptxsim/ptxsim-gpus.c — what the simulator's report knows about NVIDIA's
  * GPUs: each compute capability's multiprocessor from sm_30 to sm_90 (what
  * bounds a kernel's occupancy, how its shared memory and issue work), the
- * four real cards the simulated GPUs stand for, and the occupancy
+ * six real GPUs the simulated ones stand for, and the occupancy
  * calculator's arithmetic.
  *
  * Where the arch figures come from:
@@ -37,9 +37,15 @@
  * board specification BD-06902, 15 SMX, 745 MHz base / 875 MHz boost,
  * 288 GB/s, 1.5 MiB L2; GTX 1080: NVIDIA's GP104 whitepaper, 20 SMs,
  * 1733 MHz boost, 320 GB/s, 2 MiB L2; H100 SXM5: NVIDIA's H100 datasheet
- * and Hopper whitepaper, 132 SMs, 1980 MHz boost, 3.35 TB/s, 50 MiB L2).
+ * and Hopper whitepaper, 132 SMs, 1980 MHz boost, 3.35 TB/s, 50 MiB L2;
+ * Jetson Nano: NVIDIA's Jetson Nano module datasheet, a GM20B of 128 cores
+ * (one SM) at 921.6 MHz, 4 GB of 64-bit LPDDR4 shared with the CPU at
+ * 25.6 GB/s, 256 KiB L2; Jetson TX2: NVIDIA's Jetson TX2 module datasheet,
+ * a GP10B of 256 cores (two SMs) at 1300 MHz, 8 GB of 128-bit LPDDR4 at
+ * 59.7 GB/s, 512 KiB L2).
  * Peaks computed from them (2 FLOPs per lane a cycle): K2100M 0.77, K40m
- * 5.0 at boost (4.3 base), GTX 1080 8.9, H100 66.9 TFLOP/s FP32.
+ * 5.0 at boost (4.3 base), GTX 1080 8.9, H100 66.9, Jetson Nano 0.24,
+ * Jetson TX2 0.67 TFLOP/s FP32.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -60,6 +66,7 @@ static const struct ptxsim_arch archs[] = {
     {53, "Maxwell",     2048, 32, 65536, 32768, 255, 256, 4,  64 * KIB, 48 * KIB, 256, 0,    4, 8, "cc 5.3 (Jetson Nano)"},
     {60, "Pascal",      2048, 32, 65536, 65536, 255, 256, 2,  64 * KIB, 48 * KIB, 256, 0,    4, 4, "cc 6.0 (GP100)"},
     {61, "Pascal",      2048, 32, 65536, 65536, 255, 256, 4,  96 * KIB, 48 * KIB, 256, 0,    4, 8, "cc 6.1"},
+    {62, "Pascal",      2048, 32, 65536, 32768, 255, 256, 4,  64 * KIB, 48 * KIB, 256, 0,    4, 8, "cc 6.2 (Jetson TX2)"},
     {70, "Volta",       2048, 32, 65536, 65536, 255, 256, 4,  96 * KIB, 48 * KIB, 256, 0,    4, 4, "cc 7.0"},
     {75, "Turing",      1024, 16, 65536, 65536, 255, 256, 4,  64 * KIB, 48 * KIB, 256, 0,    4, 4, "cc 7.5"},
     {80, "Ampere",      2048, 32, 65536, 65536, 255, 256, 4, 164 * KIB, 48 * KIB, 128, KIB,  4, 4, "cc 8.0"},
@@ -104,6 +111,16 @@ static const struct ptxsim_gpu gpus[] = {
      /* clang-format on */
      .source = "Hopper GH100 data-centre GPU (2022); NVIDIA H100 datasheet; CUDA Programming Guide, cc 9.0 "
                "(48 KiB a block without opting in, 1 KiB of it the driver's)"},
+    /* clang-format off */
+    {.name = "Jetson Nano", .key = "nano", .sm = 53, .multiprocessors = 1, .clock_mhz = 921.6,
+     .bandwidth_gbs = 25.6, .fp32_lanes = 128, .l2_bytes = 256 * KIB, .memory_mib = 4096,
+     .source = "Maxwell GM20B integrated GPU (2019), memory shared with the CPU; NVIDIA Jetson Nano module "
+               "datasheet; CUDA Programming Guide, cc 5.3"},
+    {.name = "Jetson TX2", .key = "tx2", .sm = 62, .multiprocessors = 2, .clock_mhz = 1300,
+     .bandwidth_gbs = 59.7, .fp32_lanes = 128, .l2_bytes = 512 * KIB, .memory_mib = 8192,
+     /* clang-format on */
+     .source = "Pascal GP10B integrated GPU (2017), memory shared with the CPU; NVIDIA Jetson TX2 module "
+               "datasheet; CUDA Programming Guide, cc 6.2"},
 };
 
 int ptxsim_gpu_count(void) { return (int)(sizeof gpus / sizeof gpus[0]); }

@@ -56,6 +56,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
     CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_INTEGRATED = 18, /* 1: the GPU's memory is the host's (a Jetson) */
     CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
     CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -64,6 +65,10 @@ enum {
 
 enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+};
+
+enum {
+    CU_MEM_ATTACH_GLOBAL = 1, /* cuMemAllocManaged: any stream may use it */
 };
 
 enum {
@@ -108,9 +113,12 @@ enum {
     X(CUresult, cuEventElapsedTime, (float *ms, CUevent start, CUevent end))                                 \
     X(CUresult, cuEventDestroy_v2, (CUevent event))
 
-/* In newer drivers only (CUDA 12.4 and later); NULL where absent. */
+/* Not in every driver, or not in every test double; NULL where absent.
+ * cuFuncGetParamInfo: CUDA 12.4 and later. cuMemAllocManaged: every
+ * driver ember runs on (CUDA 6.0 on), used on integrated GPUs alone. */
 #define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                    \
-    X(CUresult, cuFuncGetParamInfo, (CUfunction function, size_t index, size_t * offset, size_t * size))
+    X(CUresult, cuFuncGetParamInfo, (CUfunction function, size_t index, size_t * offset, size_t * size))     \
+    X(CUresult, cuMemAllocManaged, (CUdeviceptr * ptr, size_t bytes, unsigned int flags))
 
 /* NVRTC's result codes are small integers; its own nvrtcGetErrorString names them. */
 typedef int nvrtcResult;

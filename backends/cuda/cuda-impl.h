@@ -90,6 +90,7 @@ struct cuda_gpu {
     int max_threads_per_block;
     int shared_per_block; /* bytes */
     int max_grid[3];      /* blocks along x, y, z */
+    bool integrated;      /* its memory is the host's (a Jetson): see cuda_device's mapped */
     struct cuda_choice choice;
 };
 
@@ -139,8 +140,15 @@ struct cuda_device {
     CUmodule module;
     CUfunction functions[EMBER_KERNEL_COUNT];
     struct cuda_kernel_info kernels[EMBER_KERNEL_COUNT];
-    enum cuda_kernel_path path;    /* the path whose kernels are loaded */
-    char path_detail[160];         /* "NVRTC 11.8 cubin for sm_35" */
+    enum cuda_kernel_path path; /* the path whose kernels are loaded */
+    char path_detail[160];      /* "NVRTC 11.8 cubin for sm_35" */
+    /* An integrated GPU's tensors are unified memory (cuMemAllocManaged),
+     * which the GPU and the CPU both read where it lies: a copy to or from
+     * it is the CPU's memcpy once the GPU is idle, not a trip through the
+     * driver's staging buffers (NVIDIA's "CUDA for Tegra" notes: unified
+     * memory stays cached on both sides on a Jetson Nano or TX2, where
+     * pinned memory would be uncached on the GPU). */
+    bool mapped;
     enum ember_kernel last_kernel; /* launched last: where a fault reported later most likely began */
     bool launched;
     /* After a sticky error (an illegal address, a failed launch) the

@@ -157,6 +157,10 @@ static void probe_driver(struct cuda_probe *p)
         p->api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
         p->api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
         p->api.cuDeviceGetAttribute(&g->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+        int integrated = 0;
+        g->integrated =
+            p->api.cuDeviceGetAttribute(&integrated, CU_DEVICE_ATTRIBUTE_INTEGRATED, dev) == CUDA_SUCCESS &&
+            integrated == 1;
         /* for the profile's peak figures only; a driver that does not say leaves them unknown */
         if (p->api.cuDeviceGetAttribute(&g->clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS)
             g->clock_khz = 0;

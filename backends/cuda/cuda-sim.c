@@ -364,9 +364,9 @@ static ember_status sim_device_open(const struct ember_host *host, int index, vo
 static void sim_device_describe(void *dev, char *out, size_t len)
 {
     const struct sim_device *d = dev;
-    snprintf(out, len, "%s %s (simulated by ptxsim: sm_%d, %d multiprocessors, %.0f GiB, kernels: %s)",
-             d->gpu.name, d->spec->name, d->spec->sm, d->spec->multiprocessors, d->spec->memory_mib / 1024.0,
-             d->kernels_from);
+    snprintf(out, len, "%s %s (simulated by ptxsim: sm_%d, %d multiprocessor%s, %.0f GiB, kernels: %s)",
+             d->gpu.name, d->spec->name, d->spec->sm, d->spec->multiprocessors,
+             d->spec->multiprocessors == 1 ? "" : "s", d->spec->memory_mib / 1024.0, d->kernels_from);
 }
 
 /* --profile: kernels are "timed" by their estimated time on the real GPU */

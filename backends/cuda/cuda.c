@@ -158,6 +158,9 @@ static ember_status cuda_device_open(const struct ember_host *host, int index, v
         return host->fail(host->ctx, EMBER_ERR_NOMEM, "out of host memory opening cuda:%d", index);
     *d = (struct cuda_device){.gpu = {.host = *host, .launch = cuda_launch}, .probe = p, .index = index};
     snprintf(d->gpu.name, sizeof d->gpu.name, "cuda:%d", index);
+    /* EMBER_CUDA_MAPPED=0 copies on an integrated GPU too, as on a discrete one (to compare) */
+    const char *mapped = getenv("EMBER_CUDA_MAPPED");
+    d->mapped = g->integrated && p->api.cuMemAllocManaged && !(mapped && strcmp(mapped, "0") == 0);
     ember_status st;
     CUresult r = p->api.cuDeviceGet(&d->device, index);
     if (r == CUDA_SUCCESS)
@@ -184,9 +187,11 @@ static void cuda_device_describe(void *dev, char *out, size_t len)
 {
     struct cuda_device *d = dev;
     const struct cuda_gpu *g = &d->probe->gpus[d->index];
-    snprintf(out, len, "%s %s (sm_%d, %.1f GiB, %d multiprocessors, driver CUDA %d.%d, kernels: %s)",
-             d->gpu.name, g->name, g->cc, (double)g->memory / (1024.0 * 1024.0 * 1024.0), g->multiprocessors,
-             d->probe->driver_version / 1000, d->probe->driver_version % 1000 / 10, d->path_detail);
+    snprintf(out, len, "%s %s (sm_%d, %.1f GiB%s, %d multiprocessor%s, driver CUDA %d.%d, kernels: %s)",
+             d->gpu.name, g->name, g->cc, (double)g->memory / (1024.0 * 1024.0 * 1024.0),
+             g->integrated ? (d->mapped ? " shared with the CPU, mapped" : " shared with the CPU") : "",
+             g->multiprocessors, g->multiprocessors == 1 ? "" : "s", d->probe->driver_version / 1000,
+             d->probe->driver_version % 1000 / 10, d->path_detail);
 }
 
 /* ----------------------------------------------------------------- memory */
@@ -198,7 +203,8 @@ static ember_status cuda_alloc(void *dev, size_t bytes, void **buf)
     if (st != EMBER_OK)
         return st;
     CUdeviceptr ptr = 0;
-    CUresult r = d->probe->api.cuMemAlloc_v2(&ptr, bytes ? bytes : 4);
+    CUresult r = d->mapped ? d->probe->api.cuMemAllocManaged(&ptr, bytes ? bytes : 4, CU_MEM_ATTACH_GLOBAL)
+                           : d->probe->api.cuMemAlloc_v2(&ptr, bytes ? bytes : 4);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) /* not reported here: the core frees its cache and retries */
         return EMBER_ERR_NOMEM;
     if (r != CUDA_SUCCESS)
@@ -224,13 +230,27 @@ static ember_status cuda_memory_info(void *dev, size_t *free_bytes, size_t *tota
     return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "cuMemGetInfo");
 }
 
-/* Copies run on the default stream after every launch before them. */
+/* Copies run on the default stream after every launch before them; on a
+ * mapped GPU the CPU copies, after the GPU has finished every launch
+ * (which is all a Nano's driver allows: its CPU may not touch unified
+ * memory while a kernel runs). */
+static ember_status mapped_copy(struct cuda_device *d, void *dst, const void *src, size_t bytes)
+{
+    CUresult r = d->probe->api.cuCtxSynchronize();
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(d, r, "waiting for the GPU before a copy");
+    memcpy(dst, src, bytes);
+    return EMBER_OK;
+}
+
 static ember_status cuda_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
 {
     struct cuda_device *d = dev;
     ember_status st = cuda_enter(d);
     if (st != EMBER_OK || bytes == 0)
         return st;
+    if (d->mapped)
+        return mapped_copy(d, (void *)(uintptr_t)device_ptr(dst), src, bytes);
     CUresult r = d->probe->api.cuMemcpyHtoD_v2(device_ptr(dst), src, bytes);
     return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "copying %zu bytes to the GPU", bytes);
 }
@@ -241,6 +261,8 @@ static ember_status cuda_read(void *dev, void *dst, ember_ptr src, size_t bytes)
     ember_status st = cuda_enter(d);
     if (st != EMBER_OK || bytes == 0)
         return st;
+    if (d->mapped)
+        return mapped_copy(d, dst, (const void *)(uintptr_t)device_ptr(src), bytes);
     CUresult r = d->probe->api.cuMemcpyDtoH_v2(dst, device_ptr(src), bytes);
     return r == CUDA_SUCCESS ? EMBER_OK : cuda_fail(d, r, "copying %zu bytes from the GPU", bytes);
 }

@@ -3,7 +3,7 @@
 # tests/gpu/test_ptx_simulate.sh — the simulated GPUs as a student uses them
 # (docs/how-it-works.md, "The GPU execution model"):
 #
-#   1. `ember ptx --gpus` lists the four GPUs with where their figures come from;
+#   1. `ember ptx --gpus` lists the six GPUs with where their figures come from;
 #   2. `ember ptx KERNEL --simulate` runs a training step on one and reports on
 #      the kernel's first launch: every section, numbers in their ranges, the
 #      occupancy, roofline and estimated time on that GPU; registers from ptxas
@@ -30,7 +30,7 @@ SMALL="--data random --batch 8"
 
 # --- 1. the GPUs
 "$EMBER" ptx --gpus >"$TMP/gpus" 2>&1 || fail "ember ptx --gpus: $(cat "$TMP/gpus")"
-for gpu in "Quadro K2100M" "Tesla K40m" "GeForce GTX 1080" "H100"; do
+for gpu in "Quadro K2100M" "Tesla K40m" "GeForce GTX 1080" "H100" "Jetson Nano" "Jetson TX2"; do
     [ "$(grep -c "$gpu" "$TMP/gpus")" -ge 2 ] || fail "--gpus lacks $gpu, or its source: $(cat "$TMP/gpus")"
 done
 

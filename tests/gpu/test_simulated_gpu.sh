@@ -12,9 +12,17 @@
 #   k40m      Tesla K40m, sm_35, R470 (CUDA 11.4): NVRTC 11.8's cubin, run as its PTX
 #   gtx1080   GeForce GTX 1080, sm_61, R580 (CUDA 13.0): NVRTC 12.x's cubin, as its PTX
 #   h100      H100, sm_90, CUDA 13.0: NVRTC 13's cubin, as its PTX
+#   nano      Jetson Nano, sm_53, L4T R32.7 (CUDA 10.2, PTX 6.5), no NVRTC: the
+#             built-in PTX; integrated (its memory is the host's): ember maps, and
+#             the double refuses copies and plain allocations; one multiprocessor
+#   tx2       Jetson TX2, sm_62, L4T R32.7, integrated as the Nano, two multiprocessors
 #
 # A cubin is machine code; the double runs the PTX ptxas made it from, which
 # tests/gpu/fakes/fake_nvrtc_keep.c (an NVRTC that forwards to the real one) kept.
+#
+# EMBER_SIMULATED_EXEC=host runs the kernels compiled for the host instead of the
+# PTX (the double's other mode): the ARM build under emulation does, where the
+# simulator would take hours; the native build's run executes the PTX.
 #
 # Every buffer is exactly its tensor's size (EMBER_EXACT_BUFFERS=1), so a kernel
 # running one element past a tensor leaves its allocation and the simulator's
@@ -47,19 +55,26 @@ gtx1080) seed=2 cc=61 name="GeForce GTX 1080" driver=13000 kernels=nvrtc-cubin p
     nvrtc=$cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ;;
 h100) seed=3 cc=90 name="H100" driver=13000 kernels=nvrtc-cubin path="NVRTC 13.[0-9]* cubin for sm_90"
     nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda*/lib64/libnvrtc.so.13 2>/dev/null | head -n 1) ;;
-*) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100 parity|gradcheck|train|lm BUILD_DIR" >&2; exit 2 ;;
+nano) seed=4 cc=53 name="Jetson Nano" driver=10020 kernels=baseline path="built-in sm_30 PTX"
+    export EMBER_FAKE_CUDA_INTEGRATED=1 EMBER_FAKE_CUDA_SMS=1 EMBER_FAKE_CUDA_MEMORY=4096 ;;
+tx2) seed=5 cc=62 name="Jetson TX2" driver=10020 kernels=baseline path="built-in sm_30 PTX"
+    export EMBER_FAKE_CUDA_INTEGRATED=1 EMBER_FAKE_CUDA_SMS=2 EMBER_FAKE_CUDA_MEMORY=8192 ;;
+*) echo "usage: test_simulated_gpu.sh k2100m|k40m|gtx1080|h100|nano|tx2 parity|gradcheck|train|lm BUILD_DIR" >&2; exit 2 ;;
 esac
+# what runs the build's programs: nothing, or a cross build's emulator (tests/CMakeLists.txt)
+run=${EMBER_TEST_RUN:-}
+mode=${EMBER_SIMULATED_EXEC:-ptx}
 if [ "$kernels" != baseline ] && [ ! -f "$nvrtc" ]; then
     echo "skipped: the NVRTC of the simulated $name is not here (${nvrtc:-no CUDA 13 toolkit}); scripts/setup.sh --tests installs CUDA 11.8's and 12.x's"
     exit 77
 fi
 
-export EMBER_TEST_DEVICE=cuda:0 EMBER_CUDA_LIBRARY="$tests/libfake-cuda.so" EMBER_FAKE_CUDA_EXEC=ptx
+export EMBER_TEST_DEVICE=cuda:0 EMBER_CUDA_LIBRARY="$tests/libfake-cuda.so" EMBER_FAKE_CUDA_EXEC=$mode
 # each GPU runs its blocks' warps in another order (0: as numbered), the seed of ptxsim.h
 export EMBER_FAKE_CUDA_SEED=$seed
 export EMBER_FAKE_CUDA_GPUS="$cc:$name (simulated)" EMBER_FAKE_CUDA_DRIVER=$driver EMBER_CUDA_KERNELS=$kernels
 export EMBER_EXACT_BUFFERS=1
-if [ "$gpu" = k2100m ]; then
+if [ "$gpu" = k2100m ] && [ "$mode" = ptx ]; then
     # the most the suite's shapes allow: rows of up to grid x 64 positions per launch
     # (ember_gpu_plane_launches), SimpleCNN's 784 in the training steps
     case $suite in parity) grid=8 ;; gradcheck) grid=4 ;; *) grid=13 ;; esac
@@ -77,9 +92,9 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 case $suite in
-parity) "$tests/test_parity" -b cuda >"$out" 2>&1 ;;
-gradcheck) "$tests/test_gradcheck" >"$out" 2>&1 ;;
-train) "$tests/test_backend_e2e" cuda:0 --steps 3 --no-eval >"$out" 2>&1 ;;
+parity) $run "$tests/test_parity" -b cuda >"$out" 2>&1 ;;
+gradcheck) $run "$tests/test_gradcheck" >"$out" 2>&1 ;;
+train) $run "$tests/test_backend_e2e" cuda:0 --steps 3 --no-eval >"$out" 2>&1 ;;
 lm) # tiny GGUF language models against their PyTorch twin (tests/interop/test_lm_vs_torch.py)
     python=$build/pyenv/bin/python
     [ -x "$python" ] || python=python3
@@ -95,6 +110,7 @@ lm) # tiny GGUF language models against their PyTorch twin (tests/interop/test_l
     k40m) only=Q4_0,qwen2 lora=yes ;;
     gtx1080) only=Q4_K lora=no ;;
     h100) only=Q6_K lora=yes ;;
+    *) only=Q4_0 lora=no ;;
     esac
     "$python" "$(dirname "$0")/../interop/test_lm_vs_torch.py" "$tests/lm-run" none --tiny-only --quick --only "$only" \
         >"$out" 2>&1 &&
@@ -111,7 +127,7 @@ if [ $status -eq 77 ]; then
 fi
 [ $status -eq 0 ] || exit $status
 # on the lowered grid, some launches must have come in chunks (the double's count)
-if [ "$gpu" = k2100m ] && ! grep -q "the grid's x limit, lowered to $grid blocks, was filled by launches of [1-9]" "$out"; then
+if [ "$gpu" = k2100m ] && [ "$mode" = ptx ] && ! grep -q "the grid's x limit, lowered to $grid blocks, was filled by launches of [1-9]" "$out"; then
     echo "FAILED: no launch filled the grid lowered to $grid blocks: nothing ran in chunks"
     exit 1
 fi
@@ -120,4 +136,14 @@ if [ "$suite" != gradcheck ] && ! grep -q "kernels: $path)" "$out"; then
     echo "FAILED: the simulated $name did not load its kernels from the $path"
     exit 1
 fi
-echo "$suite on the simulated $name ($path, executed as PTX): ok"
+# an integrated GPU's memory was mapped (the double refused every copy, so the suite passing says
+# so too)
+if [ -n "${EMBER_FAKE_CUDA_INTEGRATED:-}" ] && [ "$suite" != gradcheck ] && ! grep -q "shared with the CPU, mapped" "$out"; then
+    echo "FAILED: the simulated $name is integrated, but ember did not say it maps its memory"
+    exit 1
+fi
+if [ "$mode" = ptx ]; then
+    echo "$suite on the simulated $name ($path, executed as PTX): ok"
+else
+    echo "$suite on the simulated $name ($path, its kernels compiled for this CPU): ok"
+fi

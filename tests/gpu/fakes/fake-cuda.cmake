@@ -7,9 +7,13 @@
 # signatures.
 #
 #   ember_fake_cuda([RUN command...])   RUN: what runs gen-host-kernels (Wine,
-#                                       for the Windows build); none on Linux
+#                                       for the Windows build); else a cross
+#                                       build's emulator (qemu for ARM), if any
 function(ember_fake_cuda)
   cmake_parse_arguments(F "" "" "RUN" ${ARGN})
+  if(NOT F_RUN)
+    set(F_RUN ${CMAKE_CROSSCOMPILING_EMULATOR})
+  endif()
   set(fakes ${PROJECT_SOURCE_DIR}/tests/gpu/fakes)
   add_executable(gen-host-kernels ${fakes}/gen-host-kernels.c)
   target_link_libraries(gen-host-kernels PRIVATE ember_static)

@@ -9,6 +9,14 @@
  *   EMBER_FAKE_CUDA_DRIVER       cuDriverGetVersion (default 12020, CUDA 12.2)
  *   EMBER_FAKE_CUDA_GPUS         "cc:name,cc:name" (default "35:Fake Tesla K40m")
  *   EMBER_FAKE_CUDA_MEMORY       MiB of device memory per GPU (default 4096)
+ *   EMBER_FAKE_CUDA_SMS          multiprocessors per GPU (default 15)
+ *   EMBER_FAKE_CUDA_INTEGRATED   1: an integrated GPU (a Jetson's), whose memory is the
+ *                                host's: CU_DEVICE_ATTRIBUTE_INTEGRATED says so, and
+ *                                memory must come from cuMemAllocManaged, which the
+ *                                CPU reads and writes where it lies: cuMemAlloc, and
+ *                                copies to or from unified memory, are refused
+ *                                (CUDA_ERROR_NOT_SUPPORTED), the double's check that
+ *                                ember maps rather than copies
  *   EMBER_FAKE_CUDA_REFUSE       refuse every module that is a "cubin", "ptx", or "all"
  *                                (CUDA_ERROR_INVALID_IMAGE / _INVALID_PTX), as a driver
  *                                with a reason of its own would
@@ -134,6 +142,7 @@ static int gpu_count(void)
 }
 
 static size_t memory_limit(void) { return (size_t)fake_env_int("EMBER_FAKE_CUDA_MEMORY", 4096) << 20; }
+static int integrated(void) { return fake_env_int("EMBER_FAKE_CUDA_INTEGRATED", 0) == 1; }
 
 static bool initialised;
 
@@ -194,10 +203,11 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
     case 5: *value = (int)fake_max_grid_x(); break; /* grid x */
     case 6:
     case 7: *value = (int)FAKE_MAX_GRID_YZ; break;
-    case 8: *value = FAKE_SHARED_PER_BLOCK; break; /* shared memory per block */
-    case 13: *value = 745000; break;               /* clock, kHz */
-    case 16: *value = 15; break;                   /* multiprocessors */
-    case 75: *value = cc / 10; break;              /* compute capability */
+    case 8: *value = FAKE_SHARED_PER_BLOCK; break;                    /* shared memory per block */
+    case 13: *value = 745000; break;                                  /* clock, kHz */
+    case 16: *value = fake_env_int("EMBER_FAKE_CUDA_SMS", 15); break; /* multiprocessors */
+    case 18: *value = integrated(); break;                            /* integrated */
+    case 75: *value = cc / 10; break;                                 /* compute capability */
     case 76: *value = cc % 10; break;
     default: return FAKE_INVALID_VALUE;
     }
@@ -320,6 +330,7 @@ struct allocation {
     char *region;
     size_t region_bytes;
     struct fake_ctx *ctx;
+    bool managed; /* from cuMemAllocManaged */
 };
 
 #define QUARANTINE 256
@@ -558,9 +569,43 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes)
 {
+    if (integrated()) {
+        fake_say("cuMemAlloc of %zu bytes on an integrated GPU: its memory is the host's, map it "
+                 "(cuMemAllocManaged) rather than copy (EMBER_FAKE_CUDA_INTEGRATED)",
+                 bytes);
+        return FAKE_NOT_SUPPORTED;
+    }
     CUresult r;
     struct fake_ctx *c = working_ctx(&r);
     return c ? fake_memory_alloc(c, bytes, ptr) : r;
+}
+
+/* Unified memory: the double's device memory is host memory already, so
+ * it is an allocation as any other, which the CPU may touch, marked. */
+CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int flags)
+{
+    if (flags != 1 && flags != 2) /* CU_MEM_ATTACH_GLOBAL, _HOST */
+        return FAKE_INVALID_VALUE;
+    CUresult r;
+    struct fake_ctx *c = working_ctx(&r);
+    if (!c || (r = fake_memory_alloc(c, bytes, ptr)) != FAKE_SUCCESS)
+        return r;
+    pthread_mutex_lock(&memory.lock);
+    memory.live[memory.count - 1].managed = true; /* the newest: fake_memory_alloc appends */
+    pthread_mutex_unlock(&memory.lock);
+    return FAKE_SUCCESS;
+}
+
+/* whether [ptr, ptr + n) lies in unified memory */
+static bool managed_range(CUdeviceptr ptr, size_t n)
+{
+    bool found = false;
+    pthread_mutex_lock(&memory.lock);
+    for (size_t i = 0; i < memory.count && !found; i++)
+        found = memory.live[i].managed && ptr >= memory.live[i].base &&
+                ptr + n <= memory.live[i].base + memory.live[i].bytes;
+    pthread_mutex_unlock(&memory.lock);
+    return found;
 }
 
 CUresult cuMemFree_v2(CUdeviceptr ptr)
@@ -573,6 +618,12 @@ CUresult cuMemFree_v2(CUdeviceptr ptr)
 /* A copy on the default stream: after everything queued before it. */
 static CUresult copy(void *dst, const void *src, CUdeviceptr device, size_t n, const char *call)
 {
+    if (integrated() && managed_range(device, n)) {
+        fake_say("%s of %zu bytes of unified memory on an integrated GPU: the CPU reads and writes it where "
+                 "it lies (EMBER_FAKE_CUDA_INTEGRATED)",
+                 call, n);
+        return FAKE_NOT_SUPPORTED;
+    }
     CUresult r;
     struct fake_ctx *c = drained_ctx(&r);
     if (!c || n == 0)
