@@ -7,6 +7,9 @@
 #
 #   cmake/ember-man.sh EMBER OUTPUT-DIR DOC-DIR
 #
+# EMBER_RUN, when set, is what runs the program: a cross build's emulator
+# (qemu-aarch64-static for cmake/aarch64-linux-gnu.cmake's build).
+#
 # In the help text: "usage:" lines are the synopsis; a line indented by
 # two spaces is an item of a list (an option, an operand, a command), and
 # the more indented lines under it the rest of its description; a list
@@ -25,7 +28,7 @@ if [ $# -ne 3 ]; then
 fi
 EMBER=$1 OUT=$2 DOCS=$3
 mkdir -p "$OUT"
-version=$("$EMBER" --version | sed 's/^ember //')
+version=$(${EMBER_RUN:-} "$EMBER" --version | sed 's/^ember //')
 
 # roff-safe text: backslashes doubled, a leading . or ' escaped, - as a
 # hyphen-minus; lines marked with a leading \001 are requests, kept as they are
@@ -73,13 +76,13 @@ page() {
 }
 
 # (its last paragraph, where the documents are, is said at the end of every page)
-"$EMBER" --help | sed '/^The documents the help cites/,$d' >"$OUT/ember.help"
+${EMBER_RUN:-} "$EMBER" --help | sed '/^The documents the help cites/,$d' >"$OUT/ember.help"
 commands=$(sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\)  .*/\1/p' "$OUT/ember.help")
 see=""
 for c in $commands; do see="$see${see:+, }ember-$c(1)"; done
 page ember "train small neural networks on the CPU, OpenCL devices and NVIDIA GPUs" "$OUT/ember.help" "$see"
 for c in $commands; do
-    "$EMBER" "$c" --help >"$OUT/ember-$c.help"
+    ${EMBER_RUN:-} "$EMBER" "$c" --help >"$OUT/ember-$c.help"
     summary=$(sed -n "s/^  $c  *//p" "$OUT/ember.help" | head -1)
     page "ember-$c" "$summary" "$OUT/ember-$c.help" "ember(1)"
 done

@@ -39,8 +39,10 @@ endforeach()
 # (Not in the Windows build, which has no man and cannot run ember.exe here
 # without Wine: its zip carries the help as text, scripts/windows-package.sh.)
 if(NOT WIN32)
+# (A cross build runs the program under its emulator: EMBER_RUN.)
 add_custom_command(OUTPUT ${EMBER_MAN_PAGES}
-                   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
+                   COMMAND ${CMAKE_COMMAND} -E env "EMBER_RUN=${CMAKE_CROSSCOMPILING_EMULATOR}"
+                           sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
                            ${CMAKE_BINARY_DIR}/man ${CMAKE_INSTALL_FULL_DOCDIR}
                    DEPENDS ember_cli cmake/ember-man.sh
                    COMMENT "The man pages, from ember --help"
@@ -54,7 +56,8 @@ else()
   set(EMBER_MAN_DOCS "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}")
 endif()
 install(CODE "
-  execute_process(COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env \"EMBER_RUN=${CMAKE_CROSSCOMPILING_EMULATOR}\"
+                          sh ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ember-man.sh $<TARGET_FILE:ember_cli>
                           ${CMAKE_BINARY_DIR}/man-installed \"${EMBER_MAN_DOCS}\" RESULT_VARIABLE failed)
   if(failed)
     message(FATAL_ERROR \"cmake/ember-man.sh could not make the man pages\")

@@ -11,6 +11,9 @@
 #                               and the whole build with warnings as errors
 #   scripts/setup.sh --windows  only what cross-building for Windows needs
 #                               (scripts/windows-package.sh; docs/windows.md)
+#   scripts/setup.sh --arm      only what cross-building for 64-bit ARM and
+#                               testing that build under emulation needs
+#                               (scripts/arm-test.sh; docs/embedded.md)
 #
 # Safe to run again: it installs only what is missing and rebuilds what changed.
 set -eu
@@ -18,9 +21,11 @@ cd "$(dirname "$0")/.."
 
 want_tests=no
 want_windows=no
+want_arm=no
 case "${1:-}" in
 --tests) want_tests=yes ;;
 --windows) want_windows=yes ;;
+--arm) want_arm=yes ;;
 "") ;;
 -h | --help)
     sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
@@ -56,14 +61,26 @@ windows_packages="mingw-w64 libz-mingw-w64-dev wine wine64 python3-pip"
 [ $want_tests = yes ] && packages="$packages $windows_packages"
 [ $want_windows = yes ] && packages="gcc make cmake libstb-dev python3 $windows_packages"
 
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+# 64-bit ARM: Debian's cross compiler, the libraries ember links as arm64
+# packages beside the machine's own (multiarch), and qemu-user, which runs
+# the arm64 programs on this machine (the tests; docs/embedded.md)
+arm_libraries="libc6-dev:arm64 libopenblas-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libjpeg62-turbo-dev:arm64"
+if [ $want_arm = yes ]; then
+    packages="gcc make cmake pkg-config libstb-dev gcc-aarch64-linux-gnu qemu-user-static $arm_libraries"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        echo "setup: adding arm64 as a second architecture of Debian's packages"
+        $sudo dpkg --add-architecture arm64
+    fi
+fi
+
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
     echo "setup: installing Debian packages:$missing"
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 fi
@@ -117,8 +134,8 @@ if [ $want_tests = yes ] && [ ! -x build/cu11/nvidia/cuda_nvcc/bin/ptxas ] && [ 
     fi
 fi
 
-if [ $want_windows = yes ]; then
-    exit 0 # scripts/windows-package.sh builds
+if [ $want_windows = yes ] || [ $want_arm = yes ]; then
+    exit 0 # scripts/windows-package.sh and scripts/arm-test.sh build
 fi
 if [ $want_tests = no ]; then
     # The library and the program (and its man pages) only: no tests,

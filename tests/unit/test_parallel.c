@@ -96,8 +96,11 @@ static int64_t read_params(ember_model *m, float *out) { return read_values(m, o
 static double max_diff(const float *a, const float *b, int64_t n)
 {
     double worst = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+    /* (not fmax: GCC 12 for aarch64 fails vectorising that reduction) */
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        worst = d > worst ? d : worst;
+    }
     return worst;
 }
 
