@@ -65,10 +65,12 @@ sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 # 64-bit ARM: Debian's cross compiler, the libraries ember links as arm64
 # packages beside the machine's own (multiarch), and qemu-user, which runs
-# the arm64 programs on this machine (the tests; docs/embedded.md)
+# the arm64 programs on this machine (the tests; docs/embedded.md): the
+# static build for the tests, the other for its plugins
+# (bench/arm_instructions.sh counts instructions with one)
 arm_libraries="libc6-dev:arm64 libopenblas-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libjpeg62-turbo-dev:arm64"
 if [ $want_arm = yes ]; then
-    packages="gcc make cmake pkg-config libstb-dev gcc-aarch64-linux-gnu qemu-user-static $arm_libraries"
+    packages="gcc make cmake pkg-config libstb-dev gcc-aarch64-linux-gnu qemu-user-static qemu-user $arm_libraries"
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         echo "setup: adding arm64 as a second architecture of Debian's packages"
         $sudo dpkg --add-architecture arm64

@@ -157,7 +157,7 @@ fi
 "$EMBER" ptx nosuchkernel --simulate >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] || fail "an unknown kernel: $(cat "$TMP/err")"
 "$EMBER" train --device ptxsim:9 --steps 1 --data random >/dev/null 2>"$TMP/err"
-[ $? -eq 4 ] && grep -q "ptxsim has 4 devices (0 to 3)" "$TMP/err" || fail "ptxsim:9: $(cat "$TMP/err")"
+[ $? -eq 4 ] && grep -q "ptxsim has 6 devices (0 to 5)" "$TMP/err" || fail "ptxsim:9: $(cat "$TMP/err")"
 
 [ "$failures" -eq 0 ] && echo "test_ptx_simulate: ok" && exit 0
 echo "test_ptx_simulate: $failures failure(s)"

@@ -54,7 +54,9 @@ echo "$depends" | tr ',' '\n' | while IFS= read -r clause; do
     for alt in $(echo "$clause" | tr '|' '\n' | sed 's/ //g'); do
         name=${alt%%(*}
         want=$(echo "$alt" | sed -n 's/.*(\([<>=]*\)\(.*\))/\1 \2/p')
-        have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null | sed -n 's/^install ok installed //p')
+        # (this machine's architecture: with arm64 beside it, scripts/setup.sh --arm, each has two)
+        have=$(dpkg-query -W -f='${Architecture} ${Status} ${Version}\n' "$name" 2>/dev/null |
+            awk -v arch="$(dpkg --print-architecture)" '($1 == arch || $1 == "all") && $4 == "installed" { print $5; exit }')
         [ -n "$have" ] || continue
         if [ -z "$want" ] || dpkg --compare-versions "$have" "$(echo "$want" | sed 's/^>=/ge/; s/^<=/le/; s/^>>/gt/; s/^<</lt/; s/^=/eq/' | cut -d' ' -f1)" "${want#* }"; then
             ok=yes
