@@ -60,7 +60,8 @@ static void on_exit(qemu_plugin_id_t id, void *unused)
     qemu_plugin_outs(line);
 }
 
-PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info, int argc, char **argv)
+PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info, int argc,
+                                      char **argv)
 {
     (void)info, (void)argc, (void)argv;
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

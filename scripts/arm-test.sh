@@ -6,8 +6,9 @@
 # (cmake/aarch64-linux-gnu.cmake), runs its unit, ops, models and CLI tests
 # under qemu-user with ctest, the CPU's with NEON (the default) and with plain
 # loops (EMBER_CPU_SIMD=none), and the CUDA test double as a Jetson Nano and
-# a TX2 inside the emulated process; then makes the arm64 .deb, unpacks it
-# into an arm64 root and runs the C API example and `ember devices` from it.
+# a TX2 inside the emulated process; then makes the arm64 .deb, installs it
+# into an arm64 root with dpkg, and runs `ember devices`, a few training
+# steps and the C API example from it.
 # docs/embedded.md says what this covers and what only a board can show.
 #
 #   scripts/arm-test.sh          all of it (about 15 minutes on two cores)
@@ -42,15 +43,26 @@ skip="$skip|^test_devices\$|^test_memory|^test_(cli|plot|crash|generate|lm|lora|
 ctest --test-dir build-arm --output-on-failure -j "$jobs" -L 'unit|ops|models|cli|jetson' \
     -LE 'opencl|long|project|install' -E "$skip"
 
-# The package as a board owner installs it: the arm64 .deb, unpacked into a
-# root of its own (its libraries beside Debian's arm64 ones), the program
-# and the C API example run from there under qemu.
+# The package as a board owner installs it: the arm64 .deb installed by
+# dpkg into a root of its own (this machine's dpkg, amd64, so told the
+# architecture is meant; the root's database lacks the libraries it depends
+# on: they are Debian's arm64 packages beside this machine's, each Depends
+# checked against them below), the program and the C API example run from
+# there under qemu.
 rm -rf build-arm/package build-arm/root
 cpack --config build-arm/CPackConfig.cmake -B build-arm/package >/dev/null
 deb=$(ls build-arm/package/ember_*_arm64.deb)
-dpkg-deb --field "$deb" Architecture | grep -qx arm64
-dpkg-deb -x "$deb" build-arm/root
 root=$PWD/build-arm/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+: >"$root/var/lib/dpkg/status"
+dpkg --root="$root" --force-depends --force-architecture --force-script-chrootless -i "$deb" >/dev/null 2>&1 ||
+    dpkg --root="$root" --force-depends --force-architecture --force-script-chrootless -i "$deb"
+dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Architecture} ${Status}\n' ember | grep -qx 'arm64 install ok installed'
+dpkg-deb --field "$deb" Depends | tr ',' '\n' | while read -r clause; do
+    name=${clause%% *}
+    dpkg-query -W -f='${Status}' "${name%%|*}:arm64" 2>/dev/null | grep -q "install ok installed" ||
+        { echo "arm-test: the package depends on $clause, which is not an installed arm64 package" >&2; exit 1; }
+done
 qemu="qemu-aarch64-static -L $root"
 $qemu "$root/usr/bin/ember" --version
 $qemu "$root/usr/bin/ember" devices
