@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -310,6 +313,15 @@ int ember_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)(n < INT_MAX ? n : INT_MAX) : 1;
+}
+
+void ember_name_this_thread(const char *name)
+{
+#ifdef __linux__
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); /* the kernel keeps 15 bytes and a NUL */
+#else
+    (void)name;
+#endif
 }
 
 uint64_t ember_peak_memory_bytes(void)

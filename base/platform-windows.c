@@ -735,6 +735,10 @@ int ember_cpu_count(void)
     return n > 0 ? (int)(n < INT_MAX ? n : INT_MAX) : 1;
 }
 
+/* SetThreadDescription is Windows 10's; older systems have no thread names
+ * a debugger reads without an exception handler, so the name is dropped */
+void ember_name_this_thread(const char *name) { (void)name; }
+
 uint64_t ember_peak_memory_bytes(void)
 {
     PROCESS_MEMORY_COUNTERS counters;

@@ -175,6 +175,10 @@ void ember_run_again(char **argv);
 
 /* The CPUs online now, at least 1. */
 int ember_cpu_count(void);
+/* Names the calling thread (at most 15 bytes are kept) so that `top -H`,
+ * gdb and /proc/self/task/N/comm show whose it is; a no-op where the
+ * system has no such name. */
+void ember_name_this_thread(const char *name);
 /* The most memory this process has held resident so far, in bytes; 0
  * when the system cannot tell. */
 uint64_t ember_peak_memory_bytes(void);

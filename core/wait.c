@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "ctx-impl.h"
+#include "platform.h"
 
 struct ember_wait {
     ember_progress_fn fn;
@@ -41,6 +42,7 @@ static double seconds_since(const struct timespec *start)
 static void *tick(void *arg)
 {
     struct ember_wait *w = arg;
+    ember_name_this_thread("ember-wait");
     pthread_mutex_lock(&w->lock);
     for (long second = 1; !w->stop; second++) {
         struct timespec at = w->start;

@@ -208,7 +208,9 @@ EMBER_API ember_status ember_set_cache_dir(const char *dir);
  * OpenBLAS's own thread count, which is process-wide, is set only around
  * ember's own calls into it and is otherwise left as the host program set
  * it. A device that cannot start the threads asked for keeps working with
- * those it has and returns the failure (recorded on the context too). */
+ * those it has and returns the failure (recorded on the context too).
+ * On Linux its workers are named "ember-cpu" (as `top -H` and gdb show
+ * them); the progress ticker is "ember-wait", a replica "ember-replica". */
 EMBER_API ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads);
 
 /* Opens a device: "cpu", "auto" (the best available), or a backend name with

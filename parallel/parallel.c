@@ -280,6 +280,7 @@ static void *replica_thread(void *arg)
 {
     struct replica *r = arg;
     struct ember_parallel *par = r->par;
+    ember_name_this_thread("ember-replica");
     uint64_t seen = 0;
     pthread_mutex_lock(&par->lock);
     for (;;) {

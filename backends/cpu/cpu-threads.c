@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "cpu-impl.h"
+#include "platform.h"
 
 /* An idle worker first spins on the job counter with the CPU's pause hint
  * (a hand-off within microseconds), then yields its core for a while, then
@@ -146,6 +147,7 @@ static void *worker_main(void *p)
     struct worker_arg *wa = p;
     struct cpu_pool *pool = wa->pool;
     free(wa);
+    ember_name_this_thread("ember-cpu");
     unsigned seen = 0;
     for (;;) {
         unsigned gen = atomic_load_explicit(&pool->generation, memory_order_acquire);

@@ -92,20 +92,33 @@ static float max_diff(const float *a, const float *b, int64_t n)
     return worst;
 }
 
+/* The threads ember started in this process: the ones it named "ember-"
+ * (ember_name_this_thread). Counting every thread would count the host's
+ * too, and under qemu-user (scripts/arm-test.sh) the emulator's own, which
+ * come and go as they please. */
 static int count_threads(void)
 {
     DIR *d = opendir("/proc/self/task");
     int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            n += fgets(name, sizeof name, f) && strncmp(name, "ember-", 6) == 0;
+            fclose(f);
+        }
+    }
     if (d)
         closedir(d);
     return n;
 }
 
 /* count_threads once it is `want`, or after two seconds: a thread joined
- * leaves /proc a moment later under qemu-user (scripts/arm-test.sh), whose
- * host thread outlives the guest's join */
+ * leaves /proc a moment later under qemu-user, whose host thread outlives
+ * the guest's join */
 static int threads_settled(int want)
 {
     int n = count_threads();
@@ -500,7 +513,7 @@ typedef void (*blas_set_fn)(int);
 
 static void test_process_state(void)
 {
-    int threads_before = count_threads();
+    int threads_before = threads_settled(0); /* ember threads of earlier checks, if any still run */
     /* OpenBLAS's thread count is the host program's to set: ember's calls
      * leave it as they found it */
     blas_get_fn blas_get = (blas_get_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
