@@ -14,10 +14,11 @@
  * with the x sums of each block computed once per row of x and shared by
  * every row of W. (llama.cpp rounds the activations to 8 bits as well, for
  * integer products; ember does not, so that its logits stay within float
- * rounding of the dequantised model's.) With AVX2 and FMA, or AVX-512, the
- * 4- and 8-bit blocks of 32 are unpacked by vector instructions straight
- * into FMAs (EMBER_CPU_SIMD chooses, as for the convolutions); the
- * K-quants, and CPUs without AVX2, dequantise a block into floats first.
+ * rounding of the dequantised model's.) With AVX2 and FMA, AVX-512, or
+ * 64-bit ARM's NEON, the 4- and 8-bit blocks of 32 are unpacked by vector
+ * instructions straight into FMAs (EMBER_CPU_SIMD chooses, as for the
+ * convolutions; the AVX2 and NEON kernel is one, on cpu-vec8.h); the
+ * K-quants, and CPUs without those, dequantise a block into floats first.
  *
  * The threads split W's rows: each reads its rows once, for every row of x.
  */
@@ -64,20 +65,34 @@ static void rows_plain(const struct quant_job *j, int64_t r, int64_t i0, int64_t
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define QUANT_AVX2   __attribute__((target("avx2,fma,f16c")))
-#define QUANT_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+#if CPU_VEC8
+#if defined(__x86_64__)
+/* the vec8 kernels also turn each block's half-precision scales into floats
+ * with F16C's instruction, which every AVX2 CPU has in practice (checked:
+ * quant_vectors_ok) */
+#define QUANT_VEC8   __attribute__((target("avx2,fma,f16c")))
+#define QUANT_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+static inline __attribute__((always_inline, target("f16c"))) float half_to_float(uint16_t h)
+{
+    return _cvtsh_ss(h);
+}
+#else /* aarch64: every ARMv8-A core converts halves */
+#define QUANT_VEC8
 #define QUANT_INLINE static inline __attribute__((always_inline))
+static inline float half_to_float(uint16_t h)
+{
+    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+}
+#endif
 
 /* A block's scale d and offset m (d * q + m is each weight; Q4_0's m is
  * -8 d, Q8_0's 0) and where its integers start, the halves turned into
- * floats by F16C's instruction (exact, as ember_half_to_float) */
-QUANT_INLINE __attribute__((target("f16c"))) const uint8_t *
-block_scales(ember_dtype type, const uint8_t *block, float *d, float *m)
+ * floats exactly, as ember_half_to_float does */
+QUANT_INLINE const uint8_t *block_scales(ember_dtype type, const uint8_t *block, float *d, float *m)
 {
-    *d = _cvtsh_ss(ember_quant_u16(block));
+    *d = half_to_float(ember_quant_u16(block));
     if (type == EMBER_Q4_1) {
-        *m = _cvtsh_ss(ember_quant_u16(block + 2));
+        *m = half_to_float(ember_quant_u16(block + 2));
         return block + 4;
     }
     *m = type == EMBER_Q4_0 ? -8.0f * *d : 0.0f;
@@ -86,42 +101,34 @@ block_scales(ember_dtype type, const uint8_t *block, float *d, float *m)
 
 /* The rows of x against one row of W, for one type (always inlined with a
  * constant type, so that each type's loop has no branch on it). acc[i] +=
- * sum over W's blocks of d (q . x_i) + m sum(x_i), the x sums from xsum. */
-QUANT_INLINE QUANT_AVX2 void rows_avx2_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0,
-                                          int64_t rows, float *acc)
+ * sum over W's blocks of d (q . x_i) + m sum(x_i), the x sums from xsum.
+ * Written once on vec8: AVX2 and NEON give the same bits. */
+QUANT_INLINE void rows_vec8_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0,
+                               int64_t rows, float *acc)
 {
     const struct ember_quant_gemm *q = j->q;
     int64_t blocks = q->k / 32;
     const uint8_t *row = j->w + r * blocks * j->block_bytes;
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    __m256 vacc[X_ROWS];
+    vec8 vacc[X_ROWS];
     float offset[X_ROWS] = {0};
     for (int64_t i = 0; i < rows; i++)
-        vacc[i] = _mm256_setzero_ps();
+        vacc[i] = vec8_zero();
     for (int64_t b = 0; b < blocks; b++) {
         float d, m;
         const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
-        __m256 w[4];
-        if (type == EMBER_Q8_0) {
-            for (int c = 0; c < 4; c++)
-                w[c] = _mm256_cvtepi32_ps(
-                    _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(ints + 8 * c))));
-        } else { /* 16 bytes: the low halves are weights 0-15, the high 16-31 */
-            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
-            __m128i lo = _mm_and_si128(raw, low4), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low4);
-            w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
-            w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
-            w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
-            w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
-        }
-        __m256 vd = _mm256_set1_ps(d);
+        vec8 w[4];
+        if (type == EMBER_Q8_0)
+            vec8_from_i8x32(ints, w);
+        else
+            vec8_from_u4x32(ints, w);
+        vec8 vd = vec8_set1(d);
         for (int64_t i = 0; i < rows; i++) {
             const float *x = j->x + (i0 + i) * q->k + b * 32;
-            __m256 s = _mm256_mul_ps(w[0], _mm256_loadu_ps(x));
-            __m256 t = _mm256_mul_ps(w[1], _mm256_loadu_ps(x + 8));
-            s = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(x + 16), s);
-            t = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(x + 24), t);
-            vacc[i] = _mm256_fmadd_ps(vd, _mm256_add_ps(s, t), vacc[i]);
+            vec8 s = vec8_mul(w[0], vec8_load(x));
+            vec8 t = vec8_mul(w[1], vec8_load(x + 8));
+            s = vec8_fma(w[2], vec8_load(x + 16), s);
+            t = vec8_fma(w[3], vec8_load(x + 24), t);
+            vacc[i] = vec8_fma(vd, vec8_add(s, t), vacc[i]);
             if (type != EMBER_Q8_0)
                 offset[i] += m * j->xsum[(i0 + i) * blocks + b];
         }
@@ -130,18 +137,22 @@ QUANT_INLINE QUANT_AVX2 void rows_avx2_of(const struct quant_job *j, ember_dtype
         acc[i] += vec8_sum(vacc[i]) + offset[i];
 }
 
-static QUANT_AVX2 void rows_avx2(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+static QUANT_VEC8 void rows_vec8(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
 {
     switch (j->q->type) {
-    case EMBER_Q4_0: rows_avx2_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
-    case EMBER_Q4_1: rows_avx2_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
-    default: rows_avx2_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
+    case EMBER_Q4_0: rows_vec8_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
+    case EMBER_Q4_1: rows_vec8_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
+    default: rows_vec8_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
     }
 }
+#endif /* CPU_VEC8 */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QUANT_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
 /* the same with 16 floats a vector: a block of 32 is two */
-QUANT_INLINE QUANT_AVX512 void rows_avx512_of(const struct quant_job *j, ember_dtype type, int64_t r,
-                                              int64_t i0, int64_t rows, float *acc)
+static inline __attribute__((always_inline)) QUANT_AVX512 void
+rows_avx512_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0, int64_t rows, float *acc)
 {
     const struct ember_quant_gemm *q = j->q;
     int64_t blocks = q->k / 32;
@@ -187,15 +198,34 @@ static QUANT_AVX512 void rows_avx512(const struct quant_job *j, int64_t r, int64
 }
 #endif
 
-/* the scales' half-to-float instruction (F16C), which every AVX2 CPU has in practice */
-static bool cpu_f16c(void)
+/* whether the vector kernels can run: on x86 they need the scales'
+ * half-to-float instruction (F16C) besides AVX2 */
+static bool quant_vectors_ok(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     unsigned a, b, c, d; /* CPUID leaf 1: ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c") */
     return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
 #else
-    return false;
+    return CPU_VEC8;
 #endif
+}
+
+/* the widest kernel the CPU and EMBER_CPU_SIMD allow */
+static void rows_widest(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (j->vector == CPU_SIMD_AVX512) {
+        rows_avx512(j, r, i0, rows, acc);
+        return;
+    }
+#endif
+#if CPU_VEC8
+    if (j->vector != CPU_SIMD_NONE) {
+        rows_vec8(j, r, i0, rows, acc);
+        return;
+    }
+#endif
+    rows_plain(j, r, i0, rows, acc);
 }
 
 static void quant_rows(void *p, int64_t begin, int64_t end)
@@ -206,14 +236,7 @@ static void quant_rows(void *p, int64_t begin, int64_t end)
         for (int64_t i0 = 0; i0 < q->m; i0 += X_ROWS) {
             int64_t rows = q->m - i0 < X_ROWS ? q->m - i0 : X_ROWS;
             float acc[X_ROWS] = {0};
-#if defined(__x86_64__) && defined(__GNUC__)
-            if (j->vector == CPU_SIMD_AVX512)
-                rows_avx512(j, r, i0, rows, acc);
-            else if (j->vector == CPU_SIMD_AVX2)
-                rows_avx2(j, r, i0, rows, acc);
-            else
-#endif
-                rows_plain(j, r, i0, rows, acc);
+            rows_widest(j, r, i0, rows, acc);
             for (int64_t i = 0; i < rows; i++) {
                 float *y = j->y + (i0 + i) * q->n + r;
                 *y = q->beta != 0.0f ? *y + acc[i] : acc[i];
@@ -232,7 +255,7 @@ ember_status cpu_quant_matmul(void *dev, const struct ember_quant_gemm *q, ember
     if (q->m == 0 || q->n == 0)
         return EMBER_OK;
     bool blocks32 = q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1 || q->type == EMBER_Q8_0;
-    j.vector = blocks32 && cpu_f16c() ? cpu_simd() : CPU_SIMD_NONE;
+    j.vector = blocks32 && quant_vectors_ok() ? cpu_simd() : CPU_SIMD_NONE;
     /* each 32 of x summed, for the blocks' offsets: in the device's scratch */
     int64_t sums = q->m * (q->k / 32);
     if (j.vector && (q->type == EMBER_Q4_0 || q->type == EMBER_Q4_1)) {

@@ -2,8 +2,8 @@
 /*
  * backends/cpu/cpu-vec8.h — eight floats a vector, for the hand-written
  * kernels that run on x86-64 with AVX2 and FMA and on 64-bit ARM with NEON
- * (cpu-conv-direct.c, cpu-gemm-skinny.c): each kernel is written once, on
- * `vec8`, and compiled for both.
+ * (cpu-conv-direct.c, cpu-gemm-skinny.c, cpu-quant.c): each kernel is
+ * written once, on `vec8`, and compiled for both.
  *
  *   x86-64   one __m256; the functions are compiled for AVX2 and FMA alone
  *            (VEC8_FN), which the build does not assume: cpu_simd() says
@@ -34,6 +34,7 @@ VEC8_INLINE void vec8_store(float *p, vec8 v) { _mm256_storeu_ps(p, v); }
 /* every lane *p */
 VEC8_INLINE vec8 vec8_splat(const float *p) { return _mm256_broadcast_ss(p); }
 VEC8_INLINE vec8 vec8_set1(float v) { return _mm256_set1_ps(v); }
+VEC8_INLINE vec8 vec8_add(vec8 a, vec8 b) { return _mm256_add_ps(a, b); }
 VEC8_INLINE vec8 vec8_mul(vec8 a, vec8 b) { return _mm256_mul_ps(a, b); }
 /* a * b + c, rounded once */
 VEC8_INLINE vec8 vec8_fma(vec8 a, vec8 b, vec8 c) { return _mm256_fmadd_ps(a, b, c); }
@@ -63,6 +64,24 @@ VEC8_INLINE void vec8_store_first(float *p, vec8 v, int64_t left)
 }
 /* a hint that p will be read soon */
 VEC8_INLINE void vec8_prefetch(const float *p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+/* A quantised block's 32 integers as floats, in four vec8 (backends/quant.h):
+ * 32 signed bytes (Q8_0), or 16 bytes of 4-bit halves whose low halves are
+ * weights 0-15 and high halves 16-31 (Q4_0, Q4_1) */
+VEC8_INLINE void vec8_from_i8x32(const uint8_t *p, vec8 w[4])
+{
+    for (int c = 0; c < 4; c++)
+        w[c] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p + 8 * c))));
+}
+VEC8_INLINE void vec8_from_u4x32(const uint8_t *p, vec8 w[4])
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    __m128i lo = _mm_and_si128(raw, low4), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low4);
+    w[0] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
+    w[1] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+    w[2] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
+    w[3] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+}
 
 #elif defined(__aarch64__) && defined(__GNUC__)
 #include <arm_neon.h>
@@ -88,6 +107,7 @@ VEC8_INLINE vec8 vec8_splat(const float *p)
     return (vec8){s, s};
 }
 VEC8_INLINE vec8 vec8_set1(float v) { return (vec8){vdupq_n_f32(v), vdupq_n_f32(v)}; }
+VEC8_INLINE vec8 vec8_add(vec8 a, vec8 b) { return (vec8){vaddq_f32(a.lo, b.lo), vaddq_f32(a.hi, b.hi)}; }
 VEC8_INLINE vec8 vec8_mul(vec8 a, vec8 b) { return (vec8){vmulq_f32(a.lo, b.lo), vmulq_f32(a.hi, b.hi)}; }
 VEC8_INLINE vec8 vec8_fma(vec8 a, vec8 b, vec8 c)
 {
@@ -120,6 +140,32 @@ VEC8_INLINE void vec8_store_first(float *p, vec8 v, int64_t left)
         memcpy(p, lanes, (size_t)left * sizeof *p);
 }
 VEC8_INLINE void vec8_prefetch(const float *p) { __builtin_prefetch(p); }
+/* eight 16-bit integers widened to floats */
+VEC8_INLINE vec8 vec8_from_s16(int16x8_t v)
+{
+    return (vec8){vcvtq_f32_s32(vmovl_s16(vget_low_s16(v))), vcvtq_f32_s32(vmovl_high_s16(v))};
+}
+VEC8_INLINE vec8 vec8_from_u16(uint16x8_t v)
+{
+    return (vec8){vcvtq_f32_u32(vmovl_u16(vget_low_u16(v))), vcvtq_f32_u32(vmovl_high_u16(v))};
+}
+VEC8_INLINE void vec8_from_i8x32(const uint8_t *p, vec8 w[4])
+{
+    int8x16_t a = vld1q_s8((const int8_t *)p), b = vld1q_s8((const int8_t *)p + 16);
+    w[0] = vec8_from_s16(vmovl_s8(vget_low_s8(a)));
+    w[1] = vec8_from_s16(vmovl_high_s8(a));
+    w[2] = vec8_from_s16(vmovl_s8(vget_low_s8(b)));
+    w[3] = vec8_from_s16(vmovl_high_s8(b));
+}
+VEC8_INLINE void vec8_from_u4x32(const uint8_t *p, vec8 w[4])
+{
+    uint8x16_t raw = vld1q_u8(p);
+    uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(0x0f)), hi = vshrq_n_u8(raw, 4);
+    w[0] = vec8_from_u16(vmovl_u8(vget_low_u8(lo)));
+    w[1] = vec8_from_u16(vmovl_high_u8(lo));
+    w[2] = vec8_from_u16(vmovl_u8(vget_low_u8(hi)));
+    w[3] = vec8_from_u16(vmovl_high_u8(hi));
+}
 
 #else
 #define CPU_VEC8 0
