@@ -32,6 +32,13 @@ PEERS=pytorch "$HERE/cpu_vs_peers.sh" "$EMBER"
 echo
 echo "## The CPU: ember's plain loops (EMBER_CPU_SIMD=none), what the vector kernels gain"
 EMBER_CPU_SIMD=none PEERS=none "$HERE/cpu_vs_peers.sh" "$EMBER"
+if [ "$(uname -m)" = aarch64 ]; then
+    # on ARM the convolutions go to im2col and OpenBLAS, chosen by instruction counts under
+    # qemu (backends/cpu/cpu-conv-direct.c): the board's clock decides whether that holds
+    echo
+    echo "## The CPU: the NEON direct convolution forced (EMBER_CONV_ALGO=direct), against im2col above"
+    EMBER_CONV_ALGO=direct PEERS=none "$HERE/cpu_vs_peers.sh" "$EMBER"
+fi
 if "$EMBER" devices 2>/dev/null | grep -q '^  cuda:0 '; then
     echo
     echo "## The GPU, PyTorch's CUDA beside"

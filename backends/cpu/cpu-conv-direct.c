@@ -683,15 +683,20 @@ static void input_grad_taps(struct direct *j, int64_t *at, int64_t *first, float
  * plane is too little to fill their blocks, and im2col ran 1.2 to 2.9
  * times as fast (128 to 512 channels at 8x8 to 2x2, and 64 channels at 8x8
  * for one image). Without AVX2 the plain loops are slower than im2col
- * everywhere. On ARM the NEON kernels take the same shapes: no board has
- * timed them against OpenBLAS there yet (docs/embedded.md). */
+ * everywhere. On 64-bit ARM every layer goes to im2col: counted under
+ * qemu (bench/arm_instructions.sh), a training step took 15 to 20% more
+ * instructions with the NEON kernels than with im2col and OpenBLAS's arm64
+ * sgemm, whose packed kernels use all 32 NEON registers where the tap
+ * kernel's blocks use 16. No board has timed either yet; EMBER_CONV_ALGO=
+ * direct runs the NEON kernels to compare (docs/embedded.md). */
 bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
 {
     (void)dev;
     bool pointwise = g->kh == 1 && g->kw == 1;
     int64_t plane = g->oh * g->ow;
     bool enough = plane >= 256 || (g->c <= 64 && g->n * plane >= 1024);
-    return (DIRECT_AVX512 || CPU_VEC8) && cpu_simd() != CPU_SIMD_NONE && !pointwise && enough;
+    bool arm = cpu_simd() == CPU_SIMD_NEON;
+    return (DIRECT_AVX512 || CPU_VEC8) && cpu_simd() != CPU_SIMD_NONE && !arm && !pointwise && enough;
 }
 
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
