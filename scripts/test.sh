@@ -124,10 +124,13 @@ sanitized() {
         -DEMBER_PYTHON="$python" >/dev/null || return 1
     cmake --build build-asan -j "$jobs" || return 1
     # (of the Jetsons, the Nano's training steps: the mapped copies; their other
-    # suites run the built-in PTX as the K2100M's do, which this runs already)
+    # suites run the built-in PTX as the K2100M's do, which this runs already. Left out
+    # too: test_ptx_simulate, whose simulator the simulated_* suites run here, and
+    # test_crash and test_compile_notice, which kill and time processes: together 165 s
+    # of this stage, measured on 2026-12-03)
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops|cli" \
-        -E '^simulated_(nano_parity|nano_gradcheck|tx2_train)$'
+        -E '^(simulated_(nano_parity|nano_gradcheck|tx2_train)|test_ptx_simulate|test_crash|test_compile_notice)$'
 }
 stage "the sanitizer build (ASan + UBSan) in build-asan/" sanitized
 
