@@ -456,7 +456,7 @@ check_lm() {
     lm=""
     for f in ${pack:+$pack/models/*.gguf} "$root"/build/models/*.gguf; do [ -f "$f" ] && lm=$f && break; done
     if [ $double = yes ]; then
-        record lm generate skip "the double: simulated_*_lm run tiny models' twins on four simulated GPUs"
+        record lm generate skip "the double: simulated_*_lm run tiny models' twins on the simulated GPUs"
         return
     fi
     if [ -z "$lm" ]; then
