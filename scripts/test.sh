@@ -1,36 +1,45 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# scripts/test.sh — the whole test suite: set up (test packages included),
-# build, run every test, build twice more with backends left out and run the
-# quick tests there, cross-build for Windows and run its tests under Wine
-# (scripts/windows-test.sh), fuzz every loader briefly, then rebuild with
-# AddressSanitizer and UndefinedBehaviorSanitizer and run the unit, ops and cli tests again
-# (not the project's, which read the tree rather than run what was built).
+# scripts/test.sh — the test suite: set up (test packages included), build,
+# run every test, build twice more with backends left out and run the quick
+# tests there, cross-build for Windows and run its tests under Wine
+# (scripts/windows-test.sh), then rebuild with AddressSanitizer and
+# UndefinedBehaviorSanitizer and run the unit and ops tests and the CLI's
+# hostile-input tests again. It takes under 20 minutes on a 2-core laptop.
+# With --full, as CI runs it (.ci/run), it also runs the tests labelled
+# full (tests/CMakeLists.txt says which and why: deeper or repeated forms of
+# the quick suite's), fuzzes every loader briefly, and runs every unit, ops
+# and cli test under the sanitizers.
 # Every stage runs even when one before it failed; the failed ones are listed
 # at the end, and the exit status is 1 if any did (a failed setup stops it).
 # Tests run as many at a time as there are cores: the longest ones (the
 # CUDA test double's, which run kernels on one core) start first. Each test is
 # held to a limit on its CPU time, not on the clock (tests/README.md), so a
 # busy machine passes as an idle one does; the heaviest tests' CPU seconds
-# are listed at the end. Left out: the tests labelled long (ctest -L long).
+# are listed at the end. Left out always: the tests labelled long (ctest -L long).
 #
-#   scripts/test.sh [--load N]
+#   scripts/test.sh [--full] [--load N]
 #
+#   --full     the full suite, as CI runs it (about 35 minutes here)
 #   --load N   run the main stage beside N CPU-bound processes, as a laptop
 #              running other work would (CI: --load 2)
 # --help: the comment above, and nothing else done
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 cd "$(dirname "$0")/.." || exit 1
-load=0
-case "${1:-}" in
---load)
-    load=${2:-}
-    case $load in '' | *[!0-9]*) echo "test: --load wants a number of processes" >&2; exit 2 ;; esac
-    ;;
-"") ;;
-*) echo "test: unknown option \"$1\" (scripts/test.sh --help)" >&2; exit 2 ;;
-esac
+load=0 full=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --full) full=1 ;;
+    --load)
+        load=${2:-}
+        case $load in '' | *[!0-9]*) echo "test: --load wants a number of processes" >&2; exit 2 ;; esac
+        shift
+        ;;
+    *) echo "test: unknown option \"$1\" (scripts/test.sh --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
 jobs=$(nproc)
 began=$(date +%s)
 scripts/setup.sh --tests || { echo "test: scripts/setup.sh --tests failed: nothing to test" >&2; exit 1; }
@@ -49,7 +58,10 @@ stage() {
   $(($(date +%s) - start)) s  $name"
 }
 
-# every test but the long ones, each one's CPU seconds in build/test-cpu.log
+# every test but the long ones (and the full suite's, unless --full), each
+# one's CPU seconds in build/test-cpu.log
+left_out=long
+[ -n "$full" ] || left_out="long|full"
 cpu_log=$PWD/build/test-cpu.log
 burners=""
 # shellcheck disable=SC2086 # a list of process ids
@@ -63,14 +75,14 @@ main_tests() {
         burners="$burners $!"
         i=$((i + 1))
     done
-    EMBER_TEST_CPU_LOG=$cpu_log ctest --test-dir build --output-on-failure -j "$jobs" -LE long
+    EMBER_TEST_CPU_LOG=$cpu_log ctest --test-dir build --output-on-failure -j "$jobs" -LE "$left_out"
     rc=$?
     # shellcheck disable=SC2086 # a list of process ids
     [ -z "$burners" ] || kill $burners
     burners=""
     return $rc
 }
-stage "every test but the long ones, in build/$([ "$load" -gt 0 ] && echo ", beside $load CPU-bound processes")" main_tests
+stage "every test but the $(echo "$left_out" | sed 's/|/ and the /') ones, in build/$([ "$load" -gt 0 ] && echo ", beside $load CPU-bound processes")" main_tests
 
 # Every backend but the CPU's can be left out (docs/embedding.md). Each is
 # off in one of these two builds, which must build warnings-clean and pass
@@ -115,21 +127,32 @@ fuzz() {
     cmake --build build-fuzz -j "$jobs" --target cpu-limit $fuzzers fuzz_seeds || return 1
     ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L fuzz
 }
-stage "the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/" fuzz
+[ -z "$full" ] || stage "the fuzz harnesses (clang, libFuzzer, ASan + UBSan) in build-fuzz/" fuzz
 
-# Built at -O1 (-g and frame pointers kept): its tests took 365 s at -O0, 271 s at -O1
+# Built at -O1 (-g and frame pointers kept): its tests took 365 s at -O0, 271 s at -O1.
+# The quick suite runs the unit and ops tests on the CPU, PoCL and the CUDA
+# double's built-in PTX path, and the CLI's tests of hostile input and of what
+# it writes; --full runs every unit, ops and cli test (about 380 s more on
+# 2026-12-03: the double's other kernel paths, the simulated GPUs and the
+# CLI's training runs), as CI does.
 sanitized() {
     python=$(sed -n 's/^EMBER_PYTHON:[A-Z]*=//p' build/CMakeCache.txt)
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
         -DEMBER_PYTHON="$python" >/dev/null || return 1
     cmake --build build-asan -j "$jobs" || return 1
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    if [ -z "$full" ]; then
+        ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops" -LE "full|ptxsim" \
+            -E 'cuda_double_(nvrtc|k40m)' || return 1
+        ctest --test-dir build-asan --output-on-failure -j "$jobs" -R '^(test_data_errors|test_outputs)$'
+        return
+    fi
     # (of the Jetsons, the Nano's training steps: the mapped copies; their other
     # suites run the built-in PTX as the K2100M's do, which this runs already. Left out
     # too: test_ptx_simulate, whose simulator the simulated_* suites run here, and
     # test_crash and test_compile_notice, which kill and time processes: together 165 s
     # of this stage, measured on 2026-12-03)
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops|cli" \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "unit|ops|cli" \
         -E '^(simulated_(nano_parity|nano_gradcheck|tx2_train)|test_ptx_simulate|test_crash|test_compile_notice)$'
 }
 stage "the sanitizer build (ASan + UBSan) in build-asan/" sanitized
