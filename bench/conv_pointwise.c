@@ -10,21 +10,10 @@
  *       -o conv_pointwise
  *   ./conv_pointwise N C H OC        (an N x C x H x H input, OC filters)
  */
+#include "bench-time.h"
 #include "ember.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -56,7 +45,6 @@ int main(int argc, char **argv)
         t[r] = now_ms() - t0;
         ember_tape_clear(ctx);
     }
-    qsort(t, reps, sizeof *t, cmp);
-    printf("(%d, %d, %d, %d) -> %d 1x1: %.3f ms\n", n, c, h, h, oc, t[reps / 2]);
+    printf("(%d, %d, %d, %d) -> %d 1x1: %.3f ms\n", n, c, h, h, oc, median_ms(t, reps));
     return 0;
 }

@@ -21,22 +21,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench-time.h"
 #include "ember.h"
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static ember_tensor *random_tensor(ember_ctx *ctx, int ndim, const int64_t *shape, unsigned *seed)
 {
@@ -127,8 +114,7 @@ int main(int argc, char **argv)
                     ms[a][r] = f + b;
             }
         for (int a = 0; a < ALGOS; a++) {
-            qsort(ms[a], (size_t)reps, sizeof(double), by_value);
-            median[a] = ms[a][reps / 2];
+            median[a] = median_ms(ms[a], reps);
             free(ms[a]);
         }
         char wino[4][16] = {"-", "-", "-", "-"};

@@ -14,22 +14,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench-time.h"
 #include "ember.h"
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -63,7 +50,7 @@ int main(int argc, char **argv)
         }
         ms[i] = now_ms() - t0;
     }
-    qsort(ms, (size_t)calls, sizeof *ms, by_value);
+    sort_ms(ms, calls);
     printf("%s on 3x%dx%d, batch %d, %s: median %.3f ms, 90th percentile %.3f ms over %d calls\n", name, side,
            side, batch, ember_ctx_device_name(ctx), ms[calls / 2], ms[calls * 9 / 10], calls);
     free(ms);

@@ -15,28 +15,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench-time.h"
 #include "ember.h"
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
 
 static int fail(ember_ctx *ctx)
 {
@@ -84,7 +65,7 @@ int main(int argc, char **argv)
             return fail(ctx);
         ms[i] = now_ms() - t0;
     }
-    double predict_ms = median(ms, calls);
+    double predict_ms = median_ms(ms, calls);
 
     /* training, Adam at `batch` */
     shape[0] = batch;
@@ -107,7 +88,7 @@ int main(int argc, char **argv)
         if (i >= 0)
             ms[i] = now_ms() - t0;
     }
-    double step_ms = median(ms, steps);
+    double step_ms = median_ms(ms, steps);
     printf("{\"device\": \"%s\", \"threads\": %d, \"predict_ms\": %.3f, \"train_images_per_s\": %.1f}\n",
            ember_ctx_device_name(ctx), threads, predict_ms, 1000.0 * batch / step_ms);
     ember_optim_free(opt);

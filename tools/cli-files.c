@@ -128,6 +128,27 @@ static bool same_file(const char *path, const struct stat *out, const char *inpu
            strcmp(a, b) == 0;
 }
 
+/* Why a path that stat could not find cannot be written: an error other
+ * than its absence, or a folder that takes no new file. */
+static void why_not_made(const char *path, char *why, size_t len)
+{
+    if (errno != ENOENT && errno != ENOTDIR)
+        snprintf(why, len, "%s", strerror(errno));
+    else
+        folder_takes_files(path, why, len);
+}
+
+/* EXIT_OK where nothing stands in the way (why is empty), else the CLI's
+ * message saying what does and the data status */
+static int output_verdict(const char *path, const char *option, const char *why)
+{
+    char shown[512];
+    if (!why[0])
+        return EXIT_OK;
+    cli_error("cannot write %s %s: %s", option, cli_printable(path, shown, sizeof shown), why);
+    return EXIT_DATA;
+}
+
 int cli_output_check(const char *path, const char *option, const char *const *inputs)
 {
     char why[4400] = "", shown[512];
@@ -147,15 +168,10 @@ int cli_output_check(const char *path, const char *option, const char *const *in
                          cli_printable(inputs[i], shown, sizeof shown));
         if (!why[0]) /* written beside it, then renamed over it */
             folder_takes_files(path, why, sizeof why);
-    } else if (errno != ENOENT && errno != ENOTDIR) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
     } else {
-        folder_takes_files(path, why, sizeof why);
+        why_not_made(path, why, sizeof why);
     }
-    if (!why[0])
-        return EXIT_OK;
-    cli_error("cannot write %s %s: %s", option, cli_printable(path, shown, sizeof shown), why);
-    return EXIT_DATA;
+    return output_verdict(path, option, why);
 }
 
 int cli_output_open(struct cli_output *o, const char *path, const char *option)
@@ -246,7 +262,7 @@ int cli_output_write(const char *path, const char *option, const void *data, siz
 
 int cli_check_output(const char *path, const char *option, bool replaced)
 {
-    char why[4400] = "", shown[512];
+    char why[4400] = "";
     struct stat info;
     if (replaced)
         return cli_output_check(path, option, NULL);
@@ -260,15 +276,10 @@ int cli_check_output(const char *path, const char *option, bool replaced)
             else
                 close(fd);
         }
-    } else if (errno != ENOENT && errno != ENOTDIR) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
     } else {
-        folder_takes_files(path, why, sizeof why);
+        why_not_made(path, why, sizeof why);
     }
-    if (!why[0])
-        return EXIT_OK;
-    cli_error("cannot write %s %s: %s", option, cli_printable(path, shown, sizeof shown), why);
-    return EXIT_DATA;
+    return output_verdict(path, option, why);
 }
 
 /* The profile's table, and its trace written as every output is. */
