@@ -14,6 +14,10 @@
 #   scripts/setup.sh --arm      only what cross-building for 64-bit ARM and
 #                               testing that build under emulation needs
 #                               (scripts/arm-test.sh; docs/embedded.md)
+#   scripts/setup.sh ... --packages
+#                               the Debian packages that would be installed for
+#                               this machine, one line, and nothing done
+#                               (scripts/arm-root-check.sh asks an arm64 root)
 #
 # Safe to run again: it installs only what is missing and rebuilds what changed.
 set -eu
@@ -22,20 +26,23 @@ cd "$(dirname "$0")/.."
 want_tests=no
 want_windows=no
 want_arm=no
-case "${1:-}" in
---tests) want_tests=yes ;;
---windows) want_windows=yes ;;
---arm) want_arm=yes ;;
-"") ;;
--h | --help)
-    sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
-    exit 0
-    ;;
-*)
-    echo "setup: unknown option \"$1\" (scripts/setup.sh --help)" >&2
-    exit 2
-    ;;
-esac
+list_only=no
+for option in "$@"; do
+    case $option in
+    --tests) want_tests=yes ;;
+    --windows) want_windows=yes ;;
+    --arm) want_arm=yes ;;
+    --packages) list_only=yes ;;
+    -h | --help)
+        sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"
+        exit 0
+        ;;
+    *)
+        echo "setup: unknown option \"$option\" (scripts/setup.sh --help)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 # Debian packages: the build, the CPU backend's BLAS, images (PNG, JPEG, and
 # stb_image for BMP), the default data set
@@ -73,12 +80,17 @@ sudo=""
 arm_libraries="libc6-dev:arm64 libopenblas-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libjpeg62-turbo-dev:arm64"
 if [ $want_arm = yes ]; then
     packages="gcc make cmake pkg-config libstb-dev gcc-aarch64-linux-gnu qemu-user-static qemu-user $arm_libraries"
-    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    if [ $list_only = no ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
         echo "setup: adding arm64 as a second architecture of Debian's packages"
         $sudo dpkg --add-architecture arm64
     fi
 fi
 
+if [ $list_only = yes ]; then
+    # shellcheck disable=SC2086 # the words on one line
+    echo $packages
+    exit 0
+fi
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
