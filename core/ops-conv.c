@@ -22,6 +22,13 @@
  * the GPUs' layers, and the CPU's for a first layer's one channel). The
  * profile's op rows say which ran: "conv2d forward [winograd4]".
  *
+ * Planes of few positions (ResNet-18's last stages on a small image: 4x4,
+ * 2x2) would make each image's products a few columns wide, its weight
+ * gradient a sum of per-image matrices as large as w: there a group's
+ * images stand side by side instead, their columns one (C*KH*KW, G*OH*OW)
+ * matrix, so that each pass is one product over the whole group
+ * (SIDE_BY_SIDE_POSITIONS).
+ *
  * A grouped convolution (groups > 1: a MobileNet's depthwise layers) always
  * runs conv_grouped, each output summed from its own group's channels.
  */
@@ -69,6 +76,92 @@ static ember_ptr ptr_at(const struct ember_tensor *t, int64_t at)
     ember_ptr p = ember_tensor_ptr(t);
     p.off += (size_t)at;
     return p;
+}
+
+/* Output planes of at most this many positions put a group's images side
+ * by side (the top): the products then have G*OH*OW columns, not OH*OW,
+ * and the weight gradient is summed inside one product rather than from a
+ * matrix as large as w per image (302 MB for ResNet-18's last stage at
+ * batch 32). Measured at batch 32, forward and backward on 2 threads
+ * (2026-12-03, docs/benchmarks.md): 2x2 planes of 512 channels 5x faster,
+ * 4x4 of 256 1.5x; 7x7 and 8x8 planes of 32 to 128 channels 0 to 25%
+ * slower, their images' products wide enough already. */
+#define SIDE_BY_SIDE_POSITIONS 16
+
+static bool side_by_side(const struct ember_conv_geom *g)
+{
+    return g->n > 1 && g->oh * g->ow <= SIDE_BY_SIDE_POSITIONS;
+}
+
+/* The contiguous (a, b, c) block of t from element `at`, seen as (b, a, c):
+ * a group's images (G, rows, positions) as rows of images side by side
+ * (rows, G, positions), or back */
+static struct ember_tensor *swapped(struct ember_tensor *t, int64_t at, int64_t a, int64_t b, int64_t c)
+{
+    int64_t shape[3] = {b, a, c}, stride[3] = {c, b * c, 1};
+    return ember_tensor_view(t, 3, shape, stride, t->offset + (size_t)at, EMBER_OWNER_TAPE);
+}
+
+/* t's first a*b*c elements as a contiguous (a, b, c) tensor */
+static struct ember_tensor *block(struct ember_tensor *t, int64_t at, int64_t a, int64_t b, int64_t c)
+{
+    int64_t shape[3] = {a, b, c}, stride[3] = {b * c, c, 1};
+    return ember_tensor_view(t, 3, shape, stride, t->offset + (size_t)at, EMBER_OWNER_TAPE);
+}
+
+static ember_status copy_into(ember_ctx *ctx, struct ember_tensor *out, const struct ember_tensor *in)
+{
+    return out && in ? ember_unary_into(EMBER_COPY, out, in, 0.0f) : ctx->status;
+}
+
+/* y = the convolution, a group's images side by side: their columns as one
+ * matrix (wide), one product with w into yw (the bias first), and y's planes
+ * put back image by image */
+static ember_status forward_side_by_side(ember_ctx *ctx, const struct ember_conv_geom *g,
+                                         struct ember_tensor *x, struct ember_tensor *w,
+                                         struct ember_tensor *b, struct ember_tensor *y)
+{
+    bool same = columns_are_input(g);
+    int64_t oc = w->shape[0], ckk = g->c * g->kh * g->kw, hw = g->oh * g->ow;
+    int64_t group = same ? g->n : group_images(ctx, g);
+    int64_t col_shape[3] = {group, ckk, hw}, wide_shape[3] = {ckk, group, hw}, yw_shape[3] = {oc, group, hw};
+    struct ember_tensor *col = same ? x : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *wide = col ? ember_op_out(ctx, 3, wide_shape) : NULL;
+    struct ember_tensor *yw = wide ? ember_op_out(ctx, 3, yw_shape) : NULL;
+    if (!yw)
+        return ctx->status;
+    for (int64_t at = 0; at < g->n; at += group) {
+        struct ember_conv_geom part = *g;
+        part.n = g->n - at < group ? g->n - at : group;
+        int64_t cols = part.n * hw, col_at = same ? at * ckk * hw : 0;
+        if (!same && ctx->ops->im2col(ctx->dev, &part, ptr_at(x, at * g->c * g->h * g->w),
+                                      ember_tensor_ptr(col)) != EMBER_OK)
+            return ctx->status;
+        if (copy_into(ctx, block(wide, 0, ckk, part.n, hw), swapped(col, col_at, part.n, ckk, hw)) !=
+            EMBER_OK)
+            return ctx->status;
+        if (b) { /* yw starts as the bias, repeated over the group's positions */
+            int64_t shape[3] = {oc, part.n, hw}, stride[3] = {b->stride[0], 0, 0};
+            struct ember_tensor *bias = ember_tensor_view(b, 3, shape, stride, b->offset, EMBER_OWNER_TAPE);
+            if (copy_into(ctx, block(yw, 0, oc, part.n, hw), bias) != EMBER_OK)
+                return ctx->status;
+        }
+        struct ember_gemm gm = {.m = oc,
+                                .n = cols,
+                                .k = ckk,
+                                .lda = ckk,
+                                .ldb = cols,
+                                .ldc = cols,
+                                .batch = 1,
+                                .alpha = 1.0f,
+                                .beta = b ? 1.0f : 0.0f};
+        if (ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(w), ember_tensor_ptr(wide),
+                            ember_tensor_ptr(yw)) != EMBER_OK ||
+            copy_into(ctx, block(y, at * oc * hw, part.n, oc, hw), swapped(yw, 0, oc, part.n, hw)) !=
+                EMBER_OK)
+            return ctx->status;
+    }
+    return EMBER_OK;
 }
 
 static bool conv_geometry(ember_ctx *ctx, const struct ember_tensor *x, const struct ember_tensor *w,
@@ -138,13 +231,14 @@ ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tenso
         return NULL;
     ember_profile_label(ctx, "conv2d", ember_conv_algo_phase(algo, true));
     bool columnless = algo != EMBER_CONV_IM2COL, same = columns_are_input(&g);
+    bool wide = !columnless && side_by_side(&g);
     int64_t ckk = g.c * g.kh * g.kw, hw = g.oh * g.ow, group = same ? g.n : group_images(ctx, &g);
     int64_t col_shape[3] = {group, ckk, hw}, y_shape[4] = {g.n, cw->shape[0], g.oh, g.ow};
-    struct ember_tensor *col = columnless || same ? NULL : ember_op_out(ctx, 3, col_shape);
-    struct ember_tensor *y = col || columnless || same ? ember_op_out(ctx, 4, y_shape) : NULL;
-    if (!y)
+    struct ember_tensor *col = columnless || same || wide ? NULL : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *y = col || columnless || same || wide ? ember_op_out(ctx, 4, y_shape) : NULL;
+    if (!y || (wide && forward_side_by_side(ctx, &g, cx, cw, b, y) != EMBER_OK))
         return NULL;
-    if (b) { /* y starts as the bias, repeated over each plane */
+    if (b && !wide) { /* y starts as the bias, repeated over each plane */
         int64_t bias_shape[3] = {1, b->shape[0], 1}, bias_stride[3] = {0, b->stride[0], 0};
         int64_t planes[3] = {g.n, y_shape[1], hw}, plane_stride[3];
         ember_contiguous_strides(3, planes, plane_stride);
@@ -176,7 +270,7 @@ ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tenso
                             .stride_c = y_shape[1] * hw,
                             .alpha = 1.0f,
                             .beta = b ? 1.0f : 0.0f};
-    for (int64_t at = 0; at < g.n && !columnless;
+    for (int64_t at = 0; at < g.n && !columnless && !wide;
          at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
@@ -277,6 +371,81 @@ static ember_status backward_columnless(struct ember_node *n, const struct ember
     return EMBER_OK;
 }
 
+/* dw, dx and db with a group's images side by side (forward_side_by_side):
+ * dyw (OC, G*OH*OW) is dy's planes side by side, wide the columns likewise;
+ * dw += dyw @ wide^T, summed over the group's positions in the product
+ * itself, and w^T @ dyw back into wide, put back image by image into the
+ * columns for col2im (or into dx where the columns are x) */
+static ember_status backward_side_by_side(struct ember_node *n, const struct ember_conv_geom *g)
+{
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *dy = n->out->grad;
+    ember_ctx *ctx = x->ctx;
+    bool same = columns_are_input(g);
+    int64_t oc = w->shape[0], ckk = g->c * g->kh * g->kw, hw = g->oh * g->ow;
+    int64_t group = same ? g->n : group_images(ctx, g);
+    int64_t col_shape[3] = {group, ckk, hw}, wide_shape[3] = {ckk, group, hw}, dyw_shape[3] = {oc, group, hw};
+    struct ember_tensor *col = same ? NULL : ember_op_out(ctx, 3, col_shape);
+    struct ember_tensor *wide = same || col ? ember_op_out(ctx, 3, wide_shape) : NULL;
+    struct ember_tensor *dyw = wide ? ember_op_out(ctx, 3, dyw_shape) : NULL;
+    float beta = 0.0f;
+    struct ember_tensor *dw = dyw && w->requires_grad ? ember_grad_target(w, &beta) : NULL;
+    struct ember_tensor *dx = dyw && x->requires_grad ? ember_op_out_like(x) : NULL;
+    if (!dyw || (w->requires_grad && !dw) || (x->requires_grad && !dx))
+        return ctx->status;
+    for (int64_t at = 0; at < g->n; at += group) {
+        struct ember_conv_geom part = *g;
+        part.n = g->n - at < group ? g->n - at : group;
+        int64_t cols = part.n * hw, x_at = at * g->c * g->h * g->w;
+        if (copy_into(ctx, block(dyw, 0, oc, part.n, hw), swapped(dy, at * oc * hw, part.n, oc, hw)) !=
+            EMBER_OK)
+            return ctx->status;
+        if (w->requires_grad) {
+            struct ember_gemm gw = {.trans_b = true,
+                                    .m = oc,
+                                    .n = ckk,
+                                    .k = cols,
+                                    .lda = cols,
+                                    .ldb = cols,
+                                    .ldc = ckk,
+                                    .batch = 1,
+                                    .alpha = 1.0f,
+                                    .beta = at ? 1.0f : beta};
+            if ((!same &&
+                 ctx->ops->im2col(ctx->dev, &part, ptr_at(x, x_at), ember_tensor_ptr(col)) != EMBER_OK) ||
+                copy_into(ctx, block(wide, 0, ckk, part.n, hw),
+                          same ? swapped(x, x_at, part.n, ckk, hw) : swapped(col, 0, part.n, ckk, hw)) !=
+                    EMBER_OK ||
+                ctx->ops->sgemm(ctx->dev, &gw, ember_tensor_ptr(dyw), ember_tensor_ptr(wide),
+                                ember_tensor_ptr(dw)) != EMBER_OK)
+                return ctx->status;
+        }
+        if (x->requires_grad) {
+            struct ember_gemm gx = {.trans_a = true,
+                                    .m = ckk,
+                                    .n = cols,
+                                    .k = oc,
+                                    .lda = ckk,
+                                    .ldb = cols,
+                                    .ldc = cols,
+                                    .batch = 1,
+                                    .alpha = 1.0f,
+                                    .beta = 0.0f};
+            if (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), ember_tensor_ptr(dyw),
+                                ember_tensor_ptr(wide)) != EMBER_OK ||
+                copy_into(ctx, same ? block(dx, x_at, part.n, ckk, hw) : block(col, 0, part.n, ckk, hw),
+                          swapped(wide, 0, ckk, part.n, hw)) != EMBER_OK ||
+                (!same &&
+                 ctx->ops->col2im(ctx->dev, &part, ember_tensor_ptr(col), ptr_at(dx, x_at)) != EMBER_OK))
+                return ctx->status;
+        }
+    }
+    if ((dw && ember_grad_commit(w, dw) != EMBER_OK) ||
+        (b && b->requires_grad && backward_bias(n, g) != EMBER_OK) ||
+        (dx && ember_grad_commit(x, dx) != EMBER_OK))
+        return ctx->status;
+    return EMBER_OK;
+}
+
 /*
  * dw   += sum over b of dy[b] (OC, OH*OW) @ col[b]^T   (a batched product, then a sum over b)
  * db   += sum over b and positions of dy
@@ -302,6 +471,9 @@ ember_status ember_backward_conv2d(struct ember_node *n)
             return st;
         return b && b->requires_grad ? backward_bias(n, &g) : EMBER_OK;
     }
+
+    if (side_by_side(&g))
+        return backward_side_by_side(n, &g);
 
     /* per group: its columns, their part of dw; then w^T dy into the same
      * buffer and col2im into dx (x itself and dx itself where the columns

@@ -4,7 +4,8 @@
  * (core/conv-algo.c): the same answer for the same shape and device,
  * EMBER_CONV_ALGO forcing one and refusing a misspelling, the profile
  * naming the algorithm that ran, and every algorithm giving im2col's
- * convolution and gradients through ember_conv2d: the Winograds on the CPU,
+ * convolution and gradients through ember_conv2d (im2col's images apart and
+ * side by side, in one group and in several): the Winograds on the CPU,
  * conv_direct on the CPU (the same bits on 1 and 4 threads) and on a GPU
  * backend (PoCL here).
  */
@@ -135,10 +136,29 @@ struct conv_run {
     bool profile_named; /* the profile's rows named the algorithm, forward and backward */
 };
 
-/* y = conv2d(x, w, b) and the gradients of sum(y * y), under EMBER_CONV_ALGO=algo */
-static bool run_conv(ember_ctx *ctx, const char *algo, int pad, struct conv_run *out)
+/* x (n, c, h, w) and a 3x3 convolution of it to oc channels */
+struct conv_size {
+    int64_t n, c, h, w, oc;
+};
+/* a small batch whose planes are 35, 63 and 99 positions at padding 0, 1
+ * and 2, above SIDE_BY_SIDE_POSITIONS (core/ops-conv.c): im2col's images
+ * apart */
+static const struct conv_size small = {3, 12, 9, 7, 10};
+/* planes of 12 positions at padding 0, below it: side by side */
+static const struct conv_size few_positions = {3, 12, 5, 6, 10};
+
+static size_t numel_x(const struct conv_size *z) { return (size_t)(z->n * z->c * z->h * z->w); }
+static size_t numel_w(const struct conv_size *z) { return (size_t)(z->oc * z->c * 9); }
+static size_t numel_y(const struct conv_size *z, int pad)
 {
-    int64_t xs[4] = {3, 12, 9, 7}, ws[4] = {10, 12, 3, 3}, bs[1] = {10};
+    return (size_t)(z->n * z->oc * (z->h + 2 * pad - 2) * (z->w + 2 * pad - 2));
+}
+
+/* y = conv2d(x, w, b) and the gradients of sum(y * y), under EMBER_CONV_ALGO=algo */
+static bool run_conv(ember_ctx *ctx, const struct conv_size *z, const char *algo, int pad,
+                     struct conv_run *out)
+{
+    int64_t xs[4] = {z->n, z->c, z->h, z->w}, ws[4] = {z->oc, z->c, 3, 3}, bs[1] = {z->oc};
     ember_rng rng = ember_rng_seed(5);
     ember_tensor *x = tensor_of(ctx, 4, xs, &rng), *w = tensor_of(ctx, 4, ws, &rng),
                  *b = tensor_of(ctx, 1, bs, &rng);
@@ -159,14 +179,13 @@ static bool run_conv(ember_ctx *ctx, const char *algo, int pad, struct conv_run 
     ember_profile_clear(ctx);
     unsetenv("EMBER_CONV_ALGO");
     if (ok) {
-        int64_t ny = ember_tensor_numel(y);
-        out->y = malloc((size_t)ny * 4), out->dx = malloc(3 * 12 * 9 * 7 * 4),
-        out->dw = malloc(10 * 12 * 9 * 4);
-        out->db = malloc(10 * 4);
-        ok = ember_tensor_read(y, out->y, (size_t)ny * 4) == EMBER_OK &&
-             ember_tensor_read(ember_tensor_grad(x), out->dx, 3 * 12 * 9 * 7 * 4) == EMBER_OK &&
-             ember_tensor_read(ember_tensor_grad(w), out->dw, 10 * 12 * 9 * 4) == EMBER_OK &&
-             ember_tensor_read(ember_tensor_grad(b), out->db, 10 * 4) == EMBER_OK;
+        out->y = malloc(numel_y(z, pad) * 4), out->dx = malloc(numel_x(z) * 4),
+        out->dw = malloc(numel_w(z) * 4);
+        out->db = malloc((size_t)z->oc * 4);
+        ok = ember_tensor_read(y, out->y, numel_y(z, pad) * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(x), out->dx, numel_x(z) * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(w), out->dw, numel_w(z) * 4) == EMBER_OK &&
+             ember_tensor_read(ember_tensor_grad(b), out->db, (size_t)z->oc * 4) == EMBER_OK;
     }
     ember_tape_clear(ctx);
     ember_tensor_free(x), ember_tensor_free(w), ember_tensor_free(b);
@@ -187,16 +206,15 @@ static double distance(const float *a, const float *b, size_t n)
 /* the same convolution through im2col and another algorithm: the same
  * numbers within float rounding (a wrong transform or index would be order 1
  * apart) */
-static void check_agreement(ember_ctx *ctx, const char *algo, int pad)
+static void check_agreement(ember_ctx *ctx, const struct conv_size *z, const char *algo, int pad)
 {
     struct conv_run a = {0}, b = {0};
-    if (run_conv(ctx, "im2col", pad, &a) && run_conv(ctx, algo, pad, &b)) {
-        int64_t oh = 9 + 2 * pad - 2, ow = 7 + 2 * pad - 2;
-        double dy = distance(b.y, a.y, (size_t)(3 * 10 * oh * ow)), dx = distance(b.dx, a.dx, 3 * 12 * 9 * 7),
-               dw = distance(b.dw, a.dw, 10 * 12 * 9), db = distance(b.db, a.db, 10);
+    if (run_conv(ctx, z, "im2col", pad, &a) && run_conv(ctx, z, algo, pad, &b)) {
+        double dy = distance(b.y, a.y, numel_y(z, pad)), dx = distance(b.dx, a.dx, numel_x(z)),
+               dw = distance(b.dw, a.dw, numel_w(z)), db = distance(b.db, a.db, (size_t)z->oc);
         CHECK(dy < 1e-5 && dx < 1e-5 && dw < 1e-5 && db < 1e-5,
-              "padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart", pad, algo, dy, dx, dw,
-              db);
+              "%lldx%lldx%lldx%lld, padding %d: %s against im2col: y %.2e, dx %.2e, dw %.2e, db %.2e apart",
+              (long long)z->n, (long long)z->c, (long long)z->h, (long long)z->w, pad, algo, dy, dx, dw, db);
     }
     free(a.y), free(a.dx), free(a.dw), free(a.db), free(b.y), free(b.dx), free(b.dw), free(b.db);
 }
@@ -208,14 +226,14 @@ static void check_threads_agree(ember_ctx *ctx)
 {
     struct conv_run one = {0}, four = {0};
     ember_ctx_set_threads(ctx, 1);
-    bool ran = run_conv(ctx, "direct", 1, &one);
+    bool ran = run_conv(ctx, &small, "direct", 1, &one);
     ember_ctx_set_threads(ctx, 4);
-    ran = ran && run_conv(ctx, "direct", 1, &four);
+    ran = ran && run_conv(ctx, &small, "direct", 1, &four);
     ember_ctx_set_threads(ctx, 0);
     if (ran) {
-        bool same = memcmp(one.y, four.y, 3 * 10 * 9 * 7 * 4) == 0 &&
-                    memcmp(one.dx, four.dx, 3 * 12 * 9 * 7 * 4) == 0 &&
-                    memcmp(one.dw, four.dw, 10 * 12 * 9 * 4) == 0 && memcmp(one.db, four.db, 10 * 4) == 0;
+        bool same = memcmp(one.y, four.y, numel_y(&small, 1) * 4) == 0 &&
+                    memcmp(one.dx, four.dx, numel_x(&small) * 4) == 0 &&
+                    memcmp(one.dw, four.dw, numel_w(&small) * 4) == 0 && memcmp(one.db, four.db, 10 * 4) == 0;
         CHECK(same, "conv_direct on 1 and 4 threads: not the same bits");
     }
     free(one.y), free(one.dx), free(one.dw), free(one.db), free(four.y), free(four.dx), free(four.dw),
@@ -242,10 +260,16 @@ int main(void)
     }
     check_threads_agree(ctx);
     for (int pad = 0; pad <= 2; pad++) {
-        check_agreement(ctx, "winograd", pad);
-        check_agreement(ctx, "winograd4", pad);
-        check_agreement(ctx, "direct", pad);
+        check_agreement(ctx, &small, "winograd", pad);
+        check_agreement(ctx, &small, "winograd4", pad);
+        check_agreement(ctx, &small, "direct", pad);
     }
+    check_agreement(ctx, &few_positions, "direct", 0);
+    /* images side by side in more than one group: 1,216 channels make each
+     * image's columns 0.7 MB (10,944 rows of 16 positions), so the CPU's
+     * groups of 2 MiB hold two of the three images */
+    const struct conv_size deep = {3, 1216, 6, 6, 8};
+    check_agreement(ctx, &deep, "direct", 0);
 
     /* an ember_conv2d under a misspelt EMBER_CONV_ALGO fails, saying why */
     int64_t xs[4] = {1, 8, 5, 5}, ws[4] = {8, 8, 3, 3};
@@ -269,7 +293,8 @@ int main(void)
         if (ember_ctx_use_device(gpu, gpus[i]) == EMBER_OK) {
             check_choices(gpu, false);
             for (int pad = 0; pad <= 2; pad++)
-                check_agreement(gpu, "direct", pad);
+                check_agreement(gpu, &small, "direct", pad);
+            check_agreement(gpu, &few_positions, "direct", 0);
         }
         ember_ctx_free(gpu);
     }

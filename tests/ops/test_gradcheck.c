@@ -358,6 +358,8 @@ static const struct gcase cases[] = {
     {"linear_nobias", 2, {{2, T(3, 4)}, {2, T(5, 4)}}, f_linear_nobias},
     {"linear_sequence", 3, {{3, T(2, 3, 4)}, {2, T(5, 4)}, {1, T(5)}}, f_linear},
     {"conv2d_pad1", 3, {{4, T(2, 2, 5, 5)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
+    /* 81 positions a plane: im2col's images apart, not side by side (core/ops-conv.c) */
+    {"conv2d_planes_apart", 3, {{4, T(2, 2, 9, 9)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_pad1},
     {"conv2d_stride2", 3, {{4, T(2, 2, 7, 6)}, {4, T(3, 2, 3, 3)}, {1, T(3)}}, f_conv_stride2},
     {"conv2d_nobias_pad2_rect", 2, {{4, T(1, 2, 4, 5)}, {4, T(2, 2, 3, 2)}}, f_conv_nobias},
     {"conv2d_pointwise", 3, {{4, T(3, 5, 4, 3)}, {4, T(2, 5, 1, 1)}, {1, T(2)}}, f_conv_pointwise},

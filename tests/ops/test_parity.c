@@ -1059,6 +1059,14 @@ static const struct row rows[] = {
     {"sgemm", "small C, long k, B transposed", run_sgemm, {7, 3, 555, 0, 1, 1, 0, 0}},
     {"sgemm", "small C, very long k, accumulate", run_sgemm, {6, 2, 20001, 0, 1, 1, 0, 1}},
     {"sgemm", "small C, long k, as stored", run_sgemm, {9, 6, 333, 0, 0, 3, 0, 0}},
+    /* B a few columns wide as stored (a convolution over a plane of few positions): the CPU
+     * copies its columns into rows for the dot-product kernel (cpu-gemm-skinny.c, "narrow B") */
+    {"sgemm", "narrow B, a 2x2 plane's 4 columns", run_sgemm, {64, 4, 576, 0, 0, 1, 0, 0}},
+    {"sgemm",
+     "narrow B, 8 wide, odd rows, k past a block, shared A, accumulate",
+     run_sgemm,
+     {33, 8, 4100, 0, 0, 3, 1, 1}},
+    {"sgemm", "narrow B, 7 wide, accumulate", run_sgemm, {17, 7, 70, 0, 0, 1, 0, 1}},
     /* kerascnn's linear layer (the CPU's short-k, blocked dots and prefetching columns) */
     {"sgemm", "fc forward, kerascnn's 21632 long", run_sgemm, {64, 10, 21632, 0, 1, 1, 0, 0}},
     {"sgemm", "fc input grad, kerascnn's 21632 wide", run_sgemm, {64, 21632, 10, 0, 0, 1, 0, 0}},
