@@ -62,7 +62,7 @@ rm -rf "$root/root/ember"
 git clone -q . "$root/root/ember"
 say "scripts/train.sh in the arm64 root (emulated: slow)"
 start=$(date +%s)
-chroot "$root" sh -c 'cd /root/ember && scripts/train.sh' | tee "$root/root/train.out"
+chroot "$root" sh -c 'cd /root/ember && scripts/train.sh' 2>&1 | tee "$root/root/train.out"
 say "scripts/train.sh took $(($(date +%s) - start)) s of the clock, emulated"
 grep -q "test accuracy" "$root/root/train.out" || { say "FAILED: no test accuracy from the epoch" >&2; exit 1; }
 chroot "$root" sh -c 'cd /root/ember && build/ember devices'

@@ -13,8 +13,8 @@
  *            of a row of A with a row of B, both along k (a linear layer's
  *            forward pass; a convolution's weight gradient)
  *   narrow B C (m x n) = A B,            n <= 8: B's columns copied into
- *            rows, then dots (a convolution's forward pass over a plane of
- *            a few positions)
+ *            rows a block of k at a time, then dots (a convolution's
+ *            forward pass over a plane of a few positions)
  *   columns  C (m x n) = A^T B,          m <= 12, A stored (k x m): each row
  *            of C a sum of k rows of B scaled by a column of A (a linear
  *            layer's weight gradient)
@@ -148,28 +148,33 @@ static VEC8_FN void dots(const struct ember_gemm *g, int64_t m, int64_t n, const
  * OpenBLAS's tiles use the vectors better than two rows of dots do */
 #define NARROW_B_MAX 8
 
+/* k in blocks of this many for narrow B: its rows for a block, 8 x 512
+ * floats, 16 KiB, fit the stack of any thread that calls (no allocation: a
+ * prediction calls no malloc, tests/unit/test_embed.c) */
+#define NARROW_B_K_BLOCK 512
+
 /* C (m x n) = A B with B (k x n) a few columns wide: a convolution's
  * forward pass over a plane of a few positions, one image at a time
  * (ResNet-18's last stage on a 64x64 image: 512 filters of 4,608 weights
  * against 2x2 positions). OpenBLAS packs A for it, writing every weight
  * once more than the product reads it; here B's columns are copied into
- * rows (n x k: at most 8 rows, a few hundred KiB) and dots streams A once.
- * False where the copy finds no memory: OpenBLAS then, as before. */
-static VEC8_FN bool narrow_b(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
+ * rows, a block of k at a time, and dots streams A once (each block of its
+ * columns once). */
+static VEC8_FN void narrow_b(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b,
                              float *c)
 {
-    float *rows = malloc((size_t)(n * g->k) * sizeof *rows);
-    if (!rows)
-        return false;
-    for (int64_t p = 0; p < g->k; p++)
-        for (int64_t j = 0; j < n; j++)
-            rows[j * g->k + p] = b[p * g->ldb + j];
-    struct ember_gemm as_rows = *g;
-    as_rows.trans_b = true;
-    as_rows.ldb = g->k;
-    dots(&as_rows, m, n, a, rows, c);
-    free(rows);
-    return true;
+    float rows[NARROW_B_MAX * NARROW_B_K_BLOCK];
+    struct ember_gemm part = *g;
+    part.trans_b = true;
+    for (int64_t k0 = 0; k0 < g->k; k0 += NARROW_B_K_BLOCK) {
+        int64_t k = g->k - k0 < NARROW_B_K_BLOCK ? g->k - k0 : NARROW_B_K_BLOCK;
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t j = 0; j < n; j++)
+                rows[j * k + p] = b[(k0 + p) * g->ldb + j];
+        /* the blocks add up: C = alpha (the first's sums) + beta C, then + alpha (each next's) */
+        part.k = k, part.ldb = k, part.beta = k0 ? 1.0f : g->beta;
+        dots(&part, m, n, a + k0, rows, c);
+    }
 }
 
 /* ------------------------------------------------------------- columns */
@@ -282,9 +287,10 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
         dots(g, m, n, a, b, c);
         return true;
     }
-    if (!g->trans_a && !g->trans_b && n <= NARROW_B_MAX && g->k >= 64 && m >= 16 &&
-        narrow_b(g, m, n, a, b, c))
+    if (!g->trans_a && !g->trans_b && n <= NARROW_B_MAX && g->k >= 64 && m >= 16) {
+        narrow_b(g, m, n, a, b, c);
         return true;
+    }
     if (g->trans_a && !g->trans_b && m <= 12 && n >= 8) {
         columns(g, m, n, a, b, c);
         return true;
