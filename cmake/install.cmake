@@ -2,7 +2,8 @@
 # cmake/install.cmake — what `cmake --install` puts in the prefix, for
 # programs that embed ember (docs/embedding.md):
 #
-#   include/ember.h, include/ember-mpi.h (an ember_collective over MPI, header only)
+#   include/ember.h with its parts in include/ember/, include/ember-mpi.h (an
+#   ember_collective over MPI, header only)
 #   lib/libember.so.0.2.0, libember.so.0.2 (the SONAME), libember.so; lib/libember.a
 #   lib/pkgconfig/ember.pc        pkg-config --cflags --libs ember (--static for libember.a)
 #   lib/cmake/ember/              find_package(ember): ember::ember, ember::ember_static
@@ -27,6 +28,7 @@ if(TARGET ember_mpi_cli)
   install(TARGETS ember_mpi_cli COMPONENT mpi)
 endif()
 install(FILES include/ember.h include/ember-mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/ember DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
 # The man pages, from the help text of the program just built, so that they
 # say what --help says; every command `ember --help` lists has its page

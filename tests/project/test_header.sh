@@ -5,6 +5,8 @@
 # #error that names the floor rather than at the first `bool`; a compiler
 # that knows no __attribute__ (simulated: GCC's own macros taken away and
 # the keyword made a syntax error) still compiles it; C++ too, where g++ is.
+# A part of it (include/ember/*.h) included alone stops at one #error that
+# says to include <ember.h>.
 #
 #   test_header.sh INCLUDE-DIR [CC]
 set -u
@@ -36,6 +38,17 @@ printf 'typedef long long int64_t;\ntypedef unsigned long long uint64_t;\ntypede
 "$CC" -std=c99 -nostdinc -I"$TMP/stub" -U__GNUC__ -U__clang__ '-D__attribute__(x)=this compiler knows no attributes' \
     -I"$INC" -c "$TMP/use.c" -o "$TMP/use.o" >"$TMP/plain.log" 2>&1 ||
     fail "a compiler without __attribute__ cannot compile ember.h: $(head -5 "$TMP/plain.log")"
+for part in "$INC"/ember/*.h; do
+    name=ember/${part##*/}
+    printf '#include <%s>\nint main(void) { return 0; }\n' "$name" >"$TMP/part.c"
+    if "$CC" -std=c99 -I"$INC" -c "$TMP/part.c" -o "$TMP/part.o" >"$TMP/part.log" 2>&1; then
+        fail "$name compiled alone; it is a part of ember.h and must say so"
+    else
+        grep -q "include <ember.h>: $name is a part of it" "$TMP/part.log" ||
+            fail "$name alone failed without saying to include <ember.h>: $(head -3 "$TMP/part.log")"
+        [ "$(grep -c 'error' "$TMP/part.log")" -le 2 ] || fail "$name alone gives a cascade of errors: $(head -6 "$TMP/part.log")"
+    fi
+done
 if command -v g++ >/dev/null 2>&1; then
     cp "$TMP/use.c" "$TMP/use.cc"
     g++ -std=c++11 -pedantic-errors -Wall -Werror -I"$INC" -c "$TMP/use.cc" -o "$TMP/use.o" >"$TMP/cxx.log" 2>&1 ||
@@ -44,4 +57,4 @@ else
     echo "note: no g++ here; C++ not checked"
 fi
 [ $failures -eq 0 ] || exit 1
-echo "ember.h: C99 and C11 pedantic, C89 refused with one clear error, no attributes needed"
+echo "ember.h: C99 and C11 pedantic, C89 refused with one clear error, no attributes needed, its parts only through it"

@@ -3,9 +3,10 @@
 # tests/project/test_install.sh — ember installed, as a program that embeds it sees
 # it (docs/embedding.md):
 #
-#   1. `cmake --install` into a fresh prefix;
-#   2. libember.so exports exactly the functions ember.h marks EMBER_API,
-#      every function ember.h declares is so marked, and the SONAME is the
+#   1. `cmake --install` into a fresh prefix, ember.h's parts (include/ember/)
+#      installed beside it, every one of them;
+#   2. libember.so exports exactly the functions ember.h and its parts mark
+#      EMBER_API, every function they declare is so marked, and the SONAME is the
 #      one the header's version gives (libember.so.0.2 for 0.2.x);
 #   3. pkg-config finds ember.pc there and its version is the header's;
 #   4. examples/ builds against the prefix through find_package (ember::ember
@@ -34,15 +35,22 @@ die() { echo "FAILED: $*" >&2; exit 1; }
 HEADER=$PREFIX/include/ember.h
 SO=$(find "$PREFIX" -name libember.so | head -1)
 [ -f "$HEADER" ] && [ -n "$SO" ] || die "the prefix lacks ember.h or libember.so: $(find "$PREFIX" -type f)"
+# ember.h includes its parts from include/ember/: each of the source tree's must be installed
+for part in "$SRC"/include/ember/*.h; do
+    [ -f "$PREFIX/include/ember/${part##*/}" ] || fail "ember.h's part ember/${part##*/} is not installed"
+done
+HEADERS="$HEADER $(ls "$PREFIX"/include/ember/*.h 2>/dev/null | tr '\n' ' ')"
 LIBDIR=$(dirname "$SO")
 [ -f "$LIBDIR/libember.a" ] || fail "no libember.a beside libember.so"
 
 # --- 2. the exported symbols and the SONAME
 # each EMBER_API declaration names its function on the same line: "EMBER_API const char *ember_x("
-grep -o 'EMBER_API[^(]*(' "$HEADER" | sed -n 's/.*[^A-Za-z0-9_]\(ember_[a-z0-9_]*\) *($/\1/p' | sort -u >"$TMP/api"
-[ "$(wc -l <"$TMP/api")" -gt 100 ] || die "found only $(wc -l <"$TMP/api") EMBER_API functions in ember.h"
+# shellcheck disable=SC2086 # HEADERS is a list of paths without spaces (mktemp's)
+grep -ho 'EMBER_API[^(]*(' $HEADERS | sed -n 's/.*[^A-Za-z0-9_]\(ember_[a-z0-9_]*\) *($/\1/p' | sort -u >"$TMP/api"
+[ "$(wc -l <"$TMP/api")" -gt 100 ] || die "found only $(wc -l <"$TMP/api") EMBER_API functions in ember.h and its parts"
 # a declaration at the left margin without EMBER_API would be a public function left hidden
-unmarked=$(grep -E '^[A-Za-z_].*[^A-Za-z0-9_]ember_[a-z0-9_]+ *\(' "$HEADER" | grep -vE '^(EMBER_API|typedef|#)')
+# shellcheck disable=SC2086
+unmarked=$(grep -hE '^[A-Za-z_].*[^A-Za-z0-9_]ember_[a-z0-9_]+ *\(' $HEADERS | grep -vE '^(EMBER_API|typedef|#)')
 [ -z "$unmarked" ] || fail "ember.h declares functions without EMBER_API: $unmarked"
 nm -D --defined-only "$SO" | awk '{print $NF}' | sort -u >"$TMP/exported"
 not_api=$(comm -23 "$TMP/exported" "$TMP/api" | tr '\n' ' ')
