@@ -132,6 +132,32 @@ struct ember_gemm {
     float alpha, beta;
 };
 
+/* The common case, whole matrices stored packed (each row right after the
+ * one before), so that the row strides follow from the shapes: one product,
+ * C = op(A) @ op(B). Set alpha, beta and a batch (ember_gemm_batched) on
+ * what it returns where they differ. */
+static inline struct ember_gemm ember_gemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k)
+{
+    struct ember_gemm g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k, .batch = 1};
+    g.lda = trans_a ? m : k;
+    g.ldb = trans_b ? k : n;
+    g.ldc = n;
+    g.alpha = 1.0f;
+    return g;
+}
+
+/* g made `batch` products, each matrix of A, B and C `stride_*` elements
+ * after the one before (0 reuses one matrix) */
+static inline struct ember_gemm ember_gemm_batched(struct ember_gemm g, int64_t batch, int64_t stride_a,
+                                                   int64_t stride_b, int64_t stride_c)
+{
+    g.batch = batch;
+    g.stride_a = stride_a;
+    g.stride_b = stride_b;
+    g.stride_c = stride_c;
+    return g;
+}
+
 /* ------------------------------------------------ convolution and pooling */
 
 /* x is (n, c, h, w); a kh x kw window slides by `stride` over x padded with

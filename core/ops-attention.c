@@ -65,20 +65,12 @@ static struct operand flipped(struct operand o)
 static ember_status batched_product(struct operand a, struct operand b, struct ember_tensor *c, int64_t batch,
                                     int64_t m, int64_t n, int64_t k, float alpha, float beta)
 {
-    struct ember_gemm g = {.trans_a = a.trans,
-                           .trans_b = b.trans,
-                           .m = m,
-                           .n = n,
-                           .k = k,
-                           .lda = a.ld,
-                           .ldb = b.ld,
-                           .ldc = n,
-                           .batch = batch,
-                           .stride_a = m * k,
-                           .stride_b = k * n,
-                           .stride_c = m * n,
-                           .alpha = alpha,
-                           .beta = beta};
+    struct ember_gemm g =
+        ember_gemm_batched(ember_gemm_packed(a.trans, b.trans, m, n, k), batch, m * k, k * n, m * n);
+    g.lda = a.ld; /* the operands' row strides as they are stored */
+    g.ldb = b.ld;
+    g.alpha = alpha;
+    g.beta = beta;
     return ember_gemm_into(&g, a.t, b.t, c);
 }
 
@@ -336,29 +328,11 @@ ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *c
     /* the cache's keys and values: (B*H) matrices of L rows, the first `seen` of them used */
     struct ember_ptr keys = ember_tensor_ptr(cache), values = keys;
     values.off += (size_t)(b * heads * l * d);
-    struct ember_gemm scores = {.trans_b = true,
-                                .m = len,
-                                .n = seen,
-                                .k = d,
-                                .lda = d,
-                                .ldb = d,
-                                .ldc = seen,
-                                .batch = bh,
-                                .stride_a = len * d,
-                                .stride_b = l * d,
-                                .stride_c = len * seen,
-                                .alpha = 1.0f / sqrtf((float)d)};
-    struct ember_gemm mix = {.m = len,
-                             .n = d,
-                             .k = seen,
-                             .lda = seen,
-                             .ldb = d,
-                             .ldc = d,
-                             .batch = bh,
-                             .stride_a = len * seen,
-                             .stride_b = l * d,
-                             .stride_c = len * d,
-                             .alpha = 1.0f};
+    struct ember_gemm scores =
+        ember_gemm_batched(ember_gemm_packed(false, true, len, seen, d), bh, len * d, l * d, len * seen);
+    scores.alpha = 1.0f / sqrtf((float)d);
+    struct ember_gemm mix =
+        ember_gemm_batched(ember_gemm_packed(false, false, len, d, seen), bh, len * seen, l * d, len * d);
     if (ctx->ops->sgemm(ctx->dev, &scores, ember_tensor_ptr(q), keys, ember_tensor_ptr(p)) != EMBER_OK ||
         ctx->ops->softmax_forward(ctx->dev, bh * len, seen, len, ember_tensor_ptr(p), ember_tensor_ptr(p)) !=
             EMBER_OK ||

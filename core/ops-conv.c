@@ -146,15 +146,8 @@ static ember_status forward_side_by_side(ember_ctx *ctx, const struct ember_conv
             if (copy_into(ctx, block(yw, 0, oc, part.n, hw), bias) != EMBER_OK)
                 return ctx->status;
         }
-        struct ember_gemm gm = {.m = oc,
-                                .n = cols,
-                                .k = ckk,
-                                .lda = ckk,
-                                .ldb = cols,
-                                .ldc = cols,
-                                .batch = 1,
-                                .alpha = 1.0f,
-                                .beta = b ? 1.0f : 0.0f};
+        struct ember_gemm gm = ember_gemm_packed(false, false, oc, cols, ckk);
+        gm.beta = b ? 1.0f : 0.0f;
         if (ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(w), ember_tensor_ptr(wide),
                             ember_tensor_ptr(yw)) != EMBER_OK ||
             copy_into(ctx, block(y, at * oc * hw, part.n, oc, hw), swapped(yw, 0, oc, part.n, hw)) !=
@@ -259,17 +252,9 @@ ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tenso
         if (conv_pass(ctx, algo, &job, cx, cw, y) != EMBER_OK)
             return NULL;
     }
-    struct ember_gemm gm = {.m = y_shape[1],
-                            .n = hw,
-                            .k = ckk,
-                            .lda = ckk,
-                            .ldb = hw,
-                            .ldc = hw,
-                            .stride_a = 0,
-                            .stride_b = ckk * hw,
-                            .stride_c = y_shape[1] * hw,
-                            .alpha = 1.0f,
-                            .beta = b ? 1.0f : 0.0f};
+    struct ember_gemm gm = ember_gemm_batched(ember_gemm_packed(false, false, y_shape[1], hw, ckk), 0, 0,
+                                              ckk * hw, y_shape[1] * hw);
+    gm.beta = b ? 1.0f : 0.0f;
     for (int64_t at = 0; at < g.n && !columnless && !wide;
          at += group) { /* the columns of a group, then their product */
         struct ember_conv_geom part = g;
@@ -400,16 +385,8 @@ static ember_status backward_side_by_side(struct ember_node *n, const struct emb
             EMBER_OK)
             return ctx->status;
         if (w->requires_grad) {
-            struct ember_gemm gw = {.trans_b = true,
-                                    .m = oc,
-                                    .n = ckk,
-                                    .k = cols,
-                                    .lda = cols,
-                                    .ldb = cols,
-                                    .ldc = ckk,
-                                    .batch = 1,
-                                    .alpha = 1.0f,
-                                    .beta = at ? 1.0f : beta};
+            struct ember_gemm gw = ember_gemm_packed(false, true, oc, ckk, cols);
+            gw.beta = at ? 1.0f : beta;
             if ((!same &&
                  ctx->ops->im2col(ctx->dev, &part, ptr_at(x, x_at), ember_tensor_ptr(col)) != EMBER_OK) ||
                 copy_into(ctx, block(wide, 0, ckk, part.n, hw),
@@ -420,16 +397,7 @@ static ember_status backward_side_by_side(struct ember_node *n, const struct emb
                 return ctx->status;
         }
         if (x->requires_grad) {
-            struct ember_gemm gx = {.trans_a = true,
-                                    .m = ckk,
-                                    .n = cols,
-                                    .k = oc,
-                                    .lda = ckk,
-                                    .ldb = cols,
-                                    .ldc = cols,
-                                    .batch = 1,
-                                    .alpha = 1.0f,
-                                    .beta = 0.0f};
+            struct ember_gemm gx = ember_gemm_packed(true, false, ckk, cols, oc);
             if (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), ember_tensor_ptr(dyw),
                                 ember_tensor_ptr(wide)) != EMBER_OK ||
                 copy_into(ctx, same ? block(dx, x_at, part.n, ckk, hw) : block(col, 0, part.n, ckk, hw),
@@ -485,14 +453,10 @@ ember_status ember_backward_conv2d(struct ember_node *n)
     struct ember_tensor *dx = ready && x->requires_grad ? ember_op_out_like(x) : NULL;
     if (!ready || (w->requires_grad && !parts) || (x->requires_grad && !dx))
         return ctx->status;
-    /* clang-format off */
-    struct ember_gemm gw = {
-        .trans_b = true, .m = oc, .n = ckk, .k = hw, .lda = hw, .ldb = hw, .ldc = ckk,
-        .stride_a = oc * hw, .stride_b = ckk * hw, .stride_c = oc * ckk, .alpha = 1.0f, .beta = 0.0f};
-    struct ember_gemm gx = {
-        .trans_a = true, .m = ckk, .n = hw, .k = oc, .lda = ckk, .ldb = hw, .ldc = hw,
-        .stride_a = 0, .stride_b = oc * hw, .stride_c = ckk * hw, .alpha = 1.0f, .beta = 0.0f};
-    /* clang-format on */
+    struct ember_gemm gw =
+        ember_gemm_batched(ember_gemm_packed(false, true, oc, ckk, hw), 0, oc * hw, ckk * hw, oc * ckk);
+    struct ember_gemm gx =
+        ember_gemm_batched(ember_gemm_packed(true, false, ckk, hw, oc), 0, 0, oc * hw, ckk * hw);
     for (int64_t at = 0; at < g.n; at += group) {
         struct ember_conv_geom part = g;
         part.n = gw.batch = gx.batch = g.n - at < group ? g.n - at : group;
