@@ -175,6 +175,13 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
     return EXIT_OK;
 }
 
+int cli_file_ctx(ember_ctx **ctx)
+{
+    if (!(*ctx = cli_ctx_new(false, 1)))
+        return EXIT_FAILURE_OTHER;
+    return cli_open_device(*ctx, "cpu", NULL);
+}
+
 bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value)
 {
     char *end;

@@ -85,10 +85,9 @@ int cmd_export(int argc, char **argv)
     int rc = cli_output_check(output, "-o", inputs);
     if (rc != EXIT_OK)
         return rc;
-    ember_ctx *ctx = cli_ctx_new(false, 0);
-    if (!ctx)
-        return EXIT_FAILURE_OTHER;
-    rc = cli_open_device(ctx, "cpu", NULL);
+    ember_ctx *ctx;
+    if ((rc = cli_file_ctx(&ctx)) != EXIT_OK && !ctx)
+        return rc;
     ember_checkpoint *ck = NULL;
     ember_model *model = NULL;
     void *data = NULL;
@@ -170,10 +169,9 @@ int cmd_import(int argc, char **argv)
         rc = cli_output_check(model_out, "--model-out", inputs);
     if (rc != EXIT_OK)
         return rc;
-    ember_ctx *ctx = cli_ctx_new(false, 0);
-    if (!ctx)
-        return EXIT_FAILURE_OTHER;
-    rc = cli_open_device(ctx, "cpu", NULL);
+    ember_ctx *ctx;
+    if ((rc = cli_file_ctx(&ctx)) != EXIT_OK && !ctx)
+        return rc;
     void *data = NULL;
     size_t size = 0;
     ember_model *model = NULL;

@@ -182,10 +182,10 @@ int cmd_summary(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* building needs a context; the CPU's, since nothing runs */
-    ember_ctx *ctx = cli_ctx_new(false, 1);
+    ember_ctx *ctx;
+    int rc = cli_file_ctx(&ctx);
     if (!ctx)
-        return EXIT_FAILURE_OTHER;
-    int rc = cli_open_device(ctx, "cpu", NULL);
+        return rc;
     ember_model *model = NULL;
     if (rc == EXIT_OK && !(model = ember_model_build(ctx, model_name, ndim, shape, (int)classes, 0)))
         rc = cli_fail(ctx, "cannot build the model");

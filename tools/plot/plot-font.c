@@ -8,16 +8,9 @@
 
 #include "plot.h"
 
-/* third-party code: its warnings are not ours to fix; unused static
- * functions are reported at the end of the file, after any pop */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wmissing-braces"
+PLOT_STB_BEGIN
 #include <stb_easy_font.h>
-#pragma GCC diagnostic pop
+PLOT_STB_END
 
 /* text as stb_easy_font reads it: printable ASCII, at most len - 1 bytes */
 void plot_font_safe(const char *text, char *safe, size_t len)

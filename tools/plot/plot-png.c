@@ -46,17 +46,10 @@ static unsigned char *png_deflate(unsigned char *data, int length, int *out_leng
 #define STB_IMAGE_WRITE_STATIC
 #define STBI_WRITE_NO_STDIO
 #define STBIW_ZLIB_COMPRESS png_deflate
-/* third-party code: its warnings are not ours to fix; unused static
- * functions are reported at the end of the file, after any pop */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wmissing-braces"
+PLOT_STB_BEGIN
 #include <stb_easy_font.h>
 #include <stb_image_write.h>
-#pragma GCC diagnostic pop
+PLOT_STB_END
 
 struct raster {
     unsigned char *rgb; /* (height, width, 3) */

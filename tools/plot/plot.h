@@ -147,4 +147,18 @@ struct plot_rgb plot_palette(int colour);
 bool plot_write_png(struct plot_picture what, int width, int height, const char *path);
 bool plot_write_svg(struct plot_picture what, int width, int height, const char *path);
 
+/* Around the stb headers the plots draw with: third-party code, its warnings
+ * not ours to fix. Unused static functions stay unreported to the end of
+ * the file, since GCC reports those there, after any pop. */
+/* clang-format off */
+#define PLOT_STB_BEGIN                                          \
+    _Pragma("GCC diagnostic ignored \"-Wunused-function\"")     \
+    _Pragma("GCC diagnostic push")                              \
+    _Pragma("GCC diagnostic ignored \"-Wshadow\"")              \
+    _Pragma("GCC diagnostic ignored \"-Wsign-compare\"")        \
+    _Pragma("GCC diagnostic ignored \"-Wimplicit-fallthrough\"") \
+    _Pragma("GCC diagnostic ignored \"-Wmissing-braces\"")
+#define PLOT_STB_END _Pragma("GCC diagnostic pop")
+/* clang-format on */
+
 #endif /* EMBER_PLOT_H */
