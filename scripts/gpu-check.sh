@@ -21,7 +21,8 @@
 #      compile of every kernel and the warm start from the cache
 #   5. a GGUF language model (SmolLM2 where build/models or the pack's models/ has it): 32
 #      greedy tokens on cuda:0 by NVRTC's kernels and by the built-in PTX, the CPU's text,
-#      and tokens/s of the prompt and of generation
+#      and tokens/s of the prompt and of generation; LoRA fine-tuning on both paths, four
+#      steps' losses against the CPU's
 #   6. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
 #      is there (an .icd file is written for it), else the report says it is not:
 #      the tests, simplecnn against the CPU, and ResNet-8's images/s by the
@@ -475,6 +476,29 @@ check_lm() {
             record lm "generate, $kernels" pass "the CPU's 32 greedy tokens; $speed; $(basename "$lm")"
         else
             record lm "generate, $kernels" FAIL "other text than the CPU's: logs/lm-$kernels.log, logs/lm-cpu.log"
+        fi
+    done
+    # LoRA fine-tuning (ember train --init --lora): four steps on the README's text on the CPU and
+    # on cuda:0 by each kernel path, the same losses step for step (within 1e-3 relative: sums in
+    # other orders), with the GPU's tokens/s and the process's peak host memory
+    lora_args="--init $lm --lora r=8,alpha=16 --data text $root/README.md --context 64 --batch 2 --steps 4"
+    lora_args="$lora_args --log-every 1 --seed 0 --no-eval"
+    logged lora-cpu sh -c "env $ember_env '$ember' train $lora_args --device cpu --metrics '$work/lora-cpu.jsonl'"
+    for kernels in nvrtc baseline; do
+        out_of_time lm "LoRA, $kernels" && continue
+        rm -f "$work/lora-$kernels.jsonl"
+        logged "lora-$kernels" sh -c "env $ember_env $gpu_env EMBER_CUDA_KERNELS=$kernels '$ember' train $lora_args --device cuda:0 --metrics '$work/lora-$kernels.jsonl'"
+        worst=$(python3 -c 'import json, sys
+steps = [[d["train_loss"] for d in map(json.loads, open(f)) if "step" in d] for f in sys.argv[1:]]
+assert len(steps[0]) == len(steps[1]) == 4
+print("%.1e" % max(abs(a - b) / abs(a) for a, b in zip(*steps)))' "$work/lora-cpu.jsonl" "$work/lora-$kernels.jsonl" 2>/dev/null)
+        speed=$(grep -o '[0-9.]* tokens/s' "$out/logs/lora-$kernels.log" | tail -n 1)
+        if [ $rc -ne 0 ]; then
+            record lm "LoRA, $kernels" FAIL "exit $rc: $(tail -n 1 "$out/logs/lora-$kernels.log")"
+        elif [ -z "$worst" ] || ! python3 -c "import sys; sys.exit(float('$worst') > 1e-3)"; then
+            record lm "LoRA, $kernels" FAIL "4 steps' losses not the CPU's ($worst): logs/lora-$kernels.log, logs/lora-cpu.log"
+        else
+            record lm "LoRA, $kernels" pass "4 steps' losses within $worst of the CPU's; $speed; peak host $(metric peak_rss_mib "$work/lora-$kernels.jsonl") MiB"
         fi
     done
 }
