@@ -50,21 +50,31 @@ static struct ember_pool_geom recorded_geometry(const struct ember_node *n)
                                     .ow = y->shape[3]};
 }
 
-ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
+/* y = the maximum (op EMBER_OP_MAX_POOL2D, each window's argmax kept for
+ * the backward pass) or the mean (EMBER_OP_AVG_POOL2D) of each kernel x
+ * kernel window */
+static ember_tensor *pool2d(const char *name, enum ember_op op, ember_tensor *x, int kernel, int stride)
 {
-    ember_ctx *ctx = ember_op_begin("ember_max_pool2d", x, NULL, NULL);
+    ember_ctx *ctx = ember_op_begin(name, x, NULL, NULL);
     struct ember_pool_geom g;
-    if (!ctx || !pool_geometry(ctx, "ember_max_pool2d", x, kernel, stride, &g))
+    if (!ctx || !pool_geometry(ctx, name, x, kernel, stride, &g))
         return NULL;
+    bool max = op == EMBER_OP_MAX_POOL2D;
     int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
     struct ember_tensor *cx = ember_contiguous(x);
     struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
-    struct ember_tensor *argmax = y ? ember_tensor_alloc(ctx, EMBER_I32, 4, shape, EMBER_OWNER_TAPE) : NULL;
-    if (!argmax || ctx->ops->max_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y),
-                                                ember_tensor_ptr(argmax)) != EMBER_OK)
+    struct ember_tensor *argmax =
+        y && max ? ember_tensor_alloc(ctx, EMBER_I32, 4, shape, EMBER_OWNER_TAPE) : NULL;
+    if (!y || (max && !argmax))
+        return NULL;
+    ember_status st =
+        max ? ctx->ops->max_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y),
+                                           ember_tensor_ptr(argmax))
+            : ctx->ops->avg_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y));
+    if (st != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_MAX_POOL2D, y, cx, NULL, NULL);
+        struct ember_node *n = ember_record(op, y, cx, NULL, NULL);
         if (!n)
             return NULL;
         n->saved[0] = argmax;
@@ -72,6 +82,11 @@ ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
         n->arg[1] = stride;
     }
     return y;
+}
+
+ember_tensor *ember_max_pool2d(ember_tensor *x, int kernel, int stride)
+{
+    return pool2d("ember_max_pool2d", EMBER_OP_MAX_POOL2D, x, kernel, stride);
 }
 
 /* dx[p] = sum of dy over the windows whose maximum was at p */
@@ -87,27 +102,9 @@ ember_status ember_backward_max_pool2d(struct ember_node *n)
     return ember_grad_commit(x, dx);
 }
 
-/* y = the mean of each kernel x kernel window */
 ember_tensor *ember_avg_pool2d(ember_tensor *x, int kernel, int stride)
 {
-    ember_ctx *ctx = ember_op_begin("ember_avg_pool2d", x, NULL, NULL);
-    struct ember_pool_geom g;
-    if (!ctx || !pool_geometry(ctx, "ember_avg_pool2d", x, kernel, stride, &g))
-        return NULL;
-    int64_t shape[4] = {g.n, g.c, g.oh, g.ow};
-    struct ember_tensor *cx = ember_contiguous(x);
-    struct ember_tensor *y = cx ? ember_op_out(ctx, 4, shape) : NULL;
-    if (!y ||
-        ctx->ops->avg_pool2d_forward(ctx->dev, &g, ember_tensor_ptr(cx), ember_tensor_ptr(y)) != EMBER_OK)
-        return NULL;
-    if (ember_grad_needed(ctx, cx, NULL, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_AVG_POOL2D, y, cx, NULL, NULL);
-        if (!n)
-            return NULL;
-        n->arg[0] = kernel;
-        n->arg[1] = stride;
-    }
-    return y;
+    return pool2d("ember_avg_pool2d", EMBER_OP_AVG_POOL2D, x, kernel, stride);
 }
 
 /* dx[p] = the sum of dy / kernel^2 over the windows holding p */
