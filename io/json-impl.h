@@ -50,6 +50,14 @@ ember_status json_skip_value(struct json_parser *ps, int depth);
  * ["T-shirt/top", "Trouser"]) as strings to free() and an array to free(). */
 ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items, int *count);
 
+/* The value a JSON object (a configuration file: PEFT's adapter_config.json)
+ * gives `key` at its top level, as a number (true and false as 1 and 0):
+ * *found false when the key is not there or its value is of another kind.
+ * The whole text is parsed: when it is not one JSON object, EMBER_ERR_FORMAT
+ * naming `what` and the byte. */
+ember_status ember_json_number_field(ember_ctx *ctx, const char *what, const char *text, size_t len,
+                                     const char *key, double *value, bool *found);
+
 /* True when s is well-formed UTF-8 (no overlong forms, surrogates or code
  * points past U+10FFFF): what json_string accepts, and what the
  * safetensors writer checks before it puts a name in a header. */

@@ -229,6 +229,15 @@ fail:
     return EMBER_ERR_FORMAT;
 }
 
+/* st, or an error if anything but space follows the value just read */
+static ember_status json_finish(struct json_parser *ps, ember_status st)
+{
+    json_skip_space(ps);
+    if (st == EMBER_OK && ps->p != ps->end)
+        st = json_fail(ps, "bytes after the %s", ps->kind);
+    return st;
+}
+
 ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items, int *count)
 {
     *items = NULL;
@@ -261,9 +270,7 @@ ember_status ember_json_strings(ember_ctx *ctx, const char *text, char ***items,
                 st = json_expect(&ps, ']', "to close the array");
         }
     }
-    json_skip_space(&ps);
-    if (st == EMBER_OK && ps.p != ps.end)
-        st = json_fail(&ps, "bytes after the array");
+    st = json_finish(&ps, st);
     if (st != EMBER_OK) {
         for (int i = 0; i < *count; i++)
             free((*items)[i]);
@@ -348,4 +355,39 @@ ember_status json_skip_value(struct json_parser *ps, int depth)
     if (skip_number(ps))
         return EMBER_OK;
     return json_fail(ps, "expected a value, found %s", json_found(ps, buf, sizeof buf));
+}
+
+ember_status ember_json_number_field(ember_ctx *ctx, const char *what, const char *text, size_t len,
+                                     const char *key, double *value, bool *found)
+{
+    struct json_parser ps = {.ctx = ctx,
+                             .what = what,
+                             .kind = "JSON object",
+                             .start = (const unsigned char *)text,
+                             .p = (const unsigned char *)text,
+                             .end = (const unsigned char *)text + len};
+    *found = false;
+    ember_status st = json_expect(&ps, '{', "to open the object");
+    bool more = st == EMBER_OK && !json_accept(&ps, '}');
+    while (st == EMBER_OK && more) {
+        char *name = NULL;
+        if ((st = json_string(&ps, &name)) == EMBER_OK &&
+            (st = json_expect(&ps, ':', "after a key")) == EMBER_OK) {
+            json_skip_space(&ps);
+            const unsigned char *at = ps.p;
+            if ((st = json_skip_value(&ps, 1)) == EMBER_OK && strcmp(name, key) == 0 && *at != '"' &&
+                *at != '{' && *at != '[' && *at != 'n') {
+                char number[64]; /* a number, or true or false: 1 and 0 */
+                size_t n = (size_t)(ps.p - at) < sizeof number - 1 ? (size_t)(ps.p - at) : sizeof number - 1;
+                memcpy(number, at, n);
+                number[n] = 0;
+                *value = *at == 't' ? 1.0 : *at == 'f' ? 0.0 : strtod(number, NULL);
+                *found = true;
+            }
+        }
+        free(name);
+        if (st == EMBER_OK && !(more = json_accept(&ps, ',')))
+            st = json_expect(&ps, '}', "to close the object");
+    }
+    return json_finish(&ps, st);
 }

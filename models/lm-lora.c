@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-impl.h"
 #include "lm-impl.h"
 #include "models-impl.h"
 
@@ -205,24 +206,6 @@ ember_params *ember_lm_lora(ember_lm *lm, const ember_lora_options *options)
     return lm->lora;
 }
 
-/* a number after "key": in a JSON text (adapter_config.json's few fields) */
-static bool json_number(const char *text, const char *key, double *value)
-{
-    char quoted[64];
-    snprintf(quoted, sizeof quoted, "\"%s\"", key);
-    const char *at = strstr(text, quoted);
-    if (!at)
-        return false;
-    at += strlen(quoted);
-    while (*at == ' ' || *at == '\t' || *at == '\n' || *at == '\r')
-        at++;
-    if (*at++ != ':')
-        return false;
-    char *end;
-    *value = strtod(at, &end);
-    return end != at;
-}
-
 /* alpha from the adapter's own metadata (ember writes it), else from the
  * adapter_config.json beside it (PEFT's) */
 static ember_status adapter_alpha(ember_lm *lm, const ember_checkpoint *ck, const char *path, float *alpha)
@@ -244,12 +227,20 @@ static ember_status adapter_alpha(ember_lm *lm, const ember_checkpoint *ck, cons
     if (f)
         fclose(f);
     text[n] = 0;
-    double a, rslora;
-    if (!f || !json_number(text, "lora_alpha", &a) || !(a > 0.0))
+    if (f && n == sizeof text - 1)
+        return ember_set_error(lm->ctx, EMBER_ERR_FORMAT, "%s is over %zu bytes: not an adapter_config.json",
+                               config, sizeof text - 1);
+    double a = 0.0, rslora = 0.0;
+    bool has_alpha = false, has_rslora = false;
+    if (f &&
+        (ember_json_number_field(lm->ctx, config, text, n, "lora_alpha", &a, &has_alpha) != EMBER_OK ||
+         ember_json_number_field(lm->ctx, config, text, n, "use_rslora", &rslora, &has_rslora) != EMBER_OK))
+        return ember_last_status(lm->ctx);
+    if (!has_alpha || !(a > 0.0))
         return ember_set_error(lm->ctx, EMBER_ERR_FORMAT,
                                "%s does not say its lora_alpha, and %s %s: the adapter's scale is unknown",
                                path, config, f ? "has no positive \"lora_alpha\"" : "cannot be read");
-    if (strstr(text, "\"use_rslora\": true") || (json_number(text, "use_rslora", &rslora) && rslora != 0))
+    if (has_rslora && rslora != 0.0)
         return ember_set_error(lm->ctx, EMBER_ERR_UNSUPPORTED,
                                "%s was trained with use_rslora (a scale of alpha / sqrt(r)), which ember "
                                "does not apply yet",

@@ -173,6 +173,28 @@ PYEOF
 run -- generate --load "$MODEL" --adapter "$TMP/narrow.safetensors" --prompt "The" --tokens 4 --device cpu
 expect_status 3 "adapters of another model's width"
 expect_text "cannot load the adapters" "adapters of another width"
+# PEFT's layout: no metadata in the safetensors, the scale from the adapter_config.json beside it,
+# read as JSON (its keys in any order and spacing); use_rslora refused, a broken config named
+PEFT_CONFIG='{"r":4,"target_modules":["q_proj","v_proj","down_proj"],"peft_type":"LORA","use_rslora":false,"lora_alpha":8}'
+"$PY" - "$TMP" "$PEFT_CONFIG" <<'PYEOF' || fail "PEFT's layout of the adapters could not be written"
+import os, sys
+from safetensors.numpy import load_file, save_file
+tmp, config = sys.argv[1], sys.argv[2]
+for name, text in (("peft", config), ("rslora", config.replace('"use_rslora":false', '"use_rslora": true')),
+                   ("broken", config[:-1])):
+    os.makedirs(f"{tmp}/{name}")
+    save_file(load_file(f"{tmp}/a/adapter_model.safetensors"), f"{tmp}/{name}/adapter_model.safetensors")
+    open(f"{tmp}/{name}/adapter_config.json", "w").write(text)
+PYEOF
+run -- generate --load "$MODEL" --adapter "$TMP/peft/adapter_model.safetensors" --prompt "The quick brown" --tokens 16 --temperature 0 --device cpu
+expect_status 0 "generate --adapter in PEFT's layout"
+cmp -s "$TMP/out" "$TMP/adapted" || fail "PEFT's layout of the same adapters writes other text: $(cat "$TMP/out")"
+run -- generate --load "$MODEL" --adapter "$TMP/rslora/adapter_model.safetensors" --prompt "The" --tokens 4 --device cpu
+expect_status 4 "adapters trained with use_rslora"
+expect_text "use_rslora" "use_rslora refused"
+run -- generate --load "$MODEL" --adapter "$TMP/broken/adapter_model.safetensors" --prompt "The" --tokens 4 --device cpu
+expect_status 3 "a broken adapter_config.json"
+expect_text "adapter_config.json: bad JSON object at byte" "the broken config named with its byte"
 
 # the adapters merged into a GGUF file: it runs as the model with the adapters does (greedy, the same text)
 run -- export --load "$MODEL" --adapter "$TMP/a/adapter_model.safetensors" --type q8_0 --format gguf -o "$TMP/merged.gguf"
