@@ -36,6 +36,30 @@ static ember_status bad(struct rd *rd, const struct pb_reader *r, const char *fm
                            rd->what, why, r ? (long long)(r->at - rd->start) : 0LL);
 }
 
+/* The walk over a message's fields, written once for every reader below:
+ *
+ *     while (next_field(rd, &r, &field, &wire, &st))
+ *         if (field == 1) st = read_...; else st = skip_field(rd, &r, field, wire);
+ *
+ * next_field is false at the message's end, once *st is an error, or on a
+ * key that is not one (*st then says so). */
+static bool next_field(struct rd *rd, struct pb_reader *r, uint32_t *field, int *wire, ember_status *st)
+{
+    if (*st != EMBER_OK || r->at >= r->end)
+        return false;
+    if (!pb_read_key(r, field, wire)) {
+        *st = bad(rd, r, "a field key that is not one");
+        return false;
+    }
+    return true;
+}
+
+/* past a field the reader does not use */
+static ember_status skip_field(struct rd *rd, struct pb_reader *r, uint32_t field, int wire)
+{
+    return pb_skip(r, wire) ? EMBER_OK : bad(rd, r, "field %u cannot be skipped", field);
+}
+
 static ember_status nomem(struct rd *rd)
 {
     return ember_set_error(rd->ctx, EMBER_ERR_NOMEM, "out of host memory reading %s", rd->what);
@@ -295,11 +319,7 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
     ember_status st = EMBER_OK;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire)) {
-            st = bad(rd, &r, "a field key that is not one");
-            break;
-        }
+    while (next_field(rd, &r, &field, &wire, &st)) {
         switch (field) {
         case 1: st = count_numbers(rd, &r, wire, 0, &c.dims); break;
         case 2: st = read_int(rd, &r, wire, &type); break;
@@ -321,9 +341,7 @@ static ember_status read_tensor(struct rd *rd, struct pb_reader r, struct onnx_t
                      "save_as_external_data=False))",
                      t->name ? t->name : "");
             break;
-        default:
-            if (!pb_skip(&r, wire))
-                st = bad(rd, &r, "field %u cannot be skipped", field);
+        default: st = skip_field(rd, &r, field, wire);
         }
     }
     if (!t->name && st == EMBER_OK && !(t->name = strdup("")))
@@ -387,11 +405,7 @@ static ember_status read_attr(struct rd *rd, struct pb_reader r, struct onnx_att
     int64_t type = 0;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire)) {
-            st = bad(rd, &r, "a field key that is not one");
-            break;
-        }
+    while (next_field(rd, &r, &field, &wire, &st)) {
         struct pb_reader inner;
         uint32_t bits;
         switch (field) {
@@ -417,9 +431,7 @@ static ember_status read_attr(struct rd *rd, struct pb_reader r, struct onnx_att
         case 7: st = count_numbers(rd, &r, wire, 4, &float_count); break;
         case 8: st = count_numbers(rd, &r, wire, 0, &int_count); break;
         case 20: st = read_int(rd, &r, wire, &type); break;
-        default:
-            if (!pb_skip(&r, wire))
-                st = bad(rd, &r, "field %u cannot be skipped", field);
+        default: st = skip_field(rd, &r, field, wire);
         }
     }
     a->type = (int)type;
@@ -479,11 +491,7 @@ static ember_status read_node(struct rd *rd, struct pb_reader r, struct onnx_nod
     int in_cap = 0, out_cap = 0, attr_cap = 0;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire)) {
-            st = bad(rd, &r, "a field key that is not one");
-            break;
-        }
+    while (next_field(rd, &r, &field, &wire, &st)) {
         struct pb_reader inner;
         char **slot;
         struct onnx_attr *a;
@@ -510,9 +518,7 @@ static ember_status read_node(struct rd *rd, struct pb_reader r, struct onnx_nod
                 st = read_attr(rd, inner, a);
             break;
         case 7: st = read_string(rd, &r, wire, ONNX_MAX_STRING, &n->domain); break;
-        default:
-            if (!pb_skip(&r, wire))
-                st = bad(rd, &r, "field %u cannot be skipped", field);
+        default: st = skip_field(rd, &r, field, wire);
         }
     }
     if (st == EMBER_OK && !n->op_type)
@@ -538,14 +544,12 @@ static ember_status read_shape(struct rd *rd, struct pb_reader r, struct onnx_va
 {
     uint32_t field;
     int wire;
+    ember_status st = EMBER_OK;
     v->ndim = 0;
-    while (r.at < r.end) {
+    while (next_field(rd, &r, &field, &wire, &st)) {
         struct pb_reader dim;
-        if (!pb_read_key(&r, &field, &wire))
-            return bad(rd, &r, "a field key that is not one");
         if (field != 1) {
-            if (!pb_skip(&r, wire))
-                return bad(rd, &r, "field %u cannot be skipped", field);
+            st = skip_field(rd, &r, field, wire);
             continue;
         }
         if (wire != PB_BYTES || !pb_read_bytes(&r, &dim))
@@ -554,21 +558,15 @@ static ember_status read_shape(struct rd *rd, struct pb_reader r, struct onnx_va
             return bad(rd, &r, "value %s has over %d dimensions", v->name ? v->name : "", ONNX_MAX_DIMS);
         int d = v->ndim++;
         v->dims[d] = -1;
-        while (dim.at < dim.end) {
-            ember_status st = EMBER_OK;
-            if (!pb_read_key(&dim, &field, &wire))
-                return bad(rd, &dim, "a field key that is not one");
+        while (next_field(rd, &dim, &field, &wire, &st))
             if (field == 1)
                 st = read_int(rd, &dim, wire, &v->dims[d]);
             else if (field == 2)
                 st = read_string(rd, &dim, wire, ONNX_MAX_STRING, &v->dim_names[d]);
-            else if (!pb_skip(&dim, wire))
-                st = bad(rd, &dim, "field %u cannot be skipped", field);
-            if (st != EMBER_OK)
-                return st;
-        }
+            else
+                st = skip_field(rd, &dim, field, wire);
     }
-    return EMBER_OK;
+    return st;
 }
 
 static void value_free(struct onnx_value *v)
@@ -585,36 +583,28 @@ static ember_status read_value(struct rd *rd, struct pb_reader r, struct onnx_va
     uint32_t field;
     int wire;
     ember_status st = EMBER_OK;
-    while (st == EMBER_OK && r.at < r.end) {
+    while (next_field(rd, &r, &field, &wire, &st)) {
         struct pb_reader type, tensor;
-        if (!pb_read_key(&r, &field, &wire))
-            return bad(rd, &r, "a field key that is not one");
         if (field == 1) {
             st = read_string(rd, &r, wire, ONNX_MAX_STRING, &v->name);
             continue;
         }
         if (field != 2) {
-            if (!pb_skip(&r, wire))
-                st = bad(rd, &r, "field %u cannot be skipped", field);
+            st = skip_field(rd, &r, field, wire);
             continue;
         }
         if (wire != PB_BYTES || !pb_read_bytes(&r, &type))
             return bad(rd, &r, "a type that is not a message");
-        while (st == EMBER_OK && type.at < type.end) {
-            if (!pb_read_key(&type, &field, &wire))
-                return bad(rd, &type, "a field key that is not one");
+        while (next_field(rd, &type, &field, &wire, &st)) {
             if (field != 1) { /* sequences, maps, optionals: left as no shape */
-                if (!pb_skip(&type, wire))
-                    st = bad(rd, &type, "field %u cannot be skipped", field);
+                st = skip_field(rd, &type, field, wire);
                 continue;
             }
             if (wire != PB_BYTES || !pb_read_bytes(&type, &tensor))
                 return bad(rd, &type, "a tensor type that is not a message");
-            while (st == EMBER_OK && tensor.at < tensor.end) {
+            while (next_field(rd, &tensor, &field, &wire, &st)) {
                 struct pb_reader shape;
                 int64_t elem = 0;
-                if (!pb_read_key(&tensor, &field, &wire))
-                    return bad(rd, &tensor, "a field key that is not one");
                 if (field == 1) {
                     st = read_int(rd, &tensor, wire, &elem);
                     v->type = (int)elem;
@@ -622,8 +612,8 @@ static ember_status read_value(struct rd *rd, struct pb_reader r, struct onnx_va
                     if (wire != PB_BYTES || !pb_read_bytes(&tensor, &shape))
                         return bad(rd, &tensor, "a shape that is not a message");
                     st = read_shape(rd, shape, v);
-                } else if (!pb_skip(&tensor, wire)) {
-                    st = bad(rd, &tensor, "field %u cannot be skipped", field);
+                } else {
+                    st = skip_field(rd, &tensor, field, wire);
                 }
             }
         }
@@ -639,13 +629,10 @@ static ember_status read_graph(struct rd *rd, struct pb_reader r, struct onnx_gr
     ember_status st = EMBER_OK;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire))
-            return bad(rd, &r, "a field key that is not one");
+    while (next_field(rd, &r, &field, &wire, &st)) {
         struct pb_reader inner;
         if (field != 1 && field != 2 && field != 5 && field != 11 && field != 12) {
-            if (!pb_skip(&r, wire))
-                st = bad(rd, &r, "field %u cannot be skipped", field);
+            st = skip_field(rd, &r, field, wire);
             continue;
         }
         if (field == 2) {
@@ -717,15 +704,13 @@ static ember_status read_opset(struct rd *rd, struct pb_reader r, struct onnx_mo
     ember_status st = EMBER_OK;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire))
-            st = bad(rd, &r, "a field key that is not one");
-        else if (field == 1)
+    while (next_field(rd, &r, &field, &wire, &st)) {
+        if (field == 1)
             st = read_string(rd, &r, wire, ONNX_MAX_STRING, &domain);
         else if (field == 2)
             st = read_int(rd, &r, wire, &version);
-        else if (!pb_skip(&r, wire))
-            st = bad(rd, &r, "field %u cannot be skipped", field);
+        else
+            st = skip_field(rd, &r, field, wire);
     }
     if (st == EMBER_OK && (!domain || !domain[0] || strcmp(domain, "ai.onnx") == 0))
         m->opset = version;
@@ -753,15 +738,13 @@ static ember_status read_metadata(struct rd *rd, struct pb_reader r, struct onnx
     ember_status st = EMBER_OK;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
-        if (!pb_read_key(&r, &field, &wire))
-            st = bad(rd, &r, "a field key that is not one");
-        else if (field == 1)
+    while (next_field(rd, &r, &field, &wire, &st)) {
+        if (field == 1)
             st = read_string(rd, &r, wire, ONNX_MAX_STRING, &key);
         else if (field == 2)
             st = read_string(rd, &r, wire, 1 << 20, &value);
-        else if (!pb_skip(&r, wire))
-            st = bad(rd, &r, "field %u cannot be skipped", field);
+        else
+            st = skip_field(rd, &r, field, wire);
     }
     if (st == EMBER_OK && (key || (key = strdup(""))) && (value || (value = strdup("")))) {
         m->meta_keys[m->meta_count] = key;
@@ -786,12 +769,8 @@ ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data,
     ember_status st = EMBER_OK;
     uint32_t field;
     int wire;
-    while (st == EMBER_OK && r.at < r.end) {
+    while (next_field(&rd, &r, &field, &wire, &st)) {
         struct pb_reader inner;
-        if (!pb_read_key(&r, &field, &wire)) {
-            st = bad(&rd, &r, "a field key that is not one");
-            break;
-        }
         switch (field) {
         case 1: st = read_int(&rd, &r, wire, &m->ir_version); break;
         case 2: st = read_string(&rd, &r, wire, ONNX_MAX_STRING, &m->producer); break;
@@ -807,9 +786,7 @@ ember_status onnx_model_read(ember_ctx *ctx, const char *what, const void *data,
                 st = field == 8 ? read_opset(&rd, inner, m) : read_metadata(&rd, inner, m, &meta_cap);
             }
             break;
-        default:
-            if (!pb_skip(&r, wire))
-                st = bad(&rd, &r, "field %u cannot be skipped", field);
+        default: st = skip_field(&rd, &r, field, wire);
         }
     }
     if (st == EMBER_OK && !has_graph)
