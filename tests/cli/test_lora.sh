@@ -6,7 +6,9 @@
 # loss, writes the adapters under PEFT's names with PEFT's
 # adapter_config.json beside them, resumes bit for bit (10 steps, then 10
 # more, end where 20 straight do, with dropout), `ember generate --adapter` runs them
-# (and changes what the model writes), `ember export --adapter` merges
+# (and changes what the model writes), and runs them the same in PEFT's
+# layout (no metadata: the scale from adapter_config.json, read as JSON;
+# use_rslora refused, a broken config named), `ember export --adapter` merges
 # them into a GGUF file that writes the same, a chat's conversations
 # (--data chat) lower its validation loss and resume, the token cache is
 # read back and a damaged entry passed over, full fine-tuning (no
