@@ -34,8 +34,8 @@ static ember_status gpu_im2col_chunk(struct ember_gpu *gpu, const void *p,
     const struct conv_args *a = p;
     const struct ember_conv_geom *g = a->g;
     int64_t taps = g->kh * g->kw;
-    ember_ptr x = {a->x.buf, a->x.off + (size_t)(c->plane0 * g->h * g->w)};
-    ember_ptr col = {a->col.buf, a->col.off + (size_t)(c->plane0 * taps * g->oh * g->ow)};
+    ember_ptr x = ember_gpu_planes_on(a->x, c->plane0, g->h * g->w);
+    ember_ptr col = ember_gpu_planes_on(a->col, c->plane0, taps * g->oh * g->ow);
     return GPU_LAUNCH(gpu, EMBER_KERNEL_im2col, c->groups, c->local, GPU_PTR(x), GPU_PTR(col), GPU_INT(g->h),
                       GPU_INT(g->w), GPU_INT(g->kh), GPU_INT(g->kw), GPU_INT(g->stride), GPU_INT(g->pad),
                       GPU_INT(g->oh), GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows),

@@ -32,9 +32,9 @@ static ember_status gpu_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
     const struct pool_args *a = p;
     const struct ember_pool_geom *g = a->g;
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr x = {a->in.buf, a->in.off + (size_t)(c->plane0 * hw)};
-    ember_ptr y = {a->out.buf, a->out.off + (size_t)(c->plane0 * ohw)};
-    ember_ptr arg = {a->argmax.buf, a->argmax.off + (size_t)(c->plane0 * ohw)};
+    ember_ptr x = ember_gpu_planes_on(a->in, c->plane0, hw);
+    ember_ptr y = ember_gpu_planes_on(a->out, c->plane0, ohw);
+    ember_ptr arg = ember_gpu_planes_on(a->argmax, c->plane0, ohw);
     return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_forward, c->groups, c->local, GPU_PTR(x), GPU_PTR(y),
                       GPU_PTR(arg), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
                       GPU_INT(g->oh), GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows),
@@ -47,9 +47,9 @@ static ember_status gpu_pool_scatter_chunk(struct ember_gpu *gpu, const void *p,
     const struct pool_args *a = p;
     const struct ember_pool_geom *g = a->g;
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr dy = {a->in.buf, a->in.off + (size_t)(c->plane0 * ohw)};
-    ember_ptr dx = {a->out.buf, a->out.off + (size_t)(c->plane0 * hw)};
-    ember_ptr arg = {a->argmax.buf, a->argmax.off + (size_t)(c->plane0 * ohw)};
+    ember_ptr dy = ember_gpu_planes_on(a->in, c->plane0, ohw);
+    ember_ptr dx = ember_gpu_planes_on(a->out, c->plane0, hw);
+    ember_ptr arg = ember_gpu_planes_on(a->argmax, c->plane0, ohw);
     return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_backward_scatter, c->groups, c->local, GPU_PTR(dy),
                       GPU_PTR(arg), GPU_PTR(dx), GPU_INT(hw), GPU_INT(ohw), GPU_INT(c->row0),
                       GPU_INT(c->rows), GPU_INT(g->ow));
@@ -76,9 +76,9 @@ static bool gpu_pool2(struct ember_gpu *gpu, enum ember_kernel kernel, const str
     *st = EMBER_OK;
     for (int64_t plane0 = 0; plane0 < planes && *st == EMBER_OK; plane0 += EMBER_GPU_GRID_YZ) {
         groups[2] = (size_t)(planes - plane0 < EMBER_GPU_GRID_YZ ? planes - plane0 : EMBER_GPU_GRID_YZ);
-        ember_ptr i = {in.buf, in.off + (size_t)(plane0 * in_plane)},
-                  o = {out.buf, out.off + (size_t)(plane0 * out_plane)};
-        ember_ptr a = {argmax.buf, argmax.off + (size_t)(plane0 * ohw)};
+        ember_ptr i = ember_gpu_planes_on(in, plane0, in_plane),
+                  o = ember_gpu_planes_on(out, plane0, out_plane);
+        ember_ptr a = ember_gpu_planes_on(argmax, plane0, ohw);
         *st = kernel == EMBER_KERNEL_max_pool2d_2x2_forward
                   ? GPU_LAUNCH(gpu, kernel, groups, local, GPU_PTR(i), GPU_PTR(o), GPU_PTR(a), GPU_INT(g->h),
                                GPU_INT(g->w), GPU_INT(g->oh), GPU_INT(g->ow))
@@ -132,8 +132,8 @@ static ember_status gpu_avg_pool_forward_chunk(struct ember_gpu *gpu, const void
     const struct pool_args *a = p;
     const struct ember_pool_geom *g = a->g;
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr x = {a->in.buf, a->in.off + (size_t)(c->plane0 * hw)};
-    ember_ptr y = {a->out.buf, a->out.off + (size_t)(c->plane0 * ohw)};
+    ember_ptr x = ember_gpu_planes_on(a->in, c->plane0, hw);
+    ember_ptr y = ember_gpu_planes_on(a->out, c->plane0, ohw);
     return GPU_LAUNCH(gpu, EMBER_KERNEL_avg_pool2d_forward, c->groups, c->local, GPU_PTR(x), GPU_PTR(y),
                       GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride), GPU_INT(g->oh),
                       GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows), GPU_FLOAT(1.0f / (float)g->ow),

@@ -141,6 +141,14 @@ struct ember_gpu_plane_chunk {
     size_t groups[3], local;
 };
 
+/* p moved on by `planes` planes of `size` elements: where a chunk's part
+ * of a tensor of planes (x's, y's, an argmax's) starts */
+static inline ember_ptr ember_gpu_planes_on(ember_ptr p, int64_t planes, int64_t size)
+{
+    p.off += (size_t)(planes * size);
+    return p;
+}
+
 /* Runs `launch` over `planes` planes of `rows` rows of `width` positions,
  * `depth` deep, in launches within the grid's limits and fast_div's
  * (common.kh); EMBER_ERR_UNSUPPORTED when one row is too long for them. */
