@@ -50,8 +50,8 @@
  *     and lives as long as it (a context's device name until the context is
  *     freed, a checkpoint's metadata until it is closed), or for the whole
  *     program where nothing owns it (ember_version, ember_status_str).
- *   - The few functions that take no context (ember_ptx and the rest of
- *     ember/inspect.h) write the reason for a failure into a buffer
+ *   - The few functions that take no context (ember_ptx in
+ *     ember/inspect.h, for one) write the reason for a failure into a buffer
  *     the caller gives (`why`, `why_len`), since there is no context to
  *     keep it.
  *   - Shapes are int64_t, row-major (NCHW for images); a shape comment such
