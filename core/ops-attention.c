@@ -32,11 +32,11 @@
 /* ------------------------------------------------------------ products */
 
 /* A matrix operand of a batched product: op(X) read from `t`'s memory,
- * transposed or not, with rows `ld` elements apart. */
+ * transposed or not; packed either way, so its row stride follows from
+ * the product's shape (ember_gemm_packed). */
 struct operand {
     struct ember_tensor *t;
     bool trans;
-    int64_t ld;
 };
 
 /* x (B, R, C) as an operand: contiguous as it is, the transpose of the
@@ -46,10 +46,10 @@ static bool as_operand(struct ember_tensor *x, struct operand *o)
 {
     int64_t r = x->shape[1], c = x->shape[2];
     if (!ember_tensor_is_contiguous(x) && x->stride[1] == 1 && x->stride[2] == r && x->stride[0] == r * c) {
-        *o = (struct operand){.t = x, .trans = true, .ld = r};
+        *o = (struct operand){.t = x, .trans = true};
         return true;
     }
-    *o = (struct operand){.t = ember_contiguous(x), .trans = false, .ld = c};
+    *o = (struct operand){.t = ember_contiguous(x), .trans = false};
     return o->t != NULL;
 }
 
@@ -67,8 +67,6 @@ static ember_status batched_product(struct operand a, struct operand b, struct e
 {
     struct ember_gemm g =
         ember_gemm_batched(ember_gemm_packed(a.trans, b.trans, m, n, k), batch, m * k, k * n, m * n);
-    g.lda = a.ld; /* the operands' row strides as they are stored */
-    g.ldb = b.ld;
     g.alpha = alpha;
     g.beta = beta;
     return ember_gemm_into(&g, a.t, b.t, c);
@@ -198,7 +196,7 @@ ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool tr
     if (!p)
         return NULL;
     /* s = q k^T / sqrt(D), then p = causal_softmax(s) in place */
-    struct operand oq = {q, false, d}, ok = {k, true, d}, ov = {v, false, d};
+    struct operand oq = {q, false}, ok = {k, true}, ov = {v, false};
     if (batched_product(oq, ok, p, bh, t, t, d, scale, 0.0f) != EMBER_OK ||
         ctx->ops->softmax_forward(ctx->dev, bh * t, t, t, ember_tensor_ptr(p), ember_tensor_ptr(p)) !=
             EMBER_OK)
@@ -214,8 +212,7 @@ ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool tr
     }
     /* y = p v, then the heads side by side */
     struct ember_tensor *yh = ember_op_out(ctx, 5, yh_shape), *y;
-    if (!yh ||
-        batched_product((struct operand){kept, false, t}, ov, yh, bh, t, d, t, 1.0f, 0.0f) != EMBER_OK ||
+    if (!yh || batched_product((struct operand){kept, false}, ov, yh, bh, t, d, t, 1.0f, 0.0f) != EMBER_OK ||
         !(y = merge_heads(ctx, yh, b, t, c, heads)))
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
@@ -251,9 +248,9 @@ ember_status ember_backward_attention(struct ember_node *n)
     struct ember_tensor *dv = dk ? part_of(dqkv, 2, bh, t, d) : NULL;
     if (!dv)
         return ctx->status;
-    struct operand ody = {dyh, false, d};
+    struct operand ody = {dyh, false};
     /* dp = dy v^T */
-    if (batched_product(ody, (struct operand){v, true, d}, dp, bh, t, t, d, 1.0f, 0.0f) != EMBER_OK)
+    if (batched_product(ody, (struct operand){v, true}, dp, bh, t, t, d, 1.0f, 0.0f) != EMBER_OK)
         return ctx->status;
     struct ember_tensor *kept = p;
     if (n->arg[1]) { /* dropout: the same mask again from its seed; dp = dp * mask */
@@ -266,13 +263,12 @@ ember_status ember_backward_attention(struct ember_node *n)
             return ctx->status;
     }
     /* dv = p^T dy; ds = softmax'(p, dp) in place; dq = ds k / sqrt(D); dk = ds^T q / sqrt(D) */
-    struct operand ods = {dp, false, t};
-    if (batched_product((struct operand){kept, true, t}, ody, dv, bh, t, d, t, 1.0f, 0.0f) != EMBER_OK ||
+    struct operand ods = {dp, false};
+    if (batched_product((struct operand){kept, true}, ody, dv, bh, t, d, t, 1.0f, 0.0f) != EMBER_OK ||
         ctx->ops->softmax_backward(ctx->dev, bh * t, t, ember_tensor_ptr(p), ember_tensor_ptr(dp),
                                    ember_tensor_ptr(dp)) != EMBER_OK ||
-        batched_product(ods, (struct operand){k, false, d}, dq, bh, t, d, t, scale, 0.0f) != EMBER_OK ||
-        batched_product(flipped(ods), (struct operand){q, false, d}, dk, bh, t, d, t, scale, 0.0f) !=
-            EMBER_OK)
+        batched_product(ods, (struct operand){k, false}, dq, bh, t, d, t, scale, 0.0f) != EMBER_OK ||
+        batched_product(flipped(ods), (struct operand){q, false}, dk, bh, t, d, t, scale, 0.0f) != EMBER_OK)
         return ctx->status;
     /* dx: the parts back side by side, (3, B, H, T, D) -> (B, T, 3C) */
     float beta;

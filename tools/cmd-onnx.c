@@ -86,7 +86,8 @@ int cmd_export(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     ember_ctx *ctx;
-    if ((rc = cli_file_ctx(&ctx)) != EXIT_OK && !ctx)
+    rc = cli_file_ctx(&ctx);
+    if (!ctx)
         return rc;
     ember_checkpoint *ck = NULL;
     ember_model *model = NULL;
@@ -170,7 +171,8 @@ int cmd_import(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     ember_ctx *ctx;
-    if ((rc = cli_file_ctx(&ctx)) != EXIT_OK && !ctx)
+    rc = cli_file_ctx(&ctx);
+    if (!ctx)
         return rc;
     void *data = NULL;
     size_t size = 0;
