@@ -9,9 +9,11 @@
 #ifndef EMBER_TEXT_IMPL_H
 #define EMBER_TEXT_IMPL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A growing string. Appends never report failure: `failed` sticks once an
  * allocation fails, and ember_text_take then gives NULL, so a builder
@@ -33,6 +35,20 @@ char *ember_text_take(struct ember_text *t);
 /* Appends one entry to a list in buf, "; " between entries, truncating
  * quietly when the buffer is full: for lists of reasons. */
 void ember_note_append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* In a printf-style function whose last named parameter is `fmt`: its own
+ * arguments formatted into the array `buf` (cut to sizeof buf), the
+ * va_start, vsnprintf, va_end that every "fail(where, fmt, ...)" helper
+ * begins with before it adds where the failure happened. */
+#define EMBER_FORMAT_ARGS(buf, fmt)                                                                          \
+    do {                                                                                                     \
+        _Static_assert(!__builtin_types_compatible_p(__typeof__(buf), __typeof__(&(buf)[0])),                \
+                       "EMBER_FORMAT_ARGS writes into an array, not through a pointer");                     \
+        va_list format_args_;                                                                                \
+        va_start(format_args_, fmt);                                                                         \
+        vsnprintf(buf, sizeof(buf), fmt, format_args_);                                                      \
+        va_end(format_args_);                                                                                \
+    } while (0)
 
 /* FNV-1a of n bytes: quick, not cryptographic; for hash tables of names
  * and for mixing a name into a seed, where every caller must agree. */

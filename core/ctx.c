@@ -8,6 +8,7 @@
 #include "autograd-impl.h"
 #include "profile-impl.h"
 #include "tensor-impl.h"
+#include "text-impl.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x)  STRINGIFY_(x)
@@ -143,12 +144,9 @@ ember_status ember_set_error(ember_ctx *ctx, ember_status status, const char *fm
 void ember_log(ember_ctx *ctx, ember_log_level level, const char *fmt, ...)
 {
     char message[1024];
-    va_list ap;
     if (!ctx || !ctx->log_fn || level > ctx->log_level)
         return;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(message, fmt);
     ctx->log_fn(ctx->log_user, level, message);
 }
 

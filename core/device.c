@@ -34,10 +34,7 @@ static ember_status host_fail(void *ctx, ember_status status, const char *fmt, .
 static void host_log(void *ctx, ember_log_level level, const char *fmt, ...)
 {
     char message[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(message, fmt);
     ember_log(ctx, level, "%s", message);
 }
 

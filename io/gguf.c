@@ -2,7 +2,6 @@
 /* io/gguf.c — reading GGUF files: the header, metadata and tensor table
  * (the format and the checks are in gguf-impl.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "platform.h"
 #include "quant.h"
 #include "read-file-impl.h"
+#include "text-impl.h"
 
 /* ------------------------------------------------------------- the cursor */
 
@@ -30,10 +30,7 @@ static bool fail(struct cursor *c, const char *fmt, ...)
     if (c->failed)
         return false;
     char what[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(what, fmt);
     ember_set_error(c->ctx, EMBER_ERR_FORMAT, "%s is not a GGUF file ember can read: %s (at byte %llu)",
                     c->name, what, (unsigned long long)c->at);
     c->failed = true;

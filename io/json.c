@@ -4,13 +4,13 @@
  * against one schema share (json-impl.h): a safetensors header
  * (safetensors-parse.c) and a chat's conversations (models/lm-chat.c).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 #include "json-impl.h"
+#include "text-impl.h"
 
 /* ----------------------------------------------------------------- UTF-8 */
 
@@ -70,10 +70,7 @@ static size_t utf8_encode(uint32_t cp, char *out)
 ember_status json_fail(struct json_parser *ps, const char *fmt, ...)
 {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(msg, fmt);
     return ember_fail(ps->ctx, EMBER_ERR_FORMAT, "%s: bad %s at byte %zu: %s", ps->what, ps->kind,
                       (size_t)(ps->p - ps->start) + ps->base, msg);
 }

@@ -9,13 +9,13 @@
  * the input's. Everything is copied out of the input; on a failure the
  * caller frees what was read so far, and nothing is returned.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert-impl.h"
 #include "onnx-impl.h"
+#include "text-impl.h"
 
 struct rd {
     ember_ctx *ctx;
@@ -28,10 +28,7 @@ static ember_status bad(struct rd *rd, const struct pb_reader *r, const char *fm
 static ember_status bad(struct rd *rd, const struct pb_reader *r, const char *fmt, ...)
 {
     char why[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(why, fmt);
     return ember_set_error(rd->ctx, EMBER_ERR_FORMAT, "%s is not a well-formed ONNX file: %s (at byte %lld)",
                            rd->what, why, r ? (long long)(r->at - rd->start) : 0LL);
 }

@@ -7,20 +7,17 @@
  * which a residual Add's two branches are known to split.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model-onnx-import-impl.h"
+#include "text-impl.h"
 
 ember_status imp_fail_node(struct importer *im, const struct onnx_node *n, const char *fmt, ...)
 {
     char why[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(why, fmt);
     if (!n)
         return ember_set_error(im->ctx, EMBER_ERR_FORMAT, "%s: %s", im->what, why);
     return ember_set_error(im->ctx, EMBER_ERR_UNSUPPORTED, "%s: node \"%.200s\" (%.60s): %s", im->what,

@@ -13,7 +13,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,10 +46,7 @@ static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
 static ember_status fail(struct parser *ps, int column, const char *fmt, ...)
 {
     char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(what, fmt);
     return ember_set_error(ps->ctx, EMBER_ERR_FORMAT, "%s:%d:%d: %s", ps->source, ps->line, column, what);
 }
 

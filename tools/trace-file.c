@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "cli.h"
 #include "json-line.h"
 #include "name-table.h"
+#include "text-impl.h"
 #include "trace-file.h"
 
 /* a name longer than this is cut: it has to fit in a bar of a picture */
@@ -126,10 +126,7 @@ static bool reading_fail(struct reading *r, int status, const char *fmt, ...)
 
 static bool reading_fail(struct reading *r, int status, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->why, sizeof r->why, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(r->why, fmt);
     r->status = status;
     return false;
 }

@@ -13,7 +13,6 @@
  * cuda-module.c tries them in this order until the driver takes one. Every
  * path passed over is recorded with its reason, for `ember devices`.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,10 +70,7 @@ static void add_option(struct cuda_choice *out, enum cuda_kernel_path path, int 
         return;
     struct cuda_option *o = &out->options[out->count++];
     *o = (struct cuda_option){.path = path, .nvrtc = nvrtc, .arch = arch};
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(o->reason, sizeof o->reason, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(o->reason, fmt);
 }
 
 /* EMBER_CUDA_KERNELS: which paths it lets through */

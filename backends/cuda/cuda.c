@@ -20,13 +20,13 @@
  * the kernel's registers allow, and the arguments against the kernel's own
  * (where the driver can say, CUDA 12.4 and later).
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda-impl.h"
+#include "text-impl.h"
 
 static ember_status cuda_launch(struct ember_gpu *gpu, enum ember_kernel kernel, const size_t groups[3],
                                 size_t local, const struct ember_gpu_arg *args, int nargs);
@@ -45,10 +45,7 @@ static double mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 ember_status cuda_fail(struct cuda_device *d, CUresult r, const char *fmt, ...)
 {
     char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(what, fmt);
     const struct ember_host *h = &d->gpu.host;
     const struct cuda_gpu *g = &d->probe->gpus[d->index];
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {

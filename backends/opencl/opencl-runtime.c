@@ -13,7 +13,6 @@
  * them (platforms, then each platform's devices): opencl:N is the Nth.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +56,7 @@ const char *opencl_error_name(cl_int err)
 ember_status opencl_fail(struct opencl_device *d, cl_int err, const char *what, ...)
 {
     char message[512];
-    va_list ap;
-    va_start(ap, what);
-    vsnprintf(message, sizeof message, what, ap);
-    va_end(ap);
+    EMBER_FORMAT_ARGS(message, what);
     ember_status status = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
                               ? EMBER_ERR_NOMEM
                               : EMBER_ERR_DEVICE;
