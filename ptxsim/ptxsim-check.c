@@ -89,6 +89,19 @@ bool ptx_check_global(struct run *r, const struct warp *w, const struct ptx_ins 
 
 /* ------------------------------------------------------------ shared */
 
+/* A race on a shared word: this thread `does` it ("writes", "reads"),
+ * which `who` (a thread, or -1: other threads) `did` since the last barrier */
+static bool race(struct run *r, const struct warp *w, int lane, const struct ptx_ins *in, uint64_t word,
+                 const char *does, int32_t who, const char *did)
+{
+    char whom[32] = "other threads";
+    if (who >= 0)
+        snprintf(whom, sizeof whom, "thread %d", (int)who);
+    return ptx_fail(r, PTXSIM_RACE, w, lane, in,
+                    "a shared-memory race: it %s the word at %llu, which %s %s since the last barrier", does,
+                    (unsigned long long)word * 4, whom, did);
+}
+
 bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins *in, int lane,
                       uint64_t address, unsigned bytes, bool store)
 {
@@ -111,32 +124,16 @@ bool ptx_check_shared(struct run *r, const struct warp *w, const struct ptx_ins 
         bool read_now = s->epoch_read == r->epoch;
         if (store) {
             if (races && written_now && s->writer != thread)
-                return ptx_fail(
-                    r, PTXSIM_RACE, w, lane, in,
-                    "a shared-memory race: it writes the word at %llu, which thread %d also wrote since "
-                    "the last barrier",
-                    (unsigned long long)word * 4, s->writer);
+                return race(r, w, lane, in, word, "writes", s->writer, "also wrote");
             if (races && read_now && s->reader != thread)
-                return ptx_fail(
-                    r, PTXSIM_RACE, w, lane, in,
-                    "a shared-memory race: it writes the word at %llu, which thread %d read since the "
-                    "last barrier",
-                    (unsigned long long)word * 4, s->reader);
+                return race(r, w, lane, in, word, "writes", s->reader, "read");
             if (races && read_now && s->readers)
-                return ptx_fail(
-                    r, PTXSIM_RACE, w, lane, in,
-                    "a shared-memory race: it writes the word at %llu, which other threads read since "
-                    "the last barrier",
-                    (unsigned long long)word * 4);
+                return race(r, w, lane, in, word, "writes", -1, "read");
             s->epoch_written = r->epoch;
             s->writer = thread;
         } else {
             if (races && written_now && s->writer != thread)
-                return ptx_fail(
-                    r, PTXSIM_RACE, w, lane, in,
-                    "a shared-memory race: it reads the word at %llu, which thread %d wrote since the "
-                    "last barrier",
-                    (unsigned long long)word * 4, s->writer);
+                return race(r, w, lane, in, word, "reads", s->writer, "wrote");
             if (unwritten && s->epoch_written < r->block_epoch && !r->unwritten_read[0]) {
                 /* reported at the next barrier, unless another thread writes the word before
                  * it: then it is a race (a read before a write), found below */

@@ -296,42 +296,20 @@ bool ptx_check_defined(struct run *r, const struct warp *w, const struct ptx_ins
 bool ptx_fail(struct run *r, enum ptxsim_outcome outcome, const struct warp *w, int lane,
               const struct ptx_ins *in, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* The bits of a float and back. */
-static inline float ptx_f32(uint64_t bits)
-{
-    union {
-        uint32_t u;
-        float f;
-    } v = {.u = (uint32_t)bits};
-    return v.f;
-}
-
-static inline uint64_t ptx_bits32(float f)
-{
-    union {
-        float f;
-        uint32_t u;
-    } v = {.f = f};
-    return v.u;
-}
-
-static inline double ptx_f64(uint64_t bits)
-{
-    union {
-        uint64_t u;
-        double d;
-    } v = {.u = bits};
-    return v.d;
-}
-
-static inline uint64_t ptx_bits64(double d)
-{
-    union {
-        double d;
-        uint64_t u;
-    } v = {.d = d};
-    return v.u;
-}
+/* The bits of a float or a double and back: a union, as C lets a value be
+ * read as another type of the same size. */
+union ptx_word32 {
+    uint32_t u;
+    float f;
+};
+union ptx_word64 {
+    uint64_t u;
+    double d;
+};
+static inline float ptx_f32(uint64_t bits) { return (union ptx_word32){.u = (uint32_t)bits}.f; }
+static inline uint64_t ptx_bits32(float f) { return (union ptx_word32){.f = f}.u; }
+static inline double ptx_f64(uint64_t bits) { return (union ptx_word64){.u = bits}.d; }
+static inline uint64_t ptx_bits64(double d) { return (union ptx_word64){.d = d}.u; }
 
 /* ".u32" or "u32" to its type; T_NONE for anything else */
 enum ptx_type ptx_type_from_name(const char *name);
