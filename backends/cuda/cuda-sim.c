@@ -142,21 +142,17 @@ static unsigned char *sim_bytes(struct sim_device *d, ember_ptr p, size_t bytes,
 static ember_status sim_write(void *dev, ember_ptr dst, const void *src, size_t bytes)
 {
     unsigned char *p = bytes ? sim_bytes(dev, dst, bytes, "writing") : NULL;
-    if (bytes && !p)
-        return EMBER_ERR_ARG;
-    if (bytes)
+    if (p)
         memcpy(p, src, bytes);
-    return EMBER_OK;
+    return p || !bytes ? EMBER_OK : EMBER_ERR_ARG;
 }
 
 static ember_status sim_read(void *dev, void *dst, ember_ptr src, size_t bytes)
 {
     unsigned char *p = bytes ? sim_bytes(dev, src, bytes, "reading") : NULL;
-    if (bytes && !p)
-        return EMBER_ERR_ARG;
-    if (bytes)
+    if (p)
         memcpy(dst, p, bytes);
-    return EMBER_OK;
+    return p || !bytes ? EMBER_OK : EMBER_ERR_ARG;
 }
 
 /* --------------------------------------------------------------- launches */

@@ -24,35 +24,40 @@ static ember_status gpu_pool_check(struct ember_gpu *gpu, const char *primitive,
 struct pool_args {
     const struct ember_pool_geom *g;
     ember_ptr in, out, argmax; /* x, y, argmax forward; dy, dx, argmax backward */
+    bool backward;
 };
+
+/* a's tensors where the chunk's planes start in them: x and dx have
+ * planes of h w elements, y, dy and argmax of oh ow */
+static struct pool_args chunk_planes(const struct pool_args *a, const struct ember_gpu_plane_chunk *c)
+{
+    int64_t hw = a->g->h * a->g->w, ohw = a->g->oh * a->g->ow;
+    return (struct pool_args){.g = a->g,
+                              .in = ember_gpu_planes_on(a->in, c->plane0, a->backward ? ohw : hw),
+                              .out = ember_gpu_planes_on(a->out, c->plane0, a->backward ? hw : ohw),
+                              .argmax = ember_gpu_planes_on(a->argmax, c->plane0, ohw),
+                              .backward = a->backward};
+}
 
 static ember_status gpu_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
                                            const struct ember_gpu_plane_chunk *c)
 {
-    const struct pool_args *a = p;
-    const struct ember_pool_geom *g = a->g;
-    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr x = ember_gpu_planes_on(a->in, c->plane0, hw);
-    ember_ptr y = ember_gpu_planes_on(a->out, c->plane0, ohw);
-    ember_ptr arg = ember_gpu_planes_on(a->argmax, c->plane0, ohw);
-    return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_forward, c->groups, c->local, GPU_PTR(x), GPU_PTR(y),
-                      GPU_PTR(arg), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
-                      GPU_INT(g->oh), GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows),
+    struct pool_args at = chunk_planes(p, c);
+    const struct ember_pool_geom *g = at.g;
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_forward, c->groups, c->local, GPU_PTR(at.in),
+                      GPU_PTR(at.out), GPU_PTR(at.argmax), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k),
+                      GPU_INT(g->stride), GPU_INT(g->oh), GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows),
                       GPU_FLOAT(1.0f / (float)g->ow));
 }
 
 static ember_status gpu_pool_scatter_chunk(struct ember_gpu *gpu, const void *p,
                                            const struct ember_gpu_plane_chunk *c)
 {
-    const struct pool_args *a = p;
-    const struct ember_pool_geom *g = a->g;
-    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr dy = ember_gpu_planes_on(a->in, c->plane0, ohw);
-    ember_ptr dx = ember_gpu_planes_on(a->out, c->plane0, hw);
-    ember_ptr arg = ember_gpu_planes_on(a->argmax, c->plane0, ohw);
-    return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_backward_scatter, c->groups, c->local, GPU_PTR(dy),
-                      GPU_PTR(arg), GPU_PTR(dx), GPU_INT(hw), GPU_INT(ohw), GPU_INT(c->row0),
-                      GPU_INT(c->rows), GPU_INT(g->ow));
+    struct pool_args at = chunk_planes(p, c);
+    const struct ember_pool_geom *g = at.g;
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_max_pool2d_backward_scatter, c->groups, c->local, GPU_PTR(at.in),
+                      GPU_PTR(at.argmax), GPU_PTR(at.out), GPU_INT(g->h * g->w), GPU_INT(g->oh * g->ow),
+                      GPU_INT(c->row0), GPU_INT(c->rows), GPU_INT(g->ow));
 }
 
 /* 2x2 windows at stride 2 on a CPU device (run > 1): max_pool2d_2x2_forward or
@@ -113,7 +118,7 @@ ember_status ember_gpu_max_pool2d_backward(void *dev, const struct ember_pool_ge
     if (gpu_pool2(gpu, EMBER_KERNEL_max_pool2d_2x2_backward, g, dy, argmax, dx, &st))
         return st;
     if (g->stride >= g->k) { /* windows do not overlap: zeros, then each dy at its argmax */
-        struct pool_args a = {.g = g, .in = dy, .out = dx, .argmax = argmax};
+        struct pool_args a = {.g = g, .in = dy, .out = dx, .argmax = argmax, .backward = true};
         st = ember_gpu_fill(gpu, dx, (size_t)total, 0.0f);
         return st != EMBER_OK ? st
                               : ember_gpu_plane_launches(gpu, "max_pool2d_backward", planes, g->oh, g->ow, 1,
@@ -129,15 +134,12 @@ ember_status ember_gpu_max_pool2d_backward(void *dev, const struct ember_pool_ge
 static ember_status gpu_avg_pool_forward_chunk(struct ember_gpu *gpu, const void *p,
                                                const struct ember_gpu_plane_chunk *c)
 {
-    const struct pool_args *a = p;
-    const struct ember_pool_geom *g = a->g;
-    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    ember_ptr x = ember_gpu_planes_on(a->in, c->plane0, hw);
-    ember_ptr y = ember_gpu_planes_on(a->out, c->plane0, ohw);
-    return GPU_LAUNCH(gpu, EMBER_KERNEL_avg_pool2d_forward, c->groups, c->local, GPU_PTR(x), GPU_PTR(y),
-                      GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride), GPU_INT(g->oh),
-                      GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows), GPU_FLOAT(1.0f / (float)g->ow),
-                      GPU_FLOAT(1.0f / (float)(g->k * g->k)));
+    struct pool_args at = chunk_planes(p, c);
+    const struct ember_pool_geom *g = at.g;
+    return GPU_LAUNCH(gpu, EMBER_KERNEL_avg_pool2d_forward, c->groups, c->local, GPU_PTR(at.in),
+                      GPU_PTR(at.out), GPU_INT(g->h), GPU_INT(g->w), GPU_INT(g->k), GPU_INT(g->stride),
+                      GPU_INT(g->oh), GPU_INT(g->ow), GPU_INT(c->row0), GPU_INT(c->rows),
+                      GPU_FLOAT(1.0f / (float)g->ow), GPU_FLOAT(1.0f / (float)(g->k * g->k)));
 }
 
 static ember_status gpu_avg_pool_check(struct ember_gpu *gpu, const char *primitive,
