@@ -175,11 +175,16 @@ int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback)
     return EXIT_OK;
 }
 
-int cli_file_ctx(ember_ctx **ctx)
+ember_ctx *cli_file_ctx(int *rc)
 {
-    if (!(*ctx = cli_ctx_new(false, 1)))
-        return EXIT_FAILURE_OTHER;
-    return cli_open_device(*ctx, "cpu", NULL);
+    ember_ctx *ctx = *rc == EXIT_OK ? cli_ctx_new(false, 1) : NULL;
+    if (*rc == EXIT_OK && !ctx)
+        *rc = EXIT_FAILURE_OTHER;
+    if (ctx && (*rc = cli_open_device(ctx, "cpu", NULL)) != EXIT_OK) {
+        ember_ctx_free(ctx);
+        ctx = NULL;
+    }
+    return ctx;
 }
 
 bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value)

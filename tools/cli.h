@@ -58,9 +58,10 @@ ember_ctx *cli_ctx_new(bool verbose, int threads);
  * chose and passed over. Returns an exit status. */
 int cli_open_device(ember_ctx *ctx, const char *device, const char *fallback);
 /* A context on the CPU with one thread, for a command that only reads and
- * writes files (export, import, summary): the exit status, with *ctx to
- * free, or NULL when none could be made. */
-int cli_file_ctx(ember_ctx **ctx);
+ * writes files (export, import, summary), made when *rc, the command's
+ * checks so far, is EXIT_OK: the context to free, or NULL with *rc the
+ * exit status (the checks' own, or why no context could be had). */
+ember_ctx *cli_file_ctx(int *rc);
 
 /* getopt_long, saying itself what it refuses (returning '?' as getopt_long
  * does): an unknown option with the closest known one ("did you mean

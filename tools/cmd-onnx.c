@@ -83,18 +83,14 @@ int cmd_export(int argc, char **argv)
     }
     const char *inputs[] = {load, NULL};
     int rc = cli_output_check(output, "-o", inputs);
-    if (rc != EXIT_OK)
-        return rc;
-    ember_ctx *ctx;
-    rc = cli_file_ctx(&ctx);
+    ember_ctx *ctx = cli_file_ctx(&rc);
     if (!ctx)
         return rc;
     ember_checkpoint *ck = NULL;
     ember_model *model = NULL;
     void *data = NULL;
     size_t size = 0;
-    if (rc == EXIT_OK)
-        rc = cli_open_checkpoint(ctx, load, &ck, &data, &size);
+    rc = cli_open_checkpoint(ctx, load, &ck, &data, &size);
     if (rc == EXIT_OK)
         model = cli_load_model_as(ctx, load, ck, data, size, &bare, &rc);
     if (rc == EXIT_OK) {
@@ -168,16 +164,13 @@ int cmd_import(int argc, char **argv)
     }
     if (rc == EXIT_OK && model_out)
         rc = cli_output_check(model_out, "--model-out", inputs);
-    if (rc != EXIT_OK)
-        return rc;
-    ember_ctx *ctx;
-    rc = cli_file_ctx(&ctx);
+    ember_ctx *ctx = cli_file_ctx(&rc);
     if (!ctx)
         return rc;
     void *data = NULL;
     size_t size = 0;
     ember_model *model = NULL;
-    if (rc == EXIT_OK && ember_onnx_to_checkpoint(ctx, input, &data, &size) != EMBER_OK)
+    if (ember_onnx_to_checkpoint(ctx, input, &data, &size) != EMBER_OK)
         rc = cli_import_failed(ctx, "cannot import the ONNX model");
     if (rc == EXIT_OK && !(model = ember_model_from_checkpoint_memory(ctx, data, size)))
         rc = cli_import_failed(ctx, "cannot load the imported model");

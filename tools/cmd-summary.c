@@ -182,12 +182,12 @@ int cmd_summary(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* building needs a context; the CPU's, since nothing runs */
-    ember_ctx *ctx;
-    int rc = cli_file_ctx(&ctx);
+    int rc = EXIT_OK;
+    ember_ctx *ctx = cli_file_ctx(&rc);
     if (!ctx)
         return rc;
     ember_model *model = NULL;
-    if (rc == EXIT_OK && !(model = ember_model_build(ctx, model_name, ndim, shape, (int)classes, 0)))
+    if (!(model = ember_model_build(ctx, model_name, ndim, shape, (int)classes, 0)))
         rc = cli_fail(ctx, "cannot build the model");
     if (rc == EXIT_OK)
         rc = print_summary(model);
