@@ -66,3 +66,30 @@ generate_rate() {
     "$g_ember" generate --load "$g_model" --tokens "$g_bytes" --temperature 0 --verbose $g_flag "$@" 2>&1 \
         >/dev/null | sed -n 's/.* \([0-9.]*\) bytes\/s .*/\1/p'
 }
+
+# ROUNDS rounds of greedy generation, GENERATE bytes after a newline, alternating: ember from
+# $TMP/gpt.safetensors with its key/value cache and with the whole context each byte, then the
+# PyTorch twin (torch_gpt_train.py, nanoGPT's generate: the whole context each byte). The best
+# bytes/s of each go into g_cache, g_whole and g_torch.
+# generation_rounds "EMBER OPTIONS" "TWIN OPTIONS" [NAME=VALUE... for the twin's environment]
+generation_rounds() {
+    gr_ember=$1 gr_twin=$2
+    shift 2
+    g_cache="" g_whole="" g_torch="" gr_round=0
+    while [ $gr_round -lt "$ROUNDS" ]; do
+        for gr_mode in cache whole; do
+            # shellcheck disable=SC2086 # the options are words
+            gr_rate=$(generate_rate "$EMBER" "$TMP/gpt.safetensors" "$GENERATE" $gr_mode $gr_ember)
+            if [ $gr_mode = cache ]; then
+                g_cache=$(best "$gr_rate" "$g_cache")
+            else
+                g_whole=$(best "$gr_rate" "$g_whole")
+            fi
+        done
+        # shellcheck disable=SC2086 # the options are words
+        env "$@" "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --generate "$GENERATE" $gr_twin \
+            >"$TMP/p.json" 2>/dev/null || true
+        g_torch=$(best "$(field generate_tokens_per_s "$TMP/p.json")" "$g_torch")
+        gr_round=$((gr_round + 1))
+    done
+}

@@ -67,18 +67,7 @@ done
 # generation: a model trained a few steps, greedy, GENERATE bytes after a newline, 1 thread
 "$EMBER" train --model gpt-tiny --data text --data-dir "$TEXT" --steps 5 --batch 32 --optim adamw --no-eval \
     --quiet --device cpu --save "$TMP/gpt.safetensors" 2>/dev/null
-g_cache="" g_whole="" g_torch=""
-round=0
-while [ $round -lt "$ROUNDS" ]; do
-    for mode in cache whole; do
-        rate=$(generate_rate "$EMBER" "$TMP/gpt.safetensors" "$GENERATE" $mode --device cpu --threads 1)
-        if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
-    done
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --threads 1 \
-        --generate "$GENERATE" >"$TMP/p.json" 2>/dev/null || true
-    g_torch=$(best "$(field generate_tokens_per_s "$TMP/p.json")" "$g_torch")
-    round=$((round + 1))
-done
+generation_rounds "--device cpu --threads 1" "--threads 1" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 echo
 echo "| generation, 1 thread, $GENERATE bytes | bytes/s | against PyTorch's |"
 echo "|---|---|---|"

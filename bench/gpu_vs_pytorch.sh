@@ -102,17 +102,6 @@ echo "| training tokens/s ($gsteps steps, the first left out) | $(fmt "$e_best" 
 # generation: a model trained a few steps, greedy, GENERATE bytes after a newline
 "$EMBER" train --model gpt-tiny --data text --data-dir "$TEXT" --steps 5 --batch 32 --optim adamw --no-eval \
     --quiet --device cuda:0 --save "$TMP/gpt.safetensors" 2>/dev/null || true
-g_cache="" g_whole="" g_torch=""
-round=0
-while [ $round -lt "$ROUNDS" ]; do
-    for mode in cache whole; do
-        rate=$(generate_rate "$EMBER" "$TMP/gpt.safetensors" "$GENERATE" $mode --device cuda:0)
-        if [ $mode = cache ]; then g_cache=$(best "$rate" "$g_cache"); else g_whole=$(best "$rate" "$g_whole"); fi
-    done
-    "$PY" "$HERE/torch_gpt_train.py" --text "$TEXT" --steps 2 --device cuda --generate "$GENERATE" \
-        >"$TMP/p.json" 2>/dev/null || true
-    g_torch=$(best "$(field generate_tokens_per_s "$TMP/p.json")" "$g_torch")
-    round=$((round + 1))
-done
+generation_rounds "--device cuda:0" "--device cuda"
 echo "| generation bytes/s, key/value cache | $(fmt "$g_cache" %.0f) | | |"
 echo "| generation bytes/s, the whole context each byte | $(fmt "$g_whole" %.0f) | $(fmt "$g_torch" %.0f) (nanoGPT's generate) | $(ratio "$g_whole" "$g_torch") |"
