@@ -126,10 +126,10 @@ static ember_status forward(struct cpu_device *d, const struct ember_conv_job *c
     for (int64_t img0 = 0; img0 < c->g.n && st == EMBER_OK; img0 += group) {
         int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
         j.img0 = img0, j.tile_count = images * j.tiles, j.src = x, j.dst = y;
-        cpu_parallel_for(d->pool, images * c->g.c, grain, j.kind->inputs, &j);
+        cpu_parallel_for(d->pool, images * c->g.c, grain, cpu_winograd_inputs, &j);
         st = multiply(d, &j);
         if (st == EMBER_OK)
-            cpu_parallel_for(d->pool, images * c->oc, grain, j.kind->outputs, &j);
+            cpu_parallel_for(d->pool, images * c->oc, grain, cpu_winograd_outputs, &j);
     }
     return st;
 }
@@ -149,9 +149,9 @@ static ember_status weight_grad(struct cpu_device *d, const struct ember_conv_jo
         int64_t images = c->g.n - img0 < group ? c->g.n - img0 : group;
         j.img0 = img0, j.tile_count = images * j.tiles;
         j.src = x;
-        cpu_parallel_for(d->pool, images * c->g.c, grain, j.kind->inputs, &j);
+        cpu_parallel_for(d->pool, images * c->g.c, grain, cpu_winograd_inputs, &j);
         j.src = dy;
-        cpu_parallel_for(d->pool, images * c->oc, grain, j.kind->output_grads, &j);
+        cpu_parallel_for(d->pool, images * c->oc, grain, cpu_winograd_output_grads, &j);
         st = multiply(d, &j);
     }
     if (st == EMBER_OK) {

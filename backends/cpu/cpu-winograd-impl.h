@@ -27,23 +27,6 @@ struct wino {
     float *u, *v, *m;
 };
 
-/* A tile size: `out` outputs a side from `out + 2` inputs a side. Each
- * pass runs over [begin, end) of (image, channel) planes of the group, or
- * of (oc, c) filters:
- *   inputs        x -> v         (B^T d B)
- *   outputs       m -> y         (A^T m A, + beta * y)
- *   output_grads  dy -> m        (A dy A^T)
- *   filter        g (3x3) -> u (out + 2)^2   (G g G^T)
- *   filter_grad   u -> dg (3x3)              (G^T u G) */
-struct wino_kind {
-    int out, positions;
-    cpu_task_fn inputs, outputs, output_grads;
-    void (*filter)(const float *g, float *u);
-    void (*filter_grad)(const float *u, float *dg);
-};
-
-extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
-
 /* The passes walk a plane a row of tiles at a time, in blocks of BLOCK
  * tiles: the rows a block reads are first copied into a small buffer with
  * the padding's zeros in place, so the loop over the block's tiles has no
@@ -59,15 +42,38 @@ extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
 #define WINO_ACROSS_TILES
 #endif
 
-/* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
- * i < count and k < len (cpu-winograd.c) */
-void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
-                       int64_t len, float rows[][WINO_SPAN]);
-/* Its way back: the `count` rows of a strip of output tiles into an (h, w)
- * plane at (y0, x0), `len` columns of them, rows past h left out; added to
- * what is there when `add` (the channel groups after the first), else
- * written. */
-void cpu_winograd_store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
-                             int64_t len, float rows[][WINO_SPAN], bool add);
+/* A transform of one block, nb (<= WINO_BLOCK) tiles along a row of
+ * tiles: between rows[i][k], the strip of the plane under the block (its
+ * row i, column k, the padding's zeros in place), and the block's first
+ * tile in v or m, where the values of a tile position are `stride` floats
+ * apart. */
+typedef void wino_block_fn(float rows[][WINO_SPAN], float *tiles, int64_t nb, int64_t stride);
+
+/* A tile size: `out` outputs a side from `out + 2` inputs a side, and its
+ * transforms: of a block of tiles, for the passes over planes,
+ *   inputs        rows of x -> v      (B^T d B)
+ *   outputs       m -> rows of y      (A^T m A)
+ *   output_grads  rows of dy -> m     (A dy A^T)
+ * and of one filter, for the passes over the (oc, c) filters,
+ *   filter        g (3x3) -> u (out + 2)^2   (G g G^T)
+ *   filter_grad   u -> dg (3x3)              (G^T u G) */
+struct wino_kind {
+    int out, positions;
+    wino_block_fn *inputs, *outputs, *output_grads;
+    void (*filter)(const float *g, float *u);
+    void (*filter_grad)(const float *u, float *dg);
+};
+
+extern const struct wino_kind cpu_winograd_f2, cpu_winograd_f4;
+
+/* The passes over planes, as the pool's tasks over [begin, end) of the
+ * group's (image, channel) planes, each block of each plane by the tile
+ * size's transform (cpu-winograd.c):
+ *   cpu_winograd_inputs        x planes (image * c + ci) -> v
+ *   cpu_winograd_outputs       m -> y planes (image * oc + co), + beta * y
+ *   cpu_winograd_output_grads  dy planes (image * oc + co) -> m */
+void cpu_winograd_inputs(void *p, int64_t begin, int64_t end);
+void cpu_winograd_outputs(void *p, int64_t begin, int64_t end);
+void cpu_winograd_output_grads(void *p, int64_t begin, int64_t end);
 
 #endif /* EMBER_CPU_WINOGRAD_IMPL_H */

@@ -28,10 +28,10 @@
  * weight gradient is the forward pass's adjoint, term by term:
  * dU = (A dY A^T) V^T summed over the tiles, dw = G^T dU G.
  *
- * Here: the F(2x2, 3x3) transforms, as passes the pool runs one task per
- * (image, channel) plane, and the row copy both tile sizes read through;
- * the groups, the products and the passes' order are
- * cpu-winograd-driver.c's.
+ * Here: the passes over (image, channel) planes both tile sizes run, a
+ * walk over blocks of tiles and the row copy they read through, and the
+ * F(2x2, 3x3) transforms; the groups, the products and the passes' order
+ * are cpu-winograd-driver.c's.
  */
 #include <string.h>
 
@@ -84,8 +84,8 @@ static void filter_tile_adjoint(const float *x, float *dg)
 
 /* rows[i][k] = the plane's row y0 + i, column x0 + k, 0 outside it, for
  * i < count and k < len */
-void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
-                       int64_t len, float rows[][WINO_SPAN])
+static void read_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
+                      int64_t len, float rows[][WINO_SPAN])
 {
     for (int i = 0; i < count; i++) {
         int64_t yy = y0 + i;
@@ -101,8 +101,12 @@ void cpu_winograd_rows(const float *plane, int64_t h, int64_t w, int64_t y0, int
     }
 }
 
-void cpu_winograd_store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count,
-                             int64_t len, float rows[][WINO_SPAN], bool add)
+/* Its way back: the `count` rows of a strip of output tiles into an (h, w)
+ * plane at (y0, x0), `len` columns of them, rows past h left out; added to
+ * what is there when `add` (the channel groups after the first), else
+ * written. */
+static void store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int64_t x0, int count, int64_t len,
+                       float rows[][WINO_SPAN], bool add)
 {
     for (int i = 0; i < count && y0 + i < h; i++) {
         float *out = plane + (y0 + i) * w + x0;
@@ -114,120 +118,116 @@ void cpu_winograd_store_rows(float *plane, int64_t h, int64_t w, int64_t y0, int
     }
 }
 
-/* x planes of the group -> v (16, c, tiles): plane = image * c + ci */
-CPU_WIDEST_VECTORS static void transform_inputs(void *p, int64_t begin, int64_t end)
+enum pass { INPUTS, OUTPUTS, OUTPUT_GRADS };
+
+/* Every block of the group's planes [begin, end): x's (INPUTS) read into
+ * rows, each block's transform to v; m's blocks to rows, written into y's
+ * (OUTPUTS); dy's read into rows, to m (OUTPUT_GRADS) */
+static void each_block(const struct wino *j, int64_t begin, int64_t end, enum pass pass)
 {
-    const struct wino *j = p;
     const struct ember_conv_geom *g = &j->c->g;
-    int64_t stride = g->c * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[4][WINO_SPAN];
+    const struct wino_kind *kind = j->kind;
+    bool inputs = pass == INPUTS, add = j->c->beta != 0.0f;
+    int64_t channels = inputs ? g->c : j->c->oc, stride = channels * j->tile_count;
+    int64_t h = inputs ? g->h : g->oh, w = inputs ? g->w : g->ow, pad = inputs ? g->pad : 0;
+    int64_t n = kind->out, tiles_h = j->tiles / j->tiles_w;
+    wino_block_fn *transform = inputs ? kind->inputs : pass == OUTPUTS ? kind->outputs : kind->output_grads;
+    float rows[6][WINO_SPAN]; /* out + 2 at most, for F(4x4) */
     for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / g->c, ci = plane % g->c;
-        const float *x = j->src + ((j->img0 + img) * g->c + ci) * g->h * g->w;
-        float *v = j->v + ci * j->tile_count + img * j->tiles;
+        int64_t img = plane / channels, ch = plane % channels, at = ((j->img0 + img) * channels + ch) * h * w;
+        float *tiles = (inputs ? j->v : j->m) + ch * j->tile_count + img * j->tiles;
         for (int64_t ty = 0; ty < tiles_h; ty++)
             for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
                 int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                cpu_winograd_rows(x, g->h, g->w, 2 * ty - g->pad, 2 * tx0 - g->pad, 4, 2 * nb + 2, rows);
-                float *out = v + ty * j->tiles_w + tx0;
-                WINO_ACROSS_TILES
-                for (int64_t t = 0; t < nb; t++) {
-                    float q[4][4]; /* d B, row by row */
-                    for (int i = 0; i < 4; i++) {
-                        const float *r = rows[i] + 2 * t;
-                        q[i][0] = r[0] - r[2];
-                        q[i][1] = r[1] + r[2];
-                        q[i][2] = r[2] - r[1];
-                        q[i][3] = r[1] - r[3];
-                    }
-                    for (int k = 0; k < 4; k++) { /* B^T (d B) */
-                        out[(0 * 4 + k) * stride + t] = q[0][k] - q[2][k];
-                        out[(1 * 4 + k) * stride + t] = q[1][k] + q[2][k];
-                        out[(2 * 4 + k) * stride + t] = q[2][k] - q[1][k];
-                        out[(3 * 4 + k) * stride + t] = q[1][k] - q[3][k];
-                    }
+                int64_t y0 = n * ty - pad, x0 = n * tx0 - pad;
+                float *block = tiles + ty * j->tiles_w + tx0;
+                if (pass == OUTPUTS) {
+                    transform(rows, block, nb, stride);
+                    store_rows(j->dst + at, h, w, y0, x0, (int)n, w - x0 < n * nb ? w - x0 : n * nb, rows,
+                               add);
+                } else { /* an input tile is out + 2 a side, overlapping the next by 2 */
+                    read_rows(j->src + at, h, w, y0, x0, (int)(inputs ? n + 2 : n), n * nb + (inputs ? 2 : 0),
+                              rows);
+                    transform(rows, block, nb, stride);
                 }
             }
     }
 }
 
-/* m (16, oc, tiles) -> y planes of the group, + beta * y: plane = image * oc + co */
-CPU_WIDEST_VECTORS static void transform_outputs(void *p, int64_t begin, int64_t end)
+void cpu_winograd_inputs(void *p, int64_t begin, int64_t end) { each_block(p, begin, end, INPUTS); }
+void cpu_winograd_outputs(void *p, int64_t begin, int64_t end) { each_block(p, begin, end, OUTPUTS); }
+void cpu_winograd_output_grads(void *p, int64_t begin, int64_t end)
 {
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    bool add = j->c->beta != 0.0f;
-    float rows[2][WINO_SPAN];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / oc, co = plane % oc;
-        float *y = j->dst + ((j->img0 + img) * oc + co) * g->oh * g->ow;
-        const float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                const float *in = m + ty * j->tiles_w + tx0;
-                WINO_ACROSS_TILES
-                for (int64_t t = 0; t < nb; t++) {
-                    float s[2][4]; /* A^T m */
-                    for (int k = 0; k < 4; k++) {
-                        float m0 = in[(0 * 4 + k) * stride + t], m1 = in[(1 * 4 + k) * stride + t];
-                        float m2 = in[(2 * 4 + k) * stride + t], m3 = in[(3 * 4 + k) * stride + t];
-                        s[0][k] = m0 + m1 + m2;
-                        s[1][k] = m1 - m2 - m3;
-                    }
-                    for (int i = 0; i < 2; i++) { /* (A^T m) A */
-                        rows[i][2 * t] = s[i][0] + s[i][1] + s[i][2];
-                        rows[i][2 * t + 1] = s[i][1] - s[i][2] - s[i][3];
-                    }
-                }
-                int64_t x0 = 2 * tx0, cols = g->ow - x0 < 2 * nb ? g->ow - x0 : 2 * nb;
-                cpu_winograd_store_rows(y, g->oh, g->ow, 2 * ty, x0, 2, cols, rows, add);
-            }
+    each_block(p, begin, end, OUTPUT_GRADS);
+}
+
+/* a block of x -> v (16, c, tiles), B^T d B */
+CPU_WIDEST_VECTORS static void inputs2(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
+{
+    WINO_ACROSS_TILES
+    for (int64_t t = 0; t < nb; t++) {
+        float q[4][4]; /* d B, row by row */
+        for (int i = 0; i < 4; i++) {
+            const float *r = rows[i] + 2 * t;
+            q[i][0] = r[0] - r[2];
+            q[i][1] = r[1] + r[2];
+            q[i][2] = r[2] - r[1];
+            q[i][3] = r[1] - r[3];
+        }
+        for (int k = 0; k < 4; k++) { /* B^T (d B) */
+            out[(0 * 4 + k) * stride + t] = q[0][k] - q[2][k];
+            out[(1 * 4 + k) * stride + t] = q[1][k] + q[2][k];
+            out[(2 * 4 + k) * stride + t] = q[2][k] - q[1][k];
+            out[(3 * 4 + k) * stride + t] = q[1][k] - q[3][k];
+        }
     }
 }
 
-/* dy planes of the group -> m (16, oc, tiles): plane = image * oc + co */
-CPU_WIDEST_VECTORS static void transform_output_grads(void *p, int64_t begin, int64_t end)
+/* a block of m (16, oc, tiles) -> y, A^T m A, + beta * y */
+CPU_WIDEST_VECTORS static void outputs2(float rows[][WINO_SPAN], float *in, int64_t nb, int64_t stride)
 {
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[2][WINO_SPAN];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / oc, co = plane % oc;
-        const float *dy = j->src + ((j->img0 + img) * oc + co) * g->oh * g->ow;
-        float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                cpu_winograd_rows(dy, g->oh, g->ow, 2 * ty, 2 * tx0, 2, 2 * nb, rows);
-                float *out = m + ty * j->tiles_w + tx0;
-                WINO_ACROSS_TILES
-                for (int64_t t = 0; t < nb; t++) {
-                    float r[4][2]; /* A dy */
-                    for (int k = 0; k < 2; k++) {
-                        float y0 = rows[0][2 * t + k], y1 = rows[1][2 * t + k];
-                        r[0][k] = y0;
-                        r[1][k] = y0 + y1;
-                        r[2][k] = y0 - y1;
-                        r[3][k] = -y1;
-                    }
-                    for (int i = 0; i < 4; i++) { /* (A dy) A^T */
-                        out[(i * 4 + 0) * stride + t] = r[i][0];
-                        out[(i * 4 + 1) * stride + t] = r[i][0] + r[i][1];
-                        out[(i * 4 + 2) * stride + t] = r[i][0] - r[i][1];
-                        out[(i * 4 + 3) * stride + t] = -r[i][1];
-                    }
-                }
-            }
+    WINO_ACROSS_TILES
+    for (int64_t t = 0; t < nb; t++) {
+        float s[2][4]; /* A^T m */
+        for (int k = 0; k < 4; k++) {
+            float m0 = in[(0 * 4 + k) * stride + t], m1 = in[(1 * 4 + k) * stride + t];
+            float m2 = in[(2 * 4 + k) * stride + t], m3 = in[(3 * 4 + k) * stride + t];
+            s[0][k] = m0 + m1 + m2;
+            s[1][k] = m1 - m2 - m3;
+        }
+        for (int i = 0; i < 2; i++) { /* (A^T m) A */
+            rows[i][2 * t] = s[i][0] + s[i][1] + s[i][2];
+            rows[i][2 * t + 1] = s[i][1] - s[i][2] - s[i][3];
+        }
+    }
+}
+
+/* a block of dy -> m (16, oc, tiles), A dy A^T */
+CPU_WIDEST_VECTORS static void output_grads2(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
+{
+    WINO_ACROSS_TILES
+    for (int64_t t = 0; t < nb; t++) {
+        float r[4][2]; /* A dy */
+        for (int k = 0; k < 2; k++) {
+            float y0 = rows[0][2 * t + k], y1 = rows[1][2 * t + k];
+            r[0][k] = y0;
+            r[1][k] = y0 + y1;
+            r[2][k] = y0 - y1;
+            r[3][k] = -y1;
+        }
+        for (int i = 0; i < 4; i++) { /* (A dy) A^T */
+            out[(i * 4 + 0) * stride + t] = r[i][0];
+            out[(i * 4 + 1) * stride + t] = r[i][0] + r[i][1];
+            out[(i * 4 + 2) * stride + t] = r[i][0] - r[i][1];
+            out[(i * 4 + 3) * stride + t] = -r[i][1];
+        }
     }
 }
 
 const struct wino_kind cpu_winograd_f2 = {.out = 2,
                                           .positions = POSITIONS,
-                                          .inputs = transform_inputs,
-                                          .outputs = transform_outputs,
-                                          .output_grads = transform_output_grads,
+                                          .inputs = inputs2,
+                                          .outputs = outputs2,
+                                          .output_grads = output_grads2,
                                           .filter = filter_tile,
                                           .filter_grad = filter_tile_adjoint};

@@ -16,7 +16,8 @@
  * values for 16 outputs rather than 16 for 4, so less memory traffic too.
  * The price is rounding: the constants up to 8 and 1/24 are not all exact
  * in float, and the error is some 100 times F(2x2)'s (the parity rows
- * measure it). The driver and the products are cpu-winograd.c's.
+ * measure it). The walk over planes is cpu-winograd.c's; the groups and
+ * the products cpu-winograd-driver.c's.
  */
 #include <string.h>
 
@@ -67,134 +68,88 @@ static void filter_grad4(const float *x, float *dg)
     }
 }
 
-/* x planes of the group -> v (36, c, tiles): plane = image * c + ci */
-CPU_WIDEST_VECTORS static void inputs4(void *p, int64_t begin, int64_t end)
+/* a block of x -> v (36, c, tiles), B^T d B */
+CPU_WIDEST_VECTORS static void inputs4(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t stride = g->c * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[6][WINO_SPAN], q[6][6][WINO_BLOCK]; /* the block's rows, and d B for each of its tiles */
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / g->c, ci = plane % g->c;
-        const float *x = j->src + ((j->img0 + img) * g->c + ci) * g->h * g->w;
-        float *v = j->v + ci * j->tile_count + img * j->tiles;
-        for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                cpu_winograd_rows(x, g->h, g->w, 4 * ty - g->pad, 4 * tx0 - g->pad, 6, 4 * nb + 2, rows);
-                float *out = v + ty * j->tiles_w + tx0;
-                for (int i = 0; i < 6; i++) /* d B, a row at a time across the block's tiles */
-                    for (int64_t t = 0; t < nb; t++) {
-                        const float *d = rows[i] + 4 * t;
-                        q[i][0][t] = 4.0f * d[0] - 5.0f * d[2] + d[4];
-                        q[i][1][t] = -4.0f * (d[1] + d[2]) + d[3] + d[4];
-                        q[i][2][t] = 4.0f * (d[1] - d[2]) - d[3] + d[4];
-                        q[i][3][t] = 2.0f * (d[3] - d[1]) - d[2] + d[4];
-                        q[i][4][t] = 2.0f * (d[1] - d[3]) - d[2] + d[4];
-                        q[i][5][t] = 4.0f * d[1] - 5.0f * d[3] + d[5];
-                    }
-                for (int k = 0; k < 6; k++) { /* B^T (d B), a column at a time */
-                    float *o0 = out + (0 * 6 + k) * stride, *o1 = out + (1 * 6 + k) * stride;
-                    float *o2 = out + (2 * 6 + k) * stride, *o3 = out + (3 * 6 + k) * stride;
-                    float *o4 = out + (4 * 6 + k) * stride, *o5 = out + (5 * 6 + k) * stride;
-                    WINO_ACROSS_TILES
-                    for (int64_t t = 0; t < nb; t++) {
-                        float q0 = q[0][k][t], q1 = q[1][k][t], q2 = q[2][k][t], q3 = q[3][k][t],
-                              q4 = q[4][k][t], q5 = q[5][k][t];
-                        o0[t] = 4.0f * q0 - 5.0f * q2 + q4;
-                        o1[t] = -4.0f * (q1 + q2) + q3 + q4;
-                        o2[t] = 4.0f * (q1 - q2) - q3 + q4;
-                        o3[t] = 2.0f * (q3 - q1) - q2 + q4;
-                        o4[t] = 2.0f * (q1 - q3) - q2 + q4;
-                        o5[t] = 4.0f * q1 - 5.0f * q3 + q5;
-                    }
-                }
-            }
+    float q[6][6][WINO_BLOCK];  /* d B for each of the block's tiles */
+    for (int i = 0; i < 6; i++) /* d B, a row at a time across the block's tiles */
+        for (int64_t t = 0; t < nb; t++) {
+            const float *d = rows[i] + 4 * t;
+            q[i][0][t] = 4.0f * d[0] - 5.0f * d[2] + d[4];
+            q[i][1][t] = -4.0f * (d[1] + d[2]) + d[3] + d[4];
+            q[i][2][t] = 4.0f * (d[1] - d[2]) - d[3] + d[4];
+            q[i][3][t] = 2.0f * (d[3] - d[1]) - d[2] + d[4];
+            q[i][4][t] = 2.0f * (d[1] - d[3]) - d[2] + d[4];
+            q[i][5][t] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+        }
+    for (int k = 0; k < 6; k++) { /* B^T (d B), a column at a time */
+        float *o0 = out + (0 * 6 + k) * stride, *o1 = out + (1 * 6 + k) * stride;
+        float *o2 = out + (2 * 6 + k) * stride, *o3 = out + (3 * 6 + k) * stride;
+        float *o4 = out + (4 * 6 + k) * stride, *o5 = out + (5 * 6 + k) * stride;
+        WINO_ACROSS_TILES
+        for (int64_t t = 0; t < nb; t++) {
+            float q0 = q[0][k][t], q1 = q[1][k][t], q2 = q[2][k][t], q3 = q[3][k][t], q4 = q[4][k][t],
+                  q5 = q[5][k][t];
+            o0[t] = 4.0f * q0 - 5.0f * q2 + q4;
+            o1[t] = -4.0f * (q1 + q2) + q3 + q4;
+            o2[t] = 4.0f * (q1 - q2) - q3 + q4;
+            o3[t] = 2.0f * (q3 - q1) - q2 + q4;
+            o4[t] = 2.0f * (q1 - q3) - q2 + q4;
+            o5[t] = 4.0f * q1 - 5.0f * q3 + q5;
+        }
     }
 }
 
-/* m (36, oc, tiles) -> y planes of the group, + beta * y: plane = image * oc + co */
-CPU_WIDEST_VECTORS static void outputs4(void *p, int64_t begin, int64_t end)
+/* a block of m (36, oc, tiles) -> y, A^T m A, + beta * y */
+CPU_WIDEST_VECTORS static void outputs4(float rows[][WINO_SPAN], float *in, int64_t nb, int64_t stride)
 {
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    bool add = j->c->beta != 0.0f;
-    float rows[4][WINO_SPAN];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / oc, co = plane % oc;
-        float *y = j->dst + ((j->img0 + img) * oc + co) * g->oh * g->ow;
-        const float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                const float *in = m + ty * j->tiles_w + tx0;
-                WINO_ACROSS_TILES
-                for (int64_t t = 0; t < nb; t++) {
-                    float s[4][6]; /* A^T m */
-                    for (int k = 0; k < 6; k++) {
-                        float m0 = in[(0 * 6 + k) * stride + t], m1 = in[(1 * 6 + k) * stride + t];
-                        float m2 = in[(2 * 6 + k) * stride + t], m3 = in[(3 * 6 + k) * stride + t];
-                        float m4 = in[(4 * 6 + k) * stride + t], m5 = in[(5 * 6 + k) * stride + t];
-                        s[0][k] = m0 + m1 + m2 + m3 + m4;
-                        s[1][k] = m1 - m2 + 2.0f * (m3 - m4);
-                        s[2][k] = m1 + m2 + 4.0f * (m3 + m4);
-                        s[3][k] = m1 - m2 + 8.0f * (m3 - m4) + m5;
-                    }
-                    for (int i = 0; i < 4; i++) { /* (A^T m) A */
-                        const float *si = s[i];
-                        rows[i][4 * t + 0] = si[0] + si[1] + si[2] + si[3] + si[4];
-                        rows[i][4 * t + 1] = si[1] - si[2] + 2.0f * (si[3] - si[4]);
-                        rows[i][4 * t + 2] = si[1] + si[2] + 4.0f * (si[3] + si[4]);
-                        rows[i][4 * t + 3] = si[1] - si[2] + 8.0f * (si[3] - si[4]) + si[5];
-                    }
-                }
-                int64_t x0 = 4 * tx0, cols = g->ow - x0 < 4 * nb ? g->ow - x0 : 4 * nb;
-                cpu_winograd_store_rows(y, g->oh, g->ow, 4 * ty, x0, 4, cols, rows, add);
-            }
+    WINO_ACROSS_TILES
+    for (int64_t t = 0; t < nb; t++) {
+        float s[4][6]; /* A^T m */
+        for (int k = 0; k < 6; k++) {
+            float m0 = in[(0 * 6 + k) * stride + t], m1 = in[(1 * 6 + k) * stride + t];
+            float m2 = in[(2 * 6 + k) * stride + t], m3 = in[(3 * 6 + k) * stride + t];
+            float m4 = in[(4 * 6 + k) * stride + t], m5 = in[(5 * 6 + k) * stride + t];
+            s[0][k] = m0 + m1 + m2 + m3 + m4;
+            s[1][k] = m1 - m2 + 2.0f * (m3 - m4);
+            s[2][k] = m1 + m2 + 4.0f * (m3 + m4);
+            s[3][k] = m1 - m2 + 8.0f * (m3 - m4) + m5;
+        }
+        for (int i = 0; i < 4; i++) { /* (A^T m) A */
+            const float *si = s[i];
+            rows[i][4 * t + 0] = si[0] + si[1] + si[2] + si[3] + si[4];
+            rows[i][4 * t + 1] = si[1] - si[2] + 2.0f * (si[3] - si[4]);
+            rows[i][4 * t + 2] = si[1] + si[2] + 4.0f * (si[3] + si[4]);
+            rows[i][4 * t + 3] = si[1] - si[2] + 8.0f * (si[3] - si[4]) + si[5];
+        }
     }
 }
 
-/* dy planes of the group -> m (36, oc, tiles), A dy A^T: plane = image * oc + co */
-CPU_WIDEST_VECTORS static void output_grads4(void *p, int64_t begin, int64_t end)
+/* a block of dy -> m (36, oc, tiles), A dy A^T */
+CPU_WIDEST_VECTORS static void output_grads4(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
-    const struct wino *j = p;
-    const struct ember_conv_geom *g = &j->c->g;
-    int64_t oc = j->c->oc, stride = oc * j->tile_count, tiles_h = j->tiles / j->tiles_w;
-    float rows[4][WINO_SPAN];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t img = plane / oc, co = plane % oc;
-        const float *dy = j->src + ((j->img0 + img) * oc + co) * g->oh * g->ow;
-        float *m = j->m + co * j->tile_count + img * j->tiles;
-        for (int64_t ty = 0; ty < tiles_h; ty++)
-            for (int64_t tx0 = 0; tx0 < j->tiles_w; tx0 += WINO_BLOCK) {
-                int64_t nb = j->tiles_w - tx0 < WINO_BLOCK ? j->tiles_w - tx0 : WINO_BLOCK;
-                cpu_winograd_rows(dy, g->oh, g->ow, 4 * ty, 4 * tx0, 4, 4 * nb, rows);
-                float *out = m + ty * j->tiles_w + tx0;
-                WINO_ACROSS_TILES
-                for (int64_t t = 0; t < nb; t++) {
-                    float r[6][4]; /* A dy */
-                    for (int k = 0; k < 4; k++) {
-                        float y0 = rows[0][4 * t + k], y1 = rows[1][4 * t + k];
-                        float y2 = rows[2][4 * t + k], y3 = rows[3][4 * t + k];
-                        r[0][k] = y0;
-                        r[1][k] = y0 + y1 + y2 + y3;
-                        r[2][k] = y0 - y1 + y2 - y3;
-                        r[3][k] = y0 + 2.0f * y1 + 4.0f * y2 + 8.0f * y3;
-                        r[4][k] = y0 - 2.0f * y1 + 4.0f * y2 - 8.0f * y3;
-                        r[5][k] = y3;
-                    }
-                    for (int i = 0; i < 6; i++) { /* (A dy) A^T */
-                        const float *ri = r[i];
-                        out[(i * 6 + 0) * stride + t] = ri[0];
-                        out[(i * 6 + 1) * stride + t] = ri[0] + ri[1] + ri[2] + ri[3];
-                        out[(i * 6 + 2) * stride + t] = ri[0] - ri[1] + ri[2] - ri[3];
-                        out[(i * 6 + 3) * stride + t] = ri[0] + 2.0f * ri[1] + 4.0f * ri[2] + 8.0f * ri[3];
-                        out[(i * 6 + 4) * stride + t] = ri[0] - 2.0f * ri[1] + 4.0f * ri[2] - 8.0f * ri[3];
-                        out[(i * 6 + 5) * stride + t] = ri[3];
-                    }
-                }
-            }
+    WINO_ACROSS_TILES
+    for (int64_t t = 0; t < nb; t++) {
+        float r[6][4]; /* A dy */
+        for (int k = 0; k < 4; k++) {
+            float y0 = rows[0][4 * t + k], y1 = rows[1][4 * t + k];
+            float y2 = rows[2][4 * t + k], y3 = rows[3][4 * t + k];
+            r[0][k] = y0;
+            r[1][k] = y0 + y1 + y2 + y3;
+            r[2][k] = y0 - y1 + y2 - y3;
+            r[3][k] = y0 + 2.0f * y1 + 4.0f * y2 + 8.0f * y3;
+            r[4][k] = y0 - 2.0f * y1 + 4.0f * y2 - 8.0f * y3;
+            r[5][k] = y3;
+        }
+        for (int i = 0; i < 6; i++) { /* (A dy) A^T */
+            const float *ri = r[i];
+            out[(i * 6 + 0) * stride + t] = ri[0];
+            out[(i * 6 + 1) * stride + t] = ri[0] + ri[1] + ri[2] + ri[3];
+            out[(i * 6 + 2) * stride + t] = ri[0] - ri[1] + ri[2] - ri[3];
+            out[(i * 6 + 3) * stride + t] = ri[0] + 2.0f * ri[1] + 4.0f * ri[2] + 8.0f * ri[3];
+            out[(i * 6 + 4) * stride + t] = ri[0] - 2.0f * ri[1] + 4.0f * ri[2] - 8.0f * ri[3];
+            out[(i * 6 + 5) * stride + t] = ri[3];
+        }
     }
 }
 
