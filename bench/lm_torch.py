@@ -22,6 +22,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "interop"))
 from test_lm_vs_torch import Twin  # noqa: E402
+from blas_threads import limit_blas_threads  # noqa: E402
 
 torch.set_grad_enabled(False)
 
@@ -70,6 +71,7 @@ class Cached:
 def main():
     path, threads, prompt, gen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     torch.set_num_threads(threads)
+    limit_blas_threads(threads)  # its products in OpenBLAS too: blas_threads.py
     model = Cached(Twin(path))
     vocab = model.w["token_embd.weight"].shape[0]
     tokens = np.random.default_rng(1).integers(0, vocab, prompt + gen).tolist()

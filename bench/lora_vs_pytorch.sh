@@ -4,9 +4,10 @@
 # ember (`ember train --init MODEL.gguf --lora`, the model kept in Q4_1)
 # and by its PyTorch twin (bench/lora_torch.py: the same network in
 # float32, the same adapters, AdamW), side by side on this CPU: training
-# tokens a second at 1 and 2 threads and the peak resident memory of each
-# process, batch 4, context 128, random tokens for the twin and the
-# fortunes for ember. The two run in turns, so a machine shared with
+# tokens a second at 1 and 2 threads, the same per CPU-second (the twin is
+# held to its threads, its OpenBLAS included: bench/blas_threads.py), and
+# the peak resident memory of each process, batch 4, context 128, random
+# tokens for the twin and the fortunes for ember. The two run in turns, so a machine shared with
 # other work slows both alike, ROUNDS times, and each rate is the best of
 # its rounds; the first step of each run is left out of its rate. Prints a
 # Markdown table for docs/benchmarks.md.
@@ -29,11 +30,11 @@ trap 'rm -rf "$TMP"' EXIT
 [ -f "$MODEL" ] || { echo "no $MODEL: scripts/fetch-model.sh fetches it" >&2; exit 1; }
 "$HERE/../scripts/fortunes.sh" "$TMP/fortunes.txt" >/dev/null
 head -c 400000 "$TMP/fortunes.txt" >"$TMP/text.txt"
-echo "| threads | ember tokens/s | PyTorch tokens/s | ember / PyTorch | ember peak MiB | PyTorch peak MiB |"
-echo "|---|---|---|---|---|---|"
+echo "| threads | ember tokens/s | PyTorch tokens/s | ember / PyTorch | ember tokens/CPU-s | PyTorch tokens/CPU-s | ember peak MiB | PyTorch peak MiB |"
+echo "|---|---|---|---|---|---|---|---|"
 best() { [ -z "$1" ] && echo "$2" || "$PY" -c "print(max($1, $2))"; }
 for t in $THREADS; do
-  ember_best="" torch_best="" ember_rss=0 torch_rss=0
+  ember_best="" torch_best="" ember_cpu="" torch_cpu="" ember_rss=0 torch_rss=0
   for round in $(seq "$ROUNDS"); do
     rm -f "$TMP/m.jsonl"
     /usr/bin/time -f "%M" -o "$TMP/rss" "$EMBER" train --init "$MODEL" --lora r=8,alpha=16 --data text \
@@ -42,12 +43,16 @@ for t in $THREADS; do
     ember=$("$PY" -c "
 import json, sys
 lines = [json.loads(l) for l in open('$TMP/m.jsonl') if '\"step\"' in l][1:]
-print(round(len(lines) * 512 / sum(512 / l['images_per_s'] for l in lines), 1))")  # a text step's rate is in tokens
+print(round(len(lines) * 512 / sum(512 / l['images_per_s'] for l in lines), 1),
+      round(len(lines) * 512 / sum(l['cpu_seconds'] for l in lines), 1))")  # a step: 4 x 128 tokens
+    ember_cpu_rate=${ember#* } ember=${ember% *}
     ember_rss=$(($(cat "$TMP/rss") / 1024))
     torch=$("$PY" "$HERE/lora_torch.py" "$MODEL" "$t" "$STEPS" 4 128)
     torch_rate=$("$PY" -c "import json; print(json.loads('$torch')['tokens_per_s'])")
+    torch_cpu_rate=$("$PY" -c "import json; print(json.loads('$torch')['tokens_per_cpu_s'])")
     torch_rss=$("$PY" -c "import json; print(round(json.loads('$torch')['peak_rss_mib']))")
     ember_best=$(best "$ember_best" "$ember") torch_best=$(best "$torch_best" "$torch_rate")
+    ember_cpu=$(best "$ember_cpu" "$ember_cpu_rate") torch_cpu=$(best "$torch_cpu" "$torch_cpu_rate")
   done
-  "$PY" -c "print(f'| $t | $ember_best | $torch_best | {$ember_best / $torch_best:.2f}x | $ember_rss | $torch_rss |')"
+  "$PY" -c "print(f'| $t | $ember_best | $torch_best | {$ember_best / $torch_best:.2f}x | $ember_cpu | $torch_cpu | $ember_rss | $torch_rss |')"
 done

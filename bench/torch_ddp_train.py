@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "interop"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "common"))
 from fashion_subset import read_idx  # noqa: E402
 from torch_zoo import ZOO  # noqa: E402
+from blas_threads import limit_blas_threads  # noqa: E402
 
 WARMUP = 20
 
@@ -45,6 +46,7 @@ def rank_main(rank, a, port):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     dist.init_process_group("gloo", rank=rank, world_size=a.ranks)
     torch.set_num_threads(a.threads)
+    limit_blas_threads(a.threads)  # its products in OpenBLAS too: blas_threads.py
     torch.manual_seed(a.seed)
     x, y = load(a.data_dir)
     model = nn.parallel.DistributedDataParallel(ZOO[a.model]())

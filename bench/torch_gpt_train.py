@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "interop"))
 from test_gpt_vs_torch import GPT  # noqa: E402
+from blas_threads import limit_blas_threads  # noqa: E402
 
 
 def main():
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--device", default="cpu", help="cuda: the model and each batch on the GPU")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    limit_blas_threads(a.threads)  # its products in OpenBLAS too: blas_threads.py
     torch.manual_seed(0)
     text = open(a.text, "rb").read()
     vocab = sorted(set(text))

@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "interop"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "common"))
 from fashion_subset import read_idx  # noqa: E402
 from torch_zoo import ZOO  # noqa: E402
+from blas_threads import limit_blas_threads  # noqa: E402
 
 
 def split(data_dir, prefix):
@@ -57,6 +58,7 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
+    limit_blas_threads(a.threads)  # its products in OpenBLAS too: blas_threads.py
     xtr, ytr = split(a.data_dir, "train")
     xte, yte = split(a.data_dir, "t10k")
     dev = torch.device(a.device)

@@ -25,6 +25,8 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+from blas_threads import limit_blas_threads
+
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
@@ -34,6 +36,7 @@ def main():
         return 2
     name, side, threads, batch, steps, calls, out = sys.argv[1], *map(int, sys.argv[2:7]), sys.argv[7]
     torch.set_num_threads(threads)
+    limit_blas_threads(threads)  # its products in OpenBLAS too: blas_threads.py
     torch.manual_seed(0)
     net = getattr(torchvision.models, name)(weights=None)
     x1 = torch.rand(1, 3, side, side)
