@@ -32,6 +32,10 @@
  * Each figure is the best of three rounds of at least --seconds / 3 each,
  * after one call to warm up. The copy is memcpy between two 256 MiB
  * arrays, each thread its own slice, counted as bytes read plus written.
+ * The multiply-add peak is what no product can pass: on each thread, twelve
+ * independent chains of fused multiply-adds on the widest vectors the CPU
+ * has (AVX-512, AVX2, or on other CPUs what the compiler makes of plain C),
+ * enough chains that none waits for its last result.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -44,6 +48,10 @@
 #include <time.h>
 
 #include <cblas.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #define BATCH       64
 #define MAX_THREADS 64
@@ -397,6 +405,96 @@ static void copy_call(void *p)
     pool_run(x->pool, copy_share, x);
 }
 
+/* ------------------------------------------------- the multiply-add peak */
+
+#define CHAIN_STEPS 4000000L
+
+#define TWELVE(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static float chains_avx512(void)
+{
+    __m512 acc[12], x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(1e-4f);
+    for (int i = 0; i < 12; i++)
+        acc[i] = _mm512_set1_ps((float)i);
+    for (long step = 0; step < CHAIN_STEPS; step++) {
+#define STEP(i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+        TWELVE(STEP)
+#undef STEP
+    }
+    float sum = 0;
+    for (int i = 0; i < 12; i++)
+        sum += _mm512_reduce_add_ps(acc[i]);
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) static float chains_avx2(void)
+{
+    __m256 acc[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-4f);
+    for (int i = 0; i < 12; i++)
+        acc[i] = _mm256_set1_ps((float)i);
+    for (long step = 0; step < CHAIN_STEPS; step++) {
+#define STEP(i) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+        TWELVE(STEP)
+#undef STEP
+    }
+    float sum = 0, lanes[8];
+    for (int i = 0; i < 12; i++) {
+        _mm256_storeu_ps(lanes, acc[i]);
+        for (int k = 0; k < 8; k++)
+            sum += lanes[k];
+    }
+    return sum;
+}
+#endif
+
+static float chains_plain(void)
+{
+    float acc[12], x = 0.999f, y = 1e-4f;
+    for (int i = 0; i < 12; i++)
+        acc[i] = (float)i;
+    for (long step = 0; step < CHAIN_STEPS; step++) {
+#define STEP(i) acc[i] = acc[i] * x + y;
+        TWELVE(STEP)
+#undef STEP
+    }
+    float sum = 0;
+    for (int i = 0; i < 12; i++)
+        sum += acc[i];
+    return sum;
+}
+
+struct peak_call {
+    float (*chains)(void);
+    struct pool *pool;
+    volatile float sink; /* the chains' results, so that none is left out */
+};
+
+static void peak_share(void *p, int share, int shares)
+{
+    (void)share, (void)shares;
+    struct peak_call *x = p;
+    x->sink += x->chains();
+}
+
+static void peak_call(void *p)
+{
+    struct peak_call *x = p;
+    pool_run(x->pool, peak_share, x);
+}
+
+/* the widest chains this CPU runs, and their floats a vector */
+static float (*widest_chains(int *lanes, const char **name))(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return *lanes = 16, *name = "AVX-512", chains_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return *lanes = 8, *name = "AVX2", chains_avx2;
+#endif
+    return *lanes = 1, *name = "plain C", chains_plain;
+}
+
 /* ------------------------------------------------------------ main */
 
 static const char usage[] = "usage: limits [--threads 1,2] [--size 2048] [--seconds 0.5]\n"
@@ -476,6 +574,22 @@ int main(int argc, char **argv)
         }
         copy.pool = &pool;
         printf(" %.1f |", 2.0 * COPY_FLOATS * sizeof(float) / best_time(copy_call, &copy, seconds) / 1e9);
+        fflush(stdout);
+        pool_stop(&pool);
+    }
+    int lanes;
+    const char *widest;
+    struct peak_call peak = {widest_chains(&lanes, &widest), NULL, 0.0f};
+    printf("\n| multiply-add peak (%s), GFLOP/s |", widest);
+    for (int t = 0; t < nthreads; t++) {
+        struct pool pool;
+        if (pool_start(&pool, threads[t]) != 0) {
+            fprintf(stderr, "limits: cannot start %d threads\n", threads[t]);
+            return 1;
+        }
+        peak.pool = &pool;
+        double flops = 2.0 * 12 * lanes * CHAIN_STEPS * threads[t];
+        printf(" %.1f |", flops / best_time(peak_call, &peak, seconds) / 1e9);
         fflush(stdout);
         pool_stop(&pool);
     }
