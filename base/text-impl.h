@@ -3,8 +3,8 @@
  * base/text-impl.h — building strings: a growing one, and "; "-separated
  * lists of reasons in a fixed buffer. Used wherever ember assembles text
  * (kernel programs, safetensors headers, the devices report, PTX excerpts,
- * the reasons a device was passed over); and "did you mean" for a name
- * not known.
+ * the reasons a device was passed over); "did you mean" for a name not
+ * known; and a failure helper's message formatted into its own buffer.
  */
 #ifndef EMBER_TEXT_IMPL_H
 #define EMBER_TEXT_IMPL_H
