@@ -161,7 +161,7 @@ void cpu_winograd_output_grads(void *p, int64_t begin, int64_t end)
     each_block(p, begin, end, OUTPUT_GRADS);
 }
 
-/* a block of x -> v (16, c, tiles), B^T d B */
+/* the rows of x under a block -> v (16, c, tiles), B^T d B */
 CPU_WIDEST_VECTORS static void inputs2(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
     WINO_ACROSS_TILES
@@ -183,7 +183,7 @@ CPU_WIDEST_VECTORS static void inputs2(float rows[][WINO_SPAN], float *out, int6
     }
 }
 
-/* a block of m (16, oc, tiles) -> y, A^T m A, + beta * y */
+/* a block of m (16, oc, tiles) -> the rows of y under it, A^T m A */
 CPU_WIDEST_VECTORS static void outputs2(float rows[][WINO_SPAN], float *in, int64_t nb, int64_t stride)
 {
     WINO_ACROSS_TILES
@@ -202,7 +202,7 @@ CPU_WIDEST_VECTORS static void outputs2(float rows[][WINO_SPAN], float *in, int6
     }
 }
 
-/* a block of dy -> m (16, oc, tiles), A dy A^T */
+/* the rows of dy under a block -> m (16, oc, tiles), A dy A^T */
 CPU_WIDEST_VECTORS static void output_grads2(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
     WINO_ACROSS_TILES

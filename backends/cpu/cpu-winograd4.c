@@ -68,7 +68,7 @@ static void filter_grad4(const float *x, float *dg)
     }
 }
 
-/* a block of x -> v (36, c, tiles), B^T d B */
+/* the rows of x under a block -> v (36, c, tiles), B^T d B */
 CPU_WIDEST_VECTORS static void inputs4(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
     float q[6][6][WINO_BLOCK];  /* d B for each of the block's tiles */
@@ -100,7 +100,7 @@ CPU_WIDEST_VECTORS static void inputs4(float rows[][WINO_SPAN], float *out, int6
     }
 }
 
-/* a block of m (36, oc, tiles) -> y, A^T m A, + beta * y */
+/* a block of m (36, oc, tiles) -> the rows of y under it, A^T m A */
 CPU_WIDEST_VECTORS static void outputs4(float rows[][WINO_SPAN], float *in, int64_t nb, int64_t stride)
 {
     WINO_ACROSS_TILES
@@ -125,7 +125,7 @@ CPU_WIDEST_VECTORS static void outputs4(float rows[][WINO_SPAN], float *in, int6
     }
 }
 
-/* a block of dy -> m (36, oc, tiles), A dy A^T */
+/* the rows of dy under a block -> m (36, oc, tiles), A dy A^T */
 CPU_WIDEST_VECTORS static void output_grads4(float rows[][WINO_SPAN], float *out, int64_t nb, int64_t stride)
 {
     WINO_ACROSS_TILES
