@@ -437,14 +437,14 @@ CHAINS(plain, 1, )
 struct peak_call {
     float (*chains)(void);
     struct pool *pool;
-    volatile float sink; /* the chains' results, so that none is left out */
+    volatile float sink[MAX_THREADS]; /* each share's result, so that none is left out */
 };
 
 static void peak_share(void *p, int share, int shares)
 {
-    (void)share, (void)shares;
+    (void)shares;
     struct peak_call *x = p;
-    x->sink += x->chains();
+    x->sink[share] = x->chains();
 }
 
 static void peak_call(void *p)
@@ -550,7 +550,7 @@ int main(int argc, char **argv)
     }
     int lanes;
     const char *widest;
-    struct peak_call peak = {widest_chains(&lanes, &widest), NULL, 0.0f};
+    struct peak_call peak = {.chains = widest_chains(&lanes, &widest)};
     printf("\n| multiply-add peak (%s), GFLOP/s |", widest);
     for (int t = 0; t < nthreads; t++) {
         struct pool pool;
