@@ -22,7 +22,8 @@
 #   5. a GGUF language model (SmolLM2 where build/models or the pack's models/ has it): 32
 #      greedy tokens on cuda:0 by NVRTC's kernels and by the built-in PTX, the CPU's text,
 #      and tokens/s of the prompt and of generation; LoRA fine-tuning on both paths, four
-#      steps' losses against the CPU's
+#      steps' losses against the CPU's; the PyTorch twins of tests/interop (test_lm_vs_torch.py,
+#      test_lora_vs_torch.py) on cuda:0 where python3 has torch and gguf
 #   6. the OpenCL backend on the same GPU, through NVIDIA's OpenCL driver where it
 #      is there (an .icd file is written for it), else the report says it is not:
 #      the tests, simplecnn against the CPU, and ResNet-8's images/s by the
@@ -136,7 +137,7 @@ ember_env="LD_LIBRARY_PATH=$lib_path EMBER_CACHE_DIR=$cache"
 cmake_args="-DCMAKE_BUILD_TYPE=Release"
 # what the checks run, and no more: the rest of the build (the fuzzers' seeds, say) wants
 # files a GPU machine lacks
-targets="ember_cli test_parity test_gradcheck test_memory test_models test_backend_e2e"
+targets="ember_cli test_parity test_gradcheck test_memory test_models test_backend_e2e lm-run lora-run"
 [ $double = yes ] && targets="$targets fake-cuda"
 [ -n "$prefix" ] && cmake_args="$cmake_args -DCMAKE_PREFIX_PATH=$prefix"
 if [ -f "$build/CMakeCache.txt" ]; then # a build folder made before: brought up to date as it is
@@ -500,6 +501,19 @@ print("%.1e" % max(abs(a - b) / abs(a) for a, b in zip(*steps)))' "$work/lora-cp
         else
             record lm "LoRA, $kernels" pass "4 steps' losses within $worst of the CPU's; $speed; peak host $(metric peak_rss_mib "$work/lora-$kernels.jsonl") MiB"
         fi
+    done
+    # the PyTorch twins of tests/interop on this GPU: test_lm_vs_torch.py (SmolLM2 and a tiny model of
+    # every weight type: scores and 32 greedy tokens) and test_lora_vs_torch.py (20 LoRA steps' losses
+    # within 1e-4, the merged exports); they exit 77, a skip, where python3 lacks torch or gguf
+    for twin in lm lora; do
+        out_of_time lm "PyTorch twin, $twin" && continue
+        twin_args=""
+        [ $twin = lm ] && twin_args=$lm
+        # shellcheck disable=SC2086
+        logged "twin-$twin" env $ember_env $gpu_env EMBER_TEST_DEVICE=cuda:0 python3 \
+            "$root/tests/interop/test_${twin}_vs_torch.py" "$build/tests/$twin-run" $twin_args
+        record lm "PyTorch twin, $twin" "$(outcome_of $rc)" \
+            "$(tail -n 1 "$out/logs/twin-$twin.log"); logs/twin-$twin.log"
     done
 }
 

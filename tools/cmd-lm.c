@@ -293,6 +293,9 @@ static int reply(struct session *s, int64_t limit, char **text)
 
 static void say_speed(const struct session *s)
 {
+    /* the reply's last line first: where stdout and stderr share a file (a log), stdout's
+     * buffered newline would otherwise land after this line, gluing it to the reply's end */
+    fflush(stdout);
     fprintf(stderr,
             "ember: prompt %lld tokens in %.2f s (%.1f tokens/s), reply %lld tokens in %.2f s (%.1f "
             "tokens/s) on %s\n",

@@ -3,7 +3,8 @@
 # tests/cli/test_lm.sh — a pretrained language model from the command line:
 # `ember chat` answers a question and a second turn (its key/value cache
 # kept between turns), `ember generate --load MODEL.gguf` continues a
-# prompt, the same with --chat, seeded draws are repeatable, `ember
+# prompt, the same with --chat, seeded draws are repeatable, --verbose's
+# speed comes after the reply in a log of both streams, `ember
 # tokenize` shows the pieces, and each says what is wrong with a file that
 # is no model it runs (not GGUF, cut short, another architecture, a missing
 # file) with the data status, and with a prompt longer than the context.
@@ -35,6 +36,13 @@ expect_status 0 "generate --chat"
 grep -qi "red\|blue\|yellow" "$TMP/out" || fail "generate --chat names no primary color: $(cat "$TMP/out")"
 expect_text "tokens/s" "generate --verbose's speed"
 expect_text "Q4_1 weights" "generate --verbose's model line"
+# a log holding both streams (as scripts/gpu-check.sh keeps them): the speed on a line of its own, after
+# the whole reply, not glued to the reply's last line
+"$EMBER" generate --load "$MODEL" --prompt "The capital of France is" --tokens 8 --temperature 0 --device cpu \
+    --verbose >"$TMP/both" 2>&1
+tail -n 1 "$TMP/both" | grep -q "^ember: prompt .* tokens/s" ||
+    fail "generate --verbose's speed is not the log's last line, on its own: $(cat "$TMP/both")"
+grep -q "^The capital of France is Paris" "$TMP/both" || fail "generate's reply in a shared log: $(cat "$TMP/both")"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu
 cp "$TMP/out" "$TMP/drawn"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu
