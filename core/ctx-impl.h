@@ -64,6 +64,9 @@ struct ember_ctx {
      * a buffer of every size it ever used (the fuzzer saw RSS pass 2.5 GB
      * that way). */
     uint64_t cached_bytes, in_use_peak;
+    /* the most bytes held from the backend at once, the cache included
+     * (ember_ctx_memory_peak) */
+    uint64_t held_peak;
     /* EMBER_EXACT_BUFFERS=1: buffers of exactly the bytes a tensor needs,
      * not rounded up (ctx.c, round_request) */
     bool exact_buffers;

@@ -121,6 +121,14 @@ void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats)
         *stats = ctx->stats;
 }
 
+void ember_ctx_memory_peak(const ember_ctx *ctx, uint64_t *in_use, uint64_t *held)
+{
+    if (in_use)
+        *in_use = ctx ? ctx->in_use_peak : 0;
+    if (held)
+        *held = ctx ? ctx->held_peak : 0;
+}
+
 ember_status ember_vfail(ember_ctx *ctx, ember_status status, const char *fmt, va_list ap)
 {
     vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
@@ -265,6 +273,8 @@ ember_status ember_buffer_get(ember_ctx *ctx, size_t bytes, void **buf, size_t *
         return st;
     ctx->stats.device_allocs++;
     ctx->stats.device_bytes += want;
+    if (ctx->stats.device_bytes > ctx->held_peak)
+        ctx->held_peak = ctx->stats.device_bytes;
     note_in_use(ctx);
     *rounded = want;
     return EMBER_OK;

@@ -276,6 +276,14 @@ typedef struct ember_memory_stats {
     uint64_t host_allocs;   /* host allocations for tensors, tape and pools */
 } ember_memory_stats;
 EMBER_API void ember_ctx_memory_stats(const ember_ctx *ctx, ember_memory_stats *stats);
+/* The most device memory the context has had at once since it was made:
+ * `in_use` in tensors, the tape and the ops' scratch, what the work needs
+ * (short of memory, the context gives back the buffers it keeps for reuse
+ * and asks again), and `held`, that with the kept buffers, what it took
+ * from the device. Either pointer may be NULL. The device's driver takes
+ * memory of its own beside this (a CUDA context's kernels and stacks: a
+ * few hundred MiB on a new GPU, less on an old one). */
+EMBER_API void ember_ctx_memory_peak(const ember_ctx *ctx, uint64_t *in_use, uint64_t *held);
 /* Gives the device buffers the context keeps for reuse back to the device
  * (or the host allocator): for a long-lived program between bursts of work.
  * The next step allocates them again. Tensors still alive are untouched.

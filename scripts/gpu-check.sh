@@ -499,7 +499,7 @@ print("%.1e" % max(abs(a - b) / abs(a) for a, b in zip(*steps)))' "$work/lora-cp
         elif [ -z "$worst" ] || ! python3 -c "import sys; sys.exit(float('$worst') > 1e-3)"; then
             record lm "LoRA, $kernels" FAIL "4 steps' losses not the CPU's ($worst): logs/lora-$kernels.log, logs/lora-cpu.log"
         else
-            record lm "LoRA, $kernels" pass "4 steps' losses within $worst of the CPU's; $speed; peak host $(metric peak_rss_mib "$work/lora-$kernels.jsonl") MiB"
+            record lm "LoRA, $kernels" pass "4 steps' losses within $worst of the CPU's; $speed; peak on the GPU $(metric peak_device_mib "$work/lora-$kernels.jsonl") MiB in use, host $(metric peak_rss_mib "$work/lora-$kernels.jsonl") MiB"
         fi
     done
     # the PyTorch twins of tests/interop on this GPU: test_lm_vs_torch.py (SmolLM2 and a tiny model of

@@ -133,8 +133,13 @@ static bool write_metrics(const struct train_options *o, ember_ctx *ctx, const s
         fprintf(f, ", \"test_bits_per_byte\": ");
         cli_json_number(f, o->eval ? r->test_loss / M_LN2 : NAN, 6);
     }
-    fprintf(f, ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_rss_mib\": %.1f}\n",
-            (unsigned long long)o->seed, r->first_step_s, cli_peak_rss_mib());
+    uint64_t in_use, held;
+    ember_ctx_memory_peak(ctx, &in_use, &held);
+    fprintf(f,
+            ", \"seed\": %llu, \"first_step_s\": %.4f, \"peak_device_mib\": %.1f, \"peak_device_held_mib\": "
+            "%.1f, \"peak_rss_mib\": %.1f}\n",
+            (unsigned long long)o->seed, r->first_step_s, (double)in_use / (1024.0 * 1024.0),
+            (double)held / (1024.0 * 1024.0), cli_peak_rss_mib());
     bool ok = fclose(f) == 0;
     if (!ok)
         cli_error("writing --metrics file %s failed: %s", o->metrics, strerror(errno));

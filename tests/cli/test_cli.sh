@@ -75,7 +75,7 @@ expect 0 "epoch 2/2" -- "$EMBER" train --data random --epochs 2 --batch 32 --see
     --metrics "$TMP/run.jsonl" --save "$TMP/run.safetensors"
 grep -q "epoch 1/2 step" "$TMP/out" || fail "no plain progress line: $(head -c 600 "$TMP/out")"
 [ "$(wc -l <"$TMP/run.jsonl")" -eq 2 ] || fail "run.jsonl should have 2 lines: $(cat "$TMP/run.jsonl")"
-for field in run epoch train_loss train_acc test_acc images_per_s seconds device first_step_s peak_rss_mib; do
+for field in run epoch train_loss train_acc test_acc images_per_s seconds device first_step_s peak_device_mib peak_device_held_mib peak_rss_mib; do
     grep -q "\"$field\": " "$TMP/run.jsonl" || fail "run.jsonl lacks $field: $(cat "$TMP/run.jsonl")"
 done
 grep -q '"device": "cpu' "$TMP/run.jsonl" || fail "run.jsonl device is not cpu"

@@ -6,7 +6,8 @@
  * the warm-up steps, the context's counters of device buffers and host
  * allocations stand still: every tensor, record and buffer of a step comes
  * from the pools the earlier steps filled. Also checks that clearing the
- * tape gives every buffer back (bytes in use return to the same level).
+ * tape gives every buffer back (bytes in use return to the same level), and
+ * that ember_ctx_memory_peak keeps the high-water marks of bytes in use and held.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,38 @@ done:
     ember_dataset_free(ds);
 }
 
+/* ember_ctx_memory_peak: the high-water marks of bytes in use and held, a buffer given back and taken
+ * again from the context's cache counted once, and kept after the cache is emptied */
+static void check_memory_peak(void)
+{
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return;
+    uint64_t in_use = 1, held = 1;
+    ember_ctx_memory_peak(ctx, &in_use, &held);
+    CHECK(in_use == 0 && held == 0, "a new context's peaks are %llu and %llu bytes",
+          (unsigned long long)in_use, (unsigned long long)held);
+    const int64_t shape[1] = {1 << 20}; /* 4 MiB */
+    ember_tensor *a = ember_tensor_new(ctx, EMBER_F32, 1, shape);
+    ember_tensor *b = ember_tensor_new(ctx, EMBER_F32, 1, shape);
+    CHECK(a && b, "two 4 MiB tensors: %s", ember_last_error(ctx));
+    ember_tensor_free(a);
+    ember_tensor_free(b);
+    a = ember_tensor_new(ctx, EMBER_F32, 1, shape); /* from the cache */
+    ember_tensor_free(a);
+    ember_ctx_release_cached(ctx);
+    ember_ctx_memory_peak(ctx, &in_use, &held);
+    CHECK(in_use >= (8u << 20) && in_use < (9u << 20),
+          "two 4 MiB tensors at once: a peak in use of %llu bytes", (unsigned long long)in_use);
+    CHECK(held == in_use, "held %llu bytes at the most, in use %llu: the third came from the cache",
+          (unsigned long long)held, (unsigned long long)in_use);
+    ember_ctx_memory_peak(ctx, NULL, NULL);
+    ember_ctx_memory_peak(NULL, &in_use, &held);
+    CHECK(in_use == 0 && held == 0, "no context: peaks of %llu and %llu", (unsigned long long)in_use,
+          (unsigned long long)held);
+    ember_ctx_free(ctx);
+}
+
 int main(int argc, char **argv)
 {
     /* --batch N: smaller steps where kernels run slowly (the CUDA test double) */
@@ -80,6 +113,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_memory [--batch N]\n");
         return 2;
     }
+    check_memory_peak();
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
