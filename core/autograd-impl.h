@@ -87,6 +87,11 @@ bool ember_grad_needed(ember_ctx *ctx, const struct ember_tensor *a, const struc
  * node for the op to fill saved[] and arg[]; NULL when out of memory. */
 struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
                                 struct ember_tensor *b, struct ember_tensor *c);
+/* ember_record with the tensors the backward pass reads kept in saved[0]
+ * and saved[1] (either may be NULL), as most ops with state do. */
+struct ember_node *ember_record_saving(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
+                                       struct ember_tensor *b, struct ember_tensor *c,
+                                       struct ember_tensor *saved0, struct ember_tensor *saved1);
 
 /* A recomputation's backward (core/ops-recompute.c), which the walk in
  * core/backward.c runs around a walk of its own: _again runs the function

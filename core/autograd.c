@@ -51,6 +51,18 @@ struct ember_node *ember_record(enum ember_op op, struct ember_tensor *out, stru
     return n;
 }
 
+struct ember_node *ember_record_saving(enum ember_op op, struct ember_tensor *out, struct ember_tensor *a,
+                                       struct ember_tensor *b, struct ember_tensor *c,
+                                       struct ember_tensor *saved0, struct ember_tensor *saved1)
+{
+    struct ember_node *n = ember_record(op, out, a, b, c);
+    if (n) {
+        n->saved[0] = saved0;
+        n->saved[1] = saved1;
+    }
+    return n;
+}
+
 /* A leaf's gradient lives as long as the leaf. Parameters have theirs made
  * with them; any other leaf gets a zero-filled one on first need. */
 static struct ember_tensor *leaf_grad(struct ember_tensor *t)

@@ -216,11 +216,9 @@ ember_tensor *ember_attention(ember_tensor *x, int heads, float dropout, bool tr
         !(y = merge_heads(ctx, yh, b, t, c, heads)))
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_ATTENTION, y, cx, NULL, NULL);
+        struct ember_node *n = ember_record_saving(EMBER_OP_ATTENTION, y, cx, NULL, NULL, qkv, p);
         if (!n)
             return NULL;
-        n->saved[0] = qkv;
-        n->saved[1] = p;
         n->arg[0] = heads;
         n->arg[1] = drop;
         n->arg[2] = (int64_t)seed;

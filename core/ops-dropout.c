@@ -26,10 +26,9 @@ ember_tensor *ember_dropout(ember_tensor *x, float p, bool training, uint64_t se
                                                          (size_t)ember_tensor_numel(mask), p, seed);
     struct ember_tensor *y = st == EMBER_OK ? ember_binary_new(EMBER_MUL, x, mask, 0.0f) : NULL;
     if (y && ember_grad_needed(ctx, x, NULL, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_DROPOUT, y, x, NULL, NULL);
+        struct ember_node *n = ember_record_saving(EMBER_OP_DROPOUT, y, x, NULL, NULL, mask, NULL);
         if (!n)
             return NULL;
-        n->saved[0] = mask;
     }
     return y;
 }

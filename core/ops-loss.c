@@ -62,10 +62,9 @@ ember_tensor *ember_cross_entropy(ember_tensor *logits, ember_tensor *target)
         ember_reduce_into(EMBER_SUM, loss, losses, 1, n, 1, 1.0f / (float)n, 0.0f) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, x, NULL, NULL)) {
-        struct ember_node *node = ember_record(EMBER_OP_CROSS_ENTROPY, loss, x, t, NULL);
+        struct ember_node *node = ember_record_saving(EMBER_OP_CROSS_ENTROPY, loss, x, t, NULL, prob, NULL);
         if (!node)
             return NULL;
-        node->saved[0] = prob;
     }
     return loss;
 }
@@ -144,10 +143,10 @@ ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_tensor *tar
         ember_reduce_into(EMBER_SUM, out, losses, 1, rows, 1, 1.0f, 0.0f) != EMBER_OK)
         goto done;
     if (ember_grad_needed(ctx, x, NULL, NULL)) {
-        struct ember_node *node = ember_record(EMBER_OP_CROSS_ENTROPY_IGNORE, out, x, scored, weights);
+        struct ember_node *node =
+            ember_record_saving(EMBER_OP_CROSS_ENTROPY_IGNORE, out, x, scored, weights, prob, NULL);
         if (!node)
             goto done;
-        node->saved[0] = prob;
     }
     loss = out;
 done:

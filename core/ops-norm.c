@@ -133,11 +133,9 @@ static ember_tensor *batch_norm(const char *name, ember_tensor *x, ember_tensor 
                                      ember_tensor_ptr(xhat), ember_tensor_ptr(y)) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, weight, bias)) {
-        struct ember_node *n = ember_record(EMBER_OP_BATCH_NORM, y, cx, weight, bias);
+        struct ember_node *n = ember_record_saving(EMBER_OP_BATCH_NORM, y, cx, weight, bias, xhat, invstd);
         if (!n)
             return NULL;
-        n->saved[0] = xhat;
-        n->saved[1] = invstd;
         n->arg[0] = training;
         n->arg[1] = relu;
     }
@@ -298,11 +296,9 @@ ember_tensor *ember_layer_norm(ember_tensor *x, ember_tensor *weight, ember_tens
                                               ember_tensor_ptr(xhat), ember_tensor_ptr(rstd)) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, weight, bias)) {
-        struct ember_node *n = ember_record(EMBER_OP_LAYER_NORM, y, cx, w, b);
+        struct ember_node *n = ember_record_saving(EMBER_OP_LAYER_NORM, y, cx, w, b, xhat, rstd);
         if (!n)
             return NULL;
-        n->saved[0] = xhat;
-        n->saved[1] = rstd;
     }
     return y;
 }
@@ -385,11 +381,9 @@ ember_tensor *ember_rms_norm(ember_tensor *x, ember_tensor *weight, float eps)
     struct ember_tensor *xhat = ember_binary_new(EMBER_MUL, cx, rrms, 0.0f);
     struct ember_tensor *y = xhat && weight ? ember_binary_new(EMBER_MUL, xhat, weight, 0.0f) : xhat;
     if (y && ember_grad_needed(ctx, cx, weight, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_RMS_NORM, y, cx, weight, NULL);
+        struct ember_node *n = ember_record_saving(EMBER_OP_RMS_NORM, y, cx, weight, NULL, xhat, rrms);
         if (!n)
             return NULL;
-        n->saved[0] = xhat;
-        n->saved[1] = rrms;
     }
     return y;
 }

@@ -74,10 +74,9 @@ static ember_tensor *pool2d(const char *name, enum ember_op op, ember_tensor *x,
     if (st != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
-        struct ember_node *n = ember_record(op, y, cx, NULL, NULL);
+        struct ember_node *n = ember_record_saving(op, y, cx, NULL, NULL, argmax, NULL);
         if (!n)
             return NULL;
-        n->saved[0] = argmax;
         n->arg[0] = kernel;
         n->arg[1] = stride;
     }

@@ -91,10 +91,9 @@ ember_tensor *ember_rope(ember_tensor *x, ember_tensor *table, int64_t position,
     if (!y || rope_run(cx, ct, y, position, neox, false) != EMBER_OK)
         return NULL;
     if (ember_grad_needed(ctx, cx, NULL, NULL)) {
-        struct ember_node *n = ember_record(EMBER_OP_ROPE, y, cx, NULL, NULL);
+        struct ember_node *n = ember_record_saving(EMBER_OP_ROPE, y, cx, NULL, NULL, ct, NULL);
         if (!n)
             return NULL;
-        n->saved[0] = ct;
         n->arg[0] = position;
         n->arg[1] = neox;
     }
