@@ -210,7 +210,7 @@ static int open_session(struct session *s, const struct lm_args *a)
 static void close_session(struct session *s)
 {
     if (s->profile && ember_profile_stop(s->ctx) == EMBER_OK)
-        cli_profile_report(s->ctx, stderr, NULL, "the model's runs");
+        cli_profile_report(s->ctx, stderr, NULL, "model's runs");
     free(s->logits);
     free(s->fed);
     ember_lm_free(s->lm);

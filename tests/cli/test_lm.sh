@@ -4,7 +4,7 @@
 # `ember chat` answers a question and a second turn (its key/value cache
 # kept between turns), `ember generate --load MODEL.gguf` continues a
 # prompt, the same with --chat, seeded draws are repeatable, --verbose's
-# speed comes after the reply in a log of both streams, `ember
+# speed comes after the reply in a log of both streams, --profile's table, `ember
 # tokenize` shows the pieces, and each says what is wrong with a file that
 # is no model it runs (not GGUF, cut short, another architecture, a missing
 # file) with the data status, and with a prompt longer than the context.
@@ -43,6 +43,10 @@ expect_text "Q4_1 weights" "generate --verbose's model line"
 tail -n 1 "$TMP/both" | grep -q "^ember: prompt .* tokens/s" ||
     fail "generate --verbose's speed is not the log's last line, on its own: $(cat "$TMP/both")"
 grep -q "^The capital of France is Paris" "$TMP/both" || fail "generate's reply in a shared log: $(cat "$TMP/both")"
+run -- generate --load "$MODEL" --prompt "The capital of France is" --tokens 4 --temperature 0 --device cpu --profile
+expect_status 0 "generate --profile"
+grep -q "^profile of the model's runs$" "$TMP/err" || fail "generate --profile's title: $(head -n 3 "$TMP/err")"
+expect_text "quant_matmul" "generate --profile's rows"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu
 cp "$TMP/out" "$TMP/drawn"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu
