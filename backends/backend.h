@@ -399,6 +399,10 @@ struct ember_batch_norm {
  *                   (var biased), y = xhat * weight + bias (weight, bias: (cols)); xhat and rstd (rows)
  *                   are kept for the backward pass
  *   layer_norm_backward     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = dy * weight
+ *   rms_norm_forward        per row of x (rows, cols): rrms = 1 / sqrt(mean(x^2) + eps) (rows) and
+ *                   y = x * rrms * weight (weight: (cols); weighted 0: y = x * rrms, weight unread).
+ *                   One launch where the elementwise and reduce primitives took five, a language
+ *                   model's token meeting it twice a block (docs/gpu-validation.md, 2026-12-04)
  *   batch_norm_stats        training: each channel's mean and invstd = 1 / sqrt(var + eps) over
  *                   the batch (var biased), and running_mean, running_var blended in place
  *                   with the batch's mean and unbiased var (var * m / (m - 1)); struct
@@ -571,6 +575,12 @@ static inline double ember_pool_flops(const struct ember_pool_geom *g)
        ember_ptr rstd, ember_ptr dx),                                                                        \
       (rows, cols, dy, xhat, weight, rstd, dx), NULL, 7.0 * (double)(rows * cols),                           \
       EMBER_BYTES_OF(3 * rows * cols + cols + rows))                                                         \
+    /* the mean of the squares, then y: about four operations an element */                                  \
+    X(rms_norm_forward,                                                                                      \
+      (void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x, ember_ptr weight, int weighted,        \
+       ember_ptr y, ember_ptr rrms),                                                                         \
+      (rows, cols, eps, x, weight, weighted, y, rrms), NULL, 4.0 * (double)(rows * cols),                    \
+      EMBER_BYTES_OF(2 * rows * cols + cols + rows))                                                         \
     /* two passes over x for each plane's mean and M2, then a few operations a plane */                      \
     X(batch_norm_stats,                                                                                      \
       (void *dev, const struct ember_batch_norm *b, ember_ptr x, ember_ptr work, ember_ptr mean,             \

@@ -334,10 +334,15 @@ ember_status ember_backward_layer_norm(struct ember_node *n)
  *
  * Each row of x (..., C) divided by its root mean square, as Llama's
  * RMSNorm: y = xhat * weight, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) +
- * eps). No primitive of its own (four elementwise and reduce launches
- * forward, six backward; measure before adding one), but one node on the
- * tape with the short backward formula, rather than the eight nodes and
- * their intermediate tensors that composing it from public ops records:
+ * eps). The forward pass is one primitive, rms_norm_forward: composed of
+ * the elementwise and reduce primitives it was five launches, and a
+ * language model's token meets it twice a block (on an H200, 2026-12-04,
+ * generation was launch-bound, 980 kernels a token, 305 of them the norms':
+ * docs/gpu-validation.md). Only rrms is kept; the backward pass, composed
+ * (six launches, a step's small share), makes xhat again from x and rrms.
+ * One node on the tape with the short backward formula, rather than the
+ * eight nodes and their intermediate tensors that composing it from public
+ * ops records:
  *
  *   dx = rrms (g - xhat mean(g xhat)), g = dy weight
  *   dweight = sum over rows of dy xhat
@@ -373,15 +378,15 @@ ember_tensor *ember_rms_norm(ember_tensor *x, ember_tensor *weight, float eps)
     }
     int64_t rows = ember_tensor_numel(x) / c;
     struct ember_tensor *cx = ember_contiguous(x);
-    struct ember_tensor *squares = cx ? ember_binary_new(EMBER_MUL, cx, cx, 0.0f) : NULL;
-    struct ember_tensor *rrms = squares ? per_row(x) : NULL;
-    if (!rrms || ember_reduce_into(EMBER_SUM, rrms, squares, rows, c, 1, 1.0f / (float)c, 0.0f) != EMBER_OK ||
-        ember_unary_into(EMBER_RSQRT, rrms, rrms, eps) != EMBER_OK)
+    struct ember_tensor *w = cx && weight ? ember_contiguous(weight) : NULL;
+    struct ember_tensor *rrms = cx && (w || !weight) ? per_row(x) : NULL;
+    struct ember_tensor *y = rrms ? ember_op_out_like(x) : NULL;
+    if (!y ||
+        ctx->ops->rms_norm_forward(ctx->dev, rows, c, eps, ember_tensor_ptr(cx), ember_tensor_ptr(w ? w : cx),
+                                   w != NULL, ember_tensor_ptr(y), ember_tensor_ptr(rrms)) != EMBER_OK)
         return NULL;
-    struct ember_tensor *xhat = ember_binary_new(EMBER_MUL, cx, rrms, 0.0f);
-    struct ember_tensor *y = xhat && weight ? ember_binary_new(EMBER_MUL, xhat, weight, 0.0f) : xhat;
-    if (y && ember_grad_needed(ctx, cx, weight, NULL)) {
-        struct ember_node *n = ember_record_saving(EMBER_OP_RMS_NORM, y, cx, weight, NULL, xhat, rrms);
+    if (ember_grad_needed(ctx, cx, weight, NULL)) {
+        struct ember_node *n = ember_record_saving(EMBER_OP_RMS_NORM, y, cx, weight, NULL, rrms, NULL);
         if (!n)
             return NULL;
     }
@@ -390,11 +395,12 @@ ember_tensor *ember_rms_norm(ember_tensor *x, ember_tensor *weight, float eps)
 
 ember_status ember_backward_rms_norm(struct ember_node *n)
 {
-    struct ember_tensor *x = n->in[0], *w = n->in[1], *xhat = n->saved[0], *rrms = n->saved[1];
+    struct ember_tensor *x = n->in[0], *w = n->in[1], *rrms = n->saved[0];
     ember_ctx *ctx = x->ctx;
     int64_t c = x->shape[x->ndim - 1], rows = ember_tensor_numel(x) / c;
     struct ember_tensor *dy = ember_contiguous(n->out->grad);
-    if (!dy)
+    struct ember_tensor *xhat = dy ? ember_binary_new(EMBER_MUL, x, rrms, 0.0f) : NULL;
+    if (!xhat)
         return ctx->status;
     if (w && w->requires_grad && row_weight_grad(w, dy, xhat, rows, c) != EMBER_OK)
         return ctx->status;

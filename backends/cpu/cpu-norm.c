@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/cpu/cpu-norm.c — layer normalization, forward and backward, one
- * row at a time, the rows shared between the threads; and batch
- * normalization, by planes then channels (at the end).
+ * row at a time, the rows shared between the threads; RMS normalization's
+ * forward pass the same way; and batch normalization, by planes then
+ * channels (at the end).
  *
  * The variance takes two passes (the mean first, then the squares of the
  * differences from it), which loses nothing when the values sit far from
@@ -89,6 +90,53 @@ ember_status cpu_layer_norm_backward(void *dev, int64_t rows, int64_t cols, embe
                                .rstd_in = cpu_f32(rstd),
                                .dx = cpu_f32(dx)};
     cpu_parallel_for(d->pool, rows, 4096 / (cols + 1) + 1, layer_norm_backward_rows, &j);
+    return EMBER_OK;
+}
+
+/* ------------------------------------------------------------ RMS norm */
+
+struct rms_norm_job {
+    int64_t cols;
+    float eps;
+    int weighted;
+    const float *x, *weight;
+    float *y, *rrms;
+};
+
+/* rrms = 1 / sqrt(mean(x^2) + eps), y = x * rrms (* weight) */
+CPU_WIDEST_VECTORS static void rms_norm_forward_rows(void *p, int64_t begin, int64_t end)
+{
+    const struct rms_norm_job *j = p;
+    int64_t c = j->cols;
+    for (int64_t r = begin; r < end; r++) {
+        const float *x = j->x + r * c;
+        float *y = j->y + r * c;
+        float squares = 0.0f;
+        for (int64_t k = 0; k < c; k++)
+            squares += x[k] * x[k];
+        float rrms = 1.0f / sqrtf(squares / (float)c + j->eps);
+        if (j->weighted)
+            for (int64_t k = 0; k < c; k++)
+                y[k] = x[k] * rrms * j->weight[k];
+        else
+            for (int64_t k = 0; k < c; k++)
+                y[k] = x[k] * rrms;
+        j->rrms[r] = rrms;
+    }
+}
+
+ember_status cpu_rms_norm_forward(void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x,
+                                  ember_ptr weight, int weighted, ember_ptr y, ember_ptr rrms)
+{
+    struct cpu_device *d = dev;
+    struct rms_norm_job j = {.cols = cols,
+                             .eps = eps,
+                             .weighted = weighted,
+                             .x = cpu_f32(x),
+                             .weight = weighted ? cpu_f32(weight) : NULL,
+                             .y = cpu_f32(y),
+                             .rrms = cpu_f32(rrms)};
+    cpu_parallel_for(d->pool, rows, 4096 / (cols + 1) + 1, rms_norm_forward_rows, &j);
     return EMBER_OK;
 }
 

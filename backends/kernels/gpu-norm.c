@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/kernels/gpu-norm.c — layer and batch normalization through
- * norm.kc, for every GPU backend: layer norm one work-group per row, batch
- * norm by planes, then channels, then elements (at the end).
+ * backends/kernels/gpu-norm.c — layer, RMS and batch normalization through
+ * norm.kc, for every GPU backend: layer norm and RMS norm's forward pass
+ * one work-group per row, batch norm by planes, then channels, then
+ * elements (at the end).
  */
 #include "gpu.h"
 
@@ -53,6 +54,28 @@ ember_status ember_gpu_layer_norm_backward(void *dev, int64_t rows, int64_t cols
                                GPU_PTR(weight), GPU_PTR(rstd), GPU_PTR(dx), GPU_INT(rows), GPU_INT(cols));
     return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_layer_norm_backward, rows, GPU_PTR(dy), GPU_PTR(xhat),
                            GPU_PTR(weight), GPU_PTR(rstd), GPU_PTR(dx), GPU_INT(rows), GPU_INT(cols));
+}
+
+ember_status ember_gpu_rms_norm_forward(void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x,
+                                        ember_ptr weight, int weighted, ember_ptr y, ember_ptr rrms)
+{
+    struct ember_gpu *gpu = dev;
+    const char *name = "rms_norm_forward";
+    ember_status st = ember_gpu_check_extents(gpu, name, rows * cols, 2, (ember_ptr[]){x, y});
+    if (st == EMBER_OK && weighted)
+        st = ember_gpu_check_extent(gpu, name, weight, cols);
+    if (st == EMBER_OK)
+        st = ember_gpu_check_extent(gpu, name, rrms, rows);
+    if (st != EMBER_OK || rows * cols == 0)
+        return st;
+    ember_ptr w = weighted ? weight : x; /* unread without a weight, but a buffer the kernel can be given */
+    if (by_rows(gpu, cols))
+        return GPU_LAUNCH_EACH(gpu, EMBER_KERNEL_rms_norm_forward_rows, rows, GPU_PTR(x), GPU_PTR(w),
+                               GPU_INT(weighted != 0), GPU_PTR(y), GPU_PTR(rrms), GPU_INT(rows),
+                               GPU_INT(cols), GPU_FLOAT(eps));
+    return GPU_LAUNCH_ROWS(gpu, EMBER_KERNEL_rms_norm_forward, rows, GPU_PTR(x), GPU_PTR(w),
+                           GPU_INT(weighted != 0), GPU_PTR(y), GPU_PTR(rrms), GPU_INT(rows), GPU_INT(cols),
+                           GPU_FLOAT(eps));
 }
 
 /* ------------------------------------------------------------ batch norm

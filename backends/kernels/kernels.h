@@ -104,6 +104,8 @@
     X(NORM, layer_norm_backward, "dx = rstd * (g - mean g - xhat * mean(g xhat)), g = dy * weight")          \
     X(NORM, layer_norm_forward_rows, "layer_norm_forward, one work-item per row (CPU devices, short rows)")  \
     X(NORM, layer_norm_backward_rows, "layer_norm_backward, one work-item per row")                          \
+    X(NORM, rms_norm_forward, "y = x * rrms * weight, rrms = 1 / sqrt(mean(x^2) + eps) over each row")       \
+    X(NORM, rms_norm_forward_rows, "rms_norm_forward, one work-item per row")                                \
     X(NORM, batch_norm_planes, "each plane's mean and M2 (sum of squared differences from it) into work")    \
     X(NORM, batch_norm_planes_rows,                                                                          \
       "batch_norm_planes, one work-item per plane (CPU devices, short planes)")                              \

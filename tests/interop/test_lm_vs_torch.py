@@ -13,7 +13,10 @@ output.weight. For each model:
   - ember's last-position scores after the prompt (through its key/value
     cache) within 1e-4 of the largest score of the twin's;
   - every position's scores of ember_lm_forward (no cache) the same;
-  - N greedy tokens (32 by default) identical to the twin's.
+  - N greedy tokens (32 by default) identical to the twin's, up to a
+    tie: where the twin's best and ember's choice score within 1e-4 of
+    the largest score of each other, float rounding may pick either, the
+    texts part there and the rest is not compared.
 The models: SmolLM2-135M-Instruct (Q4_1, Q8_0 embedding, tied), when
 fetched, on a prompt tokenised by Hugging Face's `tokenizers`; and tiny
 models written here with the `gguf` package, one per weight type (Q4_0,
@@ -163,11 +166,20 @@ def compare(lm_run, path, prompt, count, what):
               f"{what}: ember_lm_forward's scores differ from the twin's by {err_all:.2e} ({r.stderr.strip()[-200:]})")
         want = twin.greedy(prompt, count)
         same = next((i for i, (a, b) in enumerate(zip(generated, want)) if a != b), len(want))
-        check(generated == want,
+        tie = ""
+        if same < len(want) and same < len(generated):
+            # a tie the scores' own tolerance cannot break: the twin's best and ours within 1e-4 of the
+            # largest score of each other there (SmolLM2's 31st token on PoCL: a gap of 1.6e-5 in 18.08),
+            # which float rounding may settle either way; past it the texts part, so the rest is not compared
+            at = twin.forward(prompt + want[:same])[-1]
+            gap = float(at[want[same]] - at[generated[same]])
+            if 0 <= gap <= 1e-4 * float(at.abs().max()):
+                tie = f", then a tie (the twin's two choices {gap:.1e} apart), the rest not compared"
+        check(generated == want or tie != "",
               f"{what}: greedy tokens differ from the twin's at {same}: ours {generated[same:same + 5]}, "
               f"the twin's {want[same:same + 5]}")
         print(f"{what}: scores within {err:.1e} (all positions {err_all:.1e}) of the largest {largest:.1f}; "
-              f"{same} of {count} greedy tokens the twin's")
+              f"{same} of {count} greedy tokens the twin's{tie}")
 
 
 def write_tiny(path, arch, qtype, rng, untied=False, biases=False):

@@ -465,6 +465,23 @@ ember_status ref_layer_norm_forward(void *dev, int64_t rows, int64_t cols, float
     return EMBER_OK;
 }
 
+ember_status ref_rms_norm_forward(void *dev, int64_t rows, int64_t cols, float eps, ember_ptr x_p,
+                                  ember_ptr weight_p, int weighted, ember_ptr y_p, ember_ptr rrms_p)
+{
+    const float *x = REF_F32(x_p), *weight = REF_F32(weight_p);
+    float *y = REF_F32(y_p), *rrms = REF_F32(rrms_p);
+    for (int64_t r = 0; r < rows; r++) {
+        double squares = 0.0;
+        for (int64_t k = 0; k < cols; k++)
+            squares += (double)x[r * cols + k] * x[r * cols + k];
+        double inv = 1.0 / sqrt(squares / (double)cols + eps);
+        for (int64_t k = 0; k < cols; k++)
+            y[r * cols + k] = (float)(x[r * cols + k] * inv * (weighted ? weight[k] : 1.0));
+        rrms[r] = (float)inv;
+    }
+    return EMBER_OK;
+}
+
 ember_status ref_layer_norm_backward(void *dev, int64_t rows, int64_t cols, ember_ptr dy_p, ember_ptr xhat_p,
                                      ember_ptr weight_p, ember_ptr rstd_p, ember_ptr dx_p)
 {

@@ -742,6 +742,31 @@ static bool run_layer_norm(struct harness *h, const struct row *r, const char *w
     return ok;
 }
 
+/* RMS norm's forward pass over rows: d = {rows, cols, offset of the values, eps x 1e6, weighted} */
+static bool run_rms_norm(struct harness *h, const struct row *r, const char *what)
+{
+    int64_t rows = r->d[0], cols = r->d[1];
+    size_t n = (size_t)(rows * cols);
+    float off = (float)r->d[2], eps = (float)r->d[3] * 1e-6f;
+    int weighted = (int)r->d[4];
+    float *x = random_floats(h, n, off - 2.0f, off + 2.0f, false);
+    float *w = random_floats(h, (size_t)cols, 0.5f, 1.5f, false);
+    float *y = malloc(n * 4), *rrms = malloc((size_t)rows * 4);
+    float *got = malloc(n * 4), *got_r = malloc((size_t)rows * 4);
+    ref_rms_norm_forward(NULL, rows, cols, eps, REF_PTR(x), REF_PTR(w), weighted, REF_PTR(y), REF_PTR(rrms));
+    struct dbuf dx = {0}, dw = {0}, dy = {0}, dr = {0};
+    /* unweighted, the weight given is x itself: the primitive must not read it */
+    bool ok = dbuf_new(h, n, x, &dx) && (!weighted || dbuf_new(h, (size_t)cols, w, &dw)) &&
+              dbuf_new(h, n, NULL, &dy) && dbuf_new(h, (size_t)rows, NULL, &dr) &&
+              h->ops->rms_norm_forward(h->dev, rows, cols, eps, at(dx), weighted ? at(dw) : at(dx), weighted,
+                                       at(dy), at(dr)) == EMBER_OK &&
+              dbuf_fetch(h, dy, got, what) && compare_f32(what, got, y, n, TOL_EXACTISH) &&
+              dbuf_fetch(h, dr, got_r, what) && compare_f32(what, got_r, rrms, (size_t)rows, TOL_EXACTISH);
+    dbuf_free(h, &dx), dbuf_free(h, &dw), dbuf_free(h, &dy), dbuf_free(h, &dr);
+    free(x), free(w), free(y), free(rrms), free(got), free(got_r);
+    return ok;
+}
+
 /* batch norm over (n, c, s): d = {n, c, s, offset of the values, eps x 1e6, training, relu}. The
  * forward pass and the backward pass start from the reference's statistics and xhat; dy is
  * drawn apart from x (x itself would make dx cancel to nearly nothing) */
@@ -1251,6 +1276,10 @@ static const struct row rows[] = {
     {"layer_norm_backward", "128 wide", run_layer_norm, {300, 128, 0, 10}},
     {"layer_norm_backward", "odd width", run_layer_norm, {17, 77, 5, 10}},
     {"layer_norm_backward", "1000 wide", run_layer_norm, {5, 1000, 0, 10}},
+    {"rms_norm_forward", "576 wide (SmolLM2), weighted", run_rms_norm, {64, 576, 0, 10, 1}},
+    {"rms_norm_forward", "odd width, far from zero", run_rms_norm, {17, 77, 1000, 10, 1}},
+    {"rms_norm_forward", "1000 wide, large eps, no weight", run_rms_norm, {5, 1000, 0, 100000, 0}},
+    {"rms_norm_forward", "3 wide, one row, no weight", run_rms_norm, {1, 3, 0, 10, 0}},
     {"batch_norm_stats", "16 channels of 28x28", run_batch_norm, {9, 16, 784, 0, 10, 1}},
     {"batch_norm_stats", "planes of 7x7, far from zero", run_batch_norm, {33, 5, 49, 1000, 10, 1}},
     {"batch_norm_stats", "(N, C): planes of one value", run_batch_norm, {70, 13, 1, 3, 10, 1}},
