@@ -68,9 +68,10 @@ else
 fi
 
 # --- 3. every kernel a CUDA GPU launches, reported by some step
-# a text, and two GPTs of one block (gpt-tiny's layers): rows of 32 or fewer take
-# softmax's and layer norm's one-thread-a-row kernels, wider ones the others
-printf 'input 16\nwte: embedding 32\nwpe: position_embedding\nh.0: residual\n    ln_1: layer_norm\n    attn: attention heads=2\nend\nln_f: layer_norm\nlm_head: linear classes bias=false\n' >"$TMP/narrow-gpt.model"
+# a text, and two GPTs of one block (gpt-tiny's layers, the last norm Llama's RMSNorm):
+# rows of 32 or fewer take softmax's, layer norm's and RMS norm's one-thread-a-row
+# kernels, wider ones the others
+printf 'input 16\nwte: embedding 32\nwpe: position_embedding\nh.0: residual\n    ln_1: layer_norm\n    attn: attention heads=2\nend\nln_f: rms_norm\nlm_head: linear classes bias=false\n' >"$TMP/narrow-gpt.model"
 sed 's/input 16/input 48/; s/embedding 32/embedding 64/' "$TMP/narrow-gpt.model" >"$TMP/wide-gpt.model"
 i=0
 while [ $i -lt 40 ]; do echo "A small GPT reads every byte of this line, $i times over."; i=$((i + 1)); done >"$TMP/text.txt"
