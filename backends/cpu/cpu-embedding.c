@@ -48,16 +48,18 @@ static void embedding_backward_columns(void *p, int64_t begin, int64_t end)
     }
 }
 
+/* the rows and their indices, the same both ways */
+static struct embedding_job job_of(int64_t n, int64_t dim, int64_t vocab, ember_ptr index)
+{
+    return (struct embedding_job){.n = n, .dim = dim, .vocab = vocab, .index = cpu_i32(index)};
+}
+
 ember_status cpu_embedding_forward(void *dev, int64_t n, int64_t dim, int64_t vocab, ember_ptr index,
                                    ember_ptr weight, ember_ptr out)
 {
     struct cpu_device *d = dev;
-    struct embedding_job j = {.n = n,
-                              .dim = dim,
-                              .vocab = vocab,
-                              .index = cpu_i32(index),
-                              .weight = cpu_f32(weight),
-                              .out = cpu_f32(out)};
+    struct embedding_job j = job_of(n, dim, vocab, index);
+    j.weight = cpu_f32(weight), j.out = cpu_f32(out);
     cpu_parallel_for(d->pool, n, 16384 / (dim + 1) + 1, embedding_forward_rows, &j);
     return EMBER_OK;
 }
@@ -66,12 +68,8 @@ ember_status cpu_embedding_backward(void *dev, int64_t n, int64_t dim, int64_t v
                                     ember_ptr dy, ember_ptr dweight)
 {
     struct cpu_device *d = dev;
-    struct embedding_job j = {.n = n,
-                              .dim = dim,
-                              .vocab = vocab,
-                              .index = cpu_i32(index),
-                              .dy = cpu_f32(dy),
-                              .dweight = cpu_f32(dweight)};
+    struct embedding_job j = job_of(n, dim, vocab, index);
+    j.dy = cpu_f32(dy), j.dweight = cpu_f32(dweight);
     /* at least 16 columns (a cache line) a task, so no two threads share one */
     int64_t grain = 16384 / (n + 1) + 1;
     cpu_parallel_for(d->pool, dim, grain < 16 ? 16 : grain, embedding_backward_columns, &j);
