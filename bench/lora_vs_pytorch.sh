@@ -17,7 +17,8 @@
 # MODEL   the GGUF file (default build/models/SmolLM2-135M-Instruct.Q4_1.gguf)
 # PEER_PYTHON  a Python with torch and gguf (default build/pyenv/bin/python)
 # STEPS   timed steps per run (default 4);  THREADS  default "1 2";  ROUNDS  default 2
-# EMBER_ARGS  more options for ember train (--keep-activations: no recomputation)
+# EMBER_ARGS  more options for ember train (--keep-activations: no recomputation;
+#             --recompute-all: the products recomputed too)
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}

@@ -34,6 +34,7 @@ void ember_ctx_free(ember_ctx *ctx)
         ctx->ops->device_close(ctx->dev);
     free(ctx->cache);
     free(ctx->tape_tensors);
+    free(ctx->kept);
     free(ctx->nodes);
     free(ctx);
 }

@@ -79,6 +79,15 @@ struct ember_ctx {
     bool grad_enabled;
     ember_grad_ready_fn grad_ready; /* ember_set_grad_ready */
     void *grad_ready_user;
+    /* selective recomputation (core/ops-recompute.c): the outputs of the
+     * products a function under ember_recompute_selective made the first
+     * time, taken off the tape and kept here until its node's backward
+     * pass hands them back to the second run in the same order; `keeping`
+     * says which run is on, and [kept_next, kept_end) is the second run's
+     * part of the list */
+    struct ember_tensor **kept;
+    int64_t kept_len, kept_cap, kept_next, kept_end;
+    enum { EMBER_KEEPING_OFF, EMBER_KEEPING_FIRST_RUN, EMBER_KEEPING_SECOND_RUN } keeping;
 
     ember_memory_stats stats;
 

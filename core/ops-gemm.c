@@ -98,6 +98,33 @@ static struct ember_tensor *dequantised(struct ember_tensor *w)
     return wf;
 }
 
+/* y = cx @ dequantised(w)^T + b, a new tape tensor */
+static struct ember_tensor *quantised_product(ember_ctx *ctx, struct ember_tensor *cx, struct ember_tensor *w,
+                                              struct ember_tensor *b, int ndim, const int64_t *shape)
+{
+    int64_t in = w->shape[1], out = w->shape[0], rows = ember_tensor_numel(cx) / in;
+    struct ember_tensor *y = ember_op_out(ctx, ndim, shape);
+    if (!y || (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK))
+        return NULL;
+    if (rows >= QUANT_SGEMM_ROWS) {
+        /* the floats live only for this product (not on the tape): a model's
+         * matrices are dequantised one at a time, into one reused buffer */
+        struct ember_tensor *wf = dequantised(w);
+        struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
+        ember_status st = wf ? ember_gemm_into(&g, cx, wf, y) : ctx->status;
+        if (wf)
+            ember_tensor_release(wf);
+        if (st != EMBER_OK)
+            return NULL;
+    } else {
+        struct ember_quant_gemm q = {.type = w->dtype, .m = rows, .n = out, .k = in, .beta = b ? 1.0f : 0.0f};
+        if (ctx->ops->quant_matmul(ctx->dev, &q, ember_tensor_ptr(cx), ember_tensor_ptr(w),
+                                   ember_tensor_ptr(y)) != EMBER_OK)
+            return NULL;
+    }
+    return y;
+}
+
 /* y = x @ dequantised(w)^T + b, w quantised (out, in); the tape's node
  * keeps w for dx = dy @ w (no gradient for w: a quantised tensor cannot
  * require one) */
@@ -118,28 +145,15 @@ static ember_tensor *linear_quantised(ember_tensor *x, ember_tensor *w, ember_te
     struct ember_tensor *cx = ember_contiguous(x);
     if (!cx)
         return NULL;
-    int64_t in = w->shape[1], out = w->shape[0], rows = ember_tensor_numel(x) / in, shape[EMBER_MAX_DIMS];
+    int64_t in = w->shape[1], shape[EMBER_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
-    shape[x->ndim - 1] = out;
-    struct ember_tensor *y = ember_op_out(ctx, x->ndim, shape);
-    if (!y || (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK))
+    shape[x->ndim - 1] = w->shape[0];
+    struct ember_tensor *y; /* the product, or the one a selective recomputation's first run kept */
+    if (ember_kept_product(ctx, x->ndim, shape, in, &y) != EMBER_OK)
         return NULL;
-    if (rows >= QUANT_SGEMM_ROWS) {
-        /* the floats live only for this product (not on the tape): a model's
-         * matrices are dequantised one at a time, into one reused buffer */
-        struct ember_tensor *wf = dequantised(w);
-        struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
-        ember_status st = wf ? ember_gemm_into(&g, cx, wf, y) : ctx->status;
-        if (wf)
-            ember_tensor_release(wf);
-        if (st != EMBER_OK)
-            return NULL;
-    } else {
-        struct ember_quant_gemm q = {.type = w->dtype, .m = rows, .n = out, .k = in, .beta = b ? 1.0f : 0.0f};
-        if (ctx->ops->quant_matmul(ctx->dev, &q, ember_tensor_ptr(cx), ember_tensor_ptr(w),
-                                   ember_tensor_ptr(y)) != EMBER_OK)
-            return NULL;
-    }
+    if (!y &&
+        (!(y = quantised_product(ctx, cx, w, b, x->ndim, shape)) || ember_keep_product(y, in) != EMBER_OK))
+        return NULL;
     if (ember_grad_needed(ctx, cx, b, NULL) && !ember_record(EMBER_OP_LINEAR_QUANT, y, cx, w, b))
         return NULL;
     return y;
@@ -195,15 +209,17 @@ ember_tensor *ember_linear(ember_tensor *x, ember_tensor *w, ember_tensor *b)
     if (!cw)
         return NULL;
     int64_t rows = x->shape[0], in = x->shape[1], out = w->shape[0], shape[2] = {rows, out};
-    struct ember_tensor *y = ember_op_out(ctx, 2, shape);
-    if (!y)
+    struct ember_tensor *y; /* the product, or the one a selective recomputation's first run kept */
+    if (ember_kept_product(ctx, 2, shape, in, &y) != EMBER_OK)
         return NULL;
-    /* y starts as b repeated on every row, and the product adds to it */
-    if (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK)
-        return NULL;
-    struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
-    if (ember_gemm_into(&g, cx, cw, y) != EMBER_OK)
-        return NULL;
+    if (!y) {
+        /* y starts as b repeated on every row, and the product adds to it */
+        struct ember_gemm g = gemm2d(false, true, rows, out, in, b ? 1.0f : 0.0f);
+        if (!(y = ember_op_out(ctx, 2, shape)) ||
+            (b && ember_unary_into(EMBER_COPY, y, b, 0.0f) != EMBER_OK) ||
+            ember_gemm_into(&g, cx, cw, y) != EMBER_OK || ember_keep_product(y, in) != EMBER_OK)
+            return NULL;
+    }
     if (ember_grad_needed(ctx, cx, cw, b) && !ember_record(EMBER_OP_LINEAR, y, cx, cw, b))
         return NULL;
     return y;

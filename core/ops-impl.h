@@ -22,6 +22,16 @@ ember_ctx *ember_op_begin(const char *name, const struct ember_tensor *a, const 
 struct ember_tensor *ember_op_out(ember_ctx *ctx, int ndim, const int64_t *shape);
 struct ember_tensor *ember_op_out_like(const struct ember_tensor *t);
 
+/* Selective recomputation (core/ops-recompute.c), for a product of
+ * `depth` multiply-adds an output value. ember_kept_product, before the
+ * product: in a function's second run under ember_recompute_selective,
+ * *y is the output its first run kept, and the product need not run;
+ * otherwise *y is NULL. ember_keep_product, after it: in the first run,
+ * keeps y (just made) for the second. */
+ember_status ember_kept_product(ember_ctx *ctx, int ndim, const int64_t *shape, int64_t depth,
+                                struct ember_tensor **y);
+ember_status ember_keep_product(struct ember_tensor *y, int64_t depth);
+
 /* Primitives on tensors (any strides where the primitive takes strides). */
 ember_status ember_unary_into(enum ember_unary_op op, struct ember_tensor *out, const struct ember_tensor *a,
                               float alpha);

@@ -76,6 +76,12 @@ struct ember_tensor *ember_tensor_view(struct ember_tensor *t, int ndim, const i
 /* Drops the tensor's record and its hold on the storage (not its owner's
  * business: called by the owner). Also releases a leaf's own gradient. */
 void ember_tensor_release(struct ember_tensor *t);
+/* Takes a tensor an op made off the tape, so that ember_tape_clear and
+ * ember_tape_release_since pass it by (false: it was not on it), and puts
+ * one back: for the products selective recomputation keeps
+ * (core/ops-recompute.c), which releases them itself. */
+bool ember_tape_take(struct ember_tensor *t);
+ember_status ember_tape_put(struct ember_tensor *t);
 /* Gives a tape tensor's storage back to the pool before the tape is
  * cleared (its record stays on the tape, holding nothing): for a gradient
  * nothing will read again. */

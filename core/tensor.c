@@ -125,6 +125,21 @@ static ember_status tape_push(struct ember_tensor *t)
     return EMBER_OK;
 }
 
+bool ember_tape_take(struct ember_tensor *t)
+{
+    ember_ctx *ctx = t->ctx;
+    for (int64_t i = ctx->tape_len - 1; i >= 0; i--) /* a tensor just made: at the end, or near it */
+        if (ctx->tape_tensors[i] == t) {
+            memmove(ctx->tape_tensors + i, ctx->tape_tensors + i + 1,
+                    (size_t)(ctx->tape_len - i - 1) * sizeof *ctx->tape_tensors);
+            ctx->tape_len--;
+            return true;
+        }
+    return false;
+}
+
+ember_status ember_tape_put(struct ember_tensor *t) { return tape_push(t); }
+
 static bool shape_ok(ember_ctx *ctx, int ndim, const int64_t *shape)
 {
     if (ndim < 0 || ndim > EMBER_MAX_DIMS) {
@@ -235,8 +250,11 @@ void ember_tape_clear(ember_ctx *ctx)
         return;
     for (int64_t i = 0; i < ctx->tape_len; i++)
         ember_tensor_release(ctx->tape_tensors[i]);
+    for (int64_t i = 0; i < ctx->kept_len; i++) /* the products selective recomputation kept */
+        ember_tensor_release(ctx->kept[i]);
     ctx->tape_len = 0;
     ctx->node_len = 0;
+    ctx->kept_len = 0;
 }
 
 ember_tape_mark ember_tape_mark_now(ember_ctx *ctx)

@@ -141,7 +141,9 @@ struct ember_lm {
     float lora_alpha, lora_scale, lora_dropout;
     uint64_t lora_seed, forwards; /* dropout's masks: from the seed and the training forwards run */
     bool training;
-    bool keep_activations; /* training keeps every block's activations (else recomputes them) */
+    /* training keeps every block's activations, or recomputes them all (else the cheap ones:
+     * ember_lm_options) */
+    bool keep_activations, recompute_all;
     size_t weight_bytes, cache_bytes;
     char describe[512];
 };

@@ -331,6 +331,7 @@ ember_lm *ember_lm_load(ember_ctx *ctx, const char *path, const ember_lm_options
         int64_t want = options && options->context ? options->context : DEFAULT_CONTEXT;
         lm->context = want < lm->train_context ? want : lm->train_context;
         lm->keep_activations = options && options->keep_activations;
+        lm->recompute_all = options && options->recompute_all;
         lm->tok = lm_tokenizer_load(ctx, &f);
         st =
             lm->tok ? gguf_get_string(ctx, &f, "tokenizer.chat_template", &template) : ember_last_status(ctx);
@@ -428,10 +429,11 @@ static ember_tensor *recomputed_block(void *user, ember_tensor *x)
  * cache, or with grad off, each block's tensors are released as soon as it
  * is done (only x goes on: nothing is recorded for a backward pass), so a
  * long prompt or a validation pass holds one block's activations at a
- * time. Training (grad on, no cache) keeps each block's
- * input alone and recomputes its activations in the backward pass
- * (ember_recompute), unless keep_activations: a step of SmolLM2 then holds
- * one block's activations, not thirty's. */
+ * time. Training (grad on, no cache) keeps each block's input and its
+ * projections' outputs and makes the rest again in the backward pass
+ * (ember_recompute_selective), unless keep_activations (all kept) or
+ * recompute_all (the projections made again too, ember_recompute): a step
+ * of SmolLM2 then holds one block's activations, not thirty's. */
 static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, bool cache, bool last_only)
 {
     int64_t t = ember_tensor_dim(tokens, 1);
@@ -440,8 +442,10 @@ static ember_tensor *run(ember_lm *lm, ember_tensor *tokens, int64_t position, b
     ember_tensor *x = ember_embedding(tokens, lm->token_embd);
     for (int64_t i = 0; i < lm->blocks && x; i++) {
         ember_tape_mark mark = ember_tape_mark_now(lm->ctx);
-        if (!release && !lm->keep_activations)
+        if (!release && lm->recompute_all)
             x = ember_recompute(x, recomputed_block, &lm->block[i]);
+        else if (!release && !lm->keep_activations)
+            x = ember_recompute_selective(x, recomputed_block, &lm->block[i]);
         else
             x = block_forward(lm, i, x, position, cache);
         if (release && x && ember_tape_release_since(lm->ctx, mark, x) != EMBER_OK)

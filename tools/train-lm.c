@@ -97,9 +97,10 @@ int train_lm_setup(struct train_options *o, ember_ctx *ctx, ember_lm **lm, ember
     }
     /* --context, or a resumed run's (its checkpoint's ember.input) */
     int64_t context = o->data.sample_ndim == 1 ? o->data.sample_shape[0] : DEFAULT_CONTEXT;
-    if (!(*lm = ember_lm_load(
-              ctx, o->base,
-              &(ember_lm_options){.context = context, .keep_activations = o->keep_activations})))
+    if (!(*lm = ember_lm_load(ctx, o->base,
+                              &(ember_lm_options){.context = context,
+                                                  .keep_activations = o->keep_activations,
+                                                  .recompute_all = o->recompute_all})))
         return cli_fail(ctx, "cannot load the model to fine-tune");
     if (context > ember_lm_context(*lm)) {
         cli_error("--context %lld is more than %s's %lld positions", (long long)context, o->base,

@@ -80,8 +80,11 @@ static const char usage[] =
     "                      stays frozen);\n"
     "                      --save writes them (PEFT's names) and PEFT's adapter_config.json\n"
     "  --keep-activations  with --init MODEL.gguf: keep every block's activations for the\n"
-    "                      backward pass instead of recomputing them there: a quarter less\n"
-    "                      compute, four times the memory (docs/models.md, \"Memory\")\n"
+    "                      backward pass; by default its projections' outputs are kept and the\n"
+    "                      rest made again there: faster, four times the memory\n"
+    "  --recompute-all     with --init MODEL.gguf: keep each block's input alone and make all\n"
+    "                      of it again, products too: the least memory, a third more products\n"
+    "                      (docs/models.md, \"Memory\")\n"
     "  --freeze NAMES      layers whose weights stay as they are: fc,layer4; except:fc for all\n"
     "                      but fc; backbone for all but --init-skip's (the new head trains)\n"
     "  --resume FILE       go on from a checkpoint of ember train: its settings, optimizer and\n"
@@ -109,7 +112,7 @@ static const char usage[] =
 enum { OPT_DATA_DIR = 256, OPT_NO_EVAL, OPT_WEIGHT_DECAY, OPT_FALLBACK, OPT_SCHEDULE, OPT_WARMUP, OPT_STEP_EPOCHS,
        OPT_GAMMA, OPT_MIN_LR, OPT_SAVE_EVERY, OPT_RESUME, OPT_LOG_EVERY, OPT_RUN_ID, OPT_EARLY_STOP,
        OPT_AUGMENT, OPT_PROFILE, OPT_TRACE, OPT_KEEP_DEVICES, OPT_INIT, OPT_INIT_SKIP, OPT_FREEZE, OPT_LABEL, OPT_STOP_DIVERGING,
-       OPT_CONTEXT, OPT_CLIP, OPT_LORA, OPT_KEEP_ACTIVATIONS };
+       OPT_CONTEXT, OPT_CLIP, OPT_LORA, OPT_KEEP_ACTIVATIONS, OPT_RECOMPUTE_ALL };
 /* clang-format on */
 
 /* "500" steps or "2e" epochs */
@@ -163,6 +166,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         {"clip", required_argument, NULL, OPT_CLIP},
         {"lora", required_argument, NULL, OPT_LORA},
         {"keep-activations", no_argument, NULL, OPT_KEEP_ACTIVATIONS},
+        {"recompute-all", no_argument, NULL, OPT_RECOMPUTE_ALL},
         {"seed", required_argument, NULL, 's'},
         {"device", required_argument, NULL, 'D'},
         {"fallback", required_argument, NULL, OPT_FALLBACK},
@@ -246,6 +250,7 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         case OPT_CLIP: ok = cli_parse_float("clip", optarg, 1e-12, 1e12, &o->clip); break;
         case OPT_LORA: o->lora = optarg; break;
         case OPT_KEEP_ACTIVATIONS: o->keep_activations = true; break;
+        case OPT_RECOMPUTE_ALL: o->recompute_all = true; break;
         case 't':
             ok = cli_parse_int("threads", optarg, 0, 4096, &o->threads);
             o->threads_given = true;
@@ -299,8 +304,13 @@ int train_parse_options(int argc, char **argv, struct train_options *o)
         cli_error("--data chat is conversations for a pretrained language model: give --init MODEL.gguf");
         ok = false;
     }
-    if (ok && o->keep_activations && !o->base && !o->resume) {
-        cli_error("--keep-activations is for fine-tuning a language model: give --init MODEL.gguf");
+    if (ok && (o->keep_activations || o->recompute_all) && !o->base && !o->resume) {
+        cli_error("%s is for fine-tuning a language model: give --init MODEL.gguf",
+                  o->keep_activations ? "--keep-activations" : "--recompute-all");
+        ok = false;
+    }
+    if (ok && o->keep_activations && o->recompute_all) {
+        cli_error("--keep-activations keeps what --recompute-all makes again: give one of them");
         ok = false;
     }
     if (ok && o->lora && !o->base && !o->resume) {

@@ -42,6 +42,7 @@ struct train_options {
     bool eval, quiet, verbose, shape_given;
     bool keep_devices;                /* --keep-devices: data parallel never leaves a device out */
     bool keep_activations;            /* --keep-activations: a language model's training recomputes nothing */
+    bool recompute_all;               /* --recompute-all: ... recomputes its products too (not kept) */
     bool stop_if_diverging;           /* --stop-if-diverging (tools/train-watch.c) */
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */
     const char *init, *init_skip;     /* --init FILE, --init-skip NAME,NAME (tools/train-init.c) */

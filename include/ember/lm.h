@@ -46,11 +46,15 @@
 typedef struct ember_lm ember_lm;
 typedef struct ember_lm_options {
     int64_t context; /* positions the cache holds (0: 2048, or the model's own if fewer) */
-    /* training (ember_lm_forward with grad on) keeps every block's
-     * activations for the backward pass, instead of each block's input
-     * alone and the rest recomputed then (ember_recompute): a quarter less
-     * compute a step, several times the memory */
+    /* Training (ember_lm_forward with grad on) keeps each block's input
+     * and the outputs of its projections, and makes the rest of its
+     * activations again in the backward pass (ember_recompute_selective).
+     * keep_activations keeps them all: the fastest, several times the
+     * memory. recompute_all keeps the block's input alone and multiplies
+     * again too (ember_recompute): the least memory, a third more
+     * products. */
     bool keep_activations;
+    bool recompute_all;
 } ember_lm_options;
 /* NULL with the reason for a file that is not such a model (the
  * architecture, a tensor or a tokenizer ember does not run, named). */

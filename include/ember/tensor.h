@@ -165,6 +165,14 @@ EMBER_API ember_tensor *ember_cross_entropy_ignore(ember_tensor *logits, ember_t
  * made, and `user` must outlive the backward pass. */
 typedef ember_tensor *(*ember_recompute_fn)(void *user, ember_tensor *x);
 EMBER_API ember_tensor *ember_recompute(ember_tensor *x, ember_recompute_fn fn, void *user);
+/* The same, but for the outputs of fn's ember_linear products of input
+ * width 64 or more, which the first run keeps and the second takes back
+ * instead of multiplying again (PyTorch's selective activation
+ * checkpointing, keeping matrix products): the second run does only the
+ * cheap ops, for the memory of those outputs until the backward pass has
+ * gone through y. Its fn may not call ember_recompute or itself (the
+ * backward pass fails, saying so). */
+EMBER_API ember_tensor *ember_recompute_selective(ember_tensor *x, ember_recompute_fn fn, void *user);
 
 /* y = x @ w^T + b: x is (N, in), w is (out, in), b is (out) or NULL; y is
  * (N, out). x (N, T, in) (or more axes) gives y (N, T, out): every

@@ -10,7 +10,8 @@
 # layout (no metadata: the scale from adapter_config.json, read as JSON;
 # use_rslora refused, a broken config named), `ember export --adapter` merges
 # them into a GGUF file that writes the same, a chat's conversations
-# (--data chat) lower its validation loss and resume, the token cache is
+# (--data chat) lower its validation loss and resume, --keep-activations
+# and --recompute-all train as the default does, the token cache is
 # read back and a damaged entry passed over, full fine-tuning (no
 # --lora) lowers it, is read back by generate --weights and exported as a
 # GGUF file that writes the same, and resumes, and mistakes are
@@ -105,6 +106,19 @@ assert sorted(a) == sorted(b)
 bad = [k for k in a if not np.array_equal(a[k], b[k])]
 assert not bad, bad[:3]
 PYEOF
+
+# what the backward pass keeps: the projections' outputs (the default), everything, or each block's input alone;
+# the same losses, to the digit, all three ways (with dropout, whose masks the second run must draw again)
+for how in "" --keep-activations --recompute-all; do
+    run -- train --init "$MODEL" --lora r=4,alpha=8,dropout=0.1 $common --steps 6 --log-every 1 $how
+    expect_status 0 "6 steps ${how:-keeping the products}"
+    grep -o "loss [0-9.]*" "$TMP/err" >"$TMP/losses${how}"
+    [ -s "$TMP/losses" ] || fail "no losses said"
+    cmp -s "$TMP/losses" "$TMP/losses${how}" || fail "$how trains otherwise: $(cat "$TMP/losses${how}")"
+done
+run -- train --init "$MODEL" --lora r=4 $common --steps 1 --keep-activations --recompute-all
+expect_status 2 "--keep-activations with --recompute-all"
+expect_text "give one of them" "--keep-activations with --recompute-all"
 
 # the token cache: a text is tokenised once for a tokenizer, then read back; a damaged entry is tokenised
 # afresh, the same losses either way; a FIFO where the entry goes is left alone

@@ -126,6 +126,19 @@ static ember_tensor *f_recompute(ember_tensor **x)
     wb[0] = x[1], wb[1] = x[2];
     return ember_recompute(ember_scale(x[0], 2.0f), recomputed, wb);
 }
+/* tanh(w2 tanh(x w1^T + b1) + b2), selectively: the first product (of depth 64) kept from the forward pass,
+ * the second (of depth 3) made again */
+static ember_tensor *recomputed_selectively(void *user, ember_tensor *x)
+{
+    ember_tensor **w = user;
+    return ember_tanh(ember_linear(ember_tanh(ember_linear(x, w[0], w[1])), w[2], w[3]));
+}
+static ember_tensor *f_recompute_selective(ember_tensor **x)
+{
+    static ember_tensor *w[4];
+    memcpy(w, x + 1, sizeof w);
+    return ember_recompute_selective(ember_scale(x[0], 2.0f), recomputed_selectively, w);
+}
 static ember_tensor *f_linear_nobias(ember_tensor **x) { return ember_linear(x[0], x[1], NULL); }
 static ember_tensor *f_conv_pad1(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 1, 1); }
 static ember_tensor *f_conv_stride2(ember_tensor **x) { return ember_conv2d(x[0], x[1], x[2], 2, 0); }
@@ -427,6 +440,10 @@ static const struct gcase cases[] = {
     {"attention_leaf_twice", 1, {{3, T(1, 3, 12)}}, f_attention_leaf_twice},
     {"cross_entropy_sequence", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy},
     {"recompute", 3, {{2, T(3, 4)}, {2, T(4, 4)}, {1, T(4)}}, f_recompute},
+    {"recompute_selective",
+     5,
+     {{2, T(2, 64)}, {2, T(3, 64)}, {1, T(3)}, {2, T(4, 3)}, {1, T(4)}},
+     f_recompute_selective},
     {"cross_entropy_ignore", 2, {{3, T(2, 3, 4)}, {2, T(2, 3), FILL_TARGETS, true}}, f_cross_entropy_ignore},
     {"cross_entropy_ignore_all",
      2,

@@ -7,7 +7,8 @@
  * allocations stand still: every tensor, record and buffer of a step comes
  * from the pools the earlier steps filled. Also checks that clearing the
  * tape gives every buffer back (bytes in use return to the same level), and
- * that ember_ctx_memory_peak keeps the high-water marks of bytes in use and held.
+ * that ember_ctx_memory_peak keeps the high-water marks of bytes in use and held, and what selective
+ * recomputation keeps and saves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,91 @@ static void check_memory_peak(void)
     ember_ctx_free(ctx);
 }
 
+/* Recomputation, three ways, of eight blocks tanh(h) sigmoid(h), h = x w_i^T, of width 64 over 256 rows:
+ * ember_recompute multiplies again in the backward pass (16 products forward), ember_recompute_selective
+ * takes the products' outputs its first run kept (8), and keeping everything does neither (8); all three give
+ * the same gradients bit for bit, and the peaks of memory in use rise from the first to the last (a block's
+ * input; its input and product; all four of its tensors). */
+enum { BLOCKS = 8, ROWS = 256, WIDTH = 64 };
+static ember_tensor *gated_block(void *w, ember_tensor *x)
+{
+    ember_tensor *h = ember_linear(x, w, NULL);
+    return ember_mul(ember_tanh(h), ember_sigmoid(h));
+}
+/* the gradients of x and of every w, flattened into grads; the products' calls and the peak in use */
+static void recompute_step(int how, float *grads, int64_t *products, uint64_t *peak)
+{
+    ember_ctx *ctx = test_ctx(NULL);
+    if (!ctx)
+        return;
+    const int64_t xs[2] = {ROWS, WIDTH}, ws[2] = {WIDTH, WIDTH};
+    ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, xs), *w[BLOCKS];
+    float *values = malloc(ROWS * WIDTH * sizeof *values);
+    for (int64_t i = 0; values && i < ROWS * WIDTH; i++)
+        values[i] = (float)((i * 7919) % 2001 - 1000) / 4000.0f; /* the same, deterministic, every run */
+    CHECK(x && values && ember_tensor_write(x, values, ROWS * WIDTH * sizeof *values) == EMBER_OK,
+          "recompute: the input: %s", ember_last_error(ctx));
+    ember_tensor_set_requires_grad(x, true);
+    for (int b = 0; b < BLOCKS; b++) {
+        w[b] = ember_tensor_new(ctx, EMBER_F32, 2, ws);
+        CHECK(w[b] && ember_tensor_write(w[b], values + b * 1000, WIDTH * WIDTH * sizeof *values) == EMBER_OK,
+              "recompute: a weight: %s", ember_last_error(ctx));
+        ember_tensor_set_requires_grad(w[b], true);
+    }
+    ember_profile_start(ctx, false);
+    ember_tensor *h = x;
+    for (int b = 0; b < BLOCKS; b++)
+        h = how == 0   ? ember_recompute(h, gated_block, w[b])
+            : how == 1 ? ember_recompute_selective(h, gated_block, w[b])
+                       : gated_block(w[b], h);
+    ember_tensor *loss = ember_mean(ember_mean(ember_mul(h, h), 1, false), 0, false);
+    CHECK(loss && ember_backward(loss) == EMBER_OK, "recompute %d: the step: %s", how, ember_last_error(ctx));
+    ember_profile_stop(ctx);
+    char *table = ember_profile_table(ctx), *row = table ? strstr(table, "\nlinear forward") : NULL;
+    *products = row ? atoll(row + strlen("\nlinear forward")) : -1;
+    ember_free(table);
+    ember_ctx_memory_peak(ctx, peak, NULL);
+    ember_tensor *each[1 + BLOCKS] = {x};
+    memcpy(each + 1, w, sizeof w);
+    int64_t at = 0;
+    for (int k = 0; k < 1 + BLOCKS; k++) {
+        ember_tensor *g = ember_tensor_grad(each[k]);
+        int64_t n = ember_tensor_numel(each[k]);
+        CHECK(g && ember_tensor_read(g, grads + at, (size_t)n * sizeof *grads) == EMBER_OK,
+              "recompute %d: gradient %d: %s", how, k, ember_last_error(ctx));
+        at += n;
+    }
+    ember_tape_clear(ctx);
+    ember_tensor_free(x);
+    for (int b = 0; b < BLOCKS; b++)
+        ember_tensor_free(w[b]);
+    free(values);
+    ember_ctx_free(ctx);
+}
+
+static void check_recompute_selective(void)
+{
+    enum { GRADS = ROWS * WIDTH + BLOCKS * WIDTH * WIDTH };
+    static const char *const how[3] = {"ember_recompute", "ember_recompute_selective", "nothing recomputed"};
+    static const int64_t expected[3] = {2 * BLOCKS, BLOCKS, BLOCKS};
+    float *grads[3];
+    int64_t products[3] = {-1, -1, -1};
+    uint64_t peak[3] = {0};
+    for (int k = 0; k < 3; k++)
+        if ((grads[k] = calloc(GRADS, sizeof *grads[k])) != NULL)
+            recompute_step(k, grads[k], &products[k], &peak[k]);
+    for (int k = 0; k < 3; k++) {
+        CHECK(products[k] == expected[k], "%s: %lld products in the forward passes, not %lld", how[k],
+              (long long)products[k], (long long)expected[k]);
+        CHECK(grads[k] && grads[0] && memcmp(grads[k], grads[0], GRADS * sizeof *grads[k]) == 0,
+              "%s: gradients other than ember_recompute's", how[k]);
+    }
+    CHECK(peak[0] < peak[1] && peak[1] < peak[2], "peaks in use of %llu, %llu and %llu bytes: not rising",
+          (unsigned long long)peak[0], (unsigned long long)peak[1], (unsigned long long)peak[2]);
+    for (int k = 0; k < 3; k++)
+        free(grads[k]);
+}
+
 int main(int argc, char **argv)
 {
     /* --batch N: smaller steps where kernels run slowly (the CUDA test double) */
@@ -114,6 +200,7 @@ int main(int argc, char **argv)
         return 2;
     }
     check_memory_peak();
+    check_recompute_selective();
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
