@@ -139,7 +139,13 @@
     X(HARDSWISH, hardswish, none,                                                                            \
       x * (x + 3.0f < 0.0f ? 0.0f : x + 3.0f > 6.0f ? 6.0f : x + 3.0f) / 6.0f, PLAIN,                        \
       x, x < -3.0f ? 0.0f : x <= 3.0f ? dy * (x / 3.0f + 0.5f) : dy, PLAIN,                                  \
-      LAYER, "nn.Hardswish()", NULL, PIECEWISE)
+      LAYER, "nn.Hardswish()", NULL, PIECEWISE)                                                              \
+    /* x sigmoid(x) (Llama's MLP); y' = s (1 + x (1 - s)), s = sigmoid(x), as PyTorch's silu_backward;       \
+     * its layer by hand: ONNX has no operator, the export writes Mul(x, Sigmoid(x)) */                      \
+    X(SILU, silu, none,                                                                                      \
+      x / (1.0f + EXPF(-x)), MATH,                                                                           \
+      x, dy / (1.0f + EXPF(-x)) * (1.0f + x * (1.0f - 1.0f / (1.0f + EXPF(-x)))), MATH,                      \
+      HAND, "nn.SiLU()", NULL, REAL)
 /* clang-format on */
 
 /* The primitives' op codes, in this order: the unary primitives, then one

@@ -140,14 +140,3 @@ static ember_status activation_backward(struct ember_node *n, enum ember_binary_
     }
 EMBER_ACTIVATIONS(ACTIVATION_OP)
 #undef ACTIVATION_OP
-
-/* y = x * sigmoid(x), by composition: no backward of its own, the tape's
- * sigmoid and product give dx = dy * (s + x * s * (1 - s)). A primitive of
- * its own would save one pass over x; measure before adding it. */
-ember_tensor *ember_silu(ember_tensor *x)
-{
-    if (!ember_op_begin("ember_silu", x, NULL, NULL))
-        return NULL;
-    ember_tensor *s = ember_sigmoid(x);
-    return s ? ember_mul(x, s) : NULL;
-}

@@ -106,8 +106,7 @@ EMBER_API ember_tensor *ember_tanh(ember_tensor *x);
  * GELU, exact: not the tanh approximation) */
 EMBER_API ember_tensor *ember_gelu(ember_tensor *x);
 /* y = x * sigmoid(x): PyTorch's SiLU (also called swish; Llama's MLPs and
- * EfficientNet use it), made of ember_sigmoid and ember_mul, whose
- * gradients the tape records */
+ * EfficientNet use it) */
 EMBER_API ember_tensor *ember_silu(ember_tensor *x);
 /* y = ln(1 + e^x), and x itself for x > 20: PyTorch's Softplus (beta 1,
  * threshold 20), a smooth ReLU */

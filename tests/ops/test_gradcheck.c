@@ -202,7 +202,6 @@ static ember_tensor *f_flatten_transposed(ember_tensor **x)
 }
 static ember_tensor *f_contiguous(ember_tensor **x) { return ember_contiguous(ember_transpose(x[0], 0, 1)); }
 static ember_tensor *f_tanh_transposed(ember_tensor **x) { return ember_tanh(ember_transpose(x[0], 0, 1)); }
-static ember_tensor *f_silu(ember_tensor **x) { return ember_silu(x[0]); }
 static ember_tensor *f_avg_pool2(ember_tensor **x) { return ember_avg_pool2d(x[0], 2, 2); }
 static ember_tensor *f_avg_pool3s1(ember_tensor **x) { return ember_avg_pool2d(x[0], 3, 1); }
 static ember_tensor *f_global_avg_pool(ember_tensor **x) { return ember_global_avg_pool2d(x[0]); }
@@ -395,8 +394,6 @@ static const struct gcase cases[] = {
     {"flatten_transposed", 1, {{3, T(2, 3, 4)}}, f_flatten_transposed},
     {"contiguous", 1, {{2, T(3, 4)}}, f_contiguous},
     {"tanh_transposed", 1, {{2, T(4, 5)}}, f_tanh_transposed},
-    /* by composition (sigmoid, mul): x is both of mul's inputs, one through the sigmoid */
-    {"silu", 1, {{3, T(2, 3, 4)}}, f_silu},
     {"avg_pool2d", 1, {{4, T(2, 2, 4, 6)}}, f_avg_pool2},
     {"avg_pool2d_overlap", 1, {{4, T(1, 2, 5, 5)}}, f_avg_pool3s1},
     {"global_avg_pool2d", 1, {{4, T(2, 3, 3, 4)}}, f_global_avg_pool},
