@@ -8,7 +8,7 @@
  * from the pools the earlier steps filled. Also checks that clearing the
  * tape gives every buffer back (bytes in use return to the same level), and
  * that ember_ctx_memory_peak keeps the high-water marks of bytes in use and held, and what selective
- * recomputation keeps and saves.
+ * recomputation keeps and saves, and what it says when its function is misused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +190,51 @@ static void check_recompute_selective(void)
         free(grads[k]);
 }
 
+/* A function whose product changes between its two runs, or that recomputes inside itself: the backward pass
+ * fails and says why (and, under the sanitizers, leaks nothing) */
+static int runs;
+static ember_tensor *changing_block(void *w, ember_tensor *x)
+{
+    ember_tensor **ws = w;
+    return ember_tanh(ember_linear(x, ws[runs++ % 2], NULL));
+}
+static ember_tensor *nesting_block(void *w, ember_tensor *x) { return ember_recompute(x, gated_block, w); }
+
+static void check_recompute_misuse(void)
+{
+    static const char *const want[2] = {"products changed between its two runs",
+                                        "inside a function that ember_recompute_selective runs"};
+    for (int k = 0; k < 2; k++) {
+        ember_ctx *ctx = test_ctx(NULL);
+        if (!ctx)
+            return;
+        const int64_t xs[2] = {8, WIDTH}, w0s[2] = {WIDTH, WIDTH}, w1s[2] = {WIDTH / 2, WIDTH};
+        ember_tensor *x = ember_tensor_new(ctx, EMBER_F32, 2, xs);
+        ember_tensor *w[2] = {ember_tensor_new(ctx, EMBER_F32, 2, w0s),
+                              ember_tensor_new(ctx, EMBER_F32, 2, w1s)};
+        static float values[WIDTH * WIDTH];
+        for (int i = 0; i < WIDTH * WIDTH; i++)
+            values[i] = 0.01f * (float)(i % 7);
+        CHECK(x && w[0] && w[1] && ember_tensor_write(x, values, 8 * WIDTH * sizeof *values) == EMBER_OK &&
+                  ember_tensor_write(w[0], values, WIDTH * WIDTH * sizeof *values) == EMBER_OK &&
+                  ember_tensor_write(w[1], values, WIDTH * WIDTH / 2 * sizeof *values) == EMBER_OK,
+              "recompute misuse: the set-up: %s", ember_last_error(ctx));
+        ember_tensor_set_requires_grad(x, true);
+        runs = 0;
+        ember_tensor *h = k == 0 ? ember_recompute_selective(x, changing_block, w)
+                                 : ember_recompute_selective(x, nesting_block, w[0]);
+        ember_tensor *loss = ember_mean(ember_mean(h, 1, false), 0, false);
+        ember_status st = loss ? ember_backward(loss) : EMBER_ERR_ARG;
+        CHECK(st != EMBER_OK && strstr(ember_last_error(ctx), want[k]), "recompute misuse %d: %s, %s", k,
+              ember_status_str(st), ember_last_error(ctx));
+        ember_tape_clear(ctx);
+        ember_tensor_free(x);
+        ember_tensor_free(w[0]);
+        ember_tensor_free(w[1]);
+        ember_ctx_free(ctx);
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* --batch N: smaller steps where kernels run slowly (the CUDA test double) */
@@ -201,6 +246,7 @@ int main(int argc, char **argv)
     }
     check_memory_peak();
     check_recompute_selective();
+    check_recompute_misuse();
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
