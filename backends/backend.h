@@ -123,13 +123,16 @@ struct ember_reduce {
 /* C[i] = alpha * op(A[i]) @ op(B[i]) + beta * C[i] for i < batch, row-major:
  * op(A) is (m, k), op(B) is (k, n), C is (m, n); op transposes when asked.
  * lda, ldb, ldc are row strides of A, B and C as stored; stride_a, stride_b,
- * stride_c step between the matrices of a batch (0 reuses one matrix). */
+ * stride_c step between the matrices of a batch (0 reuses one matrix).
+ * precision: the context's (ember_ctx_set_matmul_precision), which the core
+ * sets on every product; a backend with no faster way ignores it. */
 struct ember_gemm {
     bool trans_a, trans_b;
     int64_t m, n, k;
     int64_t lda, ldb, ldc;
     int64_t batch, stride_a, stride_b, stride_c;
     float alpha, beta;
+    ember_matmul_precision precision;
 };
 
 /* The common case, whole matrices stored packed (each row right after the
@@ -652,6 +655,9 @@ struct ember_backend_ops {
     void (*device_describe)(void *dev, char *out, size_t len);
     /* (optional) changes the threads an open device uses (0: every core) */
     ember_status (*set_threads)(void *dev, int threads);
+    /* (optional) whether EMBER_MATMUL_HIGH makes the device's products
+     * faster (the CPU with AMX); NULL: it does not */
+    bool (*matmul_high_helps)(void *dev);
     /* (optional) what a person needs to know about the backend on this
      * machine, for `ember devices`: versions, libraries found, each
      * device's facts, into its section of the report (base/report-impl.h) */

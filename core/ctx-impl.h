@@ -46,6 +46,7 @@ struct ember_ctx {
     void *dev;
     struct ember_host host;
     int threads;
+    ember_matmul_precision matmul_precision; /* stamped on every product (ember_ctx_sgemm) */
     char device_name[256];
     char device_choice[1536]; /* what auto chose and what it passed over */
 

@@ -86,6 +86,29 @@ void ember_ctx_get_progress(const ember_ctx *ctx, ember_progress_fn *fn, void **
         *user = ctx ? ctx->progress_user : NULL;
 }
 
+ember_status ember_ctx_set_matmul_precision(ember_ctx *ctx, ember_matmul_precision precision)
+{
+    if (!ctx)
+        return EMBER_ERR_ARG;
+    if (precision != EMBER_MATMUL_HIGHEST && precision != EMBER_MATMUL_HIGH)
+        return ember_set_error(ctx, EMBER_ERR_ARG,
+                               "ember_ctx_set_matmul_precision: %d is neither EMBER_MATMUL_HIGHEST nor "
+                               "EMBER_MATMUL_HIGH",
+                               (int)precision);
+    ctx->matmul_precision = precision;
+    return EMBER_OK;
+}
+
+ember_matmul_precision ember_ctx_matmul_precision(const ember_ctx *ctx)
+{
+    return ctx ? ctx->matmul_precision : EMBER_MATMUL_HIGHEST;
+}
+
+bool ember_ctx_matmul_high_helps(const ember_ctx *ctx)
+{
+    return ctx && ctx->ops && ctx->ops->matmul_high_helps && ctx->ops->matmul_high_helps(ctx->dev);
+}
+
 ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads)
 {
     if (!ctx)

@@ -327,10 +327,10 @@ ember_tensor *ember_attention_cached(ember_tensor *x, int heads, ember_tensor *c
     scores.alpha = 1.0f / sqrtf((float)d);
     struct ember_gemm mix =
         ember_gemm_batched(ember_gemm_packed(false, false, len, d, seen), bh, len * seen, l * d, len * d);
-    if (ctx->ops->sgemm(ctx->dev, &scores, ember_tensor_ptr(q), keys, ember_tensor_ptr(p)) != EMBER_OK ||
+    if (ember_ctx_sgemm(ctx, &scores, ember_tensor_ptr(q), keys, ember_tensor_ptr(p)) != EMBER_OK ||
         ctx->ops->softmax_forward(ctx->dev, bh * len, seen, len, ember_tensor_ptr(p), ember_tensor_ptr(p)) !=
             EMBER_OK ||
-        ctx->ops->sgemm(ctx->dev, &mix, ember_tensor_ptr(p), values, ember_tensor_ptr(yh)) != EMBER_OK)
+        ember_ctx_sgemm(ctx, &mix, ember_tensor_ptr(p), values, ember_tensor_ptr(yh)) != EMBER_OK)
         return NULL;
     return merge_heads(ctx, yh, b, len, c, heads);
 }

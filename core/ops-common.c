@@ -69,11 +69,18 @@ ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out
     return ctx->ops->reduce(ctx->dev, op, &red, ember_tensor_ptr(out), ember_tensor_ptr(in));
 }
 
+ember_status ember_ctx_sgemm(ember_ctx *ctx, const struct ember_gemm *g, ember_ptr a, ember_ptr b,
+                             ember_ptr c)
+{
+    struct ember_gemm with = *g;
+    with.precision = ctx->matmul_precision;
+    return ctx->ops->sgemm(ctx->dev, &with, a, b, c);
+}
+
 ember_status ember_gemm_into(const struct ember_gemm *g, const struct ember_tensor *a,
                              const struct ember_tensor *b, struct ember_tensor *c)
 {
-    ember_ctx *ctx = c->ctx;
-    return ctx->ops->sgemm(ctx->dev, g, ember_tensor_ptr(a), ember_tensor_ptr(b), ember_tensor_ptr(c));
+    return ember_ctx_sgemm(c->ctx, g, ember_tensor_ptr(a), ember_tensor_ptr(b), ember_tensor_ptr(c));
 }
 
 struct ember_tensor *ember_unary_new(enum ember_unary_op op, const struct ember_tensor *a, float alpha)

@@ -148,8 +148,8 @@ static ember_status forward_side_by_side(ember_ctx *ctx, const struct ember_conv
         }
         struct ember_gemm gm = ember_gemm_packed(false, false, oc, cols, ckk);
         gm.beta = b ? 1.0f : 0.0f;
-        if (ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(w), ember_tensor_ptr(wide),
-                            ember_tensor_ptr(yw)) != EMBER_OK ||
+        if (ember_ctx_sgemm(ctx, &gm, ember_tensor_ptr(w), ember_tensor_ptr(wide), ember_tensor_ptr(yw)) !=
+                EMBER_OK ||
             copy_into(ctx, block(y, at * oc * hw, part.n, oc, hw), swapped(yw, 0, oc, part.n, hw)) !=
                 EMBER_OK)
             return ctx->status;
@@ -261,7 +261,7 @@ ember_tensor *ember_conv2d_grouped(ember_tensor *x, ember_tensor *w, ember_tenso
         part.n = gm.batch = g.n - at < group ? g.n - at : group;
         ember_ptr x_at = ptr_at(cx, at * g.c * g.h * g.w);
         if ((!same && ctx->ops->im2col(ctx->dev, &part, x_at, ember_tensor_ptr(col)) != EMBER_OK) ||
-            ctx->ops->sgemm(ctx->dev, &gm, ember_tensor_ptr(cw), same ? x_at : ember_tensor_ptr(col),
+            ember_ctx_sgemm(ctx, &gm, ember_tensor_ptr(cw), same ? x_at : ember_tensor_ptr(col),
                             ptr_at(y, at * y_shape[1] * hw)) != EMBER_OK)
             return NULL;
     }
@@ -392,13 +392,13 @@ static ember_status backward_side_by_side(struct ember_node *n, const struct emb
                 copy_into(ctx, block(wide, 0, ckk, part.n, hw),
                           same ? swapped(x, x_at, part.n, ckk, hw) : swapped(col, 0, part.n, ckk, hw)) !=
                     EMBER_OK ||
-                ctx->ops->sgemm(ctx->dev, &gw, ember_tensor_ptr(dyw), ember_tensor_ptr(wide),
+                ember_ctx_sgemm(ctx, &gw, ember_tensor_ptr(dyw), ember_tensor_ptr(wide),
                                 ember_tensor_ptr(dw)) != EMBER_OK)
                 return ctx->status;
         }
         if (x->requires_grad) {
             struct ember_gemm gx = ember_gemm_packed(true, false, ckk, cols, oc);
-            if (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), ember_tensor_ptr(dyw),
+            if (ember_ctx_sgemm(ctx, &gx, ember_tensor_ptr(w), ember_tensor_ptr(dyw),
                                 ember_tensor_ptr(wide)) != EMBER_OK ||
                 copy_into(ctx, same ? block(dx, x_at, part.n, ckk, hw) : block(col, 0, part.n, ckk, hw),
                           swapped(wide, 0, ckk, part.n, hw)) != EMBER_OK ||
@@ -464,11 +464,11 @@ ember_status ember_backward_conv2d(struct ember_node *n)
         ember_ptr cols = same ? x_at : ember_tensor_ptr(col);
         if (w->requires_grad &&
             ((!same && ctx->ops->im2col(ctx->dev, &part, x_at, cols) != EMBER_OK) ||
-             ctx->ops->sgemm(ctx->dev, &gw, dy_at, cols, ptr_at(parts, at * oc * ckk)) != EMBER_OK))
+             ember_ctx_sgemm(ctx, &gw, dy_at, cols, ptr_at(parts, at * oc * ckk)) != EMBER_OK))
             return ctx->status;
         if (x->requires_grad) {
             ember_ptr dx_at = ptr_at(dx, at * g.c * g.h * g.w);
-            if (ctx->ops->sgemm(ctx->dev, &gx, ember_tensor_ptr(w), dy_at, same ? dx_at : cols) != EMBER_OK ||
+            if (ember_ctx_sgemm(ctx, &gx, ember_tensor_ptr(w), dy_at, same ? dx_at : cols) != EMBER_OK ||
                 (!same && ctx->ops->col2im(ctx->dev, &part, cols, dx_at) != EMBER_OK))
                 return ctx->status;
         }

@@ -41,6 +41,10 @@ ember_status ember_binary_into(enum ember_binary_op op, struct ember_tensor *out
 ember_status ember_reduce_into(enum ember_reduce_op op, struct ember_tensor *out,
                                const struct ember_tensor *in, int64_t outer, int64_t r, int64_t inner,
                                float alpha, float beta);
+/* the device's sgemm with the context's matmul precision stamped on g
+ * (ember_ctx_set_matmul_precision): every product goes through it */
+ember_status ember_ctx_sgemm(ember_ctx *ctx, const struct ember_gemm *g, ember_ptr a, ember_ptr b,
+                             ember_ptr c);
 /* C = alpha * op(A) @ op(B) + beta * C on tensors (see struct ember_gemm) */
 ember_status ember_gemm_into(const struct ember_gemm *g, const struct ember_tensor *a,
                              const struct ember_tensor *b, struct ember_tensor *c);

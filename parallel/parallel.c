@@ -538,6 +538,7 @@ static ember_status open_replica(struct ember_parallel *par, struct replica *r, 
     ember_ctx_set_log(r->ctx, log_fn, log_user, level);
     ember_ctx_get_progress(par->ctx, &progress_fn, &progress_user);
     ember_ctx_set_progress(r->ctx, progress_fn, progress_user);
+    ember_ctx_set_matmul_precision(r->ctx, ember_ctx_matmul_precision(par->ctx)); /* the same products */
     if (is_cpu(device))
         ember_ctx_set_threads(r->ctx, threads);
     if (ember_ctx_use_device(r->ctx, device) != EMBER_OK ||

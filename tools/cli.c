@@ -229,6 +229,18 @@ bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high
     return false;
 }
 
+bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
+{
+    if (strcmp(text, "highest") == 0 || strcmp(text, "high") == 0) {
+        *value = strcmp(text, "high") == 0 ? EMBER_MATMUL_HIGH : EMBER_MATMUL_HIGHEST;
+        return true;
+    }
+    cli_error("--matmul-precision wants highest (float32) or high (bfloat16 x 3 where the CPU has AMX), not "
+              "\"%s\"",
+              text);
+    return false;
+}
+
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value)
 {
     if (cli_u64_value(text, value))

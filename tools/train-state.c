@@ -347,6 +347,8 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
         meta_add(m, scaling[i], scaling[i + 1]);
     /* the CPU threads the run had (every core when not given): a resume takes the same, for the same sums */
     meta_add(m, "ember.threads", meta_int(m, o->threads ? o->threads : ember_cpu_count()));
+    /* and the products' precision, which the sums depend on as much */
+    meta_add(m, "ember.matmul_precision", o->matmul_precision == EMBER_MATMUL_HIGH ? "high" : "highest");
     meta_add(m, "ember.epoch", meta_int(m, pos->epochs_done));
     meta_add(m, "ember.step", meta_int(m, pos->total_steps));
     if (*dir)
@@ -600,6 +602,25 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
                 "will not end bit for bit as an unbroken one would (leave --threads out to keep %lld)\n",
                 (long long)o->threads, o->resume, (long long)saved_threads, (long long)saved_threads);
     }
+    /* the products' precision (ember.matmul_precision; older checkpoints lack it: highest) */
+    const char *precision = ember_checkpoint_meta(ck, "ember.matmul_precision");
+    ember_matmul_precision saved_precision = EMBER_MATMUL_HIGHEST;
+    if (rc == EXIT_OK && precision && strcmp(precision, "highest") != 0 && strcmp(precision, "high") != 0) {
+        cli_error("%s: ember.matmul_precision is \"%s\", not a value of --matmul-precision (highest or high)",
+                  o->resume, cli_printable(precision, shown, 64));
+        rc = EXIT_DATA;
+    } else if (precision && strcmp(precision, "high") == 0) {
+        saved_precision = EMBER_MATMUL_HIGH;
+    }
+    if (rc == EXIT_OK && !o->matmul_precision_given)
+        o->matmul_precision = saved_precision;
+    else if (rc == EXIT_OK && o->matmul_precision != saved_precision)
+        fprintf(
+            stderr,
+            "ember: warning: --matmul-precision %s, but %s was trained with %s: it goes on, but it will not "
+            "end bit for bit as an unbroken run would\n",
+            o->matmul_precision == EMBER_MATMUL_HIGH ? "high" : "highest", o->resume,
+            saved_precision == EMBER_MATMUL_HIGH ? "high" : "highest");
     /* the data's folder and shape, as eval takes them */
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"),
                *input = ember_checkpoint_meta(ck, "ember.input");

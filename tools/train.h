@@ -40,8 +40,10 @@ struct train_options {
     double clip; /* --clip: the gradients' largest global norm; 0: no clipping */
     uint64_t seed;
     bool eval, quiet, verbose, shape_given;
-    bool keep_devices;                /* --keep-devices: data parallel never leaves a device out */
-    bool keep_activations;            /* --keep-activations: a language model's training recomputes nothing */
+    bool keep_devices;     /* --keep-devices: data parallel never leaves a device out */
+    bool keep_activations; /* --keep-activations: a language model's training recomputes nothing */
+    ember_matmul_precision matmul_precision; /* --matmul-precision (ember.matmul_precision on --resume) */
+    bool matmul_precision_given;
     bool recompute_all;               /* --recompute-all: ... recomputes its products too (not kept) */
     bool stop_if_diverging;           /* --stop-if-diverging (tools/train-watch.c) */
     bool threads_given, device_given; /* --threads, --device on the command line (--resume) */

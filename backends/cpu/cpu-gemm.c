@@ -5,7 +5,9 @@
  * columns of C. Without OpenBLAS (EMBER_HAVE_OPENBLAS unset), or where
  * its buffers would not fit an address-space limit, a plain blocked loop
  * stands in (cpu-gemm-plain.c), correct but several times slower. The
- * products with one short side go to cpu-gemm-skinny.c first.
+ * products with one short side go to cpu-gemm-skinny.c first, and under
+ * EMBER_MATMUL_HIGH the large ones to the AMX tile unit where the CPU has
+ * one (cpu-gemm-amx.c).
  */
 #include "cpu-impl.h"
 #include "limits-impl.h"
@@ -51,7 +53,7 @@ bool cpu_blas_fits(int threads, char *why, size_t why_len)
 static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n, const float *a,
                      const float *b, float *c)
 {
-    if (cpu_gemm_skinny(g, m, n, a, b, c))
+    if (cpu_gemm_amx(g, m, n, a, b, c) || cpu_gemm_skinny(g, m, n, a, b, c))
         return;
     if (!blas) {
         cpu_gemm_plain(g, m, n, a, b, c);
@@ -110,7 +112,8 @@ static void gemm_one(const struct ember_gemm *g, bool blas, int64_t m, int64_t n
                      const float *b, float *c)
 {
     (void)blas;
-    cpu_gemm_plain(g, m, n, a, b, c);
+    if (!cpu_gemm_amx(g, m, n, a, b, c))
+        cpu_gemm_plain(g, m, n, a, b, c);
 }
 
 static void blas_threads_enter(void) {}

@@ -15,7 +15,9 @@
  * holding one scores with ember_cross_entropy_ignore), printing each
  * step's loss; then saves them to OUT_DIR/final.safetensors, and the model
  * with them merged to OUT_DIR/merged-TYPE.gguf for TYPE F32, F16, Q8_0 and
- * Q4_0. The device is $EMBER_TEST_DEVICE (cpu by default).
+ * Q4_0. The device is $EMBER_TEST_DEVICE (cpu by default); its products
+ * are EMBER_MATMUL_HIGH's when $EMBER_TEST_MATMUL_PRECISION is "high" (a
+ * skip, exit 77, where that changes nothing: no AMX).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,15 @@ int main(int argc, char **argv)
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
+    const char *precision = getenv("EMBER_TEST_MATMUL_PRECISION");
+    if (precision && strcmp(precision, "high") == 0) {
+        if (!ember_ctx_matmul_high_helps(ctx)) {
+            fprintf(stderr, "lora-run: EMBER_MATMUL_HIGH changes nothing on %s (no AMX)\n",
+                    ember_ctx_device_name(ctx));
+            return TEST_SKIP;
+        }
+        ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_HIGH);
+    }
     ember_lm *lm = ember_lm_load(ctx, argv[1], &(ember_lm_options){.context = context});
     if (!lm)
         return fail(ctx, "load");

@@ -3,7 +3,7 @@
 """tests/interop/test_lora_vs_torch.py — LoRA fine-tuning of a GGUF language model (models/lm-lora.c)
 against a PyTorch twin.
 
-    test_lora_vs_torch.py LORA_RUN [--steps N] [--quick]
+    test_lora_vs_torch.py LORA_RUN [--steps N] [--quick | --lora-only]
 
 For tiny models written with the `gguf` package (a llama one with Q8_0 weights and an untied output, a
 qwen2 one with Q4_0 weights and biases), ember's lora-run adds adapters, saves them as they start, and
@@ -15,7 +15,7 @@ are, its loss F.cross_entropy(..., ignore_index=-100)'s over the batch. Checked:
 the merged GGUF files (F32, F16, Q8_0, Q4_0) as the gguf package reads them equal to W + (alpha / r) B A
 in each type (the quantised ones block for block as gguf.quants quantises it), the rest the base's,
 the loss falling, B zero at the start, and the trained adapters near the twin's (--quick: the llama one
-alone, for the simulated GPUs). The device is
+alone, for the simulated GPUs; --lora-only: the two LoRA runs, for EMBER_TEST_MATMUL_PRECISION=high). The device is
 $EMBER_TEST_DEVICE (cpu by default). Exit 77 without PyTorch, numpy, gguf or safetensors.
 """
 import os
@@ -261,7 +261,11 @@ def main():
         models = (("llama", Q.Q8_0, True, False, "q,k,v,o,gate,up,down", 8, 16.0, True),
                   ("qwen2", Q.Q4_0, False, True, "q,v,down", 4, 8.0, False),
                   ("qwen2", Q.Q4_0, False, True, "full", 0, 0.0, False))
-        for arch, qtype, untied, biases, targets, rank, alpha, masked in models[:1] if "--quick" in args else models:
+        if "--quick" in args:
+            models = models[:1]
+        elif "--lora-only" in args:
+            models = models[:2]
+        for arch, qtype, untied, biases, targets, rank, alpha, masked in models:
             path = os.path.join(tmp, f"tiny-{arch}.gguf")
             if not os.path.exists(path):
                 write_tiny(path, arch, qtype, rng, untied, biases)
