@@ -655,9 +655,10 @@ struct ember_backend_ops {
     void (*device_describe)(void *dev, char *out, size_t len);
     /* (optional) changes the threads an open device uses (0: every core) */
     ember_status (*set_threads)(void *dev, int threads);
-    /* (optional) whether EMBER_MATMUL_HIGH makes the device's products
-     * faster (the CPU with AMX); NULL: it does not */
-    bool (*matmul_high_helps)(void *dev);
+    /* (optional) whether a matmul precision below EMBER_MATMUL_HIGHEST
+     * makes the device's products faster (the CPU with AMX); NULL: it
+     * does not */
+    bool (*matmul_precision_matters)(void *dev);
     /* (optional) what a person needs to know about the backend on this
      * machine, for `ember devices`: versions, libraries found, each
      * device's facts, into its section of the report (base/report-impl.h) */

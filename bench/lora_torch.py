@@ -3,14 +3,17 @@
 """bench/lora_torch.py — LoRA fine-tuning steps of a GGUF language model in PyTorch, the twin that
 bench/lora_vs_pytorch.sh times ember's `ember train --init MODEL.gguf --lora` against:
 
-    lora_torch.py MODEL.gguf THREADS STEPS BATCH CONTEXT
+    lora_torch.py MODEL.gguf THREADS STEPS BATCH CONTEXT [bf16]
 
 The model is tests/interop/test_lm_vs_torch.py's twin in float32 and batched (PyTorch has no kernels for
 GGUF's blocks: the `gguf` package dequantises every weight), frozen; beside each of the seven projections
 of every block a LoRA adapter of rank 8 and alpha 16, A uniform in +-1/sqrt(in) and B zero, as PEFT's;
 AdamW (lr 1e-3) on the adapters alone. STEPS steps of BATCH random windows of CONTEXT tokens after one
-untimed step. One JSON line: tokens a second and the peak resident memory.
+untimed step. One JSON line: tokens a second and the peak resident memory. With "bf16", the forward
+pass under torch.autocast("cpu", dtype=torch.bfloat16): its products in bfloat16 (oneDNN's, on the AMX
+tile unit where the CPU has one), for ember's --matmul-precision medium to stand beside.
 """
+import contextlib
 import json
 import os
 import resource
@@ -94,6 +97,7 @@ class LoraTwin:
 
 def main():
     path, threads, steps, batch, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    bf16 = sys.argv[6:7] == ["bf16"]
     torch.set_num_threads(threads)
     limit_blas_threads(threads)  # its products in OpenBLAS too: blas_threads.py
     model = LoraTwin(path)
@@ -104,7 +108,8 @@ def main():
     def step():
         w = torch.randint(0, vocab, (batch, context + 1), generator=g)
         opt.zero_grad()
-        logits = model.forward(w[:, :-1])
+        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
+            logits = model.forward(w[:, :-1]).float()
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), w[:, 1:].reshape(-1))
         loss.backward()
         opt.step()
@@ -115,7 +120,7 @@ def main():
     for _ in range(steps):
         step()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "threads": threads,
+    print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "threads": threads, "bf16": bf16,
                       "tokens_per_s": round(steps * batch * context / seconds, 1),
                       "tokens_per_cpu_s": round(steps * batch * context / cpu_seconds, 1),
                       "seconds_per_step": round(seconds / steps, 3),

@@ -18,7 +18,10 @@
 # PEER_PYTHON  a Python with torch and gguf (default build/pyenv/bin/python)
 # STEPS   timed steps per run (default 4);  THREADS  default "1 2";  ROUNDS  default 2
 # EMBER_ARGS  more options for ember train (--keep-activations: no recomputation;
-#             --recompute-all: the products recomputed too)
+#             --recompute-all: the products recomputed too; --matmul-precision high or
+#             medium: bfloat16 x 3 or x 1 on a CPU with AMX)
+# TWIN_BF16   1: the twin's forward pass under bfloat16 autocast (lora_torch.py bf16),
+#             beside --matmul-precision medium
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
 EMBER=${1:-build/ember}
@@ -26,6 +29,7 @@ PY=${PEER_PYTHON:-build/pyenv/bin/python}
 HERE=$(dirname "$0")
 MODEL=${MODEL:-build/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 STEPS=${STEPS:-4} THREADS=${THREADS:-"1 2"} ROUNDS=${ROUNDS:-2} EMBER_ARGS=${EMBER_ARGS:-}
+TWIN_BF16=${TWIN_BF16:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 [ -f "$MODEL" ] || { echo "no $MODEL: scripts/fetch-model.sh fetches it" >&2; exit 1; }
@@ -48,7 +52,7 @@ print(round(len(lines) * 512 / sum(512 / l['images_per_s'] for l in lines), 1),
       round(len(lines) * 512 / sum(l['cpu_seconds'] for l in lines), 1))")  # a step: 4 x 128 tokens
     ember_cpu_rate=${ember#* } ember=${ember% *}
     ember_rss=$(($(cat "$TMP/rss") / 1024))
-    torch=$("$PY" "$HERE/lora_torch.py" "$MODEL" "$t" "$STEPS" 4 128)
+    torch=$("$PY" "$HERE/lora_torch.py" "$MODEL" "$t" "$STEPS" 4 128 ${TWIN_BF16:+bf16})
     torch_rate=$("$PY" -c "import json; print(json.loads('$torch')['tokens_per_s'])")
     torch_cpu_rate=$("$PY" -c "import json; print(json.loads('$torch')['tokens_per_cpu_s'])")
     torch_rss=$("$PY" -c "import json; print(round(json.loads('$torch')['peak_rss_mib']))")

@@ -57,23 +57,26 @@ int main(int argc, char **argv)
         return 1;
     }
     ember_set_grad_enabled(ctx, false);
-    printf("%s; EMBER_MATMUL_HIGH %s; the median of %d, alternating\n\n", ember_ctx_device_name(ctx),
-           ember_ctx_matmul_high_helps(ctx) ? "on the AMX tile unit" : "changes nothing here (no AMX)", reps);
-    printf("| x W^T: M x N x K | highest ms | GFLOP/s | high ms | GFLOP/s | highest / high | difference |\n");
-    printf("|---|---|---|---|---|---|---|\n");
+    printf("%s; HIGH and MEDIUM %s; the median of %d, alternating\n\n", ember_ctx_device_name(ctx),
+           ember_ctx_matmul_precision_matters(ctx) ? "on the AMX tile unit" : "change nothing here (no AMX)",
+           reps);
+    printf("| x W^T: M x N x K | highest ms | GFLOP/s | high ms | GFLOP/s | x | difference | medium ms | "
+           "GFLOP/s | x "
+           "| difference |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     unsigned seed = 1;
     for (int s = 0; s < shapes; s++) {
         int64_t m = argc > 3 ? atoll(argv[3 + 3 * s]) : defaults[s][0];
         int64_t n = argc > 3 ? atoll(argv[4 + 3 * s]) : defaults[s][1];
         int64_t k = argc > 3 ? atoll(argv[5 + 3 * s]) : defaults[s][2];
         ember_tensor *x = random_tensor(ctx, m, k, &seed), *w = random_tensor(ctx, n, k, &seed);
-        double ms[2][64];
-        float *out[2] = {NULL, NULL};
+        double ms[3][64];
+        float *out[3] = {NULL, NULL, NULL};
         if (reps > 64)
             reps = 64;
         for (int r = 0; r < reps; r++)
-            for (int p = 0; p < 2; p++) {
-                ember_ctx_set_matmul_precision(ctx, p ? EMBER_MATMUL_HIGH : EMBER_MATMUL_HIGHEST);
+            for (int p = 0; p < 3; p++) { /* EMBER_MATMUL_HIGHEST, HIGH, MEDIUM */
+                ember_ctx_set_matmul_precision(ctx, (ember_matmul_precision)p);
                 double t0 = now_ms();
                 ember_tensor *y = ember_linear(x, w, NULL);
                 ms[p][r] = now_ms() - t0;
@@ -85,16 +88,20 @@ int main(int argc, char **argv)
                     out[p] = read_all(y);
                 ember_tensor_free(y);
             }
-        double diff = 0.0, norm = 0.0;
-        for (int64_t i = 0; out[0] && out[1] && i < m * n; i++) {
-            diff += ((double)out[1][i] - out[0][i]) * ((double)out[1][i] - out[0][i]);
-            norm += (double)out[0][i] * out[0][i];
+        double flop = 2.0 * m * n * k, highest = median_ms(ms[0], reps);
+        printf("| %lld x %lld x %lld | %.2f | %.0f |", (long long)m, (long long)n, (long long)k, highest,
+               flop / highest / 1e6);
+        for (int p = 1; p < 3; p++) {
+            double diff = 0.0, norm = 0.0, took = median_ms(ms[p], reps);
+            for (int64_t i = 0; out[0] && out[p] && i < m * n; i++) {
+                diff += ((double)out[p][i] - out[0][i]) * ((double)out[p][i] - out[0][i]);
+                norm += (double)out[0][i] * out[0][i];
+            }
+            printf(" %.2f | %.0f | %.2fx | %.1e |", took, flop / took / 1e6, highest / took,
+                   norm > 0 ? diff / norm : 0.0);
         }
-        double highest = median_ms(ms[0], reps), high = median_ms(ms[1], reps), flop = 2.0 * m * n * k;
-        printf("| %lld x %lld x %lld | %.2f | %.0f | %.2f | %.0f | %.2fx | %.1e |\n", (long long)m, (long long)n,
-               (long long)k, highest, flop / highest / 1e6, high, flop / high / 1e6, highest / high,
-               norm > 0 ? diff / norm : 0.0);
-        free(out[0]), free(out[1]);
+        printf("\n");
+        free(out[0]), free(out[1]), free(out[2]);
         ember_tensor_free(x), ember_tensor_free(w);
     }
     ember_ctx_free(ctx);

@@ -90,10 +90,11 @@ ember_status ember_ctx_set_matmul_precision(ember_ctx *ctx, ember_matmul_precisi
 {
     if (!ctx)
         return EMBER_ERR_ARG;
-    if (precision != EMBER_MATMUL_HIGHEST && precision != EMBER_MATMUL_HIGH)
+    if (precision != EMBER_MATMUL_HIGHEST && precision != EMBER_MATMUL_HIGH &&
+        precision != EMBER_MATMUL_MEDIUM)
         return ember_set_error(ctx, EMBER_ERR_ARG,
-                               "ember_ctx_set_matmul_precision: %d is neither EMBER_MATMUL_HIGHEST nor "
-                               "EMBER_MATMUL_HIGH",
+                               "ember_ctx_set_matmul_precision: %d is none of EMBER_MATMUL_HIGHEST, "
+                               "EMBER_MATMUL_HIGH and EMBER_MATMUL_MEDIUM",
                                (int)precision);
     ctx->matmul_precision = precision;
     return EMBER_OK;
@@ -104,9 +105,10 @@ ember_matmul_precision ember_ctx_matmul_precision(const ember_ctx *ctx)
     return ctx ? ctx->matmul_precision : EMBER_MATMUL_HIGHEST;
 }
 
-bool ember_ctx_matmul_high_helps(const ember_ctx *ctx)
+bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx)
 {
-    return ctx && ctx->ops && ctx->ops->matmul_high_helps && ctx->ops->matmul_high_helps(ctx->dev);
+    return ctx && ctx->ops && ctx->ops->matmul_precision_matters &&
+           ctx->ops->matmul_precision_matters(ctx->dev);
 }
 
 ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads)

@@ -390,10 +390,10 @@ static ember_status pass_set_threads(void *dev, int threads)
     struct ember_profiler *p = dev;
     return p->inner->set_threads(p->inner_dev, threads);
 }
-static bool pass_matmul_high_helps(void *dev)
+static bool pass_matmul_precision_matters(void *dev)
 {
     struct ember_profiler *p = dev;
-    return p->inner->matmul_high_helps(p->inner_dev);
+    return p->inner->matmul_precision_matters(p->inner_dev);
 }
 static ember_status pass_alloc(void *dev, size_t bytes, void **buf)
 {
@@ -430,7 +430,7 @@ static struct ember_backend_ops timed_table(const struct ember_backend_ops *inne
         .name = inner->name,
         .device_describe = pass_describe,
         .set_threads = inner->set_threads ? pass_set_threads : NULL,
-        .matmul_high_helps = inner->matmul_high_helps ? pass_matmul_high_helps : NULL,
+        .matmul_precision_matters = inner->matmul_precision_matters ? pass_matmul_precision_matters : NULL,
         .alloc = pass_alloc,
         .release = pass_release,
         .memory_info = inner->memory_info ? pass_memory_info : NULL,

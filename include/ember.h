@@ -217,23 +217,27 @@ EMBER_API ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads);
 
 /* How a context's float32 matrix products may be computed, as PyTorch's
  * torch.set_float32_matmul_precision. EMBER_MATMUL_HIGHEST (the default):
- * in float32 throughout. EMBER_MATMUL_HIGH: a device may take a faster way
- * that keeps about 16 significant bits of each operand and sums in
- * float32 (a product's relative error near 1e-5 rather than 1e-7). Today
- * that is the CPU on processors with AMX (Intel Xeons since Sapphire
+ * in float32 throughout. Below it a device may take a faster way that
+ * keeps fewer significant bits of each operand and sums in float32:
+ * EMBER_MATMUL_HIGH about 16 (a product's relative error near 1e-5 rather
+ * than float32's 1e-7), EMBER_MATMUL_MEDIUM 8, bfloat16's own (near 3e-3).
+ * Today that is the CPU on processors with AMX (Intel Xeons since Sapphire
  * Rapids), which takes each large product as three bfloat16 products on
- * its tile unit (docs/design.md, "Matrix products below float32"); on any
- * other CPU or device it changes nothing. Any time, for the products after
- * it; a value outside the enum is refused (EMBER_ERR_ARG). */
+ * its tile unit at HIGH and as one at MEDIUM (docs/design.md, "Matrix
+ * products below float32"); on any other CPU or device it changes nothing.
+ * Any time, for the products after it; a value outside the enum is refused
+ * (EMBER_ERR_ARG). */
 typedef enum ember_matmul_precision {
     EMBER_MATMUL_HIGHEST,
     EMBER_MATMUL_HIGH,
+    EMBER_MATMUL_MEDIUM,
 } ember_matmul_precision;
 EMBER_API ember_status ember_ctx_set_matmul_precision(ember_ctx *ctx, ember_matmul_precision precision);
 EMBER_API ember_matmul_precision ember_ctx_matmul_precision(const ember_ctx *ctx);
-/* Whether EMBER_MATMUL_HIGH would make the context's device faster: the CPU
- * with AMX (false before a device is open, and for every other device). */
-EMBER_API bool ember_ctx_matmul_high_helps(const ember_ctx *ctx);
+/* Whether a precision below HIGHEST changes the context's device's
+ * products (the CPU with AMX); false before a device is open, and for
+ * every other device. */
+EMBER_API bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx);
 
 /* Opens a device: "cpu", "auto" (the best available), or a backend name with
  * an optional index such as "opencl:1". A device that cannot be used is an

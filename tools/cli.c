@@ -229,16 +229,25 @@ bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high
     return false;
 }
 
+static const char *const matmul_precisions[] = {"highest", "high", "medium"};
+
 bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
 {
-    if (strcmp(text, "highest") == 0 || strcmp(text, "high") == 0) {
-        *value = strcmp(text, "high") == 0 ? EMBER_MATMUL_HIGH : EMBER_MATMUL_HIGHEST;
-        return true;
-    }
-    cli_error("--matmul-precision wants highest (float32) or high (bfloat16 x 3 where the CPU has AMX), not "
-              "\"%s\"",
-              text);
+    for (int p = 0; p < 3; p++)
+        if (strcmp(text, matmul_precisions[p]) == 0) {
+            *value = (ember_matmul_precision)p;
+            return true;
+        }
+    cli_error(
+        "--matmul-precision wants highest (float32), high (bfloat16 x 3 where the CPU has AMX) or medium "
+        "(bfloat16), not \"%s\"",
+        text);
     return false;
+}
+
+const char *cli_matmul_precision_name(ember_matmul_precision precision)
+{
+    return (unsigned)precision < 3 ? matmul_precisions[precision] : "?";
 }
 
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value)

@@ -75,8 +75,9 @@ int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct 
 bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high, int64_t *value);
 bool cli_parse_float(const char *name, const char *text, double low, double high, double *value);
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value);
-/* --matmul-precision: "highest" or "high" */
+/* --matmul-precision: "highest", "high" or "medium"; and back */
 bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value);
+const char *cli_matmul_precision_name(ember_matmul_precision precision);
 /* The same without a message: false when `text` is not such a value. */
 bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value);
 bool cli_float_value(const char *text, double low, double high, double *value);

@@ -350,12 +350,12 @@ static int train_setup(struct train_run *run)
     if (run->o.resume) /* the threads the run had, on the device already open */
         ember_ctx_set_threads(run->ctx, (int)run->o.threads);
     ember_ctx_set_matmul_precision(run->ctx, run->o.matmul_precision);
-    if (run->o.matmul_precision == EMBER_MATMUL_HIGH && !ember_ctx_matmul_high_helps(run->ctx) &&
+    if (run->o.matmul_precision != EMBER_MATMUL_HIGHEST && !ember_ctx_matmul_precision_matters(run->ctx) &&
         !run->o.quiet)
         fprintf(stderr,
-                "ember: --matmul-precision high changes nothing on %s (only a CPU with AMX has a faster "
-                "way): its products stay float32\n",
-                ember_ctx_device_name(run->ctx));
+                "ember: --matmul-precision %s changes nothing on %s (only a CPU with AMX has a faster way): "
+                "its products stay float32\n",
+                cli_matmul_precision_name(run->o.matmul_precision), ember_ctx_device_name(run->ctx));
     if (!run->o.run_id) { /* "20261122T235501-4242": when, and which process */
         time_t now = time(NULL);
         struct tm utc;

@@ -348,7 +348,7 @@ static int model_meta(const struct train_options *o, ember_ctx *ctx, const ember
     /* the CPU threads the run had (every core when not given): a resume takes the same, for the same sums */
     meta_add(m, "ember.threads", meta_int(m, o->threads ? o->threads : ember_cpu_count()));
     /* and the products' precision, which the sums depend on as much */
-    meta_add(m, "ember.matmul_precision", o->matmul_precision == EMBER_MATMUL_HIGH ? "high" : "highest");
+    meta_add(m, "ember.matmul_precision", cli_matmul_precision_name(o->matmul_precision));
     meta_add(m, "ember.epoch", meta_int(m, pos->epochs_done));
     meta_add(m, "ember.step", meta_int(m, pos->total_steps));
     if (*dir)
@@ -605,12 +605,10 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     /* the products' precision (ember.matmul_precision; older checkpoints lack it: highest) */
     const char *precision = ember_checkpoint_meta(ck, "ember.matmul_precision");
     ember_matmul_precision saved_precision = EMBER_MATMUL_HIGHEST;
-    if (rc == EXIT_OK && precision && strcmp(precision, "highest") != 0 && strcmp(precision, "high") != 0) {
-        cli_error("%s: ember.matmul_precision is \"%s\", not a value of --matmul-precision (highest or high)",
-                  o->resume, cli_printable(precision, shown, 64));
+    if (rc == EXIT_OK && precision && !cli_parse_matmul_precision(precision, &saved_precision)) {
+        cli_error("%s: ember.matmul_precision is \"%s\", not a value of --matmul-precision", o->resume,
+                  cli_printable(precision, shown, 64));
         rc = EXIT_DATA;
-    } else if (precision && strcmp(precision, "high") == 0) {
-        saved_precision = EMBER_MATMUL_HIGH;
     }
     if (rc == EXIT_OK && !o->matmul_precision_given)
         o->matmul_precision = saved_precision;
@@ -619,8 +617,8 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
             stderr,
             "ember: warning: --matmul-precision %s, but %s was trained with %s: it goes on, but it will not "
             "end bit for bit as an unbroken run would\n",
-            o->matmul_precision == EMBER_MATMUL_HIGH ? "high" : "highest", o->resume,
-            saved_precision == EMBER_MATMUL_HIGH ? "high" : "highest");
+            cli_matmul_precision_name(o->matmul_precision), o->resume,
+            cli_matmul_precision_name(saved_precision));
     /* the data's folder and shape, as eval takes them */
     const char *dir = ember_checkpoint_meta(ck, "ember.data_dir"),
                *input = ember_checkpoint_meta(ck, "ember.input");

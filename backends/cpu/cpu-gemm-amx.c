@@ -2,8 +2,8 @@
 /*
  * backends/cpu/cpu-gemm-amx.c — float32 products on the AMX tile unit of
  * Intel's Xeons since Sapphire Rapids, where the context allows it
- * (EMBER_MATMUL_HIGH, ember_ctx_set_matmul_precision; docs/design.md,
- * "Matrix products below float32").
+ * (EMBER_MATMUL_HIGH or MEDIUM, ember_ctx_set_matmul_precision;
+ * docs/design.md, "Matrix products below float32").
  *
  * The tile unit multiplies bfloat16 (float32's sign, exponent and top 8
  * significant bits) and adds in float32, some twenty times as many
@@ -15,8 +15,10 @@
  *
  * (A_lo B_lo, about 2^-16 of the whole, left out): PyTorch's "high"
  * float32 matmul precision, a relative error near 1e-5 where float32's
- * own is near 1e-7. Three passes still leave the tile unit several times
- * faster than OpenBLAS on one core (docs/benchmarks.md, "AMX").
+ * own is near 1e-7. Three passes still leave the tile unit about twice as
+ * fast as OpenBLAS on one core (docs/benchmarks.md, "Products on the AMX
+ * tile unit"). EMBER_MATMUL_MEDIUM, PyTorch's "medium", takes A_hi B_hi
+ * alone.
  *
  * What the tiles want (Intel's SDM, "Intel AMX"): a tile of A is 16 rows
  * of 32 bf16 along k; a tile of B is 16 rows, row p holding, for each of
@@ -55,8 +57,9 @@
 #define AMX_FN     __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
 #define AMX_INLINE static inline __attribute__((always_inline)) AMX_FN
 
-/* arch_prctl's request and the tile data's state component (Linux's
- * arch/x86/include/uapi/asm/prctl.h, Intel's SDM) */
+/* arch_prctl's request and the tile data's state component, as Linux's
+ * own headers and Intel's SDM number them (older C libraries do not
+ * define them) */
 #define ARCH_REQ_XCOMP_PERM 0x1023
 #define XFEATURE_XTILEDATA  18
 
@@ -267,10 +270,12 @@ struct tiles {
     const uint16_t *a_hi, *a_lo, *b_hi, *b_lo;
     size_t next;
     int64_t steps;
+    bool lo; /* hi lo and lo hi too (EMBER_MATMUL_HIGH) */
 };
 
 /* C's 32 x 32 block from A's two row tiles and B's two column tiles over
- * `steps` k-steps: hi hi, hi lo and lo hi each k-step. A whole block with
+ * `steps` k-steps: hi hi, hi lo and lo hi each k-step (or hi hi alone,
+ * EMBER_MATMUL_MEDIUM). A whole block with
  * alpha 1 and beta 0 or 1 (or a later chunk of k) goes between C and the
  * tiles directly; any other through land(). */
 static AMX_FN void block_multiply(const struct tiles *t, const struct landing *to)
@@ -292,31 +297,41 @@ static AMX_FN void block_multiply(const struct tiles *t, const struct landing *t
         _tile_zero(2);
         _tile_zero(3);
     }
+/* A's two row tiles into tiles 4 and 5, B's two column tiles into 6 and 7,
+ * and the four products into C's tiles 0-3 */
+#define LOAD_A(p)                                                                                            \
+    do {                                                                                                     \
+        _tile_loadd(4, (p) + at, 64);                                                                        \
+        _tile_loadd(5, (p) + next + at, 64);                                                                 \
+    } while (0)
+#define LOAD_B(p)                                                                                            \
+    do {                                                                                                     \
+        _tile_loadd(6, (p) + at, 64);                                                                        \
+        _tile_loadd(7, (p) + next + at, 64);                                                                 \
+    } while (0)
+#define PRODUCTS()                                                                                           \
+    do {                                                                                                     \
+        _tile_dpbf16ps(0, 4, 6);                                                                             \
+        _tile_dpbf16ps(1, 4, 7);                                                                             \
+        _tile_dpbf16ps(2, 5, 6);                                                                             \
+        _tile_dpbf16ps(3, 5, 7);                                                                             \
+    } while (0)
     for (int64_t s = 0; s < t->steps; s++) {
         size_t at = (size_t)s * TILE_ELEMENTS;
-        _tile_loadd(4, a_hi + at, 64);
-        _tile_loadd(5, a_hi + next + at, 64);
-        _tile_loadd(6, b_hi + at, 64);
-        _tile_loadd(7, b_hi + next + at, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(6, b_lo + at, 64);
-        _tile_loadd(7, b_lo + next + at, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(4, a_lo + at, 64);
-        _tile_loadd(5, a_lo + next + at, 64);
-        _tile_loadd(6, b_hi + at, 64);
-        _tile_loadd(7, b_hi + next + at, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+        LOAD_A(a_hi); /* hi hi */
+        LOAD_B(b_hi);
+        PRODUCTS();
+        if (t->lo) {
+            LOAD_B(b_lo); /* hi lo */
+            PRODUCTS();
+            LOAD_A(a_lo); /* lo hi */
+            LOAD_B(b_hi);
+            PRODUCTS();
+        }
     }
+#undef LOAD_A
+#undef LOAD_B
+#undef PRODUCTS
     if (direct) {
         _tile_stored(0, to->c, ld);
         _tile_stored(1, to->c + 16, ld);
@@ -381,8 +396,8 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
                          float *c)
 {
     /* small products are OpenBLAS's: the packing would be most of the work */
-    if (g->precision != EMBER_MATMUL_HIGH || m < 32 || n < 32 || g->k < 32 ||
-        m * n * g->k < ((int64_t)1 << 20) || !cpu_amx())
+    if ((g->precision != EMBER_MATMUL_HIGH && g->precision != EMBER_MATMUL_MEDIUM) || m < 32 || n < 32 ||
+        g->k < 32 || m * n * g->k < ((int64_t)1 << 20) || !cpu_amx())
         return false;
     /* the smaller side is packed whole (over a span of k that fits the
      * budget), the larger a panel at a time */
@@ -427,7 +442,8 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
                                           .b_hi = (a_whole ? p_hi : w_hi) + (a_whole ? at_p : at_w),
                                           .b_lo = (a_whole ? p_lo : w_lo) + (a_whole ? at_p : at_w),
                                           .next = (size_t)steps * TILE_ELEMENTS,
-                                          .steps = count};
+                                          .steps = count,
+                                          .lo = g->precision == EMBER_MATMUL_HIGH};
                         struct landing to = {.c = c + i * g->ldc + j,
                                              .ldc = g->ldc,
                                              .rows = m - i < 32 ? m - i : 32,

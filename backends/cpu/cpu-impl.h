@@ -136,7 +136,7 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
                      float *c);
 
 /* The products on the AMX tile unit (cpu-gemm-amx.c), for
- * EMBER_MATMUL_HIGH: computes C for the m x n part given and returns true,
+ * EMBER_MATMUL_HIGH and MEDIUM: computes C for the m x n part given and returns true,
  * or returns false for a product it does not take (EMBER_MATMUL_HIGHEST, a
  * small one, no AMX). cpu_amx: the CPU has the tile unit,
  * Linux lets ember use it, and EMBER_CPU_SIMD does not narrow the kernels

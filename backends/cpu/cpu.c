@@ -91,7 +91,7 @@ static void cpu_device_describe(void *dev, char *out, size_t len)
     snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name(d));
 }
 
-static bool cpu_matmul_high_helps(void *dev)
+static bool cpu_matmul_precision_matters(void *dev)
 {
     (void)dev;
     return cpu_amx();
@@ -103,8 +103,9 @@ static void cpu_diagnose(struct ember_report *r, int threads)
     ember_report_int(r, "cores", "cores", cores);
     ember_report_int(r, "threads", "threads used", threads > 0 ? threads : cores);
     ember_report_string(r, "blas", "matrix products", "%s", cpu_blas_library());
-    ember_report_string(r, "amx", "EMBER_MATMUL_HIGH (--matmul-precision high)", "%s",
-                        cpu_amx() ? "bfloat16 x 3 on the AMX tile unit" : "no AMX: float32 as at highest");
+    ember_report_string(r, "amx", "--matmul-precision high, medium", "%s",
+                        cpu_amx() ? "bfloat16 x 3, x 1 on the AMX tile unit"
+                                  : "no AMX: float32 as at highest");
 }
 
 static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)
@@ -142,7 +143,7 @@ const struct ember_backend_ops ember_cpu_backend = {
     .device_close = cpu_device_close,
     .device_describe = cpu_device_describe,
     .set_threads = cpu_set_threads,
-    .matmul_high_helps = cpu_matmul_high_helps,
+    .matmul_precision_matters = cpu_matmul_precision_matters,
     .diagnose = cpu_diagnose,
     .alloc = cpu_alloc,
     .release = cpu_release,
