@@ -103,7 +103,7 @@ static void cpu_diagnose(struct ember_report *r, int threads)
     ember_report_int(r, "cores", "cores", cores);
     ember_report_int(r, "threads", "threads used", threads > 0 ? threads : cores);
     ember_report_string(r, "blas", "matrix products", "%s", cpu_blas_library());
-    ember_report_string(r, "amx", "--matmul-precision high, medium", "%s",
+    ember_report_string(r, "amx", "EMBER_MATMUL_HIGH, MEDIUM", "%s",
                         cpu_amx() ? "bfloat16 x 3, x 1 on the AMX tile unit"
                                   : "no AMX: float32 as at highest");
 }
