@@ -6,14 +6,18 @@
  * docs/design.md, "Matrix products below float32").
  *
  * The tile unit multiplies bfloat16 (float32's sign, exponent and top 8
- * significant bits) and adds in float32, some twenty times as many
- * multiply-adds a cycle as AVX-512 does in float32. Each float x is split
+ * significant bits) and adds in float32, sixteen times as many
+ * multiply-adds a cycle as AVX-512 does in float32 (3.1 TFLOP/s measured
+ * on one core of the development VM). Each float x is split
  * into two bfloat16, hi = bf16(x) and lo = bf16(x - hi), which together
  * hold 16 of its 24 significant bits, and a product is taken as three:
  *
  *     A B  ~  A_hi B_hi + A_hi B_lo + A_lo B_hi
  *
- * (A_lo B_lo, about 2^-16 of the whole, left out): PyTorch's "high"
+ * (A_lo B_lo, about 2^-16 of the whole, left out; a part of a product
+ * whose operands hold Inf or NaN takes A_hi B_hi alone, so that they land
+ * where float32's would, but for the tile unit's flushing subnormal inputs
+ * to zero, which can make Inf times a subnormal NaN): PyTorch's "high"
  * float32 matmul precision, a relative error near 1e-5 where float32's
  * own is near 1e-7. Three passes still leave the tile unit about twice as
  * fast as OpenBLAS on one core (docs/benchmarks.md, "Products on the AMX
@@ -28,7 +32,7 @@
  * The smaller operand is packed whole and the larger one a panel at a
  * time, each part once (k is cut into spans only when even the smaller
  * would pass PACKED_BUDGET). The kernel keeps a 32 x 32 block of C in four
- * tiles over a chunk of 256 of k, C gathering the chunks' sums.
+ * tiles over a chunk of up to CHUNK of k, C gathering the chunks' sums.
  *
  * Linux only: a process asks the kernel for the tile state before it may
  * touch it (arch_prctl ARCH_REQ_XCOMP_PERM), and Windows' way is not
@@ -72,8 +76,8 @@
  * Sapphire Rapids core: the tiles' loads and stores of C cost more than
  * reading A and B from L2) */
 #define CHUNK 2048
-/* the most the whole operand, hi and lo, may take packed; beyond it k is
- * cut into chunks */
+/* the most the whole operand, hi and lo, may take packed (so that it stays
+ * in L2); beyond it k is cut into spans, each packed in turn */
 #define PACKED_BUDGET ((int64_t)3 << 19)
 
 static bool amx_ready;
@@ -104,15 +108,24 @@ bool cpu_amx(void)
 
 /* ------------------------------------------------------------- packing */
 
-/* 32 floats as 32 bf16 hi and 32 bf16 lo */
-AMX_INLINE void split32(__m512 x0, __m512 x1, __m512i *hi, __m512i *lo)
+/* x - hi where hi is finite, else 0: an infinite or NaN x is all hi (x -
+ * hi would be NaN); *finite loses the lanes where it is not */
+AMX_INLINE __m512 remainder_of(__m512 x, __m512 hi, __mmask16 *finite)
+{
+    __mmask16 lanes = _mm512_cmp_ps_mask(_mm512_sub_ps(hi, hi), _mm512_setzero_ps(), _CMP_EQ_OQ);
+    *finite &= lanes;
+    return _mm512_maskz_sub_ps(lanes, x, hi);
+}
+
+/* 32 floats as 32 bf16 hi and 32 bf16 lo; *finite as remainder_of */
+AMX_INLINE void split32(__m512 x0, __m512 x1, __m512i *hi, __m512i *lo, __mmask16 *finite)
 {
     __m512i h = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
     __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
     __m512 h1 =
         _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
     *hi = h;
-    *lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, h1), _mm512_sub_ps(x0, h0));
+    *lo = (__m512i)_mm512_cvtne2ps_pbh(remainder_of(x1, h1, finite), remainder_of(x0, h0, finite));
 }
 
 /* the first `left` of 16 floats at p (zeros after; the rest not read) */
@@ -161,9 +174,9 @@ struct operand {
 /* 16 lines from `line` over k [32 s, 32 s + 32) of kc: either 16 vectors
  * of one line's 32 along k (along_k) or 16 of the pairs (2p, 2p + 1) of
  * the 16 lines, p = 0..15, as 32-bit elements; hi and lo apart, zeros past
- * the operand's lines and kc */
+ * the operand's lines and kc; *finite loses a lane for each Inf or NaN */
 AMX_INLINE void read_lines(const struct operand *o, int64_t line, int64_t s, int64_t kc, __m512i h[16],
-                           __m512i l[16], bool *along_k)
+                           __m512i l[16], bool *along_k, __mmask16 *finite)
 {
     int64_t left = kc - s * 32;
     *along_k = o->k_along_rows;
@@ -172,7 +185,7 @@ AMX_INLINE void read_lines(const struct operand *o, int64_t line, int64_t s, int
             const float *p = o->src + (line + r) * o->ld + s * 32;
             bool in = line + r < o->count;
             split32(in ? load16(p, left) : _mm512_setzero_ps(),
-                    in ? load16(p + 16, left - 16) : _mm512_setzero_ps(), &h[r], &l[r]);
+                    in ? load16(p + 16, left - 16) : _mm512_setzero_ps(), &h[r], &l[r], finite);
         }
         return;
     }
@@ -184,7 +197,7 @@ AMX_INLINE void read_lines(const struct operand *o, int64_t line, int64_t s, int
         int64_t k = s * 32 + 2 * p;
         __m512 even = k < kc ? load16(o->src + k * o->ld + line, lines) : _mm512_setzero_ps();
         __m512 odd = k + 1 < kc ? load16(o->src + (k + 1) * o->ld + line, lines) : _mm512_setzero_ps();
-        split32(even, odd, &h[p], &l[p]);
+        split32(even, odd, &h[p], &l[p], finite);
         h[p] = _mm512_permutexvar_epi16(pairs, h[p]);
         l[p] = _mm512_permutexvar_epi16(pairs, l[p]);
     }
@@ -194,16 +207,17 @@ AMX_INLINE void read_lines(const struct operand *o, int64_t line, int64_t s, int
  * A (each row a line's 32 along k) or of B (each row the pairs of 16
  * lines): [block][k-step][16 rows of 64 bytes], hi and lo apart. The two
  * ways of reading and the two of writing meet in a transpose where they
- * differ. */
-static AMX_FN void pack(const struct operand *o, bool for_b, int64_t first, int64_t blocks, int64_t kc,
+ * differ. False when the part holds an Inf or NaN. */
+static AMX_FN bool pack(const struct operand *o, bool for_b, int64_t first, int64_t blocks, int64_t kc,
                         uint16_t *hi, uint16_t *lo)
 {
     int64_t steps = (kc + 31) / 32;
+    __mmask16 finite = 0xffff;
     for (int64_t blk = 0; blk < blocks; blk++)
         for (int64_t s = 0; s < steps; s++) {
             __m512i h[16], l[16];
             bool along_k;
-            read_lines(o, first + blk * 16, s, kc, h, l, &along_k);
+            read_lines(o, first + blk * 16, s, kc, h, l, &along_k, &finite);
             if (along_k == for_b) {
                 transpose16(h);
                 transpose16(l);
@@ -214,6 +228,7 @@ static AMX_FN void pack(const struct operand *o, bool for_b, int64_t first, int6
                 _mm512_store_si512(lo + at + 32 * r, l[r]);
             }
         }
+    return finite == 0xffff;
 }
 
 /* ------------------------------------------------------------- the kernel */
@@ -422,10 +437,13 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
                              .ld = g->ldb,
                              .count = n,
                              .k_along_rows = g->trans_b};
-        pack(a_whole ? &oa : &ob, !a_whole, 0, whole / 16, kn, w_hi, w_lo);
+        bool whole_finite = pack(a_whole ? &oa : &ob, !a_whole, 0, whole / 16, kn, w_hi, w_lo);
         for (int64_t p0 = 0; p0 < long_side; p0 += PANEL) {
             int64_t blocks = (long_side - p0 < PANEL ? round32(long_side - p0) : PANEL) / 16;
-            pack(a_whole ? &ob : &oa, a_whole, p0, blocks, kn, p_hi, p_lo);
+            /* Inf or NaN in either: hi hi alone, where Inf times a finite
+             * hi stays +-Inf as float32's would (Inf times a lo, which may
+             * be 0 or of the other sign, would make NaN) */
+            bool finite = pack(a_whole ? &ob : &oa, a_whole, p0, blocks, kn, p_hi, p_lo) && whole_finite;
             /* a chunk of k at a time, the panel's 32 in L1 while the whole
              * operand's (in L2) pass by; C's panel stays in L2 between chunks */
             for (int64_t s0 = 0; s0 < steps; s0 += CHUNK / 32) {
@@ -443,7 +461,7 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
                                           .b_lo = (a_whole ? p_lo : w_lo) + (a_whole ? at_p : at_w),
                                           .next = (size_t)steps * TILE_ELEMENTS,
                                           .steps = count,
-                                          .lo = g->precision == EMBER_MATMUL_HIGH};
+                                          .lo = g->precision == EMBER_MATMUL_HIGH && finite};
                         struct landing to = {.c = c + i * g->ldc + j,
                                              .ldc = g->ldc,
                                              .rows = m - i < 32 ? m - i : 32,

@@ -21,6 +21,7 @@
  *     results must differ from HIGHEST's, and MEDIUM's from HIGH's,
  *     somewhere in every large product (so the tile unit did run as
  *     asked), and where it has not, be the same bits.
+ * Inf and NaN in A must land where float32's do at every precision.
  * --expect-amx fails on a CPU without the tile unit (for a machine known to
  * have one); --expect-no-amx fails where it is used (run under
  * EMBER_CPU_SIMD=avx512 and avx2, which must leave it out).
@@ -117,6 +118,38 @@ static double product(ember_ctx *ctx, const struct shape *s, ember_matmul_precis
     return err / norm;
 }
 
+/* Inf and NaN in A land in C where float32's do at every precision: a
+ * row with Inf is +-Inf by the sign of B's entries, a row with NaN is NaN
+ * (the split keeps an infinite x whole in hi: x - hi would be NaN) */
+static void check_specials(ember_ctx *ctx, ember_rng *rng)
+{
+    const int64_t n = 128; /* 128 x 128 x 128: halves on two threads still reach the tile unit */
+    float *a = random_floats(rng, (size_t)(n * n)), *b = random_floats(rng, (size_t)(n * n));
+    float *c[3];
+    a[3 * n + 5] = INFINITY, a[7 * n + 9] = NAN, a[20 * n] = -INFINITY;
+    struct ember_gemm g = ember_gemm_packed(false, false, n, n, n);
+    for (int p = 0; p < 3; p++) {
+        c[p] = calloc((size_t)(n * n), sizeof *c[p]);
+        ember_ctx_set_matmul_precision(ctx, (ember_matmul_precision)p);
+        CHECK_OK(ctx, ember_ctx_sgemm(ctx, &g, (ember_ptr){.buf = a}, (ember_ptr){.buf = b},
+                                      (ember_ptr){.buf = c[p]}));
+    }
+    ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_HIGHEST);
+    int64_t wrong = 0, specials = 0;
+    for (int p = 1; p < 3; p++)
+        for (int64_t i = 0; i < n * n; i++) {
+            float want = c[0][i], got = c[p][i];
+            specials += p == 1 && !isfinite(want);
+            wrong += isnan(want) != isnan(got) || isinf(want) != isinf(got) || (isinf(want) && want != got);
+        }
+    printf("Inf and NaN in A: %lld of C's entries not finite at highest, %lld placed otherwise at high or "
+           "medium\n",
+           (long long)specials, (long long)wrong);
+    CHECK(specials == 3 * n && wrong == 0, "Inf and NaN: %lld of %lld entries differ from float32's",
+          (long long)wrong, (long long)specials);
+    free(a), free(b), free(c[0]), free(c[1]), free(c[2]);
+}
+
 int main(int argc, char **argv)
 {
     bool expect_amx = argc > 1 && strcmp(argv[1], "--expect-amx") == 0;
@@ -194,6 +227,7 @@ int main(int argc, char **argv)
                   s->what);
         free(a), free(b), free(c0), free(want), free(highest), free(high), free(medium);
     }
+    check_specials(ctx, &rng);
     ember_ctx_free(ctx);
     return test_finish("test_matmul_precision");
 }
