@@ -229,15 +229,24 @@ bool cli_parse_int(const char *name, const char *text, int64_t low, int64_t high
     return false;
 }
 
+/* --matmul-precision's words, by ember_matmul_precision */
 static const char *const matmul_precisions[] = {"highest", "high", "medium"};
+enum { MATMUL_PRECISIONS = sizeof matmul_precisions / sizeof matmul_precisions[0] };
 
-bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
+bool cli_matmul_precision_value(const char *text, ember_matmul_precision *value)
 {
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < MATMUL_PRECISIONS; p++)
         if (strcmp(text, matmul_precisions[p]) == 0) {
             *value = (ember_matmul_precision)p;
             return true;
         }
+    return false;
+}
+
+bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
+{
+    if (cli_matmul_precision_value(text, value))
+        return true;
     cli_error(
         "--matmul-precision wants highest (float32), high (bfloat16 x 3 where the CPU has AMX) or medium "
         "(bfloat16), not \"%s\"",
@@ -247,7 +256,7 @@ bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
 
 const char *cli_matmul_precision_name(ember_matmul_precision precision)
 {
-    return (unsigned)precision < 3 ? matmul_precisions[precision] : "?";
+    return (unsigned)precision < MATMUL_PRECISIONS ? matmul_precisions[precision] : "?";
 }
 
 bool cli_parse_u64(const char *name, const char *text, uint64_t *value)

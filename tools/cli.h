@@ -81,6 +81,7 @@ const char *cli_matmul_precision_name(ember_matmul_precision precision);
 /* The same without a message: false when `text` is not such a value. */
 bool cli_int_value(const char *text, int64_t low, int64_t high, int64_t *value);
 bool cli_float_value(const char *text, double low, double high, double *value);
+bool cli_matmul_precision_value(const char *text, ember_matmul_precision *value);
 bool cli_u64_value(const char *text, uint64_t *value);
 /* "1x28x28" or "100": 1 to 3 positive dimensions */
 bool cli_parse_shape(const char *name, const char *text, int *ndim, int64_t *shape);

@@ -605,11 +605,7 @@ int train_resume_settings(ember_ctx *ctx, struct train_options *o)
     /* the products' precision (ember.matmul_precision; older checkpoints lack it: highest) */
     const char *precision = ember_checkpoint_meta(ck, "ember.matmul_precision");
     ember_matmul_precision saved_precision = EMBER_MATMUL_HIGHEST;
-    bool recognised = !precision;
-    for (int p = EMBER_MATMUL_HIGHEST; precision && p <= EMBER_MATMUL_MEDIUM; p++)
-        if (strcmp(precision, cli_matmul_precision_name((ember_matmul_precision)p)) == 0)
-            recognised = true, saved_precision = (ember_matmul_precision)p;
-    if (rc == EXIT_OK && !recognised) {
+    if (rc == EXIT_OK && precision && !cli_matmul_precision_value(precision, &saved_precision)) {
         cli_error("%s: ember.matmul_precision is \"%s\", not a value of --matmul-precision (highest, high or "
                   "medium)",
                   o->resume, cli_printable(precision, shown, 64));

@@ -82,10 +82,14 @@
 
 static bool amx_ready;
 
-/* The CPU has AMX-TILE, AMX-BF16 and AVX512-BF16 (for the splitting), and
- * Linux let this process have the tile state. */
+/* The CPU has AMX-TILE, AMX-BF16 and AVX512-BF16 (for the splitting),
+ * EMBER_CPU_SIMD leaves AVX-512 and AMX in, and Linux let this process
+ * have the tile state. Asked once, as cpu_simd() reads EMBER_CPU_SIMD once. */
 static void amx_ask(void)
 {
+    const char *cap = getenv("EMBER_CPU_SIMD");
+    if (cpu_simd() != CPU_SIMD_AVX512 || (cap && strcmp(cap, "avx512") == 0))
+        return; /* no AVX-512, or EMBER_CPU_SIMD=avx512, avx2 or none */
     unsigned a, b, c, d;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d >> 24 & 1) || !(d >> 22 & 1))
         return; /* AMX-TILE, AMX-BF16: CPUID.(7,0):EDX[24], [22] */
@@ -97,11 +101,6 @@ static void amx_ask(void)
 bool cpu_amx(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    if (cpu_simd() != CPU_SIMD_AVX512)
-        return false; /* EMBER_CPU_SIMD=avx2 or none, or no AVX-512 */
-    const char *cap = getenv("EMBER_CPU_SIMD");
-    if (cap && strcmp(cap, "avx512") == 0)
-        return false;
     pthread_once(&once, amx_ask);
     return amx_ready;
 }
@@ -160,8 +159,8 @@ AMX_INLINE void transpose16(__m512i r[16])
     }
 }
 
-/* An operand as stored: `lines` rows of A or columns of B (`count` of
- * them, from `first`), each element (line, p) for p along k at
+/* An operand as stored: its `count` lines (rows of A or columns of B),
+ * each element (line, p) for p along k at
  * src[line * ld + p] when k runs along the storage's rows (A as stored, B
  * transposed) or at src[p * ld + line] when it runs down its columns (A
  * transposed, B as stored). src starts at the span's first k. */
@@ -444,6 +443,8 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
              * hi stays +-Inf as float32's would (Inf times a lo, which may
              * be 0 or of the other sign, would make NaN) */
             bool finite = pack(a_whole ? &ob : &oa, a_whole, p0, blocks, kn, p_hi, p_lo) && whole_finite;
+            const uint16_t *a_hi = a_whole ? w_hi : p_hi, *a_lo = a_whole ? w_lo : p_lo;
+            const uint16_t *b_hi = a_whole ? p_hi : w_hi, *b_lo = a_whole ? p_lo : w_lo;
             /* a chunk of k at a time, the panel's 32 in L1 while the whole
              * operand's (in L2) pass by; C's panel stays in L2 between chunks */
             for (int64_t s0 = 0; s0 < steps; s0 += CHUNK / 32) {
@@ -455,10 +456,11 @@ AMX_FN bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const
                             continue;
                         size_t at_w = (size_t)(wb * steps + s0) * TILE_ELEMENTS;
                         size_t at_p = (size_t)(pb * steps + s0) * TILE_ELEMENTS;
-                        struct tiles t = {.a_hi = (a_whole ? w_hi : p_hi) + (a_whole ? at_w : at_p),
-                                          .a_lo = (a_whole ? w_lo : p_lo) + (a_whole ? at_w : at_p),
-                                          .b_hi = (a_whole ? p_hi : w_hi) + (a_whole ? at_p : at_w),
-                                          .b_lo = (a_whole ? p_lo : w_lo) + (a_whole ? at_p : at_w),
+                        size_t at_a = a_whole ? at_w : at_p, at_b = a_whole ? at_p : at_w;
+                        struct tiles t = {.a_hi = a_hi + at_a,
+                                          .a_lo = a_lo + at_a,
+                                          .b_hi = b_hi + at_b,
+                                          .b_lo = b_lo + at_b,
                                           .next = (size_t)steps * TILE_ELEMENTS,
                                           .steps = count,
                                           .lo = g->precision == EMBER_MATMUL_HIGH && finite};

@@ -136,11 +136,11 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
                      float *c);
 
 /* The products on the AMX tile unit (cpu-gemm-amx.c), for
- * EMBER_MATMUL_HIGH and MEDIUM: computes C for the m x n part given and returns true,
- * or returns false for a product it does not take (EMBER_MATMUL_HIGHEST, a
- * small one, no AMX). cpu_amx: the CPU has the tile unit,
- * Linux lets ember use it, and EMBER_CPU_SIMD does not narrow the kernels
- * ("avx512" keeps AVX-512 and leaves AMX out). */
+ * EMBER_MATMUL_HIGH and MEDIUM: computes C for the m x n part given and
+ * returns true, or returns false for a product it does not take
+ * (EMBER_MATMUL_HIGHEST, a small one, no AMX). cpu_amx: the CPU has the
+ * tile unit, Linux lets ember use it, and EMBER_CPU_SIMD does not narrow
+ * the kernels ("avx512" keeps AVX-512 and leaves AMX out). */
 bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c);
 bool cpu_amx(void);
 
