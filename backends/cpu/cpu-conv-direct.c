@@ -28,13 +28,14 @@
  *                 with (kh - 1) / s rows and (kw - 1) / s columns of zeros
  *
  * The kernels (cpu_simd: AVX-512, or eight-float vectors, AVX2's or
- * NEON's (cpu-vec8.h), chosen when the library runs) keep their sums in
- * registers: the tap kernel 8 rows (output channels, or input channels for
- * the input gradient) x 32 positions, 16 of AVX-512's 32 registers,
- * loading 2 vectors and broadcasting 8 weights a tap; or 4 x 16 with
- * eight-float vectors. Its steps run over the whole grid, or, for a forward
- * pass of wide outputs, a row of y at a time, stored straight from the
- * registers onto the bias (ROW_STEPS_FROM). The weight gradient's 4 output channels x 6 taps (24
+ * NEON's, chosen when the library runs; written once for both widths in
+ * cpu-conv-direct-vec.h) keep their sums in registers: the tap kernel 8
+ * rows (output channels, or input channels for the input gradient) x 32
+ * positions, 16 of AVX-512's 32 registers, loading 2 vectors and
+ * broadcasting 8 weights a tap; or 4 x 16 with eight-float vectors. Its
+ * steps run over the whole grid, or, for a forward pass of wide outputs, a
+ * row of y at a time, stored straight from the registers onto the bias
+ * (ROW_STEPS_FROM). The weight gradient's 4 output channels x 6 taps (24
  * registers; 2 x 6 with eight-float vectors), each vector of dy loaded
  * once for 6 sums and each of input for 4 (2), over a chunk of images
  * before a vector's lanes are added up. Without them (EMBER_CPU_SIMD=none)
@@ -51,22 +52,15 @@
 #include <string.h>
 
 #include "cpu-impl.h"
-#include "cpu-vec8.h"
+#include "cpu-vec.h"
 #include "platform.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define DIRECT_AVX512 1
-#define AVX512        __attribute__((target("avx512f")))
-#else
-#define DIRECT_AVX512 0
-#endif
 
 /* positions computed a plane, rounded up to this: a whole number of every
  * kernel's steps (32, 16, 8) */
 #define STEP_ROUND 32
 /* rows of the tap kernel, and how its weights are packed */
-#define ROWS_AVX512 8
-#define ROWS_VEC8   4
+#define ROWS_VEC16 8
+#define ROWS_VEC8  4
 /* The forward pass's outputs at least this wide are written a row at a
  * time straight from the registers (28 of a step's 32 positions used at 28
  * wide); narrower ones would waste most of a step (14 or 7 of 32), so
@@ -98,7 +92,7 @@ struct direct {
     int64_t dy_pitch;      /* from one plane of dy laid out for reading back to the next */
     int64_t outputs;       /* grid positions of an output plane computed: oh * qw, rounded */
     int64_t inputs;        /* of a phase plane (the input gradient's outputs): qh * qw, rounded */
-    int rows;              /* the tap kernel's block: ROWS_AVX512, ROWS_VEC8, or 8 for the plain loops */
+    int rows;              /* the tap kernel's block: ROWS_VEC16, ROWS_VEC8, or 8 for the plain loops */
     enum cpu_simd kernels; /* the vector kernels that run; CPU_SIMD_NONE: the plain loops */
 };
 
@@ -231,208 +225,48 @@ static void weight_sums_plain(const struct chunk *k, const int64_t *at, int64_t 
         }
 }
 
-#if DIRECT_AVX512 || CPU_VEC8
+#if CPU_VEC16 || CPU_VEC8
 /* Sums kept in arrays indexed by constants only, which the compiler keeps
  * in registers: each line of a kernel's inner step is written once per
- * row or tap through these. */
-#define EACH_OF_2(X) X(0) X(1)
-#define EACH_OF_4(X) EACH_OF_2(X) X(2) X(3)
-#define EACH_OF_6(X) EACH_OF_4(X) X(4) X(5)
-#define EACH_OF_8(X) EACH_OF_6(X) X(6) X(7)
+ * row or tap through these, and once per output channel (of a tap u)
+ * through EACH_OUT_n. */
+#define EACH_OF_2(X)     X(0) X(1)
+#define EACH_OF_4(X)     EACH_OF_2(X) X(2) X(3)
+#define EACH_OF_6(X)     EACH_OF_4(X) X(4) X(5)
+#define EACH_OF_8(X)     EACH_OF_6(X) X(6) X(7)
+#define EACH_OUT_2(X, u) X(0, u) X(1, u)
+#define EACH_OUT_4(X, u) EACH_OUT_2(X, u) X(2, u) X(3, u)
 #endif
 
-#if DIRECT_AVX512
-
-/* lanes [0, 16) that lie before `left` */
-static inline __mmask16 mask_before(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
-}
-
-/* taps_plain with AVX-512: 8 rows x 32 positions a step; onto y, each
- * step within one of its rows (blocks of a row, the last one masked) */
-AVX512 static void taps_avx512(const float *src, const int64_t *at, int64_t taps, const float *packed,
-                               int rows, const struct landing *to, int64_t positions)
-{
-    int64_t per_row = (to->ow + 31) / 32, steps = to->qw ? to->oh * per_row : positions / 32;
-    for (int64_t step = 0; step < steps; step++) {
-        int64_t q0 = step * 32, left = 32;
-        float *out = to->out + q0;
-        if (to->qw) {
-            int64_t oy = step / per_row, ox = step % per_row * 32;
-            q0 = oy * to->qw + ox, left = to->ow - ox;
-            out = to->out + oy * to->ow + ox;
-        }
-        __mmask16 m0 = mask_before(left), m1 = mask_before(left - 16);
-        bool onto = to->qw && to->add;
-        __m512 acc[8][2];
-#define START(r)                                                                                             \
-    acc[r][0] = onto && r < rows ? _mm512_maskz_loadu_ps(m0, out + r * to->ld) : _mm512_setzero_ps();        \
-    acc[r][1] = onto && r < rows ? _mm512_maskz_loadu_ps(m1, out + r * to->ld + 16) : _mm512_setzero_ps();
-        EACH_OF_8(START)
-#undef START
-        const float *wk = packed;
-        for (int64_t t = 0; t < taps; t++, wk += 8) {
-            const float *in = src + at[t] + q0;
-            __m512 v0 = _mm512_loadu_ps(in), v1 = _mm512_loadu_ps(in + 16);
-#define STEP(r)                                                                                              \
-    {                                                                                                        \
-        __m512 wv = _mm512_set1_ps(wk[r]);                                                                   \
-        acc[r][0] = _mm512_fmadd_ps(wv, v0, acc[r][0]);                                                      \
-        acc[r][1] = _mm512_fmadd_ps(wv, v1, acc[r][1]);                                                      \
-    }
-            EACH_OF_8(STEP)
-#undef STEP
-        }
-#define STORE(r)                                                                                             \
-    if (r < rows) {                                                                                          \
-        _mm512_mask_storeu_ps(out + r * to->ld, m0, acc[r][0]);                                              \
-        _mm512_mask_storeu_ps(out + r * to->ld + 16, m1, acc[r][1]);                                         \
-    }
-        EACH_OF_8(STORE)
-#undef STORE
-    }
-}
-
-/* weight_sums_plain with AVX-512: 4 output channels x 6 taps, 16
- * positions a step, summed over the chunk's images before the sums are
- * added across their lanes (a block's missing channels and taps repeat
- * its first, their sums unused) */
-AVX512 static void weight_sums_avx512(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
-                                      int64_t oc, int64_t positions, float *dw)
-{
-    for (int64_t o0 = 0; o0 < oc; o0 += 4) {
-        int outs = oc - o0 < 4 ? (int)(oc - o0) : 4;
-        for (int64_t t0 = 0; t0 < taps; t0 += 6) {
-            int count = taps - t0 < 6 ? (int)(taps - t0) : 6;
-            __m512 acc[4][6];
-#define START(u) acc[0][u] = acc[1][u] = acc[2][u] = acc[3][u] = _mm512_setzero_ps();
-            EACH_OF_6(START)
-#undef START
-            for (int64_t i = 0; i < k->n; i++) {
-                const float *d[4], *in[6];
-                for (int r = 0; r < 4; r++)
-                    d[r] = k->dy + i * k->dy_next + (o0 + (r < outs ? r : 0)) * dy_ld;
-                for (int u = 0; u < 6; u++)
-                    in[u] = k->src + i * k->src_next + at[t0 + (u < count ? u : 0)];
-                for (int64_t q = 0; q < positions; q += 16) {
-                    __m512 e0 = _mm512_loadu_ps(d[0] + q), e1 = _mm512_loadu_ps(d[1] + q);
-                    __m512 e2 = _mm512_loadu_ps(d[2] + q), e3 = _mm512_loadu_ps(d[3] + q);
-#define STEP(u)                                                                                              \
-    {                                                                                                        \
-        __m512 v = _mm512_loadu_ps(in[u] + q);                                                               \
-        acc[0][u] = _mm512_fmadd_ps(e0, v, acc[0][u]);                                                       \
-        acc[1][u] = _mm512_fmadd_ps(e1, v, acc[1][u]);                                                       \
-        acc[2][u] = _mm512_fmadd_ps(e2, v, acc[2][u]);                                                       \
-        acc[3][u] = _mm512_fmadd_ps(e3, v, acc[3][u]);                                                       \
-    }
-                    EACH_OF_6(STEP)
-#undef STEP
-                }
-            }
-#define SAVE(u)                                                                                              \
-    for (int r = 0; r < outs && u < count; r++)                                                              \
-        dw[(o0 + r) * taps + t0 + u] += _mm512_reduce_add_ps(acc[r][u]);
-            EACH_OF_6(SAVE)
-#undef SAVE
-        }
-    }
-}
-
+/* The vector kernels, once a width (cpu-vec.h): 8 rows x 32 positions and
+ * 4 output channels x 6 taps with AVX-512's 32 registers; 4 x 16 and 2 x 6
+ * with the 16 of AVX2 (NEON's 32 hold the same as two halves each). */
+#if CPU_VEC16
+#define VEC_LANES 16
+#define TAP_ROWS  ROWS_VEC16
+#define SUM_OUTS  4
+#include "cpu-conv-direct-vec.h"
+#undef VEC_LANES
+#undef TAP_ROWS
+#undef SUM_OUTS
 #endif
-
 #if CPU_VEC8
-/* taps_plain on eight-float vectors: 4 rows x 16 positions a step, onto y
- * as taps_avx512 */
-VEC8_FN static void taps_vec8(const float *src, const int64_t *at, int64_t taps, const float *packed,
-                              int rows, const struct landing *to, int64_t positions)
-{
-    int64_t per_row = (to->ow + 15) / 16, steps = to->qw ? to->oh * per_row : positions / 16;
-    for (int64_t step = 0; step < steps; step++) {
-        int64_t q0 = step * 16, left = 16;
-        float *out = to->out + q0;
-        if (to->qw) {
-            int64_t oy = step / per_row, ox = step % per_row * 16;
-            q0 = oy * to->qw + ox, left = to->ow - ox;
-            out = to->out + oy * to->ow + ox;
-        }
-        bool onto = to->qw && to->add;
-        vec8 acc[4][2];
-#define START(r)                                                                                             \
-    acc[r][0] = onto && r < rows ? vec8_load_first(out + r * to->ld, left) : vec8_zero();                    \
-    acc[r][1] = onto && r < rows ? vec8_load_first(out + r * to->ld + 8, left - 8) : vec8_zero();
-        EACH_OF_4(START)
-#undef START
-        const float *wk = packed;
-        for (int64_t t = 0; t < taps; t++, wk += 4) {
-            const float *in = src + at[t] + q0;
-            vec8 v0 = vec8_load(in), v1 = vec8_load(in + 8);
-#define STEP(r)                                                                                              \
-    {                                                                                                        \
-        vec8 wv = vec8_splat(wk + r);                                                                        \
-        acc[r][0] = vec8_fma(wv, v0, acc[r][0]);                                                             \
-        acc[r][1] = vec8_fma(wv, v1, acc[r][1]);                                                             \
-    }
-            EACH_OF_4(STEP)
-#undef STEP
-        }
-#define STORE(r)                                                                                             \
-    if (r < rows) {                                                                                          \
-        vec8_store_first(out + r * to->ld, acc[r][0], left);                                                 \
-        vec8_store_first(out + r * to->ld + 8, acc[r][1], left - 8);                                         \
-    }
-        EACH_OF_4(STORE)
-#undef STORE
-    }
-}
-
-/* weight_sums_plain on eight-float vectors: 2 output channels x 6 taps,
- * 8 positions a step */
-VEC8_FN static void weight_sums_vec8(const struct chunk *k, const int64_t *at, int64_t taps, int64_t dy_ld,
-                                     int64_t oc, int64_t positions, float *dw)
-{
-    for (int64_t o0 = 0; o0 < oc; o0 += 2) {
-        int outs = oc - o0 < 2 ? (int)(oc - o0) : 2;
-        for (int64_t t0 = 0; t0 < taps; t0 += 6) {
-            int count = taps - t0 < 6 ? (int)(taps - t0) : 6;
-            vec8 acc[2][6];
-#define START(u) acc[0][u] = acc[1][u] = vec8_zero();
-            EACH_OF_6(START)
-#undef START
-            for (int64_t i = 0; i < k->n; i++) {
-                const float *d0 = k->dy + i * k->dy_next + o0 * dy_ld, *d1 = outs > 1 ? d0 + dy_ld : d0;
-                const float *in[6];
-                for (int u = 0; u < 6; u++)
-                    in[u] = k->src + i * k->src_next + at[t0 + (u < count ? u : 0)];
-                for (int64_t q = 0; q < positions; q += 8) {
-                    vec8 e0 = vec8_load(d0 + q), e1 = vec8_load(d1 + q);
-#define STEP(u)                                                                                              \
-    {                                                                                                        \
-        vec8 v = vec8_load(in[u] + q);                                                                       \
-        acc[0][u] = vec8_fma(e0, v, acc[0][u]);                                                              \
-        acc[1][u] = vec8_fma(e1, v, acc[1][u]);                                                              \
-    }
-                    EACH_OF_6(STEP)
-#undef STEP
-                }
-            }
-#define SAVE(u)                                                                                              \
-    for (int r = 0; r < outs && u < count; r++)                                                              \
-        dw[(o0 + r) * taps + t0 + u] += vec8_sum(acc[r][u]);
-            EACH_OF_6(SAVE)
-#undef SAVE
-        }
-    }
-}
+#define VEC_LANES 8
+#define TAP_ROWS  ROWS_VEC8
+#define SUM_OUTS  2
+#include "cpu-conv-direct-vec.h"
+#undef VEC_LANES
+#undef TAP_ROWS
+#undef SUM_OUTS
 #endif
 
 /* the tap kernel the pass runs, over `rows` of a block at `packed` */
 static void taps_run(const struct direct *j, const float *src, const int64_t *at, int64_t taps,
                      const float *packed, int rows, const struct landing *to, int64_t positions)
 {
-#if DIRECT_AVX512
+#if CPU_VEC16
     if (j->kernels == CPU_SIMD_AVX512) {
-        taps_avx512(src, at, taps, packed, rows, to, positions);
+        taps_vec16(src, at, taps, packed, rows, to, positions);
         return;
     }
 #endif
@@ -450,9 +284,9 @@ static void weight_sums_run(const struct direct *j, const struct chunk *k, int64
 {
     const struct ember_conv_job *c = j->c;
     int64_t taps = c->g.c * c->g.kh * c->g.kw;
-#if DIRECT_AVX512
+#if CPU_VEC16
     if (j->kernels == CPU_SIMD_AVX512) {
-        weight_sums_avx512(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
+        weight_sums_vec16(k, j->at, taps, j->dy_pitch, oc, j->outputs, dw);
         return;
     }
 #endif
@@ -696,7 +530,7 @@ bool cpu_conv_direct_fast(void *dev, const struct ember_conv_geom *g)
     int64_t plane = g->oh * g->ow;
     bool enough = plane >= 256 || (g->c <= 64 && g->n * plane >= 1024);
     bool arm = cpu_simd() == CPU_SIMD_NEON;
-    return (DIRECT_AVX512 || CPU_VEC8) && cpu_simd() != CPU_SIMD_NONE && !arm && !pointwise && enough;
+    return (CPU_VEC16 || CPU_VEC8) && cpu_simd() != CPU_SIMD_NONE && !arm && !pointwise && enough;
 }
 
 ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_ptr x, ember_ptr w, ember_ptr y)
@@ -704,8 +538,8 @@ ember_status cpu_conv_direct(void *dev, const struct ember_conv_job *c, ember_pt
     struct cpu_device *d = dev;
     const struct ember_conv_geom *g = &c->g;
     struct direct j = {.c = c, .s = g->stride, .slices = c->slices > 1 ? c->slices : 1};
-    j.kernels = DIRECT_AVX512 || CPU_VEC8 ? cpu_simd() : CPU_SIMD_NONE;
-    j.rows = j.kernels == CPU_SIMD_AVX512 || j.kernels == CPU_SIMD_NONE ? ROWS_AVX512 : ROWS_VEC8;
+    j.kernels = CPU_VEC16 || CPU_VEC8 ? cpu_simd() : CPU_SIMD_NONE;
+    j.rows = j.kernels == CPU_SIMD_AVX512 || j.kernels == CPU_SIMD_NONE ? ROWS_VEC16 : ROWS_VEC8;
     int64_t top = (g->kh - 1) / j.s, left = (g->kw - 1) / j.s;
     j.sa = g->kh < j.s ? g->kh : j.s;
     j.sb = g->kw < j.s ? g->kw : j.s;

@@ -73,6 +73,18 @@ VEC8_INLINE void put8(float *c, vec8 v, float alpha, float beta)
     vec8_store(c, v);
 }
 
+/* The tiles take their count of rows or columns as a constant: `case n:
+ * TILE(n);` for each count gives each its own inlined copy of the tile,
+ * whose partial sums then stay in registers. */
+#define CASE(n, TILE)                                                                                        \
+    case n:                                                                                                  \
+        TILE(n);                                                                                             \
+        break;
+#define CASES_UP_TO_4(TILE) CASE(1, TILE) CASE(2, TILE) CASE(3, TILE) CASE(4, TILE)
+#define CASES_UP_TO_6(TILE) CASES_UP_TO_4(TILE) CASE(5, TILE) CASE(6, TILE)
+#define CASES_UP_TO_12(TILE)                                                                                 \
+    CASES_UP_TO_6(TILE) CASE(7, TILE) CASE(8, TILE) CASE(9, TILE) CASE(10, TILE) CASE(11, TILE) CASE(12, TILE)
+
 /* ---------------------------------------------------------------- dots */
 
 /* Two rows of C (a1 may repeat a0 for an odd last row), COLS columns from
@@ -126,14 +138,11 @@ static VEC8_FN void dots(const struct ember_gemm *g, int64_t m, int64_t n, const
                 int cols = (int)((left + tiles - 1) / tiles);
                 const float *bj = b + j * g->ldb + k0;
                 float *cj0 = c0 + j, *cj1 = c1 ? c1 + j : NULL;
-                switch (cols) { /* a constant each: the partial sums stay in registers */
-                case 1: dots_tile(g, a0, a1, bj, cj0, cj1, 1, k, beta); break;
-                case 2: dots_tile(g, a0, a1, bj, cj0, cj1, 2, k, beta); break;
-                case 3: dots_tile(g, a0, a1, bj, cj0, cj1, 3, k, beta); break;
-                case 4: dots_tile(g, a0, a1, bj, cj0, cj1, 4, k, beta); break;
-                case 5: dots_tile(g, a0, a1, bj, cj0, cj1, 5, k, beta); break;
-                default: dots_tile(g, a0, a1, bj, cj0, cj1, 6, k, beta); break;
+#define TILE(cols) dots_tile(g, a0, a1, bj, cj0, cj1, cols, k, beta)
+                switch (cols) {
+                    CASES_UP_TO_6(TILE)
                 }
+#undef TILE
                 j += cols;
             }
         }
@@ -209,20 +218,11 @@ static VEC8_FN void columns(const struct ember_gemm *g, int64_t m, int64_t n, co
 {
     int64_t n8 = n & ~(int64_t)7;
     for (int64_t j = 0; j < n8; j += 8) {
-        switch (m) { /* a constant each: the partial sums stay in registers */
-        case 1: columns_tile(g, a, b + j, c + j, 1); break;
-        case 2: columns_tile(g, a, b + j, c + j, 2); break;
-        case 3: columns_tile(g, a, b + j, c + j, 3); break;
-        case 4: columns_tile(g, a, b + j, c + j, 4); break;
-        case 5: columns_tile(g, a, b + j, c + j, 5); break;
-        case 6: columns_tile(g, a, b + j, c + j, 6); break;
-        case 7: columns_tile(g, a, b + j, c + j, 7); break;
-        case 8: columns_tile(g, a, b + j, c + j, 8); break;
-        case 9: columns_tile(g, a, b + j, c + j, 9); break;
-        case 10: columns_tile(g, a, b + j, c + j, 10); break;
-        case 11: columns_tile(g, a, b + j, c + j, 11); break;
-        default: columns_tile(g, a, b + j, c + j, 12); break;
+#define TILE(rows) columns_tile(g, a, b + j, c + j, rows)
+        switch (m < 12 ? m : 12) {
+            CASES_UP_TO_12(TILE)
         }
+#undef TILE
     }
     if (n8 < n) /* the last columns (B as stored, so they start at b + n8) */
         cpu_gemm_plain(g, m, n - n8, a, b + n8, c + n8);
@@ -265,13 +265,12 @@ static VEC8_FN void short_k(const struct ember_gemm *g, int64_t m, int64_t n, co
         for (int64_t i = 0; i < m; i += 4) {
             const float *ai = a + i * g->lda;
             float *ci = c + i * g->ldc;
+#define TILE(rows) short_k_tile(g, ai, b + j, ci + j, rows)
             for (int64_t j = j0; j < j1; j += 16)
-                switch (m - i < 4 ? m - i : 4) { /* a constant each: the partial sums stay in registers */
-                case 1: short_k_tile(g, ai, b + j, ci + j, 1); break;
-                case 2: short_k_tile(g, ai, b + j, ci + j, 2); break;
-                case 3: short_k_tile(g, ai, b + j, ci + j, 3); break;
-                default: short_k_tile(g, ai, b + j, ci + j, 4); break;
+                switch (m - i < 4 ? m - i : 4) {
+                    CASES_UP_TO_4(TILE)
                 }
+#undef TILE
         }
     }
     if (n16 < n) /* the last columns (B as stored, so they start at b + n16) */

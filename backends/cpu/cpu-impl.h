@@ -89,7 +89,8 @@ static inline float poly_expf(float x)
  * EMBER_CPU_SIMD=none. The loops of CPU_WIDEST_VECTORS are the loader's
  * choice and do not follow it; on ARM the compiler makes those loops NEON
  * loops whatever it says. The kernels of eight-float vectors (cpu-vec8.h)
- * run for every level but CPU_SIMD_NONE. */
+ * run for every level but CPU_SIMD_NONE; at CPU_SIMD_AVX512, those written
+ * for every width (cpu-vec.h) run on sixteen (cpu-vec16.h) instead. */
 enum cpu_simd { CPU_SIMD_NONE = 0, CPU_SIMD_NEON = 1, CPU_SIMD_AVX2 = 2, CPU_SIMD_AVX512 = 3 };
 enum cpu_simd cpu_simd(void);
 

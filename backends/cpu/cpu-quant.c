@@ -17,7 +17,7 @@
  * rounding of the dequantised model's.) With AVX2 and FMA, AVX-512, or
  * 64-bit ARM's NEON, the 4- and 8-bit blocks of 32 are unpacked by vector
  * instructions straight into FMAs (EMBER_CPU_SIMD chooses, as for the
- * convolutions; the AVX2 and NEON kernel is one, on cpu-vec8.h); the
+ * convolutions; one kernel compiled for each width, cpu-quant-vec.h); the
  * K-quants, and CPUs without those, dequantise a block into floats first.
  *
  * The threads split W's rows: each reads its rows once, for every row of x.
@@ -29,7 +29,7 @@
 #endif
 
 #include "cpu-impl.h"
-#include "cpu-vec8.h"
+#include "cpu-vec.h"
 
 /* rows of x taken together: each block of W is unpacked once for them */
 #define X_ROWS 8
@@ -99,104 +99,21 @@ QUANT_INLINE const uint8_t *block_scales(ember_dtype type, const uint8_t *block,
     return block + 2;
 }
 
-/* The rows of x against one row of W, for one type (always inlined with a
- * constant type, so that each type's loop has no branch on it). acc[i] +=
- * sum over W's blocks of d (q . x_i) + m sum(x_i), the x sums from xsum.
- * Written once on vec8: AVX2 and NEON give the same bits. */
-QUANT_INLINE void rows_vec8_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0,
-                               int64_t rows, float *acc)
-{
-    const struct ember_quant_gemm *q = j->q;
-    int64_t blocks = q->k / 32;
-    const uint8_t *row = j->w + r * blocks * j->block_bytes;
-    vec8 vacc[X_ROWS];
-    float offset[X_ROWS] = {0};
-    for (int64_t i = 0; i < rows; i++)
-        vacc[i] = vec8_zero();
-    for (int64_t b = 0; b < blocks; b++) {
-        float d, m;
-        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
-        vec8 w[4];
-        if (type == EMBER_Q8_0)
-            vec8_from_i8x32(ints, w);
-        else
-            vec8_from_u4x32(ints, w);
-        vec8 vd = vec8_set1(d);
-        for (int64_t i = 0; i < rows; i++) {
-            const float *x = j->x + (i0 + i) * q->k + b * 32;
-            vec8 s = vec8_mul(w[0], vec8_load(x));
-            vec8 t = vec8_mul(w[1], vec8_load(x + 8));
-            s = vec8_fma(w[2], vec8_load(x + 16), s);
-            t = vec8_fma(w[3], vec8_load(x + 24), t);
-            vacc[i] = vec8_fma(vd, vec8_add(s, t), vacc[i]);
-            if (type != EMBER_Q8_0)
-                offset[i] += m * j->xsum[(i0 + i) * blocks + b];
-        }
-    }
-    for (int64_t i = 0; i < rows; i++)
-        acc[i] += vec8_sum(vacc[i]) + offset[i];
-}
-
-static QUANT_VEC8 void rows_vec8(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
-{
-    switch (j->q->type) {
-    case EMBER_Q4_0: rows_vec8_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
-    case EMBER_Q4_1: rows_vec8_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
-    default: rows_vec8_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
-    }
-}
-#endif /* CPU_VEC8 */
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define QUANT_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
-
-/* the same with 16 floats a vector: a block of 32 is two */
-static inline __attribute__((always_inline)) QUANT_AVX512 void
-rows_avx512_of(const struct quant_job *j, ember_dtype type, int64_t r, int64_t i0, int64_t rows, float *acc)
-{
-    const struct ember_quant_gemm *q = j->q;
-    int64_t blocks = q->k / 32;
-    const uint8_t *row = j->w + r * blocks * j->block_bytes;
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    __m512 vacc[X_ROWS];
-    float offset[X_ROWS] = {0};
-    for (int64_t i = 0; i < rows; i++)
-        vacc[i] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < blocks; b++) {
-        float d, m;
-        const uint8_t *ints = block_scales(type, row + b * j->block_bytes, &d, &m);
-        __m512 w0, w1;
-        if (type == EMBER_Q8_0) {
-            w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)ints)));
-            w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(ints + 16))));
-        } else {
-            __m128i raw = _mm_loadu_si128((const __m128i *)ints);
-            w0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(raw, low4)));
-            w1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(raw, 4), low4)));
-        }
-        __m512 vd = _mm512_set1_ps(d);
-        for (int64_t i = 0; i < rows; i++) {
-            const float *x = j->x + (i0 + i) * q->k + b * 32;
-            __m512 s = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + 16), _mm512_mul_ps(w0, _mm512_loadu_ps(x)));
-            vacc[i] = _mm512_fmadd_ps(vd, s, vacc[i]);
-            if (type != EMBER_Q8_0)
-                offset[i] += m * j->xsum[(i0 + i) * blocks + b];
-        }
-    }
-    for (int64_t i = 0; i < rows; i++)
-        acc[i] += _mm512_reduce_add_ps(vacc[i]) + offset[i];
-}
-
-static QUANT_AVX512 void rows_avx512(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows,
-                                     float *acc)
-{
-    switch (j->q->type) {
-    case EMBER_Q4_0: rows_avx512_of(j, EMBER_Q4_0, r, i0, rows, acc); break;
-    case EMBER_Q4_1: rows_avx512_of(j, EMBER_Q4_1, r, i0, rows, acc); break;
-    default: rows_avx512_of(j, EMBER_Q8_0, r, i0, rows, acc); break;
-    }
-}
+/* The vector kernel, once a width (cpu-vec.h): rows_vec8 for AVX2 and NEON
+ * (the same bits on both) and, on x86, rows_vec16 for AVX-512, each
+ * compiled for its width's target, QUANT_VEC8 or QUANT_VEC16 (VEC16_FN
+ * names F16C already: every AVX-512 CPU has it). */
+#define QUANT_VEC16  VEC16_FN
+#define QUANT_VEC_FN VEC_CAT(QUANT_VEC, VEC_LANES, )
+#define VEC_LANES    8
+#include "cpu-quant-vec.h"
+#undef VEC_LANES
+#if CPU_VEC16
+#define VEC_LANES 16
+#include "cpu-quant-vec.h"
+#undef VEC_LANES
 #endif
+#endif /* CPU_VEC8 */
 
 /* whether the vector kernels can run: on x86 they need the scales'
  * half-to-float instruction (F16C) besides AVX2 */
@@ -213,9 +130,9 @@ static bool quant_vectors_ok(void)
 /* the widest kernel the CPU and EMBER_CPU_SIMD allow */
 static void rows_widest(const struct quant_job *j, int64_t r, int64_t i0, int64_t rows, float *acc)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if CPU_VEC16
     if (j->vector == CPU_SIMD_AVX512) {
-        rows_avx512(j, r, i0, rows, acc);
+        rows_vec16(j, r, i0, rows, acc);
         return;
     }
 #endif

@@ -2,8 +2,9 @@
 /*
  * backends/cpu/cpu-vec8.h — eight floats a vector, for the hand-written
  * kernels that run on x86-64 with AVX2 and FMA and on 64-bit ARM with NEON
- * (cpu-conv-direct.c, cpu-gemm-skinny.c, cpu-quant.c): each kernel is
- * written once, on `vec8`, and compiled for both.
+ * (cpu-gemm-skinny.c; cpu-conv-direct.c's and cpu-quant.c's through
+ * cpu-vec.h, which compiles them for cpu-vec16.h's AVX-512 too): each
+ * kernel is written once and compiled for both.
  *
  *   x86-64   one __m256; the functions are compiled for AVX2 and FMA alone
  *            (VEC8_FN), which the build does not assume: cpu_simd() says
