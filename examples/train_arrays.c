@@ -35,13 +35,6 @@ static ember_tensor *forward(void *user, ember_params *params, ember_tensor *x, 
 
 int main(int argc, char **argv)
 {
-    static float train_points[TRAIN * 2], test_points[TEST * 2];
-    static int32_t train_labels[TRAIN], test_labels[TEST];
-    static const char *const names[CLASSES] = {"inner", "middle", "outer"};
-    ember_rng rng = ember_rng_seed(1);
-    make_rings(&rng, TRAIN, train_points, train_labels);
-    make_rings(&rng, TEST, test_points, test_labels);
-
     ember_ctx *ctx = ember_ctx_new();
     if (!ctx)
         return 1;
@@ -52,21 +45,8 @@ int main(int argc, char **argv)
     struct net net;
     double accuracy = 0;
     int status = 1;
-    if (ember_ctx_use_device(ctx, "auto") != EMBER_OK)
-        goto done;
-
-    ember_array_data arrays = {.count = TRAIN,
-                               .sample_ndim = 1,
-                               .sample_shape = {2},
-                               .images = train_points,
-                               .labels = train_labels,
-                               .classes = CLASSES,
-                               .class_names = names,
-                               .name = "rings"};
-    train = ember_dataset_from_arrays(ctx, &arrays);
-    arrays.count = TEST, arrays.images = test_points, arrays.labels = test_labels;
-    test = ember_dataset_from_arrays(ctx, &arrays);
-    if (!train || !test)
+    ember_rng rng = ember_rng_seed(1);
+    if (ember_ctx_use_device(ctx, "auto") != EMBER_OK || !rings_datasets(ctx, &rng, &train, &test))
         goto done;
 
     /* the parameters, initialised as PyTorch's nn.Linear; the model owns them */

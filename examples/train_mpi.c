@@ -30,8 +30,6 @@ static const char net_text[] = "fc1: linear 32\n"
 
 int main(int argc, char **argv)
 {
-    static float train_points[TRAIN * 2], test_points[TEST * 2];
-    static int32_t train_labels[TRAIN], test_labels[TEST];
     MPI_Init(&argc, &argv);
     ember_mpi mpi;
     if (ember_mpi_open(&mpi, MPI_COMM_WORLD, 60.0) != 0) {
@@ -48,10 +46,6 @@ int main(int argc, char **argv)
     for (char *d = strtok(list, ","); d && count < 8; d = strtok(NULL, ","))
         devices[count++] = d;
 
-    ember_rng rng = ember_rng_seed(1); /* the same data on every rank */
-    make_rings(&rng, TRAIN, train_points, train_labels);
-    make_rings(&rng, TEST, test_points, test_labels);
-
     ember_ctx *ctx = ember_ctx_new();
     ember_dataset *train = NULL, *test = NULL;
     ember_model *model = NULL;
@@ -61,22 +55,13 @@ int main(int argc, char **argv)
     double accuracy = 0;
     bool drifted = true;
     int status = 1;
-    if (!ctx || ember_ctx_use_device(ctx, devices[0]) != EMBER_OK)
+    ember_rng rng = ember_rng_seed(1); /* the same data on every rank */
+    if (!ctx || ember_ctx_use_device(ctx, devices[0]) != EMBER_OK ||
+        !rings_datasets(ctx, &rng, &train, &test))
         goto done;
-    ember_array_data arrays = {.count = TRAIN,
-                               .sample_ndim = 1,
-                               .sample_shape = {2},
-                               .images = train_points,
-                               .labels = train_labels,
-                               .classes = CLASSES,
-                               .name = "rings"};
-    train = ember_dataset_from_arrays(ctx, &arrays);
-    arrays.count = TEST, arrays.images = test_points, arrays.labels = test_labels;
-    test = ember_dataset_from_arrays(ctx, &arrays);
     const int64_t shape[1] = {2};
     /* each rank may start from its own seed: ember_parallel_new sends rank 0's parameters to all */
-    if (!train || !test ||
-        !(model = ember_model_parse(ctx, "rings-mlp", net_text, 1, shape, CLASSES, 7 + rank)) ||
+    if (!(model = ember_model_parse(ctx, "rings-mlp", net_text, 1, shape, CLASSES, 7 + rank)) ||
         !(adam = ember_adam_new(ember_model_params(model), ember_adam_defaults(0.01f))) ||
         !(batches = ember_batcher_new(train, 64, true, 0))) /* the same shuffle on every rank */
         goto done;
