@@ -697,7 +697,6 @@ void ember_run_again(char **argv)
 /* ------------------------------------------------------------ stopping */
 
 static void (*stop_handler)(int sig);
-static bool stop_installed;
 
 /* on a thread the console starts for the event: the handler sets its flag
  * and ember finishes the step; TRUE tells Windows not to end the process.
@@ -713,19 +712,12 @@ static BOOL WINAPI on_console_event(DWORD event)
 bool ember_on_stop_request(void (*handler)(int sig))
 {
     stop_handler = handler;
-    if (!SetConsoleCtrlHandler(on_console_event, TRUE))
-        return false;
-    stop_installed = true;
-    return true;
+    return SetConsoleCtrlHandler(on_console_event, TRUE) != 0;
 }
 
-void ember_stop_requests_default(void)
-{
-    if (!stop_installed)
-        return;
-    SetConsoleCtrlHandler(on_console_event, FALSE);
-    stop_installed = false;
-}
+/* Windows keeps its own list of handlers: taking one off that is not on it
+ * only returns FALSE, so there is nothing to remember here */
+void ember_stop_requests_default(void) { SetConsoleCtrlHandler(on_console_event, FALSE); }
 
 /* --------------------------------------------------------------- machine */
 
