@@ -256,6 +256,9 @@ struct ember_quant_gemm {
     ember_dtype type;
     int64_t m, n, k;
     float beta;
+    /* the context's (ember_ctx_set_matmul_precision): at MEDIUM a device
+     * may round x to 8 bits a block (the CPU does, for Q4_0, Q4_1, Q8_0) */
+    ember_matmul_precision precision;
 };
 
 /* --------------------------------------------------------- rotary positions */
@@ -655,10 +658,10 @@ struct ember_backend_ops {
     void (*device_describe)(void *dev, char *out, size_t len);
     /* (optional) changes the threads an open device uses (0: every core) */
     ember_status (*set_threads)(void *dev, int threads);
-    /* (optional) whether a matmul precision below EMBER_MATMUL_HIGHEST
-     * makes the device's products faster (the CPU with AMX); NULL: it
-     * does not */
-    bool (*matmul_precision_matters)(void *dev);
+    /* (optional) whether `precision` (below EMBER_MATMUL_HIGHEST) makes
+     * some of the device's products faster: the CPU's with AMX, and its
+     * quantised ones at MEDIUM; NULL: it never does */
+    bool (*matmul_precision_matters)(void *dev, ember_matmul_precision precision);
     /* (optional) what a person needs to know about the backend on this
      * machine, for `ember devices`: versions, libraries found, each
      * device's facts, into its section of the report (base/report-impl.h) */

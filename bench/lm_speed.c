@@ -3,7 +3,7 @@
  * bench/lm_speed.c — a GGUF language model's speed in ember, measured as
  * llama-bench measures llama.cpp's (bench/lm_vs_llamacpp.sh runs both):
  *
- *     lm_speed MODEL.gguf THREADS PROMPT GEN [DEVICE]
+ *     lm_speed MODEL.gguf THREADS PROMPT GEN [DEVICE [medium]]
  *
  * pp: PROMPT random tokens fed at once, from an empty cache (tokens/s);
  * tg: GEN tokens fed one at a time from an empty cache, each the next of a
@@ -12,10 +12,14 @@
  * chat's case). Each is run twice and the faster kept (the first pays for
  * page faults and caches). Prints one JSON line, with tg's tokens per CPU
  * second (all threads' CPU time: a busy machine moves it less than the
- * clock) and the process's peak resident memory.
+ * clock) and the process's peak resident memory. "medium" after the
+ * device sets EMBER_MATMUL_MEDIUM: on a CPU, generation's quantised
+ * products with 8-bit activations (include/ember.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -45,13 +49,15 @@ static int fail(ember_ctx *ctx, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: lm_speed MODEL.gguf THREADS PROMPT GEN [DEVICE]\n");
+        fprintf(stderr, "usage: lm_speed MODEL.gguf THREADS PROMPT GEN [DEVICE [medium]]\n");
         return 2;
     }
     int threads = atoi(argv[2]), prompt = atoi(argv[3]), gen = atoi(argv[4]);
+    bool medium = argc > 6 && strcmp(argv[6], "medium") == 0;
     ember_ctx *ctx = ember_ctx_new();
     if (!ctx || ember_ctx_use_device(ctx, argc > 5 ? argv[5] : "cpu") != EMBER_OK ||
-        (threads > 0 && ember_ctx_set_threads(ctx, threads) != EMBER_OK))
+        (threads > 0 && ember_ctx_set_threads(ctx, threads) != EMBER_OK) ||
+        (medium && ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_MEDIUM) != EMBER_OK))
         return ctx ? fail(ctx, "device") : 1;
     ember_lm_options o = {.context = prompt + gen + 1};
     ember_lm *lm = ember_lm_load(ctx, argv[1], &o);

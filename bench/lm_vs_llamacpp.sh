@@ -12,7 +12,9 @@
 # tokens/s, the best of the runs, and the peak resident memory (llama-bench
 # under /usr/bin/time). The issue's targets (41): generation at least 1.0x
 # llama.cpp's, prompt processing at least 0.5x, both at least 3x the twin;
-# peak memory at most llama.cpp's plus 20%. Prints Markdown.
+# peak memory at most llama.cpp's plus 20%. PRECISION=medium runs ember at
+# EMBER_MATMUL_MEDIUM: generation's quantised products with 8-bit
+# activations, as llama.cpp's. Prints Markdown.
 # --help: the comment above, and nothing else done
 case "${1:-}" in -h | --help) sed -n '1d; /^# --help:/q; /^#/!q; /SPDX-License-Identifier/d; s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -eu
@@ -20,7 +22,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/.."
 . bench/common.sh
 MODEL=${1:-build/models/SmolLM2-135M-Instruct.Q4_1.gguf}
-ROUNDS=${ROUNDS:-2} PROMPT=${PROMPT:-128} GEN=${GEN:-128}
+ROUNDS=${ROUNDS:-2} PROMPT=${PROMPT:-128} GEN=${GEN:-128} PRECISION=${PRECISION:-highest}
 [ -f "$MODEL" ] || { echo "lm_vs_llamacpp: no $MODEL (scripts/fetch-model.sh)" >&2; exit 1; }
 bench/llamacpp-build.sh >&2
 bench=build/peers/llama.cpp/bin/llama-bench
@@ -30,13 +32,13 @@ trap 'rm -rf "$TMP"' EXIT
 ${CC:-cc} -O2 -Wall -Wextra bench/lm_speed.c -Iinclude build/libember.so -Wl,-rpath,"$(cd build && pwd)" -lm \
     -o "$TMP/lm_speed"
 header "GGUF language model: ember next to llama.cpp and the PyTorch twin" \
-    "$(command_line "bench/lm_vs_llamacpp.sh $MODEL" ROUNDS PROMPT GEN)"
-echo "Model: $(basename "$MODEL"); pp = $PROMPT tokens at once, tg = $GEN tokens one at a time (tokens/s, best of $ROUNDS rounds);"
+    "$(command_line "bench/lm_vs_llamacpp.sh $MODEL" ROUNDS PROMPT GEN PRECISION)"
+echo "Model: $(basename "$MODEL"); ember's matmul precision: $PRECISION; pp = $PROMPT tokens at once, tg = $GEN tokens one at a time (tokens/s, best of $ROUNDS rounds);"
 echo "peak = the process's peak resident memory."
 echo
 for threads in 1 2; do
     for round in $(seq "$ROUNDS"); do
-        "$TMP/lm_speed" "$MODEL" "$threads" "$PROMPT" "$GEN" >>"$TMP/ember-$threads" 2>>"$TMP/err"
+        "$TMP/lm_speed" "$MODEL" "$threads" "$PROMPT" "$GEN" cpu "$PRECISION" >>"$TMP/ember-$threads" 2>>"$TMP/err"
         /usr/bin/time -f "%M" -o "$TMP/peak" "$bench" -m "$MODEL" -t "$threads" -p "$PROMPT" -n "$GEN" -r 2 -o json \
             >"$TMP/llama.json" 2>>"$TMP/err"
         "$python" - "$TMP/llama.json" "$(cat "$TMP/peak")" >>"$TMP/llama-$threads" <<'PY'

@@ -58,7 +58,8 @@ int main(int argc, char **argv)
     }
     ember_set_grad_enabled(ctx, false);
     printf("%s; HIGH and MEDIUM %s; the median of %d, alternating\n\n", ember_ctx_device_name(ctx),
-           ember_ctx_matmul_precision_matters(ctx) ? "on the AMX tile unit" : "change nothing here (no AMX)",
+           ember_ctx_matmul_precision_matters(ctx, EMBER_MATMUL_HIGH) ? "on the AMX tile unit"
+                                                                      : "change nothing here (no AMX)",
            reps);
     printf("| x W^T: M x N x K | highest ms | GFLOP/s | high ms | GFLOP/s | x | difference | medium ms | "
            "GFLOP/s | x "

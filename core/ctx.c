@@ -105,10 +105,10 @@ ember_matmul_precision ember_ctx_matmul_precision(const ember_ctx *ctx)
     return ctx ? ctx->matmul_precision : EMBER_MATMUL_HIGHEST;
 }
 
-bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx)
+bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx, ember_matmul_precision precision)
 {
-    return ctx && ctx->ops && ctx->ops->matmul_precision_matters &&
-           ctx->ops->matmul_precision_matters(ctx->dev);
+    return ctx && ctx->ops && precision != EMBER_MATMUL_HIGHEST && ctx->ops->matmul_precision_matters &&
+           ctx->ops->matmul_precision_matters(ctx->dev, precision);
 }
 
 ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads)

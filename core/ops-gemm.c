@@ -117,7 +117,12 @@ static struct ember_tensor *quantised_product(ember_ctx *ctx, struct ember_tenso
         if (st != EMBER_OK)
             return NULL;
     } else {
-        struct ember_quant_gemm q = {.type = w->dtype, .m = rows, .n = out, .k = in, .beta = b ? 1.0f : 0.0f};
+        struct ember_quant_gemm q = {.type = w->dtype,
+                                     .m = rows,
+                                     .n = out,
+                                     .k = in,
+                                     .beta = b ? 1.0f : 0.0f,
+                                     .precision = ctx->matmul_precision};
         if (ctx->ops->quant_matmul(ctx->dev, &q, ember_tensor_ptr(cx), ember_tensor_ptr(w),
                                    ember_tensor_ptr(y)) != EMBER_OK)
             return NULL;

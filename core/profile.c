@@ -390,10 +390,10 @@ static ember_status pass_set_threads(void *dev, int threads)
     struct ember_profiler *p = dev;
     return p->inner->set_threads(p->inner_dev, threads);
 }
-static bool pass_matmul_precision_matters(void *dev)
+static bool pass_matmul_precision_matters(void *dev, ember_matmul_precision precision)
 {
     struct ember_profiler *p = dev;
-    return p->inner->matmul_precision_matters(p->inner_dev);
+    return p->inner->matmul_precision_matters(p->inner_dev, precision);
 }
 static ember_status pass_alloc(void *dev, size_t bytes, void **buf)
 {

@@ -224,9 +224,12 @@ EMBER_API ember_status ember_ctx_set_threads(ember_ctx *ctx, int threads);
  * Today that is the CPU on processors with AMX (Intel Xeons since Sapphire
  * Rapids), which takes each large product as three bfloat16 products on
  * its tile unit at HIGH and as one at MEDIUM (docs/design.md, "Matrix
- * products below float32"); on any other CPU or device it changes nothing.
- * Any time, for the products after it; a value outside the enum is refused
- * (EMBER_ERR_ARG). */
+ * products below float32"); and at MEDIUM, on any CPU with AVX2 or NEON,
+ * the products of a few rows with Q4_0, Q4_1 or Q8_0 weights (a language
+ * model generating), which round the activations to 8-bit integers a
+ * block of 32 and multiply integers, as llama.cpp does. Elsewhere, and on
+ * GPUs, it changes nothing. Any time, for the products after it; a value
+ * outside the enum is refused (EMBER_ERR_ARG). */
 typedef enum ember_matmul_precision {
     EMBER_MATMUL_HIGHEST,
     EMBER_MATMUL_HIGH,
@@ -234,10 +237,10 @@ typedef enum ember_matmul_precision {
 } ember_matmul_precision;
 EMBER_API ember_status ember_ctx_set_matmul_precision(ember_ctx *ctx, ember_matmul_precision precision);
 EMBER_API ember_matmul_precision ember_ctx_matmul_precision(const ember_ctx *ctx);
-/* Whether a precision below HIGHEST changes the context's device's
- * products (the CPU with AMX); false before a device is open, and for
- * every other device. */
-EMBER_API bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx);
+/* Whether `precision` changes some of the context's device's products
+ * (HIGH: the CPU with AMX; MEDIUM: that, or the CPU's quantised products);
+ * false for HIGHEST, before a device is open, and on a GPU. */
+EMBER_API bool ember_ctx_matmul_precision_matters(const ember_ctx *ctx, ember_matmul_precision precision);
 
 /* Opens a device: "cpu", "auto" (the best available), or a backend name with
  * an optional index such as "opencl:1". A device that cannot be used is an

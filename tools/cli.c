@@ -249,7 +249,7 @@ bool cli_parse_matmul_precision(const char *text, ember_matmul_precision *value)
         return true;
     cli_error(
         "--matmul-precision wants highest (float32), high (bfloat16 x 3 where the CPU has AMX) or medium "
-        "(bfloat16), not \"%s\"",
+        "(bfloat16 where it has AMX, and 8-bit activations for a quantised model's generation), not \"%s\"",
         text);
     return false;
 }

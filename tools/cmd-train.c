@@ -350,8 +350,10 @@ static int train_setup(struct train_run *run)
     if (run->o.resume) /* the threads the run had, on the device already open */
         ember_ctx_set_threads(run->ctx, (int)run->o.threads);
     ember_ctx_set_matmul_precision(run->ctx, run->o.matmul_precision);
-    if (run->o.matmul_precision != EMBER_MATMUL_HIGHEST && !ember_ctx_matmul_precision_matters(run->ctx) &&
-        !run->o.quiet)
+    /* training's products are float ones (a quantised model's are
+     * dequantised for a batch's rows), which HIGH and MEDIUM change alike */
+    if (run->o.matmul_precision != EMBER_MATMUL_HIGHEST &&
+        !ember_ctx_matmul_precision_matters(run->ctx, EMBER_MATMUL_HIGH) && !run->o.quiet)
         fprintf(stderr,
                 "ember: --matmul-precision %s changes nothing on %s (only a CPU with AMX has a faster way): "
                 "its products stay float32\n",

@@ -145,6 +145,11 @@ bool cpu_gemm_skinny(const struct ember_gemm *g, int64_t m, int64_t n, const flo
 bool cpu_gemm_amx(const struct ember_gemm *g, int64_t m, int64_t n, const float *a, const float *b, float *c);
 bool cpu_amx(void);
 
+/* Whether quant_matmul at EMBER_MATMUL_MEDIUM rounds x to 8-bit integers
+ * for Q4_0, Q4_1 and Q8_0 weights (cpu-quant.c): the CPU has AVX2 and F16C
+ * or NEON, and EMBER_CPU_SIMD does not say "none". */
+bool cpu_quant_i8(void);
+
 /* "OpenBLAS 0.3.21" or "built-in sgemm (no OpenBLAS)": the build's, and
  * the device's (the built-in one where OpenBLAS does not fit) */
 const char *cpu_blas_library(void);

@@ -91,10 +91,10 @@ static void cpu_device_describe(void *dev, char *out, size_t len)
     snprintf(out, len, "cpu (%d thread%s, %s)", d->threads, d->threads == 1 ? "" : "s", cpu_blas_name(d));
 }
 
-static bool cpu_matmul_precision_matters(void *dev)
+static bool cpu_matmul_precision_matters(void *dev, ember_matmul_precision precision)
 {
     (void)dev;
-    return cpu_amx();
+    return cpu_amx() || (precision == EMBER_MATMUL_MEDIUM && cpu_quant_i8());
 }
 
 static void cpu_diagnose(struct ember_report *r, int threads)
@@ -106,6 +106,9 @@ static void cpu_diagnose(struct ember_report *r, int threads)
     ember_report_string(r, "amx", "EMBER_MATMUL_HIGH, MEDIUM", "%s",
                         cpu_amx() ? "bfloat16 x 3, x 1 on the AMX tile unit"
                                   : "no AMX: float32 as at highest");
+    ember_report_string(r, "quant_i8", "EMBER_MATMUL_MEDIUM, quantised", "%s",
+                        cpu_quant_i8() ? "8-bit activations, integer products"
+                                       : "none: float activations as at highest");
 }
 
 static ember_status cpu_alloc(void *dev, size_t bytes, void **buf)

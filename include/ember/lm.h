@@ -42,7 +42,11 @@
  * The model keeps the keys and values of every position fed (a key/value
  * cache of `context` positions), so each new token costs one position's
  * work; ember_lm_rewind forgets the positions after a point. Feeding runs
- * with the tape off and releases what it made. */
+ * with the tape off and releases what it made. The scores are the
+ * dequantised model's within float rounding; a context set to
+ * EMBER_MATMUL_MEDIUM (ember_ctx_set_matmul_precision) trades that for
+ * speed on a CPU, rounding the activations to 8 bits as llama.cpp does
+ * (the scores within about 1% of the largest). */
 typedef struct ember_lm ember_lm;
 typedef struct ember_lm_options {
     int64_t context; /* positions the cache holds (0: 2048, or the model's own if fewer) */

@@ -4,7 +4,8 @@
 # `ember chat` answers a question and a second turn (its key/value cache
 # kept between turns), `ember generate --load MODEL.gguf` continues a
 # prompt, the same with --chat, seeded draws are repeatable, --verbose's
-# speed comes after the reply in a log of both streams, --profile's table, `ember
+# speed comes after the reply in a log of both streams, --profile's table,
+# --matmul-precision medium's answer and its note where it changes nothing, `ember
 # tokenize` shows the pieces, and each says what is wrong with a file that
 # is no model it runs (not GGUF, cut short, another architecture, a missing
 # file) with the data status, and with a prompt longer than the context.
@@ -47,6 +48,21 @@ run -- generate --load "$MODEL" --prompt "The capital of France is" --tokens 4 -
 expect_status 0 "generate --profile"
 grep -q "^profile of the model's runs$" "$TMP/err" || fail "generate --profile's title: $(head -n 3 "$TMP/err")"
 expect_text "quant_matmul" "generate --profile's rows"
+# --matmul-precision medium: the quantised products of generation take 8-bit activations (an answer all
+# the same, and a note where it changes nothing: EMBER_CPU_SIMD=none); a word it does not know is refused
+run -- generate --load "$MODEL" --prompt "The capital of France is" --tokens 8 --temperature 0 --device cpu \
+    --matmul-precision medium
+expect_status 0 "generate --matmul-precision medium"
+grep -q "^The capital of France is Paris" "$TMP/out" || fail "generate at medium: $(cat "$TMP/out")"
+grep -q "changes nothing" "$TMP/err" && fail "medium said it changes nothing on this CPU: $(cat "$TMP/err")"
+EMBER_CPU_SIMD=none "$EMBER" generate --load "$MODEL" --prompt "Hi" --tokens 1 --device cpu --matmul-precision medium \
+    >"$TMP/out" 2>"$TMP/err"
+status=$?
+expect_status 0 "generate --matmul-precision medium under EMBER_CPU_SIMD=none"
+expect_text "--matmul-precision medium changes nothing on cpu" "medium's note where it changes nothing"
+run -- generate --load "$MODEL" --prompt "Hi" --tokens 1 --device cpu --matmul-precision low
+expect_status 2 "--matmul-precision low"
+expect_text "wants highest (float32), high" "--matmul-precision's words"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu
 cp "$TMP/out" "$TMP/drawn"
 run -- generate --load "$MODEL" --prompt "Once upon a time" --tokens 12 --seed 7 --device cpu

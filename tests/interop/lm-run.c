@@ -10,10 +10,12 @@
  * COUNT tokens greedily and prints them on one line; with COUNT negative,
  * it instead runs the prompt through ember_lm_forward (no cache, every
  * position) and writes every position's scores (T x vocab). The device
- * is $EMBER_TEST_DEVICE (cpu by default).
+ * is $EMBER_TEST_DEVICE (cpu by default); EMBER_TEST_MATMUL_PRECISION=medium
+ * sets EMBER_MATMUL_MEDIUM (the CPU's 8-bit activations).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ember.h"
 #include "test-util.h"
@@ -27,6 +29,9 @@ int main(int argc, char **argv)
     ember_ctx *ctx = test_ctx(NULL);
     if (!ctx)
         return TEST_SKIP;
+    const char *precision = getenv("EMBER_TEST_MATMUL_PRECISION");
+    if (precision && strcmp(precision, "medium") == 0)
+        ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_MEDIUM);
     ember_lm *lm = ember_lm_load(ctx, argv[1], NULL);
     if (!lm) {
         fprintf(stderr, "%s\n", ember_last_error(ctx));

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         return TEST_SKIP;
     const char *precision = getenv("EMBER_TEST_MATMUL_PRECISION");
     if (precision && strcmp(precision, "high") == 0) {
-        if (!ember_ctx_matmul_precision_matters(ctx)) {
+        if (!ember_ctx_matmul_precision_matters(ctx, EMBER_MATMUL_HIGH)) {
             fprintf(stderr, "lora-run: EMBER_MATMUL_HIGH changes nothing on %s (no AMX)\n",
                     ember_ctx_device_name(ctx));
             return TEST_SKIP;

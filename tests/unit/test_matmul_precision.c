@@ -32,6 +32,7 @@
 
 #include "ctx-impl.h"
 #include "ops-impl.h"
+#include "quant.h"
 #include "test-util.h"
 
 #define GUARD_VALUE 12345.0f
@@ -150,6 +151,96 @@ static void check_specials(ember_ctx *ctx, ember_rng *rng)
     free(a), free(b), free(c[0]), free(c[1]), free(c[2]);
 }
 
+/* `count` random blocks of a 32-weight type: random integers, and half
+ * scales of either sign between 2^-6 and 2^-2 */
+static uint8_t *random_blocks(ember_rng *rng, ember_dtype type, int64_t count)
+{
+    int64_t elements = 32, bytes = 34;
+    ember_quant_block(type, &elements, &bytes);
+    uint8_t *b = malloc((size_t)(count * bytes));
+    for (int64_t i = 0; b && i < count * bytes; i++)
+        b[i] = (uint8_t)ember_rng_u32(rng);
+    for (int64_t i = 0; b && i < count; i++)
+        for (int s = 0; s < (type == EMBER_Q4_1 ? 2 : 1); s++) {
+            uint32_t u = ember_rng_u32(rng);
+            uint16_t half = (uint16_t)((u & 0x8000) | (9 + u % 5) << 10 | ((u >> 4) & 0x3ff));
+            b[i * bytes + 2 * s] = (uint8_t)half, b[i * bytes + 2 * s + 1] = (uint8_t)(half >> 8);
+        }
+    return b;
+}
+
+/* quant_matmul into y at one precision; the normalised squared error
+ * against the double sums `want` */
+static double quant_product(ember_ctx *ctx, struct ember_quant_gemm q, const float *x, const uint8_t *w,
+                            const double *want, float *y)
+{
+    CHECK_OK(ctx, ctx->ops->quant_matmul(ctx->dev, &q, (ember_ptr){.buf = (void *)x},
+                                         (ember_ptr){.buf = (void *)w}, (ember_ptr){.buf = y}));
+    double err = 0.0, norm = 0.0;
+    for (int64_t i = 0; i < q.m * q.n; i++)
+        err += (y[i] - want[i]) * (y[i] - want[i]), norm += want[i] * want[i];
+    return err / norm;
+}
+
+/* Products with Q4_0, Q4_1 and Q8_0 weights, as a language model's
+ * generation runs them (a few rows of x): HIGHEST in float, MEDIUM with x
+ * rounded to 8 bits a block (cpu-quant.c) on a CPU with AVX2 or NEON, the
+ * same bits as HIGHEST under EMBER_CPU_SIMD=none; a block of x holding NaN
+ * or Inf makes its row's products NaN at MEDIUM, as they are not finite
+ * at HIGHEST. */
+static void check_quantised(ember_ctx *ctx, ember_rng *rng)
+{
+    /* MEDIUM changes the CPU's products where it has AMX or the 8-bit
+     * kernel, and every CPU with AMX has AVX2 and F16C: so, the kernel */
+    bool i8 = ember_ctx_matmul_precision_matters(ctx, EMBER_MATMUL_MEDIUM);
+    const ember_dtype types[] = {EMBER_Q4_0, EMBER_Q4_1, EMBER_Q8_0};
+    const int64_t rows[] = {1, 3, 11}, n = 37, k = 576;
+    for (size_t t = 0; t < 3; t++)
+        for (size_t r = 0; r < 3; r++) {
+            ember_dtype type = types[t];
+            int64_t m = rows[r];
+            uint8_t *w = random_blocks(rng, type, n * k / 32);
+            float *x = random_floats(rng, (size_t)(m * k)),
+                  *weights = malloc((size_t)(n * k) * sizeof *weights);
+            float *y0 = malloc((size_t)(m * n) * sizeof *y0), *y1 = malloc((size_t)(m * n) * sizeof *y1);
+            double *want = malloc((size_t)(m * n) * sizeof *want);
+            ember_dequantize(type, w, n * k, weights);
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double sum = 0.0;
+                    for (int64_t p = 0; p < k; p++)
+                        sum += (double)x[i * k + p] * weights[j * k + p];
+                    want[i * n + j] = sum;
+                }
+            struct ember_quant_gemm q = {.type = type, .m = m, .n = n, .k = k};
+            double e_highest = quant_product(ctx, q, x, w, want, y0);
+            q.precision = EMBER_MATMUL_MEDIUM;
+            double e_medium = quant_product(ctx, q, x, w, want, y1);
+            bool same = memcmp(y0, y1, (size_t)(m * n) * sizeof *y0) == 0;
+            printf("%s x %lld rows: error %.1e at highest, %.1e at medium%s\n", ember_dtype_label(type),
+                   (long long)m, e_highest, e_medium, same ? " (the same bits)" : "");
+            CHECK(e_highest < 1e-10, "%s, %lld rows, at HIGHEST: error %.2e", ember_dtype_label(type),
+                  (long long)m, e_highest);
+            CHECK(e_medium < 1e-4, "%s, %lld rows, at MEDIUM: error %.2e", ember_dtype_label(type),
+                  (long long)m, e_medium);
+            CHECK(same != i8, "%s, %lld rows: MEDIUM %s HIGHEST's bits, where x %s rounded to 8 bits",
+                  ember_dtype_label(type), (long long)m, same ? "gave" : "did not give",
+                  i8 ? "is" : "is not");
+            if (m == 3) { /* NaN and Inf in one block each of rows 1 and 2 */
+                x[1 * k + 40] = NAN, x[2 * k + 500] = INFINITY;
+                quant_product(ctx, q, x, w, want, y1);
+                int64_t wrong = 0;
+                for (int64_t j = 0; j < n; j++)
+                    wrong += isfinite(y1[j]) == 0 || isfinite(y1[n + j]) || isfinite(y1[2 * n + j]);
+                CHECK(wrong == 0,
+                      "%s: NaN or Inf in x: %lld of %lld columns with a finite product in its row "
+                      "or none in a clean row",
+                      ember_dtype_label(type), (long long)wrong, (long long)n);
+            }
+            free(w), free(x), free(weights), free(y0), free(y1), free(want);
+        }
+}
+
 int main(int argc, char **argv)
 {
     bool expect_amx = argc > 1 && strcmp(argv[1], "--expect-amx") == 0;
@@ -162,7 +253,8 @@ int main(int argc, char **argv)
 
     /* the setting */
     CHECK(ember_ctx_matmul_precision(ctx) == EMBER_MATMUL_HIGHEST, "the default is HIGHEST");
-    CHECK(!ember_ctx_matmul_precision_matters(ctx), "no device open: the precision changes nothing");
+    CHECK(!ember_ctx_matmul_precision_matters(ctx, EMBER_MATMUL_MEDIUM),
+          "no device open: the precision changes nothing");
     CHECK(ember_ctx_set_matmul_precision(ctx, (ember_matmul_precision)7) == EMBER_ERR_ARG &&
               strstr(ember_last_error(ctx),
                      "none of EMBER_MATMUL_HIGHEST, EMBER_MATMUL_HIGH and EMBER_MATMUL_MEDIUM"),
@@ -175,7 +267,8 @@ int main(int argc, char **argv)
     CHECK_OK(ctx, ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_HIGH));
     CHECK(ember_ctx_matmul_precision(ctx) == EMBER_MATMUL_HIGH, "HIGH once set");
     ember_ctx_set_matmul_precision(ctx, EMBER_MATMUL_HIGHEST);
-    bool amx = ember_ctx_matmul_precision_matters(ctx);
+    bool amx =
+        ember_ctx_matmul_precision_matters(ctx, EMBER_MATMUL_HIGH); /* only AMX changes float products */
     printf("%s: EMBER_MATMUL_HIGH %s\n", ember_ctx_device_name(ctx),
            amx ? "runs on the AMX tile unit" : "changes nothing (no AMX, or EMBER_CPU_SIMD leaves it out)");
     CHECK(!expect_amx || amx, "--expect-amx, but the CPU's products do not use the tile unit");
@@ -228,6 +321,7 @@ int main(int argc, char **argv)
         free(a), free(b), free(c0), free(want), free(highest), free(high), free(medium);
     }
     check_specials(ctx, &rng);
+    check_quantised(ctx, &rng);
     ember_ctx_free(ctx);
     return test_finish("test_matmul_precision");
 }
