@@ -41,9 +41,10 @@ static const char common_usage[] =
     "  --device DEV        auto (default, or $EMBER_DEVICE), cpu, cuda, cuda:N, opencl, opencl:N\n"
     "  --fallback DEV      when --device cannot work, use DEV (e.g. cpu) with a warning\n"
     "  --threads N         cpu threads (default: every core)\n"
-    "  --matmul-precision P  highest (default): float products; medium: on a CPU, the quantised\n"
-    "                      products of generation round the activations to 8 bits (faster, about\n"
-    "                      1e-2 off in the scores, as llama.cpp); high: as highest here\n"
+    "  --matmul-precision P  highest (default): float products; medium: on a CPU, generation's\n"
+    "                      quantised products round the activations to 8 bits, as llama.cpp's\n"
+    "                      (faster; the scores about 1% off), and with AMX a prompt's products are\n"
+    "                      bfloat16; high: with AMX, a prompt's products bfloat16 x 3\n"
     "  --verbose           say more: the model, and how fast the tokens came\n"
     "  --profile           after the run, a table of where the time went, op by op (stderr)\n"
     "  -h, --help          this text\n";
