@@ -279,14 +279,15 @@ ember_status cpu_quant_matmul(void *dev, const struct ember_quant_gemm *q, ember
     j.vector = blocks32 && quant_vectors_ok() ? cpu_simd() : CPU_SIMD_NONE;
     bool i8 = j.vector && q->precision == EMBER_MATMUL_MEDIUM; /* cpu_quant_i8() */
     /* In the device's scratch: each 32 of x summed, for the blocks'
-     * offsets; with 8-bit activations, their scales and x's bytes after */
+     * offsets (Q8_0 has none); with 8-bit activations, their scales and
+     * x's bytes after */
     int64_t sums = q->m * (q->k / 32);
     if (j.vector) {
         size_t floats = (size_t)sums * (i8 ? 2 : 1) + (i8 ? (size_t)(q->m * q->k + 3) / 4 : 0);
         if (cpu_scratch(d, floats, "quant_matmul") != EMBER_OK)
             return EMBER_ERR_NOMEM;
         float *xsum = d->scratch;
-        for (int64_t s = 0; s < sums; s++) {
+        for (int64_t s = 0; q->type != EMBER_Q8_0 && s < sums; s++) {
             const float *v = j.x + s * 32;
             float t = 0.0f;
             for (int e = 0; e < 32; e++)
